@@ -1,0 +1,3 @@
+from manifesto.cli import run
+
+run()

@@ -1,0 +1,125 @@
+"""Every error a user can act on.
+
+    ManifestoError                 base; the CLI prints it and exits non-zero
+    ├── InputError                 a file or value a user wrote is wrong
+    │   ├── YamlSyntaxError        the YAML itself does not parse (or repeats a key)
+    │   ├── SchemaError            one or more fields break the schema (all collected)
+    │   ├── ExtendsError           missing parent, or a cycle in an ``extends`` chain
+    │   ├── ExpressionError        a ``computed`` expression is malformed or names an unknown var
+    │   └── CatalogError           a named model / cluster / routing profile is not found
+    ├── ResolveError               inputs are valid alone but do not fit together
+    │   └── IncompatiblePairError  the spec pins an accelerator the cluster does not offer
+    ├── BuildError                 BUILD.yaml, addresses, the cache or out/
+    └── OpsError                   kubectl / Slurm / ssh workflows
+
+Anything else that escapes is a bug, and the CLI lets it show its traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "Origin",
+    "ManifestoError",
+    "InputError",
+    "YamlSyntaxError",
+    "SchemaError",
+    "ExtendsError",
+    "ExpressionError",
+    "CatalogError",
+    "ResolveError",
+    "IncompatiblePairError",
+    "BuildError",
+    "OpsError",
+    "did_you_mean",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a value came from: ``file:line:col`` (1-based), or just the file."""
+
+    file: str
+    line: int = 0
+    col: int = 0
+
+    def __str__(self) -> str:
+        if self.line:
+            return f"{self.file}:{self.line}:{self.col}"
+        return self.file
+
+
+class ManifestoError(Exception):
+    """Base of every user-facing error."""
+
+    def __init__(self, message: str, origin: Origin | None = None, path: str = "") -> None:
+        self.message = message
+        self.origin = origin
+        self.path = path
+        super().__init__(self.format())
+
+    def format(self) -> str:
+        parts = []
+        if self.origin is not None:
+            parts.append(str(self.origin))
+        if self.path:
+            parts.append(self.path)
+        parts.append(self.message)
+        return ": ".join(parts)
+
+
+class InputError(ManifestoError):
+    pass
+
+
+class YamlSyntaxError(InputError):
+    pass
+
+
+class SchemaError(InputError):
+    """Several field errors of one file, reported together (one per line)."""
+
+    def __init__(self, errors: list[ManifestoError]) -> None:
+        self.errors = errors
+        first = errors[0]
+        super().__init__(first.message, first.origin, first.path)
+
+    def format(self) -> str:
+        return "\n".join(e.format() for e in self.errors)
+
+
+class ExtendsError(InputError):
+    pass
+
+
+class ExpressionError(InputError):
+    pass
+
+
+class CatalogError(InputError):
+    pass
+
+
+class ResolveError(ManifestoError):
+    pass
+
+
+class IncompatiblePairError(ResolveError):
+    pass
+
+
+class BuildError(ManifestoError):
+    pass
+
+
+class OpsError(ManifestoError):
+    pass
+
+
+def did_you_mean(word: str, choices) -> str:
+    """A ``" (did you mean 'x'?)"`` suffix, or an empty string when nothing is close."""
+    import difflib
+
+    match = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.75)
+    return f" (did you mean '{match[0]}'?)" if match else ""
