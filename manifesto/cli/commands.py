@@ -1,0 +1,163 @@
+"""Subcommand definitions (argparse only) and their handlers (lazy imports inside)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+__all__ = ["register"]
+
+
+def _spec_args(p: argparse.ArgumentParser, render: bool = True) -> None:
+    p.add_argument("spec", metavar="SPEC", help="model spec: a path or a catalog name such as qwen/aggregated")
+    p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name (default: MANIFESTO_CLUSTER or the kube context)")
+    p.add_argument("--context", help="kube context used to pick a cluster profile and namespace")
+    p.add_argument("--user", help="user for identity, labels and paths (default: $USER)")
+    p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
+    p.add_argument("--accelerator", help="accelerator profile of the cluster (default: spec, then cluster default)")
+    if not render:
+        return
+    p.add_argument("--vllm-env", help="absolute path of an existing vllm-envs worktree to run instead of the image's vLLM")
+    p.add_argument("--user-root", help="override the cluster's user root path")
+    p.add_argument("--log-root", help="override the cluster's log root path")
+    p.add_argument("--cache-root", help="override the cluster's compiled-cache root path")
+    p.add_argument("--pre-launch", action="append", metavar="CMD", help="shell command run before vLLM starts (repeatable)")
+    p.add_argument("--routing-profile", help="EPP routing profile name or path (default: MANIFESTO_ROUTING_PROFILE)")
+    p.add_argument("--idle-timeout", metavar="DURATION", help="idle-shutdown timeout, e.g. 15m or 2h")
+    p.add_argument("--no-idle-shutdown", action="store_true", help="leave the idle-shutdown controller out")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("explain", help="show how a spec resolves: features, layout, env provenance")
+    _spec_args(p)
+    p.add_argument("--output", "-o", choices=("text", "json"), default="text")
+    p.set_defaults(func=_explain)
+
+    render = sub.add_parser("render", help="render artifacts").add_subparsers(dest="what", metavar="WHAT")
+    render.required = True
+    p = render.add_parser("manifest", help="render a spec to stdout (Kubernetes YAML or sbatch script)")
+    _spec_args(p)
+    p.set_defaults(func=_render_manifest)
+    p = render.add_parser("file", help="render a spec to a file (default /tmp/manifesto.yaml or MANIFESTO_RENDER_OUT)")
+    _spec_args(p)
+    p.add_argument("--output", "-o", help="file to write")
+    p.set_defaults(func=_render_file)
+
+    config = sub.add_parser("config", help="inspect and validate the user and bundled catalogs")
+    csub = config.add_subparsers(dest="action", metavar="ACTION")
+    csub.required = True
+    p = csub.add_parser("validate", help="validate a spec against a cluster offline, running the full renderer")
+    _spec_args(p)
+    p.set_defaults(func=_config_validate)
+    p = csub.add_parser("home", help="print the user catalog folder")
+    p.set_defaults(func=_config_home)
+    p = csub.add_parser("list", help="list catalog entries and where each comes from")
+    p.add_argument("kind", choices=("models", "clusters", "routing"))
+    p.add_argument("--output", "-o", choices=("text", "name", "json"), default="text")
+    p.set_defaults(func=_config_list)
+    p = csub.add_parser("resolve", help="print the file a catalog name resolves to")
+    p.add_argument("kind", choices=("models", "clusters", "routing"))
+    p.add_argument("name")
+    p.set_defaults(func=_config_resolve)
+
+    try:
+        from manifesto.build.cli import register as register_build
+    except ImportError:  # the build package is optional in a partial install
+        return
+    register_build(sub)
+
+
+def _load_pair(args):
+    from manifesto.cli import context
+    from manifesto.cluster import load_cluster
+    from manifesto.spec import load_spec
+
+    env = context.settings()
+    cluster = load_cluster(context.pick_cluster(args.cluster, env, args.context))
+    spec = load_spec(args.spec, cluster)
+    return spec, cluster, context.options(args, env)
+
+
+def _explain(args) -> int:
+    from manifesto.pipeline import plan_for
+
+    spec, cluster, opts = _load_pair(args)
+    plan, _ = plan_for(spec, cluster, opts)
+    if args.output == "json":
+        import json
+
+        from manifesto.resolve.plan import to_builtins
+
+        print(json.dumps(to_builtins(plan), indent=2))
+        return 0
+    from manifesto.explain import explain_text
+
+    sys.stdout.write(explain_text(plan))
+    return 0
+
+
+def _render(args) -> tuple[str, str]:
+    from manifesto.pipeline import render_text
+
+    spec, cluster, opts = _load_pair(args)
+    text, suffix, _ = render_text(spec, cluster, opts)
+    return text, suffix
+
+
+def _render_manifest(args) -> int:
+    text, _ = _render(args)
+    sys.stdout.write(text)
+    return 0
+
+
+def _render_file(args) -> int:
+    from manifesto.cli import context
+    from manifesto.fsutil import write_atomic
+
+    text, suffix = _render(args)
+    target = args.output or context.settings().get("MANIFESTO_RENDER_OUT") or f"/tmp/manifesto{suffix}"
+    write_atomic(target, text)
+    print(f"wrote {target}", file=sys.stderr)
+    return 0
+
+
+def _config_validate(args) -> int:
+    from manifesto.pipeline import render_text
+
+    spec, cluster, opts = _load_pair(args)
+    text, suffix, _ = render_text(spec, cluster, opts)
+    kind = "batch script" if suffix == ".sbatch" else "Kubernetes manifest"
+    print(f"ok: {args.spec} renders against {cluster.name} ({kind}, {len(text.splitlines())} lines)")
+    return 0
+
+
+def _config_home(args) -> int:
+    from manifesto.catalog import config_home
+
+    print(config_home())
+    return 0
+
+
+def _config_list(args) -> int:
+    from manifesto.catalog import entries
+
+    rows = entries(args.kind)
+    if args.output == "name":
+        for name, *_ in rows:
+            print(name)
+    elif args.output == "json":
+        import json
+
+        print(json.dumps([{"name": n, "source": o, "path": str(p), "shadows_bundled": s} for n, o, p, s in rows], indent=2))
+    else:
+        width = max((len(r[0]) for r in rows), default=0)
+        for name, origin, path, _ in rows:
+            print(f"{name.ljust(width)}  {origin}")
+    return 0
+
+
+def _config_resolve(args) -> int:
+    from manifesto.catalog import find
+
+    print(find(args.kind, args.name))
+    return 0

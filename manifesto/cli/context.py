@@ -1,0 +1,131 @@
+"""The CLI's edge: everything read from the environment, .env files and kube config.
+
+These values are read once here and passed down as plain arguments; nothing below the
+CLI reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+__all__ = ["settings", "current_user", "pick_cluster", "pick_namespace", "kube_context", "options"]
+
+
+def _dotenv(path: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.partition("=")
+        key = key.removeprefix("export ").strip()
+        value = value.split(" #", 1)[0].strip().strip("'\"")
+        out[key] = value
+    return out
+
+
+def settings() -> dict[str, str]:
+    """Environment over ./.env over the user catalog's .env."""
+    from manifesto.catalog import config_home
+
+    merged = _dotenv(config_home() / ".env")
+    merged.update(_dotenv(Path(".env")))
+    merged.update(os.environ)
+    return merged
+
+
+def current_user(explicit: str | None, env: dict[str, str]) -> str:
+    return explicit or env.get("USER") or env.get("LOGNAME") or "user"
+
+
+def _kubectl(*args: str) -> str | None:
+    try:
+        proc = subprocess.run(["kubectl", *args], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else None
+
+
+def kube_context(explicit: str | None) -> str | None:
+    return explicit or _kubectl("config", "current-context")
+
+
+def pick_cluster(explicit: str | None, env: dict[str, str], context: str | None = None, need_context=True) -> str:
+    """--cluster, else MANIFESTO_CLUSTER, else MANIFESTO_CLUSTER_MAP or a user cluster named for the context."""
+    from manifesto.catalog import entries
+    from manifesto.errors import CatalogError
+
+    if explicit:
+        return explicit
+    if env.get("MANIFESTO_CLUSTER"):
+        return env["MANIFESTO_CLUSTER"]
+    ctx = kube_context(context) if need_context else context
+    names = [ctx] if ctx else []
+    if ctx:
+        cluster_name = _kubectl("config", "view", "--minify", "-o", "jsonpath={.contexts[0].context.cluster}")
+        if cluster_name:
+            names.append(cluster_name)
+    table = dict(item.split("=", 1) for item in env.get("MANIFESTO_CLUSTER_MAP", "").replace(",", " ").split() if "=" in item)
+    for name in names:
+        if name in table:
+            return table[name]
+    user_clusters = {e[0] for e in entries("clusters") if e[1] == "user"}
+    for name in names:
+        if name in user_clusters:
+            return name
+    raise CatalogError("no cluster profile selected: pass --cluster NAME|PATH, set MANIFESTO_CLUSTER, "
+                       "or map your kube context in MANIFESTO_CLUSTER_MAP")
+
+
+def pick_namespace(explicit: str | None, env: dict[str, str], context: str | None = None) -> str:
+    if explicit:
+        return explicit
+    if env.get("MANIFESTO_NAMESPACE"):
+        return env["MANIFESTO_NAMESPACE"]
+    args = ["config", "view", "--minify", "-o", "jsonpath={.contexts[0].context.namespace}"]
+    if context:
+        args[2:2] = ["--context", context]
+    return _kubectl(*args) or "default"
+
+
+def _minutes(text: str | None) -> int | None:
+    from manifesto.errors import InputError
+
+    if text is None:
+        return None
+    units = {"m": 1, "h": 60, "s": 1 / 60}
+    t = text.strip().lower()
+    factor = units.get(t[-1:], None)
+    number = t[:-1] if factor is not None else t
+    try:
+        value = float(number) * (factor or 1)
+    except ValueError:
+        raise InputError(f"--idle-timeout '{text}': expected minutes such as 15m, 2h or 90") from None
+    if value <= 0:
+        raise InputError(f"--idle-timeout '{text}' must be positive")
+    return max(1, round(value))
+
+
+def options(args, env: dict[str, str]):
+    """Resolution options from parsed CLI arguments and settings."""
+    from manifesto.resolve.plan import Options
+
+    return Options(
+        user=current_user(getattr(args, "user", None), env),
+        namespace=pick_namespace(getattr(args, "namespace", None), env, getattr(args, "context", None)),
+        accelerator=getattr(args, "accelerator", None),
+        vllm_env=getattr(args, "vllm_env", None),
+        user_root=getattr(args, "user_root", None),
+        log_root=getattr(args, "log_root", None),
+        cache_root=getattr(args, "cache_root", None),
+        pre_launch=tuple(getattr(args, "pre_launch", None) or ()),
+        routing_profile=getattr(args, "routing_profile", None) or env.get("MANIFESTO_ROUTING_PROFILE") or None,
+        idle_shutdown=False if getattr(args, "no_idle_shutdown", False) else None,
+        idle_timeout_minutes=_minutes(getattr(args, "idle_timeout", None)),
+    )

@@ -1,0 +1,70 @@
+"""Human-readable explanation of a Plan: what was decided, and from which layer."""
+
+from __future__ import annotations
+
+from manifesto.resolve.features import REGISTRY
+
+__all__ = ["explain_text"]
+
+
+def _env_value(var) -> str:
+    if var.secret:
+        return f"<secret {var.secret[0]}/{var.secret[1]}>"
+    if var.field_ref:
+        return f"<field {var.field_ref}>"
+    return var.value or ""
+
+
+def _layout_lines(lay) -> list[str]:
+    lines = [
+        f"parallelism     tp={lay.tp} pp={lay.pp} dp={lay.dp} ep={'on' if lay.ep else 'off'}",
+        f"GPUs            {lay.gpus_per_pod} per pod (of {lay.gpus_per_node} per node), {lay.nodes} pod(s) per replica, "
+        f"{lay.replicas} replica(s): {lay.total_gpus} in total",
+    ]
+    if lay.nodes_per_rank > 1:
+        lines.append(f"DP ranks        each rank spans {lay.nodes_per_rank} nodes ({lay.rank_gpus} GPUs)")
+    else:
+        lines.append(f"DP ranks        {lay.ranks_per_node} per pod, {lay.rank_gpus} GPU(s) each")
+    lines.append(f"DP balancing    {lay.dp_mode} (launch: {lay.launch})")
+    lines.append(f"HTTP endpoints  node(s) {', '.join(map(str, lay.serving_nodes))} on port(s) "
+                 f"{', '.join(map(str, lay.public_ports))}"
+                 + (f" (vLLM behind proxy on {', '.join(map(str, lay.backend_ports))})" if lay.public_ports != lay.backend_ports else ""))
+    return lines
+
+
+def explain_text(plan) -> str:
+    out = [
+        f"instance        {plan.instance} (release {plan.release}, user {plan.user}, namespace {plan.namespace})",
+        f"cluster         {plan.cluster} ({plan.platform}), accelerator {plan.accelerator.name} "
+        f"via {plan.accelerator.backend}",
+        f"model           {plan.model_id}" + (f" @ {plan.revision}" if plan.revision else ""),
+        f"topology        {plan.topology}",
+    ]
+    if plan.routing:
+        r = plan.routing
+        out.append(f"routing         {r.kind} -> {r.target_role}, frontend {r.frontend}, EPP config from {r.profile_source}")
+    else:
+        out.append("routing         disabled (direct vLLM)")
+    out.append(f"idle shutdown   " + (f"after {plan.idle.timeout_minutes} min" if plan.idle.enabled else "off"))
+    for role in plan.roles:
+        out += ["", f"role {role.name}: {role.workload_kind} {role.workload_name}"]
+        body = _layout_lines(role.layout)
+        body.append("features        " + ", ".join(role.features) if role.features else "features        (none)")
+        for name in role.features:
+            body.append(f"  - {name}: {REGISTRY[name].summary}")
+        body.append("backends        " + (", ".join(f"{k}={v}" for k, v in role.backends) or "(none)"))
+        body.append(f"fabric profile  {role.fabric_profile or '(none)'}")
+        body.append(f"resources       cpu {role.resources.cpu}, memory {role.resources.memory}, "
+                    f"gpu {role.resources.gpus}" + "".join(f", {k} {v}" for k, v in role.resources.extra))
+        claims = [f"{c.name} -> {c.template}" for c in role.claims]
+        if plan.accelerator.backend == "dra":
+            claims.insert(0, f"accelerator -> DeviceClass {plan.accelerator.device_class_name} x {role.resources.gpus}")
+        body.append("claims          " + (", ".join(claims) or "(none)"))
+        body.append("image           " + role.image)
+        body.append("vllm args")
+        body += [f"  {a.flag}{'' if a.value is None else ' ' + a.value}    [{a.source}]" for a in role.args]
+        body.append("env")
+        width = max((len(v.name) for v in role.env), default=0)
+        body += [f"  {v.name.ljust(width)} = {_env_value(v)}    [{v.source}]" for v in role.env]
+        out += ["  " + line for line in body]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,122 @@
+"""A tiny, safe arithmetic evaluator for ``computed`` values.
+
+Grammar: numbers, names from ``vars``, ``+ - * / // %``, unary minus and parentheses.
+Nothing is ever passed to ``eval``; anything else is an ``ExpressionError``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Mapping
+
+from manifesto.errors import ExpressionError, Origin, did_you_mean
+
+__all__ = ["evaluate", "is_expression"]
+
+_TOKEN = re.compile(r"\s*(?:(\d+\.\d*|\.\d+|\d+)|([A-Za-z_][A-Za-z0-9_]*)|(//|[-+*/%()]))")
+
+Number = int | float
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    out, pos = [], 0
+    text = text.rstrip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m:
+            raise ValueError(f"unexpected character {text[pos:].strip()[0]!r} at position {pos + 1}")
+        num, name, op = m.groups()
+        out.append(("num", num) if num else ("name", name) if name else ("op", op))
+        pos = m.end()
+    return out
+
+
+class _Parser:
+    def __init__(self, text: str, names: Mapping[str, Number]) -> None:
+        self.toks = _tokens(text)
+        self.i = 0
+        self.names = names
+
+    def parse(self) -> Number:
+        if not self.toks:
+            raise ValueError("empty expression")
+        value = self.sum()
+        if self.i != len(self.toks):
+            raise ValueError(f"unexpected {self.toks[self.i][1]!r}")
+        return value
+
+    def peek(self) -> str | None:
+        return self.toks[self.i][1] if self.i < len(self.toks) else None
+
+    def sum(self) -> Number:
+        value = self.product()
+        while self.peek() in ("+", "-"):
+            op = self.toks[self.i][1]
+            self.i += 1
+            rhs = self.product()
+            value = value + rhs if op == "+" else value - rhs
+        return value
+
+    def product(self) -> Number:
+        value = self.unary()
+        while self.peek() in ("*", "/", "//", "%"):
+            op = self.toks[self.i][1]
+            self.i += 1
+            rhs = self.unary()
+            if op != "*" and rhs == 0:
+                raise ValueError("division by zero")
+            value = value * rhs if op == "*" else value / rhs if op == "/" else value // rhs if op == "//" else value % rhs
+        return value
+
+    def unary(self) -> Number:
+        if self.peek() == "-":
+            self.i += 1
+            return -self.unary()
+        if self.peek() == "+":
+            self.i += 1
+            return self.unary()
+        return self.atom()
+
+    def atom(self) -> Number:
+        if self.i >= len(self.toks):
+            raise ValueError("expression ends too early")
+        kind, text = self.toks[self.i]
+        self.i += 1
+        if kind == "num":
+            return float(text) if "." in text else int(text)
+        if kind == "name":
+            if text not in self.names:
+                known = sorted(self.names)
+                raise ValueError(
+                    f"unknown name '{text}'{did_you_mean(text, known)}; vars: {', '.join(known) or '(none)'}"
+                )
+            return self.names[text]
+        if text == "(":
+            value = self.sum()
+            if self.peek() != ")":
+                raise ValueError("missing ')'")
+            self.i += 1
+            return value
+        raise ValueError(f"unexpected {text!r}")
+
+
+def evaluate(expr: str | int | float, names: Mapping[str, Number], origin: Origin | None = None,
+             path: str = "") -> Number:
+    """Evaluate ``expr`` over ``names``; whole results come back as ``int``."""
+    if isinstance(expr, bool):
+        raise ExpressionError("expected an expression or a number, got a boolean", origin, path)
+    if isinstance(expr, (int, float)):
+        return expr
+    if not isinstance(expr, str):
+        raise ExpressionError("expected an expression or a number", origin, path)
+    try:
+        value = _Parser(expr, names).parse()
+    except ValueError as exc:
+        raise ExpressionError(f"in expression '{expr}': {exc}", origin, path) from None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def is_expression(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip())

@@ -1,0 +1,275 @@
+"""Load and validate input files: YAML with positions -> merged plain data -> pydantic models.
+
+``extends`` chains are followed relative to each file, mappings deep-merge, ``$delete``
+removes an inherited key, and an override file may write ``roles`` as a map keyed by role
+name, each entry merged into the base role of that name. Every error carries the
+file:line:col of the key it is about.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, TypeVar
+
+from manifesto.errors import ExtendsError, ManifestoError, Origin, SchemaError, did_you_mean
+from manifesto.yamlio import Locations, format_path, load_yaml
+
+__all__ = ["Loaded", "load_model_data", "validate", "load_model", "load_cluster_file", "load_typed", "DELETE"]
+
+DELETE = "$delete"
+T = TypeVar("T")
+
+
+class Loaded:
+    """Merged plain data of one input, its positions, and every file that was read."""
+
+    __slots__ = ("data", "locs", "files")
+
+    def __init__(self, data: Any, locs: Locations, files: list[str]) -> None:
+        self.data = data
+        self.locs = locs
+        self.files = files
+
+
+def display_name(path: str | Path) -> str:
+    """Paths below the working directory print relative; others print as given."""
+    p = str(path)
+    if os.path.isabs(p):
+        try:
+            rel = os.path.relpath(p)
+        except ValueError:
+            return p
+        return p if rel.startswith("..") else rel
+    return p
+
+
+def load_model_data(path: str | Path, _chain: tuple[str, ...] = ()) -> Loaded:
+    """Load a model spec and its ``extends`` parents, merged (no schema validation yet)."""
+    real = os.path.realpath(path)
+    name = display_name(path)
+    if real in _chain:
+        names = [display_name(p) for p in _chain[_chain.index(real):]] + [name]
+        raise ExtendsError(
+            "extends cycle: " + " -> ".join(names)
+            + ". To fix this, remove the extends line that points back into the chain.",
+            Origin(name),
+        )
+    data, locs = load_yaml(path, name)
+    if not isinstance(data, dict):
+        raise SchemaError([ManifestoError("expected a mapping at the top of a model spec", locs.find(()))])
+    parent = data.pop("extends", None)
+    if parent is None:
+        return Loaded(data, locs, [real])
+    origin = locs.find(("extends",))
+    if not isinstance(parent, str) or not parent:
+        raise ExtendsError("extends must be a relative or absolute path to a YAML file", origin, "extends")
+    parent_path = os.path.join(os.path.dirname(path), parent)
+    if not os.path.isfile(parent_path):
+        raise ExtendsError(f"extends file not found: {parent_path}", origin, "extends")
+    base = load_model_data(parent_path, _chain + (real,))
+    merged = merge(base, Loaded(data, locs, []))
+    merged.files = base.files + [real]
+    return merged
+
+
+def merge(base: Loaded, over: Loaded) -> Loaded:
+    """Deep-merge ``over`` onto ``base``; positions follow the values that win."""
+    locs = Locations(over.locs.file, dict(base.locs.table))
+    data = _merge_value(base.data, over.data, (), locs, over.locs)
+    return Loaded(data, locs, [])
+
+
+def _merge_value(base: Any, over: Any, path: tuple, locs: Locations, over_locs: Locations) -> Any:
+    if path == ("roles",) and isinstance(over, dict) and isinstance(base, list):
+        return _merge_roles(base, over, locs, over_locs)
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = dict(base)
+        for key, value in over.items():
+            sub = path + (key,)
+            if value == DELETE:
+                out.pop(key, None)
+                continue
+            if key in base:
+                out[key] = _merge_value(base[key], value, sub, locs, over_locs)
+            else:
+                out[key] = _strip_deletes(value)
+                locs.graft(sub, over_locs.sub(sub))
+            locs.table[sub] = over_locs.find(sub)
+        return out
+    locs.graft(path, over_locs.sub(path))
+    return _strip_deletes(over)
+
+
+def _merge_roles(base: list, over: dict, locs: Locations, over_locs: Locations) -> list:
+    out = list(base)
+    names = [r.get("name") if isinstance(r, dict) else None for r in base]
+    for name, value in over.items():
+        origin = over_locs.find(("roles", name))
+        if name not in names:
+            known = [n for n in names if n]
+            raise SchemaError([ManifestoError(
+                f"no base role named '{name}'{did_you_mean(name, known)}; base roles: {', '.join(known)}",
+                origin, f"roles.{name}",
+            )])
+        index = names.index(name)
+        if value == DELETE:
+            out[index] = None
+            continue
+        if not isinstance(value, dict):
+            raise SchemaError([ManifestoError("a role override must be a mapping", origin, f"roles.{name}")])
+        # Re-root the override's positions from roles.<name> to roles[<index>].
+        moved = Locations(over_locs.file, {("roles", index) + k: v for k, v in over_locs.sub(("roles", name)).table.items()})
+        moved.table[("roles", index)] = origin
+        out[index] = _merge_value(base[index], value, ("roles", index), locs, moved)
+    return [r for r in out if r is not None]
+
+
+def _strip_deletes(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_deletes(v) for k, v in value.items() if v != DELETE}
+    return value
+
+
+def validate(model_cls: type[T], loaded: Loaded) -> T:
+    """Validate merged data with a pydantic model; all field errors reported together."""
+    from pydantic import ValidationError
+
+    try:
+        return model_cls.model_validate(loaded.data)
+    except ValidationError as exc:
+        raise SchemaError(convert_errors(exc, model_cls, loaded)) from None
+
+
+def load_typed(model_cls: type[T], path: str | Path) -> tuple[T, Loaded]:
+    """Load and validate a single (non-extending) YAML file."""
+    real = os.path.realpath(path)
+    data, locs = load_yaml(path, display_name(path))
+    loaded = Loaded(data, locs, [real])
+    return validate(model_cls, loaded), loaded
+
+
+def load_model(path: str | Path):
+    """Load, merge and validate a model spec. Returns (ModelSpec, Loaded)."""
+    from manifesto.schema.model import ModelSpec
+
+    loaded = load_model_data(path)
+    return validate(ModelSpec, loaded), loaded
+
+
+def load_cluster_file(path: str | Path):
+    from manifesto.schema.cluster import ClusterProfile
+
+    return load_typed(ClusterProfile, path)
+
+
+# -- pydantic errors -> messages with positions -------------------------------------------
+
+def convert_errors(exc, model_cls: type, loaded: Loaded) -> list[ManifestoError]:
+    out: list[ManifestoError] = []
+    seen: set[tuple] = set()
+    for err in exc.errors(include_url=False):
+        path = _data_path(loaded.data, err["loc"], err["type"])
+        if path in seen:
+            continue
+        seen.add(path)
+        message = _message(err, model_cls, path)
+        out.append(ManifestoError(message, loaded.locs.find(path), format_path(path)))
+    out.sort(key=lambda e: (e.origin.file, e.origin.line, e.origin.col) if e.origin else ("", 0, 0))
+    return out
+
+
+def _data_path(data: Any, loc: tuple, kind: str) -> tuple:
+    """Drop the union-member tags pydantic adds to ``loc``, keeping only real data keys."""
+    path: list = []
+    cur = data
+    for i, part in enumerate(loc):
+        last = i == len(loc) - 1
+        if isinstance(cur, dict):
+            if part in cur:
+                path.append(part)
+                cur = cur[part]
+            elif last and kind in ("missing", "extra_forbidden"):
+                path.append(part)
+            continue
+        if isinstance(cur, list) and isinstance(part, int) and part < len(cur):
+            path.append(part)
+            cur = cur[part]
+            continue
+        break
+    return tuple(path)
+
+
+def _message(err: dict, model_cls: type, path: tuple) -> str:
+    kind = err["type"]
+    value = err.get("input")
+    if kind == "extra_forbidden":
+        known = _fields_at(model_cls, path[:-1])
+        return f"unknown key '{path[-1]}'{did_you_mean(path[-1], known)}"
+    if kind == "missing":
+        return "required field is missing"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return f"expected a whole number, got {_show(value)}"
+    if kind in ("bool_type", "bool_parsing"):
+        return f"expected true or false, got {_show(value)}"
+    if kind in ("string_type",):
+        return f"expected a string, got {_show(value)}"
+    if kind in ("float_type", "float_parsing"):
+        return f"expected a number, got {_show(value)}"
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return f"expected a mapping, got {_show(value)}"
+    if kind == "list_type":
+        return f"expected a list, got {_show(value)}"
+    if kind == "literal_error":
+        expected = err.get("ctx", {}).get("expected", "")
+        return f"{_show(value)} is not allowed; expected {expected}"
+    if kind == "too_short":
+        return "must not be empty"
+    if kind == "value_error":
+        return str(err["ctx"]["error"])
+    return err["msg"][0].lower() + err["msg"][1:]
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return f"'{value}'"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _fields_at(model_cls: type, path: tuple) -> list[str]:
+    """Field names of the pydantic model found at ``path`` (for did-you-mean)."""
+    import typing
+
+    from pydantic import BaseModel
+
+    cls: Any = model_cls
+    for part in path:
+        if isinstance(part, int):
+            continue
+        fields = getattr(cls, "model_fields", None)
+        if not fields or part not in fields:
+            return []
+        cls = _unwrap(fields[part].annotation)
+    if isinstance(cls, type) and issubclass(cls, BaseModel):
+        return list(cls.model_fields)
+    return []
+
+
+def _unwrap(annotation: Any) -> Any:
+    import typing
+
+    from pydantic import BaseModel
+
+    for arg in (annotation, *typing.get_args(annotation)):
+        if isinstance(arg, type) and issubclass(arg, BaseModel):
+            return arg
+        for inner in typing.get_args(arg):
+            if isinstance(inner, type) and issubclass(inner, BaseModel):
+                return inner
+    return annotation

@@ -1,0 +1,70 @@
+"""Glue between loading, resolving and rendering, shared by the CLI, the API and builds."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+__all__ = ["load_images", "load_routing_profile", "plan_for", "render_text", "expanded_inputs"]
+
+
+@lru_cache(maxsize=4)
+def _images(path: str):
+    from manifesto.load import load_typed
+    from manifesto.schema.routing import ImageCatalog
+
+    return load_typed(ImageCatalog, path)[0]
+
+
+def load_images():
+    from manifesto.catalog import images_path
+
+    return _images(str(images_path()))
+
+
+def load_routing_profile(ref: str) -> tuple[str, str, str]:
+    """(source name, YAML text, path) of a validated routing profile."""
+    from pathlib import Path
+
+    from manifesto.catalog import find
+    from manifesto.load import display_name, load_typed
+    from manifesto.schema.routing import EndpointPickerConfig
+
+    path = find("routing", ref)
+    load_typed(EndpointPickerConfig, path)
+    return display_name(path), Path(path).read_text(encoding="utf-8"), str(Path(path).resolve())
+
+
+def plan_for(spec, cluster, options):
+    """Resolve a loaded spec against a loaded cluster. Returns (Plan, files read)."""
+    from manifesto.catalog import images_path
+    from manifesto.resolve.core import resolve
+
+    files = list(spec.files) + list(cluster.loaded.files) + [str(images_path().resolve())]
+    epp = None
+    if options.routing_profile:
+        source, text, path = load_routing_profile(options.routing_profile)
+        epp = (source, text)
+        files.append(path)
+    plan = resolve(spec.model, cluster.profile, load_images(), options, where=spec.where,
+                   cluster_where=cluster.where, epp_config=epp)
+    return plan, files
+
+
+def expanded_inputs(spec, cluster) -> tuple[str, str]:
+    """The flattened model YAML and the cluster YAML, for the provenance header."""
+    from manifesto.render.yamlemit import dump_yaml
+
+    return dump_yaml(spec.loaded.data), dump_yaml(cluster.loaded.data)
+
+
+def render_text(spec, cluster, options) -> tuple[str, str, list[str]]:
+    """(artifact text, suffix, files read) for the cluster's platform."""
+    plan, files = plan_for(spec, cluster, options)
+    model_yaml, cluster_yaml = expanded_inputs(spec, cluster)
+    if plan.platform == "slurm":
+        from manifesto.render.slurm import render_slurm
+
+        return render_slurm(plan, model_yaml, cluster_yaml), ".sbatch", files
+    from manifesto.render.k8s import render_manifest
+
+    return render_manifest(plan, model_yaml, cluster_yaml), ".yaml", files

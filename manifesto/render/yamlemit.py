@@ -1,0 +1,122 @@
+"""A small, fast, deterministic YAML writer for plain data (dict/list/str/int/float/bool/None).
+
+Mappings keep their insertion order (renderers build them in a fixed order), strings
+are quoted whenever a YAML 1.1 or 1.2 reader could take them for anything but a
+string, and multi-line strings become literal blocks so scripts stay readable.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+__all__ = ["dump_yaml", "dump_all"]
+
+_PLAIN = re.compile(r"^[A-Za-z0-9_./$(][^:#]*$|^[A-Za-z0-9_./][A-Za-z0-9_./:=+-]*$")
+_RESERVED = re.compile(
+    r"^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|y|Y|n|N|=|<<)$"
+)
+_NUMBERISH = re.compile(
+    r"^[-+]?(?:\.?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?|0[xX][0-9a-fA-F_]+|0[oO]?[0-7_]+|0[bB][01_]+"
+    r"|\.(?:inf|Inf|INF|nan|NaN|NAN)|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?)$"
+)
+_DATEISH = re.compile(r"^\d{4}-\d\d?-\d\d?")
+
+
+def _scalar(value) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    return _string(value)
+
+
+def _string(s: str) -> str:
+    if (
+        s
+        and _PLAIN.match(s)
+        and not _RESERVED.match(s)
+        and not _NUMBERISH.match(s)
+        and not _DATEISH.match(s)
+        and s[-1] != " "
+        and " #" not in s
+        and ": " not in s
+        and not s.endswith(":")
+    ):
+        return s
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _block(s: str, indent: str) -> str | None:
+    """A literal block for a multi-line string, or None when one cannot hold it exactly."""
+    if "\n" not in s or s[0] in " \n" or "\r" in s or "\t" in s.split("\n", 1)[0][:1]:
+        return None
+    if s.endswith("\n\n"):
+        return None
+    chomp = "" if s.endswith("\n") else "-"
+    body = s[:-1] if s.endswith("\n") else s
+    lines = [(indent + line) if line else "" for line in body.split("\n")]
+    return f"|{chomp}\n" + "\n".join(lines)
+
+
+def _emit(value, indent: str, out: list[str]) -> None:
+    """Append the lines for a mapping or sequence value at ``indent``."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            k = _string(str(key))
+            if isinstance(item, dict) and item:
+                out.append(f"{indent}{k}:")
+                _emit(item, indent + "  ", out)
+            elif isinstance(item, list) and item:
+                out.append(f"{indent}{k}:")
+                _emit(item, indent, out)
+            else:
+                out.append(f"{indent}{k}: {_inline(item, indent + '  ')}")
+        return
+    for item in value:
+        if isinstance(item, dict) and item:
+            first = True
+            sub: list[str] = []
+            _emit(item, indent + "  ", sub)
+            for line in sub:
+                out.append(f"{indent}- {line[len(indent) + 2:]}" if first else line)
+                first = False
+        elif isinstance(item, list) and item:
+            sub = []
+            _emit(item, indent + "  ", sub)
+            out.append(f"{indent}- {sub[0][len(indent) + 2:]}")
+            out.extend(sub[1:])
+        else:
+            out.append(f"{indent}- {_inline(item, indent + '  ')}")
+
+
+def _inline(value, indent: str) -> str:
+    if isinstance(value, dict):
+        return "{}"
+    if isinstance(value, list):
+        return "[]"
+    if isinstance(value, str) and "\n" in value:
+        block = _block(value, indent)
+        if block is not None:
+            return block
+    return _scalar(value)
+
+
+def dump_yaml(value) -> str:
+    """One YAML document (no ``---``), ending in a newline."""
+    if not isinstance(value, (dict, list)) or not value:
+        return _inline(value, "") + "\n"
+    out: list[str] = []
+    _emit(value, "", out)
+    return "\n".join(out) + "\n"
+
+
+def dump_all(docs) -> str:
+    """Several documents, each introduced by ``---``."""
+    return "".join("---\n" + dump_yaml(d) for d in docs)

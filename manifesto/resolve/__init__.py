@@ -1,0 +1,1 @@
+"""Resolution: validated spec + cluster profile + options -> a frozen, pure ``Plan``."""

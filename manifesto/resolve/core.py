@@ -1,0 +1,389 @@
+"""Build the Plan from a validated spec, cluster profile, image catalog and options.
+
+Pure: no files, environment, clock or subprocess. Errors carry the origin of the field
+they are about through the ``where`` callback (path tuple -> Origin).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from manifesto.errors import IncompatiblePairError, ManifestoError, Origin, ResolveError, did_you_mean
+from manifesto.expr import evaluate
+from manifesto.resolve import features as feats
+from manifesto.resolve.args import DEFAULT_QUIET_ENDPOINTS, to_args
+from manifesto.resolve.identity import instance_labels, instance_name, role_labels, role_selector
+from manifesto.resolve.layout import plan_layout
+from manifesto.resolve.plan import (
+    Accelerator, Claim, EnvVar, IdlePlan, Options, Placement, Plan, Resources, RolePlan, SlurmPlan,
+)
+from manifesto.resolve.routing import plan_routing
+from manifesto.resolve.storage import cache_key_for, cuda_tag, plan_storage
+
+__all__ = ["resolve", "default_resources"]
+
+Where = Callable[[tuple], Origin]
+
+
+def _nowhere(path: tuple) -> Origin | None:
+    return None
+
+
+def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
+            cluster_where: Where = _nowhere, epp_config: tuple[str, str] | None = None) -> Plan:
+    """Resolve one (spec, cluster) pair. ``epp_config`` is (source, YAML) of a routing profile."""
+    accel = _accelerator(spec, cluster, options, where)
+    instance = instance_name(spec.release, options.user, cluster.naming.user_prefix)
+    image = _image(spec, images, where)
+    routing = plan_routing(spec, epp_config, where)
+    routed_roles = _routed_roles(spec, routing)
+    idle = _idle(spec, options)
+    roles = tuple(
+        _role(spec, cluster, accel, options, instance, image, role, i, routing, routed_roles, where, cluster_where)
+        for i, role in enumerate(spec.roles)
+    )
+    return Plan(
+        instance=instance, release=spec.release, user=options.user, namespace=options.namespace,
+        platform=cluster.platform, cluster=cluster.name, topology=spec.topology,
+        model_id=spec.model.id, model_label=spec.model.label, revision=spec.model.revision,
+        accelerator=accel, placement=_placement(cluster, accel), roles=roles, routing=routing,
+        idle=idle, sidecars=tuple(spec.runtime.sidecars), labels=instance_labels(instance, options.user),
+        images=_support_images(images, cluster), stateless=not any(r.storage.volumes for r in roles),
+        kueue_queue=cluster.kueue.local_queue if cluster.kueue else None,
+        kueue_priority_class=cluster.kueue.priority_class if cluster.kueue else None,
+        gateway_class=cluster.gateway.class_name, gateway_service_type=cluster.gateway.service_type,
+        openshift_scc=cluster.openshift.scc if cluster.openshift else None,
+        shared_claim=_shared_claim(cluster), slurm=_slurm(cluster),
+    )
+
+
+def _fail(message: str, where: Where, path: tuple, cls=ResolveError) -> ManifestoError:
+    from manifesto.yamlio import format_path
+
+    return cls(message, where(path), format_path(path))
+
+
+def _accelerator(spec, cluster, options: Options, where: Where) -> Accelerator:
+    profiles = cluster.accelerators.profiles
+    name = options.accelerator or spec.accelerator or cluster.accelerators.default
+    if name not in profiles:
+        choices = ", ".join(sorted(profiles))
+        src = "--accelerator" if options.accelerator else "accelerator"
+        raise _fail(f"{src} '{name}' is not offered by cluster '{cluster.name}'"
+                    f"{did_you_mean(name, profiles)}; it offers: {choices}",
+                    where, ("accelerator",), IncompatiblePairError)
+    prof = profiles[name]
+    alloc = prof.allocation
+    backend = alloc.backend if alloc else "extended_resource"
+    return Accelerator(
+        name=name, gpus_per_node=prof.gpus_per_node or cluster.gpus_per_node, backend=backend,
+        resource_name=(alloc.extended_resource.resource_name if alloc and alloc.extended_resource else prof.resource_name),
+        device_class_name=alloc.dra.device_class_name if alloc and alloc.dra else None,
+        gres=alloc.slurm.gres if alloc and alloc.slurm else None,
+        presence_label=prof.presence_label, gpu_arch=spec.cache.gpu_arch or prof.gpu_arch or name,
+        torch_cuda_arch_list=prof.torch_cuda_arch_list, node_selector=dict(prof.node_selector),
+        compute_domain_template=prof.compute_domain.resource_claim_template_name if prof.compute_domain else None,
+    )
+
+
+def _image(spec, images, where: Where) -> str:
+    if spec.model.image:
+        return spec.model.image
+    ref = spec.model.image_ref or "vllm.standard"
+    group, _, key = ref.partition(".")
+    table = getattr(images, group, None) if group in ("vllm", "llm_d", "sidecars", "test") else None
+    if not isinstance(table, dict) or key not in table:
+        known = [f"vllm.{k}" for k in images.vllm]
+        raise _fail(f"image_ref '{ref}' is not in the image catalog{did_you_mean(ref, known)}; "
+                    f"known: {', '.join(known)}", where, ("model", "image_ref"))
+    return table[key]
+
+
+def _routed_roles(spec, routing) -> set[str]:
+    if routing is None:
+        return set()
+    if routing.kind == "pd":
+        return {r.name for r in spec.roles}
+    return {routing.target_role}
+
+
+def _idle(spec, options: Options) -> IdlePlan:
+    cfg = spec.runtime.idle_shutdown
+    enabled = cfg.enabled if cfg else True
+    minutes = cfg.timeout_minutes if cfg else 45
+    if options.idle_shutdown is not None:
+        enabled = options.idle_shutdown
+    if options.idle_timeout_minutes is not None:
+        minutes = options.idle_timeout_minutes
+    return IdlePlan(enabled=enabled, timeout_minutes=minutes)
+
+
+def default_resources(gpus: int) -> tuple[str, str]:
+    """Built-in CPU and memory requests for a pod with ``gpus`` GPUs."""
+    return str(6 + 2 * gpus), f"{max(64 * gpus, 128)}Gi"
+
+
+def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, image: str, role, index: int,
+          routing, routed_roles: set[str], where: Where, cluster_where: Where) -> RolePlan:
+    base = ("roles", index)
+    routed = role.name in routed_roles
+    proxied = routing is not None and routing.kind == "pd" and role.name == routing.target_role
+    par = role.parallelism
+    try:
+        layout = plan_layout(tp=par.tp, pp=par.pp, dp=par.dp, ep=par.ep, nodes=role.lws.size,
+                             replicas=role.lws.replicas, gpus_per_node=accel.gpus_per_node,
+                             routed=routed, proxied=proxied, where="")
+    except ResolveError as exc:
+        raise _fail(exc.message, where, base + ("parallelism",)) from None
+    if role.resources.gpus is not None and role.resources.gpus != layout.gpus_per_pod:
+        raise _fail(f"resources.gpus = {role.resources.gpus} disagrees with the {layout.gpus_per_pod} GPUs per pod "
+                    f"derived from tp x pp x dp / lws.size; remove resources.gpus or fix parallelism",
+                    where, base + ("resources", "gpus"))
+    kind = _workload_kind(role, layout, where, base)
+    features, backends = _features(spec, role, routing, routed, proxied, layout, where, base)
+    computed = _computed(spec, role, where, base)
+    args = _args(spec, role, computed, where, base)
+    routing_label = None
+    if routed:
+        routing_label = "decode" if (routing.kind != "pd" or role.name == routing.target_role) else "prefill"
+    values = {
+        "user": options.user, "release": spec.release, "instance": instance,
+        "gpu_arch": accel.gpu_arch or accel.name, "cuda": cuda_tag(accel.torch_cuda_arch_list),
+        "cache_key": cache_key_for(image, spec.cache.key), "role": role.name,
+    }
+    ephemeral = role.resources.ephemeral_storage or cluster.pod_defaults.ephemeral_storage
+    try:
+        storage, cache_env = plan_storage(
+            cluster, kind=kind, role=role.name, values=values, ephemeral=ephemeral,
+            cleanup=spec.cache.cleanup_on_crash,
+            overrides={"log_root": options.log_root, "cache_root": options.cache_root, "user_root": options.user_root},
+        )
+    except ResolveError as exc:
+        raise ResolveError(exc.message, cluster_where(tuple(exc.path.split("."))), exc.path) from None
+    env = _env(spec, cluster, role, computed, features, backends, cache_env, accel, where, base, cluster_where)
+    vllm_env = options.vllm_env or spec.runtime.vllm_env
+    if vllm_env:
+        _check_vllm_env(vllm_env, storage, where)
+    cpu_default, mem_default = default_resources(layout.gpus_per_pod)
+    extra = ((cluster.rdma.resource_name, cluster.rdma.value),) if cluster.rdma else ()
+    resources = Resources(
+        cpu=role.resources.cpu or cpu_default, memory=role.resources.memory or mem_default,
+        gpus=layout.gpus_per_pod, ephemeral_storage=ephemeral,
+        shm_size=role.resources.shm_size or cluster.pod_defaults.shm_size, extra=extra,
+    )
+    claims = (Claim("compute-domain-channel", accel.compute_domain_template),) if accel.compute_domain_template else ()
+    label = spec.model.label or spec.model.id.rsplit("/", 1)[-1]
+    return RolePlan(
+        name=role.name, workload_name=role.workload_name or f"{instance}-{role.name}", workload_kind=kind,
+        layout=layout, image=image, args=args, env=env, resources=resources, storage=storage, claims=claims,
+        features=features, backends=backends, fabric_profile=_fabric_profile(cluster, role, where, base),
+        pre_launch=tuple(spec.runtime.pre_launch) + tuple(options.pre_launch) + tuple(role.pre_launch),
+        labels=role_labels(instance, options.user, role.name, label, routing_label, spec.topology),
+        selector=role_selector(instance, role.name), routing_label=routing_label, proxy=proxied,
+        same_topology_key=role.lws.same_topology_key, vllm_env=vllm_env,
+    )
+
+
+def _workload_kind(role, layout, where: Where, base: tuple) -> str:
+    if role.workload == "deployment":
+        if layout.nodes > 1:
+            raise _fail(f"workload: deployment cannot span {layout.nodes} nodes (lws.size); "
+                        "multi-node roles need a LeaderWorkerSet", where, base + ("workload",))
+        return "Deployment"
+    if role.workload == "leaderworkerset" or layout.nodes > 1:
+        return "LeaderWorkerSet"
+    return "Deployment"
+
+
+def _features(spec, role, routing, routed: bool, proxied: bool, layout, where: Where, base: tuple):
+    seeds: set[str] = set()
+    backends: list[tuple[str, str]] = []
+    if routed:
+        seeds.add("llm-d")
+    if spec.topology == "pd":
+        seeds.add("prefill-decode")
+    if proxied:
+        seeds.add("routing-proxy")
+    if layout.dp > 1:
+        seeds.add("external-dp" if layout.dp_mode == "external" else "internal-dp")
+    if layout.ep:
+        seeds.add("expert-parallel")
+        backends.append(("all2all", str(role.vllm.get("all2all_backend") or role.vllm.get("all2all-backend") or "deepep")))
+    if layout.pp > 1:
+        seeds.add("pipeline-parallel")
+    if layout.nodes > 1:
+        seeds.add("multi-node")
+    connector = (role.kv_transfer_config or {}).get("kv_connector")
+    if connector:
+        seeds.add("kv-connector")
+        backends.append(("kv-connector", str(connector)))
+    try:
+        closed = feats.close(seeds)
+    except ResolveError as exc:
+        hint = " (prefill/decode roles need kv_transfer_config with kv_connector: NixlConnector)"
+        raise _fail(exc.message + hint, where, base) from None
+    if "prefill-decode" in closed and connector != "NixlConnector":
+        raise _fail(f"prefill/decode needs kv_transfer_config.kv_connector: NixlConnector on every role "
+                    f"(found {connector!r}); the P/D sidecar speaks NIXLv2", where,
+                    base + ("kv_transfer_config",))
+    return closed, tuple(sorted(backends))
+
+
+def _computed(spec, role, where: Where, base: tuple) -> dict[str, dict[str, Any]]:
+    from manifesto.yamlio import format_path
+
+    out: dict[str, dict[str, Any]] = {"env": {}, "vllm": {}}
+    for section in ("env", "vllm"):
+        for key, expr in getattr(role.computed, section).items():
+            path = base + ("computed", section, key)
+            out[section][key] = evaluate(expr, spec.vars, where(path), format_path(path))
+    return out
+
+
+def _args(spec, role, computed, where: Where, base: tuple):
+    from manifesto.yamlio import format_path
+
+    manifesto_layer = {"disable_access_log_for_endpoints": DEFAULT_QUIET_ENDPOINTS}
+    if spec.model.revision:
+        manifesto_layer["revision"] = spec.model.revision
+    layers = [
+        ("manifesto default", "", manifesto_layer),
+        ("spec vllm", "vllm", spec.vllm),
+        (f"role {role.name} vllm", format_path(base + ("vllm",)), role.vllm),
+        (f"role {role.name} computed", format_path(base + ("computed", "vllm")), computed["vllm"]),
+    ]
+    own: dict[str, Any] = {}
+    if role.kv_transfer_config:
+        own["kv_transfer_config"] = role.kv_transfer_config
+    if role.profiling is not None:
+        own["profiler_config"] = role.profiling.model_dump(exclude_none=True)
+    if own:
+        layers.append((f"role {role.name}", "", own))
+    try:
+        return to_args(layers, role.vllm_raw_args, format_path(base + ("vllm_raw_args",)))
+    except ResolveError as exc:
+        path = tuple(int(p) if p.isdigit() else p for p in exc.path.replace("[", ".").replace("]", "").split("."))
+        raise ResolveError(exc.message, where(path), exc.path) from None
+
+
+def _fabric_profile(cluster, role, where: Where, base: tuple) -> str | None:
+    fab = cluster.fabric
+    if role.fabric_profile is not None:
+        if role.fabric_profile not in fab.profiles:
+            known = sorted(fab.profiles)
+            raise _fail(f"fabric profile '{role.fabric_profile}' is not defined by cluster '{cluster.name}'"
+                        f"{did_you_mean(role.fabric_profile, known)}; defined: {', '.join(known) or '(none)'}",
+                        where, base + ("fabric_profile",))
+        return role.fabric_profile
+    if role.parallelism.ep and role.name in fab.expert_parallel_profiles:
+        return fab.expert_parallel_profiles[role.name]
+    return fab.default_profile
+
+
+def _env(spec, cluster, role, computed, features, backends, cache_env, accel, where: Where, base: tuple,
+         cluster_where: Where) -> tuple[EnvVar, ...]:
+    from manifesto.yamlio import format_path
+
+    env: dict[str, EnvVar] = {}
+
+    def put(name: str, value: str, source: str) -> None:
+        env[name] = EnvVar(name, value, source=source)
+
+    env["HF_TOKEN"] = EnvVar("HF_TOKEN", secret=("hf-secret", "HF_TOKEN"), source="manifesto default")
+    put("VLLM_NO_USAGE_STATS", "1", "manifesto default")
+    put("TQDM_DISABLE", "1", "manifesto default")
+    env["MANIFESTO_POD_UID"] = EnvVar("MANIFESTO_POD_UID", field_ref="metadata.uid", source="manifesto default")
+    if accel.torch_cuda_arch_list:
+        put("TORCH_CUDA_ARCH_LIST", accel.torch_cuda_arch_list, f"accelerator {accel.name}")
+    if cluster.platform == "openshift":
+        put("USER", "vllm", "platform openshift")
+        put("HOME", "/tmp", "platform openshift")
+    for var in cache_env:
+        env[var.name] = var
+    for name, value in cluster.fabric.default_env.items():
+        put(name, value, "cluster fabric.default_env")
+    if cluster.fabric.ucx_net_devices:
+        put("UCX_NET_DEVICES", cluster.fabric.ucx_net_devices, "cluster fabric.ucx_net_devices")
+    profile_name = _fabric_profile(cluster, role, where, base)
+    if profile_name:
+        profile = cluster.fabric.profiles[profile_name]
+        for name, value in profile.env.items():
+            put(name, value, f"fabric profile {profile_name}")
+        for name, expr in profile.computed_env.items():
+            path = ("fabric", "profiles", profile_name, "computed_env", name)
+            put(name, str(evaluate(expr, spec.vars, cluster_where(path), format_path(path))),
+                f"fabric profile {profile_name} computed")
+    for name, value in spec.env.items():
+        put(name, value, "spec env")
+    for name, value in role.env.items():
+        put(name, value, f"role {role.name} env")
+    for name, value in computed["env"].items():
+        put(name, str(value), f"role {role.name} computed")
+    if ("kv-connector", "NixlConnector") in backends and "VLLM_NIXL_SIDE_CHANNEL_HOST" not in env:
+        env["VLLM_NIXL_SIDE_CHANNEL_HOST"] = EnvVar(
+            "VLLM_NIXL_SIDE_CHANNEL_HOST", field_ref="status.podIP", source="feature kv-connector (NIXL)")
+    return tuple(env[k] for k in sorted(env))
+
+
+def _check_vllm_env(path: str, storage, where: Where) -> None:
+    import posixpath
+
+    if not path.startswith("/"):
+        raise _fail(f"vllm_env '{path}' must be an absolute path", where, ("runtime", "vllm_env"))
+    norm = posixpath.normpath(path)
+    mounts = [m.path for m in storage.mounts]
+    if not any(norm == m or norm.startswith(m.rstrip("/") + "/") for m in mounts):
+        raise _fail(f"vllm_env '{path}' is not under any model-pod volume mount "
+                    f"({', '.join(mounts) or 'the cluster declares none'})", where, ("runtime", "vllm_env"))
+
+
+def _placement(cluster, accel: Accelerator) -> Placement:
+    pd = cluster.pod_defaults
+    selector = dict(pd.node_selector)
+    if accel.presence_label:
+        selector[accel.presence_label] = "true"
+    selector.update(accel.node_selector)
+    return Placement(
+        node_selector=dict(sorted(selector.items())), affinity=pd.affinity, tolerations=tuple(pd.tolerations),
+        annotations=dict(pd.annotations), image_pull_secrets=tuple(pd.image_pull_secrets),
+        image_pull_policy=pd.image_pull_policy, termination_grace_period_seconds=pd.termination_grace_period_seconds,
+        working_dir=pd.working_dir, container_security_context=pd.container_security_context,
+        security_context=pd.security_context, dns_policy=pd.dns_policy, dns_config=pd.dns_config,
+        extra_devices=tuple(pd.extra_devices),
+    )
+
+
+def _support_images(images, cluster) -> dict[str, str]:
+    llm = dict(images.llm_d)
+    release = cluster.llm_d.release or llm.pop("release", None) or "main"
+    llm.pop("release", None)
+    out = {f"llm_d.{k}": v.replace("{release}", release) for k, v in llm.items()}
+    for key, value in cluster.llm_d.images.model_dump(exclude_none=True).items():
+        out[f"llm_d.{key}"] = value.replace("{release}", release)
+    out.update({f"sidecars.{k}": v for k, v in images.sidecars.items()})
+    out.update({f"test.{k}": v for k, v in images.test.items()})
+    return dict(sorted(out.items()))
+
+
+def _shared_claim(cluster) -> dict[str, Any] | None:
+    sc = cluster.storage.shared_claim
+    if sc is None:
+        return None
+    claim = (cluster.storage.shared_volume or {}).get("persistentVolumeClaim", {}).get("claimName")
+    return {"name": claim, "storage_class": sc.storage_class, "access_modes": list(sc.access_modes), "size": sc.size}
+
+
+def _slurm(cluster) -> SlurmPlan | None:
+    s = cluster.slurm
+    if cluster.platform != "slurm":
+        return None
+    if s is None:
+        from manifesto.schema.cluster import Slurm
+
+        s = Slurm()
+    return SlurmPlan(
+        partition=s.partition, account=s.account, qos=s.qos, constraint=s.constraint, time=s.time,
+        runtime=s.runtime, exclusive=s.exclusive, binds=tuple((b.source, b.target, b.read_only) for b in s.binds),
+        setup=tuple(s.setup), ssh_host=s.ssh_host, port=s.port, router_cpus=s.router_cpus,
+        router_memory=s.router_memory, proxy_cpus=s.proxy_cpus, proxy_memory=s.proxy_memory,
+    )

@@ -1,0 +1,56 @@
+"""Instance identity: names, labels and selectors derived from the release."""
+
+from __future__ import annotations
+
+import re
+
+from manifesto.errors import ResolveError
+
+__all__ = ["instance_name", "label_value", "instance_labels", "role_labels", "role_selector"]
+
+MANAGED_BY = "manifesto"
+
+
+def label_value(text: str) -> str:
+    """Make ``text`` a valid label value (<= 63 chars of [A-Za-z0-9._-], alnum at both ends)."""
+    value = re.sub(r"[^A-Za-z0-9._-]+", "-", text)[:63]
+    return value.strip("-._")
+
+
+def instance_name(release: str, user: str, user_prefix: bool) -> str:
+    if not user_prefix:
+        return release
+    prefix = re.sub(r"[^a-z0-9-]+", "-", user.lower()).strip("-")
+    if not prefix:
+        raise ResolveError(f"user '{user}' gives an empty name prefix; pass --user with letters or digits")
+    name = f"{prefix}-{release}"
+    if len(name) > 63:
+        raise ResolveError(f"instance name '{name}' is longer than 63 characters; shorten the release")
+    return name
+
+
+def instance_labels(instance: str, user: str) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/instance": instance,
+        "app.kubernetes.io/managed-by": MANAGED_BY,
+        "llm-d.ai/owner": label_value(user) or "unknown",
+    }
+
+
+def role_selector(instance: str, role: str) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/instance": instance,
+        "app.kubernetes.io/component": "model-server",
+        "manifesto.llm-d.ai/role": role,
+    }
+
+
+def role_labels(instance: str, user: str, role: str, model_label: str, routing_label: str | None,
+                topology: str) -> dict[str, str]:
+    labels = {**instance_labels(instance, user), **role_selector(instance, role)}
+    labels["llm-d.ai/model"] = label_value(model_label) or "model"
+    if routing_label is not None:
+        labels["llm-d.ai/inferenceServing"] = "true"
+        labels["llm-d.ai/role"] = routing_label
+        labels["llm-d.ai/deployment"] = "pd" if topology == "pd" else "aggregated"
+    return dict(sorted(labels.items()))

@@ -1,0 +1,108 @@
+"""Routing resolution: kind, target role, frontend and the endpoint-picker configuration."""
+
+from __future__ import annotations
+
+from manifesto.errors import ResolveError, did_you_mean
+from manifesto.resolve.plan import RoutingPlan
+
+__all__ = ["plan_routing", "DEFAULT_LOAD_AWARE", "DEFAULT_PD", "CONFIG_FILE"]
+
+CONFIG_FILE = "plugins.yaml"
+
+# Built-in policies used when neither a routing profile nor an inline config is given.
+DEFAULT_LOAD_AWARE = """\
+apiVersion: llm-d.ai/v1alpha1
+kind: EndpointPickerConfig
+plugins:
+- type: queue-scorer
+- type: active-request-scorer
+- type: weighted-random-picker
+  parameters:
+    threshold: 0.1
+schedulingProfiles:
+- name: default
+  plugins:
+  - pluginRef: queue-scorer
+    weight: 2
+  - pluginRef: active-request-scorer
+    weight: 2
+  - pluginRef: weighted-random-picker
+"""
+
+DEFAULT_PD = """\
+apiVersion: llm-d.ai/v1alpha1
+kind: EndpointPickerConfig
+plugins:
+- type: prefill-filter
+- type: decode-filter
+- type: prefix-cache-scorer
+- type: queue-scorer
+- type: active-request-scorer
+- type: always-disagg-pd-decider
+  name: pd-decider
+- type: disagg-profile-handler
+  parameters:
+    deciders:
+      prefill: pd-decider
+- type: weighted-random-picker
+  name: prefill-picker
+- type: weighted-random-picker
+  name: decode-picker
+schedulingProfiles:
+- name: prefill
+  plugins:
+  - pluginRef: prefill-filter
+  - pluginRef: prefix-cache-scorer
+    weight: 2
+  - pluginRef: queue-scorer
+    weight: 1
+  - pluginRef: prefill-picker
+- name: decode
+  plugins:
+  - pluginRef: decode-filter
+  - pluginRef: active-request-scorer
+    weight: 2
+  - pluginRef: queue-scorer
+    weight: 1
+  - pluginRef: decode-picker
+"""
+
+
+def plan_routing(spec, epp_config: tuple[str, str] | None, where) -> RoutingPlan | None:
+    from manifesto.resolve.core import _fail
+
+    r = spec.routing
+    kind = r.kind if r is not None else ("pd" if spec.topology == "pd" else "disabled")
+    if spec.topology == "pd" and kind != "pd":
+        raise _fail(f"topology: pd needs routing.kind: pd (found '{kind}'); prefill/decode implies llm-d",
+                    where, ("routing", "kind"))
+    if kind == "pd" and spec.topology != "pd":
+        raise _fail("routing.kind: pd needs topology: pd", where, ("routing", "kind"))
+    if kind == "disabled":
+        return None
+    names = [role.name for role in spec.roles]
+    target = (r.target_role if r is not None else None) or ("decode" if "decode" in names else names[0])
+    if target not in names:
+        raise _fail(f"target_role '{target}' is not a role{did_you_mean(target, names)}; roles: {', '.join(names)}",
+                    where, ("routing", "target_role"))
+    if kind == "pd" and len(names) < 2:
+        raise _fail("prefill/decode needs a prefill role and a decode role", where, ("roles",))
+    files, selected, source = _configs(spec, kind, epp_config)
+    return RoutingPlan(kind=kind, target_role=target, frontend=r.frontend if r is not None else "standalone",
+                       config_files=files, config_file=selected, profile_source=source)
+
+
+def _configs(spec, kind: str, epp_config: tuple[str, str] | None):
+    from manifesto.render.yamlemit import dump_yaml
+
+    r = spec.routing
+    if epp_config is not None:
+        source, text = epp_config
+        return ((CONFIG_FILE, text),), CONFIG_FILE, source
+    if r is not None and r.plugin_configs is not None:
+        files = tuple((name, dump_yaml(cfg)) for name, cfg in sorted(r.plugin_configs.items()))
+        return files, r.plugins_config_file, "spec routing.plugin_configs"
+    if r is not None and r.plugin_config is not None:
+        return ((CONFIG_FILE, dump_yaml(r.plugin_config)),), CONFIG_FILE, "spec routing.plugin_config"
+    text = DEFAULT_PD if kind == "pd" else DEFAULT_LOAD_AWARE
+    return ((CONFIG_FILE, text),), CONFIG_FILE, f"built-in {kind} policy"

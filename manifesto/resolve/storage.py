@@ -1,0 +1,137 @@
+"""Volumes, mounts, cache and log paths for model pods, from the cluster profile."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import string
+
+from manifesto.errors import ResolveError
+from manifesto.resolve.plan import EnvVar, Mount, Storage, Volume
+
+__all__ = ["is_stateless", "expand", "cache_key_for", "cuda_tag", "plan_storage", "POD_JIT_ROOT"]
+
+POD_JIT_ROOT = "/var/cache/manifesto-jit"
+DEFAULT_POD_JIT_SIZE = "32Gi"
+
+# (env var, sub-directory of the JIT cache root); all are cleared after a crash.
+_CACHE_ENV = (
+    ("VLLM_CACHE_ROOT", "vllm"),
+    ("TRITON_CACHE_DIR", "triton"),
+    ("TORCHINDUCTOR_CACHE_DIR", "inductor"),
+    ("FLASHINFER_WORKSPACE_BASE", "flashinfer"),
+    ("XDG_CACHE_HOME", "xdg"),
+    ("CUDA_CACHE_PATH", "cuda"),
+)
+
+
+def is_stateless(cluster) -> bool:
+    s, c = cluster.storage, cluster.cache
+    return not any((s.shared_volume, s.local_nvme_path, c.hf_host_path, c.jit_host_path, c.hf_home,
+                    cluster.logging, cluster.paths.cache_root, cluster.paths.log_root))
+
+
+def expand(template: str, values: dict[str, str], where: str) -> str:
+    """Fill ``{user}``-style placeholders; an unknown one is an error naming the choices."""
+    names = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    for name in names:
+        if name not in values:
+            raise ResolveError(
+                f"unknown placeholder '{{{name}}}' in '{template}'; known: "
+                + ", ".join("{" + k + "}" for k in sorted(values)), path=where)
+    return template.format_map(values)
+
+
+def cache_key_for(image: str, explicit: str | None) -> str:
+    """The compiled-cache namespace: cache.key, else the image digest or tag."""
+    if explicit:
+        return explicit
+    if "@" in image:
+        algo, _, digest = image.split("@", 1)[1].partition(":")
+        return f"{algo}-{digest[:16]}"
+    last = image.rsplit("/", 1)[-1]
+    return last.split(":", 1)[1] if ":" in last else "latest"
+
+
+def cuda_tag(arch_list: str | None) -> str:
+    """A path-safe form of the accelerator's TORCH_CUDA_ARCH_LIST (``10.0+PTX`` -> ``10.0-ptx``)."""
+    if not arch_list:
+        return "default"
+    return re.sub(r"[^a-z0-9.]+", "-", arch_list.lower()).strip("-")
+
+
+def _static_prefix(template: str) -> str:
+    head = template.split("{", 1)[0]
+    return head.rstrip("/") if "{" not in head else head
+
+
+def plan_storage(cluster, *, kind: str, role: str, values: dict[str, str], ephemeral: str | None,
+                 cleanup: bool, overrides: dict[str, str | None]) -> tuple[Storage, list[EnvVar]]:
+    """Storage and cache env of one role. ``kind`` is the workload kind."""
+    if is_stateless(cluster) and not any(overrides.values()):
+        return Storage(), []
+    vols: list[Volume] = []
+    mounts: list[Mount] = []
+    env: list[EnvVar] = []
+    st, cc, paths = cluster.storage, cluster.cache, cluster.paths
+
+    if st.shared_volume is not None:
+        if not st.shared_mount_path:
+            raise ResolveError("storage.shared_volume needs storage.shared_mount_path", path="storage")
+        vols.append(Volume("shared", dict(st.shared_volume)))
+        mounts.append(Mount("shared", st.shared_mount_path))
+    if st.local_nvme_path:
+        vols.append(Volume("local-nvme", {"hostPath": {"path": st.local_nvme_path, "type": "DirectoryOrCreate"}}))
+        mounts.append(Mount("local-nvme", st.local_nvme_path))
+    if cc.hf_host_path:
+        vols.append(Volume("hf-cache", {"hostPath": {"path": cc.hf_host_path, "type": "DirectoryOrCreate"}}))
+        mounts.append(Mount("hf-cache", cc.hf_home or cc.hf_host_path))
+
+    log_dir = None
+    lg = cluster.logging
+    log_root = overrides.get("log_root") or (lg.root if lg else paths.log_root)
+    if lg is not None and lg.pvc:
+        shared_claim = (st.shared_volume or {}).get("persistentVolumeClaim", {}).get("claimName")
+        same = shared_claim == lg.pvc and st.shared_mount_path == lg.mount_path
+        if not same:
+            if not lg.mount_path:
+                raise ResolveError("logging.pvc needs logging.mount_path", path="logging")
+            vols.append(Volume("logs", {"persistentVolumeClaim": {"claimName": lg.pvc}}))
+            mounts.append(Mount("logs", lg.mount_path))
+    if log_root:
+        log_dir = posixpath.join(expand(log_root, values, "logging.root"), role)
+
+    hf_home = cc.hf_home or (posixpath.join(st.shared_mount_path, "huggingface") if st.shared_volume else None)
+    if hf_home:
+        env.append(EnvVar("HF_HOME", hf_home, source="cluster cache"))
+
+    cache_root = overrides.get("cache_root") or paths.cache_root
+    if kind == "Deployment":
+        size = ephemeral or DEFAULT_POD_JIT_SIZE
+        vols.append(Volume("jit-cache", {"emptyDir": {"sizeLimit": size}}))
+        mounts.append(Mount("jit-cache", POD_JIT_ROOT))
+        jit_root = POD_JIT_ROOT
+    elif cache_root:
+        jit_root = expand(cache_root, values, "paths.cache_root")
+        if cc.jit_host_path:
+            prefix = _static_prefix(cache_root)
+            vols.append(Volume("jit-cache", {"hostPath": {"path": cc.jit_host_path, "type": "DirectoryOrCreate"}}))
+            mounts.append(Mount("jit-cache", prefix))
+    elif st.shared_volume is not None:
+        jit_root = posixpath.join(st.shared_mount_path, values["user"], "jit-cache", values["gpu_arch"],
+                                  values["cache_key"], values["release"])
+    else:
+        jit_root = None
+
+    cache_dirs: list[str] = []
+    if jit_root:
+        for name, sub in _CACHE_ENV:
+            path = posixpath.join(jit_root, sub)
+            env.append(EnvVar(name, path, source="cluster paths.cache_root" if kind != "Deployment" else "pod JIT cache"))
+            cache_dirs.append(path)
+    storage = Storage(
+        volumes=tuple(vols), mounts=tuple(mounts), log_dir=log_dir, cache_dirs=tuple(cache_dirs),
+        cleanup_on_crash=cleanup and bool(cache_dirs),
+        marker_dir=jit_root,
+    )
+    return storage, env

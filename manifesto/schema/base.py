@@ -1,0 +1,79 @@
+"""Shared pydantic base and small field types."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
+
+__all__ = ["Strict", "Loose", "Quantity", "EnvValue", "DnsLabel", "PositiveInt", "Scalar", "Number"]
+
+
+class Strict(BaseModel):
+    """Frozen, strict types, unknown keys rejected."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Loose(BaseModel):
+    """For embedded third-party objects (Kubernetes volume sources...): keys pass through."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+_QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
+
+
+def _quantity(value: Any) -> str:
+    if isinstance(value, bool):
+        raise ValueError("expected a quantity such as 8, 500m or 64Gi")
+    if isinstance(value, (int, float)):
+        value = str(value)
+    if not isinstance(value, str) or not _QUANTITY.match(value):
+        raise ValueError(f"'{value}' is not a Kubernetes quantity (examples: 8, 500m, 64Gi, 2G)")
+    return value
+
+
+def _env_value(value: Any) -> str:
+    if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
+        raise ValueError("environment values must be strings; quote the value")
+    return str(value)
+
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def _dns_label(value: str) -> str:
+    if not _DNS_LABEL.match(value) or len(value) > 63:
+        raise ValueError(
+            f"'{value}' must be a DNS label: lowercase letters, digits and '-', "
+            "starting and ending with a letter or digit, at most 63 characters"
+        )
+    return value
+
+
+def _positive(value: int) -> int:
+    if value < 1:
+        raise ValueError("must be at least 1")
+    return value
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, (dict, list)):
+        raise ValueError("expected a single value, not a mapping or list")
+    return value
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"expected a number, got {value!r}")
+    return value
+
+
+Number = Annotated[Any, AfterValidator(_number)]
+Quantity = Annotated[str, BeforeValidator(_quantity)]
+EnvValue = Annotated[str, BeforeValidator(_env_value)]
+DnsLabel = Annotated[str, AfterValidator(_dns_label)]
+PositiveInt = Annotated[int, AfterValidator(_positive)]
+Scalar = Annotated[Any, AfterValidator(_scalar)]

@@ -1,0 +1,248 @@
+"""The cluster profile: where to serve (accelerators, storage, fabric env, images, platform)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from manifesto.schema.base import EnvValue, PositiveInt, Quantity, Strict
+
+__all__ = [
+    "ExtendedResource", "Dra", "SlurmGres", "Allocation", "ComputeDomain", "AcceleratorProfile",
+    "Accelerators", "SharedClaim", "Storage", "Logging", "Paths", "ClusterCache", "Rdma",
+    "PodDefaults", "FabricProfile", "Fabric", "Naming", "Kueue", "Gateway", "OpenShift",
+    "LlmDImages", "LlmD", "SlurmBind", "Slurm", "ClusterProfile",
+]
+
+
+class ExtendedResource(Strict):
+    resource_name: str = Field(description="Extended resource such as nvidia.com/gpu.")
+
+
+class Dra(Strict):
+    device_class_name: str = Field(description="DRA DeviceClass, e.g. gpu.nvidia.com.")
+
+
+class SlurmGres(Strict):
+    gres: str = Field("gpu", description="GRES name, optionally typed (gpu:nvidia_gr100); count derived.")
+
+
+class Allocation(Strict):
+    extended_resource: ExtendedResource | None = None
+    dra: Dra | None = None
+    slurm: SlurmGres | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "Allocation":
+        chosen = [n for n in ("extended_resource", "dra", "slurm") if getattr(self, n) is not None]
+        if len(chosen) != 1:
+            raise ValueError(
+                "allocation must contain exactly one of extended_resource, dra or slurm"
+                + (f" (found {', '.join(chosen)})" if chosen else "")
+            )
+        return self
+
+    @property
+    def backend(self) -> str:
+        return next(n for n in ("extended_resource", "dra", "slurm") if getattr(self, n) is not None)
+
+
+class ComputeDomain(Strict):
+    resource_claim_template_name: str = Field(description="ResourceClaimTemplate of the IMEX channel.")
+
+
+class AcceleratorProfile(Strict):
+    gpus_per_node: PositiveInt | None = Field(None, description="Falls back to the top-level gpus_per_node.")
+    allocation: Allocation | None = None
+    resource_name: str | None = Field(None, description="Older shape of allocation.extended_resource.")
+    presence_label: str | None = None
+    gpu_arch: str | None = None
+    torch_cuda_arch_list: str | None = None
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    compute_domain: ComputeDomain | None = None
+
+    @model_validator(mode="after")
+    def _shape(self) -> "AcceleratorProfile":
+        if self.allocation is not None and self.resource_name is not None:
+            raise ValueError("set allocation or the older resource_name, not both")
+        return self
+
+
+class Accelerators(Strict):
+    default: str
+    profiles: dict[str, AcceleratorProfile] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _default_known(self) -> "Accelerators":
+        if self.default not in self.profiles:
+            raise ValueError(
+                f"default accelerator '{self.default}' is not among the profiles: "
+                + ", ".join(sorted(self.profiles))
+            )
+        return self
+
+
+class SharedClaim(Strict):
+    storage_class: str | None = None
+    access_modes: list[str] = Field(default_factory=lambda: ["ReadWriteMany"])
+    size: Quantity
+
+
+class Storage(Strict):
+    shared_volume: dict[str, Any] | None = Field(None, description="Any Kubernetes volume source.")
+    shared_mount_path: str | None = None
+    local_nvme_path: str | None = None
+    shared_claim: SharedClaim | None = None
+
+
+class Logging(Strict):
+    pvc: str | None = None
+    mount_path: str | None = None
+    root: str
+
+
+class Paths(Strict):
+    user_root: str | None = None
+    cache_root: str | None = None
+    log_root: str | None = None
+
+
+class ClusterCache(Strict):
+    hf_host_path: str | None = None
+    jit_host_path: str | None = None
+    hf_home: str | None = None
+
+
+class Rdma(Strict):
+    resource_name: str
+    value: str = "1"
+
+
+class PodDefaults(Strict):
+    shm_size: Quantity | None = None
+    ephemeral_storage: Quantity | None = None
+    image_pull_secrets: list[str] = Field(default_factory=list)
+    image_pull_policy: Literal["Always", "IfNotPresent", "Never"] | None = None
+    termination_grace_period_seconds: int | None = None
+    working_dir: str | None = None
+    container_security_context: dict[str, Any] | None = None
+    security_context: dict[str, Any] | None = None
+    annotations: dict[str, str] = Field(default_factory=dict)
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    affinity: dict[str, Any] | None = None
+    tolerations: list[dict[str, Any]] = Field(default_factory=list)
+    dns_policy: str | None = None
+    dns_config: dict[str, Any] | None = None
+    extra_devices: list[str] = Field(default_factory=list, description="Host device paths mounted into model pods.")
+
+
+class FabricProfile(Strict):
+    env: dict[str, EnvValue] = Field(default_factory=dict)
+    computed_env: dict[str, Any] = Field(default_factory=dict)
+
+
+class Fabric(Strict):
+    ucx_net_devices: str | None = None
+    default_profile: str | None = None
+    expert_parallel_profiles: dict[str, str] = Field(default_factory=dict)
+    default_env: dict[str, EnvValue] = Field(default_factory=dict)
+    profiles: dict[str, FabricProfile] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _known_profiles(self) -> "Fabric":
+        names = [self.default_profile] if self.default_profile else []
+        names += list(self.expert_parallel_profiles.values())
+        for name in names:
+            if name not in self.profiles:
+                raise ValueError(f"fabric profile '{name}' is not defined under fabric.profiles")
+        return self
+
+
+class Naming(Strict):
+    user_prefix: bool = False
+
+
+class Kueue(Strict):
+    local_queue: str
+    priority_class: str | None = None
+
+
+class Gateway(Strict):
+    class_name: str = "istio"
+    service_type: Literal["ClusterIP", "LoadBalancer", "NodePort"] = "ClusterIP"
+
+
+class OpenShift(Strict):
+    scc: str | None = None
+
+
+class LlmDImages(Strict):
+    epp: str | None = None
+    envoy: str | None = None
+    routing_sidecar: str | None = None
+
+
+class LlmD(Strict):
+    release: str | None = None
+    images: LlmDImages = LlmDImages()
+
+
+class SlurmBind(Strict):
+    source: str
+    target: str
+    read_only: bool = False
+
+
+class Slurm(Strict):
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    constraint: str | None = None
+    time: str = "01:00:00"
+    runtime: Literal["apptainer", "singularity", "pyxis", "native"] = "apptainer"
+    exclusive: bool = True
+    binds: list[SlurmBind] = Field(default_factory=list)
+    setup: list[str] = Field(default_factory=list)
+    ssh_host: str | None = None
+    port: PositiveInt = 8081
+    router_cpus: PositiveInt = 8
+    router_memory: Quantity = "16Gi"
+    proxy_cpus: PositiveInt = 2
+    proxy_memory: Quantity = "4Gi"
+
+
+class ClusterProfile(Strict):
+    name: str
+    platform: Literal["kubernetes", "openshift", "slurm"] = "kubernetes"
+    gpus_per_node: PositiveInt | None = Field(None, description="Older shape: per-node GPUs for every profile.")
+    accelerators: Accelerators
+    storage: Storage = Storage()
+    logging: Logging | None = None
+    paths: Paths = Paths()
+    cache: ClusterCache = ClusterCache()
+    rdma: Rdma | None = None
+    pod_defaults: PodDefaults = PodDefaults()
+    fabric: Fabric = Fabric()
+    naming: Naming = Naming()
+    kueue: Kueue | None = None
+    gateway: Gateway = Gateway()
+    openshift: OpenShift | None = None
+    llm_d: LlmD = LlmD()
+    slurm: Slurm | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "ClusterProfile":
+        for name, prof in self.accelerators.profiles.items():
+            if prof.gpus_per_node is None and self.gpus_per_node is None:
+                raise ValueError(f"accelerator '{name}' needs gpus_per_node (or a top-level gpus_per_node)")
+            slurm_alloc = prof.allocation is not None and prof.allocation.slurm is not None
+            if self.platform == "slurm" and prof.allocation is not None and not slurm_alloc:
+                raise ValueError(f"accelerator '{name}': a slurm cluster needs allocation.slurm")
+            if self.platform != "slurm" and slurm_alloc:
+                raise ValueError(f"accelerator '{name}': allocation.slurm needs platform: slurm")
+            if self.platform != "slurm" and prof.allocation is None and prof.resource_name is None:
+                raise ValueError(f"accelerator '{name}' needs an allocation")
+        if self.openshift is not None and self.platform != "openshift":
+            raise ValueError("the openshift section needs platform: openshift")
+        return self

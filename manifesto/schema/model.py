@@ -1,0 +1,173 @@
+"""The model spec: what to serve (model, roles, parallelism, routing, vLLM args)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from manifesto.schema.base import DnsLabel, EnvValue, Number, PositiveInt, Quantity, Scalar, Strict
+
+__all__ = [
+    "ModelRef", "Lws", "Parallelism", "Computed", "Resources", "Profiling", "Role",
+    "Routing", "IdleShutdown", "Runtime", "SpecCache", "ModelSpec", "SIDECARS",
+]
+
+SIDECARS = ("dcgm-exporter", "node-exporter")
+
+
+class ModelRef(Strict):
+    id: str = Field(description="Hugging Face repository id, passed to `vllm serve`.")
+    label: str | None = Field(None, description="Short display name.")
+    image_ref: str | None = Field(None, description="Key in catalog/images.yaml, e.g. vllm.standard.")
+    image: str | None = Field(None, description="Explicit one-off container image.")
+    revision: str | None = Field(None, description="Branch, tag or commit; rendered as --revision.")
+
+    @model_validator(mode="after")
+    def _one_image(self) -> "ModelRef":
+        if self.image_ref is not None and self.image is not None:
+            raise ValueError("set either image_ref or image, not both")
+        return self
+
+
+class Lws(Strict):
+    size: PositiveInt = Field(1, description="Nodes (pods) per serving replica.")
+    replicas: PositiveInt = Field(1, description="Serving replicas (LWS groups / Deployment replicas).")
+    same_topology_key: str | None = Field(
+        None, description="Node label that all pods of one replica must share (e.g. nvidia.com/gpu.clique)."
+    )
+
+
+class Parallelism(Strict):
+    tp: PositiveInt = Field(1, description="Global tensor-parallel size.")
+    pp: PositiveInt = Field(1, description="Global pipeline-parallel size.")
+    dp: Any = Field(False, description="Global data-parallel size, or false to disable.")
+    ep: bool = Field(False, description="Enable expert parallelism for MoE layers.")
+
+    @field_validator("dp")
+    @classmethod
+    def _dp(cls, value: Any) -> int | bool:
+        if value is False:
+            return False
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError("dp must be a whole number of at least 1, or false")
+        return value
+
+    @property
+    def dp_size(self) -> int:
+        return self.dp or 1
+
+
+class Computed(Strict):
+    env: dict[str, Scalar] = Field(default_factory=dict, description="Env vars computed from vars.")
+    vllm: dict[str, Scalar] = Field(default_factory=dict, description="vLLM args computed from vars.")
+
+
+class Resources(Strict):
+    cpu: Quantity | None = None
+    memory: Quantity | None = None
+    gpus: PositiveInt | None = Field(None, description="Optional check: must equal the derived GPUs per pod.")
+    ephemeral_storage: Quantity | None = None
+    shm_size: Quantity | None = None
+
+
+class Profiling(Strict):
+    profiler: Literal["torch", "cuda"] = "torch"
+    torch_profiler_dir: str | None = None
+    torch_profiler_with_stack: bool | None = None
+    ignore_frontend: bool | None = None
+    delay_iterations: int | None = None
+    max_iterations: int | None = None
+
+
+class Role(Strict):
+    name: DnsLabel
+    workload_name: DnsLabel | None = None
+    workload: Literal["deployment", "leaderworkerset"] | None = None
+    lws: Lws = Lws()
+    parallelism: Parallelism = Parallelism()
+    computed: Computed = Computed()
+    env: dict[str, EnvValue] = Field(default_factory=dict)
+    vllm: dict[str, Any] = Field(default_factory=dict)
+    vllm_raw_args: list[str] = Field(default_factory=list)
+    resources: Resources = Resources()
+    kv_transfer_config: dict[str, Any] | None = None
+    fabric_profile: str | None = None
+    pre_launch: list[str] = Field(default_factory=list)
+    profiling: Profiling | None = None
+
+    @field_validator("pre_launch", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+
+class Routing(Strict):
+    kind: Literal["disabled", "load_aware", "pd"] = "disabled"
+    target_role: str | None = None
+    frontend: Literal["standalone", "gateway"] = "standalone"
+    plugin_config: dict[str, Any] | None = Field(None, description="Inline EndpointPickerConfig (plugins.yaml).")
+    plugin_configs: dict[str, dict[str, Any]] | None = Field(None, description="Several named EPP config files.")
+    plugins_config_file: str | None = Field(None, description="Which plugin_configs entry the EPP loads.")
+
+    @model_validator(mode="after")
+    def _configs(self) -> "Routing":
+        if self.plugins_config_file is not None and self.plugin_configs is None:
+            raise ValueError("plugins_config_file needs plugin_configs")
+        if self.plugin_configs is not None:
+            if self.plugin_config is not None:
+                raise ValueError("set plugin_config or plugin_configs, not both")
+            if self.plugins_config_file is None:
+                raise ValueError("plugin_configs needs plugins_config_file to select one")
+            if self.plugins_config_file not in self.plugin_configs:
+                raise ValueError(
+                    f"plugins_config_file '{self.plugins_config_file}' is not a key of plugin_configs"
+                )
+        return self
+
+
+class IdleShutdown(Strict):
+    enabled: bool = True
+    timeout_minutes: PositiveInt = 45
+
+
+class Runtime(Strict):
+    sidecars: list[Literal["dcgm-exporter", "node-exporter"]] = Field(default_factory=list)
+    idle_shutdown: IdleShutdown | None = None
+    vllm_env: str | None = Field(None, description="Absolute path of an existing vllm-envs worktree.")
+    pre_launch: list[str] = Field(default_factory=list)
+
+    @field_validator("pre_launch", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+
+class SpecCache(Strict):
+    key: str | None = Field(None, description="Force a compiled-cache namespace (default: image tag/digest).")
+    cleanup_on_crash: bool = True
+    gpu_arch: str | None = Field(None, description="Override the accelerator's gpu_arch in cache paths.")
+
+
+class ModelSpec(Strict):
+    release: DnsLabel
+    topology: Literal["aggregated", "pd"] = "aggregated"
+    accelerator: str | None = None
+    model: ModelRef
+    vars: dict[str, Number] = Field(default_factory=dict, description="Numbers that computed expressions may name.")
+    env: dict[str, EnvValue] = Field(default_factory=dict, description="Env shared by every role.")
+    vllm: dict[str, Any] = Field(default_factory=dict, description="vLLM args shared by every role.")
+    roles: list[Role] = Field(min_length=1)
+    routing: Routing | None = None
+    runtime: Runtime = Runtime()
+    cache: SpecCache = SpecCache()
+
+    @field_validator("roles")
+    @classmethod
+    def _unique_roles(cls, roles: list[Role]) -> list[Role]:
+        seen: set[str] = set()
+        for role in roles:
+            if role.name in seen:
+                raise ValueError(f"role '{role.name}' is defined twice")
+            seen.add(role.name)
+        return roles

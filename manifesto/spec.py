@@ -1,0 +1,40 @@
+"""Public API: load a model spec (following ``extends``).
+
+    from manifesto.spec import load_spec
+    spec = load_spec("models/qwen/qwen3-0.6b.yaml", cluster)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["Spec", "load_spec"]
+
+
+class Spec:
+    """A validated model spec, its merged data and positions, and the files it was read from."""
+
+    __slots__ = ("model", "loaded", "path", "cluster")
+
+    def __init__(self, model, loaded, path: str, cluster=None) -> None:
+        self.model = model
+        self.loaded = loaded
+        self.path = path
+        self.cluster = cluster
+
+    @property
+    def files(self) -> list[str]:
+        return self.loaded.files
+
+    def where(self, path: tuple):
+        return self.loaded.locs.find(path)
+
+
+def load_spec(ref: str | Path, cluster=None) -> Spec:
+    """Load a model spec by path or catalog name. ``cluster`` (optional) is remembered for render()."""
+    from manifesto.catalog import find
+    from manifesto.load import load_model
+
+    path = find("models", str(ref))
+    model, loaded = load_model(path)
+    return Spec(model, loaded, str(path), cluster)

@@ -1,0 +1,57 @@
+"""One (model, cluster) pair -> one artifact: the entry point the build graph calls.
+
+Everything a render reads is returned in ``Artifact.inputs``, so the build graph can key
+its cache on exactly those bytes. Nothing here reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import msgspec
+
+__all__ = ["RenderOptions", "Artifact", "render_pair", "code_fingerprint_paths", "options_from"]
+
+
+class RenderOptions(msgspec.Struct, frozen=True):
+    user: str
+    namespace: str
+    routing_profile: str | None = None  # path of a routing profile file
+    idle_shutdown: bool | None = None
+    idle_timeout_minutes: int | None = None
+
+
+class Artifact(msgspec.Struct, frozen=True):
+    text: str
+    suffix: str  # .yaml or .sbatch
+    inputs: tuple[str, ...]
+
+
+def options_from(ro: RenderOptions):
+    from manifesto.resolve.plan import Options
+
+    return Options(user=ro.user, namespace=ro.namespace, routing_profile=ro.routing_profile,
+                   idle_shutdown=ro.idle_shutdown, idle_timeout_minutes=ro.idle_timeout_minutes)
+
+
+def render_pair(model: str, cluster: str, options: RenderOptions) -> Artifact:
+    """Render ``model`` against ``cluster``; raises IncompatiblePairError or another ManifestoError."""
+    from manifesto.cluster import load_cluster
+    from manifesto.pipeline import render_text
+    from manifesto.spec import load_spec
+
+    c = load_cluster(cluster)
+    s = load_spec(model, c)
+    text, suffix, inputs = render_text(s, c, options_from(options))
+    return Artifact(text=text, suffix=suffix, inputs=tuple(sorted(set(inputs))))
+
+
+def code_fingerprint_paths() -> list[str]:
+    """Files whose bytes define the renderer: the package's Python code and the image catalog."""
+    from manifesto.catalog import images_path
+
+    root = Path(__file__).resolve().parent
+    out = sorted(str(p) for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+    out.append(str(images_path()))
+    return out
