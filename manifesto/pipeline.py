@@ -62,9 +62,12 @@ def render_text(spec, cluster, options) -> tuple[str, str, list[str]]:
     plan, files = plan_for(spec, cluster, options)
     model_yaml, cluster_yaml = expanded_inputs(spec, cluster)
     if plan.platform == "slurm":
-        from manifesto.render.slurm import render_slurm
+        from manifesto.errors import ResolveError
 
-        return render_slurm(plan, model_yaml, cluster_yaml), ".sbatch", files
+        # The Slurm renderer is tracked separately; say so plainly instead of guessing.
+        raise ResolveError(
+            f"cluster '{plan.cluster}' uses platform: slurm, and this version cannot render Slurm batch "
+            "scripts yet; `manifesto explain` shows the resolved plan for it", cluster.where(("platform",)))
     from manifesto.render.k8s import render_manifest
 
     return render_manifest(plan, model_yaml, cluster_yaml), ".yaml", files

@@ -1,0 +1,74 @@
+"""Wall-clock timing of whole processes, reported as ratios to a bare interpreter start.
+
+    from _timing import baseline, measure, report
+
+    base = baseline()
+    seconds = measure([sys.executable, "-m", "manifesto", "--help"])
+    report("manifesto --help", seconds, base, budget=3)
+
+The budgets (ARCHITECTURE.md, "Performance budget") are ratios to a bare
+``python3 -c pass`` on the same machine, so every figure is printed as one; the
+baseline uses the interpreter that runs the benchmark. Nothing asserts on time.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+
+__all__ = ["RUNS", "baseline", "measure", "report"]
+
+RUNS = 15
+
+
+def measure(
+    argv: Sequence[str],
+    runs: int = RUNS,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike | None = None,
+) -> float:
+    """Median wall time in seconds of ``runs`` runs of ``argv``, after one warm-up run.
+
+    Output is discarded; a non-zero exit raises, since its time would mean nothing.
+    """
+    env = {**os.environ, **env} if env is not None else None
+    times = []
+    for i in range(runs + 1):
+        start = time.perf_counter()
+        proc = subprocess.run(
+            argv,
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        elapsed = time.perf_counter() - start
+        if proc.returncode != 0:
+            raise RuntimeError(
+                f"{' '.join(map(str, argv))} exited {proc.returncode}:\n"
+                f"{proc.stderr.decode(errors='replace')}"
+            )
+        if i:  # the first run only warms the OS caches
+            times.append(elapsed)
+    return statistics.median(times)
+
+
+def baseline(runs: int = RUNS) -> float:
+    """Median wall time of a bare ``python -c pass`` with this interpreter."""
+    return measure([sys.executable, "-c", "pass"], runs)
+
+
+def report(name: str, seconds: float, base: float, budget: float | None = None) -> None:
+    """Print one line: time, ratio to the baseline and, when given, the budget."""
+    ratio = seconds / base
+    line = f"{name:<36} {seconds * 1000:8.1f} ms  {ratio:5.2f}x"
+    if budget is not None:
+        verdict = "ok" if ratio <= budget else "OVER BUDGET"
+        line += f"  (budget {budget:g}x: {verdict})"
+    print(line, flush=True)

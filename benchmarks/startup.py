@@ -1,0 +1,49 @@
+"""Start-up time of ``manifesto --help`` against the 3x budget.
+
+uv run python benchmarks/startup.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from _timing import RUNS, baseline, measure, report
+
+BUDGET = 3.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=RUNS,
+        help=f"timed runs per command (default {RUNS})",
+    )
+    runs = parser.parse_args().runs
+
+    base = baseline(runs)
+    report("python -c pass (baseline)", base, base)
+    report(
+        "python -m manifesto --help",
+        measure([sys.executable, "-m", "manifesto", "--help"], runs),
+        base,
+        BUDGET,
+    )
+    # The console script of the venv running this benchmark (.venv/bin/manifesto).
+    script = Path(sys.executable).parent / "manifesto"
+    if script.is_file():
+        report(
+            "manifesto --help (console script)",
+            measure([str(script), "--help"], runs),
+            base,
+            BUDGET,
+        )
+    else:
+        print(f"{script} not found: console script not measured")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""Small builders shared by the Kubernetes emitters."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+__all__ = ["meta", "env_entry", "pod_defaults", "digest8", "KUEUE_QUEUE", "KUEUE_PRIORITY"]
+
+KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
+KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
+
+
+def meta(name: str, namespace: str, labels: dict[str, str], annotations: dict[str, str] | None = None) -> dict:
+    out: dict[str, Any] = {"name": name, "namespace": namespace, "labels": dict(labels)}
+    if annotations:
+        out["annotations"] = dict(annotations)
+    return out
+
+
+def env_entry(var) -> dict:
+    if var.secret is not None:
+        name, key = var.secret
+        return {"name": var.name, "valueFrom": {"secretKeyRef": {"name": name, "key": key, "optional": True}}}
+    if var.field_ref is not None:
+        return {"name": var.name, "valueFrom": {"fieldRef": {"fieldPath": var.field_ref}}}
+    return {"name": var.name, "value": var.value or ""}
+
+
+def pod_defaults(plan, spec: dict, *, gpu: bool) -> dict:
+    """Apply cluster-owned placement to a PodSpec (GPU placement only on GPU pods)."""
+    p = plan.placement
+    if gpu and p.node_selector:
+        spec["nodeSelector"] = dict(p.node_selector)
+    if gpu and p.affinity:
+        spec["affinity"] = json.loads(json.dumps(p.affinity))
+    if gpu and p.tolerations:
+        spec["tolerations"] = [dict(t) for t in p.tolerations]
+    if p.image_pull_secrets:
+        spec["imagePullSecrets"] = [{"name": n} for n in p.image_pull_secrets]
+    if p.termination_grace_period_seconds is not None:
+        spec["terminationGracePeriodSeconds"] = p.termination_grace_period_seconds
+    if p.dns_policy:
+        spec["dnsPolicy"] = p.dns_policy
+    if p.dns_config:
+        spec["dnsConfig"] = dict(p.dns_config)
+    if gpu and p.security_context:
+        spec["securityContext"] = dict(p.security_context)
+    return spec
+
+
+def digest8(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:8]

@@ -1,0 +1,269 @@
+"""Model-server objects: pods, Deployments / LeaderWorkerSets, Services, claim templates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from manifesto.render.k8s.common import KUEUE_PRIORITY, KUEUE_QUEUE, digest8, env_entry, meta, pod_defaults
+from manifesto.render.k8s.sidecars import exporter_containers, exporter_volumes, pd_proxy
+from manifesto.render.launch import K8S, launch_script
+
+__all__ = ["model_objects", "claim_template_name", "serving_service_name", "model_service_account"]
+
+LWS_API = "leaderworkerset.x-k8s.io/v1"
+WORKER_INDEX = "leaderworkerset.sigs.k8s.io/worker-index"
+GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"
+STARTUP_PERIOD = 10
+STARTUP_FAILURES = 720  # two hours for large MoE checkpoints to load and compile
+
+
+def model_service_account(plan) -> str | None:
+    return f"{plan.instance}-model-server" if plan.openshift_scc else None
+
+
+def serving_service_name(plan, role) -> str:
+    return f"{role.workload_name}-http" if role.workload_name != plan.instance else f"{plan.instance}-http"
+
+
+def _claim_spec(plan, role) -> dict:
+    return {
+        "devices": {
+            "requests": [{
+                "name": "gpu",
+                "exactly": {
+                    "deviceClassName": plan.accelerator.device_class_name,
+                    "allocationMode": "ExactCount",
+                    "count": role.resources.gpus,
+                },
+            }]
+        }
+    }
+
+
+def claim_template_name(plan, role) -> str:
+    base = f"{role.workload_name}-accelerator"[:54].rstrip("-")
+    return f"{base}-{digest8(_claim_spec(plan, role))}"
+
+
+def _resources(plan, role) -> dict:
+    r = role.resources
+    requests: dict[str, Any] = {"cpu": r.cpu, "memory": r.memory}
+    limits: dict[str, Any] = {"memory": r.memory}
+    if r.ephemeral_storage:
+        requests["ephemeral-storage"] = limits["ephemeral-storage"] = r.ephemeral_storage
+    acc = plan.accelerator
+    if acc.backend != "dra":
+        requests[acc.resource_name] = limits[acc.resource_name] = str(r.gpus)
+    for name, value in r.extra:
+        requests[name] = limits[name] = value
+    out: dict[str, Any] = {"requests": requests, "limits": limits}
+    claims = ([{"name": "accelerator"}] if acc.backend == "dra" else []) + [{"name": c.name} for c in role.claims]
+    if claims:
+        out["claims"] = claims
+    return out
+
+
+def _probe_exec(role, serving: tuple[int, ...] | None, port: int) -> dict:
+    """A bash-only HTTP check (no curl needed); nodes outside ``serving`` report healthy."""
+    check = (
+        f'exec 3<>/dev/tcp/127.0.0.1/{port} && printf "GET /health HTTP/1.0\\r\\n\\r\\n" >&3 '
+        '&& head -n 1 <&3 | grep -q " 200 "'
+    )
+    if serving is not None:
+        cases = "|".join(str(i) for i in serving)
+        check = f'case "${{LWS_WORKER_INDEX:-0}}" in {cases}) {check} ;; *) exit 0 ;; esac'
+    return {"exec": {"command": ["/bin/bash", "-c", check]}}
+
+
+def _probes(role, template_nodes: tuple[int, ...]) -> dict:
+    """Startup and readiness probes for a pod template used by ``template_nodes``."""
+    lay = role.layout
+    serving = [n for n in template_nodes if n in lay.serving_nodes]
+    if not serving:
+        return {}
+    if lay.launch == "multi-port":
+        handler = {"httpGet": {"path": "/health", "port": "dp-supervisor"}}
+    elif len(serving) == len(template_nodes):
+        handler = {"httpGet": {"path": "/health", "port": lay.backend_ports[0]}}
+    else:
+        handler = _probe_exec(role, tuple(serving), lay.backend_ports[0])
+    return {
+        "startupProbe": {**handler, "periodSeconds": STARTUP_PERIOD, "timeoutSeconds": 5,
+                         "failureThreshold": STARTUP_FAILURES},
+        "readinessProbe": {**handler, "periodSeconds": 10, "timeoutSeconds": 5, "failureThreshold": 3},
+    }
+
+
+def _ports(role) -> list[dict]:
+    lay = role.layout
+    ports = [{"name": f"vllm-{i}", "containerPort": p, "protocol": "TCP"} for i, p in enumerate(lay.backend_ports)]
+    if lay.launch == "multi-port":
+        ports.append({"name": "dp-supervisor", "containerPort": lay.supervisor_port, "protocol": "TCP"})
+    if lay.dp > 1 and lay.nodes > 1:
+        ports.append({"name": "dp-rpc", "containerPort": lay.rpc_port, "protocol": "TCP"})
+    return ports
+
+
+def _volumes(plan, role) -> tuple[list[dict], list[dict]]:
+    st = role.storage
+    vols = [{"name": v.name, **v.source} for v in st.volumes]
+    mounts = []
+    for m in st.mounts:
+        entry: dict[str, Any] = {"name": m.name, "mountPath": m.path}
+        if m.read_only:
+            entry["readOnly"] = True
+        if m.sub_path:
+            entry["subPath"] = m.sub_path
+        mounts.append(entry)
+    shm: dict[str, Any] = {"medium": "Memory"}
+    if role.resources.shm_size:
+        shm["sizeLimit"] = role.resources.shm_size
+    vols.append({"name": "dshm", "emptyDir": shm})
+    mounts.append({"name": "dshm", "mountPath": "/dev/shm"})
+    for i, dev in enumerate(plan.placement.extra_devices):
+        vols.append({"name": f"device-{i}", "hostPath": {"path": dev}})
+        mounts.append({"name": f"device-{i}", "mountPath": dev})
+    return vols, mounts
+
+
+def _container(plan, role, template_nodes: tuple[int, ...]) -> dict:
+    vols, mounts = _volumes(plan, role)
+    c: dict[str, Any] = {
+        "name": "vllm",
+        "image": role.image,
+        "command": ["/bin/bash", "-c", launch_script(plan, role, K8S)],
+        "env": [env_entry(v) for v in role.env],
+        "ports": _ports(role),
+        "resources": _resources(plan, role),
+        "volumeMounts": mounts,
+    }
+    p = plan.placement
+    if p.image_pull_policy:
+        c["imagePullPolicy"] = p.image_pull_policy
+    if p.working_dir:
+        c["workingDir"] = p.working_dir
+    if p.container_security_context:
+        c["securityContext"] = dict(p.container_security_context)
+    c.update(_probes(role, template_nodes))
+    return c
+
+
+def _affinity(plan, role, spec: dict) -> None:
+    if role.workload_kind != "LeaderWorkerSet" or not role.same_topology_key:
+        return
+    affinity = spec.setdefault("affinity", {})
+    terms = affinity.setdefault("podAffinity", {}).setdefault("requiredDuringSchedulingIgnoredDuringExecution", [])
+    terms.append({
+        "labelSelector": {"matchLabels": dict(role.selector)},
+        "matchLabelKeys": [GROUP_KEY],
+        "topologyKey": role.same_topology_key,
+    })
+
+
+def _pod_template(plan, role, template_nodes: tuple[int, ...], *, queue_on_pod: bool) -> dict:
+    vols, _ = _volumes(plan, role)
+    labels = dict(role.labels)
+    if queue_on_pod and plan.kueue_queue:
+        labels[KUEUE_QUEUE] = plan.kueue_queue
+    spec: dict[str, Any] = {}
+    if role.proxy:
+        spec["initContainers"] = [pd_proxy(plan, role)]
+    spec["containers"] = [_container(plan, role, template_nodes), *exporter_containers(plan)]
+    spec["volumes"] = vols + exporter_volumes(plan)
+    sa = model_service_account(plan)
+    if sa:
+        spec["serviceAccountName"] = sa
+    claims = []
+    if plan.accelerator.backend == "dra":
+        claims.append({"name": "accelerator", "resourceClaimTemplateName": claim_template_name(plan, role)})
+    claims += [{"name": c.name, "resourceClaimTemplateName": c.template} for c in role.claims]
+    if claims:
+        spec["resourceClaims"] = claims
+    pod_defaults(plan, spec, gpu=True)
+    _affinity(plan, role, spec)
+    metadata: dict[str, Any] = {"labels": labels}
+    annotations = dict(plan.placement.annotations)
+    if role.routing_label is not None:
+        annotations["inference.networking.k8s.io/active-ports"] = ",".join(map(str, role.layout.public_ports))
+    if annotations:
+        metadata["annotations"] = dict(sorted(annotations.items()))
+    return {"metadata": metadata, "spec": spec}
+
+
+def _workload_labels(plan, role) -> dict[str, str]:
+    labels = dict(role.labels)
+    if plan.kueue_queue:
+        labels[KUEUE_QUEUE] = plan.kueue_queue
+        if plan.kueue_priority_class:
+            labels[KUEUE_PRIORITY] = plan.kueue_priority_class
+    return labels
+
+
+def _deployment(plan, role) -> dict:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": meta(role.workload_name, plan.namespace, _workload_labels(plan, role)),
+        "spec": {
+            "replicas": role.layout.replicas,
+            "selector": {"matchLabels": dict(role.selector)},
+            # Replace pods rather than surge: a second copy of a GPU pod rarely fits.
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": "100%"}},
+            "template": _pod_template(plan, role, (0,), queue_on_pod=True),
+        },
+    }
+
+
+def _leaderworkerset(plan, role) -> dict:
+    lay = role.layout
+    workers = tuple(range(1, lay.nodes))
+    leader_probes = _probes(role, (0,))
+    worker_probes = _probes(role, workers) if workers else leader_probes
+    lwt: dict[str, Any] = {"size": lay.nodes}
+    if workers and leader_probes != worker_probes:
+        lwt["leaderTemplate"] = _pod_template(plan, role, (0,), queue_on_pod=False)
+    lwt["workerTemplate"] = _pod_template(plan, role, workers or (0,), queue_on_pod=False)
+    return {
+        "apiVersion": LWS_API,
+        "kind": "LeaderWorkerSet",
+        "metadata": meta(role.workload_name, plan.namespace, _workload_labels(plan, role)),
+        "spec": {
+            "replicas": lay.replicas,
+            "leaderWorkerTemplate": lwt,
+            "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdateConfiguration": {"maxUnavailable": "100%"}},
+        },
+    }
+
+
+def _service(plan, role) -> dict:
+    lay = role.layout
+    selector = dict(role.selector)
+    if role.workload_kind == "LeaderWorkerSet" and lay.serving_nodes == (0,):
+        selector[WORKER_INDEX] = "0"
+    ports = [{"name": f"http-{i}", "port": p, "targetPort": p, "protocol": "TCP"} for i, p in enumerate(lay.public_ports)]
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": meta(serving_service_name(plan, role), plan.namespace, role.labels),
+        "spec": {"type": "ClusterIP", "selector": selector, "ports": ports},
+    }
+
+
+def _claim_template(plan, role) -> dict:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": meta(claim_template_name(plan, role), plan.namespace, role.labels),
+        "spec": {"spec": _claim_spec(plan, role)},
+    }
+
+
+def model_objects(plan) -> dict[str, list[dict]]:
+    """Model-server objects grouped by kind for the caller's fixed ordering."""
+    out: dict[str, list[dict]] = {"ResourceClaimTemplate": [], "Service": [], "workload": []}
+    for role in plan.roles:
+        if plan.accelerator.backend == "dra":
+            out["ResourceClaimTemplate"].append(_claim_template(plan, role))
+        out["Service"].append(_service(plan, role))
+        out["workload"].append(_leaderworkerset(plan, role) if role.workload_kind == "LeaderWorkerSet" else _deployment(plan, role))
+    return out

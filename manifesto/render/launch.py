@@ -1,0 +1,192 @@
+"""The model-server launch script, shared by the Kubernetes and Slurm renderers.
+
+The script is plain bash (``set -euo pipefail``). A platform supplies three shell
+expressions: this node's index within the replica, the replica leader's address, and a
+function body that prints the address of node N. Everything else (log tee, crash
+cleanup of compiled caches, vllm-envs activation, pre-launch hooks, the ``vllm serve``
+command line with its DP/TP/PP flags) is decided here, once, from the Plan.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from manifesto.resolve.plan import Plan, RolePlan
+
+__all__ = ["Platform", "K8S", "launch_script", "serve_args"]
+
+
+@dataclass(frozen=True)
+class Platform:
+    node_index: str  # shell expression
+    leader: str  # shell expression
+    node_address_body: str  # body of node_address() { ... } printing the address of node $1
+    log_name: str  # shell expression naming this node's log file
+
+
+K8S = Platform(
+    node_index='"${LWS_WORKER_INDEX:-0}"',
+    leader='"${LWS_LEADER_ADDRESS:-127.0.0.1}"',
+    node_address_body=(
+        '  # LWS pods are <lws>-<group>-<index>.<lws>.<namespace>; the leader drops "-0".\n'
+        '  if [ "$1" -eq 0 ]; then echo "$LEADER"; else echo "${LEADER%%.*}-$1.${LEADER#*.}"; fi'
+    ),
+    log_name='"${HOSTNAME:-pod}.log"',
+)
+
+
+def _q(text: str) -> str:
+    quoted = shlex.quote(text)
+    # Commas are safe unquoted, but quoting them keeps readers (and shellcheck) from
+    # mistaking a list value for several array elements.
+    return f"'{text}'" if quoted == text and "," in text else quoted
+
+
+def serve_args(plan: Plan, role: RolePlan) -> list[str]:
+    """The fixed part of ``vllm serve``, one flag (and its value) per item."""
+    lay = role.layout
+    out = [f"serve {_q(plan.model_id)}", f"--tensor-parallel-size {lay.tp}"]
+    if lay.pp > 1:
+        out.append(f"--pipeline-parallel-size {lay.pp}")
+    if lay.ep:
+        out.append("--enable-expert-parallel")
+    for arg in role.args:
+        if arg.raw:
+            out.append(arg.flag)  # trusted shell syntax, emitted verbatim
+        elif arg.value is None:
+            out.append(_q(arg.flag))
+        else:
+            out.append(f"{_q(arg.flag)} {_q(arg.value)}")
+    return out
+
+
+def _topology_block(role: RolePlan) -> list[str]:
+    """Shell lines appending the per-node DP/TP/PP flags to the ``args`` array."""
+    lay = role.layout
+    port = lay.backend_ports[0]
+    lines: list[str] = []
+    npr = lay.nodes_per_rank
+    if npr > 1:
+        lines += [
+            f"RANK_NODES={npr}",
+            'RANK=$((NODE_INDEX / RANK_NODES))',
+            'RANK_NODE=$((NODE_INDEX % RANK_NODES))',
+            'RANK_HEAD=$(node_address $((RANK * RANK_NODES)))',
+            'args+=(--nnodes "$RANK_NODES" --node-rank "$RANK_NODE" --master-addr "$RANK_HEAD")',
+        ]
+    if lay.launch == "single":
+        if lay.nodes > 1:
+            lines += ['if [ "$NODE_INDEX" -eq 0 ]; then', f"  args+=(--port {port})", "else", "  args+=(--headless)", "fi"]
+        else:
+            lines.append(f"args+=(--port {port})")
+        return lines
+    dp_common = f'args+=(--data-parallel-size {lay.dp} --data-parallel-address "$DP_HEAD" --data-parallel-rpc-port {lay.rpc_port})'
+    head = '"$LEADER"' if lay.nodes > 1 else "127.0.0.1"
+    lines.insert(0, f"DP_HEAD={head}")
+    lines.append(dp_common)
+    if lay.launch == "internal":
+        local = lay.ranks_per_node
+        start = "RANK" if npr > 1 else f"$((NODE_INDEX * {local}))"
+        first = '[ "$NODE_INDEX" -eq 0 ]'
+        lines += [
+            f"args+=(--data-parallel-size-local {local})",
+            f"if {first}; then",
+            f"  args+=(--port {port})",
+            "else",
+            "  # vLLM's internal load balancer: only node 0 serves HTTP; the rest run engines.",
+            f'  args+=(--headless --data-parallel-start-rank "{"$RANK" if npr > 1 else start}")',
+            "fi",
+        ]
+        return lines
+    if lay.launch == "external-rank":
+        rank = '"$RANK"' if npr > 1 else '"$NODE_INDEX"'
+        lines.append(f"args+=(--data-parallel-size-local 1 --data-parallel-rank {rank} --data-parallel-external-lb)")
+        if npr > 1:
+            lines += ['if [ "$RANK_NODE" -eq 0 ]; then', f"  args+=(--port {port})", "else", "  args+=(--headless)", "fi"]
+        else:
+            lines.append(f"args+=(--port {port})")
+        return lines
+    local = lay.ranks_per_node
+    lines += [
+        "# One API server per local DP rank on consecutive ports, under vLLM's DP supervisor.",
+        f"args+=(--port {port} --data-parallel-size-local {local} "
+        f'--data-parallel-start-rank "$((NODE_INDEX * {local}))" '
+        f"--data-parallel-multi-port-external-lb --data-parallel-supervisor-port {lay.supervisor_port})",
+    ]
+    return lines
+
+
+def _cleanup_block(role: RolePlan) -> list[str]:
+    st = role.storage
+    if not st.cleanup_on_crash:
+        return []
+    dirs = " ".join(_q(d) for d in st.cache_dirs)
+    marker = f'{_q(st.marker_dir)}/".manifesto-running-${{HOSTNAME:-pod}}"'
+    return [
+        "# Compiled caches from a crashed run can be corrupt: clear them after a failed exit, or",
+        "# when this container restarts and finds the marker its previous run never removed.",
+        "# FlashInfer autotuning results are kept.",
+        "clear_compiled_caches() {",
+        '  echo "manifesto: clearing compiled caches after an unclean exit" >&2',
+        f"  for dir in {dirs}; do",
+        '    [ -d "$dir" ] || continue',
+        '    find "$dir" -mindepth 1 -maxdepth 1 ! -name flashinfer_autotune_cache -exec rm -rf {} +',
+        "  done",
+        "}",
+        f"MARKER={marker}",
+        f"mkdir -p {_q(st.marker_dir)}",
+        'if [ -e "$MARKER" ]; then clear_compiled_caches; fi',
+        'touch "$MARKER"',
+    ]
+
+
+def launch_script(plan: Plan, role: RolePlan, platform: Platform = K8S) -> str:
+    lay = role.layout
+    lines = ["set -euo pipefail"]
+    topology = _topology_block(role)
+    used = "\n".join(topology)
+    if "NODE_INDEX" in used:
+        lines.append(f"NODE_INDEX={platform.node_index}")
+    if "LEADER" in used or lay.nodes_per_rank > 1:
+        lines.append(f"LEADER={platform.leader}")
+    if lay.nodes_per_rank > 1:
+        lines += ["node_address() {", platform.node_address_body, "}"]
+    if role.storage.log_dir:
+        lines += [
+            f"LOG_DIR={_q(role.storage.log_dir)}",
+            'mkdir -p "$LOG_DIR"',
+            f'exec > >(tee -a "$LOG_DIR"/{platform.log_name}) 2>&1',
+        ]
+    lines += _cleanup_block(role)
+    if role.vllm_env:
+        env = _q(role.vllm_env)
+        lines += [
+            f"VLLM_ENV={env}",
+            'if [ ! -f "$VLLM_ENV/.venv/bin/activate" ]; then',
+            '  echo "manifesto: vllm-envs worktree $VLLM_ENV or its .venv/bin/activate is missing" >&2',
+            "  exit 1",
+            "fi",
+            "# shellcheck disable=SC1091",
+            'source "$VLLM_ENV/.venv/bin/activate"',
+        ]
+    for hook in role.pre_launch:
+        lines.append(hook)
+    lines += ["args=(", *("  " + item for item in serve_args(plan, role)), ")"]
+    lines += topology
+    if role.storage.cleanup_on_crash:
+        lines += [
+            'vllm "${args[@]}" &',
+            "child=$!",
+            "trap 'kill -TERM \"$child\" 2>/dev/null' TERM INT",
+            "status=0",
+            'wait "$child" || status=$?',
+            '# A signal interrupts the first wait; wait again for the real exit status.',
+            'if kill -0 "$child" 2>/dev/null; then wait "$child" || status=$?; fi',
+            'if [ "$status" -ne 0 ] && [ "$status" -ne 143 ]; then clear_compiled_caches; fi',
+            'rm -f "$MARKER"',
+            'exit "$status"',
+        ]
+    else:
+        lines.append('exec vllm "${args[@]}"')
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,97 @@
+"""Test-wide set-up: ``--update-golden``, the shared kits and the Slurm fixtures.
+
+The Slurm fixtures ``slurm_cluster`` and ``sbatch_wait`` come from the kit's own
+``pytest_local_slurm.py`` in ``<shared>/slurm``, imported from there (not copied).
+Without the kit they skip, or fail under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import kit
+
+SLURM_KIT = kit.shared_dir() / "slurm"
+
+if (SLURM_KIT / "pytest_local_slurm.py").is_file():
+    if str(SLURM_KIT) not in sys.path:
+        sys.path.insert(0, str(SLURM_KIT))
+    from pytest_local_slurm import sbatch_wait, slurm_cluster  # noqa: F401
+else:
+    _NO_KIT = f"Slurm kit not found at {SLURM_KIT} (set MANIFESTO_SHARED_DIR)"
+
+    @pytest.fixture(scope="session")
+    def slurm_cluster():
+        kit.unavailable(_NO_KIT)
+
+    @pytest.fixture
+    def sbatch_wait(slurm_cluster):
+        kit.unavailable(_NO_KIT)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="rewrite golden files with the current output instead of comparing",
+    )
+
+
+@pytest.fixture(scope="session")
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
+
+
+@pytest.fixture(scope="session")
+def shared_dir():
+    """The shared kits directory (skips, or fails under CI=true, when absent)."""
+    return kit.require_shared()
+
+
+# Under pytest-xdist every worker runs the session fixture `slurm_cluster`: the
+# first one starts the cluster and the others reuse it. The starter's teardown
+# would stop the cluster while other workers may still be submitting jobs, so
+# workers always keep it, report that they started it, and the controller stops
+# it once every worker is done (unless the user asked to keep it).
+_STARTED_SLURM = pytest.StashKey[set]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_STARTED_SLURM] = set()
+    if hasattr(config, "workerinput"):
+        os.environ["LOCAL_SLURM_KEEP"] = "1"
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    cluster = getattr(item, "funcargs", {}).get("slurm_cluster")  # the kit's exports
+    if (
+        hasattr(item.config, "workeroutput")
+        and isinstance(cluster, dict)
+        and cluster.get("LOCAL_SLURM_STARTED") == "1"
+    ):
+        item.config.workeroutput["local_slurm_started"] = cluster["LOCAL_SLURM_DIR"]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    state_dir = getattr(node, "workeroutput", {}).get("local_slurm_started")
+    if state_dir:
+        node.config.stash[_STARTED_SLURM].add(state_dir)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if os.environ.get("LOCAL_SLURM_KEEP") == "1" or hasattr(
+        session.config, "workerinput"
+    ):
+        return
+    for state_dir in sorted(session.config.stash.get(_STARTED_SLURM, ())):
+        subprocess.run(
+            [str(SLURM_KIT / "stop-local-slurm")],
+            env={**os.environ, "LOCAL_SLURM_DIR": state_dir},
+            capture_output=True,
+            timeout=120,
+        )

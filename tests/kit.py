@@ -1,0 +1,181 @@
+"""Helpers for tests that drive real tools: the schema validator and the Slurm kit
+from ``../shared``, shellcheck, and the ``manifesto`` CLI in a subprocess.
+
+Plain functions, imported by test modules (``from kit import ...``) and by
+``conftest.py``. The rule for anything external: when it is missing, the test
+skips, except under ``CI=true``, where it fails, so a green CI really ran it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import NoReturn, Self
+
+import pytest
+import yaml
+
+__all__ = [
+    "REPO_ROOT",
+    "Script",
+    "extract_scripts",
+    "require_shared",
+    "run_cli",
+    "shared_dir",
+    "shellcheck",
+    "unavailable",
+    "validate_manifests",
+]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+_SHELLS = {"bash", "sh"}
+_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+
+
+def unavailable(reason: str) -> NoReturn:
+    """Skip the current test, or fail it when ``CI=true``."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"required in CI: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def shared_dir() -> Path:
+    """The shared kits: ``$MANIFESTO_SHARED_DIR``, else ``shared/`` beside the repo."""
+    override = os.environ.get("MANIFESTO_SHARED_DIR")
+    return Path(override).resolve() if override else REPO_ROOT.parent / "shared"
+
+
+def require_shared(subpath: str = "") -> Path:
+    """``subpath`` inside the shared dir; skips (fails under CI) when it is missing."""
+    path = shared_dir() / subpath
+    if not path.exists():
+        unavailable(f"{path} not found (set MANIFESTO_SHARED_DIR)")
+    return path
+
+
+def _check(argv: list[str], text: str) -> tuple[bool, str]:
+    proc = subprocess.run(argv, input=text, capture_output=True, text=True)
+    output = "\n".join(s for s in (proc.stdout.rstrip(), proc.stderr.rstrip()) if s)
+    return (
+        proc.returncode == 0,
+        f"$ {' '.join(argv)}  (exit {proc.returncode})\n{output}",
+    )
+
+
+def validate_manifests(yaml_text: str) -> None:
+    """Validate multi-document Kubernetes YAML with ``k8s-schemas/validate-manifests``.
+
+    Raises AssertionError carrying the tool's whole output when it does not exit 0.
+    """
+    script = require_shared("k8s-schemas/validate-manifests")
+    ok, report = _check([sys.executable, str(script), "-"], yaml_text)
+    if not ok:
+        raise AssertionError(f"validate-manifests rejected the manifests:\n{report}")
+
+
+def shellcheck(script_text: str, shell: str = "bash") -> None:
+    """Check a script with ``<shell> -n`` and ``shellcheck -s <shell>``.
+
+    Raises AssertionError with both tools' output when either complains.
+    ``--norc`` keeps a developer's ~/.shellcheckrc out of the verdict.
+    """
+    if shutil.which("shellcheck") is None:
+        unavailable("shellcheck is not installed (apt-get install shellcheck)")
+    checks = [[shell, "-n"], ["shellcheck", "--norc", "-s", shell, "-"]]
+    results = [_check(argv, script_text) for argv in checks]
+    if not all(ok for ok, _ in results):
+        reports = "\n\n".join(report for _, report in results)
+        raise AssertionError(
+            f"{shell} script failed its checks:\n{reports}\n\n"
+            f"--- script ---\n{script_text}"
+        )
+
+
+class Script(str):
+    """A script found in a manifest: its text, plus ``shell`` and ``where``."""
+
+    shell: str
+    where: str
+
+    def __new__(cls, text: str, shell: str, where: str) -> Self:
+        self = super().__new__(cls, text)
+        self.shell = shell
+        self.where = where
+        return self
+
+
+def _shell_script(argv: list) -> tuple[str, str] | None:
+    """``(shell, script)`` when argv runs ``bash|sh [options] -c SCRIPT``, else None."""
+    words = [str(w) for w in argv]
+    at = next((i for i, w in enumerate(words) if os.path.basename(w) in _SHELLS), None)
+    if at is None:
+        return None
+    shell, rest = os.path.basename(words[at]), iter(words[at + 1 :])
+    for opt in rest:
+        if opt in ("-o", "+o", "-O", "+O"):  # `-o pipefail`: the name is the next word
+            next(rest, None)
+        elif opt.startswith("-") and not opt.startswith("--") and "c" in opt[1:]:
+            script = next(rest, None)
+            return (shell, script) if script is not None else None
+        elif not opt.startswith(("-", "+")):
+            return None  # `bash script.sh`: not an inline script
+    return None
+
+
+def _containers(node, where: str):
+    """Yield ``(where, container)`` for every container anywhere below node."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in _CONTAINER_LISTS and isinstance(value, list):
+                for c in value:
+                    if isinstance(c, dict):
+                        yield f"{where} {key}[{c.get('name', '?')}]", c
+            yield from _containers(value, where)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _containers(item, where)
+
+
+def extract_scripts(yaml_text: str) -> list[Script]:
+    """Every ``bash -c`` / ``sh -c`` script in the containers of a multi-doc k8s YAML.
+
+    ``command`` and ``args`` are read as one argv, so both ``command: [bash, -c]``
+    with the script in ``args`` and ``command: [bash, -ec, SCRIPT]`` are found.
+    """
+    scripts = []
+    for doc in yaml.safe_load_all(yaml_text):
+        if not isinstance(doc, dict):
+            continue
+        obj = f"{doc.get('kind', '?')}/{(doc.get('metadata') or {}).get('name', '?')}"
+        for where, container in _containers(doc, obj):
+            argv = [*(container.get("command") or []), *(container.get("args") or [])]
+            found = _shell_script(argv)
+            if found is not None:
+                scripts.append(Script(found[1], shell=found[0], where=where))
+    return scripts
+
+
+def run_cli(
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: str | os.PathLike | None = None,
+    input: str | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m manifesto ARGS`` with this interpreter; output captured as text.
+
+    ``env`` entries are added to (and override) the current environment.
+    """
+    return subprocess.run(
+        [sys.executable, "-m", "manifesto", *args],
+        env={**os.environ, **env} if env is not None else None,
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

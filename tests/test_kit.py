@@ -1,0 +1,202 @@
+"""The test kit itself, against the real tools it wraps."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+
+import pytest
+
+from kit import extract_scripts, require_shared, run_cli, shellcheck, validate_manifests
+
+CLEAN_SCRIPT = textwrap.dedent(
+    """\
+    #!/bin/bash
+    set -euo pipefail
+    port="${PORT:-8000}"
+    exec vllm serve "$MODEL" --port "$port"
+    """
+)
+
+
+# ---------------------------------------------------------------- CI rule
+
+
+@pytest.mark.parametrize(
+    ("ci", "outcome"),
+    [
+        (None, pytest.skip.Exception),
+        ("false", pytest.skip.Exception),
+        ("true", pytest.fail.Exception),
+    ],
+    ids=["no-ci", "ci-false", "ci-true"],
+)
+def test_require_shared_missing_skips_or_fails_in_ci(
+    monkeypatch, tmp_path, ci, outcome
+):
+    monkeypatch.setenv("MANIFESTO_SHARED_DIR", str(tmp_path / "absent"))
+    if ci is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", ci)
+    with pytest.raises(outcome, match="absent"):
+        require_shared("k8s-schemas")
+
+
+def test_require_shared_returns_existing_path(monkeypatch, tmp_path):
+    (tmp_path / "kit").mkdir()
+    monkeypatch.setenv("MANIFESTO_SHARED_DIR", str(tmp_path))
+    assert require_shared("kit") == tmp_path / "kit"
+
+
+def test_update_golden_reflects_the_option(update_golden, pytestconfig):
+    assert update_golden is pytestconfig.getoption("--update-golden")
+
+
+# ---------------------------------------------------------------- validate-manifests
+
+
+@pytest.mark.k8s_schemas
+def test_validate_manifests_accepts_good_core():
+    validate_manifests(
+        require_shared("k8s-schemas/examples/good-core.yaml").read_text()
+    )
+
+
+@pytest.mark.k8s_schemas
+def test_validate_manifests_rejects_bad_with_full_output():
+    examples = require_shared("k8s-schemas/examples")
+    with pytest.raises(AssertionError) as excinfo:
+        validate_manifests((examples / "bad.yaml").read_text())
+    message = str(excinfo.value)
+    # Every line the tool printed is in the error, the last document's included.
+    for line in (examples / "bad.expected").read_text().splitlines():
+        assert line in message
+
+
+# ---------------------------------------------------------------- shellcheck
+
+
+@pytest.mark.integration
+def test_shellcheck_accepts_clean_script():
+    shellcheck(CLEAN_SCRIPT)
+
+
+@pytest.mark.integration
+def test_shellcheck_rejects_unquoted_variable():
+    with pytest.raises(AssertionError, match="SC2086"):
+        shellcheck("#!/bin/bash\nrm -rf $TARGET_DIR\n")
+
+
+@pytest.mark.integration
+def test_shellcheck_reports_syntax_error_from_bash_n():
+    with pytest.raises(AssertionError, match=r"bash -n  \(exit 2\)"):
+        shellcheck("if true; then\n  echo unterminated\n")
+
+
+@pytest.mark.integration
+def test_shellcheck_checks_posix_sh():
+    shellcheck('set -eu\necho "$HOME"\n', shell="sh")
+    with pytest.raises(AssertionError, match="SC3010"):  # [[ ]] is not POSIX
+        shellcheck('if [[ -n "$HOME" ]]; then echo yes; fi\n', shell="sh")
+
+
+# ---------------------------------------------------------------- extract_scripts
+
+MANIFESTS = textwrap.dedent(
+    """\
+    apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: not-a-workload}
+    data: {command: "bash -c 'not a container'"}
+    ---
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: vllm}
+    spec:
+      template:
+        spec:
+          initContainers:
+          - name: fetch
+            command: [/bin/sh, -c, "echo fetching"]
+          containers:
+          - name: vllm
+            command: [bash, -ec]
+            args: ["exec vllm serve \\"$MODEL\\""]
+          - name: sidecar
+            command: [/usr/bin/proxy]
+            args: [--port, "8000"]
+          - name: file
+            command: [bash, /scripts/run.sh]
+    ---
+    apiVersion: leaderworkerset.x-k8s.io/v1
+    kind: LeaderWorkerSet
+    metadata: {name: lws}
+    spec:
+      leaderWorkerTemplate:
+        workerTemplate:
+          spec:
+            containers:
+            - name: worker
+              command: [/usr/bin/env, bash, -o, pipefail, -c, "echo $LWS_WORKER_INDEX"]
+    ---
+    """
+)
+
+
+def test_extract_scripts_finds_every_inline_shell_script():
+    scripts = extract_scripts(MANIFESTS)
+    assert [(s.where, s.shell, str(s)) for s in scripts] == [
+        ("Deployment/vllm initContainers[fetch]", "sh", "echo fetching"),
+        ("Deployment/vllm containers[vllm]", "bash", 'exec vllm serve "$MODEL"'),
+        ("LeaderWorkerSet/lws containers[worker]", "bash", "echo $LWS_WORKER_INDEX"),
+    ]
+
+
+@pytest.mark.integration
+def test_extracted_scripts_feed_shellcheck():
+    fetch, vllm, worker = extract_scripts(MANIFESTS)
+    shellcheck(fetch, shell=fetch.shell)
+    shellcheck(vllm, shell=vllm.shell)
+    with pytest.raises(AssertionError, match="SC2086"):
+        shellcheck(worker, shell=worker.shell)
+
+
+# ---------------------------------------------------------------- run_cli
+
+
+def test_run_cli_runs_the_package_with_this_interpreter(tmp_path):
+    result = run_cli("--help", cwd=tmp_path, env={"MANIFESTO_TEST": "1"})
+    assert isinstance(result, subprocess.CompletedProcess)
+    assert result.args[1:] == ["-m", "manifesto", "--help"]
+    assert result.returncode == 0, result.stderr
+
+
+# ---------------------------------------------------------------- Slurm
+
+
+@pytest.mark.slurm
+@pytest.mark.integration
+def test_sbatch_test_only_accepts_one_node_job(slurm_cluster, tmp_path):
+    script = tmp_path / "tiny.sbatch"
+    script.write_text(
+        textwrap.dedent(
+            """\
+            #!/bin/bash
+            #SBATCH --job-name=tiny
+            #SBATCH --nodes=1
+            #SBATCH --gres=gpu:1
+            #SBATCH --time=00:01:00
+            #SBATCH --output=%x-%j.out
+            echo "on $SLURMD_NODENAME"
+            """
+        )
+    )
+    result = subprocess.run(
+        ["sbatch", "--test-only", str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "to start at" in result.stderr  # Slurm answers on stderr
