@@ -17,8 +17,6 @@ Anything else that escapes is a bug, and the CLI lets it show its traceback.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 __all__ = [
     "Origin",
     "ManifestoError",
@@ -36,13 +34,24 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
 class Origin:
     """Where a value came from: ``file:line:col`` (1-based), or just the file."""
 
-    file: str
-    line: int = 0
-    col: int = 0
+    __slots__ = ("file", "line", "col")
+
+    def __init__(self, file: str, line: int = 0, col: int = 0) -> None:
+        self.file = file
+        self.line = line
+        self.col = col
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Origin) and (self.file, self.line, self.col) == (other.file, other.line, other.col)
+
+    def __hash__(self) -> int:
+        return hash((self.file, self.line, self.col))
+
+    def __repr__(self) -> str:
+        return f"Origin({self.file!r}, {self.line}, {self.col})"
 
     def __str__(self) -> str:
         if self.line:
