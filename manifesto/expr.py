@@ -113,6 +113,8 @@ def evaluate(expr: str | int | float, names: Mapping[str, Number], origin: Origi
         value = _Parser(expr, names).parse()
     except ValueError as exc:
         raise ExpressionError(f"in expression '{expr}': {exc}", origin, path) from None
+    except RecursionError:
+        raise ExpressionError("expression nests too deeply", origin, path) from None
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value

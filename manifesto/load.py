@@ -60,7 +60,7 @@ def load_model_data(path: str | Path, _chain: tuple[str, ...] = ()) -> Loaded:
         raise SchemaError([ManifestoError("expected a mapping at the top of a model spec", locs.find(()))])
     parent = data.pop("extends", None)
     if parent is None:
-        return Loaded(data, locs, [real])
+        return Loaded(_strip_deletes(data), locs, [real])
     origin = locs.find(("extends",))
     if not isinstance(parent, str) or not parent:
         raise ExtendsError("extends must be a relative or absolute path to a YAML file", origin, "extends")
@@ -128,6 +128,8 @@ def _merge_roles(base: list, over: dict, locs: Locations, over_locs: Locations) 
 def _strip_deletes(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _strip_deletes(v) for k, v in value.items() if v != DELETE}
+    if isinstance(value, list):
+        return [_strip_deletes(v) for v in value]
     return value
 
 

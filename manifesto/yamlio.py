@@ -87,6 +87,8 @@ def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
     yaml.allow_duplicate_keys = False
     try:
         docs = list(yaml.load_all(text))
+    except RecursionError:
+        raise YamlSyntaxError("the YAML nests too deeply to be a spec", Origin(name)) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = _one_line(exc.problem or exc.context or "invalid YAML")
@@ -102,7 +104,10 @@ def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
         raise YamlSyntaxError("expected one YAML document, found several", Origin(name))
     root = docs[0] if docs else None
     locs = Locations(name)
-    data = _plain(root, (), locs, name)
+    try:
+        data = _plain(root, (), locs, name)
+    except RecursionError:
+        raise YamlSyntaxError("the YAML nests too deeply to be a spec", Origin(name)) from None
     if root is not None and hasattr(root, "lc"):
         locs.table[()] = Origin(name, root.lc.line + 1, root.lc.col + 1)
     return data, locs
@@ -127,7 +132,7 @@ def _plain(node: Any, path: PathKey, locs: Locations, name: str) -> Any:
     if isinstance(node, CommentedMap):
         out = {}
         for key, value in node.items():
-            line, col = node.lc.key(key)
+            line, col = _position(node.lc.key, key, node)
             k = key if isinstance(key, str) else _scalar(key)
             locs.table[path + (k,)] = Origin(name, line + 1, col + 1)
             out[k] = _plain(value, path + (k,), locs, name)
@@ -135,11 +140,22 @@ def _plain(node: Any, path: PathKey, locs: Locations, name: str) -> Any:
     if isinstance(node, CommentedSeq):
         out_list = []
         for i, value in enumerate(node):
-            line, col = node.lc.item(i)
+            line, col = _position(node.lc.item, i, node)
             locs.table[path + (i,)] = Origin(name, line + 1, col + 1)
             out_list.append(_plain(value, path + (i,), locs, name))
         return out_list
     return _scalar(node)
+
+
+def _position(lookup, key, node) -> tuple[int, int]:
+    """(line, col) of a key or item; merged (``<<``) and ``!!omap`` entries fall back to the node."""
+    try:
+        pos = lookup(key)
+    except (KeyError, TypeError, IndexError):
+        pos = None
+    if not pos or pos[0] is None:
+        return node.lc.line or 0, node.lc.col or 0
+    return pos[0], pos[1]
 
 
 def _scalar(value: Any) -> Any:
