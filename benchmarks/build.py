@@ -1,0 +1,189 @@
+"""Build-graph timings on a synthetic tree of 1,000 pairs, as ratios to ``python -c pass``.
+
+    uv run python benchmarks/build.py [--pairs 1000] [--runs N] [--renderer auto|real|fake]
+
+Prints: cold build with ``--jobs 1`` and ``--jobs 2``, a no-op build, and a build
+after editing one spec. ``real`` uses ``manifesto.target`` on copies of the bundled
+examples (every bundled spec extended into many variants); ``fake`` uses the test
+renderer (``tests/build/fake_renderer.py``) spinning ``--render-ms`` per render,
+close to the in-process render budget. ``auto`` picks real when it is importable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _timing import RUNS, baseline, measure, report
+
+REPO = Path(__file__).resolve().parent.parent
+FAKE_DIR = REPO / "tests" / "build"
+BUDGETS = {"no-op": 4.0}
+
+
+def main() -> None:
+    args = _parser().parse_args()
+    kind = _renderer_kind(args.renderer)
+    with tempfile.TemporaryDirectory(prefix="manifesto-bench-") as tmp:
+        template = Path(tmp) / "template"
+        env = _write_tree(template, kind, args.pairs, args.render_ms)
+        print(f"{_count_pairs(template, env)} pairs, renderer: {kind}"
+              + (f" ({args.render_ms} ms per render)" if kind == "fake" else ""))
+        base = baseline(args.runs)
+        report("python -c pass (baseline)", base, base)
+        checkouts = iter(range(1000))
+        cold1 = _cold(template, env, 1, args.cold_runs, checkouts)
+        report("cold build --jobs 1", cold1, base)
+        cold2 = _cold(template, env, 2, args.cold_runs, checkouts)
+        report("cold build --jobs 2", cold2, base)
+        print(f"{'  speed-up of --jobs 2':<36} {cold1 / cold2:8.2f}x  (budget >= 1.7x)")
+        root = _checkout(template, next(checkouts))
+        _runner(root, env)("build", "//::")
+        for name, argv in _noop_commands():
+            report(f"no-op: {name}", measure(argv, args.runs, env=env, cwd=root), base, BUDGETS["no-op"])
+        report("one edited spec (--jobs 1)", _edited(root, _runner(root, env), args.runs), base)
+
+
+def _noop_commands() -> list[tuple[str, list[str]]]:
+    """The no-op build as the build module runs it, and through the main CLI."""
+    commands = [("python -m manifesto.build build //::", _argv("build", "//::"))]
+    script = Path(sys.executable).parent / "manifesto"
+    if script.is_file():
+        commands.append(("manifesto build //::", [str(script), "build", "//::"]))
+    return commands
+
+
+def _count_pairs(template: Path, env: dict) -> int:
+    root = _checkout(template, "count")
+    proc = subprocess.run(_argv("matrix", "//::", "--format", "github"), cwd=root, env={**os.environ, **env},
+                          capture_output=True, text=True)
+    shutil.rmtree(root)
+    return proc.stdout.count('"model"') + proc.stderr.count("skipped:")
+
+
+def _checkout(template: Path, name) -> Path:
+    """A fresh copy of the tree: cold builds never pay for deleting the last one's files."""
+    root = template.parent / f"checkout-{name}"
+    shutil.copytree(template, root)
+    return root
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=1000, help="pairs in the synthetic tree (default 1000)")
+    parser.add_argument("--runs", type=int, default=RUNS, help=f"timed runs of fast commands (default {RUNS})")
+    parser.add_argument("--cold-runs", type=int, default=3, help="timed cold builds per --jobs value (default 3)")
+    parser.add_argument("--renderer", choices=("auto", "real", "fake"), default="auto")
+    parser.add_argument("--render-ms", type=float, default=7.0, help="fake render cost in ms (default 7)")
+    return parser
+
+
+def _renderer_kind(choice: str) -> str:
+    if choice != "auto":
+        return choice
+    probe = subprocess.run([sys.executable, "-c", "import manifesto.target"], capture_output=True)
+    return "real" if probe.returncode == 0 else "fake"
+
+
+def _argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "manifesto.build", *args]
+
+
+def _runner(root: Path, env: dict):
+    full = {**os.environ, **env}
+
+    def run(*args: str) -> float:
+        start = time.perf_counter()
+        proc = subprocess.run(_argv(*args), cwd=root, env=full, capture_output=True, text=True)
+        elapsed = time.perf_counter() - start
+        if proc.returncode != 0:
+            raise RuntimeError(f"build {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}{proc.stderr}")
+        return elapsed
+
+    return run
+
+
+def _cold(template: Path, env: dict, jobs: int, runs: int, checkouts) -> float:
+    times = []
+    for _ in range(runs):
+        root = _checkout(template, next(checkouts))
+        times.append(_runner(root, env)("build", "//::", "--jobs", str(jobs)))
+    return statistics.median(times)
+
+
+def _edited(root: Path, run, runs: int) -> float:
+    spec = sorted(p for p in (root / "models").rglob("*.yaml") if not p.name.endswith("-base.yaml"))[-1]
+    original = spec.read_text()
+    times = []
+    for i in range(runs):
+        spec.write_text(f"{original}# edit {i}\n")
+        times.append(run("build", "//::", "--jobs", "1"))
+    spec.write_text(original)
+    return statistics.median(times)
+
+
+def _write_tree(root: Path, kind: str, pairs: int, render_ms: float) -> dict:
+    env = {"PYTHONDONTWRITEBYTECODE": ""}  # measure with byte-code caches, as installed
+    if kind == "real":
+        return {**env, **_real_tree(root, pairs)}
+    return {**env, **_fake_tree(root, pairs, render_ms)}
+
+
+def _fake_tree(root: Path, pairs: int, render_ms: float) -> dict:
+    clusters = 4
+    (root / "clusters").mkdir(parents=True)
+    for c in range(clusters):
+        (root / "clusters" / f"c{c}.yaml").write_text(f"accelerators: gb200 b200\nname: c{c}\n")
+    (root / "routing").mkdir()
+    (root / "routing" / "r.yaml").write_text("profile: 1\n")
+    for m in range(pairs // clusters):
+        family = root / "models" / f"family{m % 10}"
+        family.mkdir(parents=True, exist_ok=True)
+        (family / "shared-base.yaml").write_text("accelerator: gb200\nbase: 1\n" + "arg: x\n" * 50)
+        (family / f"spec{m:04d}.yaml").write_text(f"extends: shared-base.yaml\nrelease: r{m}\n")
+    _write_buildfile(root, ["//clusters::"])
+    return {"PYTHONPATH": str(FAKE_DIR), "MANIFESTO_BUILD_RENDERER": "fake_renderer",
+            "FAKE_RENDER_SPIN": str(render_ms)}
+
+
+def _real_tree(root: Path, pairs: int) -> dict:
+    """Variants of every bundled spec (each extends one, with its own release name),
+    against the bundled Kubernetes clusters."""
+    root.mkdir(parents=True)
+    for name in ("clusters", "routing"):
+        shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns(".*"))
+    clusters = sorted(p.stem for p in (root / "clusters").glob("*.yaml") if "platform: slurm" not in p.read_text())
+    specs = sorted(p for p in (REPO / "models").rglob("*") if p.is_file() and not p.name.startswith(".")
+                   and not p.name.endswith("-base.yaml"))
+    shutil.copytree(REPO / "models", root / "models" / "bundled", ignore=shutil.ignore_patterns(".*"))
+    variants = max(1, pairs // (len(specs) * len(clusters)))
+    for spec in specs:
+        rel = spec.relative_to(REPO / "models")
+        for k in range(variants):
+            target = root / "models" / "variants" / f"{rel.parent}-{spec.name.removesuffix('.yaml')}-v{k:03d}.yaml"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(f"extends: ../bundled/{rel.as_posix()}\nrelease: bench-{k:03d}\n")
+    _write_buildfile(root, [f"//clusters:{c}" for c in clusters], "variants")
+    return {}
+
+
+def _write_buildfile(root: Path, clusters: list[str], models: str = "") -> None:
+    sources = f"{models}/**/*" if models else "**/*"
+    (root / "BUILD.yaml").write_text(
+        "options:\n  default: {user: bench-user, namespace: bench-ns}\n"
+        "targets:\n"
+        "  - {kind: cluster, path: clusters, sources: ['*.yaml']}\n"
+        "  - {kind: routing, path: routing, sources: ['*.yaml']}\n"
+        f"  - {{kind: model, path: models, sources: ['{sources}', '!**/*-base.yaml'], clusters: {clusters}}}\n"
+    )
+
+
+if __name__ == "__main__":
+    main()
