@@ -1,0 +1,28 @@
+"""Hermetic build graph: BUILD.yaml targets, a content-hashed task cache and ``out/``.
+
+Mechanism only; the renderer is injected (``renderer.py``). Modules, bottom up:
+
+    fsio, statcache    stat signatures, digests, atomic writes, the stat cache
+    state              the build manifest in out/.cache/state (stdlib marshal)
+    taskcache          render outcomes in out/.cache/tasks (msgspec)
+    buildfile, globs   BUILD.yaml and its source globs
+    graph, addresses   targets, pairs and the addresses that name them
+    select, changes    which pairs a request names; ``--changed-since``
+    executor           renders in-process or in worker processes
+    engine, report     stale or fresh, write or check, and what happened
+    api, cli           library entry points and the argparse commands
+
+Importing this package is cheap; the names below load on first use.
+"""
+
+from __future__ import annotations
+
+__all__ = ["artifact_for", "build", "clean", "deps", "dependents", "list_targets", "matrix"]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        from manifesto.build import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'manifesto.build' has no attribute {name!r}")

@@ -1,0 +1,35 @@
+"""``python -m manifesto.build COMMAND``: the build commands on their own.
+
+The main ``manifesto`` CLI mounts the same parsers through ``cli.register``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv=None) -> int:
+    """Parse ``argv``, run the handler, print ``ManifestoError``s without a traceback."""
+    import argparse
+
+    from manifesto.build.cli import formatter, register
+
+    parser = argparse.ArgumentParser(prog="python -m manifesto.build", description="Build graph commands.",
+                                     formatter_class=formatter())
+    register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        from manifesto.errors import ManifestoError
+
+        if not isinstance(exc, ManifestoError):
+            raise
+        print(str(exc), file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

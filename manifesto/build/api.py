@@ -1,0 +1,137 @@
+"""Library entry points of the build graph; the CLI handlers call one each.
+
+Every function finds the workspace from ``root`` (default: the working directory
+or the nearest parent holding BUILD.yaml) and raises ``ManifestoError``s.
+"""
+
+from __future__ import annotations
+
+import os
+
+from manifesto.build.engine import Request, Session, run
+from manifesto.build.renderer import renderer_name
+from manifesto.build.report import ConsoleUI
+from manifesto.build.workspace import find_workspace
+
+__all__ = ["artifact_for", "build", "clean", "deps", "dependents", "list_targets", "matrix"]
+
+
+def _setup(root, renderer, ui):
+    return find_workspace(root), renderer or renderer_name(), ui or ConsoleUI()
+
+
+def build(addresses, *, clusters=(), changed_since=None, check=False, jobs=None,
+          root=None, renderer=None, ui=None, render=None):
+    """Build (or with ``check``, verify) the pairs ``addresses`` name; returns a ``Report``."""
+    ws, renderer, ui = _setup(root, renderer, ui)
+    request = Request(addresses, clusters, changed_since, "check" if check else "write", jobs)
+    return run(request, ws, renderer, ui, render)[0]
+
+
+def list_targets(addresses, *, root=None) -> list:
+    """The targets ``addresses`` name, sorted by address (no render, no renderer import)."""
+    from manifesto.build.addresses import match, parse_address
+
+    ws, renderer, ui = _setup(root, None, None)
+    graph = Session(ws, renderer, ui).graph
+    found = {t.address: t for a in addresses for t in match(parse_address(a), graph)}
+    return [found[a] for a in sorted(found)]
+
+
+def _plan(addresses, clusters=(), changed_since=None, jobs=None, root=None, renderer=None, ui=None):
+    ws, renderer, ui = _setup(root, renderer, ui)
+    request = Request(addresses, clusters, changed_since, "plan", jobs)
+    return run(request, ws, renderer, ui)
+
+
+def matrix(addresses, *, clusters=(), changed_since=None, jobs=None, root=None, renderer=None, ui=None) -> list[dict]:
+    """One row per selected pair: model address, cluster, status ("ok", "skipped",
+    "failed"), artifact path and, unless ok, the reason."""
+    report, session = _plan(addresses, clusters, changed_since, jobs, root, renderer, ui)
+    rows = []
+    for item, row in zip(report.items, report.rows):
+        entry = {"model": row["model"], "cluster": row["cluster"], "status": item.status}
+        if item.status == "ok":
+            entry["artifact"] = row["artifact"]
+        else:
+            entry["reason"] = item.message
+        rows.append(entry)
+    return rows
+
+
+def deps(address: str, *, clusters=(), jobs=None, root=None, renderer=None, ui=None) -> dict:
+    """``{(model address, cluster): [files read]}`` for the pairs ``address`` names."""
+    report, session = _plan([address], clusters, None, jobs, root, renderer, ui)
+    out = {}
+    for item in report.items:
+        rec = session.state["pairs"].get(item.pair)
+        if rec is not None and item.status != "failed":
+            out[(session.graph.address(item.pair[0]), item.pair[1])] = sorted(rec.inputs)
+    _raise_failures(report)
+    return out
+
+
+def dependents(path: str, *, jobs=None, root=None, renderer=None, ui=None) -> list[dict]:
+    """The artifacts ``path`` feeds: ``[{"model", "cluster", "artifact"}]``, sorted."""
+    report, session = _plan(["//::"], (), None, jobs, root, renderer, ui)
+    key = session.stat.key(os.path.realpath(path))
+    code = session.state["code"][1] if session.state.get("code") else ()
+    everything = key == "BUILD.yaml" or key in code
+    rows = []
+    for item, row in zip(report.items, report.rows):
+        rec = session.state["pairs"].get(item.pair)
+        if item.status == "ok" and rec is not None and (everything or key in rec.inputs):
+            rows.append({"model": row["model"], "cluster": row["cluster"], "artifact": row["artifact"]})
+    return sorted(rows, key=lambda r: r["artifact"])
+
+
+def _raise_failures(report) -> None:
+    from manifesto.errors import BuildError
+
+    failed = [r for r in report.rows if r["status"] == "failed"]
+    if failed:
+        r = failed[0]
+        raise BuildError(f"{r['model']} @ {r['cluster']}: {r.get('message', 'failed')}")
+
+
+def artifact_for(address_or_path: str, cluster: str, *, root=None, renderer=None, ui=None):
+    """The ``out/`` artifact of one model target against one cluster, rebuilt if stale.
+
+    ``address_or_path`` names exactly one model target (``//models/qwen:aggregated``
+    or ``models/qwen/aggregated.yaml``). Raises ``IncompatiblePairError`` when the
+    spec cannot run on the cluster and ``BuildError`` when the render fails.
+    """
+    from pathlib import Path
+
+    from manifesto.errors import BuildError, IncompatiblePairError
+
+    targets = list_targets([address_or_path], root=root)
+    if len(targets) != 1 or targets[0].kind != "model":
+        raise BuildError(f"{address_or_path}: expected one model target")
+    report = build([targets[0].address], clusters=[cluster], root=root, renderer=renderer, ui=ui)
+    item, row = report.items[0], report.rows[0]
+    if item.status == "skipped":
+        raise IncompatiblePairError(item.message)
+    if row["status"] == "failed":
+        raise BuildError(f"{row['model']} @ {row['cluster']}: {item.message}")
+    return Path(find_workspace(root).root) / row["artifact"]
+
+
+def clean(*, artifacts: bool = False, root=None) -> list[str]:
+    """Remove ``out/.cache`` (and with ``artifacts``, every artifact); returns what went."""
+    import shutil
+
+    from manifesto.build import outdir
+
+    ws = find_workspace(root)
+    removed = []
+    with outdir.BuildLock(ws.lock_path, ConsoleUI().wait):
+        if os.path.isdir(ws.cache_dir):
+            shutil.rmtree(ws.cache_dir)
+            removed.append("out/.cache")
+        if artifacts:
+            found, leftovers = outdir.scan(ws.out_dir)
+            for rel in found + leftovers:
+                outdir.remove(ws.out_dir, rel)
+                removed.append(f"out/{rel}")
+    return removed

@@ -1,0 +1,222 @@
+"""BUILD.yaml: target generators and render option sets.
+
+    options:                      # named render option sets
+      default:
+        user: example-user        # required (directly or through extends)
+        namespace: example-ns     # required
+        routing_profile: null     # a routing target address or a root-relative path
+        idle_shutdown: null       # true / false / null (the spec decides)
+        idle_timeout_minutes: null
+      wide-ep:
+        extends: default          # inherit, then override
+        routing_profile: //routing:wide-ep-lws-config
+    targets:                      # target generators
+      - kind: cluster             # model | cluster | routing
+        path: clusters            # a directory, relative to BUILD.yaml
+        sources: ["example-*.yaml"]
+      - kind: model
+        path: models
+        sources: ["**/*", "!**/*-base.yaml"]
+        clusters: ["//clusters::"]  # optional: addresses; default every cluster target
+        options: default            # optional: a set name or an inline mapping
+
+``parse_buildfile`` validates all of it (every error with file:line:col) and
+returns plain data that the manifest caches, keyed by the file's digest, so a
+later build neither imports ruamel nor parses YAML while BUILD.yaml is unchanged.
+"""
+
+from __future__ import annotations
+
+__all__ = ["KINDS", "OPTION_FIELDS", "parse_buildfile", "origin_of"]
+
+KINDS = ("model", "cluster", "routing")
+OPTION_FIELDS = ("user", "namespace", "routing_profile", "idle_shutdown", "idle_timeout_minutes")
+_TOP_KEYS = ("options", "targets")
+_TARGET_KEYS = ("kind", "path", "sources", "clusters", "options")
+_OPTION_KEYS = ("extends",) + OPTION_FIELDS
+_REQUIRED_OPTIONS = ("user", "namespace")
+
+
+def origin_of(locations: dict, display: str, path: tuple):
+    """The ``Origin`` of ``path`` in a cached locations table (nearest parent wins)."""
+    from manifesto.errors import Origin
+
+    path = tuple(path)
+    while path:
+        hit = locations.get(path)
+        if hit is not None:
+            return Origin(display, hit[0], hit[1])
+        path = path[:-1]
+    hit = locations.get(())
+    return Origin(display, hit[0], hit[1]) if hit else Origin(display)
+
+
+def parse_buildfile(path: str, display: str) -> tuple[dict, dict]:
+    """``(config, locations)`` of the BUILD.yaml at ``path``; raises BuildError/InputError."""
+    from manifesto.yamlio import load_yaml
+
+    data, locs = load_yaml(path, display)
+    table = {k: (v.line, v.col) for k, v in locs.table.items()}
+    checker = _Checker(table, display)
+    return checker.config(data), table
+
+
+class _Checker:
+    """Validates the parsed document; every error carries its origin."""
+
+    def __init__(self, table: dict, display: str) -> None:
+        self.table = table
+        self.display = display
+
+    def fail(self, path: tuple, message: str):
+        from manifesto.errors import BuildError
+        from manifesto.yamlio import format_path
+
+        raise BuildError(message, origin_of(self.table, self.display, path), format_path(path))
+
+    def mapping(self, value, path: tuple, keys) -> dict:
+        from manifesto.errors import did_you_mean
+
+        if not isinstance(value, dict):
+            self.fail(path, f"expected a mapping, got {_kind(value)}")
+        for key in value:
+            if key not in keys:
+                self.fail(path + (key,), f"unknown key '{key}'{did_you_mean(key, keys)}")
+        return value
+
+    def config(self, data) -> dict:
+        if data is None:
+            data = {}
+        self.mapping(data, (), _TOP_KEYS)
+        options = self.option_sets(data.get("options") or {})
+        targets = data.get("targets")
+        if not isinstance(targets, list):
+            self.fail(("targets",), f"expected a list of target generators, got {_kind(targets)}")
+        generators = [self.generator(t, i, options) for i, t in enumerate(targets)]
+        return {"options": options, "generators": generators}
+
+    def option_sets(self, raw) -> dict:
+        self.mapping(raw, ("options",), raw.keys() if isinstance(raw, dict) else ())
+        for name, body in raw.items():
+            self.mapping(body, ("options", name), _OPTION_KEYS)
+            for field in OPTION_FIELDS:
+                self.option_value(field, body.get(field), ("options", name, field))
+        return {name: self.flatten(raw, name, ()) for name in raw}
+
+    def flatten(self, raw: dict, name: str, chain: tuple, where: dict | None = None) -> tuple:
+        """The fields of option set ``name`` with its ``extends`` chain applied.
+
+        ``where`` maps set names that do not live under ``options:`` to their
+        location (inline sets of a target generator).
+        """
+        from manifesto.errors import did_you_mean
+
+        body = raw[name]
+        parent = body.get("extends")
+        merged = dict.fromkeys(OPTION_FIELDS)
+        if parent is not None:
+            at = (where or {}).get(name, ("options", name)) + ("extends",)
+            if parent not in raw or (where and parent in where):
+                self.fail(at, f"unknown option set '{parent}'{did_you_mean(parent, raw)}")
+            if parent == name or parent in chain:
+                cycle = " -> ".join(chain[chain.index(parent):] + (name, parent)) if parent in chain else f"{name} -> {name}"
+                self.fail(at, f"cycle in option sets: {cycle}. To fix this, remove one `extends` of the chain.")
+            merged.update(zip(OPTION_FIELDS, self.flatten(raw, parent, chain + (name,), where)))
+        merged.update({k: body[k] for k in OPTION_FIELDS if body.get(k) is not None})
+        return tuple(merged[k] for k in OPTION_FIELDS)
+
+    def option_value(self, field: str, value, path: tuple) -> None:
+        if value is None:
+            return
+        if field in ("user", "namespace", "routing_profile"):
+            if not isinstance(value, str) or not value.strip() or value != value.strip():
+                self.fail(path, f"expected a non-empty string without surrounding spaces, got {value!r}")
+        elif field == "idle_shutdown" and not isinstance(value, bool):
+            self.fail(path, f"expected true or false, got {value!r}")
+        elif field == "idle_timeout_minutes" and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+            self.fail(path, f"expected a positive number of minutes, got {value!r}")
+
+    def generator(self, raw, i: int, options: dict) -> tuple:
+        path = ("targets", i)
+        self.mapping(raw, path, _TARGET_KEYS)
+        kind = raw.get("kind")
+        if kind not in KINDS:
+            self.fail(path + ("kind",), f"expected one of {', '.join(KINDS)}, got {kind!r}")
+        base = self.base_path(raw.get("path"), path + ("path",))
+        includes, excludes = self.sources(raw.get("sources"), path + ("sources",))
+        if kind != "model":
+            for key in ("clusters", "options"):
+                if key in raw:
+                    self.fail(path + (key,), f"only model targets take '{key}'")
+            return (kind, base, includes, excludes, None, None)
+        clusters = self.cluster_refs(raw.get("clusters"), path + ("clusters",))
+        return (kind, base, includes, excludes, clusters, self.generator_options(raw, i, options))
+
+    def base_path(self, value, path: tuple) -> str:
+        import posixpath
+
+        if not isinstance(value, str) or not value:
+            self.fail(path, f"expected a directory relative to BUILD.yaml, got {value!r}")
+        norm = posixpath.normpath(value.rstrip("/"))
+        if value.startswith("/") or norm == ".." or norm.startswith("../"):
+            self.fail(path, f"'{value}' is outside the build root; use a path relative to BUILD.yaml")
+        return norm
+
+    def sources(self, value, path: tuple) -> tuple[tuple, tuple]:
+        from manifesto.build.globs import GlobError, compile_glob
+
+        if not isinstance(value, list) or not value:
+            self.fail(path, f"expected a non-empty list of glob patterns, got {_kind(value)}")
+        includes, excludes = [], []
+        for j, pattern in enumerate(value):
+            if not isinstance(pattern, str):
+                self.fail(path + (j,), f"expected a glob pattern string, got {_kind(pattern)}")
+            body = pattern[1:] if pattern.startswith("!") else pattern
+            try:
+                compile_glob(body)
+            except GlobError as exc:
+                self.fail(path + (j,), f"bad glob '{pattern}': {exc}")
+            (excludes if pattern.startswith("!") else includes).append(body)
+        if not includes:
+            self.fail(path, "every pattern is an exclusion ('!'); add at least one pattern to include")
+        return tuple(includes), tuple(excludes)
+
+    def cluster_refs(self, value, path: tuple):
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            self.fail(path, f"expected a list of cluster addresses, got {_kind(value)}")
+        return tuple(value)
+
+    def generator_options(self, raw: dict, i: int, options: dict) -> tuple:
+        from manifesto.errors import did_you_mean
+
+        path = ("targets", i, "options")
+        value = raw.get("options", "default")
+        if isinstance(value, dict):
+            name = f"targets[{i}].options"
+            self.mapping(value, path, _OPTION_KEYS)
+            for field in OPTION_FIELDS:
+                self.option_value(field, value.get(field), path + (field,))
+            resolved = self.flatten({**_raw_sets(options), name: value}, name, (), {name: path})
+        elif value in options:
+            resolved = options[value]
+        elif "options" not in raw:
+            self.fail(("targets", i), "model targets need render options: add `options:` or an option set named 'default'")
+        else:
+            self.fail(path, f"unknown option set '{value}'{did_you_mean(value, options)}")
+        missing = [f for f, v in zip(OPTION_FIELDS, resolved) if f in _REQUIRED_OPTIONS and v is None]
+        if missing:
+            self.fail(path if "options" in raw else ("targets", i), f"render options lack {' and '.join(missing)}")
+        return resolved
+
+
+def _raw_sets(flat: dict) -> dict:
+    """Flattened option sets, back in the raw form ``flatten`` reads."""
+    return {name: {k: v for k, v in zip(OPTION_FIELDS, values) if v is not None} for name, values in flat.items()}
+
+
+def _kind(value) -> str:
+    if value is None:
+        return "nothing"
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean"}.get(type(value), type(value).__name__)

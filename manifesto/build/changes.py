@@ -1,0 +1,42 @@
+"""``--changed-since REV``: the files that differ from a git revision.
+
+Tracked files changed between REV and the working tree (staged or not), plus
+untracked files that are not ignored. Renames count as a removal and an addition.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["changed_files"]
+
+
+def changed_files(root: str, rev: str) -> set[str]:
+    """Absolute paths of files that changed since ``rev`` in the checkout holding ``root``."""
+    from manifesto.errors import BuildError
+
+    if rev.startswith("-"):
+        raise BuildError(f"--changed-since: '{rev}' is not a git revision")
+    top = _git(root, "rev-parse", "--show-toplevel").strip()
+    if _git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False) is None:
+        raise BuildError(f"--changed-since: unknown git revision '{rev}'")
+    names = _git(root, "diff", "--name-only", "--no-renames", "-z", rev, "--").split("\0")
+    names += _git(root, "ls-files", "--others", "--exclude-standard", "--full-name", "-z").split("\0")
+    return {os.path.realpath(os.path.join(top, n)) for n in names if n}
+
+
+def _git(root: str, *args: str, check: bool = True) -> str | None:
+    import subprocess
+
+    from manifesto.errors import BuildError
+
+    try:
+        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise BuildError("--changed-since needs git, which is not installed") from None
+    if proc.returncode != 0:
+        if not check:
+            return None
+        message = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"git {args[0]} failed"
+        raise BuildError(f"--changed-since: {message}")
+    return proc.stdout

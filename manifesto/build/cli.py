@@ -1,0 +1,216 @@
+"""The build commands: ``build``, ``list``, ``deps``, ``dependents``, ``matrix``, ``clean``.
+
+``register(subparsers)`` only declares parsers (no imports, no I/O), so completion
+and ``--help`` stay fast; each handler imports ``manifesto.build.api`` and calls
+one function. Handlers return the exit code and raise ``ManifestoError``s.
+"""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["formatter", "register"]
+
+_ADDR_HELP = "target address: //DIR:NAME, //DIR: (directory), //DIR:: or //DIR/... (recursive), or a file path"
+
+
+def register(subparsers) -> None:
+    """Add the build subcommands to an argparse ``subparsers`` object."""
+    for declare in (_add_build, _add_list, _add_deps, _add_dependents, _add_matrix, _add_clean):
+        declare(subparsers)
+
+
+def formatter():
+    """argparse's HelpFormatter, sized without importing shutil.
+
+    argparse builds a formatter for every ``add_argument``, and the default one
+    imports shutil (and with it bz2 and lzma) for the terminal width: several
+    milliseconds of every command's start-up, paid even when no help is shown.
+    """
+    import argparse
+
+    return _Formatter if _Formatter is not None else _make_formatter(argparse.HelpFormatter)
+
+
+_Formatter = None
+
+
+def _make_formatter(base):
+    global _Formatter
+
+    class Formatter(base):
+        def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+            super().__init__(prog, indent_increment, max_help_position, width or _columns() - 2)
+
+    _Formatter = Formatter
+    return Formatter
+
+
+def _columns() -> int:
+    import os
+
+    try:
+        return int(os.environ.get("COLUMNS", "")) or 80
+    except ValueError:
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+def _parser(subparsers, name: str, **kwargs):
+    return subparsers.add_parser(name, formatter_class=formatter(), **kwargs)
+
+
+def _jobs(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of jobs, got {text!r}")
+    return value
+
+
+def _output(parser) -> None:
+    parser.add_argument("--output", choices=("text", "json"), default="text", help="output format (default: text)")
+
+
+def _add_build(subparsers) -> None:
+    p = _parser(
+        subparsers,
+        "build",
+        help="render targets into out/ (incremental, hermetic)",
+        description="Render every (model, cluster) pair the addresses name into out/<cluster>/<model path>, "
+        "re-rendering only pairs whose inputs, options or code changed.",
+    )
+    p.add_argument("addresses", nargs="*", metavar="ADDR", default=["//::"], help=_ADDR_HELP + " (default: //::)")
+    p.add_argument("--check", action="store_true", help="write nothing; fail if out/ is stale, hand-edited or incomplete")
+    p.add_argument("--jobs", "-j", type=_jobs, metavar="N", help="render N pairs in parallel (default: CPU count)")
+    p.add_argument("--cluster", action="append", default=[], metavar="C", help="only pairs for cluster C (repeatable)")
+    p.add_argument("--changed-since", metavar="REV", help="only pairs whose inputs changed since git revision REV")
+    _output(p)
+    p.set_defaults(func=_run_build)
+
+
+def _add_list(subparsers) -> None:
+    p = _parser(subparsers, "list", help="list the targets addresses name", description="List targets, sorted.")
+    p.add_argument("addresses", nargs="*", metavar="ADDR", default=["//::"], help=_ADDR_HELP + " (default: //::)")
+    _output(p)
+    p.set_defaults(func=_run_list)
+
+
+def _add_deps(subparsers) -> None:
+    p = _parser(subparsers, "deps", help="files a target's renders read", description="List the files that the "
+                              "renders of a target read (its extends chain, clusters, routing profile, catalogs).")
+    p.add_argument("address", metavar="ADDR", help=_ADDR_HELP)
+    p.add_argument("--cluster", action="append", default=[], metavar="C", help="only pairs for cluster C")
+    _output(p)
+    p.set_defaults(func=_run_deps)
+
+
+def _add_dependents(subparsers) -> None:
+    p = _parser(subparsers, "dependents", help="artifacts a file feeds",
+                              description="List the out/ artifacts whose render reads FILE.")
+    p.add_argument("file", metavar="FILE", help="a spec, base, cluster, routing or catalog file")
+    _output(p)
+    p.set_defaults(func=_run_dependents)
+
+
+def _add_matrix(subparsers) -> None:
+    p = _parser(subparsers, "matrix", help="pairs as a CI job matrix",
+                              description="Print the pairs the addresses name as a job matrix; incompatible "
+                              "pairs are skipped (with their reason in --format json).")
+    p.add_argument("addresses", nargs="*", metavar="ADDR", default=["//::"], help=_ADDR_HELP + " (default: //::)")
+    p.add_argument("--format", choices=("json", "github"), default="json",
+                   help="json: every pair with its status; github: {\"include\": [...]} of renderable pairs")
+    p.add_argument("--cluster", action="append", default=[], metavar="C", help="only pairs for cluster C")
+    p.add_argument("--changed-since", metavar="REV", help="only pairs whose inputs changed since git revision REV")
+    p.set_defaults(func=_run_matrix)
+
+
+def _add_clean(subparsers) -> None:
+    p = _parser(subparsers, "clean", help="remove the build cache", description="Remove out/.cache.")
+    p.add_argument("--all", action="store_true", dest="artifacts", help="also remove every artifact in out/")
+    p.set_defaults(func=_run_clean)
+
+
+def _print_json(value) -> None:
+    import json
+
+    print(json.dumps(value, indent=2, sort_keys=True))
+
+
+def _run_build(args) -> int:
+    from manifesto.build import api
+
+    report = api.build(args.addresses, clusters=args.cluster, changed_since=args.changed_since,
+                       check=args.check, jobs=args.jobs)
+    if args.output == "json":
+        _print_json(report.to_json())
+    else:
+        for line in report.error_lines():
+            print(line, file=sys.stderr)
+        print(report.summary())
+    return 0 if report.ok else 1
+
+
+def _run_list(args) -> int:
+    from manifesto.build import api
+
+    targets = api.list_targets(args.addresses)
+    if args.output == "json":
+        _print_json([{"address": t.address, "kind": t.kind, "path": t.path} for t in targets])
+    else:
+        print("\n".join(t.address for t in targets))
+    return 0
+
+
+def _run_deps(args) -> int:
+    from manifesto.build import api
+
+    found = api.deps(args.address, clusters=args.cluster)
+    if args.output == "json":
+        _print_json([{"model": m, "cluster": c, "inputs": files} for (m, c), files in sorted(found.items())])
+    else:
+        print("\n".join(sorted({f for files in found.values() for f in files})))
+    return 0
+
+
+def _run_dependents(args) -> int:
+    from manifesto.build import api
+
+    rows = api.dependents(args.file)
+    if args.output == "json":
+        _print_json(rows)
+    else:
+        print("\n".join(r["artifact"] for r in rows))
+    return 0
+
+
+def _run_matrix(args) -> int:
+    import json
+
+    from manifesto.build import api
+
+    rows = api.matrix(args.addresses, clusters=args.cluster, changed_since=args.changed_since)
+    if args.format == "github":
+        for r in rows:
+            if r["status"] != "ok":
+                print(f"{r['status']}: {r['model']} @ {r['cluster']}: {r['reason']}", file=sys.stderr)
+        include = [{"model": r["model"], "cluster": r["cluster"]} for r in rows if r["status"] == "ok"]
+        print(json.dumps({"include": include}, separators=(",", ":")))
+    else:
+        _print_json(rows)
+    return 1 if any(r["status"] == "failed" for r in rows) else 0
+
+
+def _run_clean(args) -> int:
+    from manifesto.build import api
+
+    removed = api.clean(artifacts=args.artifacts)
+    print(f"removed {len(removed)} path{'' if len(removed) == 1 else 's'}" + "".join(f"\n  {r}" for r in removed))
+    return 0

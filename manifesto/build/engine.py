@@ -1,0 +1,387 @@
+"""The build engine: decide which pairs are stale, render them, then write or check ``out/``.
+
+A build first looks without the lock: when every selected pair's inputs, context
+and artifact match the manifest, it reports and returns, having imported neither
+msgspec nor the renderer nor a YAML parser. Otherwise it takes the lock, looks
+again (another build may just have finished), restores what the task cache holds,
+renders the rest, prunes ``out/`` and saves the manifest.
+
+Modes: "write" (``build``), "check" (``build --check``: compare, write no artifact)
+and "plan" (``matrix``/``deps``/``dependents``: just know every pair's outcome).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from manifesto.build import outdir
+from manifesto.build.buildfile import OPTION_FIELDS
+from manifesto.build.fingerprint import code_digest
+from manifesto.build.fsio import signature
+from manifesto.build.globs import dir_signature, select, walk
+from manifesto.build.graph import build_graph
+from manifesto.build.state import PairRecord, load_state, save_state
+from manifesto.build.statcache import StatCache
+from manifesto.build.workspace import BUILD_FILE
+
+__all__ = ["Item", "Request", "Session", "run"]
+
+_SAVE_EVERY_NS = 2_000_000_000  # a long build saves the manifest this often
+
+
+class Request:
+    """What to build: addresses, an optional cluster filter and changed-since rev."""
+
+    __slots__ = ("addresses", "clusters", "changed_since", "mode", "jobs")
+
+    def __init__(self, addresses, clusters=(), changed_since=None, mode="write", jobs=None) -> None:
+        self.addresses, self.clusters, self.changed_since = tuple(addresses), tuple(clusters), changed_since
+        self.mode, self.jobs = mode, jobs
+
+
+class Item:
+    """One selected pair through the build: its old record and its fate."""
+
+    __slots__ = ("pair", "explicit", "context", "old", "kind", "status", "message",
+                 "suffix", "art_digest", "how", "wrote")
+
+    def __init__(self, pair, explicit: bool, context: tuple, old) -> None:
+        self.pair, self.explicit, self.context, self.old = pair, explicit, context, old
+        self.kind = "stale"
+        self.status = self.message = self.suffix = self.art_digest = ""
+        self.how = "none"  # "none" (record), "cache" (task cache) or "render"
+        self.wrote = False
+
+    def settle(self, status, suffix="", art_digest="", message="", how="none") -> None:
+        self.status, self.suffix, self.art_digest, self.message, self.how = status, suffix, art_digest, message, how
+
+
+def run(request: Request, ws, renderer: str, ui, render=None):
+    """Carry out ``request`` in workspace ``ws``; returns ``(report, session)``."""
+    from manifesto.build.report import Report
+
+    session = Session(ws, renderer, ui)
+    items = session.plan(request)
+    if not session.needs_lock(items, request.mode):
+        if request.mode == "check":
+            session.sweep()
+        session.save_opportunistically()
+        return Report(session, items, request.mode, request.addresses), session
+    with outdir.BuildLock(ws.lock_path, ui.wait):
+        if signature(ws.state_path) != session.state_sig:  # another build finished meanwhile
+            session = Session(ws, renderer, ui)
+            items = session.plan(request)
+        session.execute(items, request, render)
+        report = Report(session, items, request.mode, request.addresses)
+        session.save()
+    return report, session
+
+
+class Session:
+    """One look at the workspace: manifest, stat cache, graph and code fingerprint."""
+
+    def __init__(self, ws, renderer: str, ui) -> None:
+        self.ws, self.renderer, self.ui = ws, renderer, ui
+        self.started_ns = time.time_ns()
+        self.state_sig = signature(ws.state_path)
+        self.state = load_state(ws.state_path, ui.warn)
+        self.stat = StatCache(ws.root, self.state["stat"])
+        self.graph_changed = False
+        self.graph = self._graph()
+        self._code = None
+        self.problems: list[tuple[str, str]] = []
+        self.pruned: list[str] = []
+        self.progress = 0
+        self.write = False
+
+    @property
+    def code(self) -> str:
+        """The code fingerprint (computed on first use: ``list`` never needs it)."""
+        if self._code is None:
+            self._code = code_digest(self.state, self.stat, self.renderer)
+        return self._code
+
+    # -- graph -------------------------------------------------------------
+
+    def _graph(self):
+        value = self.stat.digest(BUILD_FILE)
+        if value is None:
+            from manifesto.errors import BuildError
+
+            raise BuildError(f"{self.ws.display_buildfile}: file not found")
+        cached = self.state["buildfile"]
+        if cached and cached[0] == value:
+            config, locations = cached[1], cached[2]
+        else:
+            from manifesto.build.buildfile import parse_buildfile
+
+            config, locations = parse_buildfile(self.ws.buildfile, self.ws.display_buildfile)
+            self.state["buildfile"] = (value, config, locations)
+            self.graph_changed = True
+        files = self._listing(config, value)
+        return build_graph(config, files, locations, self.ws.display_buildfile, self.ws.root)
+
+    def _listing(self, config: dict, config_digest: str) -> dict:
+        cached = self.state["listing"]
+        if cached and cached[0] == config_digest and _dirs_unchanged(self.ws.root, cached[1]):
+            return cached[2]
+        dirs, files, walked = {}, {}, {}
+        for i, gen in enumerate(config["generators"]):
+            base = gen[1]
+            if base not in walked:
+                found = os.path.isdir(os.path.join(self.ws.root, base))
+                walked[base] = walk(self.ws.root, base, dirs) if found else None
+                dirs.setdefault(base, None)
+            files[i] = None if walked[base] is None else tuple(select(walked[base], gen[2], gen[3]))
+        if not cached or cached[0] != config_digest or cached[2] != files:
+            self.graph_changed = True
+        self.state["listing"] = (config_digest, dirs, files)
+        self.stat.changed = True
+        return files
+
+    # -- planning ----------------------------------------------------------
+
+    def plan(self, request: Request) -> list[Item]:
+        """The selected pairs, each classified from the manifest alone."""
+        from manifesto.build.select import select_pairs
+
+        changed = self._changed_keys(request.changed_since) if request.changed_since else None
+        code_keys = self.state["code"][1] if self.code and self.state.get("code") else ()
+        pairs, explicit = select_pairs(self.graph, self.state, request.addresses,
+                                       request.clusters, changed, code_keys)
+        items = []
+        for pair in pairs:
+            item = Item(pair, pair in explicit, (self.code, self.graph.model_options[pair[0]]),
+                        self.state["pairs"].get(pair))
+            self._classify(item, request.mode)
+            items.append(item)
+        return items
+
+    def _changed_keys(self, rev: str) -> set:
+        from manifesto.build.changes import changed_files
+
+        return {self.stat.key(p) for p in changed_files(self.ws.root, rev)}
+
+    def _classify(self, item: Item, mode: str) -> None:
+        rec = item.old
+        if rec is None or rec.digests is None or rec.context != item.context:
+            return
+        digest = self.stat.digest
+        for path, value in zip(rec.inputs, rec.digests):
+            if digest(path) != value:
+                return
+        if rec.status != "ok":  # "skipped", or "failed" with known inputs
+            item.kind = rec.status
+            item.settle(rec.status, message=rec.reason)
+            return
+        item.settle("ok", rec.suffix, rec.art_digest)
+        if mode == "plan" or digest(self.artifact_key(item.pair, rec.suffix)) == rec.art_digest:
+            item.kind = "fresh"
+        else:
+            item.kind = "mismatch" if mode == "check" else "restore"
+
+    def needs_lock(self, items: list[Item], mode: str) -> bool:
+        """Whether this request has anything to render, restore, prune or record."""
+        if any(i.kind in ("stale", "restore") for i in items):
+            return True
+        if mode != "write":
+            return False
+        return self.graph_changed or any(self._leftover(i) for i in items if i.kind == "skipped")
+
+    def _leftover(self, item: Item) -> bool:
+        base = os.path.join(self.ws.out_dir, self.graph.out_base(item.pair))
+        return any(os.path.exists(base + s) for s in outdir.SUFFIXES)
+
+    def artifact_rel(self, pair, suffix: str) -> str:
+        return self.graph.out_base(pair) + suffix
+
+    def artifact_key(self, pair, suffix: str) -> str:
+        return self.ws.out_key(self.artifact_rel(pair, suffix))
+
+    # -- execution ---------------------------------------------------------
+
+    def execute(self, items: list[Item], request: Request, render=None) -> None:
+        """Evaluate every stale pair, then prune (write) or inspect (check) ``out/``."""
+        from manifesto.build.taskcache import TaskCache
+
+        self.tasks = TaskCache(self.ws.tasks_dir, self.ui.warn)
+        self.write = request.mode == "write"
+        jobs, by_pair = [], {i.pair: i for i in items}
+        for item in items:
+            if item.kind in ("stale", "restore") and not self._from_cache(item):
+                jobs.append(self._job(item))
+        if jobs:
+            self._render(jobs, by_pair, request.jobs, render)
+        if request.mode != "plan":
+            self.sweep()
+
+    def _from_cache(self, item: Item) -> bool:
+        key = item.old.key if item.kind == "restore" else self._current_key(item)
+        entry = self.tasks.get(key) if key else None
+        if entry is None:
+            return False
+        self._apply_entry(item, entry)
+        return True
+
+    def _current_key(self, item: Item) -> str | None:
+        from manifesto.build.keys import task_key
+
+        rec = item.old
+        if rec is None:
+            return None
+        digests = [self.stat.digest(p) for p in rec.inputs]
+        if None in digests:
+            return None
+        return task_key(item.pair, item.context, rec.inputs, digests)
+
+    def _apply_entry(self, item: Item, entry) -> None:
+        from manifesto.build.fsio import digest
+
+        art_digest = digest(entry.text.encode()) if entry.status == "ok" else ""
+        self._record(item, PairRecord(item.context, entry.inputs, entry.digests, entry.key,
+                                      entry.status, entry.suffix, art_digest, entry.reason))
+        item.settle(entry.status, entry.suffix, art_digest, entry.reason, "cache")
+        if self.write and entry.status == "ok":
+            self._store_artifact(item, entry.text.encode())
+
+    def _store_artifact(self, item: Item, data: bytes) -> None:
+        from manifesto.build.executor import write_artifact
+
+        if self.stat.digest(self.artifact_key(item.pair, item.suffix)) == item.art_digest:
+            return
+        out = write_artifact(self.ws.out_dir, self.artifact_rel(item.pair, item.suffix), data)
+        self._record_out(item, out)
+
+    def _record_out(self, item: Item, out) -> None:
+        rel, sig, trusted, wrote = out
+        self.stat.record(self.ws.out_key(rel), sig, item.art_digest, trusted)
+        item.wrote = item.wrote or wrote
+
+    def _record(self, item: Item, rec: PairRecord) -> None:
+        self.state["pairs"][item.pair] = rec
+
+    def _job(self, item: Item):
+        from manifesto.build.executor import Job
+
+        model, cluster = item.pair
+        return Job(item.pair, os.path.join(self.ws.root, model),
+                   os.path.join(self.ws.root, self.graph.clusters[cluster].path),
+                   self.graph.options(model), item.context, self.graph.out_base(item.pair))
+
+    def _render(self, jobs: list, by_pair: dict, n_jobs, render) -> None:
+        from manifesto.build.executor import Settings, run_jobs
+
+        settings = Settings(self.ws.root, self.renderer, self.ws.out_dir, self.ws.tasks_dir,
+                            self.write, self.started_ns, self.ws.no_home)
+        total = len(jobs)
+        n = n_jobs or os.cpu_count() or 1
+
+        saved = [time.monotonic_ns()]
+
+        def on_result(result) -> None:
+            self._apply_result(by_pair[result.pair], result)
+            self.progress += 1
+            self.ui.progress(self.progress, total, self.graph.address(result.pair[0]) + " @ " + result.pair[1])
+            if time.monotonic_ns() - saved[0] > _SAVE_EVERY_NS:  # a killed build keeps its progress
+                save_state(self.ws.state_path, self.state)
+                saved[0] = time.monotonic_ns()
+
+        run_jobs(jobs, settings, n, on_result, render)
+        self.ui.progress_done()
+
+    def _apply_result(self, item: Item, result) -> None:
+        for key, sig, value, trusted in result.stats:
+            self.stat.record(key, sig, value, trusted)
+        if result.status == "failed" and not result.key:  # not cacheable: the old record stays
+            item.settle("failed", message=result.message, how="render")
+            return
+        self._record(item, PairRecord(item.context, result.inputs, result.digests, result.key,
+                                      result.status, result.suffix, result.art_digest, result.message))
+        item.settle(result.status, result.suffix, result.art_digest, result.message, "render")
+        if result.out is not None:
+            self._record_out(item, result.out)
+
+    # -- out/ --------------------------------------------------------------
+
+    def sweep(self) -> None:
+        """Prune (write) or report (check) artifacts that no current pair produces."""
+        artifacts, leftovers = outdir.scan(self.ws.out_dir)
+        if self.write:
+            for rel in leftovers:
+                outdir.remove(self.ws.out_dir, rel)
+        owners = {self.graph.out_base(p): p for p in self.graph.pairs()}
+        for rel in artifacts:
+            why = self._unwanted(rel, owners)
+            if why is None:
+                continue
+            if self.write:
+                outdir.remove(self.ws.out_dir, rel)
+                self.stat.forget(self.ws.out_key(rel))
+                self.pruned.append(f"out/{rel}")
+            else:
+                self.problems.append((f"out/{rel}", why))
+
+    def _unwanted(self, rel: str, owners: dict) -> str | None:
+        base, suffix = outdir.split_artifact(rel)
+        pair = owners.get(base)
+        if pair is None:
+            return "not produced by any target (a stale artifact of a removed target)"
+        rec = self.state["pairs"].get(pair)
+        if rec is None:
+            return None
+        if rec.status == "failed":
+            return None  # keep the last good artifact until the pair renders again
+        if rec.status == "skipped":
+            return f"stale: the pair is now skipped ({rec.reason})"
+        if rec.suffix != suffix:
+            return f"stale: the pair now renders out/{base}{rec.suffix}"
+        return None
+
+    # -- manifest ----------------------------------------------------------
+
+    def save(self) -> None:
+        """Save the manifest, dropping records and stat entries nothing refers to."""
+        pairs = set(self.graph.pairs())
+        self.state["pairs"] = {p: r for p, r in self.state["pairs"].items() if p in pairs}
+        self.stat.keep_only(self._referenced())
+        save_state(self.ws.state_path, self.state)
+
+    def _referenced(self) -> set:
+        keys = {BUILD_FILE}
+        if self.state.get("code"):
+            keys.update(self.state["code"][1])
+        for pair, rec in self.state["pairs"].items():
+            keys.update(rec.inputs)
+            if rec.status == "ok":
+                keys.add(self.artifact_key(pair, rec.suffix))
+        return keys
+
+    def save_opportunistically(self) -> None:
+        """After a no-op, keep refreshed cache entries if no other build interferes."""
+        if not self.stat.changed or not os.path.isdir(self.ws.out_dir):
+            return
+        lock = outdir.BuildLock(self.ws.lock_path)
+        if not lock.acquire(blocking=False):
+            return
+        try:
+            if signature(self.ws.state_path) == self.state_sig:
+                save_state(self.ws.state_path, self.state)
+        finally:
+            lock.release()
+
+
+def _dirs_unchanged(root: str, dirs: dict) -> bool:
+    for rel, sig in dirs.items():
+        now = dir_signature(os.path.join(root, rel), 0)
+        if sig is None or now is None:
+            if sig != now:
+                return False
+        elif not sig[2] or now[:2] != sig[:2]:
+            return False
+    return True
+
+
+def options_dict(values: tuple) -> dict:
+    """Render options as keyword arguments."""
+    return dict(zip(OPTION_FIELDS, values))

@@ -1,0 +1,245 @@
+"""Run render jobs, in this process or in a pool of worker processes.
+
+A job renders one pair, hashes every file the render read, stores the task entry
+and, when building, writes the artifact; it returns a small ``Result`` so the
+parent only keeps books. The render function is injectable (``render=``) for
+in-process use; worker processes load the renderer module by name.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+
+from manifesto.build import renderer as renderers
+from manifesto.build.fsio import atomic_write, digest, hash_file, is_racy, read_bytes, signature
+from manifesto.build.keys import task_key
+
+__all__ = ["Job", "Result", "Settings", "run_jobs", "write_artifact"]
+
+# An input whose mtime is at or after the build started (less one clock tick)
+# may have changed between the render reading it and the digest: not cached.
+_EDIT_WINDOW_NS = 20_000_000
+
+
+class Settings:
+    """What every job of one build shares."""
+
+    __slots__ = ("root", "renderer", "out_dir", "tasks_dir", "write", "started_ns", "home")
+
+    def __init__(self, root, renderer, out_dir, tasks_dir, write, started_ns, home) -> None:
+        self.root, self.renderer, self.out_dir, self.tasks_dir = root, renderer, out_dir, tasks_dir
+        self.write, self.started_ns, self.home = write, started_ns, home
+
+    def __getstate__(self):
+        return tuple(getattr(self, k) for k in self.__slots__)
+
+    def __setstate__(self, values) -> None:
+        for k, v in zip(self.__slots__, values):
+            setattr(self, k, v)
+
+
+class Job:
+    """Render ``pair`` (model path, cluster name) from these files with these options."""
+
+    __slots__ = ("pair", "model", "cluster", "options", "context", "out_base")
+
+    def __init__(self, pair, model, cluster, options, context, out_base) -> None:
+        self.pair, self.model, self.cluster = pair, model, cluster
+        self.options, self.context, self.out_base = options, context, out_base
+
+    def __getstate__(self):
+        return tuple(getattr(self, k) for k in self.__slots__)
+
+    def __setstate__(self, values) -> None:
+        for k, v in zip(self.__slots__, values):
+            setattr(self, k, v)
+
+
+class Result:
+    """The outcome of one job: status "ok", "skipped" or "failed", and what it read."""
+
+    __slots__ = ("pair", "status", "suffix", "art_digest", "message", "key",
+                 "inputs", "digests", "stats", "out")
+
+    def __init__(self, pair, status, message="", suffix="", art_digest="", key="",
+                 inputs=(), digests=None, stats=(), out=None) -> None:
+        self.pair, self.status, self.message = pair, status, message
+        self.suffix, self.art_digest, self.key = suffix, art_digest, key
+        self.inputs, self.digests, self.stats, self.out = inputs, digests, stats, out
+
+    def __getstate__(self):
+        return tuple(getattr(self, k) for k in self.__slots__)
+
+    def __setstate__(self, values) -> None:
+        for k, v in zip(self.__slots__, values):
+            setattr(self, k, v)
+
+
+_settings: Settings | None = None
+_render = None
+
+
+def _init(settings: Settings, render=None, worker: bool = False) -> None:
+    global _settings, _render
+    _settings, _render = settings, render
+    if worker:
+        _exit_with_parent(os.getppid())
+        renderers.hermetic_env(settings.home).__enter__()
+    renderers.load(settings.renderer)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this worker when the build process dies (say, killed with SIGKILL).
+
+    A pool worker otherwise waits for work forever, holding the inherited build
+    lock. Leaving mid-write is safe: artifacts only appear through ``os.replace``.
+    """
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def run_jobs(jobs: list, settings: Settings, n_jobs: int, on_result, render=None) -> None:
+    """Run ``jobs``, calling ``on_result(result)`` as each one finishes."""
+    if n_jobs <= 1 or len(jobs) <= 1 or render is not None:
+        with renderers.hermetic_env(settings.home):
+            _init(settings, render)
+            for job in jobs:
+                on_result(execute(job))
+        return
+    _run_pool(jobs, settings, min(n_jobs, len(jobs)), on_result)
+
+
+def _run_pool(jobs: list, settings: Settings, n_jobs: int, on_result) -> None:
+    import multiprocessing
+    import sys
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    method = "fork" if sys.platform == "linux" and sys.version_info < (3, 12) else "forkserver"
+    context = multiprocessing.get_context(method)
+    with ProcessPoolExecutor(n_jobs, mp_context=context, initializer=_init,
+                             initargs=(settings, None, True)) as pool:
+        futures = {pool.submit(execute_batch, batch): batch for batch in _batches(jobs, n_jobs)}
+        for future in as_completed(futures):
+            try:
+                results = future.result()
+            except BrokenProcessPool as exc:
+                results = [Result(job.pair, "failed", f"a worker process died: {exc}") for job in futures[future]]
+            for result in results:
+                on_result(result)
+
+
+def _batches(jobs: list, n_jobs: int) -> list[list]:
+    """Jobs in batches: few enough to save round trips, many enough to balance load."""
+    size = max(1, min(16, len(jobs) // (n_jobs * 8)))
+    return [jobs[i:i + size] for i in range(0, len(jobs), size)]
+
+
+def execute_batch(jobs: list) -> list:
+    """``execute`` each job of a batch (the unit sent to a worker process)."""
+    return [execute(job) for job in jobs]
+
+
+def execute(job: Job) -> Result:
+    """Render one pair (in a worker or in-process) and store its outcome."""
+    settings = _settings
+    render = _render or renderers.load(settings.renderer).render_pair
+    try:
+        outcome = _render_one(job, settings, render)
+    except Exception:  # a bug in the renderer: report it with the pair, keep going
+        return Result(job.pair, "failed", "internal error in the renderer:\n" + traceback.format_exc())
+    if isinstance(outcome, Result):
+        return outcome
+    status, suffix, text, reason, inputs = outcome
+    return _finish(job, settings, status, suffix, text, reason, inputs)
+
+
+def _render_one(job: Job, settings: Settings, render):
+    from manifesto.errors import IncompatiblePairError, ManifestoError
+
+    module = renderers.load(settings.renderer)
+    options = dict(job.options)
+    if options.get("routing_profile"):
+        options["routing_profile"] = os.path.join(settings.root, options["routing_profile"])
+    try:
+        art = render(job.model, job.cluster, module.RenderOptions(**options))
+    except IncompatiblePairError as exc:
+        inputs = getattr(exc, "inputs", None) or _fallback_inputs(job)
+        return "skipped", "", "", str(exc), inputs
+    except ManifestoError as exc:
+        inputs = getattr(exc, "inputs", None)
+        if not inputs:  # without the files it read, the error cannot be cached
+            return Result(job.pair, "failed", str(exc))
+        return "failed", "", "", str(exc), inputs
+    return "ok", art.suffix, art.text, "", art.inputs
+
+
+def _fallback_inputs(job: Job) -> list[str]:
+    """Inputs of an incompatible pair whose error does not list them (``err.inputs``):
+    the model, every file beside it (its ``extends`` parents usually live there) and
+    the cluster. An ``extends`` parent elsewhere is missed: renderers should attach
+    ``inputs`` to the errors they raise."""
+    directory = os.path.dirname(job.model)
+    siblings = [os.path.join(directory, n) for n in os.listdir(directory) if not n.startswith(".")]
+    return [job.model, job.cluster] + [p for p in siblings if os.path.isfile(p)]
+
+
+def _finish(job, settings, status, suffix, text, reason, inputs) -> Result:
+    from manifesto.build.taskcache import TaskCache, TaskEntry
+
+    keys, digests, stats, steady = _hash_inputs(job, settings, inputs)
+    data = text.encode()
+    text_digest = digest(data)
+    art_digest = text_digest if status == "ok" else ""
+    key = task_key(job.pair, job.context, keys, digests)
+    if steady:
+        entry = TaskEntry(key, job.pair[0], job.pair[1], status, suffix, text, text_digest, reason, keys, digests)
+        TaskCache(settings.tasks_dir, None).put(entry)
+    out = None
+    if settings.write and status == "ok":
+        out = write_artifact(settings.out_dir, job.out_base + suffix, data)
+    return Result(job.pair, status, reason, suffix, art_digest, key, keys,
+                  digests if steady else None, stats, out)
+
+
+def _hash_inputs(job: Job, settings: Settings, inputs):
+    """Root-relative input keys, their digests, stat entries, and whether all held still."""
+    root = settings.root
+    prefix = os.path.join(root, "")
+    paths = {os.path.abspath(p) for p in inputs} | {job.model, job.cluster}
+    if job.options.get("routing_profile"):
+        paths.add(os.path.join(root, job.options["routing_profile"]))
+    keys, digests, stats, steady = [], [], [], True
+    for path in sorted(paths):
+        key = path[len(prefix):] if path.startswith(prefix) else path
+        hashed = hash_file(path)
+        if hashed is None:
+            keys.append(key), digests.append("-")
+            steady = False
+            continue
+        sig, value, trusted = hashed
+        steady = steady and sig[0] < settings.started_ns - _EDIT_WINDOW_NS
+        keys.append(key), digests.append(value), stats.append((key, sig, value, trusted))
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    return tuple(keys[i] for i in order), tuple(digests[i] for i in order), stats, steady
+
+
+def write_artifact(out_dir: str, rel: str, data: bytes):
+    """Make ``out_dir/rel`` hold ``data``, writing only when the bytes differ.
+
+    Returns ``(rel, signature, trusted, wrote)`` for the stat cache.
+    """
+    path = os.path.join(out_dir, rel)
+    read_ns = time.time_ns()
+    if read_bytes(path) == data:
+        sig = signature(path)
+        return rel, sig, not is_racy(sig[0], read_ns), False
+    return rel, atomic_write(path, data), True, True

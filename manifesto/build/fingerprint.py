@@ -1,0 +1,58 @@
+"""The code fingerprint: one digest of the renderer's code and bundled catalogs.
+
+The renderer names the files (``code_fingerprint_paths``); their list is cached in
+the manifest with the signatures of their directories, so while no file is added
+or removed there the fingerprint is rebuilt from the stat cache alone, without
+importing the renderer.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from manifesto.build.globs import dir_signature
+from manifesto.build.keys import combine
+
+__all__ = ["code_digest"]
+
+
+def code_digest(state: dict, stat, renderer: str) -> str:
+    """The current code fingerprint; refreshes ``state["code"]`` when needed."""
+    cached = state.get("code")
+    if cached and cached[0] == renderer and _dirs_unchanged(cached[3]):
+        digests = [stat.digest(k) for k in cached[1]]
+        if None not in digests:
+            value = combine(_label(renderer), cached[2], digests)
+            if value != cached[4]:
+                state["code"] = cached[:4] + (value,)
+            return value
+    return _refresh(state, stat, renderer)
+
+
+def _label(renderer: str) -> str:
+    return f"manifesto-build-code/1 {renderer} py{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def _dirs_unchanged(dirs: dict) -> bool:
+    for path, sig in dirs.items():
+        now = dir_signature(path, 0)
+        if not sig[2] or now is None or now[:2] != sig[:2]:
+            return False
+    return True
+
+
+def _refresh(state: dict, stat, renderer: str) -> str:
+    from manifesto.build import renderer as renderers
+
+    paths = sorted({os.path.abspath(p) for p in renderers.load(renderer).code_fingerprint_paths()})
+    now = time.time_ns()
+    dirs = {d: dir_signature(d, now) for d in sorted({os.path.dirname(p) for p in paths})}
+    common = os.path.commonpath(paths) if len(paths) > 1 else os.path.dirname(paths[0]) if paths else ""
+    names = tuple(os.path.relpath(p, common).replace(os.sep, "/") for p in paths)
+    keys = tuple(stat.key(p) for p in paths)
+    digests = [stat.digest(k) for k in keys]
+    value = combine(_label(renderer), names, [d or "-" for d in digests])
+    state["code"] = (renderer, keys, names, {d: s for d, s in dirs.items() if s}, value)
+    return value

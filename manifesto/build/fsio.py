@@ -1,0 +1,102 @@
+"""File-system primitives of the build: stat signatures, content digests, atomic writes.
+
+Everything here is stdlib-only and cheap to import: a no-op build goes through it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+__all__ = [
+    "atomic_write",
+    "digest",
+    "hash_file",
+    "is_racy",
+    "read_bytes",
+    "signature",
+    "TMP_MARK",
+]
+
+#: Temporary files of an atomic write end with this; a later build removes leftovers.
+TMP_MARK = ".tmp~"
+
+# A digest is trusted on a later run only if the file's mtime was older than the
+# moment we read it by at least one timestamp tick: otherwise a second write in the
+# same tick, with the same size, would keep the signature and go unnoticed. Linux
+# file systems stamp with a coarse clock (<= 10 ms); whole-millisecond stamps
+# hint at a coarse file system (FAT, some network mounts), which get two seconds.
+_FINE_TICK_NS = 100_000_000
+_COARSE_TICK_NS = 2_000_000_000
+
+_blake2b = None
+
+
+def signature(path: str) -> tuple[int, int, int] | None:
+    """``(mtime_ns, size, inode)`` of ``path``, or None when it does not exist."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def is_racy(mtime_ns: int, read_ns: int) -> bool:
+    """True when a file stamped ``mtime_ns`` and read at ``read_ns`` may change unseen."""
+    tick = _COARSE_TICK_NS if mtime_ns % 1_000_000 == 0 else _FINE_TICK_NS
+    return mtime_ns >= read_ns - tick
+
+
+def digest(data: bytes) -> str:
+    """The content digest used throughout the build (BLAKE2b-128, hex)."""
+    global _blake2b
+    if _blake2b is None:
+        try:  # the builtin module avoids loading OpenSSL through hashlib
+            from _blake2 import blake2b
+        except ImportError:  # pragma: no cover - other interpreters
+            from hashlib import blake2b
+        _blake2b = blake2b
+    return _blake2b(data, digest_size=16).hexdigest()
+
+
+def read_bytes(path: str) -> bytes | None:
+    """The bytes of ``path``, or None when it does not exist (or is not a file)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+
+
+def hash_file(path: str) -> tuple[tuple[int, int, int], str, bool] | None:
+    """``(signature, digest, trusted)`` of ``path`` read now, or None when missing.
+
+    ``trusted`` is False when the signature may not reveal a later change (see
+    ``is_racy``) or when the file changed while it was read.
+    """
+    read_ns = time.time_ns()
+    try:
+        with open(path, "rb") as f:
+            before = os.fstat(f.fileno())
+            data = f.read()
+            after = os.fstat(f.fileno())
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    sig = (after.st_mtime_ns, after.st_size, after.st_ino)
+    steady = (before.st_mtime_ns, before.st_size) == sig[:2]
+    return sig, digest(data), steady and not is_racy(sig[0], read_ns)
+
+
+def atomic_write(path: str, data: bytes) -> tuple[int, int, int]:
+    """Write ``data`` to ``path`` through a temporary file and ``os.replace``.
+
+    Readers (and a build killed half-way) see either the old or the new bytes,
+    never a mix. Returns the signature of the new file.
+    """
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}{TMP_MARK}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+    return signature(path)

@@ -1,0 +1,194 @@
+"""Targets and render pairs, built from the BUILD.yaml config and the source listing.
+
+Every model file is one model target, every cluster file one cluster target, every
+routing file one routing target. A render pair is (model path, cluster name); its
+artifact goes to ``out/<cluster>/<model path below models/>`` plus the suffix the
+renderer chose. Errors point into BUILD.yaml.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from manifesto.build.buildfile import OPTION_FIELDS, origin_of
+
+__all__ = ["Graph", "Target", "build_graph", "strip_suffix"]
+
+
+class Target:
+    """One file of the graph: ``//dir:name`` of ``kind`` model/cluster/routing."""
+
+    __slots__ = ("kind", "path", "dir", "name", "gen")
+
+    def __init__(self, kind: str, path: str, gen: int) -> None:
+        self.kind, self.path, self.gen = kind, path, gen
+        self.dir = posixpath.dirname(path)
+        self.name = strip_suffix(posixpath.basename(path))
+
+    @property
+    def address(self) -> str:
+        return f"//{self.dir}:{self.name}"
+
+    def __repr__(self) -> str:
+        return f"Target({self.address})"
+
+
+def strip_suffix(name: str) -> str:
+    """A file name without its ``.yaml`` suffix (model files may have none)."""
+    return name[:-5] if name.endswith(".yaml") else name
+
+
+class Graph:
+    """All targets, and for each model target its clusters, options and out path."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.targets: dict[str, Target] = {}
+        self.by_path: dict[str, Target] = {}
+        self.clusters: dict[str, Target] = {}
+        self.model_clusters: dict[str, tuple] = {}
+        self.model_options: dict[str, tuple] = {}
+        self.model_out: dict[str, str] = {}
+
+    def sorted_targets(self) -> list[Target]:
+        return [self.targets[a] for a in sorted(self.targets)]
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """Every (model path, cluster name) pair, sorted."""
+        return sorted((m, c) for m, cs in self.model_clusters.items() for c in cs)
+
+    def out_base(self, pair: tuple[str, str]) -> str:
+        """``<cluster>/<model path below models/>``: the artifact path without suffix."""
+        return f"{pair[1]}/{self.model_out[pair[0]]}"
+
+    def address(self, path: str) -> str:
+        return self.by_path[path].address
+
+    def options(self, model: str) -> dict:
+        return dict(zip(OPTION_FIELDS, self.model_options[model]))
+
+
+def build_graph(config: dict, files: dict, locations: dict, display: str, root: str) -> Graph:
+    """The graph for ``config`` given each generator's matched ``files``."""
+    builder = _Builder(config, locations, display, root)
+    for i, gen in enumerate(config["generators"]):
+        builder.add_generator(i, gen, files.get(i))
+    for i, gen in enumerate(config["generators"]):
+        if gen[0] == "model":
+            builder.wire_models(i, gen)
+    return builder.graph
+
+
+class _Builder:
+    def __init__(self, config: dict, locations: dict, display: str, root: str) -> None:
+        self.config, self.locations, self.display = config, locations, display
+        self.graph = Graph(root)
+        self.out_owner: dict[str, str] = {}
+
+    def fail(self, path: tuple, message: str):
+        from manifesto.errors import BuildError
+        from manifesto.yamlio import format_path
+
+        raise BuildError(message, origin_of(self.locations, self.display, path), format_path(path))
+
+    def add_generator(self, i: int, gen: tuple, files) -> None:
+        kind, base = gen[0], gen[1]
+        if files is None:
+            self.fail(("targets", i, "path"), f"directory '{base}' does not exist{self.nearby_dir(base)}")
+        for f in files:
+            path = f if base == "." else f"{base}/{f}"
+            self.add_target(Target(kind, path, i), ("targets", i, "sources"))
+
+    def add_target(self, target: Target, where: tuple) -> None:
+        graph = self.graph
+        if target.path in graph.by_path:
+            other = graph.by_path[target.path].gen
+            self.fail(where, f"{target.path} is already a source of targets[{other}]; exclude it from one of them")
+        if target.name == "all":
+            self.fail(where, f"{target.path}: a target cannot be named 'all' (//dir:all means every target in dir)")
+        if target.address in graph.targets:
+            clash = graph.targets[target.address].path
+            self.fail(where, f"{target.path} and {clash} would both be {target.address}; rename one")
+        if target.kind == "cluster" and target.name in graph.clusters:
+            clash = graph.clusters[target.name].path
+            self.fail(where, f"two cluster targets are named '{target.name}' ({clash}, {target.path})")
+        graph.targets[target.address] = target
+        graph.by_path[target.path] = target
+        if target.kind == "cluster":
+            graph.clusters[target.name] = target
+
+    def nearby_dir(self, base: str) -> str:
+        import os
+
+        from manifesto.errors import did_you_mean
+
+        parent = os.path.join(self.graph.root, posixpath.dirname(base))
+        try:
+            names = [n for n in os.listdir(parent) if os.path.isdir(os.path.join(parent, n))]
+        except OSError:
+            return ""
+        prefix = posixpath.dirname(base)
+        return did_you_mean(base, [posixpath.join(prefix, n) for n in names])
+
+    def wire_models(self, i: int, gen: tuple) -> None:
+        clusters = self.cluster_names(i, gen[4])
+        options = self.options(i, gen[5])
+        top = gen[1].split("/")[0]
+        for target in [t for t in self.graph.by_path.values() if t.gen == i]:
+            out = strip_suffix(target.path if top == "." else target.path[len(top) + 1:])
+            if out in self.out_owner:
+                self.fail(("targets", i, "sources"), f"{target.path} and {self.out_owner[out]} would write the same artifacts")
+            self.out_owner[out] = target.path
+            self.graph.model_out[target.path] = out
+            self.graph.model_clusters[target.path] = clusters
+            self.graph.model_options[target.path] = options
+
+    def cluster_names(self, i: int, refs) -> tuple:
+        if refs is None:
+            return tuple(sorted(self.graph.clusters))
+        names: set[str] = set()
+        for j, ref in enumerate(refs):
+            names.update(self.cluster_ref(ref, ("targets", i, "clusters", j)))
+        return tuple(sorted(names))
+
+    def cluster_ref(self, ref: str, where: tuple) -> list[str]:
+        from manifesto.build.addresses import match, parse_address
+        from manifesto.errors import BuildError, did_you_mean
+
+        if not ref.startswith("//"):
+            if ref not in self.graph.clusters:
+                self.fail(where, f"unknown cluster '{ref}'{did_you_mean(ref, self.graph.clusters)}")
+            return [ref]
+        try:
+            hits = [t.name for t in match(parse_address(ref), self.graph) if t.kind == "cluster"]
+        except BuildError as exc:
+            self.fail(where, exc.message)
+        if not hits:
+            self.fail(where, f"{ref} names no cluster target")
+        return hits
+
+    def options(self, i: int, values: tuple) -> tuple:
+        fields = dict(zip(OPTION_FIELDS, values))
+        profile = fields["routing_profile"]
+        if profile is not None:
+            fields["routing_profile"] = self.routing_path(profile, ("targets", i, "options"))
+        return tuple(fields[k] for k in OPTION_FIELDS)
+
+    def routing_path(self, profile: str, where: tuple) -> str:
+        import os
+
+        from manifesto.build.addresses import match, parse_address
+        from manifesto.errors import BuildError
+
+        if not profile.startswith("//"):
+            path = posixpath.normpath(profile)
+            if path.startswith("../") or profile.startswith("/") or not os.path.isfile(os.path.join(self.graph.root, path)):
+                self.fail(where, f"routing_profile '{profile}' is not a file below the build root")
+            return path
+        try:
+            hits = match(parse_address(profile), self.graph)
+        except BuildError as exc:
+            self.fail(where, f"routing_profile: {exc.message}")
+        if len(hits) != 1 or hits[0].kind != "routing":
+            self.fail(where, f"routing_profile {profile} must name one routing target")
+        return hits[0].path

@@ -1,0 +1,98 @@
+"""The ``out/`` tree: the build lock, and finding artifacts that no pair produces.
+
+Artifacts are ``out/<cluster>/<model path>`` + ``.yaml`` or ``.sbatch``. Anything
+else in ``out/`` (dot files, READMEs) is left alone, except the temporary files of
+an interrupted atomic write, which a later build removes.
+"""
+
+from __future__ import annotations
+
+import os
+
+from manifesto.build.fsio import TMP_MARK
+
+__all__ = ["SUFFIXES", "BuildLock", "remove", "scan", "split_artifact"]
+
+SUFFIXES = (".yaml", ".sbatch")
+
+
+class BuildLock:
+    """An exclusive ``flock`` on ``out/.lock``: one build writes ``out/`` at a time."""
+
+    def __init__(self, path: str, wait_message=None) -> None:
+        self.path = path
+        self.wait_message = wait_message
+        self.fd = -1
+
+    def acquire(self, blocking: bool = True) -> bool:
+        import fcntl
+
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if not blocking:
+                self.release()
+                return False
+        if self.wait_message:
+            self.wait_message(f"waiting for another build to finish ({self.path})")
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return True
+
+    def release(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __enter__(self) -> "BuildLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def split_artifact(rel: str) -> tuple[str, str] | None:
+    """``("cluster/model", ".yaml")`` for an artifact path, None for other files."""
+    for suffix in SUFFIXES:
+        if rel.endswith(suffix):
+            return rel[: -len(suffix)], suffix
+    return None
+
+
+def scan(out_dir: str) -> tuple[list[str], list[str]]:
+    """``(artifacts, leftovers)`` below ``out_dir``, relative to it, sorted.
+
+    Artifacts live in a cluster directory, so files directly in ``out_dir`` are
+    not artifacts. Leftovers are temporary files of interrupted writes; dot
+    directories (``.cache``) are not entered.
+    """
+    artifacts, leftovers = [], []
+    for top, dirs, files in os.walk(out_dir):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        rel_top = os.path.relpath(top, out_dir)
+        for name in files:
+            rel = name if rel_top == "." else f"{rel_top}/{name}".replace(os.sep, "/")
+            if name.startswith(".") and name.endswith(TMP_MARK):
+                leftovers.append(rel)
+            elif rel_top != "." and not name.startswith(".") and split_artifact(rel):
+                artifacts.append(rel)
+    return sorted(artifacts), sorted(leftovers)
+
+
+def remove(out_dir: str, rel: str) -> None:
+    """Delete ``out_dir/rel`` and the directories it leaves empty (not ``out_dir``)."""
+    path = os.path.join(out_dir, rel)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    parent = os.path.dirname(path)
+    while os.path.abspath(parent) != os.path.abspath(out_dir):
+        try:
+            os.rmdir(parent)
+        except OSError:
+            break
+        parent = os.path.dirname(parent)

@@ -1,0 +1,142 @@
+"""What a build did, per pair, and how it is shown: a summary line or JSON."""
+
+from __future__ import annotations
+
+__all__ = ["Report", "ConsoleUI"]
+
+STATUSES = ("rendered", "up to date", "skipped", "failed")
+
+
+class Report:
+    """Rows (one per selected pair, sorted), check problems and pruned artifacts."""
+
+    def __init__(self, session, items, mode: str, addresses=("//::",)) -> None:
+        self.mode = mode
+        self.addresses = tuple(addresses)
+        self.items = items
+        self.session = session
+        self.statuses = [_status(item) for item in items]
+        problems = list(session.problems)
+        if mode == "check":
+            problems += [p for p in (self._problem(session, i) for i in items) if p]
+        self.problems = sorted(problems)
+        self.pruned = sorted(session.pruned)
+        self._rows = None
+
+    @property
+    def rows(self) -> list[dict]:
+        """One dict per pair: model, cluster, status, artifact, message, cached."""
+        if self._rows is None:
+            self._rows = [self._row(i, s) for i, s in zip(self.items, self.statuses)]
+        return self._rows
+
+    def _row(self, item, status: str) -> dict:
+        session = self.session
+        row = {
+            "model": session.graph.address(item.pair[0]),
+            "cluster": item.pair[1],
+            "status": status,
+            "artifact": f"out/{session.artifact_rel(item.pair, item.suffix)}" if item.status == "ok" else None,
+        }
+        if item.message:
+            row["message"] = item.message
+        if item.how == "cache":
+            row["cached"] = True
+        return row
+
+    @staticmethod
+    def _problem(session, item):
+        if item.status != "ok":
+            return None
+        rel = session.artifact_rel(item.pair, item.suffix)
+        on_disk = session.stat.digest(session.ws.out_key(rel))
+        if on_disk == item.art_digest:
+            return None
+        if on_disk is None:
+            return (f"out/{rel}", "missing")
+        old = item.old if item.old is not None and item.old.status == "ok" else None
+        if old is not None and on_disk == old.art_digest:
+            return (f"out/{rel}", "stale: its inputs changed since it was built")
+        if old is not None and old.art_digest == item.art_digest and old.suffix == item.suffix:
+            return (f"out/{rel}", "hand-edited: differs from what the build wrote")
+        return (f"out/{rel}", "differs from what its inputs render (hand-edited or stale)")
+
+    def counts(self) -> dict:
+        counts = dict.fromkeys(STATUSES, 0)
+        for status in self.statuses:
+            counts[status] += 1
+        return counts
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and "failed" not in self.statuses
+
+    def summary(self) -> str:
+        c = self.counts()
+        line = f"{c['rendered']} rendered, {c['up to date']} up to date, {c['skipped']} skipped, {c['failed']} failed"
+        if self.pruned:
+            line += f", {len(self.pruned)} pruned"
+        if self.mode == "check":
+            line += f"; check: {len(self.problems)} problem{'' if len(self.problems) == 1 else 's'}"
+        return line
+
+    def error_lines(self) -> list[str]:
+        """One line (or block) per failed pair and per check problem."""
+        failed = [self.rows[i] for i, s in enumerate(self.statuses) if s == "failed"]
+        lines = [f"error: {r['model']} @ {r['cluster']}: {r['message']}" for r in failed]
+        lines += [f"{path}: {why}" for path, why in self.problems]
+        if self.problems:
+            lines.append("To fix this, run: manifesto build " + " ".join(self.addresses))
+        return lines
+
+    def to_json(self) -> dict:
+        return {
+            "summary": {k.replace(" ", "_"): v for k, v in self.counts().items()},
+            "pairs": self.rows,
+            "problems": [{"path": p, "problem": why} for p, why in self.problems],
+            "pruned": self.pruned,
+        }
+
+
+def _status(item) -> str:
+    """The reported status of a pair: rendered, up to date, skipped or failed."""
+    if item.status == "ok":
+        return "rendered" if item.how == "render" or item.wrote else "up to date"
+    if item.status == "skipped" and not item.explicit:
+        return "skipped"
+    return "failed"
+
+
+class ConsoleUI:
+    """Warnings on stderr; a progress line only when stderr is a terminal."""
+
+    def __init__(self, stream=None, quiet: bool = False) -> None:
+        import sys
+
+        self.stream = stream or sys.stderr
+        self.tty = not quiet and self.stream.isatty()
+        self.shown = False
+
+    def warn(self, message: str) -> None:
+        self._clear()
+        print(f"warning: {message}", file=self.stream, flush=True)
+
+    def wait(self, message: str) -> None:
+        self._clear()
+        print(message, file=self.stream, flush=True)
+
+    def progress(self, done: int, total: int, label: str) -> None:
+        if self.tty:
+            width = len(str(total))
+            self.stream.write(f"\r\x1b[K[{done:>{width}}/{total}] {label}")
+            self.stream.flush()
+            self.shown = True
+
+    def progress_done(self) -> None:
+        self._clear()
+
+    def _clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.shown = False

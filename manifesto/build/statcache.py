@@ -1,0 +1,85 @@
+"""The stat cache: path -> (mtime_ns, size, inode, digest, trusted).
+
+A file whose signature matches a trusted entry is not read again; any other file
+is hashed, and the entry refreshed. Paths inside the build root are stored relative
+to it, so the cache does not care where a checkout lives.
+"""
+
+from __future__ import annotations
+
+import os
+
+from manifesto.build.fsio import hash_file
+
+__all__ = ["StatCache"]
+
+_UNKNOWN = object()
+
+
+class StatCache:
+    """Digests of files for one build, backed by the manifest's ``stat`` table."""
+
+    def __init__(self, root: str, table: dict) -> None:
+        self.root = root
+        self.prefix = os.path.join(root, "")
+        self.table = table
+        self.memo: dict[str, str | None] = {}
+        self.changed = False
+
+    def key(self, path: str) -> str:
+        """The cache key of an absolute or root-relative path."""
+        if not os.path.isabs(path):
+            return path
+        rel = os.path.relpath(path, self.root)
+        return path if rel.startswith("..") else rel
+
+    def abspath(self, key: str) -> str:
+        """The absolute path of a cache key."""
+        return key if key.startswith("/") else self.prefix + key
+
+    def digest(self, key: str) -> str | None:
+        """The current digest of the file at ``key`` (None when it does not exist)."""
+        value = self.memo.get(key, _UNKNOWN)
+        if value is _UNKNOWN:
+            value = self.memo[key] = self._lookup(key)
+        return value
+
+    def _lookup(self, key: str) -> str | None:
+        path = self.abspath(key)
+        entry = self.table.get(key)
+        if entry is not None and entry[4]:
+            try:
+                st = os.stat(path)
+            except OSError:
+                st = None
+            if st is not None and entry[0] == st.st_mtime_ns and entry[1] == st.st_size and entry[2] == st.st_ino:
+                return entry[3]
+        hashed = hash_file(path)
+        if hashed is None:
+            if entry is not None:
+                del self.table[key]
+                self.changed = True
+            return None
+        self.record(key, *hashed)
+        return hashed[1]
+
+    def record(self, key: str, sig, digest: str, trusted: bool) -> None:
+        """Remember that the file at ``key`` had ``sig`` and ``digest``."""
+        entry = (sig[0], sig[1], sig[2], digest, trusted)
+        if self.table.get(key) != entry:
+            self.table[key] = entry
+            self.changed = True
+        self.memo[key] = digest
+
+    def forget(self, key: str) -> None:
+        """Drop what is known about ``key`` (a file this build removed)."""
+        self.memo.pop(key, None)
+        if self.table.pop(key, None) is not None:
+            self.changed = True
+
+    def keep_only(self, keys) -> None:
+        """Drop entries for files no longer referenced by the manifest."""
+        keys = set(keys)
+        for k in [k for k in self.table if k not in keys]:
+            del self.table[k]
+            self.changed = True

@@ -1,0 +1,120 @@
+"""The build manifest: what the last build saw and produced, in ``out/.cache/state``.
+
+It holds the parsed BUILD.yaml (keyed by its digest), the source listing (keyed by
+directory signatures), the code fingerprint, the stat cache and one record per
+(model, cluster) pair. A no-op build reads only this file, so it is stored with the
+stdlib ``marshal`` (builtin, ~1 ms for a thousand pairs) instead of msgspec, whose
+import alone costs several interpreter start-ups. A CRC guards against a corrupt or
+truncated file; a different Python version just starts afresh.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+import zlib
+from collections import namedtuple
+
+from manifesto.build.fsio import atomic_write
+
+__all__ = ["FORMAT", "PairRecord", "load_state", "new_state", "save_state"]
+
+FORMAT = 3
+_MAGIC = b"manifesto-build\0"
+_HEADER = len(_MAGIC) + 4 + 4
+
+
+def new_state() -> dict:
+    """An empty manifest."""
+    return {
+        "format": FORMAT,
+        "buildfile": None,  # (digest, config, locations)
+        "listing": None,  # (config digest, {dir: (mtime_ns, inode, trusted)}, {gen: files})
+        "code": None,  # (renderer, paths, {dir: (mtime_ns, inode, trusted)}, digest)
+        "stat": {},  # path -> (mtime_ns, size, inode, digest, trusted)
+        "pairs": {},  # (model path, cluster) -> PairRecord tuple
+    }
+
+
+PairRecord = namedtuple(
+    "PairRecord", ("context", "inputs", "digests", "key", "status", "suffix", "art_digest", "reason")
+)
+PairRecord.__doc__ = """What one pair's last render read and produced (a plain tuple on disk).
+
+``context`` is (code digest, options); ``inputs`` the files it read and
+``digests`` their digests then (None when one changed during the build, which
+forces a re-render); ``status`` is "ok", "skipped" or "failed" (an error that
+listed the files it read, so it is as reproducible as an artifact)."""
+
+
+def load_state(path: str, warn) -> dict:
+    """The manifest at ``path``; a fresh one (with a warning if corrupt) otherwise."""
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+    except FileNotFoundError:
+        return new_state()
+    state = _decode(blob)
+    if state is None:
+        warn(f"{path}: corrupt build cache, ignoring it (this build re-checks every pair)")
+        return new_state()
+    if state is False:
+        return new_state()
+    make = PairRecord._make
+    state["pairs"] = {k: make(v) for k, v in state["pairs"].items()}
+    return state
+
+
+def save_state(path: str, state: dict) -> None:
+    """Write the manifest atomically (under the build lock)."""
+    plain = dict(state)
+    shared: dict = {}
+    plain["pairs"] = {_share(k, shared): _compact(v, shared) for k, v in state["pairs"].items()}
+    payload = marshal.dumps(plain)
+    header = _MAGIC + _version_tag() + zlib.crc32(payload).to_bytes(4, "little")
+    atomic_write(path, header + payload)
+
+
+def _share(value, shared: dict):
+    """One object per distinct value, so marshal writes repeats as references."""
+    return shared.setdefault(value, value)
+
+
+def _compact(rec, shared: dict) -> tuple:
+    """A record as a plain tuple whose repeated parts (paths, contexts) are shared."""
+    inputs = tuple([_share(p, shared) for p in rec[1]])
+    return (_share(rec[0], shared), inputs) + tuple(rec[2:])
+
+
+def _version_tag() -> bytes:
+    return bytes((sys.version_info[0], sys.version_info[1], FORMAT, 0))
+
+
+def _decode(blob: bytes):
+    """The manifest, None when corrupt, False when written by another version."""
+    if len(blob) < _HEADER or not blob.startswith(_MAGIC):
+        return None
+    if blob[len(_MAGIC):len(_MAGIC) + 4] != _version_tag():
+        return False
+    payload = blob[_HEADER:]
+    if zlib.crc32(payload).to_bytes(4, "little") != blob[_HEADER - 4:_HEADER]:
+        return None
+    try:
+        state = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return state if _well_formed(state) else None
+
+
+def _well_formed(state) -> bool:
+    if not isinstance(state, dict) or state.get("format") != FORMAT:
+        return False
+    if not all(isinstance(state.get(k), dict) for k in ("stat", "pairs")):
+        return False
+    return all(isinstance(v, tuple) and len(v) == len(PairRecord._fields) for v in state["pairs"].values())
+
+
+def state_path(cache_dir: str) -> str:
+    """Where the manifest lives inside ``out/.cache``."""
+    return os.path.join(cache_dir, "state")

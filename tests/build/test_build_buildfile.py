@@ -1,0 +1,81 @@
+"""BUILD.yaml errors: one clear message with file:line:col, exit status 1."""
+
+from __future__ import annotations
+
+import pytest
+from buildkit import Runner, make_tree
+
+HEAD = "options:\n  default: {user: u, namespace: n}\ntargets:\n"
+CLUSTERS = "  - kind: cluster\n    path: clusters\n    sources: ['*.yaml']\n"
+
+CASES = {
+    "unknown-key": (
+        HEAD + "  - kind: cluster\n    path: clusters\n    sorces: ['*.yaml']\n",
+        "BUILD.yaml:6:5: targets[0].sorces: unknown key 'sorces' (did you mean 'sources'?)",
+    ),
+    "bad-glob": (
+        HEAD + "  - kind: cluster\n    path: clusters\n    sources: ['a**.yaml']\n",
+        "BUILD.yaml:6:15: targets[0].sources[0]: bad glob 'a**.yaml': '**' must be a whole path segment, as in 'a/**/b.yaml'",
+    ),
+    "unclosed-class": (
+        HEAD + "  - kind: cluster\n    path: clusters\n    sources: ['*.yaml', '!x[ab.yaml']\n",
+        "BUILD.yaml:6:25: targets[0].sources[1]: bad glob '!x[ab.yaml': unclosed '[' character class",
+    ),
+    "unknown-target": (
+        HEAD + CLUSTERS + "  - kind: model\n    path: models\n    sources: ['**/*']\n    clusters: ['//clusters:gpuu']\n",
+        "BUILD.yaml:10:16: targets[1].clusters[0]: unknown target //clusters:gpuu (did you mean '//clusters:gpu'?)",
+    ),
+    "cycle": (
+        "options:\n  a: {extends: b, user: u, namespace: n}\n  b: {extends: a}\n"
+        "targets:\n  - kind: model\n    path: models\n    sources: ['**/*']\n    options: a\n",
+        "BUILD.yaml:3:7: options.b.extends: cycle in option sets: a -> b -> a. "
+        "To fix this, remove one `extends` of the chain.",
+    ),
+    "unknown-option-set": (
+        HEAD + "  - kind: model\n    path: models\n    sources: ['**/*']\n    options: defualt\n",
+        "BUILD.yaml:7:5: targets[0].options: unknown option set 'defualt' (did you mean 'default'?)",
+    ),
+    "missing-directory": (
+        HEAD + "  - kind: model\n    path: modls\n    sources: ['**/*']\n",
+        "BUILD.yaml:5:5: targets[0].path: directory 'modls' does not exist (did you mean 'models'?)",
+    ),
+    "bad-kind": (
+        "targets:\n  - kind: modle\n",
+        "BUILD.yaml:2:5: targets[0].kind: expected one of model, cluster, routing, got 'modle'",
+    ),
+    "no-options": (
+        "targets:\n  - kind: model\n    path: models\n    sources: ['**/*']\n",
+        "BUILD.yaml:2:5: targets[0]: model targets need render options: add `options:` or an option set named 'default'",
+    ),
+    "bad-option-value": (
+        "options:\n  default: {user: u, namespace: n, idle_timeout_minutes: -3}\ntargets: []\n",
+        "BUILD.yaml:2:36: options.default.idle_timeout_minutes: expected a positive number of minutes, got -3",
+    ),
+    "two-owners": (
+        HEAD + CLUSTERS + "  - kind: routing\n    path: clusters\n    sources: ['gpu.yaml']\n",
+        "BUILD.yaml:9:5: targets[1].sources: clusters/gpu.yaml is already a source of targets[0]; exclude it from one of them",
+    ),
+    "yaml-syntax": (
+        "targets: [\n",
+        "BUILD.yaml:2:1: expected the node content, but found '<stream end>'",
+    ),
+}
+
+
+@pytest.mark.parametrize("text, message", list(CASES.values()), ids=list(CASES))
+def test_buildfile_errors_are_one_clear_message(tmp_path, text, message):
+    root = make_tree(tmp_path / "tree", {"BUILD.yaml": text})
+    proc = Runner(root, tmp_path / "log")("build", "//::", check=False)
+    assert (proc.returncode, proc.stderr, proc.stdout) == (1, message + "\n", "")
+
+
+def test_an_error_is_reported_again_after_a_cached_parse(tmp_path):
+    """The parsed BUILD.yaml is cached; errors found later still point into it."""
+    run = Runner(make_tree(tmp_path / "tree"), tmp_path / "log")
+    run("build")
+    (run.root / "models/qwen/all.yaml").write_text("release: all\n")
+    proc = run("build", check=False)
+    assert proc.stderr == (
+        "BUILD.yaml:14:5: targets[2].sources: models/qwen/all.yaml: a target cannot be named 'all' "
+        "(//dir:all means every target in dir)\n"
+    )

@@ -1,0 +1,219 @@
+"""The engine in-process, with an injected render function, and its small parts."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+import fake_renderer
+import pytest
+from buildkit import TREE, make_tree, write_files
+
+from manifesto.build import api
+from manifesto.build.addresses import parse_address
+from manifesto.build.globs import GlobError, compile_glob, select
+from manifesto.build.state import load_state, new_state, save_state
+from manifesto.errors import BuildError, IncompatiblePairError
+
+
+class Recorder:
+    """A UI that keeps warnings, and a render function that counts its calls."""
+
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+        self.calls: list[tuple[str, str]] = []
+
+    def render(self, model, cluster, options):
+        self.calls.append((model.rsplit("/models/", 1)[1], cluster.rsplit("/", 1)[1]))
+        return fake_renderer.render_pair(model, cluster, options)
+
+    warn = wait = lambda self, message: self.warnings.append(message)
+
+    def progress(self, done, total, label) -> None:
+        pass
+
+    def progress_done(self) -> None:
+        pass
+
+
+@pytest.fixture
+def tree(tmp_path):
+    write_files(tmp_path, TREE, age=10)
+    return tmp_path
+
+
+def build(tree, rec: Recorder, *addresses, **kwargs):
+    return api.build(addresses or ["//::"], root=tree, renderer="fake_renderer", ui=rec, render=rec.render, **kwargs)
+
+
+def test_injected_render_function_builds_and_then_does_nothing(tree):
+    rec = Recorder()
+    first = build(tree, rec)
+    assert len(rec.calls) == 12 and first.counts()["rendered"] == 8
+    rec.calls.clear()
+    second = build(tree, rec)
+    assert rec.calls == [] and second.counts() == {"rendered": 0, "up to date": 8, "skipped": 4, "failed": 0}
+    assert rec.warnings == []
+
+
+def test_an_edit_during_the_build_is_not_cached(tree):
+    """A file modified while (or just before) a build runs is rendered again next time."""
+    rec = Recorder()
+    write_files(tree, {"models/qwen/aggregated.yaml": "release: fresh\n"})  # mtime: now
+    build(tree, rec)
+    rec.calls.clear()
+    build(tree, rec)
+    assert sorted(rec.calls) == [("qwen/aggregated.yaml", c) for c in ("gpu.yaml", "hopper.yaml", "slurm.yaml")]
+
+
+def test_artifact_for_returns_a_fresh_artifact(tree):
+    rec = Recorder()
+    path = api.artifact_for("//models/wide:1p1d", "gpu", root=tree, renderer="fake_renderer", ui=rec)
+    assert path == tree.resolve() / "out/gpu/wide/1p1d.yaml" and path.is_file()
+    path.write_text("hand edit\n")
+    again = api.artifact_for(str(tree / "models/wide/1p1d.yaml"), "//clusters:gpu", root=tree,
+                             renderer="fake_renderer", ui=rec)
+    assert again == path and "hand edit" not in path.read_text()
+
+
+def test_artifact_for_an_incompatible_pair_raises(tree):
+    with pytest.raises(IncompatiblePairError, match="pins accelerator 'gb200' but cluster 'hopper'"):
+        api.artifact_for("//models/wide:1p1d", "hopper", root=tree, renderer="fake_renderer", ui=Recorder())
+    with pytest.raises(BuildError, match="expected one model target"):
+        api.artifact_for("//models/wide:", "gpu", root=tree, renderer="fake_renderer", ui=Recorder())
+
+
+def test_a_renderer_bug_fails_its_pair_with_the_traceback(tree):
+    rec = Recorder()
+
+    def crash(model, cluster, options):
+        if "laguna" in model:
+            raise ZeroDivisionError("oops")
+        return rec.render(model, cluster, options)
+
+    report = api.build(["//models/qwen::"], root=tree, renderer="fake_renderer", ui=rec, render=crash)
+    failed = [r for r in report.rows if r["status"] == "failed"]
+    assert len(failed) == 3 and "ZeroDivisionError: oops" in failed[0]["message"]
+    assert report.counts()["rendered"] == 3
+
+
+# -- state ---------------------------------------------------------------------
+
+
+def test_state_round_trips_and_rejects_damage(tmp_path):
+    path = str(tmp_path / "state")
+    state = new_state()
+    state["stat"]["a"] = (1, 2, 3, "d", True)
+    save_state(path, state)
+    warnings = []
+    assert load_state(path, warnings.append)["stat"] == {"a": (1, 2, 3, "d", True)}
+    blob = open(path, "rb").read()
+    open(path, "wb").write(blob[:-1] + bytes([blob[-1] ^ 1]))
+    assert load_state(path, warnings.append) == new_state()
+    assert warnings == [f"{path}: corrupt build cache, ignoring it (this build re-checks every pair)"]
+
+
+# -- globs and addresses -------------------------------------------------------
+
+FILES = ["a.yaml", "b-base.yaml", "x/c.yaml", "x/y/d.yaml", "x/y/d-base.yaml", "e", "x/README.md"]
+
+GLOBS = {
+    "star": (["*.yaml"], [], ["a.yaml", "b-base.yaml"]),
+    "double-star": (["**/*.yaml"], [], ["a.yaml", "b-base.yaml", "x/c.yaml", "x/y/d.yaml", "x/y/d-base.yaml"]),
+    "exclude": (["**/*"], ["**/*-base.yaml", "**/*.md"], ["a.yaml", "x/c.yaml", "x/y/d.yaml", "e"]),
+    "below": (["x/**"], [], ["x/c.yaml", "x/y/d.yaml", "x/y/d-base.yaml", "x/README.md"]),
+    "middle": (["x/**/d.yaml"], [], ["x/y/d.yaml"]),
+    "class": (["[ab].yaml", "?"], [], ["a.yaml", "e"]),
+    "negated-class": (["[!a]*.yaml"], [], ["b-base.yaml"]),
+}
+
+
+@pytest.mark.parametrize("includes, excludes, expected", list(GLOBS.values()), ids=list(GLOBS))
+def test_globs_select_sources(includes, excludes, expected):
+    assert select(FILES, includes, excludes) == expected
+
+
+@pytest.mark.parametrize("pattern, message", [
+    ("", "empty pattern"),
+    ("/abs", "patterns are relative to the target's path; drop the leading '/'"),
+    ("a/../b", "'..' is not allowed in a pattern"),
+    ("a//b", "'//' is not allowed in a pattern"),
+    ("a**", "'**' must be a whole path segment, as in 'a/**/b.yaml'"),
+    ("[ab", "unclosed '[' character class"),
+])
+def test_bad_globs_say_what_is_wrong(pattern, message):
+    with pytest.raises(GlobError) as err:
+        compile_glob(pattern)
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize("text, kind, directory, name, single", [
+    ("//models/deepseek-v4:1P-EP8-1D-EP8", "target", "models/deepseek-v4", "1P-EP8-1D-EP8", True),
+    ("//models/deepseek-v4:all", "dir", "models/deepseek-v4", "", False),
+    ("//models/deepseek-v4:", "dir", "models/deepseek-v4", "", False),
+    ("//models::", "tree", "models", "", False),
+    ("//models/...", "tree", "models", "", False),
+    ("//::", "tree", "", "", False),
+    ("//...", "tree", "", "", False),
+    ("//:root-file", "target", "", "root-file", True),
+    ("models/qwen/aggregated.yaml", "file", "", "models/qwen/aggregated.yaml", True),
+])
+def test_addresses_parse(text, kind, directory, name, single):
+    spec = parse_address(text)
+    assert (spec.kind, spec.dir, spec.name, spec.single) == (kind, directory, name, single)
+
+
+# -- the CLI registration ------------------------------------------------------
+
+
+def test_register_declares_every_command_without_importing_the_engine():
+    code = (
+        "import argparse, sys\n"
+        "from manifesto.build.cli import formatter, register\n"
+        "p = argparse.ArgumentParser(formatter_class=formatter()); register(p.add_subparsers(dest='cmd'))\n"
+        "a = p.parse_args(['build', '//models::', '--check', '-j', '2', '--cluster', 'c', '--changed-since', 'HEAD'])\n"
+        "assert a.func.__name__ == '_run_build' and a.jobs == 2 and a.cluster == ['c']\n"
+        "heavy = [m for m in sys.modules if m.startswith('manifesto.build.') and m != 'manifesto.build.cli']\n"
+        "heavy += [m for m in ('msgspec', 'ruamel', 'pydantic', 'shutil') if m in sys.modules]\n"
+        "print(sorted(heavy))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout == "[]\n"
+
+
+@pytest.mark.parametrize("argv", [
+    ["list"], ["deps", "//:x"], ["dependents", "f"], ["matrix", "--format", "github"], ["clean", "--all"],
+])
+def test_every_command_has_a_handler(argv):
+    from manifesto.build.cli import register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers(dest="cmd"))
+    assert callable(parser.parse_args(argv).func)
+
+
+def test_jobs_must_be_positive(capsys):
+    from manifesto.build.cli import register
+
+    parser = argparse.ArgumentParser(prog="m")
+    register(parser.add_subparsers(dest="cmd"))
+    with pytest.raises(SystemExit):
+        parser.parse_args(["build", "--jobs", "0"])
+    assert "expected a positive number of jobs, got '0'" in capsys.readouterr().err
+
+
+def test_public_api_is_pinned():
+    import manifesto.build
+
+    assert manifesto.build.__all__ == [
+        "artifact_for", "build", "clean", "deps", "dependents", "list_targets", "matrix",
+    ]
+    assert all(callable(getattr(manifesto.build, name)) for name in manifesto.build.__all__)
+
+
+def test_make_tree_helper_matches_the_fake_renderer_contract(tmp_path):
+    root = make_tree(tmp_path)
+    with pytest.raises(IncompatiblePairError):
+        fake_renderer.render_pair(str(root / "models/qwen/laguna"), str(root / "clusters/hopper.yaml"),
+                                  fake_renderer.RenderOptions("u", "n"))

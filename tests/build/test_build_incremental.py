@@ -1,0 +1,164 @@
+"""Incremental builds through the real CLI: exactly the affected pairs re-render."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import pytest
+from buildkit import PAIRS, Runner, artifacts, expected_artifacts, make_tree, pairs_where, write_files
+
+ALL = sorted(PAIRS)
+
+
+@pytest.fixture
+def run(tmp_path):
+    root = make_tree(tmp_path / "tree")
+    return Runner(root, tmp_path / "renders.log", {"FAKE_CODE_FILE": str(root / "code.py")})
+
+
+@pytest.fixture
+def built(run):
+    """The tree after one cold build."""
+    write_files(run.root, {"code.py": "VERSION = 1\n"})
+    run("build", "//::")
+    run.renders()
+    return run
+
+
+def address(model: str) -> str:
+    """The address of a model path below models/ (``wide/1p1d.yaml`` -> ``//models/wide:1p1d``)."""
+    directory, name = model.rsplit("/", 1)
+    return f"//models/{directory}:{name.removesuffix('.yaml')}"
+
+
+def test_cold_build_renders_every_pair_and_writes_the_layout(run):
+    write_files(run.root, {"code.py": "VERSION = 1\n"})
+    proc = run("build", "//::")
+    assert proc.stdout == "8 rendered, 0 up to date, 4 skipped, 0 failed\n"
+    assert run.renders() == ALL
+    assert set(artifacts(run.root)) == expected_artifacts()
+
+
+def test_noop_build_renders_nothing(built):
+    proc = built("build", "//::")
+    assert proc.stdout == "0 rendered, 8 up to date, 4 skipped, 0 failed\n"
+    assert built.renders() == []
+
+
+def test_noop_build_imports_no_yaml_parser_schema_library_or_renderer(built):
+    proc = built("build", "//::", python_flags=("-X", "importtime"))
+    imported = set(re.findall(r"\|\s*([\w.]+)\s*$", proc.stderr, re.M))
+    assert proc.stdout.startswith("0 rendered")
+    assert "manifesto.build.engine" in imported  # the scan works
+    for name in ("pydantic", "ruamel.yaml", "msgspec", "fake_renderer", "manifesto.yamlio", "manifesto.target"):
+        assert name not in imported
+
+
+def test_editing_a_base_file_re_renders_exactly_the_specs_that_extend_it(built):
+    write_files(built.root, {"models/wide/wide-base.yaml": "accelerator: gb200\nimage: v2\n"})
+    report = built.build_json("//::")
+    assert built.renders() == pairs_where(lambda m, c: m.startswith("wide/"))
+    assert report["summary"] == {"rendered": 4, "up_to_date": 4, "skipped": 4, "failed": 0}
+    assert "image: v2" in (built.root / "out/gpu/wide/1p1d.yaml").read_text()
+
+
+def test_editing_a_cluster_re_renders_exactly_its_pairs(built):
+    write_files(built.root, {"clusters/gpu.yaml": "accelerators: gb200 b200\nzone: a\n"})
+    built("build", "//::")
+    assert built.renders() == pairs_where(lambda m, c: c == "gpu")
+
+
+def test_editing_an_unrelated_file_re_renders_nothing(built):
+    write_files(built.root, {"models/README.md": "Other words.\n", "notes.txt": "x\n", "models/qwen/x-base.yaml": "a: 1\n"})
+    built("build", "//::")
+    assert built.renders() == []
+
+
+def test_changing_the_code_fingerprint_re_renders_everything(built):
+    stamps = {p: p.stat().st_mtime_ns for p in (built.root / "out").rglob("*.yaml")}
+    write_files(built.root, {"code.py": "VERSION = 2\n"})
+    proc = built("build", "//::")
+    assert built.renders() == ALL
+    assert proc.stdout == "8 rendered, 0 up to date, 4 skipped, 0 failed\n"
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps  # same bytes: not rewritten
+
+
+def test_a_changed_render_option_re_renders_the_pairs_it_reaches(built):
+    text = (built.root / "BUILD.yaml").read_text().replace("test-ns", "other-ns")
+    write_files(built.root, {"BUILD.yaml": text})
+    built("build", "//::")
+    assert built.renders() == ALL
+    assert "other-ns" in (built.root / "out/gpu/qwen/aggregated.yaml").read_text()
+
+
+def test_a_new_spec_renders_only_its_pairs_and_a_removed_one_is_pruned(built):
+    write_files(built.root, {"models/qwen/new.yaml": "release: new\n"})
+    built("build", "//::")
+    assert built.renders() == [("qwen/new.yaml", c) for c in ("gpu", "hopper", "slurm")]
+    (built.root / "models/qwen/new.yaml").unlink()
+    proc = built("build", "//::")
+    assert built.renders() == []
+    assert proc.stdout.endswith(", 3 pruned\n")
+    assert set(artifacts(built.root)) == expected_artifacts()
+
+
+def test_a_reverted_edit_is_restored_from_the_task_cache(built):
+    original = (built.root / "models/wide/wide-base.yaml").read_text()
+    write_files(built.root, {"models/wide/wide-base.yaml": "accelerator: gb200\nimage: v9\n"})
+    built("build", "//::")
+    built.renders()
+    write_files(built.root, {"models/wide/wide-base.yaml": original})
+    report = built.build_json("//::")
+    assert built.renders() == []
+    assert {r["status"] for r in report["pairs"] if r.get("cached")} == {"rendered", "skipped"}
+    assert "image: v1" in (built.root / "out/gpu/wide/1p1d.yaml").read_text()
+
+
+def test_a_deleted_artifact_is_restored_without_rendering(built):
+    (built.root / "out/slurm/qwen/aggregated.sbatch").unlink()
+    proc = built("build", "//::")
+    assert proc.stdout == "1 rendered, 7 up to date, 4 skipped, 0 failed\n"
+    assert built.renders() == []
+    assert (built.root / "out/slurm/qwen/aggregated.sbatch").is_file()
+
+
+def test_artifacts_are_written_only_when_their_bytes_change(built):
+    path = built.root / "out/gpu/wide/1p1d.yaml"
+    before = path.stat().st_mtime_ns, path.stat().st_ino
+    write_files(built.root, {"clusters/gpu.yaml": "accelerators: gb200 b200\n# comment\n"})
+    write_files(built.root, {"clusters/gpu.yaml": "accelerators: gb200 b200\n"})  # same bytes, new mtime
+    built("build", "//::")
+    assert (path.stat().st_mtime_ns, path.stat().st_ino) == before
+
+
+def test_changed_since_selects_the_same_pairs_as_an_incremental_build(built):
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q", "."], cwd=built.root, check=True)
+    subprocess.run([*git, "add", "-A", "."], cwd=built.root, check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], cwd=built.root, check=True)
+    write_files(built.root, {"models/wide/wide-base.yaml": "accelerator: gb200\nimage: v3\n"})
+    matrix = json.loads(built("matrix", "//::", "--changed-since", "HEAD").stdout)
+    rendered = built.renders()
+    report = built.build_json("//::", "--changed-since", "HEAD")
+    expected = pairs_where(lambda m, c: m.startswith("wide/"))
+    assert rendered == expected
+    assert sorted((r["model"], r["cluster"]) for r in matrix) == [(address(m), c) for m, c in expected]
+    assert sorted((r["model"], r["cluster"]) for r in report["pairs"]) == [(address(m), c) for m, c in expected]
+
+
+def test_changed_since_an_unknown_revision_is_one_clear_error(built):
+    subprocess.run(["git", "init", "-q", "."], cwd=built.root, check=True)
+    proc = built("build", "--changed-since", "no-such-rev", check=False)
+    assert (proc.returncode, proc.stderr) == (1, "--changed-since: unknown git revision 'no-such-rev'\n")
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"], ids=["jobs1", "jobs2"])
+def test_parallel_and_serial_builds_write_the_same_bytes(tmp_path, jobs):
+    trees = {}
+    for name in ("serial", jobs):
+        run = Runner(make_tree(tmp_path / name), tmp_path / f"{name}.log")
+        run("build", "//::", "--jobs", "1" if name == "serial" else jobs)
+        trees[name] = artifacts(run.root)
+    assert trees["serial"] == trees[jobs]
