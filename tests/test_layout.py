@@ -12,7 +12,7 @@ import os
 import textwrap
 
 import pytest
-from hypothesis import assume, example, given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import kit
@@ -54,12 +54,37 @@ LAYOUTS = st.fixed_dictionaries({
 })
 
 
+@st.composite
+def valid_layouts(draw):
+    """Layouts built to be valid: k ranks fill each pod, or each rank covers m whole pods."""
+    gpus_per_node = draw(st.sampled_from([1, 2, 4, 8]))
+    pp = draw(st.sampled_from([1, 2]))
+    if draw(st.booleans()):
+        tp = draw(st.sampled_from([t for t in (1, 2, 3, 4, 8) if t * pp <= gpus_per_node] or [1]))
+        pp = pp if tp * pp <= gpus_per_node else 1
+        k = draw(st.integers(1, gpus_per_node // (tp * pp)))
+        nodes = draw(st.sampled_from([1, 2, 3, 4, 8]))
+        dp = k * nodes
+    else:
+        per_pod = draw(st.sampled_from([g for g in (1, 2, 4, 8) if g <= gpus_per_node]))
+        m = draw(st.sampled_from([2, 3, 4]))
+        pp = pp if (per_pod * m) % pp == 0 else 1
+        tp = per_pod * m // pp
+        ranks = draw(st.sampled_from([1, 2, 4]))
+        nodes, dp = m * ranks, ranks
+    if dp == 1 and draw(st.booleans()):
+        dp = False
+    return {"tp": tp, "pp": pp, "dp": dp, "ep": draw(st.booleans()), "nodes": nodes,
+            "replicas": draw(st.integers(1, 3)), "gpus_per_node": gpus_per_node,
+            "routed": draw(st.booleans()), "proxied": draw(st.booleans())}
+
+
 def _layout(kw):
     return plan_layout(**kw, where="")
 
 
 @settings(max_examples=600, deadline=None)
-@given(LAYOUTS)
+@given(st.one_of(LAYOUTS, valid_layouts()))
 @example({"tp": 1, "pp": 1, "dp": 16, "ep": True, "nodes": 4, "replicas": 1, "gpus_per_node": 4,
           "routed": True, "proxied": True})
 @example({"tp": 16, "pp": 1, "dp": 2, "ep": False, "nodes": 8, "replicas": 2, "gpus_per_node": 4,
@@ -119,11 +144,11 @@ def test_layout_matches_reference(kw):
 
 
 @settings(max_examples=200, deadline=None)
-@given(LAYOUTS)
-def test_valid_layouts_are_exactly_the_reference_ones(kw):
-    ref = reference(kw["tp"], kw["pp"], kw["dp"], kw["nodes"], kw["gpus_per_node"])
-    assume(ref is not None)
-    _layout(kw)  # does not raise
+@given(valid_layouts())
+def test_constructed_layouts_are_accepted(kw):
+    assert reference(kw["tp"], kw["pp"], kw["dp"], kw["nodes"], kw["gpus_per_node"]) is not None, kw
+    lay = _layout(kw)
+    assert lay.gpus_per_pod * lay.nodes == kw["tp"] * kw["pp"] * (kw["dp"] or 1)
 
 
 @pytest.mark.parametrize(("kw", "message"), [
