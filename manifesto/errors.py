@@ -2,7 +2,7 @@
 
     ManifestoError                 base; the CLI prints it and exits non-zero
     ├── InputError                 a file or value a user wrote is wrong
-    │   ├── YamlSyntaxError        the YAML itself does not parse (or repeats a key)
+    │   ├── YamlSyntaxError        the YAML does not parse, repeats a key, or has a key that is not a string
     │   ├── SchemaError            one or more fields break the schema (all collected)
     │   ├── ExtendsError           missing parent, or a cycle in an ``extends`` chain
     │   ├── ExpressionError        a ``computed`` expression is malformed or names an unknown var
@@ -31,6 +31,7 @@ __all__ = [
     "BuildError",
     "OpsError",
     "did_you_mean",
+    "show_value",
 ]
 
 
@@ -132,3 +133,32 @@ def did_you_mean(word: str, choices) -> str:
 
     match = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.75)
     return f" (did you mean '{match[0]}'?)" if match else ""
+
+
+def show_value(value) -> str:
+    """A value as a person wrote it in YAML, for messages: ``'text'``, ``true``, ``null``, ``.nan``, ``a list``.
+
+    Strings are quoted on one line (newlines and tabs escaped) and cut at 80 characters, so
+    one error always prints as one line.
+    """
+    import math
+    from collections.abc import Set
+
+    if isinstance(value, str):
+        text = value.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+        return f"'{text[:77]}...'" if len(text) > 80 else f"'{text}'"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan" if math.isnan(value) else ".inf" if value > 0 else "-.inf"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Set):
+        return "a set"
+    return f"a {type(value).__name__}"

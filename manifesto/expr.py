@@ -1,15 +1,17 @@
 """A tiny, safe arithmetic evaluator for ``computed`` values.
 
 Grammar: numbers, names from ``vars``, ``+ - * / // %``, unary minus and parentheses.
-Nothing is ever passed to ``eval``; anything else is an ``ExpressionError``.
+Nothing is ever passed to ``eval``; anything else is an ``ExpressionError``, and so is a
+result that is not a finite number (``inf``/``nan`` would render as vLLM arguments).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Mapping
 
-from manifesto.errors import ExpressionError, Origin, did_you_mean
+from manifesto.errors import ExpressionError, Origin, did_you_mean, show_value
 
 __all__ = ["evaluate", "is_expression"]
 
@@ -83,7 +85,10 @@ class _Parser:
         kind, text = self.toks[self.i]
         self.i += 1
         if kind == "num":
-            return float(text) if "." in text else int(text)
+            value = float(text) if "." in text else int(text)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"the number {text[:20]}... is too large")
+            return value
         if kind == "name":
             if text not in self.names:
                 known = sorted(self.names)
@@ -106,17 +111,26 @@ def evaluate(expr: str | int | float, names: Mapping[str, Number], origin: Origi
     if isinstance(expr, bool):
         raise ExpressionError("expected an expression or a number, got a boolean", origin, path)
     if isinstance(expr, (int, float)):
+        if isinstance(expr, float) and not math.isfinite(expr):
+            raise ExpressionError(f"expected a finite number, got {show_value(expr)}", origin, path)
         return expr
     if not isinstance(expr, str):
         raise ExpressionError("expected an expression or a number", origin, path)
+    shown = show_value(expr)
     try:
         value = _Parser(expr, names).parse()
     except ValueError as exc:
-        raise ExpressionError(f"in expression '{expr}': {exc}", origin, path) from None
+        raise ExpressionError(f"in expression {shown}: {exc}", origin, path) from None
+    except OverflowError:
+        raise ExpressionError(f"in expression {shown}: the result is too large", origin, path) from None
     except RecursionError:
         raise ExpressionError("expression nests too deeply", origin, path) from None
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ExpressionError(f"in expression {shown}: the result is not a finite number "
+                                  f"({show_value(value)})", origin, path)
+        if value.is_integer():
+            return int(value)
     return value
 
 

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any, TypeVar
 
-from manifesto.errors import ExtendsError, ManifestoError, Origin, SchemaError, did_you_mean
+from manifesto.errors import ExtendsError, ManifestoError, Origin, SchemaError, did_you_mean, show_value
 from manifesto.yamlio import Locations, format_path, load_yaml
 
 __all__ = ["Loaded", "load_model_data", "validate", "load_model", "load_cluster_file", "load_typed", "DELETE"]
@@ -44,16 +44,19 @@ def display_name(path: str | Path) -> str:
     return p
 
 
-def load_model_data(path: str | Path, _chain: tuple[str, ...] = ()) -> Loaded:
-    """Load a model spec and its ``extends`` parents, merged (no schema validation yet)."""
+def load_model_data(path: str | Path, _chain: tuple[str, ...] = (), _via: Origin | None = None) -> Loaded:
+    """Load a model spec and its ``extends`` parents, merged (no schema validation yet).
+
+    ``_via`` is the ``extends:`` line that led here, so a cycle points at the line closing it.
+    """
     real = os.path.realpath(path)
     name = display_name(path)
     if real in _chain:
         names = [display_name(p) for p in _chain[_chain.index(real):]] + [name]
         raise ExtendsError(
-            "extends cycle: " + " -> ".join(names)
-            + ". To fix this, remove the extends line that points back into the chain.",
-            Origin(name),
+            "this closes an extends cycle: " + " -> ".join(names)
+            + ". To fix this, remove this extends line or point it at a file outside the chain.",
+            _via or Origin(name), "extends" if _via else "",
         )
     data, locs = load_yaml(path, name)
     if not isinstance(data, dict):
@@ -63,11 +66,12 @@ def load_model_data(path: str | Path, _chain: tuple[str, ...] = ()) -> Loaded:
         return Loaded(_strip_deletes(data), locs, [real])
     origin = locs.find(("extends",))
     if not isinstance(parent, str) or not parent:
-        raise ExtendsError("extends must be a relative or absolute path to a YAML file", origin, "extends")
+        raise ExtendsError(f"expected the path of a YAML file (relative to this file, or absolute), got "
+                           f"{show_value(parent)}", origin, "extends")
     parent_path = os.path.join(os.path.dirname(path), parent)
     if not os.path.isfile(parent_path):
-        raise ExtendsError(f"extends file not found: {parent_path}", origin, "extends")
-    base = load_model_data(parent_path, _chain + (real,))
+        raise ExtendsError(f"file not found: {parent_path}", origin, "extends")
+    base = load_model_data(parent_path, _chain + (real,), origin)
     merged = merge(base, Loaded(data, locs, []))
     merged.files = base.files + [real]
     return merged
@@ -168,10 +172,16 @@ def load_cluster_file(path: str | Path):
 # -- pydantic errors -> messages with positions -------------------------------------------
 
 def convert_errors(exc, model_cls: type, loaded: Loaded) -> list[ManifestoError]:
+    from manifesto.schema.base import FieldError
+
     out: list[ManifestoError] = []
     seen: set[tuple] = set()
     for err in exc.errors(include_url=False):
-        path = _data_path(loaded.data, err["loc"], err["type"])
+        loc = tuple(err["loc"])
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, FieldError):  # a validator naming the field below it that is wrong
+            loc += cause.path
+        path = _data_path(loaded.data, loc, err["type"])
         if path in seen:
             continue
         seen.add(path)
@@ -207,24 +217,24 @@ def _message(err: dict, model_cls: type, path: tuple) -> str:
     value = err.get("input")
     if kind == "extra_forbidden":
         known = _fields_at(model_cls, path[:-1])
-        return f"unknown key '{path[-1]}'{did_you_mean(path[-1], known)}"
+        return f"unknown key {show_value(path[-1])}{did_you_mean(path[-1], known)}"
     if kind == "missing":
         return "required field is missing"
     if kind in ("int_type", "int_parsing", "int_from_float"):
-        return f"expected a whole number, got {_show(value)}"
+        return f"expected a whole number, got {show_value(value)}"
     if kind in ("bool_type", "bool_parsing"):
-        return f"expected true or false, got {_show(value)}"
+        return f"expected true or false, got {show_value(value)}"
     if kind in ("string_type",):
-        return f"expected a string, got {_show(value)}"
+        return f"expected a string, got {show_value(value)}"
     if kind in ("float_type", "float_parsing"):
-        return f"expected a number, got {_show(value)}"
+        return f"expected a number, got {show_value(value)}"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
-        return f"expected a mapping, got {_show(value)}"
+        return f"expected a mapping, got {show_value(value)}"
     if kind == "list_type":
-        return f"expected a list, got {_show(value)}"
+        return f"expected a list, got {show_value(value)}"
     if kind == "literal_error":
         expected = err.get("ctx", {}).get("expected", "")
-        return f"{_show(value)} is not allowed; expected {expected}"
+        return f"{show_value(value)} is not allowed; expected {expected}"
     if kind == "too_short":
         return "must not be empty"
     if kind == "value_error":
@@ -232,46 +242,56 @@ def _message(err: dict, model_cls: type, path: tuple) -> str:
     return err["msg"][0].lower() + err["msg"][1:]
 
 
-def _show(value: Any) -> str:
-    if isinstance(value, str):
-        return f"'{value}'"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if value is None:
-        return "null"
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
 def _fields_at(model_cls: type, path: tuple) -> list[str]:
-    """Field names of the pydantic model found at ``path`` (for did-you-mean)."""
-    import typing
+    """Field names of the pydantic model found at ``path`` (for did-you-mean).
 
-    from pydantic import BaseModel
-
-    cls: Any = model_cls
+    Steps through models, lists (``roles[0]``) and name-keyed maps such as
+    ``accelerators.profiles.<name>`` (``dict[str, AcceleratorProfile]``), through Optional.
+    """
+    annotation: Any = model_cls
     for part in path:
-        if isinstance(part, int):
-            continue
-        fields = getattr(cls, "model_fields", None)
-        if not fields or part not in fields:
+        annotation = _step(annotation, part)
+        if annotation is None:
             return []
-        cls = _unwrap(fields[part].annotation)
-    if isinstance(cls, type) and issubclass(cls, BaseModel):
-        return list(cls.model_fields)
-    return []
+    model = _model_in(annotation)
+    return list(model.model_fields) if model is not None else []
 
 
-def _unwrap(annotation: Any) -> Any:
+def _step(annotation: Any, part: Any) -> Any:
+    """The annotation one key or index below ``annotation``, or None."""
     import typing
 
+    for option in _options(annotation):
+        model = option if isinstance(option, type) and _is_model(option) else None
+        if model is not None:
+            if isinstance(part, str) and part in model.model_fields:
+                return model.model_fields[part].annotation
+            continue
+        origin, args = typing.get_origin(option), typing.get_args(option)
+        if origin is dict and len(args) == 2 and isinstance(part, str):
+            return args[1]
+        if origin in (list, tuple) and args and isinstance(part, int):
+            return args[0]
+    return None
+
+
+def _options(annotation: Any) -> list:
+    """The members of a Union/Optional (``X | None``), else the annotation itself."""
+    import types
+    import typing
+
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _options(typing.get_args(annotation)[0])
+    return [annotation]
+
+
+def _model_in(annotation: Any):
+    return next((o for o in _options(annotation) if isinstance(o, type) and _is_model(o)), None)
+
+
+def _is_model(cls: type) -> bool:
     from pydantic import BaseModel
 
-    for arg in (annotation, *typing.get_args(annotation)):
-        if isinstance(arg, type) and issubclass(arg, BaseModel):
-            return arg
-        for inner in typing.get_args(arg):
-            if isinstance(inner, type) and issubclass(inner, BaseModel):
-                return inner
-    return annotation
+    return issubclass(cls, BaseModel)

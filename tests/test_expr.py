@@ -77,6 +77,29 @@ def test_errors_carry_origin_and_path(expr, message):
     assert info.value.format() == f"spec.yaml:9:9: {PATH}: {message}"
 
 
+@pytest.mark.parametrize(("expr", "names", "message"), [
+    ("big * 10", {"big": 1e308}, "in expression 'big * 10': the result is not a finite number (.inf)"),
+    ("big * 10 - big * 10", {"big": 1e308}, "in expression 'big * 10 - big * 10': the result is not a finite "
+                                           "number (.nan)"),
+    ("-big * 10", {"big": 1e308}, "in expression '-big * 10': the result is not a finite number (-.inf)"),
+    ("huge * 1.5", {"huge": 10 ** 400}, "in expression 'huge * 1.5': the result is too large"),
+    ("huge / 3", {"huge": 10 ** 400}, "in expression 'huge / 3': the result is too large"),
+    ("9" * 400 + ".0", {}, f"in expression '{'9' * 77}...': the number {'9' * 20}... is too large"),
+    ("a\n* 2", {"a": 1e308 * 10}, "in expression 'a\\n* 2': the result is not a finite number (.inf)"),
+], ids=["inf", "nan", "minus-inf", "int-too-large-for-float", "true-division-overflow", "literal", "one-line"])
+def test_non_finite_results_are_errors(expr, names, message):
+    with pytest.raises(ExpressionError) as info:
+        evaluate(expr, names, ORIGIN, PATH)
+    assert info.value.message == message
+    assert "\n" not in info.value.format()
+
+
+@pytest.mark.parametrize("number", [float("inf"), float("-inf"), float("nan")], ids=["inf", "minus-inf", "nan"])
+def test_non_finite_numbers_are_errors(number):
+    with pytest.raises(ExpressionError, match=r"^expected a finite number, got -?\.(inf|nan)$"):
+        evaluate(number, {})
+
+
 def test_empty_vars_are_named():
     with pytest.raises(ExpressionError, match=r"vars: \(none\)$"):
         evaluate("x", {})

@@ -2,8 +2,8 @@
 
 Hypothesis drops and renames keys, changes a value's type, swaps numbers for strings or
 negatives, nests garbage, and splices junk lines into the YAML text. ``manifesto explain``
-must then exit 0, or exit 1 with one line per error: the first starts with ``error: ``,
-each further line is another error of the same file, and there is never a traceback.
+must then exit 0, or exit 1 with one line per error, each starting with ``error: ``; every
+line after the first is another error of the same file, and there is never a traceback.
 
 Most runs are in-process (``manifesto.cli.main``) for speed; a few go through a real
 subprocess. Nesting stays under 25 levels: deeper input hits a known RecursionError
@@ -150,8 +150,9 @@ def check_output(rc: int, out: str, err: str, spec_display: str) -> None:
     assert err.startswith("error: ") and err.endswith("\n"), err
     lines = err[:-1].split("\n")
     assert all(ERROR_LINE.fullmatch(line) for line in lines), err
-    for line in lines[1:]:  # further errors of one file: `file:line:col: path: message`
-        assert line.startswith(spec_display + ":"), err
+    assert all(line.startswith("error: ") for line in lines), err
+    for line in lines[1:]:  # further errors of one file: `error: file:line:col: path: message`
+        assert line.startswith(f"error: {spec_display}:"), err
 
 
 def run_in_process(*argv: str) -> tuple[int, str, str]:

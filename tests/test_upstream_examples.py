@@ -82,8 +82,8 @@ def _module_exists(name: str) -> bool:
 
 
 MISMATCH = re.compile(
-    r"error: (?P<origin>[^\n]+?):(?P<line>\d+):(?P<col>\d+): accelerator: accelerator '(?P<accel>[^']+)' is not "
-    r"offered by cluster '(?P<cluster>[^']+)'(?: \(did you mean '[^']+'\?\))?; it offers: (?P<offers>[^\n]+)\n"
+    r"error: (?P<origin>[^\n]+?):(?P<line>\d+):(?P<col>\d+): accelerator: '(?P<accel>[^']+)' is not "
+    r"offered by cluster '(?P<cluster>[^']+)'; it offers: (?P<offers>[^\n]+)\n"
 )
 
 

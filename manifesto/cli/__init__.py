@@ -36,7 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except ManifestoError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        # One error per line, each prefixed, so `grep -c ^error:` counts them.
+        for line in exc.format().splitlines() or [""]:
+            print(f"error: {line}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -6,6 +6,7 @@ they are about through the ``where`` callback (path tuple -> Origin).
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable
 
 from manifesto.errors import IncompatiblePairError, ManifestoError, Origin, ResolveError, did_you_mean
@@ -57,9 +58,13 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
     )
 
 
-def _fail(message: str, where: Where, path: tuple, cls=ResolveError) -> ManifestoError:
+def _fail(message: str, where: Where, path: tuple, cls=ResolveError, flag: str | None = None) -> ManifestoError:
+    """An error about the input field ``path`` (placed by ``where``), or, when the value came
+    from a CLI flag, about that flag: ``--accelerator 'h100' is not offered ...``."""
     from manifesto.yamlio import format_path
 
+    if flag:
+        return cls(f"{flag} {message}")
     return cls(message, where(path), format_path(path))
 
 
@@ -67,11 +72,10 @@ def _accelerator(spec, cluster, options: Options, where: Where) -> Accelerator:
     profiles = cluster.accelerators.profiles
     name = options.accelerator or spec.accelerator or cluster.accelerators.default
     if name not in profiles:
-        choices = ", ".join(sorted(profiles))
-        src = "--accelerator" if options.accelerator else "accelerator"
-        raise _fail(f"{src} '{name}' is not offered by cluster '{cluster.name}'"
-                    f"{did_you_mean(name, profiles)}; it offers: {choices}",
-                    where, ("accelerator",), IncompatiblePairError)
+        # No did-you-mean: a near name is a different GPU (b200 vs h200), not a typo to fix.
+        raise _fail(f"'{name}' is not offered by cluster '{cluster.name}'; it offers: {', '.join(sorted(profiles))}",
+                    where, ("accelerator",), IncompatiblePairError,
+                    flag="--accelerator" if options.accelerator else None)
     prof = profiles[name]
     alloc = prof.allocation
     backend = alloc.backend if alloc else "extended_resource"
@@ -158,12 +162,13 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
             cleanup=spec.cache.cleanup_on_crash,
             overrides={"log_root": options.log_root, "cache_root": options.cache_root, "user_root": options.user_root},
         )
-    except ResolveError as exc:
-        raise ResolveError(exc.message, cluster_where(tuple(exc.path.split("."))), exc.path) from None
+    except ResolveError as exc:  # exc.path is a cluster field (paths.log_root) or a flag (--log-root)
+        origin = None if exc.path.startswith("--") else cluster_where(tuple(exc.path.split(".")))
+        raise ResolveError(exc.message, origin, exc.path) from None
     env = _env(spec, cluster, role, computed, features, backends, cache_env, accel, where, base, cluster_where)
     vllm_env = options.vllm_env or spec.runtime.vllm_env
     if vllm_env:
-        _check_vllm_env(vllm_env, storage, where)
+        _check_vllm_env(vllm_env, storage, where, flag="--vllm-env" if options.vllm_env else None)
     cpu_default, mem_default = default_resources(layout.gpus_per_pod)
     extra = ((cluster.rdma.resource_name, cluster.rdma.value),) if cluster.rdma else ()
     resources = Resources(
@@ -224,7 +229,7 @@ def _features(spec, role, routing, routed: bool, proxied: bool, layout, where: W
         raise _fail(exc.message + hint, where, base) from None
     if "prefill-decode" in closed and connector != "NixlConnector":
         raise _fail(f"prefill/decode needs kv_transfer_config.kv_connector: NixlConnector on every role "
-                    f"(found {connector!r}); the P/D sidecar speaks NIXLv2", where,
+                    f"(found {repr(connector) if isinstance(connector, str) else json.dumps(connector)}); the P/D sidecar speaks NIXLv2", where,
                     base + ("kv_transfer_config",))
     return closed, tuple(sorted(backends))
 
@@ -325,16 +330,25 @@ def _env(spec, cluster, role, computed, features, backends, cache_env, accel, wh
     return tuple(env[k] for k in sorted(env))
 
 
-def _check_vllm_env(path: str, storage, where: Where) -> None:
+def _check_vllm_env(path: str, storage, where: Where, flag: str | None = None) -> None:
+    """The worktree must sit on a persistent volume of the model pods (an emptyDir starts empty)."""
     import posixpath
 
+    at = ("runtime", "vllm_env")
     if not path.startswith("/"):
-        raise _fail(f"vllm_env '{path}' must be an absolute path", where, ("runtime", "vllm_env"))
+        raise _fail(f"'{path}' must be an absolute path", where, at, flag=flag)
     norm = posixpath.normpath(path)
-    mounts = [m.path for m in storage.mounts]
-    if not any(norm == m or norm.startswith(m.rstrip("/") + "/") for m in mounts):
-        raise _fail(f"vllm_env '{path}' is not under any model-pod volume mount "
-                    f"({', '.join(mounts) or 'the cluster declares none'})", where, ("runtime", "vllm_env"))
+    sources = {v.name: v.source for v in storage.volumes}
+    persistent = [m.path for m in storage.mounts if "emptyDir" not in sources.get(m.name, {})]
+    under = [m for m in storage.mounts if norm == m.path or norm.startswith(m.path.rstrip("/") + "/")]
+    mount = max(under, key=lambda m: len(m.path), default=None)
+    choices = ", ".join(persistent) if persistent else "the cluster declares none"
+    if mount is not None and "emptyDir" in sources.get(mount.name, {}):
+        raise _fail(f"'{path}' is on the pod-local emptyDir volume mounted at {mount.path}, which starts empty "
+                    f"in every pod; the worktree must live on persistent storage ({choices})", where, at, flag=flag)
+    if mount is None:
+        raise _fail(f"'{path}' is not under any persistent volume mount of the model pods ({choices})",
+                    where, at, flag=flag)
 
 
 def _placement(cluster, accel: Accelerator) -> Placement:

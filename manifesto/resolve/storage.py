@@ -32,7 +32,11 @@ def is_stateless(cluster) -> bool:
 
 
 def expand(template: str, values: dict[str, str], where: str) -> str:
-    """Fill ``{user}``-style placeholders; an unknown one is an error naming the choices."""
+    """Fill ``{user}``-style placeholders; an unknown one is an error naming the choices.
+
+    ``where`` names the template's source: a cluster field (``paths.cache_root``) or a CLI
+    flag (``--cache-root``); it becomes the error's ``path`` for the caller to place.
+    """
     names = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
     for name in names:
         if name not in values:
@@ -65,6 +69,13 @@ def _static_prefix(template: str) -> str:
     return head.rstrip("/") if "{" not in head else head
 
 
+def _source(overrides: dict[str, str | None], key: str, fields: list[tuple[str, str | None]]):
+    """(template, where it came from): the CLI flag override, else the first cluster field set."""
+    if overrides.get(key):
+        return overrides[key], "--" + key.replace("_", "-")
+    return next(((value, name) for name, value in fields if value), (None, ""))
+
+
 def plan_storage(cluster, *, kind: str, role: str, values: dict[str, str], ephemeral: str | None,
                  cleanup: bool, overrides: dict[str, str | None]) -> tuple[Storage, list[EnvVar]]:
     """Storage and cache env of one role. ``kind`` is the workload kind."""
@@ -77,7 +88,7 @@ def plan_storage(cluster, *, kind: str, role: str, values: dict[str, str], ephem
 
     if st.shared_volume is not None:
         if not st.shared_mount_path:
-            raise ResolveError("storage.shared_volume needs storage.shared_mount_path", path="storage")
+            raise ResolveError("storage.shared_volume needs storage.shared_mount_path", path="storage.shared_volume")
         vols.append(Volume("shared", dict(st.shared_volume)))
         mounts.append(Mount("shared", st.shared_mount_path))
     if st.local_nvme_path:
@@ -89,30 +100,34 @@ def plan_storage(cluster, *, kind: str, role: str, values: dict[str, str], ephem
 
     log_dir = None
     lg = cluster.logging
-    log_root = overrides.get("log_root") or (lg.root if lg else paths.log_root)
+    log_root, log_source = _source(overrides, "log_root",
+                                   [("logging.root", lg.root)] if lg else [("paths.log_root", paths.log_root)])
     if lg is not None and lg.pvc:
         shared_claim = (st.shared_volume or {}).get("persistentVolumeClaim", {}).get("claimName")
         same = shared_claim == lg.pvc and st.shared_mount_path == lg.mount_path
         if not same:
             if not lg.mount_path:
-                raise ResolveError("logging.pvc needs logging.mount_path", path="logging")
+                raise ResolveError("logging.pvc needs logging.mount_path", path="logging.pvc")
             vols.append(Volume("logs", {"persistentVolumeClaim": {"claimName": lg.pvc}}))
             mounts.append(Mount("logs", lg.mount_path))
     if log_root:
-        log_dir = posixpath.join(expand(log_root, values, "logging.root"), role)
+        log_dir = posixpath.join(expand(log_root, values, log_source), role)
 
     hf_home = cc.hf_home or (posixpath.join(st.shared_mount_path, "huggingface") if st.shared_volume else None)
     if hf_home:
         env.append(EnvVar("HF_HOME", hf_home, source="cluster cache"))
 
-    cache_root = overrides.get("cache_root") or paths.cache_root
+    cache_root, cache_source = _source(overrides, "cache_root", [("paths.cache_root", paths.cache_root)])
+    # Checked for every role, though only LeaderWorkerSet pods use it: a bad template must not
+    # pass `config validate` just because today's spec has no multi-node role.
+    cache_template = expand(cache_root, values, cache_source) if cache_root else None
     if kind == "Deployment":
         size = ephemeral or DEFAULT_POD_JIT_SIZE
         vols.append(Volume("jit-cache", {"emptyDir": {"sizeLimit": size}}))
         mounts.append(Mount("jit-cache", POD_JIT_ROOT))
         jit_root = POD_JIT_ROOT
     elif cache_root:
-        jit_root = expand(cache_root, values, "paths.cache_root")
+        jit_root = cache_template
         if cc.jit_host_path:
             prefix = _static_prefix(cache_root)
             vols.append(Volume("jit-cache", {"hostPath": {"path": cc.jit_host_path, "type": "DirectoryOrCreate"}}))

@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
 
-__all__ = ["Strict", "Loose", "Quantity", "EnvValue", "DnsLabel", "PositiveInt", "Scalar", "Number"]
+from manifesto.errors import show_value
+
+__all__ = ["Strict", "Loose", "Quantity", "EnvValue", "DnsLabel", "PositiveInt", "Scalar", "Number", "FieldError"]
+
+
+class FieldError(ValueError):
+    """A validator's error about a field *below* the value it validates.
+
+    ``path`` (keys and list indices) is appended to pydantic's ``loc`` by the loader, so a
+    model validator on ``Accelerators`` can point at ``accelerators.default`` itself rather
+    than at the ``accelerators:`` line.
+    """
+
+    def __init__(self, path: tuple, message: str) -> None:
+        super().__init__(message)
+        self.path = tuple(path)
 
 
 class Strict(BaseModel):
@@ -27,11 +43,11 @@ _QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
 
 def _quantity(value: Any) -> str:
     if isinstance(value, bool):
-        raise ValueError("expected a quantity such as 8, 500m or 64Gi")
-    if isinstance(value, (int, float)):
+        raise ValueError(f"expected a quantity such as 8, 500m or 64Gi, got {show_value(value)}")
+    if isinstance(value, (int, float)) and math.isfinite(value):
         value = str(value)
     if not isinstance(value, str) or not _QUANTITY.match(value):
-        raise ValueError(f"'{value}' is not a Kubernetes quantity (examples: 8, 500m, 64Gi, 2G)")
+        raise ValueError(f"{show_value(value)} is not a Kubernetes quantity (examples: 8, 500m, 64Gi, 2G)")
     return value
 
 
@@ -67,8 +83,11 @@ def _scalar(value: Any) -> Any:
 
 def _number(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"expected a number, got {value!r}")
+        raise ValueError(f"expected a number, got {show_value(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"expected a finite number, got {show_value(value)}")
     return value
+
 
 
 Number = Annotated[Any, AfterValidator(_number)]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from manifesto.schema.base import EnvValue, PositiveInt, Quantity, Strict
+from manifesto.errors import did_you_mean, show_value
+from manifesto.schema.base import EnvValue, FieldError, PositiveInt, Quantity, Strict
 
 __all__ = [
     "ExtendedResource", "Dra", "SlurmGres", "Allocation", "ComputeDomain", "AcceleratorProfile",
@@ -65,7 +66,7 @@ class AcceleratorProfile(Strict):
     @model_validator(mode="after")
     def _shape(self) -> "AcceleratorProfile":
         if self.allocation is not None and self.resource_name is not None:
-            raise ValueError("set allocation or the older resource_name, not both")
+            raise FieldError(("resource_name",), "set allocation or the older resource_name, not both")
         return self
 
 
@@ -76,10 +77,9 @@ class Accelerators(Strict):
     @model_validator(mode="after")
     def _default_known(self) -> "Accelerators":
         if self.default not in self.profiles:
-            raise ValueError(
-                f"default accelerator '{self.default}' is not among the profiles: "
-                + ", ".join(sorted(self.profiles))
-            )
+            # No did-you-mean: a near name is a different GPU (b200 vs h200), not a typo to fix.
+            raise FieldError(("default",), f"'{self.default}' is not one of accelerators.profiles: "
+                             + ", ".join(sorted(self.profiles)))
         return self
 
 
@@ -90,10 +90,31 @@ class SharedClaim(Strict):
 
 
 class Storage(Strict):
-    shared_volume: dict[str, Any] | None = Field(None, description="Any Kubernetes volume source.")
+    shared_volume: dict[str, Any] | None = Field(
+        None, description="One Kubernetes volume source, e.g. {persistentVolumeClaim: {claimName: NAME}}.")
     shared_mount_path: str | None = None
     local_nvme_path: str | None = None
     shared_claim: SharedClaim | None = None
+
+    @field_validator("shared_volume")
+    @classmethod
+    def _one_source(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return value
+        if not value:
+            raise ValueError("expected one volume source, such as persistentVolumeClaim: {claimName: NAME}")
+        kinds = list(value)
+        if len(kinds) > 1:
+            raise FieldError((kinds[1],), f"a volume has exactly one source; found {', '.join(kinds)}")
+        kind, source = kinds[0], value[kinds[0]]
+        if not isinstance(source, dict):
+            hint = (f"; write persistentVolumeClaim: {{claimName: {source}}}"
+                    if kind == "persistentVolumeClaim" and isinstance(source, str) else
+                    f" (the fields of the {kind} volume source)")
+            raise FieldError((kind,), f"expected a mapping, got {show_value(source)}{hint}")
+        if kind == "persistentVolumeClaim" and not isinstance(source.get("claimName"), str):
+            raise FieldError((kind,), "persistentVolumeClaim needs claimName: the name of the claim")
+        return value
 
 
 class Logging(Strict):
@@ -151,11 +172,13 @@ class Fabric(Strict):
 
     @model_validator(mode="after")
     def _known_profiles(self) -> "Fabric":
-        names = [self.default_profile] if self.default_profile else []
-        names += list(self.expert_parallel_profiles.values())
-        for name in names:
+        uses = [(("default_profile",), self.default_profile)] if self.default_profile else []
+        uses += [(("expert_parallel_profiles", role), name) for role, name in self.expert_parallel_profiles.items()]
+        known = sorted(self.profiles)
+        for path, name in uses:
             if name not in self.profiles:
-                raise ValueError(f"fabric profile '{name}' is not defined under fabric.profiles")
+                raise FieldError(path, f"'{name}' is not defined under fabric.profiles"
+                                 f"{did_you_mean(name, known)}; defined: {', '.join(known) or '(none)'}")
         return self
 
 
@@ -234,15 +257,18 @@ class ClusterProfile(Strict):
     @model_validator(mode="after")
     def _consistent(self) -> "ClusterProfile":
         for name, prof in self.accelerators.profiles.items():
+            at = ("accelerators", "profiles", name)
             if prof.gpus_per_node is None and self.gpus_per_node is None:
-                raise ValueError(f"accelerator '{name}' needs gpus_per_node (or a top-level gpus_per_node)")
+                raise FieldError(at, "gpus_per_node is missing here and at the top level of the cluster profile")
             slurm_alloc = prof.allocation is not None and prof.allocation.slurm is not None
             if self.platform == "slurm" and prof.allocation is not None and not slurm_alloc:
-                raise ValueError(f"accelerator '{name}': a slurm cluster needs allocation.slurm")
+                raise FieldError(at + ("allocation",), f"platform: slurm needs allocation.slurm (found "
+                                 f"{prof.allocation.backend})")
             if self.platform != "slurm" and slurm_alloc:
-                raise ValueError(f"accelerator '{name}': allocation.slurm needs platform: slurm")
+                raise FieldError(at + ("allocation",), f"allocation.slurm needs platform: slurm (this cluster is "
+                                 f"{self.platform}); use extended_resource or dra")
             if self.platform != "slurm" and prof.allocation is None and prof.resource_name is None:
-                raise ValueError(f"accelerator '{name}' needs an allocation")
+                raise FieldError(at, "needs an allocation (extended_resource or dra)")
         if self.openshift is not None and self.platform != "openshift":
-            raise ValueError("the openshift section needs platform: openshift")
+            raise FieldError(("openshift",), "the openshift section needs platform: openshift")
         return self

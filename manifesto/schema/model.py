@@ -6,7 +6,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from manifesto.schema.base import DnsLabel, EnvValue, Number, PositiveInt, Quantity, Scalar, Strict
+from manifesto.errors import did_you_mean
+from manifesto.schema.base import DnsLabel, EnvValue, FieldError, Number, PositiveInt, Quantity, Scalar, Strict
 
 __all__ = [
     "ModelRef", "Lws", "Parallelism", "Computed", "Resources", "Profiling", "Role",
@@ -26,7 +27,7 @@ class ModelRef(Strict):
     @model_validator(mode="after")
     def _one_image(self) -> "ModelRef":
         if self.image_ref is not None and self.image is not None:
-            raise ValueError("set either image_ref or image, not both")
+            raise FieldError(("image",), "set either image_ref or image, not both")
         return self
 
 
@@ -113,16 +114,17 @@ class Routing(Strict):
     @model_validator(mode="after")
     def _configs(self) -> "Routing":
         if self.plugins_config_file is not None and self.plugin_configs is None:
-            raise ValueError("plugins_config_file needs plugin_configs")
+            raise FieldError(("plugins_config_file",), "plugins_config_file needs plugin_configs")
         if self.plugin_configs is not None:
             if self.plugin_config is not None:
-                raise ValueError("set plugin_config or plugin_configs, not both")
+                raise FieldError(("plugin_configs",), "set plugin_config or plugin_configs, not both")
             if self.plugins_config_file is None:
-                raise ValueError("plugin_configs needs plugins_config_file to select one")
+                raise FieldError(("plugin_configs",), "plugin_configs needs plugins_config_file to select one")
             if self.plugins_config_file not in self.plugin_configs:
-                raise ValueError(
-                    f"plugins_config_file '{self.plugins_config_file}' is not a key of plugin_configs"
-                )
+                known = list(self.plugin_configs)
+                raise FieldError(("plugins_config_file",), f"'{self.plugins_config_file}' is not a key of "
+                                 f"plugin_configs{did_you_mean(self.plugins_config_file, known)}; keys: "
+                                 f"{', '.join(known) or '(none)'}")
         return self
 
 
@@ -165,9 +167,8 @@ class ModelSpec(Strict):
     @field_validator("roles")
     @classmethod
     def _unique_roles(cls, roles: list[Role]) -> list[Role]:
-        seen: set[str] = set()
-        for role in roles:
-            if role.name in seen:
-                raise ValueError(f"role '{role.name}' is defined twice")
-            seen.add(role.name)
+        names = [role.name for role in roles]
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                raise FieldError((i, "name"), f"role '{name}' is defined twice (first as roles[{names.index(name)}])")
         return roles

@@ -6,7 +6,8 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from manifesto.schema.base import Strict
+from manifesto.errors import did_you_mean
+from manifesto.schema.base import FieldError, Strict
 
 __all__ = ["PluginSpec", "PluginRef", "SchedulingProfile", "EndpointPickerConfig", "ImageCatalog"]
 
@@ -46,19 +47,20 @@ class EndpointPickerConfig(Strict):
     @model_validator(mode="after")
     def _refs(self) -> "EndpointPickerConfig":
         if self.kind != "EndpointPickerConfig":
-            raise ValueError(f"kind must be EndpointPickerConfig, not '{self.kind}'")
+            raise FieldError(("kind",), f"expected EndpointPickerConfig, got '{self.kind}'")
         declared = [p.ref for p in self.plugins]
-        dupes = sorted({n for n in declared if declared.count(n) > 1})
-        if dupes:
-            raise ValueError(f"plugin name declared twice: {', '.join(dupes)}")
-        for prof in self.schedulingProfiles:
-            for ref in prof.plugins:
+        for i, name in enumerate(declared):
+            if name in declared[:i]:
+                field = "name" if self.plugins[i].name is not None else "type"
+                raise FieldError(("plugins", i, field), f"plugin '{name}' is declared twice (first as "
+                                 f"plugins[{declared.index(name)}]); give one of them a distinct name")
+        for i, prof in enumerate(self.schedulingProfiles):
+            for j, ref in enumerate(prof.plugins):
                 if ref.pluginRef not in declared:
-                    from manifesto.errors import did_you_mean
-
-                    raise ValueError(
-                        f"scheduling profile '{prof.name}' refers to undeclared plugin "
-                        f"'{ref.pluginRef}'{did_you_mean(ref.pluginRef, declared)}"
+                    raise FieldError(
+                        ("schedulingProfiles", i, "plugins", j, "pluginRef"),
+                        f"'{ref.pluginRef}' is not a declared plugin{did_you_mean(ref.pluginRef, declared)}; "
+                        f"declared: {', '.join(declared)}",
                     )
         return self
 
