@@ -14,10 +14,17 @@ import pytest
 from kit import extract_scripts, run_cli, shellcheck, validate_manifests
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
-CASES = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir() and (p / "model.yaml").is_file())
+CASES = sorted(p.name for p in GOLDEN.iterdir()
+               if p.is_dir() and ((p / "model.yaml").is_file() or (p / "command.txt").is_file()))
 
 
 def _render(case: Path) -> str:
+    """``command.txt`` holds a whole command; otherwise ``render manifest`` plus ``args.txt``."""
+    command = case / "command.txt"
+    if command.is_file():
+        proc = run_cli(*shlex.split(command.read_text()), cwd=case)
+        assert proc.returncode == 0, f"{case.name}: exit {proc.returncode}\n{proc.stderr}"
+        return proc.stdout
     args_file = case / "args.txt"
     extra = shlex.split(args_file.read_text()) if args_file.is_file() else []
     # Relative paths keep the provenance header free of machine-specific prefixes.
@@ -29,7 +36,9 @@ def _render(case: Path) -> str:
 
 def test_cases_exist():
     assert {"single-gpu-deployment", "tp4-one-node", "tp2-pp2-two-nodes-lws",
-            "dp16-ep-decode-4-nodes", "pd-nixl", "stateless-cluster", "vllm-env"} <= set(CASES)
+            "dp16-ep-decode-4-nodes", "pd-nixl", "stateless-cluster", "vllm-env",
+            "load-aware-standalone", "load-aware-gateway", "dra-cluster", "kueue-lws", "openshift",
+            "bootstrap"} <= set(CASES)
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -83,6 +83,13 @@ def _layout(kw):
     return plan_layout(**kw, where="")
 
 
+def _routed_rank_spans_pods(kw, ref) -> bool:
+    """llm-d routing cannot address one pod of a multi-pod DP rank: that layout is refused."""
+    per_pod = ref[0]
+    dp_size = kw["dp"] if kw["dp"] is not False else 1
+    return kw["routed"] and dp_size > 1 and kw["tp"] * kw["pp"] > per_pod
+
+
 @settings(max_examples=600, deadline=None)
 @given(st.one_of(LAYOUTS, valid_layouts()))
 @example({"tp": 1, "pp": 1, "dp": 16, "ep": True, "nodes": 4, "replicas": 1, "gpus_per_node": 4,
@@ -93,7 +100,7 @@ def test_layout_matches_reference(kw):
     if kw["proxied"]:
         kw = {**kw, "routed": True}  # only a routed role sits behind the P/D proxy
     ref = reference(kw["tp"], kw["pp"], kw["dp"], kw["nodes"], kw["gpus_per_node"])
-    if ref is None:
+    if ref is None or _routed_rank_spans_pods(kw, ref):
         with pytest.raises(ResolveError):
             _layout(kw)
         return
@@ -146,7 +153,12 @@ def test_layout_matches_reference(kw):
 @settings(max_examples=200, deadline=None)
 @given(valid_layouts())
 def test_constructed_layouts_are_accepted(kw):
-    assert reference(kw["tp"], kw["pp"], kw["dp"], kw["nodes"], kw["gpus_per_node"]) is not None, kw
+    ref = reference(kw["tp"], kw["pp"], kw["dp"], kw["nodes"], kw["gpus_per_node"])
+    assert ref is not None, kw
+    if _routed_rank_spans_pods(kw, ref):
+        with pytest.raises(ResolveError, match="each DP rank must fit on one node"):
+            _layout(kw)
+        return
     lay = _layout(kw)
     assert lay.gpus_per_pod * lay.nodes == kw["tp"] * kw["pp"] * (kw["dp"] or 1)
 
@@ -178,10 +190,10 @@ def test_wide_ep_decode_layout():
     assert lay.backend_ports == (8200, 8201, 8202, 8203)
 
 
-def test_rank_spanning_nodes_serves_from_each_ranks_first_node():
-    lay = plan_layout(tp=8, pp=1, dp=2, ep=False, nodes=4, replicas=1, gpus_per_node=4, routed=True,
-                      proxied=False, where="")
-    assert (lay.nodes_per_rank, lay.serving_nodes, lay.launch) == (2, (0, 2), "external-rank")
+def test_rank_spanning_nodes_serves_from_node_zero_and_is_refused_under_llm_d():
+    with pytest.raises(ResolveError, match="each DP rank must fit on one node"):
+        plan_layout(tp=8, pp=1, dp=2, ep=False, nodes=4, replicas=1, gpus_per_node=4, routed=True,
+                    proxied=False, where="")
     internal = plan_layout(tp=8, pp=1, dp=2, ep=False, nodes=4, replicas=1, gpus_per_node=4, routed=False,
                            proxied=False, where="")
     assert (internal.serving_nodes, internal.launch) == ((0,), "internal")

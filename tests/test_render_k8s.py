@@ -193,10 +193,13 @@ def layouts(draw):
     if not sizes:  # e.g. tp=8 on a 4-GPU node with odd ranks: spread one GPU per pod
         sizes = [total]
     size = draw(st.sampled_from(sizes))
+    routings = ["disabled", "load_aware"]
+    if dp_size > 1 and tp * pp > total // size:
+        routings = ["disabled"]  # llm-d refuses DP ranks wider than a pod
     return {
         "gpn": gpn, "tp": tp, "pp": pp, "dp": "false" if dp is False else dp, "dp_size": dp_size,
         "size": size, "replicas": draw(st.integers(1, 3)),
-        "routing": draw(st.sampled_from(["disabled", "load_aware"])),
+        "routing": draw(st.sampled_from(routings)),
     }
 
 
@@ -265,7 +268,8 @@ def test_layout_properties(layout, tmp_path, fake_vllm):
     # Total GPUs across all pods of all workloads.
     objs = render_kubernetes(spec, user="tester", namespace="test-ns")
     total = 0
-    workloads = [o for o in objs if o["kind"] in WORKLOAD_KINDS]
+    workloads = [o for o in objs if o["kind"] in WORKLOAD_KINDS
+                 and o["metadata"]["labels"].get("app.kubernetes.io/component") == "model-server"]
     assert len(workloads) == 1, [o["kind"] for o in objs]
     (wl,) = workloads
     pod_specs = []

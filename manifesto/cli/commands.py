@@ -43,6 +43,15 @@ def register(sub) -> None:
     p.add_argument("--output", "-o", help="file to write")
     p.set_defaults(func=_render_file)
 
+    p = render.add_parser("routing", help="render only the llm-d routing layer of a spec")
+    _spec_args(p)
+    p.set_defaults(func=_render_routing)
+    p = render.add_parser("bootstrap", help="render namespace prerequisites of a cluster (shared cache PVC)")
+    p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name")
+    p.add_argument("--context", help="kube context used to pick a cluster profile and namespace")
+    p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
+    p.set_defaults(func=_render_bootstrap)
+
     config = sub.add_parser("config", help="inspect and validate the user and bundled catalogs")
     csub = config.add_subparsers(dest="action", metavar="ACTION")
     csub.required = True
@@ -96,16 +105,78 @@ def _explain(args) -> int:
     return 0
 
 
-def _render(args) -> tuple[str, str]:
-    from manifesto.pipeline import render_text
+def _render(args, command: str = "render manifest") -> tuple[str, str]:
+    """(text, suffix) of a render, served from the local render cache when inputs are unchanged."""
+    import os
+    import time
 
-    spec, cluster, opts = _load_pair(args)
-    text, suffix, _ = render_text(spec, cluster, opts)
+    from manifesto import rendercache
+    from manifesto.catalog import find
+    from manifesto.cli import context
+
+    started = time.time()
+    env = context.settings()
+    cluster_path = os.path.abspath(find("clusters", context.pick_cluster(args.cluster, env, args.context)))
+    spec_path = os.path.abspath(find("models", args.spec))
+    raw = context.raw_options(args, env)
+    request = {"command": command, "spec": spec_path, "cluster": cluster_path, "options": raw}
+    directory = rendercache.cache_dir(env)
+    hit = rendercache.lookup(directory, request)
+    if hit is not None:
+        suffix, _, text = hit.partition("\n")
+        return text, suffix
+
+    from manifesto.cluster import load_cluster
+    from manifesto.pipeline import render_text
+    from manifesto.spec import load_spec
+
+    cluster = load_cluster(cluster_path)
+    spec = load_spec(spec_path, cluster)
+    text, suffix, inputs = render_text(spec, cluster, context.options(args, env, raw))
+    # A file edited while we rendered must not be remembered with the old text.
+    if all(os.stat(p).st_mtime < started for p in inputs):
+        rendercache.store(directory, request, inputs, f"{suffix}\n{text}")
     return text, suffix
 
 
 def _render_manifest(args) -> int:
     text, _ = _render(args)
+    sys.stdout.write(text)
+    return 0
+
+
+def _render_routing(args) -> int:
+    from manifesto.errors import ResolveError
+    from manifesto.pipeline import expanded_inputs, plan_for
+    from manifesto.render.k8s import render_routing
+
+    spec, cluster, opts = _load_pair(args)
+    plan, _ = plan_for(spec, cluster, opts)
+    if plan.platform == "slurm":
+        raise ResolveError("render routing is for Kubernetes clusters; Slurm batch scripts embed their router")
+    if plan.routing is None:
+        raise ResolveError(f"{args.spec} has routing disabled; there is no routing layer to render",
+                           spec.where(("routing",)), "routing")
+    sys.stdout.write(render_routing(plan, *expanded_inputs(spec, cluster)))
+    return 0
+
+
+def _render_bootstrap(args) -> int:
+    from manifesto.cli import context
+    from manifesto.cluster import load_cluster
+    from manifesto.errors import ResolveError
+    from manifesto.render.k8s.bootstrap import render_bootstrap
+    from manifesto.render.yamlemit import dump_yaml
+
+    env = context.settings()
+    cluster = load_cluster(context.pick_cluster(args.cluster, env, args.context))
+    if cluster.platform == "slurm":
+        raise ResolveError(f"cluster '{cluster.name}' is a Slurm cluster; bootstrap objects are Kubernetes-only")
+    namespace = context.pick_namespace(args.namespace, env, args.context)
+    try:
+        text = render_bootstrap(cluster.profile, namespace, dump_yaml(cluster.loaded.data))
+    except ResolveError as exc:
+        raise ResolveError(exc.message, cluster.where(("storage", "shared_claim")), exc.path) from None
     sys.stdout.write(text)
     return 0
 

@@ -7,7 +7,6 @@ CLI reads the environment.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 __all__ = ["settings", "current_user", "pick_cluster", "pick_namespace", "kube_context", "options"]
@@ -45,6 +44,8 @@ def current_user(explicit: str | None, env: dict[str, str]) -> str:
 
 
 def _kubectl(*args: str) -> str | None:
+    import subprocess
+
     try:
         proc = subprocess.run(["kubectl", *args], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
@@ -112,20 +113,26 @@ def _minutes(text: str | None) -> int | None:
     return max(1, round(value))
 
 
-def options(args, env: dict[str, str]):
+def raw_options(args, env: dict[str, str]) -> dict:
+    """Resolution options as plain data (cheap: usable as a render-cache key)."""
+    return {
+        "user": current_user(getattr(args, "user", None), env),
+        "namespace": pick_namespace(getattr(args, "namespace", None), env, getattr(args, "context", None)),
+        "accelerator": getattr(args, "accelerator", None),
+        "vllm_env": getattr(args, "vllm_env", None),
+        "user_root": getattr(args, "user_root", None),
+        "log_root": getattr(args, "log_root", None),
+        "cache_root": getattr(args, "cache_root", None),
+        "pre_launch": list(getattr(args, "pre_launch", None) or ()),
+        "routing_profile": getattr(args, "routing_profile", None) or env.get("MANIFESTO_ROUTING_PROFILE") or None,
+        "idle_shutdown": False if getattr(args, "no_idle_shutdown", False) else None,
+        "idle_timeout_minutes": _minutes(getattr(args, "idle_timeout", None)),
+    }
+
+
+def options(args, env: dict[str, str], raw: dict | None = None):
     """Resolution options from parsed CLI arguments and settings."""
     from manifesto.resolve.plan import Options
 
-    return Options(
-        user=current_user(getattr(args, "user", None), env),
-        namespace=pick_namespace(getattr(args, "namespace", None), env, getattr(args, "context", None)),
-        accelerator=getattr(args, "accelerator", None),
-        vllm_env=getattr(args, "vllm_env", None),
-        user_root=getattr(args, "user_root", None),
-        log_root=getattr(args, "log_root", None),
-        cache_root=getattr(args, "cache_root", None),
-        pre_launch=tuple(getattr(args, "pre_launch", None) or ()),
-        routing_profile=getattr(args, "routing_profile", None) or env.get("MANIFESTO_ROUTING_PROFILE") or None,
-        idle_shutdown=False if getattr(args, "no_idle_shutdown", False) else None,
-        idle_timeout_minutes=_minutes(getattr(args, "idle_timeout", None)),
-    )
+    raw = raw_options(args, env) if raw is None else raw
+    return Options(**{**raw, "pre_launch": tuple(raw["pre_launch"])})

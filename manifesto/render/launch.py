@@ -99,13 +99,9 @@ def _topology_block(role: RolePlan) -> list[str]:
             "fi",
         ]
         return lines
-    if lay.launch == "external-rank":
-        rank = '"$RANK"' if npr > 1 else '"$NODE_INDEX"'
-        lines.append(f"args+=(--data-parallel-size-local 1 --data-parallel-rank {rank} --data-parallel-external-lb)")
-        if npr > 1:
-            lines += ['if [ "$RANK_NODE" -eq 0 ]; then', f"  args+=(--port {port})", "else", "  args+=(--headless)", "fi"]
-        else:
-            lines.append(f"args+=(--port {port})")
+    if lay.launch == "external-rank":  # one rank per pod (layout refuses routed ranks wider than a pod)
+        lines.append('args+=(--data-parallel-size-local 1 --data-parallel-rank "$NODE_INDEX" --data-parallel-external-lb)')
+        lines.append(f"args+=(--port {port})")
         return lines
     local = lay.ranks_per_node
     lines += [

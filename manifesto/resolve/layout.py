@@ -44,6 +44,11 @@ def plan_layout(*, tp: int, pp: int, dp: int | bool, ep: bool, nodes: int, repli
                 f"pods of {per_pod} GPUs; a rank must fit one node or span whole nodes", path=where)
         ranks_per_node, nodes_per_rank = 1, rank_gpus // per_pod
     dp_mode = "none" if dp_size == 1 else ("external" if routed else "internal")
+    if dp_mode == "external" and nodes_per_rank > 1:
+        raise ResolveError(
+            f"with llm-d routing each DP rank must fit on one node, but a rank of tp x pp = {rank_gpus} GPUs "
+            f"spans {nodes_per_rank} pods of {per_pod} GPUs; the picker cannot tell a rank's first pod from "
+            "its other pods. Use routing.kind: disabled, or make tp x pp fit one node", path=where)
     launch, serving = _launch(dp_mode, ranks_per_node, nodes_per_rank, nodes)
     ports_per_node = ranks_per_node if dp_mode == "external" else 1
     public = tuple(PUBLIC_BASE + i for i in range(ports_per_node))

@@ -3,48 +3,73 @@
 from __future__ import annotations
 
 from manifesto.render.header import provenance_header
+from manifesto.render.k8s import names
 from manifesto.render.k8s.common import meta
-from manifesto.render.k8s.model import model_objects, model_service_account
+from manifesto.render.k8s.model import model_objects
+from manifesto.render.k8s.routing import routing_objects
 from manifesto.render.k8s.sidecars import dcgm_configmap
 from manifesto.render.yamlemit import dump_all
 
-__all__ = ["objects", "render_manifest"]
+__all__ = ["objects", "routing_only", "render_manifest", "render_routing"]
 
 
-def _service_accounts(plan) -> list[dict]:
-    sa = model_service_account(plan)
-    if sa is None:
+def _model_account(plan) -> list[dict]:
+    if not plan.openshift_scc:
         return []
-    return [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(sa, plan.namespace, plan.labels)}]
+    sa = names.model_account(plan.instance)
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(sa, plan.namespace, plan.labels)},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": meta(f"{sa}-scc", plan.namespace, plan.labels),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": f"system:openshift:scc:{plan.openshift_scc}"},
+            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": plan.namespace}],
+        },
+    ]
 
 
-def _scc_binding(plan) -> list[dict]:
-    sa = model_service_account(plan)
-    if sa is None:
-        return []
-    return [{
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "RoleBinding",
-        "metadata": meta(f"{sa}-scc", plan.namespace, plan.labels),
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                    "name": f"system:openshift:scc:{plan.openshift_scc}"},
-        "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": plan.namespace}],
-    }]
+def _by_kind(objs: list[dict], *kinds: str) -> list[dict]:
+    return [o for o in objs if o["kind"] in kinds]
 
 
 def objects(plan) -> list[dict]:
-    """Every object of the instance in a fixed order: identity, config, claims, services, workloads."""
+    """Every object of the instance in apply order: identity and RBAC, configuration, claims,
+    services, model workloads, routing, and last the idle-shutdown controller."""
+    from manifesto.render.k8s.idle import idle_objects
+
     model = model_objects(plan)
-    cms = [cm for cm in (dcgm_configmap(plan),) if cm is not None]
+    routing = routing_objects(plan)
+    idle = idle_objects(plan)
+    accounts = _model_account(plan) + routing["rbac"] + _by_kind(idle, "ServiceAccount", "Role", "RoleBinding")
+    configs = [cm for cm in (dcgm_configmap(plan),) if cm is not None] + routing["ConfigMap"]
     return [
-        *_service_accounts(plan),
-        *_scc_binding(plan),
-        *cms,
+        *_by_kind(accounts, "ServiceAccount"),
+        *_by_kind(accounts, "Role"),
+        *_by_kind(accounts, "RoleBinding"),
+        *configs,
+        *_by_kind(idle, "ConfigMap"),
         *model["ResourceClaimTemplate"],
         *model["Service"],
+        *routing["Service"],
         *model["workload"],
+        *routing["pool"],
+        *routing["Deployment"],
+        *routing["frontend"],
+        *_by_kind(idle, "Deployment"),
     ]
+
+
+def routing_only(plan) -> list[dict]:
+    """Just the routing layer (for `render routing` and `deploy routing`)."""
+    r = routing_objects(plan)
+    return [*r["rbac"], *r["ConfigMap"], *r["Service"], *r["pool"], *r["Deployment"], *r["frontend"]]
 
 
 def render_manifest(plan, model_yaml: str, cluster_yaml: str) -> str:
     return provenance_header("render manifest", model_yaml, cluster_yaml) + dump_all(objects(plan))
+
+
+def render_routing(plan, model_yaml: str, cluster_yaml: str) -> str:
+    return provenance_header("render routing", model_yaml, cluster_yaml) + dump_all(routing_only(plan))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from manifesto.render.k8s import names
 from manifesto.render.k8s.common import KUEUE_PRIORITY, KUEUE_QUEUE, digest8, env_entry, meta, pod_defaults
 from manifesto.render.k8s.sidecars import exporter_containers, exporter_volumes, pd_proxy
 from manifesto.render.launch import K8S, launch_script
@@ -18,7 +19,7 @@ STARTUP_FAILURES = 720  # two hours for large MoE checkpoints to load and compil
 
 
 def model_service_account(plan) -> str | None:
-    return f"{plan.instance}-model-server" if plan.openshift_scc else None
+    return names.model_account(plan.instance) if plan.openshift_scc else None
 
 
 def serving_service_name(plan, role) -> str:
@@ -163,6 +164,9 @@ def _affinity(plan, role, spec: dict) -> None:
 def _pod_template(plan, role, template_nodes: tuple[int, ...], *, queue_on_pod: bool) -> dict:
     vols, _ = _volumes(plan, role)
     labels = dict(role.labels)
+    if not any(n in role.layout.serving_nodes for n in template_nodes):
+        # Pods that serve no HTTP (headless workers) stay out of the InferencePool.
+        labels.pop("llm-d.ai/inferenceServing", None)
     if queue_on_pod and plan.kueue_queue:
         labels[KUEUE_QUEUE] = plan.kueue_queue
     spec: dict[str, Any] = {}

@@ -1,0 +1,127 @@
+"""Configuration of the standalone Envoy that fronts the endpoint picker.
+
+Envoy sends each request through the picker over ext_proc (the picker must see the
+body to read the model and prompt), then forwards it to the endpoint the picker names
+in ``x-gateway-destination-endpoint`` through an ORIGINAL_DST cluster.
+"""
+
+from __future__ import annotations
+
+__all__ = ["envoy_config", "CLIENT_PORT", "ADMIN_PORT", "READY_PORT", "EPP_GRPC_PORT"]
+
+CLIENT_PORT = 8081
+ADMIN_PORT = 19000
+READY_PORT = 19001
+EPP_GRPC_PORT = 9002
+
+_HCM = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
+_ROUTER = {"name": "envoy.filters.http.router",
+           "typed_config": {"@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"}}
+DAY = "86400s"
+
+
+def _address(host: str, port: int) -> dict:
+    return {"socket_address": {"address": host, "port_value": port}}
+
+
+def _ready_listener() -> dict:
+    return {
+        "name": "ready",
+        "address": _address("0.0.0.0", READY_PORT),
+        "filter_chains": [{"filters": [{
+            "name": "envoy.filters.network.http_connection_manager",
+            "typed_config": {
+                "@type": _HCM,
+                "stat_prefix": "ready",
+                "route_config": {"virtual_hosts": [{
+                    "name": "ready", "domains": ["*"],
+                    "routes": [{"match": {"prefix": "/ready"},
+                                "direct_response": {"status": 200, "body": {"inline_string": "ready\n"}}}],
+                }]},
+                "http_filters": [_ROUTER],
+            },
+        }]}],
+    }
+
+
+def _ext_proc(epp_port: int) -> dict:
+    return {
+        "name": "envoy.filters.http.ext_proc",
+        "typed_config": {
+            "@type": "type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor",
+            "grpc_service": {"envoy_grpc": {"cluster_name": "endpoint-picker", "authority": f"localhost:{epp_port}"},
+                             "timeout": "10s"},
+            # Fail closed: without the picker there is no destination to route to.
+            "failure_mode_allow": False,
+            "message_timeout": "1000s",
+            "processing_mode": {
+                "request_header_mode": "SEND",
+                "response_header_mode": "SEND",
+                "request_body_mode": "FULL_DUPLEX_STREAMED",
+                "response_body_mode": "FULL_DUPLEX_STREAMED",
+                "request_trailer_mode": "SEND",
+                "response_trailer_mode": "SEND",
+            },
+        },
+    }
+
+
+def _client_listener(listen_port: int, epp_port: int) -> dict:
+    return {
+        "name": "client",
+        "address": _address("0.0.0.0", listen_port),
+        "filter_chains": [{"filters": [{
+            "name": "envoy.filters.network.http_connection_manager",
+            "typed_config": {
+                "@type": _HCM,
+                "stat_prefix": "client",
+                "use_remote_address": True,
+                "normalize_path": True,
+                "merge_slashes": True,
+                "upgrade_configs": [{"upgrade_type": "websocket"}],
+                "route_config": {"name": "inference", "virtual_hosts": [{
+                    "name": "inference", "domains": ["*"],
+                    "routes": [{"match": {"prefix": "/"},
+                                "route": {"cluster": "picked-endpoint", "timeout": DAY, "idle_timeout": DAY}}],
+                }]},
+                "http_filters": [_ext_proc(epp_port), _ROUTER],
+            },
+        }]}],
+    }
+
+
+def _clusters(epp_port: int) -> list[dict]:
+    picker = {
+        "name": "endpoint-picker",
+        "type": "STATIC",
+        "connect_timeout": "5s",
+        "lb_policy": "LEAST_REQUEST",
+        "typed_extension_protocol_options": {"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+            "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+            "explicit_http_config": {"http2_protocol_options": {}},
+        }},
+        "load_assignment": {"cluster_name": "endpoint-picker", "endpoints": [{"lb_endpoints": [
+            {"endpoint": {"address": _address("127.0.0.1", epp_port)}}]}]},
+    }
+    limit = 40000
+    picked = {
+        "name": "picked-endpoint",
+        "type": "ORIGINAL_DST",
+        "connect_timeout": "1000s",
+        "lb_policy": "CLUSTER_PROVIDED",
+        "original_dst_lb_config": {"use_http_header": True, "http_header_name": "x-gateway-destination-endpoint"},
+        "circuit_breakers": {"thresholds": [{"max_connections": limit, "max_pending_requests": limit,
+                                             "max_requests": limit, "max_retries": limit}]},
+    }
+    return [picker, picked]
+
+
+def envoy_config(listen_port: int = CLIENT_PORT, epp_port: int = EPP_GRPC_PORT) -> dict:
+    """The complete static Envoy configuration (admin on loopback only)."""
+    return {
+        "admin": {"address": _address("127.0.0.1", ADMIN_PORT)},
+        "static_resources": {
+            "listeners": [_client_listener(listen_port, epp_port), _ready_listener()],
+            "clusters": _clusters(epp_port),
+        },
+    }

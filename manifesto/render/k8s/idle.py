@@ -1,0 +1,204 @@
+"""Idle-shutdown controller objects: ServiceAccount, Role, RoleBinding, ConfigMap, Deployment.
+
+The controller script is ``idle_controller.py`` beside this module, shipped verbatim in
+the ConfigMap; everything it needs to know about the instance travels in its env.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from manifesto.render.k8s import names
+from manifesto.render.k8s.common import meta, pod_defaults
+
+__all__ = [
+    "SCRIPT_ANNOTATION",
+    "SCRIPT_KEY",
+    "SCRIPT_PATH",
+    "controller_script",
+    "expected_targets",
+    "idle_objects",
+]
+
+SCRIPT_KEY = "idle_controller.py"
+SCRIPT_DIR = "/opt/manifesto"
+SCRIPT_PATH = f"{SCRIPT_DIR}/{SCRIPT_KEY}"
+SCRIPT_ANNOTATION = "manifesto.llm-d.ai/idle-shutdown-script-sha256"
+COMPONENT = "idle-shutdown"
+RUN_AS_USER = 65532
+POLL_SECONDS = 60
+
+LWS_GROUP = "leaderworkerset.x-k8s.io"
+GATEWAY_GROUP = "gateway.networking.k8s.io"
+POD_SELECTOR_LABELS = ("app.kubernetes.io/instance", "app.kubernetes.io/component")
+
+
+@cache
+def controller_script() -> str:
+    """The controller's source, exactly as it is shipped."""
+    return (Path(__file__).with_name(SCRIPT_KEY)).read_text(encoding="utf-8")
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _workload_path(namespace: str, kind: str, name: str) -> str:
+    if kind == "LeaderWorkerSet":
+        return f"/apis/{LWS_GROUP}/v1/namespaces/{namespace}/leaderworkersets/{name}"
+    return f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}"
+
+
+def _serving_indices(role) -> list[str] | None:
+    """LWS worker indices that host API servers, or None when every pod does."""
+    lay = role.layout
+    if role.workload_kind != "LeaderWorkerSet" or tuple(lay.serving_nodes) == tuple(range(lay.nodes)):
+        return None
+    return [str(i) for i in lay.serving_nodes]
+
+
+def expected_targets(plan) -> int:
+    """vLLM API servers of a fully ready instance: replicas x serving pods x backend ports."""
+    return sum(r.layout.replicas * len(r.layout.serving_nodes) * len(r.layout.backend_ports) for r in plan.roles)
+
+
+def _targets(plan) -> dict[str, dict]:
+    return {r.name: {"ports": list(r.layout.backend_ports), "serving_worker_indices": _serving_indices(r)}
+            for r in plan.roles}
+
+
+def _workloads(plan) -> list[dict]:
+    """Everything scaled to zero, in order: model workloads, then the endpoint picker."""
+    out = [{"name": r.workload_name, "path": _workload_path(plan.namespace, r.workload_kind, r.workload_name),
+            "replicas": r.layout.replicas} for r in plan.roles]
+    if plan.routing is not None:
+        epp = names.epp(plan.instance)
+        out.append({"name": epp, "path": _workload_path(plan.namespace, "Deployment", epp), "replicas": 1})
+    return out
+
+
+def _gateway(plan) -> dict | None:
+    if plan.routing is None or plan.routing.frontend != "gateway":
+        return None
+    gw = names.gateway(plan.instance)
+    return {"name": gw, "path": f"/apis/{GATEWAY_GROUP}/v1/namespaces/{plan.namespace}/gateways/{gw}"}
+
+
+def _pod_selector(plan) -> str:
+    return f"app.kubernetes.io/instance={plan.instance},app.kubernetes.io/component=model-server"
+
+
+def _env(plan) -> list[dict]:
+    name = names.idle(plan.instance)
+    values = [
+        ("POD_SELECTOR", _pod_selector(plan)),
+        ("TIMEOUT_SECONDS", str(plan.idle.timeout_minutes * 60)),
+        ("POLL_SECONDS", str(POLL_SECONDS)),
+        ("EXPECTED_TARGETS", str(expected_targets(plan))),
+        ("TARGETS", _compact(_targets(plan))),
+        ("WORKLOADS", _compact(_workloads(plan))),
+        ("GATEWAY", _compact(_gateway(plan))),
+        ("CONTROLLER", _compact({"name": name, "path": _workload_path(plan.namespace, "Deployment", name)})),
+        ("PYTHONUNBUFFERED", "1"),
+        ("PYTHONDONTWRITEBYTECODE", "1"),
+    ]
+    return [{"name": "NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+            *({"name": k, "value": v} for k, v in values)]
+
+
+def _labels(plan) -> dict[str, str]:
+    return {**plan.labels, "app.kubernetes.io/component": COMPONENT}
+
+
+def _rules(plan) -> list[dict]:
+    """Least privilege: read pods, get/patch exactly the scaled objects, delete exactly the Gateway."""
+    deployments = [r.workload_name for r in plan.roles if r.workload_kind == "Deployment"]
+    if plan.routing is not None:
+        deployments.append(names.epp(plan.instance))
+    deployments.append(names.idle(plan.instance))
+    lws = [r.workload_name for r in plan.roles if r.workload_kind == "LeaderWorkerSet"]
+    rules: list[dict] = [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]},
+        {"apiGroups": ["apps"], "resources": ["deployments"], "resourceNames": deployments, "verbs": ["get", "patch"]},
+    ]
+    # An empty resourceNames list would grant every object, so a rule is emitted only with names.
+    if lws:
+        rules.append({"apiGroups": [LWS_GROUP], "resources": ["leaderworkersets"], "resourceNames": lws,
+                      "verbs": ["get", "patch"]})
+    gateway = _gateway(plan)
+    if gateway is not None:
+        rules.append({"apiGroups": [GATEWAY_GROUP], "resources": ["gateways"], "resourceNames": [gateway["name"]],
+                      "verbs": ["delete"]})
+    return rules
+
+
+def _security_context(plan) -> tuple[dict, dict]:
+    pod: dict[str, Any] = {"runAsNonRoot": True}
+    if plan.platform != "openshift":  # OpenShift assigns the UID from the namespace range
+        pod["runAsUser"] = RUN_AS_USER
+    pod["seccompProfile"] = {"type": "RuntimeDefault"}
+    container = {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                 "capabilities": {"drop": ["ALL"]}}
+    return pod, container
+
+
+def _deployment(plan, script: str) -> dict:
+    name = names.idle(plan.instance)
+    labels = _labels(plan)
+    pod_security, container_security = _security_context(plan)
+    container: dict[str, Any] = {
+        "name": "controller",
+        "image": plan.images["sidecars.idle_shutdown"],
+        "command": ["python", SCRIPT_PATH],
+        "env": _env(plan),
+        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"cpu": "100m", "memory": "64Mi"}},
+        "securityContext": container_security,
+        "volumeMounts": [{"name": "script", "mountPath": SCRIPT_PATH, "subPath": SCRIPT_KEY, "readOnly": True}],
+    }
+    if plan.placement.image_pull_policy:
+        container["imagePullPolicy"] = plan.placement.image_pull_policy
+    spec: dict[str, Any] = {
+        "serviceAccountName": name,
+        "securityContext": pod_security,
+        "containers": [container],
+        "volumes": [{"name": "script", "configMap": {"name": name}}],
+    }
+    pod_defaults(plan, spec, gpu=False)
+    digest = hashlib.sha256(script.encode("utf-8")).hexdigest()
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": meta(name, plan.namespace, labels),
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {k: labels[k] for k in POD_SELECTOR_LABELS}},
+            # Never two controllers at once: the old pod stops before the new one starts.
+            "strategy": {"type": "Recreate"},
+            "template": {"metadata": {"labels": labels, "annotations": {SCRIPT_ANNOTATION: digest}}, "spec": spec},
+        },
+    }
+
+
+def idle_objects(plan) -> list[dict]:
+    """The controller's objects in apply order, or [] when idle shutdown is off."""
+    if not plan.idle.enabled:
+        return []
+    name = names.idle(plan.instance)
+    labels = _labels(plan)
+    script = controller_script()
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(name, plan.namespace, labels)},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta(name, plan.namespace, labels),
+         "rules": _rules(plan)},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": meta(name, plan.namespace, labels),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+         "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": plan.namespace}]},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta(name, plan.namespace, labels),
+         "data": {SCRIPT_KEY: script}},
+        _deployment(plan, script),
+    ]

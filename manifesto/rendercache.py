@@ -1,0 +1,87 @@
+"""A local cache of single renders, so repeating ``render manifest`` skips the heavy path.
+
+An entry is found by what the command was asked (spec and cluster paths, options,
+command) and is valid only while every file the render read has the same bytes and
+the renderer's code is unchanged. A hit reads a few small files and prints; it never
+imports pydantic or the YAML loader. Entries live under
+``$XDG_CACHE_HOME/llm-manifesto/render`` (``MANIFESTO_NO_CACHE=1`` turns the cache off)
+and are written atomically; a corrupt entry is simply a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+__all__ = ["cache_dir", "lookup", "store"]
+
+_VERSION = 1
+
+
+def cache_dir(env) -> Path | None:
+    if env.get("MANIFESTO_NO_CACHE"):
+        return None
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "llm-manifesto" / "render"
+
+
+def _code_signature() -> str:
+    """Path, size and mtime of every file of the package and the bundled image catalog."""
+    from manifesto.catalog import images_path
+
+    root = Path(__file__).resolve().parent
+    parts = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(dirpath, name))
+                parts.append(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}")
+    images = images_path()
+    st = os.stat(images)
+    parts.append(f"{images}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _digest(path: str) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def _entry_path(directory: Path, request: dict) -> Path:
+    key = hashlib.sha256(json.dumps([_VERSION, request], sort_keys=True).encode()).hexdigest()
+    return directory / key[:2] / f"{key}.json"
+
+
+def lookup(directory: Path | None, request: dict) -> str | None:
+    """The cached artifact text for ``request``, or None."""
+    if directory is None:
+        return None
+    try:
+        entry = json.loads(_entry_path(directory, request).read_text(encoding="utf-8"))
+        if entry["code"] != _code_signature():
+            return None
+        for path, digest in entry["inputs"]:
+            if _digest(path) != digest:
+                return None
+        return entry["text"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def store(directory: Path | None, request: dict, inputs: list[str], text: str) -> None:
+    """Remember ``text`` for ``request`` with the digests of ``inputs`` (best effort)."""
+    if directory is None:
+        return
+    from manifesto.fsutil import write_atomic
+
+    entry = {"code": _code_signature(), "inputs": [[p, _digest(p)] for p in sorted(set(inputs))], "text": text}
+    try:
+        write_atomic(_entry_path(directory, request), json.dumps(entry))
+    except OSError:
+        pass  # a cache that cannot be written is only slower

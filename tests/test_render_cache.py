@@ -1,0 +1,98 @@
+"""The local render cache: hits skip the heavy path, any input change is a miss."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+BASE = """\
+release: cache-demo
+model: {id: org/model, image: vllm/vllm-openai:v0.20.0}
+roles:
+  - name: decode
+    parallelism: {tp: 1}
+"""
+CHILD = "extends: base.yaml\nroles:\n  decode:\n    vllm: {max_model_len: 4096}\n"
+CLUSTER = """\
+name: cache-cluster
+accelerators:
+  default: b200
+  profiles:
+    b200: {gpus_per_node: 8, allocation: {extended_resource: {resource_name: nvidia.com/gpu}}}
+"""
+
+PROBE = (
+    "import sys, runpy; sys.argv = ['manifesto'] + sys.argv[1:]\n"
+    "from manifesto.cli import main\n"
+    "rc = main(sys.argv[1:])\n"
+    "heavy = sorted(m for m in ('pydantic', 'ruamel.yaml', 'msgspec') if m in sys.modules)\n"
+    "print('HEAVY=' + ','.join(heavy), file=sys.stderr)\n"
+    "sys.exit(rc)\n"
+)
+
+
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "base.yaml").write_text(BASE)
+    (tmp_path / "child.yaml").write_text(CHILD)
+    (tmp_path / "cluster.yaml").write_text(CLUSTER)
+    return tmp_path
+
+
+def _render(tree: Path, *extra: str, env_extra: dict | None = None):
+    import os
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tree / "cache"), **(env_extra or {})}
+    env.pop("MANIFESTO_NO_CACHE", None)
+    env.update(env_extra or {})
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, "render", "manifest", "child.yaml", "--cluster", "cluster.yaml",
+         "--user", "u", "--namespace", "ns", *extra],
+        cwd=tree, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    heavy = proc.stderr.strip().splitlines()[-1].removeprefix("HEAVY=")
+    return proc.stdout, heavy
+
+
+def test_second_render_is_a_hit_without_heavy_imports(tree):
+    first, heavy_first = _render(tree)
+    second, heavy_second = _render(tree)
+    assert first == second
+    assert "pydantic" in heavy_first
+    assert heavy_second == ""
+
+
+def test_editing_an_extends_parent_is_a_miss(tree):
+    first, _ = _render(tree)
+    (tree / "base.yaml").write_text(BASE.replace("tp: 1", "tp: 2"))
+    second, heavy = _render(tree)
+    assert "pydantic" in heavy
+    assert "--tensor-parallel-size 2" in second and "--tensor-parallel-size 1" in first
+
+
+def test_other_options_are_other_entries(tree):
+    a, _ = _render(tree)
+    b, heavy = _render(tree, "--no-idle-shutdown")
+    assert "pydantic" in heavy and a != b
+
+
+def test_corrupt_entry_is_a_miss(tree):
+    first, _ = _render(tree)
+    for entry in (tree / "cache").rglob("*.json"):
+        entry.write_text("{not json")
+    second, heavy = _render(tree)
+    assert second == first and "pydantic" in heavy
+    entries = list((tree / "cache").rglob("*.json"))
+    assert entries and all(json.loads(e.read_text())["text"] for e in entries)
+
+
+def test_cache_can_be_turned_off(tree):
+    _render(tree)
+    _, heavy = _render(tree, env_extra={"MANIFESTO_NO_CACHE": "1"})
+    assert "pydantic" in heavy
