@@ -17,7 +17,7 @@ Importing this package is cheap; the names below load on first use.
 
 from __future__ import annotations
 
-__all__ = ["artifact_for", "build", "clean", "deps", "dependents", "list_targets", "matrix"]
+__all__ = ["artifact_for", "build", "clean", "deps", "dependents", "list_targets", "matrix", "target_path"]
 
 
 def __getattr__(name: str):

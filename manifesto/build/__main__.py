@@ -27,7 +27,7 @@ def main(argv=None) -> int:
 
         if not isinstance(exc, ManifestoError):
             raise
-        print(str(exc), file=sys.stderr)
+        print(f"error: {exc}", file=sys.stderr)  # as the main CLI prints it
         return 1
 
 

@@ -13,7 +13,7 @@ from manifesto.build.renderer import renderer_name
 from manifesto.build.report import ConsoleUI
 from manifesto.build.workspace import find_workspace
 
-__all__ = ["artifact_for", "build", "clean", "deps", "dependents", "list_targets", "matrix"]
+__all__ = ["artifact_for", "build", "clean", "deps", "dependents", "list_targets", "matrix", "target_path"]
 
 
 def _setup(root, renderer, ui):
@@ -36,6 +36,19 @@ def list_targets(addresses, *, root=None) -> list:
     graph = Session(ws, renderer, ui).graph
     found = {t.address: t for a in addresses for t in match(parse_address(a), graph)}
     return [found[a] for a in sorted(found)]
+
+
+def target_path(address: str, *, root=None):
+    """The file of the one target ``address`` names (for commands that take a spec
+    or cluster path, such as ``render manifest``). Raises BuildError otherwise."""
+    from pathlib import Path
+
+    from manifesto.errors import BuildError
+
+    targets = list_targets([address], root=root)
+    if len(targets) != 1:
+        raise BuildError(f"{address} names {len(targets)} targets; expected one")
+    return Path(find_workspace(root).root) / targets[0].path
 
 
 def _plan(addresses, clusters=(), changed_since=None, jobs=None, root=None, renderer=None, ui=None):
@@ -86,12 +99,12 @@ def dependents(path: str, *, jobs=None, root=None, renderer=None, ui=None) -> li
 
 
 def _raise_failures(report) -> None:
+    """Raise the first render error among the report's pairs (incompatible ones are fine)."""
     from manifesto.errors import BuildError
 
-    failed = [r for r in report.rows if r["status"] == "failed"]
-    if failed:
-        r = failed[0]
-        raise BuildError(f"{r['model']} @ {r['cluster']}: {r.get('message', 'failed')}")
+    for item, row in zip(report.items, report.rows):
+        if item.status == "failed":
+            raise BuildError(f"{row['model']} @ {row['cluster']}: {item.message}")
 
 
 def artifact_for(address_or_path: str, cluster: str, *, root=None, renderer=None, ui=None):

@@ -96,12 +96,18 @@ class _Checker:
         return {"options": options, "generators": generators}
 
     def option_sets(self, raw) -> dict:
-        self.mapping(raw, ("options",), raw.keys() if isinstance(raw, dict) else ())
+        if not isinstance(raw, dict):
+            self.fail(("options",), f"expected a mapping of option sets, got {_kind(raw)}")
         for name, body in raw.items():
-            self.mapping(body, ("options", name), _OPTION_KEYS)
-            for field in OPTION_FIELDS:
-                self.option_value(field, body.get(field), ("options", name, field))
+            self.option_body(body, ("options", name))
         return {name: self.flatten(raw, name, ()) for name in raw}
+
+    def option_body(self, body, path: tuple) -> None:
+        self.mapping(body, path, _OPTION_KEYS)
+        if "extends" in body and not isinstance(body["extends"], str):
+            self.fail(path + ("extends",), f"expected the name of an option set, got {_kind(body['extends'])}")
+        for field in OPTION_FIELDS:
+            self.option_value(field, body.get(field), path + (field,))
 
     def flatten(self, raw: dict, name: str, chain: tuple, where: dict | None = None) -> tuple:
         """The fields of option set ``name`` with its ``extends`` chain applied.
@@ -119,7 +125,8 @@ class _Checker:
             if parent not in raw or (where and parent in where):
                 self.fail(at, f"unknown option set '{parent}'{did_you_mean(parent, raw)}")
             if parent == name or parent in chain:
-                cycle = " -> ".join(chain[chain.index(parent):] + (name, parent)) if parent in chain else f"{name} -> {name}"
+                loop = chain[chain.index(parent):] if parent in chain else ()
+                cycle = " -> ".join(loop + (name, parent))
                 self.fail(at, f"cycle in option sets: {cycle}. To fix this, remove one `extends` of the chain.")
             merged.update(zip(OPTION_FIELDS, self.flatten(raw, parent, chain + (name,), where)))
         merged.update({k: body[k] for k in OPTION_FIELDS if body.get(k) is not None})
@@ -195,9 +202,7 @@ class _Checker:
         value = raw.get("options", "default")
         if isinstance(value, dict):
             name = f"targets[{i}].options"
-            self.mapping(value, path, _OPTION_KEYS)
-            for field in OPTION_FIELDS:
-                self.option_value(field, value.get(field), path + (field,))
+            self.option_body(value, path)
             resolved = self.flatten({**_raw_sets(options), name: value}, name, (), {name: path})
         elif value in options:
             resolved = options[value]

@@ -12,11 +12,11 @@ and "plan" (``matrix``/``deps``/``dependents``: just know every pair's outcome).
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 
 from manifesto.build import outdir
-from manifesto.build.buildfile import OPTION_FIELDS
 from manifesto.build.fingerprint import code_digest
 from manifesto.build.fsio import signature
 from manifesto.build.globs import dir_signature, select, walk
@@ -27,7 +27,7 @@ from manifesto.build.workspace import BUILD_FILE
 
 __all__ = ["Item", "Request", "Session", "run"]
 
-_SAVE_EVERY_NS = 2_000_000_000  # a long build saves the manifest this often
+_SAVE_EVERY_NS = 2_000_000_000
 
 
 class Request:
@@ -61,8 +61,9 @@ def run(request: Request, ws, renderer: str, ui, render=None):
     """Carry out ``request`` in workspace ``ws``; returns ``(report, session)``."""
     from manifesto.build.report import Report
 
-    session = Session(ws, renderer, ui)
-    items = session.plan(request)
+    with _no_gc():  # a plan allocates many small tuples and no cycles
+        session = Session(ws, renderer, ui)
+        items = session.plan(request)
     if not session.needs_lock(items, request.mode):
         if request.mode == "check":
             session.sweep()
@@ -70,8 +71,9 @@ def run(request: Request, ws, renderer: str, ui, render=None):
         return Report(session, items, request.mode, request.addresses), session
     with outdir.BuildLock(ws.lock_path, ui.wait):
         if signature(ws.state_path) != session.state_sig:  # another build finished meanwhile
-            session = Session(ws, renderer, ui)
-            items = session.plan(request)
+            with _no_gc():
+                session = Session(ws, renderer, ui)
+                items = session.plan(request)
         session.execute(items, request, render)
         report = Report(session, items, request.mode, request.addresses)
         session.save()
@@ -87,7 +89,8 @@ class Session:
         self.state_sig = signature(ws.state_path)
         self.state = load_state(ws.state_path, ui.warn)
         self.stat = StatCache(ws.root, self.state["stat"])
-        self.graph_changed = False
+        self.graph_changed = False  # targets or options may differ from the manifest's
+        self.refreshed = False  # cached listings were re-read (worth saving after a no-op)
         self.graph = self._graph()
         self._code = None
         self.problems: list[tuple[str, str]] = []
@@ -137,7 +140,7 @@ class Session:
         if not cached or cached[0] != config_digest or cached[2] != files:
             self.graph_changed = True
         self.state["listing"] = (config_digest, dirs, files)
-        self.stat.changed = True
+        self.refreshed = True
         return files
 
     # -- planning ----------------------------------------------------------
@@ -150,27 +153,32 @@ class Session:
         code_keys = self.state["code"][1] if self.code and self.state.get("code") else ()
         pairs, explicit = select_pairs(self.graph, self.state, request.addresses,
                                        request.clusters, changed, code_keys)
-        items = []
-        for pair in pairs:
-            item = Item(pair, pair in explicit, (self.code, self.graph.model_options[pair[0]]),
-                        self.state["pairs"].get(pair))
-            self._classify(item, request.mode)
-            items.append(item)
+        records, options, code = self.state["pairs"], self.graph.model_options, self.code
+        items = [Item(p, p in explicit, (code, options[p[0]]), records.get(p)) for p in pairs]
+        current = self._current_digests(items)
+        for item in items:
+            self._classify(item, request.mode, current)
         return items
+
+    def _current_digests(self, items: list[Item]) -> dict:
+        """The digest of every file the selected pairs last read (each file once)."""
+        digest = self.stat.digest
+        keys = {k for item in items if item.old is not None for k in item.old.inputs}
+        return {k: digest(k) for k in keys}
 
     def _changed_keys(self, rev: str) -> set:
         from manifesto.build.changes import changed_files
 
         return {self.stat.key(p) for p in changed_files(self.ws.root, rev)}
 
-    def _classify(self, item: Item, mode: str) -> None:
+    def _classify(self, item: Item, mode: str, current: dict) -> None:
+        """Settle ``item`` from its record when nothing it read has changed."""
         rec = item.old
         if rec is None or rec.digests is None or rec.context != item.context:
             return
+        if tuple(map(current.__getitem__, rec.inputs)) != rec.digests:
+            return
         digest = self.stat.digest
-        for path, value in zip(rec.inputs, rec.digests):
-            if digest(path) != value:
-                return
         if rec.status != "ok":  # "skipped", or "failed" with known inputs
             item.kind = rec.status
             item.settle(rec.status, message=rec.reason)
@@ -213,8 +221,20 @@ class Session:
                 jobs.append(self._job(item))
         if jobs:
             self._render(jobs, by_pair, request.jobs, render)
+            self._collect_tasks(len(jobs))
         if request.mode != "plan":
             self.sweep()
+
+    def _collect_tasks(self, written: int) -> None:
+        """Bound the task cache: prune it when it may hold KEEP_FACTOR x the pairs."""
+        from manifesto.build.taskcache import KEEP_FACTOR
+
+        count = self.state.get("tasks", 0) + written
+        limit = KEEP_FACTOR * max(len(self.state["pairs"]), 64)
+        if count > limit:
+            keep = {rec.key for rec in self.state["pairs"].values()}
+            count = self.tasks.collect(keep, limit // 2)
+        self.state["tasks"] = count
 
     def _from_cache(self, item: Item) -> bool:
         key = item.old.key if item.kind == "restore" else self._current_key(item)
@@ -275,20 +295,22 @@ class Session:
         settings = Settings(self.ws.root, self.renderer, self.ws.out_dir, self.ws.tasks_dir,
                             self.write, self.started_ns, self.ws.no_home)
         total = len(jobs)
-        n = n_jobs or os.cpu_count() or 1
-
-        saved = [time.monotonic_ns()]
+        self.saved_ns = time.monotonic_ns()
 
         def on_result(result) -> None:
             self._apply_result(by_pair[result.pair], result)
             self.progress += 1
             self.ui.progress(self.progress, total, self.graph.address(result.pair[0]) + " @ " + result.pair[1])
-            if time.monotonic_ns() - saved[0] > _SAVE_EVERY_NS:  # a killed build keeps its progress
-                save_state(self.ws.state_path, self.state)
-                saved[0] = time.monotonic_ns()
+            self._save_now_and_then()
 
-        run_jobs(jobs, settings, n, on_result, render)
+        run_jobs(jobs, settings, n_jobs or os.cpu_count() or 1, on_result, render)
         self.ui.progress_done()
+
+    def _save_now_and_then(self) -> None:
+        """A long build saves the manifest every few seconds: a killed one keeps its work."""
+        if time.monotonic_ns() - self.saved_ns > _SAVE_EVERY_NS:
+            save_state(self.ws.state_path, self.state)
+            self.saved_ns = time.monotonic_ns()
 
     def _apply_result(self, item: Item, result) -> None:
         for key, sig, value, trusted in result.stats:
@@ -359,7 +381,7 @@ class Session:
 
     def save_opportunistically(self) -> None:
         """After a no-op, keep refreshed cache entries if no other build interferes."""
-        if not self.stat.changed or not os.path.isdir(self.ws.out_dir):
+        if not (self.stat.changed or self.refreshed) or not os.path.isdir(self.ws.out_dir):
             return
         lock = outdir.BuildLock(self.ws.lock_path)
         if not lock.acquire(blocking=False):
@@ -371,6 +393,19 @@ class Session:
             lock.release()
 
 
+class _no_gc:
+    """Pause the cyclic garbage collector: loading the manifest would trigger it
+    dozens of times for nothing (its tuples hold no cycles)."""
+
+    def __enter__(self) -> None:
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc) -> None:
+        if self.was_enabled:
+            gc.enable()
+
+
 def _dirs_unchanged(root: str, dirs: dict) -> bool:
     for rel, sig in dirs.items():
         now = dir_signature(os.path.join(root, rel), 0)
@@ -380,8 +415,3 @@ def _dirs_unchanged(root: str, dirs: dict) -> bool:
         elif not sig[2] or now[:2] != sig[:2]:
             return False
     return True
-
-
-def options_dict(values: tuple) -> dict:
-    """Render options as keyword arguments."""
-    return dict(zip(OPTION_FIELDS, values))

@@ -23,7 +23,20 @@ __all__ = ["Job", "Result", "Settings", "run_jobs", "write_artifact"]
 _EDIT_WINDOW_NS = 20_000_000
 
 
-class Settings:
+class _Slots:
+    """Pickles a ``__slots__`` class as a plain tuple (jobs and results cross processes)."""
+
+    __slots__ = ()
+
+    def __getstate__(self):
+        return tuple(getattr(self, k) for k in self.__slots__)
+
+    def __setstate__(self, values) -> None:
+        for k, v in zip(self.__slots__, values):
+            setattr(self, k, v)
+
+
+class Settings(_Slots):
     """What every job of one build shares."""
 
     __slots__ = ("root", "renderer", "out_dir", "tasks_dir", "write", "started_ns", "home")
@@ -32,15 +45,8 @@ class Settings:
         self.root, self.renderer, self.out_dir, self.tasks_dir = root, renderer, out_dir, tasks_dir
         self.write, self.started_ns, self.home = write, started_ns, home
 
-    def __getstate__(self):
-        return tuple(getattr(self, k) for k in self.__slots__)
 
-    def __setstate__(self, values) -> None:
-        for k, v in zip(self.__slots__, values):
-            setattr(self, k, v)
-
-
-class Job:
+class Job(_Slots):
     """Render ``pair`` (model path, cluster name) from these files with these options."""
 
     __slots__ = ("pair", "model", "cluster", "options", "context", "out_base")
@@ -49,16 +55,13 @@ class Job:
         self.pair, self.model, self.cluster = pair, model, cluster
         self.options, self.context, self.out_base = options, context, out_base
 
-    def __getstate__(self):
-        return tuple(getattr(self, k) for k in self.__slots__)
 
-    def __setstate__(self, values) -> None:
-        for k, v in zip(self.__slots__, values):
-            setattr(self, k, v)
+class Result(_Slots):
+    """The outcome of one job: status "ok", "skipped" or "failed", and what it read.
 
-
-class Result:
-    """The outcome of one job: status "ok", "skipped" or "failed", and what it read."""
+    ``key`` is empty when the outcome cannot be cached (an error that did not say
+    which files it read); ``digests`` is None when an input changed during the build.
+    """
 
     __slots__ = ("pair", "status", "suffix", "art_digest", "message", "key",
                  "inputs", "digests", "stats", "out")
@@ -68,13 +71,6 @@ class Result:
         self.pair, self.status, self.message = pair, status, message
         self.suffix, self.art_digest, self.key = suffix, art_digest, key
         self.inputs, self.digests, self.stats, self.out = inputs, digests, stats, out
-
-    def __getstate__(self):
-        return tuple(getattr(self, k) for k in self.__slots__)
-
-    def __setstate__(self, values) -> None:
-        for k, v in zip(self.__slots__, values):
-            setattr(self, k, v)
 
 
 _settings: Settings | None = None
@@ -133,6 +129,8 @@ def _run_pool(jobs: list, settings: Settings, n_jobs: int, on_result) -> None:
                 results = future.result()
             except BrokenProcessPool as exc:
                 results = [Result(job.pair, "failed", f"a worker process died: {exc}") for job in futures[future]]
+            except Exception as exc:  # pickling trouble and the like: still one failure per pair
+                results = [Result(job.pair, "failed", f"internal error: {exc!r}") for job in futures[future]]
             for result in results:
                 on_result(result)
 
@@ -158,8 +156,10 @@ def execute(job: Job) -> Result:
         return Result(job.pair, "failed", "internal error in the renderer:\n" + traceback.format_exc())
     if isinstance(outcome, Result):
         return outcome
-    status, suffix, text, reason, inputs = outcome
-    return _finish(job, settings, status, suffix, text, reason, inputs)
+    try:
+        return _finish(job, settings, *outcome)
+    except OSError as exc:  # a full disk, a read-only out/: this pair fails, the others go on
+        return Result(job.pair, "failed", f"cannot store the result: {exc}")
 
 
 def _render_one(job: Job, settings: Settings, render):
@@ -184,12 +184,33 @@ def _render_one(job: Job, settings: Settings, render):
 
 def _fallback_inputs(job: Job) -> list[str]:
     """Inputs of an incompatible pair whose error does not list them (``err.inputs``):
-    the model, every file beside it (its ``extends`` parents usually live there) and
-    the cluster. An ``extends`` parent elsewhere is missed: renderers should attach
-    ``inputs`` to the errors they raise."""
-    directory = os.path.dirname(job.model)
-    siblings = [os.path.join(directory, n) for n in os.listdir(directory) if not n.startswith(".")]
-    return [job.model, job.cluster] + [p for p in siblings if os.path.isfile(p)]
+    the model, the cluster, and every file the model mentions by a relative path, and
+    so on down the chain: its ``extends`` parents, found without parsing YAML. A
+    parent named another way is missed, so renderers should attach ``inputs``."""
+    found, todo = {job.model, job.cluster}, [job.model]
+    while todo:
+        for path in _mentioned_files(todo.pop()):
+            if path not in found:
+                found.add(path)
+                todo.append(path)
+    return sorted(found)
+
+
+def _mentioned_files(path: str) -> list[str]:
+    import re
+
+    data = read_bytes(path) or b""
+    here = os.path.dirname(path)
+    hits = []
+    for token in set(re.findall(rb"[\w.][\w./-]*", data)):
+        name = token.decode(errors="replace")
+        if not (name.endswith((".yaml", ".yml")) or "/" in name):
+            continue
+        for candidate in (name, name + ".yaml"):
+            full = os.path.normpath(os.path.join(here, candidate))
+            if os.path.isfile(full):
+                hits.append(full)
+    return hits
 
 
 def _finish(job, settings, status, suffix, text, reason, inputs) -> Result:

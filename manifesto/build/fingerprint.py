@@ -49,10 +49,17 @@ def _refresh(state: dict, stat, renderer: str) -> str:
     paths = sorted({os.path.abspath(p) for p in renderers.load(renderer).code_fingerprint_paths()})
     now = time.time_ns()
     dirs = {d: dir_signature(d, now) for d in sorted({os.path.dirname(p) for p in paths})}
-    common = os.path.commonpath(paths) if len(paths) > 1 else os.path.dirname(paths[0]) if paths else ""
-    names = tuple(os.path.relpath(p, common).replace(os.sep, "/") for p in paths)
+    names = _names(paths)
     keys = tuple(stat.key(p) for p in paths)
     digests = [stat.digest(k) for k in keys]
     value = combine(_label(renderer), names, [d or "-" for d in digests])
     state["code"] = (renderer, keys, names, {d: s for d, s in dirs.items() if s}, value)
     return value
+
+
+def _names(paths: list[str]) -> tuple:
+    """Paths relative to their common directory: the same in every checkout."""
+    if not paths:
+        return ()
+    base = os.path.commonpath([os.path.dirname(p) for p in paths])
+    return tuple(os.path.relpath(p, base).replace(os.sep, "/") for p in paths)

@@ -1,8 +1,11 @@
-"""The stat cache: path -> (mtime_ns, size, inode, digest, trusted).
+"""The stat cache: path -> (signature, digest).
 
-A file whose signature matches a trusted entry is not read again; any other file
-is hashed, and the entry refreshed. Paths inside the build root are stored relative
-to it, so the cache does not care where a checkout lives.
+A file whose signature matches its entry is not read again; any other file is
+hashed, and the entry refreshed. The signature packs (mtime_ns, size, inode) into
+one int (one object to load, one comparison to make); an entry that may not reveal
+a later change (``fsio.is_racy``) stores 0 and is re-hashed next time. Paths inside
+the build root are stored relative to it, so the cache does not care where a
+checkout lives.
 """
 
 from __future__ import annotations
@@ -11,9 +14,14 @@ import os
 
 from manifesto.build.fsio import hash_file
 
-__all__ = ["StatCache"]
+__all__ = ["StatCache", "pack"]
 
 _UNKNOWN = object()
+
+
+def pack(mtime_ns: int, size: int, inode: int) -> int:
+    """One int for a file signature."""
+    return mtime_ns | size << 64 | inode << 128
 
 
 class StatCache:
@@ -47,13 +55,13 @@ class StatCache:
     def _lookup(self, key: str) -> str | None:
         path = self.abspath(key)
         entry = self.table.get(key)
-        if entry is not None and entry[4]:
+        if entry is not None and entry[0]:
             try:
                 st = os.stat(path)
             except OSError:
                 st = None
-            if st is not None and entry[0] == st.st_mtime_ns and entry[1] == st.st_size and entry[2] == st.st_ino:
-                return entry[3]
+            if st is not None and entry[0] == st.st_mtime_ns | st.st_size << 64 | st.st_ino << 128:
+                return entry[1]
         hashed = hash_file(path)
         if hashed is None:
             if entry is not None:
@@ -64,8 +72,8 @@ class StatCache:
         return hashed[1]
 
     def record(self, key: str, sig, digest: str, trusted: bool) -> None:
-        """Remember that the file at ``key`` had ``sig`` and ``digest``."""
-        entry = (sig[0], sig[1], sig[2], digest, trusted)
+        """Remember that the file at ``key`` had ``sig`` (a signature tuple) and ``digest``."""
+        entry = (pack(*sig) if trusted else 0, digest)
         if self.table.get(key) != entry:
             self.table[key] = entry
             self.changed = True

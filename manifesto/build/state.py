@@ -20,7 +20,7 @@ from manifesto.build.fsio import atomic_write
 
 __all__ = ["FORMAT", "PairRecord", "load_state", "new_state", "save_state"]
 
-FORMAT = 3
+FORMAT = 4
 _MAGIC = b"manifesto-build\0"
 _HEADER = len(_MAGIC) + 4 + 4
 
@@ -32,8 +32,9 @@ def new_state() -> dict:
         "buildfile": None,  # (digest, config, locations)
         "listing": None,  # (config digest, {dir: (mtime_ns, inode, trusted)}, {gen: files})
         "code": None,  # (renderer, paths, {dir: (mtime_ns, inode, trusted)}, digest)
-        "stat": {},  # path -> (mtime_ns, size, inode, digest, trusted)
+        "stat": {},  # path -> (packed signature or 0, digest): see statcache
         "pairs": {},  # (model path, cluster) -> PairRecord tuple
+        "tasks": 0,  # about how many entries the task cache holds
     }
 
 

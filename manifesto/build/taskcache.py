@@ -3,7 +3,9 @@
 An entry is the outcome of one render, keyed by ``keys.task_key``: the artifact
 text and suffix, or the reason the pair was skipped or failed, and the files it read. The
 text carries its own digest, so a corrupt or truncated entry is detected, reported
-as a warning and treated as a miss.
+as a warning and treated as a miss. Entries that no current pair refers to are kept
+(a reverted edit is restored without rendering) until they outnumber the pairs by
+``KEEP_FACTOR``; ``collect`` then drops the oldest of them.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import msgspec
 
 from manifesto.build.fsio import atomic_write, digest
 
-__all__ = ["TaskEntry", "TaskCache"]
+__all__ = ["KEEP_FACTOR", "TaskEntry", "TaskCache"]
+
+KEEP_FACTOR = 4
 
 
 class TaskEntry(msgspec.Struct, frozen=True, array_like=True):
@@ -73,3 +77,41 @@ class TaskCache:
     def put(self, entry: TaskEntry) -> None:
         """Store ``entry`` atomically."""
         atomic_write(self.path(entry.key), _encoder.encode(entry))
+
+    def collect(self, keep: set, limit: int) -> int:
+        """Delete the oldest entries not in ``keep`` until at most ``limit`` remain.
+
+        Returns how many entries remain.
+        """
+        entries = []
+        for shard in _listdir(self.directory):
+            for name in _listdir(os.path.join(self.directory, shard)):
+                path = os.path.join(self.directory, shard, name)
+                if name not in keep:
+                    entries.append((_mtime(path), path))
+        entries.sort()
+        excess = max(0, len(keep) + len(entries) - limit)
+        for _, path in entries[:excess]:
+            _unlink(path)
+        return len(keep) + len(entries) - min(excess, len(entries))
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return sorted(os.listdir(path))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except FileNotFoundError:
+        return 0
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

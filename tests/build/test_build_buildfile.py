@@ -31,6 +31,11 @@ CASES = {
         "BUILD.yaml:3:7: options.b.extends: cycle in option sets: a -> b -> a. "
         "To fix this, remove one `extends` of the chain.",
     ),
+    "self-cycle": (
+        "options:\n  a: {extends: a, user: u, namespace: n}\n"
+        "targets:\n  - kind: model\n    path: models\n    sources: ['**/*']\n    options: a\n",
+        "BUILD.yaml:2:7: options.a.extends: cycle in option sets: a -> a. To fix this, remove one `extends` of the chain.",
+    ),
     "unknown-option-set": (
         HEAD + "  - kind: model\n    path: models\n    sources: ['**/*']\n    options: defualt\n",
         "BUILD.yaml:7:5: targets[0].options: unknown option set 'defualt' (did you mean 'default'?)",
@@ -66,7 +71,7 @@ CASES = {
 def test_buildfile_errors_are_one_clear_message(tmp_path, text, message):
     root = make_tree(tmp_path / "tree", {"BUILD.yaml": text})
     proc = Runner(root, tmp_path / "log")("build", "//::", check=False)
-    assert (proc.returncode, proc.stderr, proc.stdout) == (1, message + "\n", "")
+    assert (proc.returncode, proc.stderr, proc.stdout) == (1, f"error: {message}\n", "")
 
 
 def test_an_error_is_reported_again_after_a_cached_parse(tmp_path):
@@ -76,6 +81,14 @@ def test_an_error_is_reported_again_after_a_cached_parse(tmp_path):
     (run.root / "models/qwen/all.yaml").write_text("release: all\n")
     proc = run("build", check=False)
     assert proc.stderr == (
-        "BUILD.yaml:14:5: targets[2].sources: models/qwen/all.yaml: a target cannot be named 'all' "
+        "error: BUILD.yaml:14:5: targets[2].sources: models/qwen/all.yaml: a target cannot be named 'all' "
         "(//dir:all means every target in dir)\n"
     )
+
+
+def test_inline_options_extend_a_named_set(tmp_path):
+    text = (make_tree(tmp_path / "t") / "BUILD.yaml").read_text()
+    text += "    options: {extends: default, namespace: inline-ns, idle_timeout_minutes: 15}\n"
+    run = Runner(make_tree(tmp_path / "tree", {"BUILD.yaml": text}), tmp_path / "log")
+    run("build", "//models/qwen:aggregated", "--cluster", "gpu")
+    assert (run.root / "out/gpu/qwen/aggregated.yaml").read_text().startswith("# options: test-user inline-ns None 15\n")

@@ -48,7 +48,7 @@ UNKNOWN = {
 @pytest.mark.parametrize("address, message", list(UNKNOWN.values()), ids=list(UNKNOWN))
 def test_unknown_addresses_fail_with_a_suggestion(run, address, message):
     proc = run("build", address, check=False)
-    assert (proc.returncode, proc.stderr) == (1, message + "\n")
+    assert (proc.returncode, proc.stderr) == (1, f"error: {message}\n")
     assert not (run.root / "out").exists()
 
 
@@ -74,7 +74,7 @@ def test_cluster_filter_and_explicit_incompatible_pairs(run):
 
 def test_an_unknown_cluster_filter_is_an_error(run):
     proc = run("build", "--cluster", "hoper", check=False)
-    assert (proc.returncode, proc.stderr) == (1, "--cluster: unknown cluster 'hoper' (did you mean 'hopper'?)\n")
+    assert (proc.returncode, proc.stderr) == (1, "error: --cluster: unknown cluster 'hoper' (did you mean 'hopper'?)\n")
 
 
 def test_a_pair_missing_from_build_yaml_is_an_error(tmp_path):
@@ -83,7 +83,7 @@ def test_a_pair_missing_from_build_yaml_is_an_error(tmp_path):
     run = Runner(make_tree(tmp_path / "tree", {"BUILD.yaml": buildfile}), tmp_path / "log")
     assert run("list", "//models/qwen:laguna").returncode == 0
     proc = run("build", "//models/qwen:laguna", "--cluster", "hopper", check=False)
-    assert proc.stderr == "//models/qwen:laguna is not built for cluster hopper (BUILD.yaml gives it: gpu, slurm)\n"
+    assert proc.stderr == "error: //models/qwen:laguna is not built for cluster hopper (BUILD.yaml gives it: gpu, slurm)\n"
 
 
 def test_deps_lists_every_file_the_renders_read(run):
@@ -138,7 +138,7 @@ def test_clean_removes_the_cache_and_with_all_the_artifacts(run):
 
 def test_no_build_yaml_is_an_error(tmp_path):
     proc = Runner(tmp_path, tmp_path / "log")("build", check=False)
-    assert (proc.returncode, proc.stderr) == (1, f"no BUILD.yaml in {tmp_path.resolve()} or any parent directory\n")
+    assert (proc.returncode, proc.stderr) == (1, f"error: no BUILD.yaml in {tmp_path.resolve()} or any parent directory\n")
 
 
 def test_commands_work_from_a_subdirectory(run):
@@ -146,3 +146,42 @@ def test_commands_work_from_a_subdirectory(run):
     assert sub("list", "laguna").stdout == "//models/qwen:laguna\n"
     sub("build", "//models/qwen:laguna", "--cluster", "gpu")
     assert (run.root / "out/gpu/qwen/laguna.yaml").is_file()
+
+
+def test_a_progress_line_is_drawn_only_on_a_terminal(run):
+    import os
+    import pty
+    import subprocess
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(run.argv("build", "--jobs", "1"), cwd=run.root, env=run.env,
+                            stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    stdout, _ = proc.communicate(timeout=120)
+    terminal = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        terminal += chunk
+    os.close(master)
+    assert stdout == b"8 rendered, 0 up to date, 4 skipped, 0 failed\n"
+    assert b"\r\x1b[K[ 1/12] //models/qwen:aggregated @ gpu" in terminal
+    assert terminal.endswith(b"\r\x1b[K")
+    run("clean")
+    assert run("build").stderr == ""  # not a terminal: no progress
+
+
+def test_the_main_cli_mounts_the_build_commands(run):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "manifesto", "build", "//models/qwen:aggregated", "--cluster", "gpu"],
+                          cwd=run.root, env=run.env, capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout) == (0, "1 rendered, 0 up to date, 0 skipped, 0 failed\n"), proc.stderr
+    lst = subprocess.run([sys.executable, "-m", "manifesto", "list", "//clusters:"], cwd=run.root, env=run.env,
+                         capture_output=True, text=True)
+    assert lst.stdout.splitlines() == ["//clusters:gpu", "//clusters:hopper", "//clusters:slurm"]

@@ -77,6 +77,13 @@ def test_artifact_for_returns_a_fresh_artifact(tree):
     assert again == path and "hand edit" not in path.read_text()
 
 
+def test_target_path_resolves_one_target(tree):
+    assert api.target_path("//models/qwen:laguna", root=tree) == tree.resolve() / "models/qwen/laguna"
+    assert api.target_path("//clusters:gpu", root=tree) == tree.resolve() / "clusters/gpu.yaml"
+    with pytest.raises(BuildError, match="names 2 targets; expected one"):
+        api.target_path("//models/wide:", root=tree)
+
+
 def test_artifact_for_an_incompatible_pair_raises(tree):
     with pytest.raises(IncompatiblePairError, match="pins accelerator 'gb200' but cluster 'hopper'"):
         api.artifact_for("//models/wide:1p1d", "hopper", root=tree, renderer="fake_renderer", ui=Recorder())
@@ -112,6 +119,21 @@ def test_state_round_trips_and_rejects_damage(tmp_path):
     open(path, "wb").write(blob[:-1] + bytes([blob[-1] ^ 1]))
     assert load_state(path, warnings.append) == new_state()
     assert warnings == [f"{path}: corrupt build cache, ignoring it (this build re-checks every pair)"]
+
+
+def test_task_cache_collection_keeps_referenced_and_newest_entries(tmp_path):
+    import os
+
+    from manifesto.build.taskcache import TaskCache
+
+    cache = TaskCache(str(tmp_path), None)
+    for i in range(10):
+        path = tmp_path / f"k{i}"[:2] / f"k{i}"
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(b"x")
+        os.utime(path, ns=(i * 10**9, i * 10**9))
+    assert cache.collect({"k0", "k1"}, 5) == 5
+    assert sorted(p.name for p in tmp_path.rglob("k*") if p.is_file()) == ["k0", "k1", "k7", "k8", "k9"]
 
 
 # -- globs and addresses -------------------------------------------------------
@@ -207,7 +229,7 @@ def test_public_api_is_pinned():
     import manifesto.build
 
     assert manifesto.build.__all__ == [
-        "artifact_for", "build", "clean", "deps", "dependents", "list_targets", "matrix",
+        "artifact_for", "build", "clean", "deps", "dependents", "list_targets", "matrix", "target_path",
     ]
     assert all(callable(getattr(manifesto.build, name)) for name in manifesto.build.__all__)
 

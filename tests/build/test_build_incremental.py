@@ -151,7 +151,7 @@ def test_changed_since_selects_the_same_pairs_as_an_incremental_build(built):
 def test_changed_since_an_unknown_revision_is_one_clear_error(built):
     subprocess.run(["git", "init", "-q", "."], cwd=built.root, check=True)
     proc = built("build", "--changed-since", "no-such-rev", check=False)
-    assert (proc.returncode, proc.stderr) == (1, "--changed-since: unknown git revision 'no-such-rev'\n")
+    assert (proc.returncode, proc.stderr) == (1, "error: --changed-since: unknown git revision 'no-such-rev'\n")
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"], ids=["jobs1", "jobs2"])

@@ -129,3 +129,27 @@ def test_an_error_without_inputs_is_retried_every_build(run):
         assert proc.returncode == 1
         assert run.renders() == [("qwen/orphan.yaml", c) for c in ("gpu", "hopper", "slurm")]
     assert proc.stderr.splitlines()[0] == "error: //models/qwen:orphan @ gpu: nowhere.yaml: extends parent not found"
+
+
+def test_an_incompatible_pair_without_inputs_follows_the_files_its_spec_names(tmp_path):
+    run = Runner(make_tree(tmp_path / "tree"), tmp_path / "renders.log", {"FAKE_NO_INPUTS": "1"})
+    run("build")
+    assert run("deps", "//models/wide:1p1d", "--cluster", "hopper").stdout.splitlines() == [
+        "clusters/hopper.yaml", "models/wide/1p1d.yaml", "models/wide/wide-base.yaml",
+    ]
+    run.renders()
+    write_files(run.root, {"models/wide/2p1d.yaml": "extends: wide-base.yaml\nrelease: two-b\n"})
+    run("build")
+    assert run.renders() == [("wide/2p1d.yaml", c) for c in ("gpu", "hopper", "slurm")]
+    write_files(run.root, {"models/wide/wide-base.yaml": "accelerator: gb200\nimage: v7\n"})
+    run("build")
+    assert [p for p in run.renders() if p[1] == "hopper"] == [("wide/1p1d.yaml", "hopper"), ("wide/2p1d.yaml", "hopper")]
+
+
+def test_an_artifact_that_cannot_be_written_fails_only_its_pair(run):
+    write_files(run.root, {"out/gpu": "a file where a directory should be\n"})
+    report = run.build_json(check=False)
+    failed = [r for r in report["pairs"] if r["status"] == "failed"]
+    assert [r["cluster"] for r in failed] == ["gpu"] * 4
+    assert all(r["message"].startswith("cannot store the result: [Errno") for r in failed)
+    assert report["summary"] == {"rendered": 4, "up_to_date": 0, "skipped": 4, "failed": 4}
