@@ -27,44 +27,51 @@ def _spec_args(p: argparse.ArgumentParser, render: bool = True) -> None:
     p.add_argument("--no-idle-shutdown", action="store_true", help="leave the idle-shutdown controller out")
 
 
+def _add(sub, name: str, **kwargs):
+    """A subcommand parser whose help is sized without importing shutil."""
+    from manifesto.build.cli import formatter
+
+    return sub.add_parser(name, formatter_class=formatter(), **kwargs)
+
+
 def register(sub) -> None:
-    p = sub.add_parser("explain", help="show how a spec resolves: features, layout, env provenance")
+    p = _add(sub, "explain", help="show how a spec resolves: features, layout, env provenance")
     _spec_args(p)
     p.add_argument("--output", "-o", choices=("text", "json"), default="text")
     p.set_defaults(func=_explain)
 
-    render = sub.add_parser("render", help="render artifacts").add_subparsers(dest="what", metavar="WHAT")
+    render = _add(sub, "render", help="render artifacts").add_subparsers(dest="what", metavar="WHAT")
     render.required = True
-    p = render.add_parser("manifest", help="render a spec to stdout (Kubernetes YAML or sbatch script)")
+    p = _add(render, "manifest", help="render a spec to stdout (Kubernetes YAML or sbatch script)")
     _spec_args(p)
     p.set_defaults(func=_render_manifest)
-    p = render.add_parser("file", help="render a spec to a file (default /tmp/manifesto.yaml or MANIFESTO_RENDER_OUT)")
+    p = _add(render, "file", help="render a spec to a file (default /tmp/manifesto.yaml or MANIFESTO_RENDER_OUT)")
     _spec_args(p)
     p.add_argument("--output", "-o", help="file to write")
     p.set_defaults(func=_render_file)
 
-    p = render.add_parser("routing", help="render only the llm-d routing layer of a spec")
+    p = _add(render, "routing", help="render only the llm-d routing layer of a spec")
     _spec_args(p)
     p.set_defaults(func=_render_routing)
-    p = render.add_parser("bootstrap", help="render namespace prerequisites of a cluster (shared cache PVC)")
+    p = _add(render, "bootstrap", help="render namespace prerequisites of a cluster (shared cache PVC)")
     p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name")
     p.add_argument("--context", help="kube context used to pick a cluster profile and namespace")
     p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
     p.set_defaults(func=_render_bootstrap)
 
-    config = sub.add_parser("config", help="inspect and validate the user and bundled catalogs")
+    config = _add(sub, "config", help="inspect and validate the user and bundled catalogs")
     csub = config.add_subparsers(dest="action", metavar="ACTION")
     csub.required = True
-    p = csub.add_parser("validate", help="validate a spec against a cluster offline, running the full renderer")
+    p = _add(csub, "validate", help="validate a spec against a cluster offline, running the full renderer")
     _spec_args(p)
     p.set_defaults(func=_config_validate)
-    p = csub.add_parser("home", help="print the user catalog folder")
+    p = _add(csub, "home", help="print the user catalog folder")
     p.set_defaults(func=_config_home)
-    p = csub.add_parser("list", help="list catalog entries and where each comes from")
+    p = _add(csub, "list", help="list catalog entries and where each comes from")
     p.add_argument("kind", choices=("models", "clusters", "routing"))
     p.add_argument("--output", "-o", choices=("text", "name", "json"), default="text")
     p.set_defaults(func=_config_list)
-    p = csub.add_parser("resolve", help="print the file a catalog name resolves to")
+    p = _add(csub, "resolve", help="print the file a catalog name resolves to")
     p.add_argument("kind", choices=("models", "clusters", "routing"))
     p.add_argument("name")
     p.set_defaults(func=_config_resolve)
