@@ -27,10 +27,11 @@ later build neither imports ruamel nor parses YAML while BUILD.yaml is unchanged
 
 from __future__ import annotations
 
+from manifesto.build.renderer import OPTION_FIELDS
+
 __all__ = ["KINDS", "OPTION_FIELDS", "parse_buildfile", "origin_of"]
 
 KINDS = ("model", "cluster", "routing")
-OPTION_FIELDS = ("user", "namespace", "routing_profile", "idle_shutdown", "idle_timeout_minutes")
 _TOP_KEYS = ("options", "targets")
 _TARGET_KEYS = ("kind", "path", "sources", "clusters", "options")
 _OPTION_KEYS = ("extends",) + OPTION_FIELDS
@@ -207,7 +208,8 @@ class _Checker:
         elif value in options:
             resolved = options[value]
         elif "options" not in raw:
-            self.fail(("targets", i), "model targets need render options: add `options:` or an option set named 'default'")
+            self.fail(("targets", i),
+                      "model targets need render options: add `options:` or an option set named 'default'")
         else:
             self.fail(path, f"unknown option set '{value}'{did_you_mean(value, options)}")
         missing = [f for f, v in zip(OPTION_FIELDS, resolved) if f in _REQUIRED_OPTIONS and v is None]
@@ -224,4 +226,5 @@ def _raw_sets(flat: dict) -> dict:
 def _kind(value) -> str:
     if value is None:
         return "nothing"
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean"}.get(type(value), type(value).__name__)
+    names = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean"}
+    return names.get(type(value), type(value).__name__)

@@ -18,8 +18,7 @@ import time
 
 from manifesto.build import outdir
 from manifesto.build.fingerprint import code_digest
-from manifesto.build.fsio import signature
-from manifesto.build.globs import dir_signature, select, walk
+from manifesto.build.fsio import dir_signature, signature
 from manifesto.build.graph import build_graph
 from manifesto.build.state import PairRecord, load_state, save_state
 from manifesto.build.statcache import StatCache
@@ -129,6 +128,8 @@ class Session:
         cached = self.state["listing"]
         if cached and cached[0] == config_digest and _dirs_unchanged(self.ws.root, cached[1]):
             return cached[2]
+        from manifesto.build.globs import select, walk
+
         dirs, files, walked = {}, {}, {}
         for i, gen in enumerate(config["generators"]):
             base = gen[1]

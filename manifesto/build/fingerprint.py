@@ -12,21 +12,27 @@ import os
 import sys
 import time
 
-from manifesto.build.globs import dir_signature
-from manifesto.build.keys import combine
+from manifesto.build.fsio import dir_signature
 
 __all__ = ["code_digest"]
 
 
 def code_digest(state: dict, stat, renderer: str) -> str:
-    """The current code fingerprint; refreshes ``state["code"]`` when needed."""
+    """The current code fingerprint; refreshes ``state["code"]`` when needed.
+
+    ``state["code"]`` is (renderer, stat keys, portable names, directory
+    signatures, file digests, fingerprint).
+    """
     cached = state.get("code")
-    if cached and cached[0] == renderer and _dirs_unchanged(cached[3]):
-        digests = [stat.digest(k) for k in cached[1]]
+    if cached and len(cached) == 6 and cached[0] == renderer and _dirs_unchanged(cached[3]):
+        digests = tuple(stat.digest(k) for k in cached[1])
+        if digests == cached[4]:
+            return cached[5]
         if None not in digests:
+            from manifesto.build.keys import combine
+
             value = combine(_label(renderer), cached[2], digests)
-            if value != cached[4]:
-                state["code"] = cached[:4] + (value,)
+            state["code"] = cached[:4] + (digests, value)
             return value
     return _refresh(state, stat, renderer)
 
@@ -45,15 +51,16 @@ def _dirs_unchanged(dirs: dict) -> bool:
 
 def _refresh(state: dict, stat, renderer: str) -> str:
     from manifesto.build import renderer as renderers
+    from manifesto.build.keys import combine
 
     paths = sorted({os.path.abspath(p) for p in renderers.load(renderer).code_fingerprint_paths()})
     now = time.time_ns()
     dirs = {d: dir_signature(d, now) for d in sorted({os.path.dirname(p) for p in paths})}
     names = _names(paths)
     keys = tuple(stat.key(p) for p in paths)
-    digests = [stat.digest(k) for k in keys]
-    value = combine(_label(renderer), names, [d or "-" for d in digests])
-    state["code"] = (renderer, keys, names, {d: s for d, s in dirs.items() if s}, value)
+    digests = tuple(stat.digest(k) or "-" for k in keys)
+    value = combine(_label(renderer), names, digests)
+    state["code"] = (renderer, keys, names, {d: s for d, s in dirs.items() if s}, digests, value)
     return value
 
 

@@ -11,6 +11,7 @@ import time
 __all__ = [
     "atomic_write",
     "digest",
+    "dir_signature",
     "hash_file",
     "is_racy",
     "read_bytes",
@@ -45,6 +46,16 @@ def is_racy(mtime_ns: int, read_ns: int) -> bool:
     """True when a file stamped ``mtime_ns`` and read at ``read_ns`` may change unseen."""
     tick = _COARSE_TICK_NS if mtime_ns % 1_000_000 == 0 else _FINE_TICK_NS
     return mtime_ns >= read_ns - tick
+
+
+def dir_signature(path: str, listed_ns: int):
+    """``(mtime_ns, inode, trusted)`` of a directory listed at ``listed_ns``, or None
+    when it is gone. A directory's mtime moves when an entry is added or removed."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return (st.st_mtime_ns, st.st_ino, not is_racy(st.st_mtime_ns, listed_ns))
 
 
 def digest(data: bytes) -> str:

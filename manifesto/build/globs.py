@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 import time
 
-from manifesto.build.fsio import is_racy
+from manifesto.build.fsio import dir_signature
 
-__all__ = ["GlobError", "compile_glob", "dir_signature", "select", "walk"]
+__all__ = ["GlobError", "compile_glob", "select", "walk"]
 
 
 class GlobError(ValueError):
@@ -75,15 +75,6 @@ def select(files, includes, excludes) -> list[str]:
     inc = [compile_glob(p) for p in includes]
     exc = [compile_glob(p) for p in excludes]
     return [f for f in files if any(r.match(f) for r in inc) and not any(r.match(f) for r in exc)]
-
-
-def dir_signature(path: str, listed_ns: int):
-    """``(mtime_ns, inode, trusted)`` of a directory, or None when it is gone."""
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    return (st.st_mtime_ns, st.st_ino, not is_racy(st.st_mtime_ns, listed_ns))
 
 
 def walk(root: str, base: str, dirs: dict) -> list[str]:

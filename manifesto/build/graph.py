@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 
-from manifesto.build.buildfile import OPTION_FIELDS, origin_of
+from manifesto.build.renderer import OPTION_FIELDS
 
 __all__ = ["Graph", "Target", "build_graph", "strip_suffix"]
 
@@ -86,6 +86,7 @@ class _Builder:
         self.out_owner: dict[str, str] = {}
 
     def fail(self, path: tuple, message: str):
+        from manifesto.build.buildfile import origin_of
         from manifesto.errors import BuildError
         from manifesto.yamlio import format_path
 
@@ -137,7 +138,8 @@ class _Builder:
         for target in [t for t in self.graph.by_path.values() if t.gen == i]:
             out = strip_suffix(target.path if top == "." else target.path[len(top) + 1:])
             if out in self.out_owner:
-                self.fail(("targets", i, "sources"), f"{target.path} and {self.out_owner[out]} would write the same artifacts")
+                clash = self.out_owner[out]
+                self.fail(("targets", i, "sources"), f"{target.path} and {clash} would write the same artifacts")
             self.out_owner[out] = target.path
             self.graph.model_out[target.path] = out
             self.graph.model_clusters[target.path] = clusters
@@ -182,7 +184,8 @@ class _Builder:
 
         if not profile.startswith("//"):
             path = posixpath.normpath(profile)
-            if path.startswith("../") or profile.startswith("/") or not os.path.isfile(os.path.join(self.graph.root, path)):
+            inside = not (path.startswith("../") or profile.startswith("/"))
+            if not inside or not os.path.isfile(os.path.join(self.graph.root, path)):
                 self.fail(where, f"routing_profile '{profile}' is not a file below the build root")
             return path
         try:

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["DEFAULT", "ENV_VAR", "hermetic_env", "load", "renderer_name"]
+__all__ = ["DEFAULT", "ENV_VAR", "OPTION_FIELDS", "hermetic_env", "load", "renderer_name"]
 
 DEFAULT = "manifesto.target"
+#: The fields of ``RenderOptions``, in the order the build keeps them.
+OPTION_FIELDS = ("user", "namespace", "routing_profile", "idle_shutdown", "idle_timeout_minutes")
 ENV_VAR = "MANIFESTO_BUILD_RENDERER"
 
 # Variables a renderer could turn into output; they are removed while rendering.

@@ -20,7 +20,7 @@ from manifesto.build.fsio import atomic_write
 
 __all__ = ["FORMAT", "PairRecord", "load_state", "new_state", "save_state"]
 
-FORMAT = 4
+FORMAT = 5
 _MAGIC = b"manifesto-build\0"
 _HEADER = len(_MAGIC) + 4 + 4
 

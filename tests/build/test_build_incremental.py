@@ -7,6 +7,7 @@ import re
 import subprocess
 
 import pytest
+from buildkit import BUILD_YAML as TREE_BUILD
 from buildkit import PAIRS, Runner, artifacts, expected_artifacts, make_tree, pairs_where, write_files
 
 ALL = sorted(PAIRS)
@@ -162,3 +163,25 @@ def test_parallel_and_serial_builds_write_the_same_bytes(tmp_path, jobs):
         run("build", "//::", "--jobs", "1" if name == "serial" else jobs)
         trees[name] = artifacts(run.root)
     assert trees["serial"] == trees[jobs]
+
+
+def test_a_routing_profile_option_is_an_input_of_the_pairs_it_reaches(tmp_path):
+    text = TREE_BUILD.replace("    path: models\n", "    path: models\n    options: routed\n")
+    text = text.replace("targets:\n", "  routed:\n    extends: default\n    routing_profile: //routing:pick\ntargets:\n")
+    run = Runner(make_tree(tmp_path / "tree", {"BUILD.yaml": text}), tmp_path / "renders.log")
+    run("build")
+    assert "--- pick.yaml\nplugins: []" in (run.root / "out/gpu/qwen/aggregated.yaml").read_text()
+    assert "routing/pick.yaml" in run("deps", "//models/qwen:aggregated").stdout.splitlines()
+    run.renders()
+    write_files(run.root, {"routing/pick.yaml": "plugins: [kv]\n"})
+    report = run.build_json("//routing:pick")
+    assert run.renders() == ALL
+    assert len(report["pairs"]) == len(ALL)
+
+
+def test_an_unknown_routing_profile_is_a_buildfile_error(tmp_path):
+    text = TREE_BUILD.replace("    namespace: test-ns\n", "    namespace: test-ns\n    routing_profile: //routing:pik\n")
+    run = Runner(make_tree(tmp_path / "tree", {"BUILD.yaml": text}), tmp_path / "renders.log")
+    proc = run("build", check=False)
+    assert proc.stderr == ("error: BUILD.yaml:13:5: targets[2].options: routing_profile: unknown target //routing:pik "
+                           "(did you mean '//routing:pick'?)\n")
