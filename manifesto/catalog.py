@@ -58,7 +58,12 @@ def entries(kind: str, environ: dict[str, str] | None = None) -> list[tuple[str,
 
 
 def find(kind: str, ref: str, environ: dict[str, str] | None = None) -> Path:
-    """A path for ``ref``: an existing file path, else a user or bundled catalog name."""
+    """A path for ``ref``: a build address (``//models/qwen:aggregated``), an existing file
+    path, else a user or bundled catalog name."""
+    if ref.startswith("//"):
+        from manifesto.build.api import target_path
+
+        return target_path(ref)
     path = Path(ref)
     if path.is_file():
         return path

@@ -36,14 +36,27 @@ def options_from(ro: RenderOptions):
 
 
 def render_pair(model: str, cluster: str, options: RenderOptions) -> Artifact:
-    """Render ``model`` against ``cluster``; raises IncompatiblePairError or another ManifestoError."""
+    """Render ``model`` against ``cluster``; raises IncompatiblePairError or another ManifestoError.
+
+    An error carries ``inputs``: the files read before it, so the build graph can cache the
+    failure (or the skip) against exactly those bytes.
+    """
+    from manifesto.catalog import images_path
     from manifesto.cluster import load_cluster
+    from manifesto.errors import ManifestoError
     from manifesto.pipeline import render_text
     from manifesto.spec import load_spec
 
-    c = load_cluster(cluster)
-    s = load_spec(model, c)
-    text, suffix, inputs = render_text(s, c, options_from(options))
+    read = [os.path.realpath(model), os.path.realpath(cluster), str(images_path().resolve())]
+    try:
+        c = load_cluster(cluster)
+        read += c.loaded.files
+        s = load_spec(model, c)
+        read += s.files
+        text, suffix, inputs = render_text(s, c, options_from(options))
+    except ManifestoError as exc:
+        exc.inputs = tuple(sorted(set(read)))
+        raise
     return Artifact(text=text, suffix=suffix, inputs=tuple(sorted(set(inputs))))
 
 
