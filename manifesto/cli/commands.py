@@ -9,8 +9,12 @@ __all__ = ["register"]
 
 
 def _spec_args(p: argparse.ArgumentParser, render: bool = True) -> None:
-    p.add_argument("spec", metavar="SPEC", help="model spec: a path or a catalog name such as qwen/aggregated")
-    p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name (default: MANIFESTO_CLUSTER or the kube context)")
+    from manifesto.cli.completion import CATALOG
+
+    p.add_argument("spec", metavar="SPEC", help="model spec: a path or a catalog name such as qwen/aggregated"
+                   ).complete = CATALOG["models"]
+    p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name "
+                   "(default: MANIFESTO_CLUSTER or the kube context)").complete = CATALOG["clusters"]
     p.add_argument("--context", help="kube context used to pick a cluster profile and namespace")
     p.add_argument("--user", help="user for identity, labels and paths (default: $USER)")
     p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
@@ -22,7 +26,8 @@ def _spec_args(p: argparse.ArgumentParser, render: bool = True) -> None:
     p.add_argument("--log-root", help="override the cluster's log root path")
     p.add_argument("--cache-root", help="override the cluster's compiled-cache root path")
     p.add_argument("--pre-launch", action="append", metavar="CMD", help="shell command run before vLLM starts (repeatable)")
-    p.add_argument("--routing-profile", help="EPP routing profile name or path (default: MANIFESTO_ROUTING_PROFILE)")
+    p.add_argument("--routing-profile", help="EPP routing profile name or path (default: MANIFESTO_ROUTING_PROFILE)"
+                   ).complete = CATALOG["routing"]
     p.add_argument("--idle-timeout", metavar="DURATION", help="idle-shutdown timeout, e.g. 15m or 2h")
     p.add_argument("--no-idle-shutdown", action="store_true", help="leave the idle-shutdown controller out")
 
@@ -75,6 +80,10 @@ def register(sub) -> None:
     p.add_argument("kind", choices=("models", "clusters", "routing"))
     p.add_argument("name")
     p.set_defaults(func=_config_resolve)
+    from manifesto.cli import catalog_cmds, completion
+
+    catalog_cmds.register(csub, _add)
+    completion.register(sub, _add)
 
     try:
         from manifesto.build.cli import register as register_build

@@ -1,0 +1,88 @@
+"""config export / import / edit, and shell completion."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from kit import run_cli
+
+
+def _env(tmp_path, **extra):
+    return {"MANIFESTO_CONFIG_HOME": str(tmp_path / "home"), "MANIFESTO_NO_CACHE": "1", **extra}
+
+
+def test_export_flattens_extends_and_import_installs(tmp_path):
+    out = tmp_path / "flat.yaml"
+    proc = run_cli("config", "export", "models", "deepseek-v4/1P-EP8-1D-EP8", "-o", str(out), env=_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    data = yaml.safe_load(out.read_text())
+    assert "extends" not in data and {r["name"] for r in data["roles"]} == {"decode", "prefill"}
+    again = run_cli("config", "export", "models", "deepseek-v4/1P-EP8-1D-EP8", "-o", str(out), env=_env(tmp_path))
+    assert again.returncode == 1 and "--force" in again.stderr
+
+    proc = run_cli("config", "import", "models", str(out), "--name", "experiments/ds", env=_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    listed = run_cli("config", "list", "models", "--output", "name", env=_env(tmp_path))
+    assert "experiments/ds" in listed.stdout.split()
+    # The flattened copy renders exactly like the original.
+    args = ("--cluster", "example-gb200", "--user", "u", "--namespace", "ns")
+    a = run_cli("render", "manifest", "experiments/ds", *args, env=_env(tmp_path))
+    b = run_cli("render", "manifest", "deepseek-v4/1P-EP8-1D-EP8", *args, env=_env(tmp_path))
+    body = lambda text: text[text.index("\n---\n"):]
+    assert a.returncode == b.returncode == 0 and body(a.stdout) == body(b.stdout)
+
+
+def test_import_rejects_invalid_and_extending_files(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("release: x\nmodel: {id: a/b}\nroles:\n  - name: d\n    parallelism: {tpp: 1}\n")
+    proc = run_cli("config", "import", "models", str(bad), "--name", "x", env=_env(tmp_path))
+    assert proc.returncode == 1 and "unknown key 'tpp'" in proc.stderr
+    child = tmp_path / "child.yaml"
+    child.write_text("extends: base.yaml\nrelease: y\n")
+    proc = run_cli("config", "import", "models", str(child), "--name", "y", env=_env(tmp_path))
+    assert proc.returncode == 1 and "self-contained" in proc.stderr
+    assert not (tmp_path / "home").exists()
+
+
+def _editor(tmp_path, body: str) -> str:
+    script = tmp_path / "editor.py"
+    script.write_text("import sys, pathlib\np = pathlib.Path(sys.argv[1])\n" + body)
+    return f"{sys.executable} {script}"
+
+
+def test_edit_copies_bundled_entry_with_its_parents(tmp_path):
+    editor = _editor(tmp_path, "p.write_text(p.read_text().replace('replicas: 3', 'replicas: 2'))\n")
+    proc = run_cli("config", "edit", "models", "deepseek-v4/3P-EP8-1D-EP16", env=_env(tmp_path, EDITOR=editor))
+    assert proc.returncode == 0, proc.stderr
+    home = tmp_path / "home" / "models" / "deepseek-v4"
+    assert (home / "3P-EP8-1D-EP16.yaml").is_file() and (home / "wide-ep-base.yaml").is_file()
+    assert "replicas: 2" in (home / "3P-EP8-1D-EP16.yaml").read_text()
+    repo = Path(__file__).resolve().parent.parent
+    assert "replicas: 3" in (repo / "models/deepseek-v4/3P-EP8-1D-EP16.yaml").read_text()
+
+
+def test_edit_keeps_an_invalid_file_and_says_so(tmp_path):
+    editor = _editor(tmp_path, "p.write_text('release: x\\nmodel: {id: a/b}\\nroles: []\\n')\n")
+    proc = run_cli("config", "edit", "models", "brand/new", env=_env(tmp_path, EDITOR=editor))
+    assert proc.returncode == 1 and "was kept but does not validate" in proc.stderr
+    assert (tmp_path / "home" / "models" / "brand" / "new.yaml").is_file()
+    assert "Traceback" not in proc.stderr
+
+
+def test_completion_scripts_load_and_complete_catalog_names(tmp_path):
+    for shell in ("bash", "zsh", "fish"):
+        proc = run_cli("completion", shell)
+        assert proc.returncode == 0 and proc.stdout, shell
+    script = tmp_path / "c.bash"
+    script.write_text(run_cli("completion", "bash").stdout)
+    bindir = Path(sys.executable).parent
+    probe = (f'source {script}; COMP_WORDS=(manifesto render manifest qwen/qwen3); COMP_CWORD=3; '
+             'COMP_LINE="manifesto render manifest qwen/qwen3"; COMP_POINT=${#COMP_LINE}; '
+             '_shtab_manifesto; printf "%s\\n" "${COMPREPLY[@]}"')
+    proc = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60,
+                          env={"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert "qwen/qwen3-0.6b" in proc.stdout.split(), proc.stderr
