@@ -3,10 +3,6 @@ user catalog without touching the bundled one."""
 
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
-
 from manifesto.errors import CatalogError
 
 __all__ = ["register", "export_entry", "import_entry", "edit_entry"]
@@ -33,7 +29,7 @@ def register(csub, add) -> None:
     p.set_defaults(func=lambda a: edit_entry(a.kind, a.name))
 
 
-def _validate(kind: str, path: Path):
+def _validate(kind: str, path):
     """Load ``path`` with the schema of ``kind``; returns the merged plain data."""
     from manifesto.load import load_model, load_typed
 
@@ -48,12 +44,15 @@ def _validate(kind: str, path: Path):
     return load_typed(EndpointPickerConfig, path)[1].data
 
 
-def _refuse_overwrite(path: Path, force: bool, what: str) -> None:
+def _refuse_overwrite(path, force: bool, what: str) -> None:
+
     if path.exists() and not force:
         raise CatalogError(f"{what} {path} already exists; pass --force to overwrite it")
 
 
-def _user_path(kind: str, name: str) -> Path:
+def _user_path(kind: str, name: str):
+    from pathlib import Path
+
     from manifesto.catalog import config_home
 
     clean = name[:-5] if name.endswith(".yaml") else name
@@ -63,6 +62,9 @@ def _user_path(kind: str, name: str) -> Path:
 
 
 def export_entry(kind: str, name: str, output: str, force: bool) -> int:
+    import sys
+    from pathlib import Path
+
     from manifesto.catalog import find
     from manifesto.fsutil import write_atomic
     from manifesto.render.yamlemit import dump_yaml
@@ -77,6 +79,9 @@ def export_entry(kind: str, name: str, output: str, force: bool) -> int:
 
 
 def import_entry(kind: str, file: str, name: str, force: bool) -> int:
+    import sys
+    from pathlib import Path
+
     from manifesto.fsutil import write_atomic
 
     source = Path(file)
@@ -95,8 +100,10 @@ def import_entry(kind: str, file: str, name: str, force: bool) -> int:
     return 0
 
 
-def _copy_with_parents(kind: str, source: Path, target: Path) -> None:
+def _copy_with_parents(kind: str, source, target) -> None:
     """Copy a bundled entry into the user catalog, with the relative ``extends`` files it names."""
+    import os
+
     from manifesto.fsutil import write_atomic
     from manifesto.load import load_yaml
 
@@ -114,6 +121,10 @@ def _copy_with_parents(kind: str, source: Path, target: Path) -> None:
 
 
 def edit_entry(kind: str, name: str) -> int:
+    import os
+    import sys
+    from pathlib import Path
+
     import subprocess
 
     from manifesto.catalog import config_home, find
