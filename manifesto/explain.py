@@ -45,7 +45,7 @@ def explain_text(plan) -> str:
         out.append(f"routing         {r.kind} -> {r.target_role}, frontend {r.frontend}, EPP config from {r.profile_source}")
     else:
         out.append("routing         disabled (direct vLLM)")
-    out.append(f"idle shutdown   " + (f"after {plan.idle.timeout_minutes} min" if plan.idle.enabled else "off"))
+    out.append("idle shutdown   " + (f"after {plan.idle.timeout_minutes} min" if plan.idle.enabled else "off"))
     for role in plan.roles:
         out += ["", f"role {role.name}: {role.workload_kind} {role.workload_name}"]
         body = _layout_lines(role.layout)

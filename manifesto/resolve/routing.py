@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from manifesto.errors import ResolveError, did_you_mean
+from manifesto.errors import did_you_mean
 from manifesto.resolve.plan import RoutingPlan
 
 __all__ = ["plan_routing", "DEFAULT_LOAD_AWARE", "DEFAULT_PD", "CONFIG_FILE"]
