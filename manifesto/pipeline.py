@@ -63,11 +63,13 @@ def render_text(spec, cluster, options) -> tuple[str, str, list[str]]:
     model_yaml, cluster_yaml = expanded_inputs(spec, cluster)
     if plan.platform == "slurm":
         from manifesto.errors import ResolveError
+        from manifesto.render.slurm import SlurmUnsupported, render_slurm
 
-        # The Slurm renderer is tracked separately; say so plainly instead of guessing.
-        raise ResolveError(
-            f"cluster '{plan.cluster}' uses platform: slurm, and this version cannot render Slurm batch "
-            "scripts yet; `manifesto explain` shows the resolved plan for it", cluster.where(("platform",)))
+        try:
+            return render_slurm(plan, model_yaml, cluster_yaml), ".sbatch", files
+        except SlurmUnsupported as exc:  # point at the field in the file the refusal is about
+            where = spec.where if exc.source == "spec" else cluster.where
+            raise ResolveError(exc.message, where(exc.fields), exc.path) from None
     from manifesto.render.k8s import render_manifest
 
     return render_manifest(plan, model_yaml, cluster_yaml), ".yaml", files

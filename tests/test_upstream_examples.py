@@ -14,7 +14,6 @@ The upstream inputs live in the shared dir: the tests skip when it is missing, e
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import os
 import re
@@ -73,14 +72,6 @@ def _run(*argv: str) -> tuple[int, str, str]:
     return rc, out.getvalue(), err.getvalue()
 
 
-RENDERERS = {"kubernetes": "manifesto.render.k8s", "openshift": "manifesto.render.k8s",
-             "slurm": "manifesto.render.slurm"}
-
-
-def _module_exists(name: str) -> bool:
-    return importlib.util.find_spec(name) is not None
-
-
 MISMATCH = re.compile(
     r"error: (?P<origin>[^\n]+?):(?P<line>\d+):(?P<col>\d+): accelerator: '(?P<accel>[^']+)' is not "
     r"offered by cluster '(?P<cluster>[^']+)'; it offers: (?P<offers>[^\n]+)\n"
@@ -88,38 +79,32 @@ MISMATCH = re.compile(
 
 
 def check_pair(model: Path, cluster: Path) -> None:
+    """The pair renders, or fails with exactly one expected error: the spec pins an
+    accelerator the cluster lacks, or (on Slurm) it asks for Kubernetes-only pod sidecars."""
     from manifesto.cluster import load_cluster
     from manifesto.load import load_model_data
 
     profile = load_cluster(str(cluster))
     common = (str(model), "--cluster", str(cluster), "--user", "u", "--namespace", "ns")
-    renderer = RENDERERS.get(profile.platform, RENDERERS["kubernetes"])
-    missing_renderer = None if _module_exists(renderer) else renderer
-    if missing_renderer is None:
-        rc, out, err = _run("config", "validate", *common)
-    else:
-        rc, out, err = _run("explain", *common)
-
+    rc, out, err = _run("config", "validate", *common)
     if rc == 0:
         assert err == ""
-        if missing_renderer is None:
-            assert out.startswith(f"ok: {model} renders against {profile.name} ("), out
-        else:
-            assert out.startswith("instance "), out
-    else:
-        assert rc == 1, err
-        assert out == ""
-        match = MISMATCH.fullmatch(err)
-        assert match, f"expected only the accelerator-mismatch error, got:\n{err}"
-        offers = sorted(profile.profile.accelerators.profiles)
-        assert match["cluster"] == profile.name
-        assert match["offers"].split(", ") == offers
-        assert match["accel"] not in offers
-        # It is the spec's own pin (through its extends chain) that the cluster lacks.
-        assert load_model_data(model).data.get("accelerator") == match["accel"]
-
-    if missing_renderer is not None and profile.platform != "slurm":
-        kit.unavailable(f"{missing_renderer} does not exist yet: only resolution was checked (explain)")
+        assert out.startswith(f"ok: {model} renders against {profile.name} ("), out
+        return
+    assert rc == 1, err
+    assert out == ""
+    data = load_model_data(model).data
+    if profile.platform == "slurm" and data.get("runtime", {}).get("sidecars") and "runtime.sidecars" in err:
+        assert err.count("\n") == 1 and err.startswith("error: ") and "Slurm" in err, err
+        return
+    match = MISMATCH.fullmatch(err)
+    assert match, f"expected only the accelerator-mismatch error, got:\n{err}"
+    offers = sorted(profile.profile.accelerators.profiles)
+    assert match["cluster"] == profile.name
+    assert match["offers"].split(", ") == offers
+    assert match["accel"] not in offers
+    # It is the spec's own pin (through its extends chain) that the cluster lacks.
+    assert data.get("accelerator") == match["accel"]
 
 
 @pytest.mark.parametrize(("model", "cluster"), UPSTREAM_PAIRS)

@@ -119,7 +119,8 @@ def _idle(spec, options: Options) -> IdlePlan:
         enabled = options.idle_shutdown
     if options.idle_timeout_minutes is not None:
         minutes = options.idle_timeout_minutes
-    return IdlePlan(enabled=enabled, timeout_minutes=minutes)
+    explicit = enabled and (cfg is not None or options.idle_timeout_minutes is not None)
+    return IdlePlan(enabled=enabled, timeout_minutes=minutes, explicit=explicit)
 
 
 def default_resources(gpus: int) -> tuple[str, str]:
@@ -157,8 +158,9 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
     }
     ephemeral = role.resources.ephemeral_storage or cluster.pod_defaults.ephemeral_storage
     try:
+        # Slurm has no pod-local scratch volume: every role uses the configured cache paths.
         storage, cache_env = plan_storage(
-            cluster, kind=kind, role=role.name, values=values, ephemeral=ephemeral,
+            cluster, kind="slurm" if cluster.platform == "slurm" else kind, role=role.name, values=values, ephemeral=ephemeral,
             cleanup=spec.cache.cleanup_on_crash,
             overrides={"log_root": options.log_root, "cache_root": options.cache_root, "user_root": options.user_root},
         )
@@ -168,7 +170,8 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
     env = _env(spec, cluster, role, computed, features, backends, cache_env, accel, where, base, cluster_where)
     vllm_env = options.vllm_env or spec.runtime.vllm_env
     if vllm_env:
-        _check_vllm_env(vllm_env, storage, where, flag="--vllm-env" if options.vllm_env else None)
+        if cluster.platform != "slurm":  # Slurm checks the path against slurm.binds instead
+            _check_vllm_env(vllm_env, storage, where, flag="--vllm-env" if options.vllm_env else None)
     cpu_default, mem_default = default_resources(layout.gpus_per_pod)
     extra = ((cluster.rdma.resource_name, cluster.rdma.value),) if cluster.rdma else ()
     resources = Resources(

@@ -185,6 +185,7 @@ class RoutingPlan(_S):
 class IdlePlan(_S):
     enabled: bool
     timeout_minutes: int
+    explicit: bool = False  # asked for by the spec or the CLI, not just the default
 
 
 class SlurmPlan(_S):
