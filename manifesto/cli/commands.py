@@ -84,6 +84,9 @@ def register(sub) -> None:
 
     catalog_cmds.register(csub, _add)
     completion.register(sub, _add)
+    from manifesto.cli import slurm_cmds
+
+    slurm_cmds.register(sub, _add, _spec_args)
 
     try:
         from manifesto.build.cli import register as register_build

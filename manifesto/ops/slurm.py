@@ -1,0 +1,85 @@
+"""Slurm workflows: submit a rendered batch script, list Manifesto jobs, cancel one.
+
+Each action is first described as a ``SlurmCall`` (argv and stdin) and then handed to one
+runner, locally or through ``ssh`` when the profile sets ``slurm.ssh_host``. The script
+travels on stdin, so nothing is installed or staged on the login host.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+from dataclasses import dataclass
+
+from manifesto.errors import OpsError
+
+__all__ = ["SlurmCall", "run", "submit_call", "servers_call", "stop_call", "parse_servers", "job_id"]
+
+_JOB = re.compile(r"^\d+(_\d+|\+\d+)?$")
+SQUEUE_FORMAT = "%i|%j|%T|%N|%R"
+
+
+@dataclass(frozen=True)
+class SlurmCall:
+    argv: tuple[str, ...]
+    stdin: str | None = None
+    ssh_host: str | None = None
+
+    def command(self) -> list[str]:
+        """The argv actually executed: the Slurm command, or ssh carrying it."""
+        if self.ssh_host is None:
+            return list(self.argv)
+        return ["ssh", "-o", "BatchMode=yes", self.ssh_host, "--", shlex.join(self.argv)]
+
+
+def run(call: SlurmCall, timeout: float = 120) -> subprocess.CompletedProcess:
+    try:
+        proc = subprocess.run(call.command(), input=call.stdin, capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        tool = "ssh" if call.ssh_host else call.argv[0]
+        raise OpsError(f"{tool} not found on PATH; Slurm workflows need {tool} on this machine") from None
+    except subprocess.TimeoutExpired:
+        raise OpsError(f"{shlex.join(call.command())} did not answer within {timeout:g} s") from None
+    if proc.returncode != 0:
+        detail = (proc.stderr or proc.stdout).strip() or f"exit status {proc.returncode}"
+        raise OpsError(f"{call.argv[0]} failed: {detail}")
+    return proc
+
+
+def submit_call(script: str, ssh_host: str | None, test_only: bool) -> SlurmCall:
+    argv = ("sbatch", "--test-only") if test_only else ("sbatch", "--parsable")
+    return SlurmCall(argv, stdin=script, ssh_host=ssh_host)
+
+
+def job_id(sbatch_stdout: str) -> str:
+    """``--parsable`` prints ``ID`` or ``ID;cluster``."""
+    first = sbatch_stdout.strip().splitlines()[-1] if sbatch_stdout.strip() else ""
+    jid = first.split(";", 1)[0]
+    if not jid.isdigit():
+        raise OpsError(f"sbatch printed no job ID: {sbatch_stdout.strip()!r}")
+    return jid
+
+
+def servers_call(ssh_host: str | None, user: str | None = None) -> SlurmCall:
+    who = ("--me",) if user is None else (f"--user={user}",)
+    return SlurmCall(("squeue", "--noheader", "--array", *who, f"--format={SQUEUE_FORMAT}"), ssh_host=ssh_host)
+
+
+def parse_servers(text: str) -> list[dict]:
+    """Rows of squeue output that belong to Manifesto jobs (``manifesto-<instance>``)."""
+    rows = []
+    for line in text.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) != 5 or not parts[1].startswith("manifesto-"):
+            continue
+        jid, name, state, nodes, reason = parts
+        rows.append({"job": jid, "instance": name.removeprefix("manifesto-"), "state": state,
+                     "nodes": nodes, "reason": reason})
+    return rows
+
+
+def stop_call(job: str, ssh_host: str | None) -> SlurmCall:
+    if not _JOB.match(job):
+        raise OpsError(f"'{job}' is not a Slurm job ID (expected N, N_I for one array element, or N+C)")
+    return SlurmCall(("scancel", job), ssh_host=ssh_host)

@@ -1,0 +1,94 @@
+"""`manifesto slurm submit|servers|stop` against the local Slurm kit, and the calls they build."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from manifesto.errors import OpsError
+from manifesto.ops import slurm
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SPEC = os.path.join(REPO, "models", "qwen", "qwen3-0.6b.yaml")
+CLUSTER = """\
+name: kit
+platform: slurm
+slurm: {partition: gpu, runtime: native, time: "00:05:00"}
+accelerators:
+  default: b200
+  profiles:
+    b200: {gpus_per_node: 8, allocation: {slurm: {gres: gpu}}}
+"""
+
+
+def test_calls_are_plain_data():
+    call = slurm.submit_call("#!/bin/bash\n", None, test_only=False)
+    assert call.command() == ["sbatch", "--parsable"] and call.stdin == "#!/bin/bash\n"
+    remote = slurm.submit_call("x", "me@login", test_only=True)
+    assert remote.command() == ["ssh", "-o", "BatchMode=yes", "me@login", "--", "sbatch --test-only"]
+    assert slurm.servers_call(None).command() == [
+        "squeue", "--noheader", "--array", "--me", "--format=%i|%j|%T|%N|%R"]
+    assert slurm.stop_call("12345_0", "h").command()[-1] == "scancel 12345_0"
+    with pytest.raises(OpsError, match="not a Slurm job ID"):
+        slurm.stop_call("12; rm -rf /", None)
+
+
+def test_parse_servers_keeps_manifesto_jobs_only():
+    rows = slurm.parse_servers("7_0|manifesto-qwen|RUNNING|node1|None\n8|other|PENDING||Resources\n")
+    assert rows == [{"job": "7_0", "instance": "qwen", "state": "RUNNING", "nodes": "node1", "reason": "None"}]
+    assert slurm.job_id("123;cluster\n") == "123"
+    with pytest.raises(OpsError):
+        slurm.job_id("")
+
+
+def _cli(tmp_path, *args, env=None):
+    return subprocess.run([sys.executable, "-m", "manifesto", *args], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "MANIFESTO_NO_CACHE": "1", **(env or {})})
+
+
+@pytest.mark.slurm
+def test_submit_list_and_stop_a_real_job(slurm_cluster, tmp_path):
+    (tmp_path / "kit.yaml").write_text(CLUSTER)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    vllm = bindir / "vllm"
+    vllm.write_text("#!/bin/sh\nexec sleep 120\n")  # a stand-in model server that just waits
+    vllm.chmod(0o755)
+    env = {"PATH": f"{bindir}:{os.environ['PATH']}"}
+    common = ("--cluster", "kit.yaml", "--user", "u", "--namespace", "ns")
+
+    checked = _cli(tmp_path, "slurm", "submit", SPEC, *common, "--test-only", env=env)
+    assert checked.returncode == 0, checked.stderr
+    assert "to start at" in checked.stderr
+
+    submitted = _cli(tmp_path, "slurm", "submit", SPEC, *common, env=env)
+    assert submitted.returncode == 0, submitted.stderr
+    job = submitted.stdout.strip()
+    assert job.isdigit()
+    try:
+        rows = []
+        for _ in range(30):
+            listed = _cli(tmp_path, "slurm", "servers", "--cluster", "kit.yaml", "--output", "json")
+            assert listed.returncode == 0, listed.stderr
+            rows = [r for r in json.loads(listed.stdout) if r["job"].split("_")[0] == job]
+            if rows and rows[0]["state"] == "RUNNING":
+                break
+            time.sleep(1)
+        assert rows and rows[0]["instance"] == "qwen3-0-6b"
+        names = _cli(tmp_path, "slurm", "servers", "--cluster", "kit.yaml", "--output", "name").stdout.split()
+        assert any(n.split("_")[0] == job for n in names)
+    finally:
+        stopped = _cli(tmp_path, "slurm", "stop", job, "--cluster", "kit.yaml")
+    assert stopped.returncode == 0, stopped.stderr
+    state = subprocess.run(["scontrol", "show", "job", job], capture_output=True, text=True).stdout
+    assert "CANCELLED" in state or "COMPLETING" in state
+
+
+def test_commands_refuse_kubernetes_clusters(tmp_path):
+    proc = _cli(tmp_path, "slurm", "servers", "--cluster", os.path.join(REPO, "clusters", "example-gb200.yaml"))
+    assert proc.returncode == 1 and "not a Slurm cluster" in proc.stderr and "Traceback" not in proc.stderr
