@@ -86,3 +86,15 @@ def test_completion_scripts_load_and_complete_catalog_names(tmp_path):
     proc = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60,
                           env={"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp_path)})
     assert "qwen/qwen3-0.6b" in proc.stdout.split(), proc.stderr
+
+
+def test_man_page_is_reproducible_and_covers_every_command():
+    from manifesto.cli import get_parser
+
+    first, second = run_cli("man"), run_cli("man")
+    assert first.returncode == 0 and first.stdout == second.stdout
+    page = first.stdout
+    assert page.startswith(".TH MANIFESTO")
+    top = get_parser()._subparsers._group_actions[0].choices
+    for name in top:
+        assert f"manifesto {name}" in page.replace("\\-", "-"), name

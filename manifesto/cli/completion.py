@@ -1,8 +1,9 @@
-"""Shell completion generated from the argparse tree (shtab), with catalog-aware completers."""
+"""Shell completion (shtab) and the manual page (argparse-manpage), both generated from the
+argparse tree so they never drift from the real options."""
 
 from __future__ import annotations
 
-__all__ = ["register", "CATALOG", "script"]
+__all__ = ["register", "CATALOG", "script", "manpage"]
 
 # Completers named here are defined in the preambles below; each also offers local paths.
 CATALOG = {
@@ -37,6 +38,8 @@ def register(sub, add) -> None:
     p = add(sub, "completion", help="print a shell completion script (bash, zsh or fish)")
     p.add_argument("shell", choices=("bash", "zsh", "fish"))
     p.set_defaults(func=_completion)
+    p = add(sub, "man", help="print the manual page (roff); view it with: manifesto man | man -l -")
+    p.set_defaults(func=_man)
 
 
 def script(shell: str) -> str:
@@ -53,4 +56,34 @@ def _completion(args) -> int:
     import sys
 
     sys.stdout.write(script(args.shell))
+    return 0
+
+
+def manpage() -> str:
+    import os
+
+    from build_manpages.manpage import Manpage
+
+    from manifesto import __version__
+    from manifesto.cli import get_parser
+
+    # A fixed date keeps the page reproducible (argparse-manpage honours SOURCE_DATE_EPOCH).
+    saved = os.environ.get("SOURCE_DATE_EPOCH")
+    os.environ["SOURCE_DATE_EPOCH"] = "0"
+    try:
+        page = Manpage(get_parser(), format="single-commands-section", _data={
+            "project_name": "llm-manifesto", "version": __version__,
+            "description": "render vLLM and llm-d deployments as Kubernetes YAML or Slurm batch scripts"})
+        return str(page)
+    finally:
+        if saved is None:
+            del os.environ["SOURCE_DATE_EPOCH"]
+        else:
+            os.environ["SOURCE_DATE_EPOCH"] = saved
+
+
+def _man(args) -> int:
+    import sys
+
+    sys.stdout.write(manpage())
     return 0
