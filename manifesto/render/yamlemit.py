@@ -37,7 +37,20 @@ def _scalar(value) -> str:
     return _string(value)
 
 
+_STRINGS: dict[str, str] = {}
+
+
 def _string(s: str) -> str:
+    """The YAML form of ``s``; memoised, since keys and label values repeat across documents."""
+    out = _STRINGS.get(s)
+    if out is None:
+        out = _quote(s)
+        if len(_STRINGS) < 65536:
+            _STRINGS[s] = out
+    return out
+
+
+def _quote(s: str) -> str:
     if (
         s
         and _PLAIN.match(s)
