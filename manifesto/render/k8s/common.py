@@ -6,7 +6,8 @@ import hashlib
 import json
 from typing import Any
 
-__all__ = ["meta", "env_entry", "pod_defaults", "digest8", "KUEUE_QUEUE", "KUEUE_PRIORITY"]
+__all__ = ["meta", "env_entry", "pod_defaults", "digest8", "gpu_claim_spec", "gpu_claim_template_name",
+           "KUEUE_QUEUE", "KUEUE_PRIORITY"]
 
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
@@ -52,3 +53,18 @@ def pod_defaults(plan, spec: dict, *, gpu: bool) -> dict:
 
 def digest8(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:8]
+
+
+def gpu_claim_spec(device_class: str, count: int) -> dict:
+    """A DRA claim for exactly ``count`` devices of ``device_class``."""
+    return {"devices": {"requests": [{
+        "name": "gpu",
+        "exactly": {"deviceClassName": device_class, "allocationMode": "ExactCount", "count": count},
+    }]}}
+
+
+def gpu_claim_template_name(owner: str, spec: dict) -> str:
+    """``<owner>-accelerator-<digest of the claim>``, at most 63 characters: a changed claim
+    gets a new template, so a stable workload name can still take new claim settings."""
+    base = f"{owner}-accelerator"[:54].rstrip("-")
+    return f"{base}-{digest8(spec)}"

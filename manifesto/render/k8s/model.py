@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from manifesto.render.k8s import names
-from manifesto.render.k8s.common import KUEUE_PRIORITY, KUEUE_QUEUE, digest8, env_entry, meta, pod_defaults
+from manifesto.render.k8s.common import (
+    KUEUE_PRIORITY, KUEUE_QUEUE, env_entry, gpu_claim_spec, gpu_claim_template_name, meta, pod_defaults,
+)
 from manifesto.render.k8s.sidecars import exporter_containers, exporter_volumes, pd_proxy
 from manifesto.render.launch import K8S, launch_script
 
@@ -27,23 +29,11 @@ def serving_service_name(plan, role) -> str:
 
 
 def _claim_spec(plan, role) -> dict:
-    return {
-        "devices": {
-            "requests": [{
-                "name": "gpu",
-                "exactly": {
-                    "deviceClassName": plan.accelerator.device_class_name,
-                    "allocationMode": "ExactCount",
-                    "count": role.resources.gpus,
-                },
-            }]
-        }
-    }
+    return gpu_claim_spec(plan.accelerator.device_class_name, role.resources.gpus)
 
 
 def claim_template_name(plan, role) -> str:
-    base = f"{role.workload_name}-accelerator"[:54].rstrip("-")
-    return f"{base}-{digest8(_claim_spec(plan, role))}"
+    return gpu_claim_template_name(role.workload_name, _claim_spec(plan, role))
 
 
 def _resources(plan, role) -> dict:

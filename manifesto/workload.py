@@ -1,0 +1,144 @@
+"""Public API: the cluster-owned settings other GPU workload controllers can reuse.
+
+    from manifesto.cluster import load_cluster
+    from manifesto.workload import workload_settings
+
+    settings = workload_settings(load_cluster("clusters/my-cluster.yaml"))
+    accelerator = settings.accelerator("gb200")
+
+The projection is portable: accelerator resource or DRA DeviceClass names, node selectors,
+the default Kueue LocalQueue, accelerator-attached platform claims (name and template
+reference only, such as the IMEX ``compute-domain-channel``), and pod placement defaults.
+Storage, the rest of the fabric configuration and launch settings stay in Manifesto's
+serving-specific cluster model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "COMPUTE_DOMAIN_CLAIM", "PlatformClaim", "PodPlacement", "AcceleratorSettings", "WorkloadSettings",
+    "workload_settings",
+]
+
+COMPUTE_DOMAIN_CLAIM = "compute-domain-channel"
+
+
+@dataclass(frozen=True)
+class PlatformClaim:
+    """A pod resource claim the cluster attaches to every pod using an accelerator."""
+
+    name: str
+    resource_claim_template_name: str
+
+
+@dataclass(frozen=True)
+class PodPlacement:
+    """Cluster pod defaults that are not tied to an accelerator."""
+
+    affinity: dict[str, Any] | None = None
+    tolerations: tuple[dict[str, Any], ...] = ()
+    dns_policy: str | None = None
+    dns_config: dict[str, Any] | None = None
+    annotations: dict[str, str] = field(default_factory=dict)
+    image_pull_policy: str | None = None
+    image_pull_secrets: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AcceleratorSettings:
+    """One accelerator profile of a cluster, as a GPU workload needs it.
+
+    ``backend`` is ``extended_resource`` (request ``resource_name``) or ``dra`` (claim
+    ``device_class_name`` through a ResourceClaimTemplate). ``node_selector`` merges the
+    cluster's pod_defaults.node_selector, the presence label and the profile's own selector.
+    """
+
+    name: str
+    backend: str
+    resource_name: str | None
+    device_class_name: str | None
+    gpus_per_node: int
+    node_selector: dict[str, str]
+    queue_name: str | None
+    priority_class: str | None
+    claims: tuple[PlatformClaim, ...]
+    placement: PodPlacement
+
+
+@dataclass(frozen=True)
+class WorkloadSettings:
+    """The portable projection of a Kubernetes cluster profile."""
+
+    cluster_name: str
+    platform: str
+    default_accelerator: str
+    accelerators: dict[str, AcceleratorSettings]
+    queue_name: str | None
+    priority_class: str | None
+    placement: PodPlacement
+    where: Any = field(default=None, repr=False, compare=False)
+
+    def accelerator(self, name: str | None = None) -> AcceleratorSettings:
+        """The named accelerator profile (default: the cluster's default)."""
+        from manifesto.errors import IncompatiblePairError
+
+        chosen = name or self.default_accelerator
+        if chosen not in self.accelerators:
+            origin = self.where(("accelerators", "profiles")) if self.where else None
+            raise IncompatiblePairError(
+                f"'{chosen}' is not offered by cluster '{self.cluster_name}'; it offers: "
+                + ", ".join(sorted(self.accelerators)), origin, "accelerators.profiles")
+        return self.accelerators[chosen]
+
+
+def _placement(profile) -> PodPlacement:
+    pd = profile.pod_defaults
+    return PodPlacement(
+        affinity=pd.affinity, tolerations=tuple(pd.tolerations), dns_policy=pd.dns_policy, dns_config=pd.dns_config,
+        annotations=dict(pd.annotations), image_pull_policy=pd.image_pull_policy,
+        image_pull_secrets=tuple(pd.image_pull_secrets),
+    )
+
+
+def _accelerator(profile, name: str, placement: PodPlacement) -> AcceleratorSettings:
+    prof = profile.accelerators.profiles[name]
+    alloc = prof.allocation
+    backend = alloc.backend if alloc else "extended_resource"
+    selector = dict(profile.pod_defaults.node_selector)
+    if prof.presence_label:
+        selector[prof.presence_label] = "true"
+    selector.update(prof.node_selector)
+    claims = ((PlatformClaim(COMPUTE_DOMAIN_CLAIM, prof.compute_domain.resource_claim_template_name),)
+              if prof.compute_domain else ())
+    kueue = profile.kueue
+    return AcceleratorSettings(
+        name=name, backend=backend,
+        resource_name=(alloc.extended_resource.resource_name if alloc and alloc.extended_resource
+                       else None if alloc else prof.resource_name),
+        device_class_name=alloc.dra.device_class_name if alloc and alloc.dra else None,
+        gpus_per_node=prof.gpus_per_node or profile.gpus_per_node,
+        node_selector=dict(sorted(selector.items())),
+        queue_name=kueue.local_queue if kueue else None, priority_class=kueue.priority_class if kueue else None,
+        claims=claims, placement=placement,
+    )
+
+
+def workload_settings(cluster) -> WorkloadSettings:
+    """Project a loaded Kubernetes cluster (``manifesto.cluster.load_cluster``) for workload controllers."""
+    from manifesto.errors import ResolveError
+
+    profile = cluster.profile
+    if profile.platform == "slurm":
+        raise ResolveError(f"cluster '{profile.name}' is a Slurm cluster; workload settings describe "
+                           "Kubernetes placement", cluster.where(("platform",)), "platform")
+    placement = _placement(profile)
+    kueue = profile.kueue
+    return WorkloadSettings(
+        cluster_name=profile.name, platform=profile.platform, default_accelerator=profile.accelerators.default,
+        accelerators={n: _accelerator(profile, n, placement) for n in profile.accelerators.profiles},
+        queue_name=kueue.local_queue if kueue else None, priority_class=kueue.priority_class if kueue else None,
+        placement=placement, where=cluster.where,
+    )
