@@ -98,3 +98,19 @@ def test_man_page_is_reproducible_and_covers_every_command():
     top = get_parser()._subparsers._group_actions[0].choices
     for name in top:
         assert f"manifesto {name}" in page.replace("\\-", "-"), name
+
+
+def test_instance_completion_is_quick_and_non_retrying(tmp_path):
+    script = tmp_path / "c.bash"
+    script.write_text(run_cli("completion", "bash").stdout)
+    fake = tmp_path / "bin" / "manifesto"
+    fake.parent.mkdir()
+    # Stands in for `manifesto servers --output name`; prints the knobs it was given.
+    fake.write_text('#!/bin/sh\necho "alpha-$MANIFESTO_KUBECTL_TIMEOUT-$MANIFESTO_KUBECTL_RETRIES"\necho beta\n')
+    fake.chmod(0o755)
+    probe = (f'source {script}; COMP_WORDS=(manifesto stop --instance ""); COMP_CWORD=3; '
+             'COMP_LINE="manifesto stop --instance "; COMP_POINT=${#COMP_LINE}; '
+             '_shtab_manifesto; printf "%s\\n" "${COMPREPLY[@]}"')
+    proc = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60,
+                          env={"PATH": f"{fake.parent}:/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert sorted(proc.stdout.split()) == ["alpha-3-0", "beta"], proc.stderr

@@ -89,6 +89,16 @@ def test_submit_list_and_stop_a_real_job(slurm_cluster, tmp_path):
     assert "CANCELLED" in state or "COMPLETING" in state
 
 
+@pytest.mark.slurm
+def test_deploy_on_a_slurm_cluster_submits(slurm_cluster, tmp_path):
+    (tmp_path / "kit.yaml").write_text(CLUSTER)
+    proc = _cli(tmp_path, "deploy", SPEC, "--cluster", "kit.yaml", "--user", "u", "--namespace", "ns")
+    assert proc.returncode == 0, proc.stderr
+    job = proc.stdout.strip()
+    assert job.isdigit()
+    subprocess.run(["scancel", job], check=False)
+
+
 def test_commands_refuse_kubernetes_clusters(tmp_path):
     proc = _cli(tmp_path, "slurm", "servers", "--cluster", os.path.join(REPO, "clusters", "example-gb200.yaml"))
     assert proc.returncode == 1 and "not a Slurm cluster" in proc.stderr and "Traceback" not in proc.stderr

@@ -63,6 +63,9 @@ def register(sub) -> None:
     p.add_argument("--context", help="kube context used to pick a cluster profile and namespace")
     p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
     p.set_defaults(func=_render_bootstrap)
+    from manifesto.cli import workload_cmds
+
+    workload_cmds.register(render, _add)
 
     config = _add(sub, "config", help="inspect and validate the user and bundled catalogs")
     csub = config.add_subparsers(dest="action", metavar="ACTION")
@@ -84,8 +87,9 @@ def register(sub) -> None:
 
     catalog_cmds.register(csub, _add)
     completion.register(sub, _add)
-    from manifesto.cli import slurm_cmds
+    from manifesto.cli import ops_cmds, slurm_cmds
 
+    ops_cmds.register(sub, _add)
     slurm_cmds.register(sub, _add, _spec_args)
 
     try:

@@ -3,13 +3,18 @@ argparse tree so they never drift from the real options."""
 
 from __future__ import annotations
 
-__all__ = ["register", "CATALOG", "script", "manpage"]
+__all__ = ["register", "CATALOG", "INSTANCES", "script", "manpage"]
 
 # Completers named here are defined in the preambles below; each also offers local paths.
 CATALOG = {
     kind: {"bash": f"_manifesto_{kind}", "zsh": f"_manifesto_{kind}"}
     for kind in ("models", "clusters", "routing")
 }
+
+# Live instance IDs: one quick, non-retrying read, so a slow cluster gives no candidates
+# instead of stalling the prompt.
+INSTANCES = {"bash": "_manifesto_instances", "zsh": "_manifesto_instances"}
+_LIVE = "MANIFESTO_KUBECTL_TIMEOUT=3 MANIFESTO_KUBECTL_RETRIES=0 manifesto servers --output name 2>/dev/null"
 
 _BASH = """
 _manifesto_catalog() {
@@ -19,6 +24,7 @@ _manifesto_catalog() {
 _manifesto_models() { _manifesto_catalog models "$1"; }
 _manifesto_clusters() { _manifesto_catalog clusters "$1"; }
 _manifesto_routing() { _manifesto_catalog routing "$1"; }
+_manifesto_instances() { compgen -W "$({live})" -- "$1"; }
 """
 
 _ZSH = """
@@ -31,6 +37,11 @@ _manifesto_catalog() {
 _manifesto_models() { _manifesto_catalog models }
 _manifesto_clusters() { _manifesto_catalog clusters }
 _manifesto_routing() { _manifesto_catalog routing }
+_manifesto_instances() {
+  local -a ids
+  ids=(${(f)"$({live})"})
+  compadd -a ids
+}
 """
 
 
@@ -48,6 +59,7 @@ def script(shell: str) -> str:
     from manifesto.cli import get_parser
 
     preamble = {"bash": _BASH, "zsh": _ZSH}.get(shell)
+    preamble = preamble.replace("{live}", _LIVE) if preamble else None
     kwargs = {"preamble": preamble} if preamble else {}
     return shtab.complete(get_parser(), shell=shell, **kwargs)
 

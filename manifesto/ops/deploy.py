@@ -1,0 +1,272 @@
+"""deploy, deploy routing/bootstrap, file diff/apply: preconditions, secret, apply, prune.
+
+Pure helpers decide what to check, delete and apply; :func:`deploy` runs the calls in
+order through the one kubectl runner.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from manifesto.errors import OpsError
+from manifesto.ops.discovery import Live, list_types, selector
+from manifesto.ops.kubectl import Kube, is_not_found, run
+
+__all__ = ["SECRET", "secret_manifest", "ensure_secret", "required_apis", "check_apis", "pod_requests",
+           "check_kueue", "check_dra", "transitions", "frontend_leftovers", "apply_objects", "deploy",
+           "deploy_routing", "manifest_file", "file_diff", "file_apply"]
+
+SECRET = "hf-secret"
+QUEUE = "kueue.x-k8s.io/queue-name"
+LWS_API = "leaderworkerset.x-k8s.io/v1"
+DRA_API = "resource.k8s.io/v1"
+KUEUE_GROUP = "kueue.x-k8s.io/"
+WORKLOADS = ("Deployment", "LeaderWorkerSet")
+
+
+def _say(text: str) -> None:
+    print(f"manifesto: {text}", file=sys.stderr)
+
+
+# -- the Hugging Face token secret ------------------------------------------------------
+
+def secret_manifest(namespace: str, token: str) -> str:
+    """The hf-secret Secret as JSON, for kubectl apply's stdin (never argv, never a file)."""
+    return json.dumps({
+        "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "metadata": {"name": SECRET, "namespace": namespace,
+                     "labels": {"app.kubernetes.io/managed-by": "manifesto"}},
+        "stringData": {"HF_TOKEN": token},
+    })
+
+
+def ensure_secret(kube: Kube, env: dict[str, str]) -> None:
+    token = env.get("HF_TOKEN", "").strip()
+    if not token:
+        raise OpsError(f"HF_TOKEN is not set; set it in the environment or .env so {SECRET} can be created "
+                       f"in namespace {kube.namespace}")
+    result = run(kube.write("apply", "-f", "-", stdin=secret_manifest(kube.namespace or "default", token),
+                            check=False))
+    if not result.ok:
+        # kubectl may echo the object it rejected; never repeat stdout or stderr that could hold the token.
+        raise OpsError(f"could not create or update {SECRET} in namespace {kube.namespace} "
+                       f"(kubectl apply exit {result.returncode})")
+    _say(f"{SECRET} up to date in namespace {kube.namespace}")
+
+
+# -- preconditions ----------------------------------------------------------------------
+
+def required_apis(objs: list[dict], kueue_queue: str | None, dra: bool) -> list[tuple[str, str]]:
+    """(API group/version prefix, why) the cluster must serve before ``objs`` are applied."""
+    needed = []
+    if any(o["kind"] == "LeaderWorkerSet" for o in objs):
+        needed.append((LWS_API, "the plan has LeaderWorkerSet roles; install LeaderWorkerSet"))
+    if kueue_queue:
+        needed.append((KUEUE_GROUP, f"the cluster profile selects Kueue LocalQueue {kueue_queue}; install Kueue"))
+    if dra:
+        needed.append((DRA_API, "the accelerator allocates GPUs through DRA; the cluster must serve resource.k8s.io/v1"))
+    return needed
+
+
+def check_apis(kube: Kube, needed: list[tuple[str, str]]) -> None:
+    if not needed:
+        return
+    served = set(run(kube.read("api-versions", namespaced=False)).stdout.split())
+    for api, why in needed:
+        ok = any(v.startswith(api) for v in served) if api.endswith("/") else api in served
+        if not ok:
+            raise OpsError(f"the cluster does not serve {api.rstrip('/')}: {why}")
+
+
+def _templates(obj: dict) -> list[tuple[str, dict]]:
+    spec = obj.get("spec") or {}
+    if obj["kind"] == "LeaderWorkerSet":
+        lwt = spec.get("leaderWorkerTemplate") or {}
+        return [(k, lwt[k]) for k in ("leaderTemplate", "workerTemplate") if k in lwt]
+    return [("template", spec["template"])] if "template" in spec else []
+
+
+def pod_requests(objs: list[dict]) -> list[tuple[str, dict[str, str]]]:
+    """(``Kind/name template init-container|container NAME``, requests) of every queued workload."""
+    out = []
+    for obj in objs:
+        if obj["kind"] not in WORKLOADS or QUEUE not in (obj["metadata"].get("labels") or {}):
+            continue
+        for tname, tpl in _templates(obj):
+            pod = tpl.get("spec") or {}
+            for field, what in (("initContainers", "init-container"), ("containers", "container")):
+                for c in pod.get(field) or []:
+                    res = c.get("resources") or {}
+                    req = {**(res.get("limits") or {}), **(res.get("requests") or {})}
+                    out.append((f"{obj['kind']}/{obj['metadata']['name']} {tname} {what} {c['name']}",
+                                {k: str(v) for k, v in req.items()}))
+    return out
+
+
+def _active(obj: dict) -> tuple[bool, str]:
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Active":
+            return cond.get("status") == "True", cond.get("reason") or cond.get("message") or ""
+    return False, "no Active condition yet"
+
+
+def _get_one(kube: Kube, resource: str, name: str, what: str, *, namespaced: bool = True) -> dict:
+    result = run(kube.read("get", resource, name, "-o", "json", namespaced=namespaced, check=False))
+    if result.ok:
+        return result.json()
+    if is_not_found(result.stderr):
+        where = f" in namespace {kube.namespace}" if namespaced else ""
+        raise OpsError(f"{what} {name} does not exist{where}")
+    last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else f"exit {result.returncode}"
+    raise OpsError(f"could not read {what} {name}: {last}")
+
+
+def check_kueue(kube: Kube, queue: str, objs: list[dict]) -> None:
+    lq = _get_one(kube, "localqueues.kueue.x-k8s.io", queue, "Kueue LocalQueue")
+    active, why = _active(lq)
+    if not active:
+        raise OpsError(f"Kueue LocalQueue {queue} in namespace {kube.namespace} is not Active ({why})")
+    cq_name = (lq.get("spec") or {}).get("clusterQueue", "")
+    if not cq_name:
+        raise OpsError(f"Kueue LocalQueue {queue} names no ClusterQueue")
+    cq = _get_one(kube, "clusterqueues.kueue.x-k8s.io", cq_name, "Kueue ClusterQueue", namespaced=False)
+    active, why = _active(cq)
+    if not active:
+        raise OpsError(f"Kueue ClusterQueue {cq_name} (of LocalQueue {queue}) is not Active ({why})")
+    covered = {r for g in (cq.get("spec") or {}).get("resourceGroups") or [] for r in g.get("coveredResources") or []}
+    requests = pod_requests(objs)
+    for where, req in requests:
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(req.items())) or "(none)"
+        print(f"kueue {queue}: {where}: {shown}")
+    missing = sorted({k for _, req in requests for k in req} - covered)
+    if missing:
+        raise OpsError(f"Kueue ClusterQueue {cq_name} does not cover requested resource(s) {', '.join(missing)}; "
+                       "add them to its coveredResources or drop the requests")
+
+
+def check_dra(kube: Kube, device_class: str) -> None:
+    _get_one(kube, "deviceclasses.resource.k8s.io", device_class, "DRA DeviceClass", namespaced=False)
+
+
+# -- kind transitions and frontend pruning (pure) ---------------------------------------
+
+def _queue(labels) -> str | None:
+    return dict(labels).get(QUEUE)
+
+
+def transitions(objs: list[dict], live: list[Live]) -> list[tuple[Live, str]]:
+    """Live workloads to delete before applying ``objs``, with the reason."""
+    wanted = {o["metadata"]["name"]: o for o in objs if o["kind"] in WORKLOADS}
+    out = []
+    for obj in live:
+        new = wanted.get(obj.name)
+        if new is None or obj.kind not in WORKLOADS:
+            continue
+        if new["kind"] != obj.kind:
+            out.append((obj, f"{obj.name} changes from {obj.kind} to {new['kind']}"))
+        elif obj.kind == "LeaderWorkerSet" and _queue(obj.labels) != _queue((new["metadata"].get("labels") or {}).items()):
+            out.append((obj, f"LeaderWorkerSet {obj.name} changes Kueue queue "
+                             f"{_queue(obj.labels) or '(none)'} -> {_queue(new['metadata'].get('labels') or {}) or '(none)'}"))
+    return out
+
+
+FRONTEND_KINDS = ("ConfigMap", "Gateway", "HTTPRoute")
+
+
+def frontend_leftovers(instance: str, frontend: str, live: list[Live]) -> list[Live]:
+    """Objects of the other routing frontend that carry ``instance``'s labels."""
+    from manifesto.render.k8s import names
+
+    if frontend == "gateway":
+        other = {("ConfigMap", names.envoy_config(instance))}
+    else:
+        other = {("ConfigMap", names.gateway_options(instance)), ("Gateway", names.gateway(instance)),
+                 ("HTTPRoute", names.route(instance))}
+    return [o for o in live if o.instance == instance and (o.kind, o.name) in other]
+
+
+def _delete(kube: Kube, objs: list[Live], *extra: str) -> None:
+    if objs:
+        run(kube.write("delete", "--ignore-not-found", *extra, *[o.ref for o in objs]))
+
+
+# -- apply ------------------------------------------------------------------------------
+
+def apply_objects(kube: Kube, objs: list[dict]) -> None:
+    from manifesto.render.yamlemit import dump_all
+
+    result = run(kube.write("apply", "-f", "-", stdin=dump_all(objs)))
+    sys.stdout.write(result.stdout)
+
+
+def _prune_frontend(kube: Kube, instance: str, frontend: str) -> None:
+    live = list_types(kube, FRONTEND_KINDS, selector(instance))
+    stale = frontend_leftovers(instance, frontend, live)
+    if stale:
+        _say(f"removing {', '.join(o.ref for o in stale)} left by the previous routing frontend")
+        _delete(kube, stale)
+
+
+def deploy(kube: Kube, plan, objs: list[dict], env: dict[str, str]) -> None:
+    """Verify, ensure hf-secret, resolve kind transitions, apply, prune the old frontend."""
+    dra = plan.accelerator.backend == "dra"
+    check_apis(kube, required_apis(objs, plan.kueue_queue, dra))
+    if plan.kueue_queue:
+        check_kueue(kube, plan.kueue_queue, objs)
+    if dra:
+        check_dra(kube, plan.accelerator.device_class_name)
+    ensure_secret(kube, env)
+    # Both kinds are listed even without an LWS in the plan: an older LWS of a role may remain.
+    live = list_types(kube, WORKLOADS, selector(plan.instance))
+    for obj, why in transitions(objs, live):
+        _say(f"deleting {obj.ref} first: {why}")
+        _delete(kube, [obj], "--wait=true")
+    apply_objects(kube, objs)
+    if plan.routing is not None:
+        _prune_frontend(kube, plan.instance, plan.routing.frontend)
+    _say(f"applied {len(objs)} objects of {plan.instance} to namespace {kube.namespace}")
+
+
+def deploy_routing(kube: Kube, plan, objs: list[dict]) -> None:
+    apply_objects(kube, objs)
+    _prune_frontend(kube, plan.instance, plan.routing.frontend)
+    _say(f"applied the routing layer of {plan.instance} ({len(objs)} objects)")
+
+
+# -- the file workflow ------------------------------------------------------------------
+
+def manifest_file(path: str) -> str:
+    """``path`` if it is an existing Kubernetes manifest; Slurm scripts are pointed at `manifesto slurm`."""
+    from pathlib import Path
+
+    p = Path(path)
+    if not p.is_file():
+        raise OpsError(f"{path} does not exist; write it first with `manifesto render file SPEC`")
+    head = p.read_text(encoding="utf-8", errors="replace")[:200]
+    if path.endswith(".sbatch") or head.startswith("#!"):
+        raise OpsError(f"{path} is a Slurm batch script; submit it with sbatch or use `manifesto slurm ...`")
+    return path
+
+
+def file_diff(kube: Kube, path: str) -> int:
+    """kubectl diff's exit code: 0 no differences, 1 differences; anything else is an error."""
+    result = run(kube.write("diff", "-f", manifest_file(path), check=False))
+    sys.stdout.write(result.stdout)
+    if result.returncode in (0, 1):
+        if result.returncode == 0:
+            _say(f"no differences between {path} and the cluster")
+        return result.returncode
+    last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else f"exit {result.returncode}"
+    raise OpsError(f"kubectl diff -f {path} failed: {last}")
+
+
+def file_apply(kube: Kube, path: str, env: dict[str, str], secret_namespace: str | None = None) -> None:
+    """Ensure hf-secret (in ``secret_namespace``, else kube's), then apply ``path`` as-is."""
+    from dataclasses import replace
+
+    manifest_file(path)
+    ensure_secret(replace(kube, namespace=secret_namespace or kube.namespace), env)
+    result = run(kube.write("apply", "-f", path))
+    sys.stdout.write(result.stdout)
+

@@ -1,0 +1,113 @@
+"""Live objects of Manifesto instances, found by labels: one concurrent get per type."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from manifesto.ops.kubectl import Kube, is_not_served, run
+
+__all__ = ["MANAGED", "INSTANCE", "COMPONENT", "OWNER", "TYPES", "Live", "selector", "list_types", "discover",
+           "group_by_instance", "resource_of"]
+
+MANAGED = "app.kubernetes.io/managed-by"
+INSTANCE = "app.kubernetes.io/instance"
+COMPONENT = "app.kubernetes.io/component"
+OWNER = "llm-d.ai/owner"
+
+# Every namespaced type Manifesto renders (plus pods), as fully qualified resource names.
+TYPES: dict[str, str] = {
+    "Gateway": "gateways.gateway.networking.k8s.io",
+    "HTTPRoute": "httproutes.gateway.networking.k8s.io",
+    "InferencePool": "inferencepools.inference.networking.k8s.io",
+    "LeaderWorkerSet": "leaderworkersets.leaderworkerset.x-k8s.io",
+    "Deployment": "deployments.apps",
+    "Job": "jobs.batch",
+    "Service": "services",
+    "ConfigMap": "configmaps",
+    "ResourceClaimTemplate": "resourceclaimtemplates.resource.k8s.io",
+    "RoleBinding": "rolebindings.rbac.authorization.k8s.io",
+    "Role": "roles.rbac.authorization.k8s.io",
+    "ServiceAccount": "serviceaccounts",
+    "Pod": "pods",
+}
+
+
+@dataclass(frozen=True)
+class Live:
+    """One live object: kind, name and labels."""
+
+    kind: str
+    name: str
+    labels: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def instance(self) -> str:
+        return dict(self.labels).get(INSTANCE, "")
+
+    @property
+    def component(self) -> str:
+        return dict(self.labels).get(COMPONENT, "")
+
+    @property
+    def ref(self) -> str:
+        return f"{TYPES.get(self.kind, self.kind.lower())}/{self.name}"
+
+    def label(self, key: str) -> str:
+        return dict(self.labels).get(key, "")
+
+
+def resource_of(kind: str) -> str:
+    return TYPES.get(kind, kind.lower())
+
+
+def selector(instance: str | None = None) -> str:
+    sel = f"{MANAGED}=manifesto"
+    return f"{sel},{INSTANCE}={instance}" if instance else sel
+
+
+def _parse(kind: str, text: str) -> list[Live]:
+    import json
+
+    items = json.loads(text or "{}").get("items") or []
+    out = []
+    for item in items:
+        meta = item.get("metadata") or {}
+        out.append(Live(item.get("kind") or kind, meta.get("name", ""), tuple(sorted((meta.get("labels") or {}).items()))))
+    return out
+
+
+def list_types(kube: Kube, kinds, sel: str, *, retries: int | None = None) -> list[Live]:
+    """Objects of ``kinds`` matching ``sel``, one kubectl get per type run concurrently.
+
+    A type the cluster does not serve lists as zero objects; other failures raise.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    kinds = list(kinds)
+    calls = [kube.read("get", TYPES[k], "-l", sel, "-o", "json", check=False, retries=retries) for k in kinds]
+    if not calls:
+        return []
+    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+        results = list(pool.map(run, calls))
+    out: list[Live] = []
+    for kind, call, result in zip(kinds, calls, results):
+        if result.ok:
+            out.extend(_parse(kind, result.stdout))
+        elif not is_not_served(result.stderr):
+            from manifesto.errors import OpsError
+            from manifesto.ops.kubectl import failure
+
+            raise OpsError(failure(call, result))
+    return out
+
+
+def discover(kube: Kube, instance: str | None = None, *, retries: int | None = None) -> list[Live]:
+    return list_types(kube, TYPES, selector(instance), retries=retries)
+
+
+def group_by_instance(objs: list[Live]) -> dict[str, list[Live]]:
+    groups: dict[str, list[Live]] = {}
+    for obj in objs:
+        if obj.instance:
+            groups.setdefault(obj.instance, []).append(obj)
+    return dict(sorted(groups.items()))

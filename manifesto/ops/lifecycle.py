@@ -1,0 +1,179 @@
+"""servers, stop and ready: stateless discovery through instance labels."""
+
+from __future__ import annotations
+
+import sys
+
+from manifesto.errors import OpsError
+from manifesto.ops.discovery import OWNER, Live, discover, selector
+from manifesto.ops.kubectl import Kube, run
+
+__all__ = ["servers_rows", "servers_json", "print_servers", "teardown_phases", "stop", "pick", "ready_report", "wait_ready"]
+
+ROUTING_COMPONENTS = ("endpoint-picker", "gateway")
+ROUTING_KINDS = ("Gateway", "HTTPRoute", "InferencePool")
+WORKLOAD_KINDS = ("LeaderWorkerSet", "Deployment", "Job")
+
+
+# -- servers ----------------------------------------------------------------------------
+
+def servers_rows(groups: dict[str, list[Live]]) -> list[tuple[str, str, str]]:
+    """(instance, owner, summary of kinds) per instance."""
+    rows = []
+    for instance, objs in groups.items():
+        owner = next((o.label(OWNER) for o in objs if o.label(OWNER)), "")
+        counts: dict[str, int] = {}
+        for o in objs:
+            counts[o.kind] = counts.get(o.kind, 0) + 1
+        summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        rows.append((instance, owner, summary))
+    return rows
+
+
+def servers_json(groups: dict[str, list[Live]]) -> list[dict]:
+    return [{"instance": instance,
+             "owner": next((o.label(OWNER) for o in objs if o.label(OWNER)), None),
+             "resources": [{"kind": o.kind, "name": o.name, "resource": o.ref.split("/", 1)[0]}
+                           for o in sorted(objs, key=lambda o: (o.kind, o.name))]}
+            for instance, objs in groups.items()]
+
+
+def print_servers(groups: dict[str, list[Live]], output: str, namespace: str | None) -> None:
+    if output == "name":
+        for instance in groups:
+            print(instance)
+    elif output == "json":
+        import json
+
+        print(json.dumps(servers_json(groups), indent=2))
+    elif not groups:
+        print(f"no Manifesto servers in namespace {namespace}", file=sys.stderr)
+    else:
+        rows = [("INSTANCE", "OWNER", "RESOURCES"), *servers_rows(groups)]
+        w0 = max(len(r[0]) for r in rows)
+        w1 = max(len(r[1]) for r in rows)
+        for a, b, c in rows:
+            print(f"{a.ljust(w0)}  {b.ljust(w1)}  {c}".rstrip())
+
+
+# -- stop -------------------------------------------------------------------------------
+
+def teardown_phases(objs: list[Live]) -> list[tuple[str, list[Live]]]:
+    """Routing, then model workloads, then supporting objects (pods are deleted last by label)."""
+    from manifesto.ops.discovery import TYPES
+
+    order = {kind: i for i, kind in enumerate(TYPES)}
+    routing, workloads, support = [], [], []
+    for o in sorted(objs, key=lambda o: (order.get(o.kind, len(order)), o.name)):
+        if o.kind == "Pod":
+            continue
+        if o.kind in ROUTING_KINDS or o.component in ROUTING_COMPONENTS:
+            routing.append(o)
+        elif o.kind in WORKLOAD_KINDS:
+            workloads.append(o)
+        else:
+            support.append(o)
+    return [(name, group) for name, group in
+            (("routing", routing), ("model workloads", workloads), ("supporting objects", support)) if group]
+
+
+def stop(kube: Kube, instance: str, *, now: bool = False) -> int:
+    objs = discover(kube, instance)
+    if not objs:
+        raise OpsError(f"no live objects of instance {instance} in namespace {kube.namespace}")
+    force = ("--grace-period=0", "--force") if now else ()
+    for phase, group in teardown_phases(objs):
+        print(f"manifesto: deleting {phase} of {instance}: {len(group)} object(s)", file=sys.stderr)
+        result = run(kube.write("delete", "--ignore-not-found", *force, *[o.ref for o in group]))
+        sys.stdout.write(result.stdout)
+    result = run(kube.write("delete", "pods", "-l", selector(instance), "--ignore-not-found", *force))
+    sys.stdout.write(result.stdout)
+    print(f"manifesto: stopped {instance}", file=sys.stderr)
+    return 0
+
+
+def pick(instances: list[str], *, fzf: str | None, ask=None) -> str | None:
+    """One instance chosen interactively: fzf when available, else a numbered prompt."""
+    if fzf:
+        import subprocess
+
+        proc = subprocess.run([fzf, "--prompt", "stop> ", "--height", "40%"], input="\n".join(instances) + "\n",
+                              stdout=subprocess.PIPE, text=True)
+        choice = proc.stdout.strip()
+        return choice if proc.returncode == 0 and choice in instances else None
+    for i, name in enumerate(instances, 1):
+        print(f"{i:3d}) {name}", file=sys.stderr)
+    try:
+        answer = (ask or input)(f"instance to stop [1-{len(instances)}]: ").strip()
+    except EOFError:
+        return None
+    if answer in instances:
+        return answer
+    if answer.isdigit() and 1 <= int(answer) <= len(instances):
+        return instances[int(answer) - 1]
+    if answer:
+        raise OpsError(f"'{answer}' is not one of 1-{len(instances)}")
+    return None
+
+
+# -- ready ------------------------------------------------------------------------------
+
+def _pod_ready(pod: dict) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+def _condition(obj: dict, kind: str) -> bool:
+    return any(c.get("type") == kind and c.get("status") == "True"
+               for c in (obj.get("status") or {}).get("conditions") or [])
+
+
+def ready_report(plan, pods: list[dict], epp: dict | None, gateway: dict | None) -> list[str]:
+    """What is not ready yet, as short phrases (empty when everything is)."""
+    from manifesto.render.k8s import names
+
+    waiting = []
+    for role in plan.roles:
+        want = role.layout.replicas * role.layout.nodes
+        sel = dict(role.selector)
+        have = sum(1 for p in pods if _pod_ready(p)
+                   and all(((p.get("metadata") or {}).get("labels") or {}).get(k) == v for k, v in sel.items()))
+        if have < want:
+            waiting.append(f"role {role.name}: {have}/{want} pods ready")
+    if plan.routing is not None:
+        if epp is None or not _condition(epp, "Available"):
+            waiting.append(f"Deployment {names.epp(plan.instance)} not available")
+        if plan.routing.frontend == "gateway" and (gateway is None or not _condition(gateway, "Programmed")):
+            waiting.append(f"Gateway {names.gateway(plan.instance)} not programmed")
+    return waiting
+
+
+def _get_json(kube: Kube, *args: str) -> dict | None:
+    result = run(kube.read("get", *args, "-o", "json", check=False))
+    return result.json() if result.ok else None
+
+
+def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=None, sleep=None) -> None:
+    import time
+
+    from manifesto.render.k8s import names
+
+    clock = clock or time.monotonic
+    sleep = sleep or time.sleep
+    deadline = clock() + timeout
+    while True:
+        pods = (_get_json(kube, "pods", "-l", selector(plan.instance)) or {}).get("items") or []
+        epp = gw = None
+        if plan.routing is not None:
+            epp = _get_json(kube, "deployments.apps", names.epp(plan.instance))
+            if plan.routing.frontend == "gateway":
+                gw = _get_json(kube, "gateways.gateway.networking.k8s.io", names.gateway(plan.instance))
+        waiting = ready_report(plan, pods, epp, gw)
+        if not waiting:
+            print(f"manifesto: {plan.instance} is ready", file=sys.stderr)
+            return
+        if clock() >= deadline:
+            raise OpsError(f"{plan.instance} not ready after {timeout:g}s: {'; '.join(waiting)}")
+        print(f"manifesto: waiting: {'; '.join(waiting)}", file=sys.stderr)
+        sleep(min(interval, max(0.0, deadline - clock())))
+

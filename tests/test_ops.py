@@ -1,0 +1,603 @@
+"""Kubernetes workflow commands against a scripted fake kubectl (tests/fake_kubectl.py).
+
+The fake is put first on PATH; it keeps object state in a JSON file and records every
+argv and stdin, so these tests assert exact kubectl call sequences without a cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import stat
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKE = Path(__file__).resolve().parent / "fake_kubectl.py"
+GB200 = str(ROOT / "clusters/example-gb200.yaml")
+QWEN = str(ROOT / "models/qwen/qwen3-0.6b.yaml")
+AGG = str(ROOT / "models/qwen/aggregated.yaml")
+DSV4 = str(ROOT / "models/deepseek-v4/1P-EP8-1D-EP8.yaml")
+TOKEN = "hf_SeCrEt_token_123"
+SEL = "app.kubernetes.io/managed-by=manifesto"
+ALL_TYPES = ["gateways.gateway.networking.k8s.io", "httproutes.gateway.networking.k8s.io",
+             "inferencepools.inference.networking.k8s.io", "leaderworkersets.leaderworkerset.x-k8s.io",
+             "deployments.apps", "jobs.batch", "services", "configmaps", "resourceclaimtemplates.resource.k8s.io",
+             "rolebindings.rbac.authorization.k8s.io", "roles.rbac.authorization.k8s.io", "serviceaccounts", "pods"]
+
+
+def _main(argv: list[str]) -> int:
+    """The CLI's dispatch, with only the ops commands mounted."""
+    from manifesto.cli import ops_cmds
+    from manifesto.cli.commands import _add
+    from manifesto.errors import ManifestoError
+
+    parser = argparse.ArgumentParser(prog="manifesto")
+    sub = parser.add_subparsers(dest="command", required=True)
+    ops_cmds.register(sub, _add)
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ManifestoError as exc:
+        print(f"error: {exc.format()}", file=sys.stderr)
+        return 1
+
+
+class Fake:
+    def __init__(self, root: Path, capsys) -> None:
+        self.dir = root
+        self.capsys = capsys
+
+    @property
+    def state(self) -> dict:
+        path = self.dir / "state.json"
+        return json.loads(path.read_text()) if path.exists() else {"objects": [], "config": {}}
+
+    def configure(self, **config) -> None:
+        state = self.state
+        state["config"].update(config)
+        (self.dir / "state.json").write_text(json.dumps(state))
+
+    def seed(self, *objs: dict) -> None:
+        state = self.state
+        state["objects"].extend(objs)
+        (self.dir / "state.json").write_text(json.dumps(state))
+
+    def calls(self) -> list[dict]:
+        path = self.dir / "calls.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def argvs(self) -> list[list[str]]:
+        return [c["argv"] for c in self.calls()]
+
+    def reset_log(self) -> None:
+        (self.dir / "calls.jsonl").unlink(missing_ok=True)
+
+    def run(self, *argv: str) -> tuple[int, str, str]:
+        self.capsys.readouterr()
+        rc = _main(list(argv))
+        out, err = self.capsys.readouterr()
+        return rc, out, err
+
+    def objects(self, kind: str) -> list[str]:
+        return sorted(o["metadata"]["name"] for o in self.state["objects"] if o["kind"] == kind)
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch, capsys) -> Fake:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    kubectl = bin_dir / "kubectl"
+    kubectl.write_text(f"#!{sys.executable}\n" + FAKE.read_text())
+    kubectl.chmod(kubectl.stat().st_mode | stat.S_IEXEC)
+    state = tmp_path / "kube"
+    state.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))  # no fzf: the picker falls back to a numbered prompt
+    monkeypatch.setenv("FAKE_KUBE_DIR", str(state))
+    monkeypatch.setenv("MANIFESTO_NO_CACHE", "1")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    for name in ("MANIFESTO_CLUSTER", "MANIFESTO_NAMESPACE", "MANIFESTO_TRACE", "MANIFESTO_KUBECTL_TIMEOUT",
+                 "MANIFESTO_KUBECTL_RETRIES", "MANIFESTO_RENDER_OUT", "MANIFESTO_CLUSTER_MAP",
+                 "MANIFESTO_ROUTING_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    return Fake(state, capsys)
+
+
+def _cluster(tmp_path: Path, name: str, extra: str = "", dra: bool = False) -> str:
+    text = Path(GB200).read_text().replace("name: example-gb200", f"name: {name}")
+    if dra:
+        text = text.replace("        extended_resource:\n          resource_name: nvidia.com/gpu\n      presence_label: "
+                            "nvidia.com/gpu.present\n      gpu_arch: gb200",
+                            "        dra:\n          device_class_name: gpu.nvidia.com\n      presence_label: "
+                            "nvidia.com/gpu.present\n      gpu_arch: gb200", 1)
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text + extra)
+    return str(path)
+
+
+def _gateway_spec(tmp_path: Path) -> str:
+    path = tmp_path / "aggregated-gateway.yaml"
+    path.write_text(Path(AGG).read_text().replace("routing: {kind: load_aware, target_role: decode}",
+                                                  "routing: {kind: load_aware, target_role: decode, frontend: gateway}"))
+    return str(path)
+
+
+def _deploy(fake: Fake, spec: str, cluster: str = GB200, *extra: str) -> tuple[int, str, str]:
+    return fake.run("deploy", spec, "--cluster", cluster, "--user", "u", "--namespace", "ns", *extra)
+
+
+def _get(kind: str, instance: str) -> list[str]:
+    return ["-n", "ns", "get", kind, "-l", f"{SEL},app.kubernetes.io/instance={instance}", "-o", "json"]
+
+
+APPLY_STDIN = ["-n", "ns", "apply", "-f", "-"]
+
+
+def _no_token_leaks(fake: Fake, *texts: str) -> None:
+    calls = fake.calls()
+    assert all(TOKEN not in " ".join(c["argv"]) for c in calls)
+    secret_calls = [c for c in calls if c["stdin"] and TOKEN in c["stdin"]]
+    assert len(secret_calls) == 1 and json.loads(secret_calls[0]["stdin"])["metadata"]["name"] == "hf-secret"
+    assert all(TOKEN not in t for t in texts)
+
+
+# -- deploy -----------------------------------------------------------------------------
+
+def test_deploy_single_deployment_exact_argv(fake):
+    rc, out, err = _deploy(fake, QWEN)
+    assert rc == 0, err
+    argvs = fake.argvs()
+    assert argvs[0] == APPLY_STDIN  # hf-secret, from stdin
+    assert sorted(map(tuple, argvs[1:3])) == sorted(map(tuple, [_get("deployments.apps", "qwen3-0-6b"),
+                                                                 _get("leaderworkersets.leaderworkerset.x-k8s.io",
+                                                                      "qwen3-0-6b")]))
+    assert argvs[3] == APPLY_STDIN  # the artifact, from stdin
+    assert len(argvs) == 4  # no routing layer: nothing to prune, no API preflight for Deployments
+    secret = json.loads(fake.calls()[0]["stdin"])
+    assert secret["kind"] == "Secret" and secret["stringData"] == {"HF_TOKEN": TOKEN}
+    assert secret["metadata"]["namespace"] == "ns"
+    assert fake.objects("Deployment") == ["qwen3-0-6b-decode", "qwen3-0-6b-idle-shutdown"]
+    _no_token_leaks(fake, out, err)
+
+
+def test_deploy_with_routing_prunes_nothing_when_frontend_unchanged(fake):
+    assert _deploy(fake, AGG)[0] == 0
+    argvs = fake.argvs()
+    assert argvs[3] == APPLY_STDIN
+    assert sorted(map(tuple, argvs[4:])) == sorted(map(tuple, [
+        _get("configmaps", "qwen3-30b"), _get("gateways.gateway.networking.k8s.io", "qwen3-30b"),
+        _get("httproutes.gateway.networking.k8s.io", "qwen3-30b")]))
+    assert "InferencePool" in {o["kind"] for o in fake.state["objects"]}
+
+
+def test_frontend_change_prunes_the_other_frontend(fake, tmp_path):
+    assert _deploy(fake, _gateway_spec(tmp_path))[0] == 0
+    from manifesto.render.k8s import names
+
+    assert fake.objects("Gateway") == [names.gateway("qwen3-30b")]
+    gw_cms = set(fake.objects("ConfigMap"))
+    fake.reset_log()
+    rc, out, err = _deploy(fake, AGG)  # back to the standalone frontend
+    assert rc == 0, err
+    deletes = [a for a in fake.argvs() if "delete" in a]
+    assert deletes == [["-n", "ns", "delete", "--ignore-not-found",
+                        f"configmaps/{names.gateway_options('qwen3-30b')}",
+                        f"gateways.gateway.networking.k8s.io/{names.gateway('qwen3-30b')}",
+                        f"httproutes.gateway.networking.k8s.io/{names.route('qwen3-30b')}"]]
+    assert fake.argvs().index(deletes[0]) > fake.argvs().index(APPLY_STDIN, 1)  # prune after apply
+    assert fake.objects("Gateway") == [] and fake.objects("HTTPRoute") == []
+    assert names.envoy_config("qwen3-30b") in fake.objects("ConfigMap")
+    assert names.gateway_options("qwen3-30b") in gw_cms
+    fake.reset_log()
+    assert _deploy(fake, _gateway_spec(tmp_path))[0] == 0  # and forward again
+    assert [a for a in fake.argvs() if "delete" in a] == [
+        ["-n", "ns", "delete", "--ignore-not-found", f"configmaps/{names.envoy_config('qwen3-30b')}"]]
+
+
+def test_deploy_lws_checks_api_first(fake):
+    rc, _, err = _deploy(fake, DSV4)
+    assert rc == 0, err
+    assert fake.argvs()[0] == ["api-versions"]
+    assert fake.objects("LeaderWorkerSet") == ["dsv4-decode-ep8", "dsv4-prefill-ep8"]
+
+
+def test_missing_lws_api_fails_before_any_mutation(fake):
+    fake.configure(missing_apis=["leaderworkerset.x-k8s.io"])
+    rc, _, err = _deploy(fake, DSV4)
+    assert rc == 1
+    assert "does not serve leaderworkerset.x-k8s.io/v1" in err and "install LeaderWorkerSet" in err
+    assert "Traceback" not in err
+    assert fake.argvs() == [["api-versions"]]
+    # A Deployment-only plan never asks for the LWS API.
+    fake.reset_log()
+    assert _deploy(fake, QWEN)[0] == 0
+    assert ["api-versions"] not in fake.argvs()
+
+
+def test_kind_transition_deletes_obsolete_controller_first(fake):
+    labels = {"app.kubernetes.io/managed-by": "manifesto", "app.kubernetes.io/instance": "dsv4-1p-ep8-1d-ep8"}
+    fake.seed({"apiVersion": "apps/v1", "kind": "Deployment",
+               "metadata": {"name": "dsv4-decode-ep8", "namespace": "ns", "labels": labels}})
+    rc, _, err = _deploy(fake, DSV4)
+    assert rc == 0, err
+    argvs = fake.argvs()
+    delete = ["-n", "ns", "delete", "--ignore-not-found", "--wait=true", "deployments.apps/dsv4-decode-ep8"]
+    assert delete in argvs
+    assert argvs.index(delete) < len(argvs) - 1 - argvs[::-1].index(APPLY_STDIN)
+    assert "from Deployment to LeaderWorkerSet" in err
+    assert fake.objects("Deployment") == ["dsv4-1p-ep8-1d-ep8-idle-shutdown", "dsv4-1p-ep8-1d-ep8-infpool-epp"]
+
+
+# -- Kueue and DRA preconditions ----------------------------------------------------------
+
+def _queues(lq_active: str = "True", cq_active: str = "True", covered=("cpu", "memory", "ephemeral-storage",
+                                                                      "nvidia.com/gpu")) -> list[dict]:
+    return [
+        {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue",
+         "metadata": {"name": "q", "namespace": "ns"}, "spec": {"clusterQueue": "cq"},
+         "status": {"conditions": [{"type": "Active", "status": lq_active, "reason": "ClusterQueueIsInactive"}]}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue", "metadata": {"name": "cq"},
+         "spec": {"resourceGroups": [{"coveredResources": list(covered)}]},
+         "status": {"conditions": [{"type": "Active", "status": cq_active, "reason": "Stopped"}]}},
+    ]
+
+
+def test_kueue_verified_and_requests_printed(fake, tmp_path):
+    cluster = _cluster(tmp_path, "kueue-test", "\nkueue:\n  local_queue: q\n")
+    fake.seed(*_queues())
+    rc, out, err = _deploy(fake, QWEN, cluster)
+    assert rc == 0, err
+    argvs = fake.argvs()
+    assert argvs[:4] == [["api-versions"],
+                         ["-n", "ns", "get", "localqueues.kueue.x-k8s.io", "q", "-o", "json"],
+                         ["get", "clusterqueues.kueue.x-k8s.io", "cq", "-o", "json"],
+                         APPLY_STDIN]
+    assert "kueue q: Deployment/qwen3-0-6b-decode template container vllm: " in out
+    assert "nvidia.com/gpu=1" in out
+
+
+def test_kueue_inactive_local_queue(fake, tmp_path):
+    cluster = _cluster(tmp_path, "kueue-test", "\nkueue:\n  local_queue: q\n")
+    fake.seed(*_queues(lq_active="False"))
+    rc, _, err = _deploy(fake, QWEN, cluster)
+    assert rc == 1
+    assert err.strip() == "error: Kueue LocalQueue q in namespace ns is not Active (ClusterQueueIsInactive)"
+    assert all("apply" not in a for a in fake.argvs())
+
+
+def test_kueue_inactive_cluster_queue_uncovered_and_missing(fake, tmp_path):
+    cluster = _cluster(tmp_path, "kueue-test", "\nkueue:\n  local_queue: q\n")
+    fake.seed(*_queues(cq_active="False"))
+    rc, _, err = _deploy(fake, QWEN, cluster)
+    assert rc == 1 and "ClusterQueue cq (of LocalQueue q) is not Active" in err
+    (fake.dir / "state.json").unlink()
+    fake.seed(*_queues(covered=("cpu", "memory", "nvidia.com/gpu")))
+    rc, _, err = _deploy(fake, QWEN, cluster)
+    assert rc == 1 and "does not cover requested resource(s) ephemeral-storage" in err
+    (fake.dir / "state.json").unlink()
+    rc, _, err = _deploy(fake, QWEN, cluster)
+    assert rc == 1 and "Kueue LocalQueue q does not exist in namespace ns" in err
+    fake.configure(missing_apis=["kueue.x-k8s.io"])
+    rc, _, err = _deploy(fake, QWEN, cluster)
+    assert rc == 1 and "does not serve kueue.x-k8s.io" in err
+
+
+def test_lws_queue_change_recreates_it(fake, tmp_path):
+    assert _deploy(fake, DSV4)[0] == 0
+    cluster = _cluster(tmp_path, "kueue-test", "\nkueue:\n  local_queue: q\n")
+    fake.seed(*_queues())
+    fake.reset_log()
+    rc, _, err = _deploy(fake, DSV4, cluster)
+    assert rc == 0, err
+    deletes = sorted(a[-1] for a in fake.argvs() if "delete" in a)
+    assert deletes == ["leaderworkersets.leaderworkerset.x-k8s.io/dsv4-decode-ep8",
+                       "leaderworkersets.leaderworkerset.x-k8s.io/dsv4-prefill-ep8"]
+    assert "changes Kueue queue (none) -> q" in err
+    fake.reset_log()
+    assert _deploy(fake, DSV4, cluster)[0] == 0  # unchanged queue: no recreate
+    assert not [a for a in fake.argvs() if "delete" in a]
+
+
+def test_dra_preconditions(fake, tmp_path):
+    cluster = _cluster(tmp_path, "dra-test", dra=True)
+    rc, _, err = _deploy(fake, DSV4, cluster)
+    assert rc == 1 and err.strip() == "error: DRA DeviceClass gpu.nvidia.com does not exist"
+    assert fake.argvs() == [["api-versions"], ["get", "deviceclasses.resource.k8s.io", "gpu.nvidia.com", "-o", "json"]]
+    fake.seed({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.nvidia.com"}})
+    assert _deploy(fake, DSV4, cluster)[0] == 0
+    assert len(fake.objects("ResourceClaimTemplate")) == 2
+    fake.configure(missing_apis=["resource.k8s.io"])
+    rc, _, err = _deploy(fake, DSV4, cluster)
+    assert rc == 1 and "does not serve resource.k8s.io/v1" in err
+
+
+def test_deploy_needs_hf_token(fake, monkeypatch):
+    monkeypatch.delenv("HF_TOKEN")
+    rc, _, err = _deploy(fake, QWEN)
+    assert rc == 1 and "HF_TOKEN is not set" in err
+    assert fake.argvs() == []
+
+
+def test_slurm_cluster_is_refused(fake):
+    # `deploy SPEC` submits on Slurm (tests/test_slurm_cli.py); the Kubernetes-only commands refuse.
+    rc, _, err = fake.run("deploy", "routing", AGG, "--cluster", str(ROOT / "clusters/example-slurm.yaml"),
+                          "--user", "u", "--namespace", "ns")
+    assert rc == 1 and "manifesto slurm" in err
+    rc, _, err = fake.run("servers", "-n", "ns", "--cluster", str(ROOT / "clusters/example-slurm.yaml"))
+    assert rc == 1 and "manifesto slurm" in err
+    assert fake.argvs() == []
+
+
+def test_deploy_routing_and_bootstrap(fake, tmp_path):
+    rc, _, err = fake.run("deploy", "routing", AGG, "--cluster", GB200, "--user", "u", "--namespace", "ns")
+    assert rc == 0, err
+    kinds = {o["kind"] for o in fake.state["objects"]}
+    assert "InferencePool" in kinds and "hf-secret" not in str(fake.state["objects"])
+    assert fake.objects("Deployment") == ["qwen3-30b-infpool-epp"]
+    rc, _, err = fake.run("deploy", "routing", QWEN, "--cluster", GB200, "--user", "u", "--namespace", "ns")
+    assert rc == 1 and "routing disabled" in err
+    rc, _, err = fake.run("deploy", "bootstrap", "--cluster", GB200, "--namespace", "ns")
+    assert rc == 0 and "declares no namespace prerequisites" in err
+    cluster = _cluster(tmp_path, "claim-test")
+    Path(cluster).write_text(Path(cluster).read_text().replace(
+        "  shared_mount_path: /mnt/shared", "  shared_claim: {size: 10Ti}\n  shared_mount_path: /mnt/shared"))
+    fake.reset_log()
+    rc, _, err = fake.run("deploy", "bootstrap", "--cluster", cluster, "--namespace", "ns")
+    assert rc == 0, err
+    assert fake.argvs() == [APPLY_STDIN]
+    assert fake.objects("PersistentVolumeClaim") == ["demo-model-cache"]
+
+
+# -- file diff / apply ------------------------------------------------------------------
+
+def test_file_diff_and_apply(fake, tmp_path):
+    from manifesto.cluster import load_cluster
+    from manifesto.pipeline import plan_for
+    from manifesto.render.k8s import objects
+    from manifesto.render.yamlemit import dump_all
+    from manifesto.resolve.plan import Options
+    from manifesto.spec import load_spec
+
+    cluster = load_cluster(GB200)
+    plan, _ = plan_for(load_spec(QWEN, cluster), cluster, Options(user="u", namespace="ns"))
+    target = tmp_path / "m.yaml"
+    target.write_text(dump_all(objects(plan)))
+    rc, out, _ = fake.run("file", "diff", "-o", str(target))
+    assert rc == 1 and "diff -u" in out
+    assert fake.argvs() == [["diff", "-f", str(target)]]
+    fake.reset_log()
+    rc, out, err = fake.run("file", "apply", "-o", str(target))
+    assert rc == 0, err
+    assert fake.argvs() == [APPLY_STDIN, ["apply", "-f", str(target)]]
+    _no_token_leaks(fake, out, err)
+    rc, _, err = fake.run("file", "diff", "-o", str(target))
+    assert rc == 0 and "no differences" in err
+    script = tmp_path / "job.sbatch"
+    script.write_text("#!/bin/bash\n")
+    rc, _, err = fake.run("file", "apply", "-o", str(script))
+    assert rc == 1 and "manifesto slurm" in err
+    rc, _, err = fake.run("file", "diff", "-o", str(tmp_path / "absent.yaml"))
+    assert rc == 1 and "manifesto render file" in err
+
+
+def test_file_default_path_from_env(fake, tmp_path, monkeypatch):
+    target = tmp_path / "out.yaml"
+    target.write_text("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: ns\n")
+    monkeypatch.setenv("MANIFESTO_RENDER_OUT", str(target))
+    rc, _, err = fake.run("file", "apply")
+    assert rc == 0, err
+    assert fake.argvs() == [APPLY_STDIN, ["apply", "-f", str(target)]]
+
+
+# -- servers ----------------------------------------------------------------------------
+
+def test_servers_lists_every_type_concurrently_and_groups(fake):
+    assert _deploy(fake, AGG)[0] == 0
+    assert _deploy(fake, QWEN)[0] == 0
+    fake.configure(missing_apis=["leaderworkerset.x-k8s.io", "gateway.networking.k8s.io"])
+    fake.reset_log()
+    rc, out, err = fake.run("servers", "-n", "ns", "--output", "name")
+    assert rc == 0, err
+    assert out.split() == ["qwen3-0-6b", "qwen3-30b"]
+    assert sorted(map(tuple, fake.argvs())) == sorted(
+        ("-n", "ns", "get", t, "-l", SEL, "-o", "json") for t in ALL_TYPES)
+    rc, out, _ = fake.run("servers", "-n", "ns", "--output", "json")
+    data = json.loads(out)
+    assert [d["instance"] for d in data] == ["qwen3-0-6b", "qwen3-30b"]
+    small = {(r["kind"], r["name"]) for r in data[0]["resources"]}
+    assert ("Deployment", "qwen3-0-6b-decode") in small and ("Service", "qwen3-0-6b-decode-http") in small
+    assert all(n.startswith("qwen3-0-6b") for _, n in small)
+    assert data[1]["owner"] == "u"
+    assert ("InferencePool", "qwen3-30b-infpool") in {(r["kind"], r["name"]) for r in data[1]["resources"]}
+    rc, out, _ = fake.run("servers", "-n", "ns")
+    assert out.splitlines()[0].split() == ["INSTANCE", "OWNER", "RESOURCES"]
+    assert out.splitlines()[2].startswith("qwen3-30b")
+
+
+def test_servers_reads_run_concurrently(fake):
+    fake.configure(sleep={"get": 1.0})
+    started = time.monotonic()
+    rc, _, err = fake.run("servers", "-n", "ns")
+    assert rc == 0, err
+    assert time.monotonic() - started < 4.0  # 13 sequential reads would take 13s
+
+
+# -- stop -------------------------------------------------------------------------------
+
+def test_stop_deletes_in_order(fake):
+    assert _deploy(fake, AGG)[0] == 0
+    assert _deploy(fake, QWEN)[0] == 0
+    fake.seed({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "qwen3-30b-decode-abc", "namespace": "ns",
+               "labels": {"app.kubernetes.io/managed-by": "manifesto", "app.kubernetes.io/instance": "qwen3-30b"}}})
+    fake.reset_log()
+    rc, _, err = fake.run("stop", "--instance", "qwen3-30b", "-n", "ns")
+    assert rc == 0, err
+    deletes = [a for a in fake.argvs() if "delete" in a]
+    head = ["-n", "ns", "delete", "--ignore-not-found"]
+    assert deletes == [
+        head + ["inferencepools.inference.networking.k8s.io/qwen3-30b-infpool",
+                "deployments.apps/qwen3-30b-infpool-epp", "services/qwen3-30b-infpool-epp",
+                "configmaps/qwen3-30b-envoy-config", "configmaps/qwen3-30b-epp-config",
+                "rolebindings.rbac.authorization.k8s.io/qwen3-30b-epp", "roles.rbac.authorization.k8s.io/qwen3-30b-epp",
+                "serviceaccounts/qwen3-30b-epp"],
+        head + ["deployments.apps/qwen3-30b-decode", "deployments.apps/qwen3-30b-idle-shutdown"],
+        head + ["services/qwen3-30b-decode-http", "configmaps/qwen3-30b-idle-shutdown",
+                "rolebindings.rbac.authorization.k8s.io/qwen3-30b-idle-shutdown",
+                "roles.rbac.authorization.k8s.io/qwen3-30b-idle-shutdown", "serviceaccounts/qwen3-30b-idle-shutdown"],
+        ["-n", "ns", "delete", "pods", "-l", f"{SEL},app.kubernetes.io/instance=qwen3-30b", "--ignore-not-found"],
+    ]
+    left = {o["metadata"].get("labels", {}).get("app.kubernetes.io/instance") for o in fake.state["objects"]}
+    assert left == {"qwen3-0-6b", None}  # the other instance and hf-secret remain
+
+
+def test_stop_spec_now_and_unknown(fake):
+    assert _deploy(fake, QWEN)[0] == 0
+    fake.reset_log()
+    rc, _, err = fake.run("stop", QWEN, "--cluster", GB200, "--user", "u", "--namespace", "ns", "--now")
+    assert rc == 0, err
+    deletes = [a for a in fake.argvs() if "delete" in a]
+    assert all(a[2:6] == ["delete", "--ignore-not-found", "--grace-period=0", "--force"] for a in deletes[:-1])
+    assert deletes[-1][-2:] == ["--grace-period=0", "--force"]
+    rc, _, err = fake.run("stop", "--instance", "qwen3-0-6b", "-n", "ns")
+    assert rc == 1 and "no live objects of instance qwen3-0-6b in namespace ns" in err
+
+
+def test_stop_numbered_picker(fake, monkeypatch):
+    assert _deploy(fake, AGG)[0] == 0
+    assert _deploy(fake, QWEN)[0] == 0
+    monkeypatch.setattr("builtins.input", lambda prompt="": "2")
+    rc, _, err = fake.run("stop", "-n", "ns")
+    assert rc == 0, err
+    assert "  1) qwen3-0-6b" in err and "  2) qwen3-30b" in err
+    assert fake.objects("InferencePool") == []
+    assert "qwen3-0-6b-decode" in fake.objects("Deployment")
+    monkeypatch.setattr("builtins.input", lambda prompt="": "")
+    rc, _, err = fake.run("stop", "-n", "ns")
+    assert rc == 1 and "nothing selected" in err
+
+
+def test_picker_uses_fzf_when_present(tmp_path):
+    from manifesto.ops.lifecycle import pick
+
+    fzf = tmp_path / "fzf"
+    fzf.write_text("#!/bin/sh\ntail -n 1\n")
+    fzf.chmod(0o755)
+    assert pick(["a", "b"], fzf=str(fzf)) == "b"
+    assert pick(["a", "b"], fzf=None, ask=lambda _: "a") == "a"
+
+
+# -- ready ------------------------------------------------------------------------------
+
+def _mark_ready(fake: Fake, instance: str, pods: dict[str, int]) -> None:
+    state = fake.state
+    for o in state["objects"]:
+        if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("-epp"):
+            o["status"] = {"conditions": [{"type": "Available", "status": "True"}]}
+    (fake.dir / "state.json").write_text(json.dumps(state))
+    for role, count in pods.items():
+        for i in range(count):
+            fake.seed({"apiVersion": "v1", "kind": "Pod", "metadata": {
+                "name": f"{role}-{i}", "namespace": "ns",
+                "labels": {"app.kubernetes.io/managed-by": "manifesto", "app.kubernetes.io/instance": instance,
+                           "app.kubernetes.io/component": "model-server", "manifesto.llm-d.ai/role": role}},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+
+
+def test_ready(fake):
+    assert _deploy(fake, AGG)[0] == 0
+    args = ("ready", AGG, "--cluster", GB200, "--user", "u", "--namespace", "ns")
+    rc, _, err = fake.run(*args, "--timeout", "0")
+    assert rc == 1
+    assert "qwen3-30b not ready after 0s: role decode: 0/2 pods ready; Deployment qwen3-30b-infpool-epp not available" in err
+    _mark_ready(fake, "qwen3-30b", {"decode": 2})
+    fake.reset_log()
+    rc, _, err = fake.run(*args, "--timeout", "0")
+    assert rc == 0, err
+    assert fake.argvs() == [["-n", "ns", "get", "pods", "-l", f"{SEL},app.kubernetes.io/instance=qwen3-30b", "-o", "json"],
+                            ["-n", "ns", "get", "deployments.apps", "qwen3-30b-infpool-epp", "-o", "json"]]
+
+
+def test_ready_gateway_needs_programmed(fake, tmp_path):
+    spec = _gateway_spec(tmp_path)
+    assert _deploy(fake, spec)[0] == 0
+    _mark_ready(fake, "qwen3-30b", {"decode": 2})
+    args = ("ready", spec, "--cluster", GB200, "--user", "u", "--namespace", "ns", "--timeout", "0")
+    rc, _, err = fake.run(*args)
+    from manifesto.render.k8s import names
+
+    assert rc == 1 and err.strip().endswith(f"Gateway {names.gateway('qwen3-30b')} not programmed")
+    state = fake.state
+    for o in state["objects"]:
+        if o["kind"] == "Gateway":
+            o["status"] = {"conditions": [{"type": "Programmed", "status": "True"}]}
+    (fake.dir / "state.json").write_text(json.dumps(state))
+    assert fake.run(*args)[0] == 0
+
+
+# -- retries, timeouts, trace -----------------------------------------------------------
+
+def test_transient_faults_are_retried(fake, monkeypatch):
+    fake.configure(fail={"get pods": {"times": 2}})
+    rc, _, err = fake.run("servers", "-n", "ns")
+    assert rc == 0, err
+    assert sum(1 for a in fake.argvs() if "pods" in a) == 3
+    fake.configure(fail={"get pods": {"times": 2}})
+    monkeypatch.setenv("MANIFESTO_KUBECTL_RETRIES", "1")
+    rc, _, err = fake.run("servers", "-n", "ns")
+    assert rc == 1 and "after 2 attempts" in err and "i/o timeout" in err
+
+
+def test_non_transient_faults_are_not_retried(fake):
+    fake.configure(fail={"get pods": {"times": 5, "stderr": 'Error from server (Forbidden): pods is forbidden'}})
+    rc, _, err = fake.run("servers", "-n", "ns")
+    assert rc == 1 and "Forbidden" in err
+    assert sum(1 for a in fake.argvs() if "pods" in a) == 1
+
+
+def test_read_timeout(fake, monkeypatch):
+    fake.configure(sleep={"get pods": 5})
+    monkeypatch.setenv("MANIFESTO_KUBECTL_TIMEOUT", "0.5")
+    monkeypatch.setenv("MANIFESTO_KUBECTL_RETRIES", "0")
+    started = time.monotonic()
+    rc, _, err = fake.run("servers", "-n", "ns")
+    assert time.monotonic() - started < 4
+    assert rc == 1 and "timed out" in err and "MANIFESTO_KUBECTL_TIMEOUT" in err
+    monkeypatch.setenv("MANIFESTO_KUBECTL_TIMEOUT", "nope")
+    rc, _, err = fake.run("servers", "-n", "ns")
+    assert rc == 1 and "MANIFESTO_KUBECTL_TIMEOUT='nope'" in err
+
+
+def test_trace_logs_argv_and_duration_never_stdin(fake, monkeypatch):
+    monkeypatch.setenv("MANIFESTO_TRACE", "1")
+    rc, out, err = _deploy(fake, QWEN)
+    assert rc == 0, err
+    traces = [line for line in err.splitlines() if line.startswith("trace: ")]
+    assert traces[0].startswith("trace: kubectl -n ns apply -f - (") and traces[0].endswith("s, rc=0)")
+    assert len(traces) == 4
+    assert TOKEN not in err and "stringData" not in err
+    _no_token_leaks(fake, out, err)
+
+
+def test_context_flag_reaches_kubectl(fake):
+    rc, _, err = fake.run("servers", "-n", "ns", "--context", "ctx-a")
+    assert rc == 0, err
+    assert all(a[:4] == ["--context", "ctx-a", "-n", "ns"] for a in fake.argvs())
+
+
+# -- pure helpers -----------------------------------------------------------------------
+
+def test_call_values_are_data():
+    from manifesto.ops.kubectl import Kube, settings_from_env
+
+    kube = Kube(namespace="ns", context="c", **settings_from_env({"MANIFESTO_KUBECTL_TIMEOUT": "0"}))
+    call = kube.read("get", "pods")
+    assert call.argv == ("kubectl", "--context", "c", "-n", "ns", "get", "pods")
+    assert call.timeout is None and call.retries == 4 and call.stdin is None
+    write = kube.write("apply", "-f", "-", stdin="x")
+    assert write.retries == 0 and write.timeout is None and write.stdin == "x"
+    assert settings_from_env({}) == {"timeout": 300.0, "retries": 4, "trace": False}
