@@ -95,3 +95,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             capture_output=True,
             timeout=120,
         )
+
+
+@pytest.fixture
+def isolated_config(tmp_path, monkeypatch):
+    """No user catalog and no ambient MANIFESTO_* settings: tests see the bundled catalog only."""
+    for name in list(os.environ):
+        if name.startswith("MANIFESTO_"):
+            monkeypatch.delenv(name)
+    home = tmp_path / "config-home"
+    home.mkdir()
+    monkeypatch.setenv("MANIFESTO_CONFIG_HOME", str(home))

@@ -4,7 +4,6 @@ features and backends that resolution derives from a role."""
 from __future__ import annotations
 
 import itertools
-import os
 import textwrap
 from pathlib import Path
 
@@ -136,13 +135,7 @@ def test_close_with_a_crafted_registry():
 # ---- features and backends that resolution derives ------------------------------------------
 
 
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    for name in list(os.environ):
-        if name.startswith("MANIFESTO_"):
-            monkeypatch.delenv(name)
-    (tmp_path / "config-home").mkdir()
-    monkeypatch.setenv("MANIFESTO_CONFIG_HOME", str(tmp_path / "config-home"))
+pytestmark = pytest.mark.usefixtures("isolated_config")
 
 
 def _plan(tmp_path, body: str, cluster: Path = CLUSTERS / "example-stateless-b200.yaml"):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import textwrap
 from pathlib import Path
 
@@ -46,13 +45,7 @@ BUNDLED = _params(REPO, "")
 MODELS = BUNDLED + (_params(UPSTREAM, "upstream/") if UPSTREAM.is_dir() else [])
 
 
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    for name in list(os.environ):
-        if name.startswith("MANIFESTO_"):
-            monkeypatch.delenv(name)
-    (tmp_path / "config-home").mkdir()
-    monkeypatch.setenv("MANIFESTO_CONFIG_HOME", str(tmp_path / "config-home"))
+pytestmark = pytest.mark.usefixtures("isolated_config")
 
 
 def _resolving(model, clusters):

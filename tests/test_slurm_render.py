@@ -200,15 +200,7 @@ def _pairs() -> list:
 PAIRS = _pairs()
 
 
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    """No user catalog and no ambient MANIFESTO_* settings."""
-    for name in list(os.environ):
-        if name.startswith("MANIFESTO_"):
-            monkeypatch.delenv(name)
-    home = tmp_path / "config-home"
-    home.mkdir()
-    monkeypatch.setenv("MANIFESTO_CONFIG_HOME", str(home))
+pytestmark = pytest.mark.usefixtures("isolated_config")
 
 
 def _render_or_error(model, cluster):

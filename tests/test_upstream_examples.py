@@ -51,15 +51,7 @@ UPSTREAM_PAIRS = _pairs(_upstream_root()) if _upstream_root().is_dir() else [_MI
 BUNDLED_PAIRS = _pairs(REPO)
 
 
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    """No user catalog and no ambient MANIFESTO_* settings."""
-    for name in list(os.environ):
-        if name.startswith("MANIFESTO_"):
-            monkeypatch.delenv(name)
-    home = tmp_path / "config-home"
-    home.mkdir()
-    monkeypatch.setenv("MANIFESTO_CONFIG_HOME", str(home))
+pytestmark = pytest.mark.usefixtures("isolated_config")
 
 
 def _run(*argv: str) -> tuple[int, str, str]:
