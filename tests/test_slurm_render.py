@@ -519,7 +519,7 @@ def test_caches_are_private_to_job_and_node(tmp_path):
     assert 'exec > >(tee -a "$LOG_DIR"/"${MANIFESTO_POD_UID}-${HOSTNAME}.log") 2>&1' in launch
     # Single-node roles use the cluster's paths.cache_root too (there is no pod emptyDir on Slurm).
     one = render_pair(REPO_ROOT / "models" / "qwen" / "qwen3-0.6b.yaml", BUNDLED_SLURM_CLUSTER)
-    assert ('export VLLM_CACHE_ROOT=/shared/tester/jit-cache/b200/v0.11.0/qwen3-0-6b/vllm/'
+    assert ('export VLLM_CACHE_ROOT=/shared/tester/jit-cache/b200/v0.33.0/qwen3-0-6b/vllm/'
             '"${MANIFESTO_POD_UID}-${HOSTNAME}"') in one
     assert "/var/cache/manifesto-jit" not in one
 
