@@ -87,9 +87,10 @@ def register(sub) -> None:
 
     catalog_cmds.register(csub, _add)
     completion.register(sub, _add)
-    from manifesto.cli import ops_cmds, slurm_cmds
+    from manifesto.cli import e2e_cmds, ops_cmds, slurm_cmds
 
     ops_cmds.register(sub, _add)
+    e2e_cmds.register(sub, _add)
     slurm_cmds.register(sub, _add, _spec_args)
 
     try:

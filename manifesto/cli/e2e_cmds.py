@@ -1,0 +1,87 @@
+"""`manifesto test e2e SPEC`: the complete test lifecycle in a fresh namespace.
+
+argparse only at registration; the handler imports ``manifesto.ops`` lazily.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["register"]
+
+
+def register(sub, add) -> None:
+    from manifesto.cli.completion import CATALOG
+
+    test = add(sub, "test", help="end-to-end tests against a cluster")
+    tsub = test.add_subparsers(dest="action", metavar="ACTION")
+    tsub.required = True
+    p = add(tsub, "e2e", help="deploy a spec into a fresh namespace, send /v1/models and /v1/completions "
+                              "from an unprivileged Job, then delete the namespace")
+    p.add_argument("spec", metavar="SPEC", help="model spec: a path or a catalog name such as qwen/aggregated"
+                   ).complete = CATALOG["models"]
+    p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name "
+                   "(default: MANIFESTO_CLUSTER or the kube context)").complete = CATALOG["clusters"]
+    p.add_argument("--context", help="kube context passed to kubectl and used to pick a cluster profile")
+    p.add_argument("--user", help="user for identity, labels and paths (default: $USER)")
+    p.add_argument("--namespace", "-n", help="namespace to create; it must not exist "
+                   "(default: manifesto-e2e-RELEASE-RANDOM)")
+    p.add_argument("--accelerator", help="accelerator profile of the cluster (default: spec, then cluster default)")
+    p.add_argument("--routing-profile", help="EPP routing profile name or path (default: MANIFESTO_ROUTING_PROFILE)"
+                   ).complete = CATALOG["routing"]
+    p.add_argument("--vllm-env", help="absolute path of an existing vllm-envs worktree to test; keeps the "
+                   "cluster profile's storage so the worktree stays visible")
+    p.add_argument("--keep-namespace", action="store_true", help="keep the namespace and all test resources")
+    p.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+                   help="inference deadline for /v1/models and /v1/completions (default: 600)")
+    p.add_argument("--ready-timeout", type=float, default=3600.0, metavar="SECONDS",
+                   help="how long the model may take to become ready (default: 3600)")
+    p.add_argument("--image", help="Python image of the test Job, e.g. a mirror (default: the catalog's test.e2e image)")
+    p.add_argument("--interval", type=float, default=5.0, help=argparse.SUPPRESS)
+    p.set_defaults(func=_e2e)
+
+
+def _plan(args, env, namespace: str):
+    from manifesto.cli import context
+    from manifesto.pipeline import plan_for
+
+    scoped = argparse.Namespace(**{**vars(args), "namespace": namespace})
+    return plan_for(args._spec, args._cluster, context.options(scoped, env))[0]
+
+
+def _e2e(args) -> int:
+    import secrets
+
+    from manifesto.cli import context
+    from manifesto.cli.ops_cmds import _kube, _refuse_slurm_cluster
+    from manifesto.cluster import load_cluster
+    from manifesto.errors import OpsError
+    from manifesto.ops.e2e import check_namespace_name, default_namespace, run_e2e, swap_storage
+    from manifesto.render.k8s import objects
+    from manifesto.spec import load_spec
+
+    env = context.settings()
+    if not env.get("HF_TOKEN", "").strip():
+        raise OpsError("HF_TOKEN is not set; set it in the environment or .env (test e2e creates hf-secret "
+                       "in its namespace)")
+    if args.timeout <= 0:
+        raise OpsError(f"--timeout {args.timeout:g}: expected a positive number of seconds")
+    cluster = load_cluster(context.pick_cluster(args.cluster, env, args.context))
+    _refuse_slurm_cluster(cluster, "test e2e")
+    args._cluster, args._spec = cluster, load_spec(args.spec, cluster)
+    if args.namespace:
+        namespace = check_namespace_name(args.namespace)
+    else:
+        release = _plan(args, env, "manifesto-e2e").release
+        namespace = default_namespace(release, secrets.token_hex(3))
+    plan = _plan(args, env, namespace)
+    objs = objects(plan)
+    if not any(r.vllm_env for r in plan.roles):
+        from manifesto.render.k8s.sidecars import exporter_containers
+
+        objs = swap_storage(objs, frozenset(c["name"] for c in exporter_containers(plan)))
+    image = args.image or plan.images.get("test.e2e")
+    if not image:
+        raise OpsError("no test Job image: pass --image or set images.test.e2e in the image catalog")
+    return run_e2e(_kube(env, namespace, args.context), plan, objs, env, image=image, timeout=args.timeout,
+                   ready_timeout=args.ready_timeout, keep_namespace=args.keep_namespace, interval=args.interval)

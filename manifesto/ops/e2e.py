@@ -1,0 +1,292 @@
+"""test e2e: deploy a spec into a fresh namespace, send one real request, tear it down.
+
+Pure helpers shape the objects (storage swap, the test Job, its target); :func:`run_e2e`
+runs the lifecycle through the one kubectl runner: create the namespace, deploy, wait
+ready, run the Job, print its logs, and delete the namespace, also on failure.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import sys
+
+from manifesto.errors import OpsError
+from manifesto.ops.kubectl import Kube, run
+
+__all__ = ["default_namespace", "swap_storage", "target_url", "e2e_job", "namespace_manifest", "create_namespace",
+           "delete_namespace", "wait_job", "job_logs", "run_e2e", "SCRIPT", "PULL_SLACK"]
+
+COMPONENT = "e2e-test"
+PULL_SLACK = 600  # seconds the Job may spend being scheduled and pulling its image, on top of --timeout
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def _say(text: str) -> None:
+    print(f"manifesto: {text}", file=sys.stderr)
+
+
+# -- names ------------------------------------------------------------------------------
+
+def default_namespace(release: str, suffix: str) -> str:
+    """``manifesto-e2e-<release>-<suffix>``, cut to a 63-character DNS label."""
+    head = "manifesto-e2e-"
+    room = 63 - len(head) - len(suffix) - 1
+    return f"{head}{release[:room].rstrip('-')}-{suffix}"
+
+
+def check_namespace_name(name: str) -> str:
+    if len(name) > 63 or not _DNS_LABEL.match(name):
+        raise OpsError(f"namespace '{name}' is not a valid DNS label (lower-case letters, digits and '-', "
+                       "at most 63 characters)")
+    return name
+
+
+def job_name(plan) -> str:
+    return f"{plan.instance}-e2e"
+
+
+# -- storage ----------------------------------------------------------------------------
+
+def _pod_specs(obj: dict) -> list[dict]:
+    spec = obj.get("spec") or {}
+    if obj.get("kind") == "LeaderWorkerSet":
+        lwt = spec.get("leaderWorkerTemplate") or {}
+        return [lwt[k]["spec"] for k in ("leaderTemplate", "workerTemplate") if (lwt.get(k) or {}).get("spec")]
+    tpl = spec.get("template") or {}
+    return [tpl["spec"]] if tpl.get("spec") else []
+
+
+def swap_storage(objs: list[dict], exporter_containers: frozenset[str] = frozenset({"dcgm-exporter", "node-exporter"})
+                 ) -> list[dict]:
+    """Copies of ``objs`` whose persistentVolumeClaim/hostPath volumes are emptyDir volumes.
+
+    Kept: volumes mounted at /dev/shm and volumes mounted only by exporter sidecars (their
+    host mounts of /sys and /proc). The inputs are not modified.
+    """
+    out = copy.deepcopy(objs)
+    for obj in out:
+        for pod in _pod_specs(obj):
+            containers = [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]
+            keep = set()
+            users: dict[str, set[str]] = {}
+            for c in containers:
+                for m in c.get("volumeMounts") or []:
+                    users.setdefault(m["name"], set()).add(c["name"])
+                    if m.get("mountPath") == "/dev/shm":
+                        keep.add(m["name"])
+            keep |= {v for v, who in users.items() if who and who <= exporter_containers}
+            for i, vol in enumerate(pod.get("volumes") or []):
+                if vol["name"] in keep or not ({"persistentVolumeClaim", "hostPath"} & set(vol)):
+                    continue
+                pod["volumes"][i] = {"name": vol["name"], "emptyDir": {}}
+    return out
+
+
+# -- the test Job -----------------------------------------------------------------------
+
+SCRIPT = r'''
+import json, os, sys, time, urllib.error, urllib.request
+
+BASE = os.environ["MANIFESTO_E2E_URL"].rstrip("/")
+LIMIT = float(os.environ["MANIFESTO_E2E_TIMEOUT"])
+DEADLINE = time.monotonic() + LIMIT
+
+
+def call(path, body=None):
+    last = "no attempt"
+    while True:
+        left = DEADLINE - time.monotonic()
+        if left <= 0:
+            sys.exit(f"e2e: FAIL: {BASE}{path} gave no usable answer within {LIMIT:g}s: {last}")
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(BASE + path, data=data, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=min(left, 120)) as resp:
+                return json.load(resp)
+        except urllib.error.HTTPError as exc:
+            detail = exc.read()[:500].decode(errors="replace")
+            if exc.code < 500 and exc.code not in (404, 408, 429):
+                sys.exit(f"e2e: FAIL: {path} answered HTTP {exc.code}: {detail}")
+            last = f"HTTP {exc.code}: {detail}"
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            last = f"{type(exc).__name__}: {exc}"
+        time.sleep(min(5.0, max(0.0, DEADLINE - time.monotonic())))
+
+
+print(f"e2e: target {BASE}, deadline {LIMIT:g}s", flush=True)
+models = call("/v1/models").get("data") or []
+if not models:
+    sys.exit("e2e: FAIL: /v1/models lists no model")
+model = models[0]["id"]
+print(f"e2e: /v1/models: {', '.join(m['id'] for m in models)}", flush=True)
+answer = call("/v1/completions", {"model": model, "prompt": "The capital of France is",
+                                  "max_tokens": 8, "temperature": 0})
+choices = answer.get("choices") or []
+if not choices or "text" not in choices[0]:
+    sys.exit(f"e2e: FAIL: /v1/completions returned no choices: {json.dumps(answer)[:500]}")
+print(f"e2e: /v1/completions ({model}): {choices[0]['text']!r}", flush=True)
+print("e2e: PASS", flush=True)
+'''.lstrip()
+
+
+def target_url(plan) -> str:
+    """The router Service (standalone), the Gateway, or the model's serving Service."""
+    from manifesto.render.k8s import names
+    from manifesto.render.k8s.model import serving_service_name
+
+    ns = plan.namespace
+    if plan.routing is not None:
+        if plan.routing.frontend == "gateway":
+            # Gateway controllers that provision an in-cluster proxy (Istio among them) name
+            # its Service <gateway>-<class>.
+            host = f"{names.gateway(plan.instance)}-{plan.gateway_class}"
+        else:
+            host = names.epp(plan.instance)
+        return f"http://{host}.{ns}.svc:80"
+    role = next((r for r in plan.roles if r.name == "decode"), plan.roles[0])
+    return f"http://{serving_service_name(plan, role)}.{ns}.svc:{role.layout.public_ports[0]}"
+
+
+def e2e_job(plan, image: str, timeout: float) -> dict:
+    """An unprivileged, CPU-only batch/v1 Job that runs :data:`SCRIPT` against :func:`target_url`."""
+    labels = {**{k: v for k, v in plan.labels.items() if not k.startswith("kueue.x-k8s.io/")},
+              "app.kubernetes.io/component": COMPONENT}
+    pod_security: dict = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+    if plan.platform != "openshift":  # OpenShift's restricted SCC assigns the UID itself
+        pod_security.update(runAsUser=65534, runAsGroup=65534)
+    pod: dict = {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "securityContext": pod_security,
+        "containers": [{
+            "name": "e2e",
+            "image": image,
+            "command": ["python", "-B", "-u", "-c", SCRIPT],
+            "env": [{"name": "MANIFESTO_E2E_URL", "value": target_url(plan)},
+                    {"name": "MANIFESTO_E2E_TIMEOUT", "value": f"{timeout:g}"}],
+            "resources": {"requests": {"cpu": "100m", "memory": "128Mi"},
+                          "limits": {"cpu": "500m", "memory": "256Mi"}},
+            "securityContext": {"allowPrivilegeEscalation": False, "privileged": False,
+                                "readOnlyRootFilesystem": True, "runAsNonRoot": True,
+                                "capabilities": {"drop": ["ALL"]},
+                                "seccompProfile": {"type": "RuntimeDefault"}},
+        }],
+    }
+    if plan.placement.image_pull_secrets:
+        pod["imagePullSecrets"] = [{"name": n} for n in plan.placement.image_pull_secrets]
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": job_name(plan), "namespace": plan.namespace, "labels": labels},
+        "spec": {
+            "backoffLimit": 0,
+            "activeDeadlineSeconds": int(timeout) + PULL_SLACK,
+            "template": {"metadata": {"labels": labels}, "spec": pod},
+        },
+    }
+
+
+# -- cluster steps ----------------------------------------------------------------------
+
+def namespace_manifest(name: str, plan) -> str:
+    labels = {"app.kubernetes.io/managed-by": "manifesto", "app.kubernetes.io/component": COMPONENT,
+              "app.kubernetes.io/instance": plan.instance}
+    owner = plan.labels.get("llm-d.ai/owner")
+    if owner:
+        labels["llm-d.ai/owner"] = owner
+    return json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}})
+
+
+def create_namespace(kube: Kube, plan) -> None:
+    """``kubectl create`` refuses an existing namespace, so an existing one is never reused or deleted."""
+    name = kube.namespace
+    result = run(kube.write("create", "-f", "-", stdin=namespace_manifest(name, plan), namespaced=False, check=False))
+    if not result.ok:
+        low = result.stderr.lower()
+        if "alreadyexists" in low.replace(" ", "") or "already exists" in low:
+            raise OpsError(f"namespace {name} already exists; test e2e needs a fresh namespace "
+                           "(pass another --namespace or omit it)")
+        last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else f"exit {result.returncode}"
+        raise OpsError(f"could not create namespace {name}: {last}")
+    _say(f"created namespace {name}")
+
+
+def delete_namespace(kube: Kube) -> None:
+    result = run(kube.write("delete", "namespace", kube.namespace, "--ignore-not-found", "--wait=false",
+                            namespaced=False, check=False))
+    if result.ok:
+        _say(f"deleting namespace {kube.namespace}")
+    else:
+        last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else f"exit {result.returncode}"
+        _say(f"could not delete namespace {kube.namespace} ({last}); delete it with "
+             f"`kubectl delete namespace {kube.namespace}`")
+
+
+def _job_state(job: dict) -> tuple[str | None, str]:
+    for cond in (job.get("status") or {}).get("conditions") or []:
+        if cond.get("status") != "True":
+            continue
+        if cond.get("type") in ("Complete", "SuccessCriteriaMet"):
+            return "complete", ""
+        if cond.get("type") in ("Failed", "FailureTarget"):
+            return "failed", cond.get("reason") or cond.get("message") or "Failed"
+    return None, ""
+
+
+def wait_job(kube: Kube, name: str, timeout: float, interval: float = 5.0, clock=None, sleep=None) -> tuple[bool, str]:
+    """(succeeded, why) once the Job completes or fails, or ``timeout`` passes."""
+    import time
+
+    clock = clock or time.monotonic
+    sleep = sleep or time.sleep
+    deadline = clock() + timeout
+    while True:
+        result = run(kube.read("get", "jobs.batch", name, "-o", "json", check=False))
+        state, why = _job_state(result.json()) if result.ok else (None, "")
+        if state == "complete":
+            return True, ""
+        if state == "failed":
+            return False, why
+        if clock() >= deadline:
+            return False, f"not finished after {timeout:g}s"
+        sleep(min(interval, max(0.0, deadline - clock())))
+
+
+def job_logs(kube: Kube, name: str) -> None:
+    result = run(kube.read("logs", f"job/{name}", "--all-containers", check=False, retries=1))
+    sys.stdout.write(result.stdout)
+    sys.stdout.flush()
+    if not result.ok:
+        _say(f"could not read the logs of Job {name}")
+
+
+def run_e2e(kube: Kube, plan, objs: list[dict], env: dict[str, str], *, image: str, timeout: float,
+            ready_timeout: float, keep_namespace: bool = False, interval: float = 5.0) -> int:
+    """The whole lifecycle in ``kube.namespace``; the namespace is deleted at the end unless kept."""
+    from manifesto.ops.deploy import deploy
+    from manifesto.ops.lifecycle import wait_ready
+
+    if not env.get("HF_TOKEN", "").strip():
+        raise OpsError("HF_TOKEN is not set; set it in the environment or .env (test e2e creates hf-secret "
+                       "in its namespace)")
+    create_namespace(kube, plan)
+    try:
+        deploy(kube, plan, objs, env)
+        wait_ready(kube, plan, ready_timeout, interval)
+        job = e2e_job(plan, image, timeout)
+        name = job["metadata"]["name"]
+        run(kube.write("create", "-f", "-", stdin=json.dumps(job)))
+        _say(f"Job {name} sends /v1/models and /v1/completions to {target_url(plan)}")
+        ok, why = wait_job(kube, name, timeout + PULL_SLACK, interval)
+        job_logs(kube, name)
+        if not ok:
+            raise OpsError(f"e2e Job {name} in namespace {kube.namespace} failed: {why}")
+        _say(f"e2e passed: {plan.instance} served a completion in namespace {kube.namespace}")
+        return 0
+    finally:
+        if keep_namespace:
+            _say(f"keeping namespace {kube.namespace}; delete it with `kubectl delete namespace {kube.namespace}`")
+        else:
+            delete_namespace(kube)

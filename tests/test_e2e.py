@@ -1,0 +1,377 @@
+"""`manifesto test e2e` against the scripted fake kubectl (tests/fake_kubectl.py).
+
+A small wrapper in front of the fake adds what the e2e lifecycle needs: ``create -f -``
+(Namespace, Job), ``delete namespace``, ``logs``, and pods that become ready on apply.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKE = Path(__file__).resolve().parent / "fake_kubectl.py"
+GB200 = str(ROOT / "clusters/example-gb200.yaml")
+QWEN = str(ROOT / "models/qwen/qwen3-0.6b.yaml")
+AGG = str(ROOT / "models/qwen/aggregated.yaml")
+TOKEN = "hf_SeCrEt_token_123"
+NS = "e2e-ns"
+
+WRAPPER = r'''
+import fcntl, json, os, runpy, sys
+
+FAKE, DIR = __FAKE__, os.environ["FAKE_KUBE_DIR"]
+STATE = os.path.join(DIR, "state.json")
+argv = sys.argv[1:]
+pos, ns, i = [], "default", 0
+while i < len(argv):
+    if argv[i] in ("-n", "--context", "-l", "-o", "-f"):
+        ns = argv[i + 1] if argv[i] == "-n" else ns
+        i += 2
+        continue
+    if not argv[i].startswith("--"):
+        pos.append(argv[i])
+    i += 1
+verb = pos[0] if pos else ""
+
+
+def load():
+    try:
+        return json.load(open(STATE))
+    except FileNotFoundError:
+        return {"objects": [], "config": {}}
+
+
+def save(state):
+    json.dump(state, open(STATE, "w"))
+
+
+def own(rc=0, out="", err=""):
+    stdin = None if sys.stdin.isatty() else sys.stdin.read()
+    with open(os.path.join(DIR, "calls.jsonl"), "a") as f:
+        f.write(json.dumps({"argv": argv, "stdin": stdin or None}) + "\n")
+    return stdin
+
+
+if verb == "create":
+    doc = json.loads(own())
+    state = load()
+    conf = state["config"]
+    doc["metadata"].setdefault("namespace", ns) if doc["kind"] != "Namespace" else None
+    if any(o["kind"] == doc["kind"] and o["metadata"]["name"] == doc["metadata"]["name"]
+           and o["metadata"].get("namespace") == doc["metadata"].get("namespace") for o in state["objects"]):
+        sys.exit(print(f'Error from server (AlreadyExists): {doc["kind"].lower()}s "{doc["metadata"]["name"]}" '
+                       'already exists', file=sys.stderr) or 1)
+    if doc["kind"] == "Job":
+        kind = "Failed" if conf.get("job_fails") else "Complete"
+        doc["status"] = {"conditions": [{"type": kind, "status": "True", "reason": "BackoffLimitExceeded"}]}
+    state["objects"].append(doc)
+    save(state)
+    print(f'{doc["kind"].lower()}/{doc["metadata"]["name"]} created')
+elif verb == "logs":
+    own()
+    print(load()["config"].get("logs", "e2e: PASS"))
+elif verb == "delete" and pos[1:2] == ["namespace"]:
+    own()
+    state = load()
+    state["objects"] = [o for o in state["objects"] if o["metadata"].get("namespace") != pos[2]
+                        and not (o["kind"] == "Namespace" and o["metadata"]["name"] == pos[2])]
+    save(state)
+    print(f'namespace "{pos[2]}" deleted')
+else:
+    sys.argv = [FAKE, *argv]
+    try:
+        runpy.run_path(FAKE, run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code
+    else:
+        code = 0
+    if verb == "apply" and code == 0:  # the "cluster" starts every workload ready
+        state = load()
+        for o in list(state["objects"]):
+            status = {"Deployment": "Available", "Gateway": "Programmed"}.get(o["kind"])
+            if status:
+                o["status"] = {"conditions": [{"type": status, "status": "True"}]}
+            if o["kind"] not in ("Deployment", "LeaderWorkerSet"):
+                continue
+            spec = o["spec"]
+            tpl = spec.get("template") or spec.get("leaderWorkerTemplate", {}).get("workerTemplate")
+            count = spec.get("replicas", 1) * spec.get("leaderWorkerTemplate", {}).get("size", 1)
+            for n in range(count):
+                state["objects"].append({"apiVersion": "v1", "kind": "Pod", "metadata": {
+                    "name": f'{o["metadata"]["name"]}-{n}', "namespace": o["metadata"]["namespace"],
+                    "labels": tpl["metadata"]["labels"]},
+                    "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+        save(state)
+    sys.exit(code)
+'''
+
+
+def _main(argv: list[str]) -> int:
+    from manifesto.cli import e2e_cmds
+    from manifesto.cli.commands import _add
+    from manifesto.errors import ManifestoError
+
+    parser = argparse.ArgumentParser(prog="manifesto")
+    sub = parser.add_subparsers(dest="command", required=True)
+    e2e_cmds.register(sub, _add)
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ManifestoError as exc:
+        print(f"error: {exc.format()}", file=sys.stderr)
+        return 1
+
+
+class Fake:
+    def __init__(self, root: Path, capsys) -> None:
+        self.dir, self.capsys = root, capsys
+
+    @property
+    def state(self) -> dict:
+        path = self.dir / "state.json"
+        return json.loads(path.read_text()) if path.exists() else {"objects": [], "config": {}}
+
+    def configure(self, **config) -> None:
+        state = self.state
+        state["config"].update(config)
+        (self.dir / "state.json").write_text(json.dumps(state))
+
+    def seed(self, *objs: dict) -> None:
+        state = self.state
+        state["objects"].extend(objs)
+        (self.dir / "state.json").write_text(json.dumps(state))
+
+    def calls(self) -> list[dict]:
+        path = self.dir / "calls.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def argvs(self) -> list[list[str]]:
+        return [c["argv"] for c in self.calls()]
+
+    def created(self, kind: str) -> dict:
+        return next(json.loads(c["stdin"]) for c in self.calls()
+                    if c["argv"][-3:] == ["create", "-f", "-"] and json.loads(c["stdin"])["kind"] == kind)
+
+    def applied(self) -> list[dict]:
+        import yaml
+
+        return [d for c in self.calls() if "apply" in c["argv"] and c["stdin"]
+                for d in yaml.safe_load_all(c["stdin"]) if d and d.get("kind") != "Secret"]
+
+    def run(self, *argv: str) -> tuple[int, str, str]:
+        self.capsys.readouterr()
+        rc = _main(list(argv))
+        out, err = self.capsys.readouterr()
+        return rc, out, err
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch, capsys) -> Fake:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    kubectl = bin_dir / "kubectl"
+    kubectl.write_text(f"#!{sys.executable}\n" + WRAPPER.replace("__FAKE__", repr(str(FAKE))))
+    kubectl.chmod(kubectl.stat().st_mode | stat.S_IEXEC)
+    state = tmp_path / "kube"
+    state.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("FAKE_KUBE_DIR", str(state))
+    monkeypatch.setenv("MANIFESTO_NO_CACHE", "1")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    for name in ("MANIFESTO_CLUSTER", "MANIFESTO_NAMESPACE", "MANIFESTO_TRACE", "MANIFESTO_KUBECTL_TIMEOUT",
+                 "MANIFESTO_KUBECTL_RETRIES", "MANIFESTO_RENDER_OUT", "MANIFESTO_CLUSTER_MAP",
+                 "MANIFESTO_ROUTING_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    return Fake(state, capsys)
+
+
+def _e2e(fake: Fake, spec: str, *extra: str) -> tuple[int, str, str]:
+    return fake.run("test", "e2e", spec, "--cluster", GB200, "--user", "u", "--interval", "0", *extra)
+
+
+def _gateway_spec(tmp_path: Path) -> str:
+    path = tmp_path / "aggregated-gateway.yaml"
+    path.write_text(Path(AGG).read_text().replace("routing: {kind: load_aware, target_role: decode}",
+                                                  "routing: {kind: load_aware, target_role: decode, frontend: gateway}"))
+    return str(path)
+
+
+def _verbs(fake: Fake) -> list[str]:
+    out = []
+    for argv in fake.argvs():
+        words = [a for a in argv if not a.startswith("-")]
+        words = words[1:] if argv[:1] == ["-n"] else words
+        out.append(" ".join(words[:2]))
+    return out
+
+
+def test_exact_lifecycle_argv(fake):
+    rc, out, err = _e2e(fake, QWEN, "--namespace", NS)
+    assert rc == 0, err
+    sel = "app.kubernetes.io/managed-by=manifesto,app.kubernetes.io/instance=qwen3-0-6b"
+    argvs = fake.argvs()
+    # the two workload listings of deploy run concurrently, so their order is free
+    assert sorted(argvs[2:4]) == [["-n", NS, "get", "deployments.apps", "-l", sel, "-o", "json"],
+                                  ["-n", NS, "get", "leaderworkersets.leaderworkerset.x-k8s.io", "-l", sel, "-o", "json"]]
+    assert argvs[:2] + argvs[4:] == [
+        ["create", "-f", "-"],  # the namespace; create refuses an existing one
+        ["-n", NS, "apply", "-f", "-"],  # hf-secret over stdin
+        ["-n", NS, "apply", "-f", "-"],
+        ["-n", NS, "get", "pods", "-l", sel, "-o", "json"],  # ready
+        ["-n", NS, "create", "-f", "-"],  # the Job
+        ["-n", NS, "get", "jobs.batch", "qwen3-0-6b-e2e", "-o", "json"],
+        ["-n", NS, "logs", "job/qwen3-0-6b-e2e", "--all-containers"],
+        ["delete", "namespace", NS, "--ignore-not-found", "--wait=false"],
+    ]
+    calls = fake.calls()
+    secret = json.loads(calls[1]["stdin"])
+    assert secret["kind"] == "Secret" and secret["stringData"]["HF_TOKEN"] == TOKEN
+    assert all(TOKEN not in " ".join(c["argv"]) for c in calls)
+    namespace = json.loads(calls[0]["stdin"])
+    assert namespace["kind"] == "Namespace" and namespace["metadata"]["name"] == NS
+    assert "e2e: PASS" in out
+    assert not [o for o in fake.state["objects"] if o["metadata"].get("namespace") == NS]
+
+
+def test_storage_swapped_to_empty_dir_except_shm(fake):
+    assert _e2e(fake, QWEN, "--namespace", NS)[0] == 0
+    deployment = next(o for o in fake.applied() if o["metadata"]["name"] == "qwen3-0-6b-decode")
+    volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"]["volumes"]}
+    assert volumes["shared"] == {"name": "shared", "emptyDir": {}}
+    assert volumes["local-nvme"] == {"name": "local-nvme", "emptyDir": {}}
+    assert volumes["dshm"]["emptyDir"]["medium"] == "Memory"
+    assert all(o["metadata"].get("namespace") in (NS, None) for o in fake.applied())
+
+
+def test_swap_keeps_exporter_host_mounts():
+    from manifesto.ops.e2e import swap_storage
+
+    pod = {"containers": [
+        {"name": "vllm", "volumeMounts": [{"name": "shared", "mountPath": "/mnt"}, {"name": "dshm", "mountPath": "/dev/shm"}]},
+        {"name": "node-exporter", "volumeMounts": [{"name": "host-sys", "mountPath": "/host/sys"}]}],
+        "volumes": [{"name": "shared", "hostPath": {"path": "/mnt"}}, {"name": "dshm", "hostPath": {"path": "/dev/shm"}},
+                    {"name": "host-sys", "hostPath": {"path": "/sys"}}]}
+    lws = {"kind": "LeaderWorkerSet", "spec": {"leaderWorkerTemplate": {"workerTemplate": {"spec": pod}}}}
+    out = swap_storage([lws])
+    vols = out[0]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["volumes"]
+    assert [list(v)[1] for v in vols] == ["emptyDir", "hostPath", "hostPath"]
+    assert pod["volumes"][0] == {"name": "shared", "hostPath": {"path": "/mnt"}}  # input untouched
+
+
+def test_vllm_env_keeps_profile_storage(fake):
+    rc, _, err = _e2e(fake, QWEN, "--namespace", NS, "--vllm-env", "/mnt/shared/u/vllm-envs/feature")
+    assert rc == 0, err
+    deployment = next(o for o in fake.applied() if o["metadata"]["name"] == "qwen3-0-6b-decode")
+    volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"]["volumes"]}
+    assert "persistentVolumeClaim" in volumes["shared"] and "hostPath" in volumes["local-nvme"]
+
+
+def _job_url(job: dict) -> str:
+    env = {e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    return env["MANIFESTO_E2E_URL"]
+
+
+def test_job_targets_per_routing_mode(fake, tmp_path):
+    assert _e2e(fake, QWEN, "--namespace", "a")[0] == 0
+    assert _job_url(fake.created("Job")) == "http://qwen3-0-6b-decode-http.a.svc:8000"
+    (fake.dir / "calls.jsonl").unlink()
+    assert _e2e(fake, AGG, "--namespace", "b")[0] == 0
+    assert _job_url(fake.created("Job")) == "http://qwen3-30b-infpool-epp.b.svc:80"
+    (fake.dir / "calls.jsonl").unlink()
+    rc, _, err = _e2e(fake, _gateway_spec(tmp_path), "--namespace", "c")
+    assert rc == 0, err
+    assert _job_url(fake.created("Job")) == "http://qwen3-30b-gateway-istio.c.svc:80"
+
+
+def test_job_is_unprivileged_cpu_only_and_deterministic(fake):
+    assert _e2e(fake, AGG, "--namespace", NS, "--timeout", "42", "--image", "mirror.local/python:3.12")[0] == 0
+    job = fake.created("Job")
+    assert job["apiVersion"] == "batch/v1" and job["metadata"]["name"] == "qwen3-30b-e2e"
+    pod = job["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    assert c["image"] == "mirror.local/python:3.12"
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert c["securityContext"]["allowPrivilegeEscalation"] is False
+    assert c["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert set(c["resources"]["limits"]) == {"cpu", "memory"}
+    assert not any("kueue" in k for k in json.dumps(job["metadata"]["labels"]).split('"'))
+    assert {"name": "MANIFESTO_E2E_TIMEOUT", "value": "42"} in c["env"]
+    script = c["command"][-1]
+    assert "/v1/models" in script and "/v1/completions" in script and "max_tokens" in script
+    compile(script, "e2e", "exec")
+
+
+def test_default_image_and_random_namespace_only_in_name(fake):
+    rc, _, err = _e2e(fake, QWEN)
+    assert rc == 0, err
+    ns = json.loads(fake.calls()[0]["stdin"])["metadata"]["name"]
+    assert ns.startswith("manifesto-e2e-qwen3-0-6b-") and len(ns) <= 63
+    job = fake.created("Job")
+    assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "python:3.12-alpine"
+    first = json.dumps(job).replace(ns, "NS")
+    (fake.dir / "calls.jsonl").unlink()
+    assert _e2e(fake, QWEN)[0] == 0
+    ns2 = json.loads(fake.calls()[0]["stdin"])["metadata"]["name"]
+    assert ns2 != ns and json.dumps(fake.created("Job")).replace(ns2, "NS") == first
+
+
+def test_cleanup_on_job_failure(fake):
+    fake.configure(job_fails=True, logs="e2e: FAIL: /v1/completions answered HTTP 400")
+    rc, out, err = _e2e(fake, QWEN, "--namespace", NS)
+    assert rc == 1
+    assert "HTTP 400" in out
+    assert "error: e2e Job qwen3-0-6b-e2e in namespace e2e-ns failed: BackoffLimitExceeded" in err
+    assert fake.argvs()[-1] == ["delete", "namespace", NS, "--ignore-not-found", "--wait=false"]
+
+
+def test_cleanup_on_deploy_failure(fake):
+    fake.configure(fail={"apply": {"times": 1, "stderr": "error: forbidden", "rc": 1}})
+    rc, _, err = _e2e(fake, QWEN, "--namespace", NS)
+    assert rc == 1 and "could not create or update hf-secret" in err
+    assert fake.argvs()[-1] == ["delete", "namespace", NS, "--ignore-not-found", "--wait=false"]
+    assert "create" not in [a for argv in fake.argvs()[1:] for a in argv]
+
+
+def test_keep_namespace(fake):
+    rc, _, err = _e2e(fake, QWEN, "--namespace", NS, "--keep-namespace")
+    assert rc == 0, err
+    assert not any("namespace" in argv and "delete" in argv for argv in fake.argvs())
+    assert "keeping namespace e2e-ns" in err
+    assert [o["metadata"]["name"] for o in fake.state["objects"] if o["kind"] == "Job"] == ["qwen3-0-6b-e2e"]
+
+
+def test_existing_namespace_refused_and_not_deleted(fake):
+    fake.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    rc, _, err = _e2e(fake, QWEN, "--namespace", NS)
+    assert rc == 1
+    assert "namespace e2e-ns already exists" in err
+    assert fake.argvs() == [["create", "-f", "-"]]
+    assert any(o["kind"] == "Namespace" for o in fake.state["objects"])
+
+
+def test_missing_hf_token(fake, monkeypatch):
+    monkeypatch.delenv("HF_TOKEN")
+    rc, _, err = _e2e(fake, QWEN, "--namespace", NS)
+    assert rc == 1 and "HF_TOKEN is not set" in err
+    assert fake.argvs() == []
+
+
+def test_bad_namespace_name(fake):
+    rc, _, err = _e2e(fake, QWEN, "--namespace", "Bad_Name")
+    assert rc == 1 and "not a valid DNS label" in err and fake.argvs() == []
+
+
+def test_default_namespace_is_a_dns_label():
+    from manifesto.ops.e2e import default_namespace
+
+    name = default_namespace("x" * 80, "abc123")
+    assert len(name) <= 63 and name.endswith("-abc123") and name.startswith("manifesto-e2e-x")
