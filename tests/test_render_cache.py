@@ -96,3 +96,14 @@ def test_cache_can_be_turned_off(tree):
     _render(tree)
     _, heavy = _render(tree, env_extra={"MANIFESTO_NO_CACHE": "1"})
     assert "pydantic" in heavy
+
+
+def test_a_user_profile_shadowing_a_bundled_one_is_a_miss(tree):
+    (tree / "base.yaml").write_text(BASE.replace("roles:", "routing: {kind: load_aware}\nroles:"))
+    first, _ = _render(tree, "--routing-profile", "kv-aware")
+    home = tree / "home" / "routing"
+    home.mkdir(parents=True)
+    bundled = (Path(__file__).resolve().parent.parent / "routing" / "kv-aware.yaml").read_text()
+    (home / "kv-aware.yaml").write_text("# a user's own copy\n" + bundled)
+    second, heavy = _render(tree, "--routing-profile", "kv-aware", env_extra={"MANIFESTO_CONFIG_HOME": str(tree / "home")})
+    assert "pydantic" in heavy and "# a user's own copy" in second and first != second

@@ -143,7 +143,10 @@ def _render(args, command: str = "render manifest") -> tuple[str, str]:
     cluster_path = os.path.abspath(find("clusters", context.pick_cluster(args.cluster, env, args.context)))
     spec_path = os.path.abspath(find("models", args.spec))
     raw = context.raw_options(args, env)
-    request = {"command": command, "spec": spec_path, "cluster": cluster_path, "options": raw}
+    # Names resolve through the catalogs, so key on the files they resolve to: a user entry
+    # that starts shadowing a bundled one must not be answered from the old entry.
+    routing = os.path.abspath(find("routing", raw["routing_profile"])) if raw["routing_profile"] else None
+    request = {"command": command, "spec": spec_path, "cluster": cluster_path, "routing": routing, "options": raw}
     directory = rendercache.cache_dir(env)
     hit = rendercache.lookup(directory, request)
     if hit is not None:
