@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import stat
 import sys
 from pathlib import Path
 
 import pytest
 
+from kubefake import FAKE, TOKEN, FakeCluster, install
+
 ROOT = Path(__file__).resolve().parent.parent
-FAKE = Path(__file__).resolve().parent / "fake_kubectl.py"
 GB200 = str(ROOT / "clusters/example-gb200.yaml")
 QWEN = str(ROOT / "models/qwen/qwen3-0.6b.yaml")
 AGG = str(ROOT / "models/qwen/aggregated.yaml")
-TOKEN = "hf_SeCrEt_token_123"
 NS = "e2e-ns"
 
 WRAPPER = r'''
@@ -128,72 +127,12 @@ def _main(argv: list[str]) -> int:
         return 1
 
 
-class Fake:
-    def __init__(self, root: Path, capsys) -> None:
-        self.dir, self.capsys = root, capsys
-
-    @property
-    def state(self) -> dict:
-        path = self.dir / "state.json"
-        return json.loads(path.read_text()) if path.exists() else {"objects": [], "config": {}}
-
-    def configure(self, **config) -> None:
-        state = self.state
-        state["config"].update(config)
-        (self.dir / "state.json").write_text(json.dumps(state))
-
-    def seed(self, *objs: dict) -> None:
-        state = self.state
-        state["objects"].extend(objs)
-        (self.dir / "state.json").write_text(json.dumps(state))
-
-    def calls(self) -> list[dict]:
-        path = self.dir / "calls.jsonl"
-        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-    def argvs(self) -> list[list[str]]:
-        return [c["argv"] for c in self.calls()]
-
-    def created(self, kind: str) -> dict:
-        return next(json.loads(c["stdin"]) for c in self.calls()
-                    if c["argv"][-3:] == ["create", "-f", "-"] and json.loads(c["stdin"])["kind"] == kind)
-
-    def applied(self) -> list[dict]:
-        import yaml
-
-        return [d for c in self.calls() if "apply" in c["argv"] and c["stdin"]
-                for d in yaml.safe_load_all(c["stdin"]) if d and d.get("kind") != "Secret"]
-
-    def run(self, *argv: str) -> tuple[int, str, str]:
-        self.capsys.readouterr()
-        rc = _main(list(argv))
-        out, err = self.capsys.readouterr()
-        return rc, out, err
-
-
 @pytest.fixture
-def fake(tmp_path, monkeypatch, capsys) -> Fake:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    kubectl = bin_dir / "kubectl"
-    kubectl.write_text(f"#!{sys.executable}\n" + WRAPPER.replace("__FAKE__", repr(str(FAKE))))
-    kubectl.chmod(kubectl.stat().st_mode | stat.S_IEXEC)
-    state = tmp_path / "kube"
-    state.mkdir()
-    monkeypatch.setenv("PATH", str(bin_dir))
-    monkeypatch.setenv("FAKE_KUBE_DIR", str(state))
-    monkeypatch.setenv("MANIFESTO_NO_CACHE", "1")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("HF_TOKEN", TOKEN)
-    for name in ("MANIFESTO_CLUSTER", "MANIFESTO_NAMESPACE", "MANIFESTO_TRACE", "MANIFESTO_KUBECTL_TIMEOUT",
-                 "MANIFESTO_KUBECTL_RETRIES", "MANIFESTO_RENDER_OUT", "MANIFESTO_CLUSTER_MAP",
-                 "MANIFESTO_ROUTING_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)
-    return Fake(state, capsys)
+def fake(tmp_path, monkeypatch, capsys) -> FakeCluster:
+    return FakeCluster(install(tmp_path, monkeypatch, WRAPPER.replace("__FAKE__", repr(str(FAKE)))), capsys, _main)
 
 
-def _e2e(fake: Fake, spec: str, *extra: str) -> tuple[int, str, str]:
+def _e2e(fake: FakeCluster, spec: str, *extra: str) -> tuple[int, str, str]:
     return fake.run("test", "e2e", spec, "--cluster", GB200, "--user", "u", "--interval", "0", *extra)
 
 
@@ -204,7 +143,7 @@ def _gateway_spec(tmp_path: Path) -> str:
     return str(path)
 
 
-def _verbs(fake: Fake) -> list[str]:
+def _verbs(fake: FakeCluster) -> list[str]:
     out = []
     for argv in fake.argvs():
         words = [a for a in argv if not a.startswith("-")]

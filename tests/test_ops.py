@@ -8,20 +8,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import stat
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from kubefake import FAKE, TOKEN, FakeCluster, install
+
 ROOT = Path(__file__).resolve().parent.parent
-FAKE = Path(__file__).resolve().parent / "fake_kubectl.py"
 GB200 = str(ROOT / "clusters/example-gb200.yaml")
 QWEN = str(ROOT / "models/qwen/qwen3-0.6b.yaml")
 AGG = str(ROOT / "models/qwen/aggregated.yaml")
 DSV4 = str(ROOT / "models/deepseek-v4/1P-EP8-1D-EP8.yaml")
-TOKEN = "hf_SeCrEt_token_123"
 SEL = "app.kubernetes.io/managed-by=manifesto"
 ALL_TYPES = ["gateways.gateway.networking.k8s.io", "httproutes.gateway.networking.k8s.io",
              "inferencepools.inference.networking.k8s.io", "leaderworkersets.leaderworkerset.x-k8s.io",
@@ -46,66 +45,9 @@ def _main(argv: list[str]) -> int:
         return 1
 
 
-class Fake:
-    def __init__(self, root: Path, capsys) -> None:
-        self.dir = root
-        self.capsys = capsys
-
-    @property
-    def state(self) -> dict:
-        path = self.dir / "state.json"
-        return json.loads(path.read_text()) if path.exists() else {"objects": [], "config": {}}
-
-    def configure(self, **config) -> None:
-        state = self.state
-        state["config"].update(config)
-        (self.dir / "state.json").write_text(json.dumps(state))
-
-    def seed(self, *objs: dict) -> None:
-        state = self.state
-        state["objects"].extend(objs)
-        (self.dir / "state.json").write_text(json.dumps(state))
-
-    def calls(self) -> list[dict]:
-        path = self.dir / "calls.jsonl"
-        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-    def argvs(self) -> list[list[str]]:
-        return [c["argv"] for c in self.calls()]
-
-    def reset_log(self) -> None:
-        (self.dir / "calls.jsonl").unlink(missing_ok=True)
-
-    def run(self, *argv: str) -> tuple[int, str, str]:
-        self.capsys.readouterr()
-        rc = _main(list(argv))
-        out, err = self.capsys.readouterr()
-        return rc, out, err
-
-    def objects(self, kind: str) -> list[str]:
-        return sorted(o["metadata"]["name"] for o in self.state["objects"] if o["kind"] == kind)
-
-
 @pytest.fixture
-def fake(tmp_path, monkeypatch, capsys) -> Fake:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    kubectl = bin_dir / "kubectl"
-    kubectl.write_text(f"#!{sys.executable}\n" + FAKE.read_text())
-    kubectl.chmod(kubectl.stat().st_mode | stat.S_IEXEC)
-    state = tmp_path / "kube"
-    state.mkdir()
-    monkeypatch.setenv("PATH", str(bin_dir))  # no fzf: the picker falls back to a numbered prompt
-    monkeypatch.setenv("FAKE_KUBE_DIR", str(state))
-    monkeypatch.setenv("MANIFESTO_NO_CACHE", "1")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("HF_TOKEN", TOKEN)
-    for name in ("MANIFESTO_CLUSTER", "MANIFESTO_NAMESPACE", "MANIFESTO_TRACE", "MANIFESTO_KUBECTL_TIMEOUT",
-                 "MANIFESTO_KUBECTL_RETRIES", "MANIFESTO_RENDER_OUT", "MANIFESTO_CLUSTER_MAP",
-                 "MANIFESTO_ROUTING_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)
-    return Fake(state, capsys)
+def fake(tmp_path, monkeypatch, capsys) -> FakeCluster:
+    return FakeCluster(install(tmp_path, monkeypatch, FAKE.read_text()), capsys, _main)
 
 
 def _cluster(tmp_path: Path, name: str, extra: str = "", dra: bool = False) -> str:
@@ -127,7 +69,7 @@ def _gateway_spec(tmp_path: Path) -> str:
     return str(path)
 
 
-def _deploy(fake: Fake, spec: str, cluster: str = GB200, *extra: str) -> tuple[int, str, str]:
+def _deploy(fake: FakeCluster, spec: str, cluster: str = GB200, *extra: str) -> tuple[int, str, str]:
     return fake.run("deploy", spec, "--cluster", cluster, "--user", "u", "--namespace", "ns", *extra)
 
 
@@ -138,7 +80,7 @@ def _get(kind: str, instance: str) -> list[str]:
 APPLY_STDIN = ["-n", "ns", "apply", "-f", "-"]
 
 
-def _no_token_leaks(fake: Fake, *texts: str) -> None:
+def _no_token_leaks(fake: FakeCluster, *texts: str) -> None:
     calls = fake.calls()
     assert all(TOKEN not in " ".join(c["argv"]) for c in calls)
     secret_calls = [c for c in calls if c["stdin"] and TOKEN in c["stdin"]]
@@ -493,7 +435,7 @@ def test_picker_uses_fzf_when_present(tmp_path):
 
 # -- ready ------------------------------------------------------------------------------
 
-def _mark_ready(fake: Fake, instance: str, pods: dict[str, int]) -> None:
+def _mark_ready(fake: FakeCluster, instance: str, pods: dict[str, int]) -> None:
     state = fake.state
     for o in state["objects"]:
         if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("-epp"):

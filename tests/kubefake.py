@@ -1,0 +1,93 @@
+"""Shared harness for tests that drive kubectl-using commands against tests/fake_kubectl.py.
+
+``install`` puts a fake ``kubectl`` first on PATH with a clean environment; ``FakeCluster``
+reads the fake's object state and call log and runs CLI commands in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+from pathlib import Path
+from typing import Callable
+
+FAKE = Path(__file__).resolve().parent / "fake_kubectl.py"
+TOKEN = "hf_SeCrEt_token_123"
+_AMBIENT = ("MANIFESTO_CLUSTER", "MANIFESTO_NAMESPACE", "MANIFESTO_TRACE", "MANIFESTO_KUBECTL_TIMEOUT",
+            "MANIFESTO_KUBECTL_RETRIES", "MANIFESTO_RENDER_OUT", "MANIFESTO_CLUSTER_MAP",
+            "MANIFESTO_ROUTING_PROFILE")
+
+
+def install(tmp_path: Path, monkeypatch, script: str) -> Path:
+    """Write ``script`` (Python source) as ``kubectl`` on a PATH of its own; returns the state dir."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    kubectl = bin_dir / "kubectl"
+    kubectl.write_text(f"#!{sys.executable}\n" + script)
+    kubectl.chmod(kubectl.stat().st_mode | stat.S_IEXEC)
+    state = tmp_path / "kube"
+    state.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))  # no fzf: the picker falls back to a numbered prompt
+    monkeypatch.setenv("FAKE_KUBE_DIR", str(state))
+    monkeypatch.setenv("MANIFESTO_NO_CACHE", "1")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    for name in _AMBIENT:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    return state
+
+
+class FakeCluster:
+    def __init__(self, root: Path, capsys, main: Callable[[list[str]], int]) -> None:
+        self.dir = root
+        self.capsys = capsys
+        self.main = main
+
+    @property
+    def state(self) -> dict:
+        path = self.dir / "state.json"
+        return json.loads(path.read_text()) if path.exists() else {"objects": [], "config": {}}
+
+    def _write(self, state: dict) -> None:
+        (self.dir / "state.json").write_text(json.dumps(state))
+
+    def configure(self, **config) -> None:
+        state = self.state
+        state["config"].update(config)
+        self._write(state)
+
+    def seed(self, *objs: dict) -> None:
+        state = self.state
+        state["objects"].extend(objs)
+        self._write(state)
+
+    def calls(self) -> list[dict]:
+        path = self.dir / "calls.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def argvs(self) -> list[list[str]]:
+        return [c["argv"] for c in self.calls()]
+
+    def reset_log(self) -> None:
+        (self.dir / "calls.jsonl").unlink(missing_ok=True)
+
+    def objects(self, kind: str) -> list[str]:
+        return sorted(o["metadata"]["name"] for o in self.state["objects"] if o["kind"] == kind)
+
+    def created(self, kind: str) -> dict:
+        return next(json.loads(c["stdin"]) for c in self.calls()
+                    if c["argv"][-3:] == ["create", "-f", "-"] and json.loads(c["stdin"])["kind"] == kind)
+
+    def applied(self) -> list[dict]:
+        import yaml
+
+        return [d for c in self.calls() if "apply" in c["argv"] and c["stdin"]
+                for d in yaml.safe_load_all(c["stdin"]) if d and d.get("kind") != "Secret"]
+
+    def run(self, *argv: str) -> tuple[int, str, str]:
+        self.capsys.readouterr()
+        rc = self.main(list(argv))
+        out, err = self.capsys.readouterr()
+        return rc, out, err
