@@ -99,15 +99,10 @@ def hash_file(path: str) -> tuple[tuple[int, int, int], str, bool] | None:
 
 
 def atomic_write(path: str, data: bytes) -> tuple[int, int, int]:
-    """Write ``data`` to ``path`` through a temporary file and ``os.replace``.
+    """Write ``data`` to ``path`` atomically (readers, and a build killed half-way, see the
+    old or the new bytes, never a mix). Returns the signature of the new file; temporary
+    files carry ``TMP_MARK`` so out/ pruning can remove ones a killed build left."""
+    from manifesto.fsutil import write_atomic
 
-    Readers (and a build killed half-way) see either the old or the new bytes,
-    never a mix. Returns the signature of the new file.
-    """
-    directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}{TMP_MARK}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    write_atomic(path, data, suffix=TMP_MARK, durable=False)
     return signature(path)
