@@ -6,12 +6,12 @@ A small wrapper in front of the fake adds what the e2e lifecycle needs: ``create
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
 
 import pytest
+
+from manifesto.cli import main
 
 from kubefake import FAKE, TOKEN, FakeCluster, install
 
@@ -111,25 +111,9 @@ else:
 '''
 
 
-def _main(argv: list[str]) -> int:
-    from manifesto.cli import e2e_cmds
-    from manifesto.cli.commands import _add
-    from manifesto.errors import ManifestoError
-
-    parser = argparse.ArgumentParser(prog="manifesto")
-    sub = parser.add_subparsers(dest="command", required=True)
-    e2e_cmds.register(sub, _add)
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except ManifestoError as exc:
-        print(f"error: {exc.format()}", file=sys.stderr)
-        return 1
-
-
 @pytest.fixture
 def fake(tmp_path, monkeypatch, capsys) -> FakeCluster:
-    return FakeCluster(install(tmp_path, monkeypatch, WRAPPER.replace("__FAKE__", repr(str(FAKE)))), capsys, _main)
+    return FakeCluster(install(tmp_path, monkeypatch, WRAPPER.replace("__FAKE__", repr(str(FAKE)))), capsys, main)
 
 
 def _e2e(fake: FakeCluster, spec: str, *extra: str) -> tuple[int, str, str]:

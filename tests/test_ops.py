@@ -6,13 +6,13 @@ argv and stdin, so these tests assert exact kubectl call sequences without a clu
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from manifesto.cli import main
 
 from kubefake import FAKE, TOKEN, FakeCluster, install
 
@@ -28,26 +28,9 @@ ALL_TYPES = ["gateways.gateway.networking.k8s.io", "httproutes.gateway.networkin
              "rolebindings.rbac.authorization.k8s.io", "roles.rbac.authorization.k8s.io", "serviceaccounts", "pods"]
 
 
-def _main(argv: list[str]) -> int:
-    """The CLI's dispatch, with only the ops commands mounted."""
-    from manifesto.cli import ops_cmds
-    from manifesto.cli.commands import _add
-    from manifesto.errors import ManifestoError
-
-    parser = argparse.ArgumentParser(prog="manifesto")
-    sub = parser.add_subparsers(dest="command", required=True)
-    ops_cmds.register(sub, _add)
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except ManifestoError as exc:
-        print(f"error: {exc.format()}", file=sys.stderr)
-        return 1
-
-
 @pytest.fixture
 def fake(tmp_path, monkeypatch, capsys) -> FakeCluster:
-    return FakeCluster(install(tmp_path, monkeypatch, FAKE.read_text()), capsys, _main)
+    return FakeCluster(install(tmp_path, monkeypatch, FAKE.read_text()), capsys, main)
 
 
 def _cluster(tmp_path: Path, name: str, extra: str = "", dra: bool = False) -> str:
