@@ -5,7 +5,7 @@
 Prints: cold build with ``--jobs 1`` and ``--jobs 2``, a no-op build, and a build
 after editing one spec. ``real`` uses ``manifesto.target`` on copies of the bundled
 examples (every bundled spec extended into many variants); ``fake`` uses the test
-renderer (``tests/build/fake_renderer.py``) spinning ``--render-ms`` per render,
+renderer (``tests/build_graph/fake_renderer.py``) spinning ``--render-ms`` per render,
 close to the in-process render budget. ``auto`` picks real when it is importable.
 """
 
@@ -57,7 +57,7 @@ def main() -> None:
 
 def _noop_commands() -> list[tuple[str, list[str]]]:
     """The no-op build as the build module runs it, and through the main CLI."""
-    commands = [("python -m manifesto.build build //::", _argv("build", "//::"))]
+    commands = [("python -m manifesto.build_graph build //::", _argv("build", "//::"))]
     script = Path(sys.executable).parent / "manifesto"
     if script.is_file():
         commands.append(("manifesto build //::", [str(script), "build", "//::"]))
@@ -97,7 +97,7 @@ def _renderer_kind(choice: str) -> str:
 
 
 def _argv(*args: str) -> list[str]:
-    return [sys.executable, "-m", "manifesto.build", *args]
+    return [sys.executable, "-m", "manifesto.build_graph", *args]
 
 
 def _runner(root: Path, env: dict):

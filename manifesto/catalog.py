@@ -61,7 +61,7 @@ def find(kind: str, ref: str, environ: dict[str, str] | None = None) -> Path:
     """A path for ``ref``: a build address (``//models/qwen:aggregated``), an existing file
     path, else a user or bundled catalog name."""
     if ref.startswith("//"):
-        from manifesto.build.api import target_path
+        from manifesto.build_graph.api import target_path
 
         return target_path(ref)
     path = Path(ref)

@@ -143,7 +143,7 @@ def test_upstream_non_indexed_job_renders_and_validates(gb200):
 
 
 def test_cli_render_workload_prints_header_and_yaml(gb200, capsys, monkeypatch):
-    from manifesto.build.cli import formatter
+    from manifesto.build_graph.cli import formatter
     from manifesto.cli import workload_cmds
 
     for name in ("MANIFESTO_CLUSTER", "MANIFESTO_NAMESPACE"):

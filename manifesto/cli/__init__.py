@@ -44,7 +44,7 @@ def get_parser(selected: str | None = None) -> argparse.ArgumentParser:
     from manifesto import __version__
     from manifesto.cli import commands
 
-    from manifesto.build.cli import formatter
+    from manifesto.build_graph.cli import formatter
 
     parser = argparse.ArgumentParser(
         prog="manifesto",

@@ -34,7 +34,7 @@ def _spec_args(p: argparse.ArgumentParser, render: bool = True) -> None:
 
 def _add(sub, name: str, **kwargs):
     """A subcommand parser whose help is sized without importing shutil."""
-    from manifesto.build.cli import formatter
+    from manifesto.build_graph.cli import formatter
 
     return sub.add_parser(name, formatter_class=formatter(), **kwargs)
 
@@ -94,7 +94,7 @@ def register(sub) -> None:
     slurm_cmds.register(sub, _add, _spec_args)
 
     try:
-        from manifesto.build.cli import register as register_build
+        from manifesto.build_graph.cli import register as register_build
     except ImportError:  # the build package is optional in a partial install
         return
     register_build(sub)

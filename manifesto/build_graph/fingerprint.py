@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from manifesto.build.fsio import dir_signature
+from manifesto.build_graph.fsio import dir_signature
 
 __all__ = ["code_digest"]
 
@@ -29,7 +29,7 @@ def code_digest(state: dict, stat, renderer: str) -> str:
         if digests == cached[4]:
             return cached[5]
         if None not in digests:
-            from manifesto.build.keys import combine
+            from manifesto.build_graph.keys import combine
 
             value = combine(_label(renderer), cached[2], digests)
             state["code"] = cached[:4] + (digests, value)
@@ -50,8 +50,8 @@ def _dirs_unchanged(dirs: dict) -> bool:
 
 
 def _refresh(state: dict, stat, renderer: str) -> str:
-    from manifesto.build import renderer as renderers
-    from manifesto.build.keys import combine
+    from manifesto.build_graph import renderer as renderers
+    from manifesto.build_graph.keys import combine
 
     paths = sorted({os.path.abspath(p) for p in renderers.load(renderer).code_fingerprint_paths()})
     now = time.time_ns()

@@ -30,7 +30,7 @@ def copy_examples(dest: Path) -> Path:
 
 def cli(root: Path, *args: str, **env) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if k != "MANIFESTO_BUILD_RENDERER"}
-    return subprocess.run([sys.executable, "-m", "manifesto.build", *args], cwd=root, env={**clean, **env},
+    return subprocess.run([sys.executable, "-m", "manifesto.build_graph", *args], cwd=root, env={**clean, **env},
                           capture_output=True, text=True, timeout=600)
 
 
@@ -75,10 +75,10 @@ def test_noop_build_renders_nothing_and_imports_nothing_heavy(built):
     clean = [f"--cluster={c}" for c in sorted({r["cluster"] for r in report["pairs"]} - failing)]
     proc = cli(root, "build", "//::", *clean, "--output", "json")
     assert json.loads(proc.stdout)["pairs"] and rendered(proc) == []
-    trace = subprocess.run([sys.executable, "-X", "importtime", "-m", "manifesto.build", "build", "//::", *clean],
+    trace = subprocess.run([sys.executable, "-X", "importtime", "-m", "manifesto.build_graph", "build", "//::", *clean],
                            cwd=root, capture_output=True, text=True, env={**os.environ, "MANIFESTO_BUILD_RENDERER": ""})
     imported = set(re.findall(r"\|\s*([\w.]+)\s*$", trace.stderr, re.M))
-    assert "manifesto.build.engine" in imported
+    assert "manifesto.build_graph.engine" in imported
     assert not imported.intersection(HEAVY)
 
 

@@ -27,7 +27,7 @@ later build neither imports ruamel nor parses YAML while BUILD.yaml is unchanged
 
 from __future__ import annotations
 
-from manifesto.build.renderer import OPTION_FIELDS
+from manifesto.build_graph.renderer import OPTION_FIELDS
 
 __all__ = ["KINDS", "OPTION_FIELDS", "parse_buildfile", "origin_of"]
 
@@ -171,7 +171,7 @@ class _Checker:
         return norm
 
     def sources(self, value, path: tuple) -> tuple[tuple, tuple]:
-        from manifesto.build.globs import GlobError, compile_glob
+        from manifesto.build_graph.globs import GlobError, compile_glob
 
         if not isinstance(value, list) or not value:
             self.fail(path, f"expected a non-empty list of glob patterns, got {_kind(value)}")

@@ -8,7 +8,7 @@ a single-target address: an incompatible explicit pair is an error, not a skip.
 
 from __future__ import annotations
 
-from manifesto.build.addresses import match, parse_address
+from manifesto.build_graph.addresses import match, parse_address
 
 __all__ = ["select_pairs"]
 

@@ -10,10 +10,10 @@ import fake_renderer
 import pytest
 from buildkit import TREE, make_tree, write_files
 
-from manifesto.build import api
-from manifesto.build.addresses import parse_address
-from manifesto.build.globs import GlobError, compile_glob, select
-from manifesto.build.state import load_state, new_state, save_state
+from manifesto.build_graph import api
+from manifesto.build_graph.addresses import parse_address
+from manifesto.build_graph.globs import GlobError, compile_glob, select
+from manifesto.build_graph.state import load_state, new_state, save_state
 from manifesto.errors import BuildError, IncompatiblePairError
 
 
@@ -124,7 +124,7 @@ def test_state_round_trips_and_rejects_damage(tmp_path):
 def test_task_cache_collection_keeps_referenced_and_newest_entries(tmp_path):
     import os
 
-    from manifesto.build.taskcache import TaskCache
+    from manifesto.build_graph.taskcache import TaskCache
 
     cache = TaskCache(str(tmp_path), None)
     for i in range(10):
@@ -192,11 +192,11 @@ def test_addresses_parse(text, kind, directory, name, single):
 def test_register_declares_every_command_without_importing_the_engine():
     code = (
         "import argparse, sys\n"
-        "from manifesto.build.cli import formatter, register\n"
+        "from manifesto.build_graph.cli import formatter, register\n"
         "p = argparse.ArgumentParser(formatter_class=formatter()); register(p.add_subparsers(dest='cmd'))\n"
         "a = p.parse_args(['build', '//models::', '--check', '-j', '2', '--cluster', 'c', '--changed-since', 'HEAD'])\n"
         "assert a.func.__name__ == '_run_build' and a.jobs == 2 and a.cluster == ['c']\n"
-        "heavy = [m for m in sys.modules if m.startswith('manifesto.build.') and m != 'manifesto.build.cli']\n"
+        "heavy = [m for m in sys.modules if m.startswith('manifesto.build_graph.') and m != 'manifesto.build_graph.cli']\n"
         "heavy += [m for m in ('msgspec', 'ruamel', 'pydantic', 'shutil') if m in sys.modules]\n"
         "print(sorted(heavy))\n"
     )
@@ -208,7 +208,7 @@ def test_register_declares_every_command_without_importing_the_engine():
     ["list"], ["deps", "//:x"], ["dependents", "f"], ["matrix", "--format", "github"], ["clean", "--all"],
 ])
 def test_every_command_has_a_handler(argv):
-    from manifesto.build.cli import register
+    from manifesto.build_graph.cli import register
 
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers(dest="cmd"))
@@ -216,7 +216,7 @@ def test_every_command_has_a_handler(argv):
 
 
 def test_jobs_must_be_positive(capsys):
-    from manifesto.build.cli import register
+    from manifesto.build_graph.cli import register
 
     parser = argparse.ArgumentParser(prog="m")
     register(parser.add_subparsers(dest="cmd"))
@@ -226,12 +226,12 @@ def test_jobs_must_be_positive(capsys):
 
 
 def test_public_api_is_pinned():
-    import manifesto.build
+    import manifesto.build_graph
 
-    assert manifesto.build.__all__ == [
+    assert manifesto.build_graph.__all__ == [
         "artifact_for", "build", "clean", "deps", "dependents", "list_targets", "matrix", "target_path",
     ]
-    assert all(callable(getattr(manifesto.build, name)) for name in manifesto.build.__all__)
+    assert all(callable(getattr(manifesto.build_graph, name)) for name in manifesto.build_graph.__all__)
 
 
 def test_make_tree_helper_matches_the_fake_renderer_contract(tmp_path):

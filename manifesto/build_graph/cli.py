@@ -1,7 +1,7 @@
 """The build commands: ``build``, ``list``, ``deps``, ``dependents``, ``matrix``, ``clean``.
 
 ``register(subparsers)`` only declares parsers (no imports, no I/O), so completion
-and ``--help`` stay fast; each handler imports ``manifesto.build.api`` and calls
+and ``--help`` stay fast; each handler imports ``manifesto.build_graph.api`` and calls
 one function. Handlers return the exit code and raise ``ManifestoError``s.
 """
 
@@ -146,7 +146,7 @@ def _print_json(value) -> None:
 
 
 def _run_build(args) -> int:
-    from manifesto.build import api
+    from manifesto.build_graph import api
 
     report = api.build(args.addresses, clusters=args.cluster, changed_since=args.changed_since,
                        check=args.check, jobs=args.jobs)
@@ -160,7 +160,7 @@ def _run_build(args) -> int:
 
 
 def _run_list(args) -> int:
-    from manifesto.build import api
+    from manifesto.build_graph import api
 
     targets = api.list_targets(args.addresses)
     if args.output == "json":
@@ -171,7 +171,7 @@ def _run_list(args) -> int:
 
 
 def _run_deps(args) -> int:
-    from manifesto.build import api
+    from manifesto.build_graph import api
 
     found = api.deps(args.address, clusters=args.cluster)
     if args.output == "json":
@@ -182,7 +182,7 @@ def _run_deps(args) -> int:
 
 
 def _run_dependents(args) -> int:
-    from manifesto.build import api
+    from manifesto.build_graph import api
 
     rows = api.dependents(args.file)
     if args.output == "json":
@@ -195,7 +195,7 @@ def _run_dependents(args) -> int:
 def _run_matrix(args) -> int:
     import json
 
-    from manifesto.build import api
+    from manifesto.build_graph import api
 
     rows = api.matrix(args.addresses, clusters=args.cluster, changed_since=args.changed_since)
     if args.format == "github":
@@ -210,7 +210,7 @@ def _run_matrix(args) -> int:
 
 
 def _run_clean(args) -> int:
-    from manifesto.build import api
+    from manifesto.build_graph import api
 
     removed = api.clean(artifacts=args.artifacts)
     print(f"removed {len(removed)} path{'' if len(removed) == 1 else 's'}" + "".join(f"\n  {r}" for r in removed))

@@ -16,13 +16,13 @@ import gc
 import os
 import time
 
-from manifesto.build import outdir
-from manifesto.build.fingerprint import code_digest
-from manifesto.build.fsio import dir_signature, signature
-from manifesto.build.graph import build_graph
-from manifesto.build.state import PairRecord, load_state, save_state
-from manifesto.build.statcache import StatCache
-from manifesto.build.workspace import BUILD_FILE
+from manifesto.build_graph import outdir
+from manifesto.build_graph.fingerprint import code_digest
+from manifesto.build_graph.fsio import dir_signature, signature
+from manifesto.build_graph.graph import build_graph
+from manifesto.build_graph.state import PairRecord, load_state, save_state
+from manifesto.build_graph.statcache import StatCache
+from manifesto.build_graph.workspace import BUILD_FILE
 
 __all__ = ["Item", "Request", "Session", "run"]
 
@@ -58,7 +58,7 @@ class Item:
 
 def run(request: Request, ws, renderer: str, ui, render=None):
     """Carry out ``request`` in workspace ``ws``; returns ``(report, session)``."""
-    from manifesto.build.report import Report
+    from manifesto.build_graph.report import Report
 
     with _no_gc():  # a plan allocates many small tuples and no cycles
         session = Session(ws, renderer, ui)
@@ -116,7 +116,7 @@ class Session:
         if cached and cached[0] == value:
             config, locations = cached[1], cached[2]
         else:
-            from manifesto.build.buildfile import parse_buildfile
+            from manifesto.build_graph.buildfile import parse_buildfile
 
             config, locations = parse_buildfile(self.ws.buildfile, self.ws.display_buildfile)
             self.state["buildfile"] = (value, config, locations)
@@ -128,7 +128,7 @@ class Session:
         cached = self.state["listing"]
         if cached and cached[0] == config_digest and _dirs_unchanged(self.ws.root, cached[1]):
             return cached[2]
-        from manifesto.build.globs import select, walk
+        from manifesto.build_graph.globs import select, walk
 
         dirs, files, walked = {}, {}, {}
         for i, gen in enumerate(config["generators"]):
@@ -148,7 +148,7 @@ class Session:
 
     def plan(self, request: Request) -> list[Item]:
         """The selected pairs, each classified from the manifest alone."""
-        from manifesto.build.select import select_pairs
+        from manifesto.build_graph.select import select_pairs
 
         changed = self._changed_keys(request.changed_since) if request.changed_since else None
         code_keys = self.state["code"][1] if self.code and self.state.get("code") else ()
@@ -168,7 +168,7 @@ class Session:
         return {k: digest(k) for k in keys}
 
     def _changed_keys(self, rev: str) -> set:
-        from manifesto.build.changes import changed_files
+        from manifesto.build_graph.changes import changed_files
 
         return {self.stat.key(p) for p in changed_files(self.ws.root, rev)}
 
@@ -212,7 +212,7 @@ class Session:
 
     def execute(self, items: list[Item], request: Request, render=None) -> None:
         """Evaluate every stale pair, then prune (write) or inspect (check) ``out/``."""
-        from manifesto.build.taskcache import TaskCache
+        from manifesto.build_graph.taskcache import TaskCache
 
         self.tasks = TaskCache(self.ws.tasks_dir, self.ui.warn)
         self.write = request.mode == "write"
@@ -228,7 +228,7 @@ class Session:
 
     def _collect_tasks(self, written: int) -> None:
         """Bound the task cache: prune it when it may hold KEEP_FACTOR x the pairs."""
-        from manifesto.build.taskcache import KEEP_FACTOR
+        from manifesto.build_graph.taskcache import KEEP_FACTOR
 
         count = self.state.get("tasks", 0) + written
         limit = KEEP_FACTOR * max(len(self.state["pairs"]), 64)
@@ -246,7 +246,7 @@ class Session:
         return True
 
     def _current_key(self, item: Item) -> str | None:
-        from manifesto.build.keys import task_key
+        from manifesto.build_graph.keys import task_key
 
         rec = item.old
         if rec is None:
@@ -257,7 +257,7 @@ class Session:
         return task_key(item.pair, item.context, rec.inputs, digests)
 
     def _apply_entry(self, item: Item, entry) -> None:
-        from manifesto.build.fsio import digest
+        from manifesto.build_graph.fsio import digest
 
         art_digest = digest(entry.text.encode()) if entry.status == "ok" else ""
         self._record(item, PairRecord(item.context, entry.inputs, entry.digests, entry.key,
@@ -267,7 +267,7 @@ class Session:
             self._store_artifact(item, entry.text.encode())
 
     def _store_artifact(self, item: Item, data: bytes) -> None:
-        from manifesto.build.executor import write_artifact
+        from manifesto.build_graph.executor import write_artifact
 
         if self.stat.digest(self.artifact_key(item.pair, item.suffix)) == item.art_digest:
             return
@@ -283,7 +283,7 @@ class Session:
         self.state["pairs"][item.pair] = rec
 
     def _job(self, item: Item):
-        from manifesto.build.executor import Job
+        from manifesto.build_graph.executor import Job
 
         model, cluster = item.pair
         return Job(item.pair, os.path.join(self.ws.root, model),
@@ -291,7 +291,7 @@ class Session:
                    self.graph.options(model), item.context, self.graph.out_base(item.pair))
 
     def _render(self, jobs: list, by_pair: dict, n_jobs, render) -> None:
-        from manifesto.build.executor import Settings, run_jobs
+        from manifesto.build_graph.executor import Settings, run_jobs
 
         settings = Settings(self.ws.root, self.renderer, self.ws.out_dir, self.ws.tasks_dir,
                             self.write, self.started_ns, self.ws.no_home)

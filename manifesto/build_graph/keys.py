@@ -7,7 +7,7 @@ root-relative where possible, so two checkouts of one commit share keys.
 
 from __future__ import annotations
 
-from manifesto.build.fsio import digest
+from manifesto.build_graph.fsio import digest
 
 __all__ = ["task_key", "combine"]
 

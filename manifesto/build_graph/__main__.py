@@ -1,4 +1,4 @@
-"""``python -m manifesto.build COMMAND``: the build commands on their own.
+"""``python -m manifesto.build_graph COMMAND``: the build commands on their own.
 
 The main ``manifesto`` CLI mounts the same parsers through ``cli.register``.
 """
@@ -12,9 +12,9 @@ def main(argv=None) -> int:
     """Parse ``argv``, run the handler, print ``ManifestoError``s without a traceback."""
     import argparse
 
-    from manifesto.build.cli import formatter, register
+    from manifesto.build_graph.cli import formatter, register
 
-    parser = argparse.ArgumentParser(prog="python -m manifesto.build", description="Build graph commands.",
+    parser = argparse.ArgumentParser(prog="python -m manifesto.build_graph", description="Build graph commands.",
                                      formatter_class=formatter())
     register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     args = parser.parse_args(argv)

@@ -14,7 +14,7 @@ import os
 
 import msgspec
 
-from manifesto.build.fsio import atomic_write, digest
+from manifesto.build_graph.fsio import atomic_write, digest
 
 __all__ = ["KEEP_FACTOR", "TaskEntry", "TaskCache"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from manifesto.build.fsio import TMP_MARK
+from manifesto.build_graph.fsio import TMP_MARK
 
 __all__ = ["SUFFIXES", "BuildLock", "remove", "scan", "split_artifact"]
 

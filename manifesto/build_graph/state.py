@@ -16,7 +16,7 @@ import sys
 import zlib
 from collections import namedtuple
 
-from manifesto.build.fsio import atomic_write
+from manifesto.build_graph.fsio import atomic_write
 
 __all__ = ["FORMAT", "PairRecord", "load_state", "new_state", "save_state"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 
-from manifesto.build.renderer import OPTION_FIELDS
+from manifesto.build_graph.renderer import OPTION_FIELDS
 
 __all__ = ["Graph", "Target", "build_graph", "strip_suffix"]
 
@@ -86,7 +86,7 @@ class _Builder:
         self.out_owner: dict[str, str] = {}
 
     def fail(self, path: tuple, message: str):
-        from manifesto.build.buildfile import origin_of
+        from manifesto.build_graph.buildfile import origin_of
         from manifesto.errors import BuildError
         from manifesto.yamlio import format_path
 
@@ -154,7 +154,7 @@ class _Builder:
         return tuple(sorted(names))
 
     def cluster_ref(self, ref: str, where: tuple) -> list[str]:
-        from manifesto.build.addresses import match, parse_address
+        from manifesto.build_graph.addresses import match, parse_address
         from manifesto.errors import BuildError, did_you_mean
 
         if not ref.startswith("//"):
@@ -179,7 +179,7 @@ class _Builder:
     def routing_path(self, profile: str, where: tuple) -> str:
         import os
 
-        from manifesto.build.addresses import match, parse_address
+        from manifesto.build_graph.addresses import match, parse_address
         from manifesto.errors import BuildError
 
         if not profile.startswith("//"):

@@ -12,9 +12,9 @@ import os
 import time
 import traceback
 
-from manifesto.build import renderer as renderers
-from manifesto.build.fsio import atomic_write, digest, hash_file, is_racy, read_bytes, signature
-from manifesto.build.keys import task_key
+from manifesto.build_graph import renderer as renderers
+from manifesto.build_graph.fsio import atomic_write, digest, hash_file, is_racy, read_bytes, signature
+from manifesto.build_graph.keys import task_key
 
 __all__ = ["Job", "Result", "Settings", "run_jobs", "write_artifact"]
 
@@ -214,7 +214,7 @@ def _mentioned_files(path: str) -> list[str]:
 
 
 def _finish(job, settings, status, suffix, text, reason, inputs) -> Result:
-    from manifesto.build.taskcache import TaskCache, TaskEntry
+    from manifesto.build_graph.taskcache import TaskCache, TaskEntry
 
     keys, digests, stats, steady = _hash_inputs(job, settings, inputs)
     data = text.encode()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from manifesto.build.fsio import hash_file
+from manifesto.build_graph.fsio import hash_file
 
 __all__ = ["StatCache", "pack"]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 
-from manifesto.build.engine import Request, Session, run
-from manifesto.build.renderer import renderer_name
-from manifesto.build.report import ConsoleUI
-from manifesto.build.workspace import find_workspace
+from manifesto.build_graph.engine import Request, Session, run
+from manifesto.build_graph.renderer import renderer_name
+from manifesto.build_graph.report import ConsoleUI
+from manifesto.build_graph.workspace import find_workspace
 
 __all__ = ["artifact_for", "build", "clean", "deps", "dependents", "list_targets", "matrix", "target_path"]
 
@@ -30,7 +30,7 @@ def build(addresses, *, clusters=(), changed_since=None, check=False, jobs=None,
 
 def list_targets(addresses, *, root=None) -> list:
     """The targets ``addresses`` name, sorted by address (no render, no renderer import)."""
-    from manifesto.build.addresses import match, parse_address
+    from manifesto.build_graph.addresses import match, parse_address
 
     ws, renderer, ui = _setup(root, None, None)
     graph = Session(ws, renderer, ui).graph
@@ -134,7 +134,7 @@ def clean(*, artifacts: bool = False, root=None) -> list[str]:
     """Remove ``out/.cache`` (and with ``artifacts``, every artifact); returns what went."""
     import shutil
 
-    from manifesto.build import outdir
+    from manifesto.build_graph import outdir
 
     ws = find_workspace(root)
     removed = []

@@ -82,7 +82,7 @@ def make_tree(root: Path, extra: dict[str, str] | None = None) -> Path:
 
 
 class Runner:
-    """Runs ``python -m manifesto.build`` in one tree with the fake renderer."""
+    """Runs ``python -m manifesto.build_graph`` in one tree with the fake renderer."""
 
     def __init__(self, root: Path, log: Path, env: dict[str, str] | None = None) -> None:
         self.root, self.log = root, log
@@ -95,7 +95,7 @@ class Runner:
         }
 
     def argv(self, *args: str, python_flags: tuple = ()) -> list[str]:
-        return [sys.executable, *python_flags, "-m", "manifesto.build", *args]
+        return [sys.executable, *python_flags, "-m", "manifesto.build_graph", *args]
 
     def __call__(self, *args: str, check: bool = True, python_flags: tuple = (), **env) -> subprocess.CompletedProcess:
         proc = subprocess.run(self.argv(*args, python_flags=python_flags), cwd=self.root,
