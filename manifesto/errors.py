@@ -9,6 +9,7 @@
     │   └── CatalogError           a named model / cluster / routing profile is not found
     ├── ResolveError               inputs are valid alone but do not fit together
     │   └── IncompatiblePairError  the spec pins an accelerator the cluster does not offer
+    │   └── RenderCheckError       a rendered object breaks a Kubernetes rule (placed on its field, else a bug)
     ├── BuildError                 BUILD.yaml, addresses, the cache or out/
     └── OpsError                   kubectl / Slurm / ssh workflows
 
@@ -28,6 +29,7 @@ __all__ = [
     "CatalogError",
     "ResolveError",
     "IncompatiblePairError",
+    "RenderCheckError",
     "BuildError",
     "OpsError",
     "did_you_mean",
@@ -119,6 +121,20 @@ class IncompatiblePairError(ResolveError):
     pass
 
 
+class RenderCheckError(ResolveError):
+    """A rendered object breaks a Kubernetes rule. Name problems are usually the input's doing
+    and get placed on the spec field behind the name; anything else is a bug in a renderer."""
+
+    def __init__(self, kind: str, name: str, field: str, problem: str, excess: int = 0) -> None:
+        self.kind = kind
+        self.name = name
+        self.field = field
+        self.problem = problem
+        self.excess = excess  # characters over a length limit; -1 for a duplicate name
+        super().__init__(f"internal error: the rendered {kind} '{name}' breaks a Kubernetes rule at {field}: "
+                         f"{problem}; this is a bug in manifesto, please report it")
+
+
 class BuildError(ManifestoError):
     pass
 
@@ -135,6 +151,14 @@ def did_you_mean(word: str, choices) -> str:
     return f" (did you mean '{match[0]}'?)" if match else ""
 
 
+_CONTROL_CHARS = "[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]"
+
+
+def _escape(match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}"
+
+
 def show_value(value) -> str:
     """A value as a person wrote it in YAML, for messages: ``'text'``, ``true``, ``null``, ``.nan``, ``a list``.
 
@@ -145,7 +169,10 @@ def show_value(value) -> str:
     from collections.abc import Set
 
     if isinstance(value, str):
+        import re
+
         text = value.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+        text = re.sub(_CONTROL_CHARS, _escape, text)
         return f"'{text[:77]}...'" if len(text) > 80 else f"'{text}'"
     if isinstance(value, bool):
         return "true" if value else "false"

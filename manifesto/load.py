@@ -138,13 +138,103 @@ def _strip_deletes(value: Any) -> Any:
 
 
 def validate(model_cls: type[T], loaded: Loaded) -> T:
-    """Validate merged data with a pydantic model; all field errors reported together."""
+    """Validate merged data with a pydantic model; all field errors reported together.
+
+    Before the schema, every string and number is scanned (``scan_values``); after it,
+    embedded documents such as an inline ``routing.plugin_config`` are validated against
+    their own schema (``EMBEDDED`` on the model class).
+    """
     from pydantic import ValidationError
 
+    errors = scan_values(loaded, getattr(model_cls, "MULTILINE", None))
+    result = None
     try:
-        return model_cls.model_validate(loaded.data)
+        result = model_cls.model_validate(loaded.data)
     except ValidationError as exc:
-        raise SchemaError(convert_errors(exc, model_cls, loaded)) from None
+        errors += convert_errors(exc, model_cls, loaded)
+    else:
+        errors += _embedded_errors(model_cls, loaded)
+    if errors:
+        raise SchemaError(_unique_sorted(errors))
+    return result
+
+
+def _unique_sorted(errors: list[ManifestoError]) -> list[ManifestoError]:
+    seen: set[str] = set()
+    out = []
+    for e in errors:
+        if e.path not in seen:
+            seen.add(e.path)
+            out.append(e)
+    out.sort(key=lambda e: (e.origin.file, e.origin.line, e.origin.col) if e.origin else ("", 0, 0))
+    return out
+
+
+def scan_values(loaded: Loaded, multiline: frozenset[str] | None) -> list[ManifestoError]:
+    """Values no field may hold, whatever its type: control characters, NaN and infinities,
+    and line breaks or tabs outside the fields named in ``multiline`` (None: anywhere).
+
+    YAML happily reads ``"\\0"``, ``"a\\nb"`` and ``.nan``; no artifact should carry them
+    into a name, a ``#SBATCH`` line or a vLLM JSON argument.
+    """
+    import math
+
+    from manifesto.rules import control_char
+
+    out: list[ManifestoError] = []
+    stack: list[tuple[tuple, Any, bool]] = [((), loaded.data, multiline is None)]
+    while stack:
+        path, value, free = stack.pop()
+        problem = None
+        if isinstance(value, str):
+            problem = control_char(value)
+            problem = problem and f"{show_value(value)} {problem}"
+            if problem is None and not free and ("\n" in value or "\t" in value):
+                problem = f"{show_value(value)} must be one line (no line breaks or tabs)"
+        elif isinstance(value, float) and not math.isfinite(value):
+            problem = f"expected a finite number, got {show_value(value)}"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                bad = control_char(key) or ("\n" in key or "\t" in key) and "contains a line break or tab"
+                if bad:
+                    out.append(ManifestoError(f"key {show_value(key)} {bad}", loaded.locs.find(path + (key,)),
+                                              format_path(path + (key,))))
+                stack.append((path + (key,), item, free or (multiline is not None and key in multiline)))
+        elif isinstance(value, list):
+            stack.extend((path + (i,), item, free) for i, item in enumerate(value))
+        if problem:
+            out.append(ManifestoError(problem, loaded.locs.find(path), format_path(path)))
+    return out
+
+
+def _embedded_errors(model_cls: type, loaded: Loaded) -> list[ManifestoError]:
+    """Validate sub-documents named by ``model_cls.EMBEDDED`` ((path, schema) pairs; ``*``
+    matches every key of a mapping) with their own schema, errors placed in this file."""
+    from pydantic import ValidationError
+
+    out: list[ManifestoError] = []
+    for pattern, schema in getattr(model_cls, "EMBEDDED", ()):
+        for path, sub in _matches(loaded.data, tuple(pattern), ()):
+            part = Loaded(sub, loaded.locs.sub(path), [])
+            try:
+                schema.model_validate(sub)
+            except ValidationError as exc:
+                for e in convert_errors(exc, schema, part):
+                    inner = "" if not e.path else e.path if e.path.startswith("[") else "." + e.path
+                    out.append(ManifestoError(e.message, e.origin, format_path(path) + inner))
+    return out
+
+
+def _matches(data: Any, pattern: tuple, path: tuple):
+    if not pattern:
+        if data is not None:
+            yield path, data
+        return
+    if not isinstance(data, dict):
+        return
+    keys = list(data) if pattern[0] == "*" else [pattern[0]] if pattern[0] in data else []
+    for key in keys:
+        yield from _matches(data[key], pattern[1:], path + (key,))
 
 
 def load_typed(model_cls: type[T], path: str | Path) -> tuple[T, Loaded]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-__all__ = ["load_images", "load_routing_profile", "plan_for", "render_text", "expanded_inputs"]
+__all__ = ["load_images", "load_routing_profile", "plan_for", "render_text", "expanded_inputs", "k8s_objects"]
 
 
 @lru_cache(maxsize=4)
@@ -72,4 +72,40 @@ def render_text(spec, cluster, options) -> tuple[str, str, list[str]]:
             raise ResolveError(exc.message, where(exc.fields), exc.path) from None
     from manifesto.render.k8s import render_manifest
 
-    return render_manifest(plan, model_yaml, cluster_yaml), ".yaml", files
+    return render_manifest(plan, model_yaml, cluster_yaml, k8s_objects(plan, spec)), ".yaml", files
+
+
+def k8s_objects(plan, spec, routing: bool = False) -> list[dict]:
+    """The instance's Kubernetes objects (or only its routing layer), checked against Kubernetes'
+    rules; a name that is too long or taken twice is reported on the spec field behind it."""
+    from manifesto.errors import RenderCheckError
+    from manifesto.render.k8s import objects, routing_only
+
+    try:
+        return routing_only(plan) if routing else objects(plan)
+    except RenderCheckError as exc:
+        if not exc.excess:
+            raise
+        raise _placed(exc, plan, spec) from None
+
+
+def _placed(exc, plan, spec):
+    """The spec field a name comes from: the role whose workload name starts it, else the release."""
+    from manifesto.errors import ResolveError
+    from manifesto.yamlio import format_path
+
+    path, what = ("release",), "release"
+    owners = [(i, r) for i, r in enumerate(plan.roles)
+              if exc.name == r.workload_name or exc.name.startswith(r.workload_name + "-")]
+    if owners:
+        i, role = max(owners, key=lambda o: len(o[1].workload_name))
+        explicit = spec.model.roles[i].workload_name is not None
+        path = ("roles", i, "workload_name" if explicit else "name")
+        what = format_path(path) if explicit else f"release or {format_path(path)}"
+    if exc.excess < 0:
+        message = (f"gives a second {exc.kind} named '{exc.name}' (another object of the instance has that name); "
+                   f"choose a different {format_path(path)}")
+    else:
+        message = (f"makes a {exc.kind} name too long by {exc.excess} character{'s' if exc.excess > 1 else ''}: "
+                   f"{exc.problem}; shorten {what}")
+    return ResolveError(message, spec.where(path), format_path(path))

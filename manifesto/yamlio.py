@@ -102,6 +102,10 @@ def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
         if error is None:
             raise  # not the unhashable-key case: a bug, let it show
         raise error from None
+    if "*" in text:
+        cycle = _recursive_alias(text, name)
+        if cycle is not None:
+            raise cycle
     kept = [i for i, d in enumerate(docs) if d is not None] if len(docs) > 1 else list(range(len(docs)))
     if len(kept) > 1:
         raise YamlSyntaxError("a second YAML document starts here; a file must hold exactly one",
@@ -179,6 +183,40 @@ def _collection_key_error(text: str, name: str) -> YamlSyntaxError | None:
     kind = "a list" if key.id == "sequence" else "a mapping"
     return YamlSyntaxError(f"keys must be strings, got {kind}",
                            Origin(name, key.start_mark.line + 1, key.start_mark.column + 1))
+
+
+def _recursive_alias(text: str, name: str) -> YamlSyntaxError | None:
+    """An alias inside the node its anchor names (``a: &x {b: *x}``): ruamel builds a value that
+    contains itself, which has no plain-data form (it used to come back as null).
+
+    One iterative depth-first pass; a node shared by many aliases is explored once.
+    """
+    grey, black = set(), set()
+    for root in _compose(text):
+        stack: list = [(root, None, False)]
+        while stack:
+            node, key, leaving = stack.pop()
+            if node is None:
+                continue
+            if leaving:
+                grey.discard(id(node))
+                black.add(id(node))
+                continue
+            if id(node) in grey:
+                at = (key or node).start_mark
+                anchor = getattr(node, "anchor", None)
+                what = f" '&{anchor}'" if isinstance(anchor, str) else ""
+                return YamlSyntaxError(f"this alias points back at the anchor{what} of a node that contains it; "
+                                       "a value cannot contain itself", Origin(name, at.line + 1, at.column + 1))
+            if id(node) in black:
+                continue
+            grey.add(id(node))
+            stack.append((node, key, True))
+            if node.id == "mapping":
+                stack.extend((v, k, False) for k, v in reversed(node.value))
+            elif node.id == "sequence":
+                stack.extend((v, node, False) for v in reversed(node.value))
+    return None
 
 
 def _document_start(text: str, name: str, index: int) -> Origin:

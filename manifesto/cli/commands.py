@@ -174,7 +174,7 @@ def _render_manifest(args) -> int:
 
 def _render_routing(args) -> int:
     from manifesto.errors import ResolveError
-    from manifesto.pipeline import expanded_inputs, plan_for
+    from manifesto.pipeline import expanded_inputs, k8s_objects, plan_for
     from manifesto.render.k8s import render_routing
 
     spec, cluster, opts = _load_pair(args)
@@ -184,7 +184,7 @@ def _render_routing(args) -> int:
     if plan.routing is None:
         raise ResolveError(f"{args.spec} has routing disabled; there is no routing layer to render",
                            spec.where(("routing",)), "routing")
-    sys.stdout.write(render_routing(plan, *expanded_inputs(spec, cluster)))
+    sys.stdout.write(render_routing(plan, *expanded_inputs(spec, cluster), k8s_objects(plan, spec, routing=True)))
     return 0
 
 

@@ -113,11 +113,29 @@ def _minutes(text: str | None) -> int | None:
     return max(1, round(value))
 
 
+def _checked(value: str, check, sources: list[tuple[str, str | None]]) -> str:
+    """``value`` if ``check`` passes, else an InputError naming where it came from: the first of
+    ``sources`` ((flag or variable, its value)) that supplied it."""
+    from manifesto.errors import InputError, show_value
+
+    problem = check(value)
+    if problem:
+        origin = next((name for name, given in sources if given), "the default")
+        raise InputError(f"{origin} {show_value(value)} {problem}")
+    return value
+
+
 def raw_options(args, env: dict[str, str]) -> dict:
     """Resolution options as plain data (cheap: usable as a render-cache key)."""
+    from manifesto import rules
+
+    user, namespace = getattr(args, "user", None), getattr(args, "namespace", None)
     return {
-        "user": current_user(getattr(args, "user", None), env),
-        "namespace": pick_namespace(getattr(args, "namespace", None), env, getattr(args, "context", None)),
+        "user": _checked(current_user(user, env), rules.path_segment,
+                         [("--user", user), ("$USER", env.get("USER")), ("$LOGNAME", env.get("LOGNAME"))]),
+        "namespace": _checked(pick_namespace(namespace, env, getattr(args, "context", None)), rules.dns_label,
+                              [("--namespace", namespace), ("MANIFESTO_NAMESPACE", env.get("MANIFESTO_NAMESPACE")),
+                               ("the kube context's namespace", "x")]),
         "accelerator": getattr(args, "accelerator", None),
         "vllm_env": getattr(args, "vllm_env", None),
         "user_root": getattr(args, "user_root", None),

@@ -57,7 +57,7 @@ def _e2e(args) -> int:
     from manifesto.cluster import load_cluster
     from manifesto.errors import OpsError
     from manifesto.ops.e2e import check_namespace_name, default_namespace, run_e2e, swap_storage
-    from manifesto.render.k8s import objects
+    from manifesto.pipeline import k8s_objects
     from manifesto.spec import load_spec
 
     env = context.settings()
@@ -75,7 +75,7 @@ def _e2e(args) -> int:
         release = _plan(args, env, "manifesto-e2e").release
         namespace = default_namespace(release, secrets.token_hex(3))
     plan = _plan(args, env, namespace)
-    objs = objects(plan)
+    objs = k8s_objects(plan, args._spec)
     if not any(r.vllm_env for r in plan.roles):
         from manifesto.render.k8s.sidecars import exporter_containers
 

@@ -181,22 +181,22 @@ def _deploy(args) -> int:
         args.test_only = False  # on Slurm, deploying is submitting the batch script
         return submit(args)
     from manifesto.ops.deploy import deploy
-    from manifesto.render.k8s import objects
+    from manifesto.pipeline import k8s_objects
 
-    plan, _, _ = _plan(args, env, "deploy")
-    deploy(_kube(env, plan.namespace, args.context), plan, objects(plan), env)
+    plan, spec, _ = _plan(args, env, "deploy")
+    deploy(_kube(env, plan.namespace, args.context), plan, k8s_objects(plan, spec), env)
     return 0
 
 
 def _deploy_routing(args, env) -> int:
     from manifesto.errors import OpsError
     from manifesto.ops.deploy import deploy_routing
-    from manifesto.render.k8s import routing_only
+    from manifesto.pipeline import k8s_objects
 
-    plan, _, _ = _plan(args, env, "deploy routing")
+    plan, spec, _ = _plan(args, env, "deploy routing")
     if plan.routing is None:
         raise OpsError(f"{args.spec} has routing disabled; there is no routing layer to deploy")
-    deploy_routing(_kube(env, plan.namespace, args.context), plan, routing_only(plan))
+    deploy_routing(_kube(env, plan.namespace, args.context), plan, k8s_objects(plan, spec, routing=True))
     return 0
 
 

@@ -21,6 +21,11 @@ _NUMBERISH = re.compile(
     r"|\.(?:inf|Inf|INF|nan|NaN|NAN)|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?)$"
 )
 _DATEISH = re.compile(r"^\d{4}-\d\d?-\d\d?")
+# Characters a YAML reader would not read back as written: C0 controls but tab and line feed,
+# DEL, C1 controls (NEL is a line break to YAML 1.1), line/paragraph separators and the BOM.
+# Inputs refuse them; the writer still escapes them, as a second line of defence.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
+_NOT_JSON_ESCAPED = re.compile("[\x7f-\x9f\u2028\u2029\ufeff]")
 
 
 def _scalar(value) -> str:
@@ -51,6 +56,8 @@ def _string(s: str) -> str:
 
 
 def _quote(s: str) -> str:
+    if "\t" in s or _UNSAFE.search(s):
+        return _NOT_JSON_ESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(s, ensure_ascii=False))
     if (
         s
         and _PLAIN.match(s)
@@ -68,7 +75,7 @@ def _quote(s: str) -> str:
 
 def _block(s: str, indent: str) -> str | None:
     """A literal block for a multi-line string, or None when one cannot hold it exactly."""
-    if "\n" not in s or s[0] in " \n" or "\r" in s or "\t" in s.split("\n", 1)[0][:1]:
+    if "\n" not in s or s[0] in " \n" or "\r" in s or _UNSAFE.search(s) or "\t" in s.split("\n", 1)[0][:1]:
         return None
     if s.endswith("\n\n"):
         return None

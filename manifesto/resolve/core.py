@@ -33,6 +33,7 @@ def _nowhere(path: tuple) -> Origin | None:
 def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
             cluster_where: Where = _nowhere, epp_config: tuple[str, str] | None = None) -> Plan:
     """Resolve one (spec, cluster) pair. ``epp_config`` is (source, YAML) of a routing profile."""
+    _check_options(options)
     accel = _accelerator(spec, cluster, options, where)
     instance = instance_name(spec.release, options.user, cluster.naming.user_prefix)
     image = _image(spec, images, where)
@@ -56,6 +57,19 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
         openshift_scc=cluster.openshift.scc if cluster.openshift else None,
         shared_claim=_shared_claim(cluster), slurm=_slurm(cluster),
     )
+
+
+def _check_options(options: Options) -> None:
+    """User and namespace reach paths, labels and object namespaces; the CLI checks them where it
+    reads them, this covers the Python API and builds."""
+    from manifesto import rules
+    from manifesto.errors import show_value
+
+    for flag, value, check in (("--user", options.user, rules.path_segment),
+                               ("--namespace", options.namespace, rules.dns_label)):
+        problem = check(value)
+        if problem:
+            raise ResolveError(f"{flag} {show_value(value)} {problem}")
 
 
 def _fail(message: str, where: Where, path: tuple, cls=ResolveError, flag: str | None = None) -> ManifestoError:
@@ -244,8 +258,31 @@ def _computed(spec, role, where: Where, base: tuple) -> dict[str, dict[str, Any]
     for section in ("env", "vllm"):
         for key, expr in getattr(role.computed, section).items():
             path = base + ("computed", section, key)
-            out[section][key] = evaluate(expr, spec.vars, where(path), format_path(path))
+            value = evaluate(expr, spec.vars, where(path), format_path(path))
+            if section == "vllm":
+                _check_computed_flag(key, expr, value, where(path), format_path(path))
+            out[section][key] = value
     return out
+
+
+# vLLM flags that take a fraction; every other computed flag is a count, size or length.
+FLOAT_FLAGS = frozenset({"gpu-memory-utilization", "swap-space", "cpu-offload-gb", "scheduler-delay-factor",
+                         "kv-offloading-size"})
+
+
+def _check_computed_flag(key: str, expr, value, origin, path: str) -> None:
+    """A computed vLLM argument is a non-negative number, and a whole one unless the flag takes a
+    fraction (a JSON sub-key such as ``speculative_config.x`` may be either)."""
+    from manifesto.errors import ExpressionError, show_value
+    from manifesto.resolve.args import flag_name
+
+    flag = flag_name(key)
+    shown = f"expression {show_value(expr)}" if isinstance(expr, str) else "value"
+    if value < 0:
+        raise ExpressionError(f"the {shown} gives {value}; --{flag} cannot be negative", origin, path)
+    if isinstance(value, float) and flag not in FLOAT_FLAGS and "." not in flag:
+        raise ExpressionError(f"the {shown} gives {value!r}, but --{flag} takes a whole number; use // for "
+                              "whole-number division", origin, path)
 
 
 def _args(spec, role, computed, where: Where, base: tuple):

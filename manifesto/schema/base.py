@@ -8,9 +8,14 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
 
+from manifesto import rules
 from manifesto.errors import show_value
 
-__all__ = ["Strict", "Loose", "Quantity", "EnvValue", "DnsLabel", "PositiveInt", "Scalar", "Number", "FieldError"]
+__all__ = [
+    "Strict", "Loose", "Quantity", "EnvValue", "DnsLabel", "PositiveInt", "Scalar", "Number", "FieldError", "rule",
+    "ServiceName", "Count", "GraceSeconds", "Port", "Subdomain", "LabelKey", "LabelValue", "ResourceName", "AbsPath",
+    "PathSegment", "EnvMap", "Labels", "Annotations", "SecretNames", "key_rule", "item_rule", "value_rule",
+]
 
 
 class FieldError(ValueError):
@@ -96,3 +101,89 @@ EnvValue = Annotated[str, BeforeValidator(_env_value)]
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]
 PositiveInt = Annotated[int, AfterValidator(_positive)]
 Scalar = Annotated[Any, AfterValidator(_scalar)]
+
+
+def rule(check, what: str = ""):
+    """A pydantic validator from a ``manifesto.rules`` checker: ``'x' <problem>``."""
+
+    def validate(value: str) -> str:
+        problem = check(value)
+        if problem:
+            raise ValueError(f"{what}{show_value(value)} {problem}")
+        return value
+
+    return AfterValidator(validate)
+
+
+def _starts_with_letter(value: str) -> str:
+    if value[:1].isdigit():
+        raise ValueError(f"{show_value(value)} must start with a letter: it begins the names of Services, "
+                         "which are DNS-1035 labels")
+    return value
+
+
+def _int32(value: int) -> int:
+    if value > rules.INT32_MAX:
+        raise ValueError(f"{value} is too large: Kubernetes counts are 32-bit (at most {rules.INT32_MAX})")
+    return value
+
+
+def _non_negative(value: int) -> int:
+    if value < 0:
+        raise ValueError(f"must not be negative, got {value}")
+    return value
+
+
+def _port(value: int) -> int:
+    if not 1 <= value <= 65535:
+        raise ValueError(f"{value} is not a TCP port (1-65535)")
+    return value
+
+
+def key_rule(check, what: str):
+    def validate(value: dict) -> dict:
+        for key in value:
+            problem = check(key)
+            if problem:
+                raise FieldError((key,), f"{what} {show_value(key)} {problem}")
+        return value
+
+    return AfterValidator(validate)
+
+
+def value_rule(check, what: str):
+    def validate(value: dict) -> dict:
+        for key, item in value.items():
+            problem = check(item)
+            if problem:
+                raise FieldError((key,), f"{what} {show_value(item)} {problem}")
+        return value
+
+    return AfterValidator(validate)
+
+
+def item_rule(check, what: str):
+    def validate(value: list) -> list:
+        for i, item in enumerate(value):
+            problem = check(item)
+            if problem:
+                raise FieldError((i,), f"{what}{show_value(item)} {problem}")
+        return value
+
+    return AfterValidator(validate)
+
+
+ServiceName = Annotated[str, AfterValidator(_dns_label), AfterValidator(_starts_with_letter)]
+Count = Annotated[int, AfterValidator(_positive), AfterValidator(_int32)]
+GraceSeconds = Annotated[int, AfterValidator(_non_negative), AfterValidator(_int32)]
+Port = Annotated[int, AfterValidator(_port)]
+Subdomain = Annotated[str, rule(rules.dns_subdomain)]
+LabelKey = Annotated[str, rule(rules.qualified_name)]
+LabelValue = Annotated[str, rule(rules.label_value)]
+ResourceName = Annotated[str, rule(rules.resource_name)]
+AbsPath = Annotated[str, rule(rules.absolute_path)]
+PathSegment = Annotated[str, rule(rules.path_segment)]
+EnvMap = Annotated[dict[str, EnvValue], key_rule(rules.env_name, "variable name")]
+Labels = Annotated[dict[str, str], key_rule(rules.qualified_name, "label key"), value_rule(rules.label_value, "label value")]
+Annotations = Annotated[dict[str, str], key_rule(rules.qualified_name, "annotation key")]
+SecretNames = Annotated[list[str], item_rule(rules.dns_subdomain, "")]

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from manifesto.errors import did_you_mean, show_value
-from manifesto.schema.base import EnvValue, FieldError, PositiveInt, Quantity, Strict
+from manifesto import rules
+from manifesto.schema.base import (
+    AbsPath, Annotations, Count, EnvMap, FieldError, GraceSeconds, LabelKey, Labels, PathSegment, Port, Quantity,
+    ResourceName, SecretNames, Strict, Subdomain, key_rule, rule,
+)
 
 __all__ = [
     "ExtendedResource", "Dra", "SlurmGres", "Allocation", "ComputeDomain", "AcceleratorProfile",
@@ -17,16 +21,21 @@ __all__ = [
 ]
 
 
+KueueName = Annotated[str, rule(rules.dns_subdomain), rule(rules.label_value)]
+SlurmWord = Annotated[str, rule(rules.slurm_word)]
+BindPath = Annotated[str, rule(rules.bind_path)]
+
+
 class ExtendedResource(Strict):
-    resource_name: str = Field(description="Extended resource such as nvidia.com/gpu.")
+    resource_name: ResourceName = Field(description="Extended resource such as nvidia.com/gpu.")
 
 
 class Dra(Strict):
-    device_class_name: str = Field(description="DRA DeviceClass, e.g. gpu.nvidia.com.")
+    device_class_name: Subdomain = Field(description="DRA DeviceClass, e.g. gpu.nvidia.com.")
 
 
 class SlurmGres(Strict):
-    gres: str = Field("gpu", description="GRES name, optionally typed (gpu:nvidia_gr100); count derived.")
+    gres: Annotated[str, rule(rules.slurm_gres)] = Field("gpu", description="GRES name, optionally typed (gpu:nvidia_gr100); count derived.")
 
 
 class Allocation(Strict):
@@ -50,17 +59,17 @@ class Allocation(Strict):
 
 
 class ComputeDomain(Strict):
-    resource_claim_template_name: str = Field(description="ResourceClaimTemplate of the IMEX channel.")
+    resource_claim_template_name: Subdomain = Field(description="ResourceClaimTemplate of the IMEX channel.")
 
 
 class AcceleratorProfile(Strict):
-    gpus_per_node: PositiveInt | None = Field(None, description="Falls back to the top-level gpus_per_node.")
+    gpus_per_node: Count | None = Field(None, description="Falls back to the top-level gpus_per_node.")
     allocation: Allocation | None = None
-    resource_name: str | None = Field(None, description="Older shape of allocation.extended_resource.")
-    presence_label: str | None = None
-    gpu_arch: str | None = None
-    torch_cuda_arch_list: str | None = None
-    node_selector: dict[str, str] = Field(default_factory=dict)
+    resource_name: ResourceName | None = Field(None, description="Older shape of allocation.extended_resource.")
+    presence_label: LabelKey | None = None
+    gpu_arch: PathSegment | None = None
+    torch_cuda_arch_list: Annotated[str, rule(rules.one_word)] | None = None
+    node_selector: Labels = Field(default_factory=dict)
     compute_domain: ComputeDomain | None = None
 
     @model_validator(mode="after")
@@ -72,7 +81,8 @@ class AcceleratorProfile(Strict):
 
 class Accelerators(Strict):
     default: str
-    profiles: dict[str, AcceleratorProfile] = Field(min_length=1)
+    profiles: Annotated[dict[str, AcceleratorProfile], key_rule(rules.path_segment, "accelerator name")] = Field(
+        min_length=1)
 
     @model_validator(mode="after")
     def _default_known(self) -> "Accelerators":
@@ -84,16 +94,17 @@ class Accelerators(Strict):
 
 
 class SharedClaim(Strict):
-    storage_class: str | None = None
-    access_modes: list[str] = Field(default_factory=lambda: ["ReadWriteMany"])
+    storage_class: Subdomain | None = None
+    access_modes: list[Literal["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"]] = Field(
+        default_factory=lambda: ["ReadWriteMany"])
     size: Quantity
 
 
 class Storage(Strict):
     shared_volume: dict[str, Any] | None = Field(
         None, description="One Kubernetes volume source, e.g. {persistentVolumeClaim: {claimName: NAME}}.")
-    shared_mount_path: str | None = None
-    local_nvme_path: str | None = None
+    shared_mount_path: AbsPath | None = None
+    local_nvme_path: AbsPath | None = None
     shared_claim: SharedClaim | None = None
 
     @field_validator("shared_volume")
@@ -114,12 +125,15 @@ class Storage(Strict):
             raise FieldError((kind,), f"expected a mapping, got {show_value(source)}{hint}")
         if kind == "persistentVolumeClaim" and not isinstance(source.get("claimName"), str):
             raise FieldError((kind,), "persistentVolumeClaim needs claimName: the name of the claim")
+        if kind == "persistentVolumeClaim" and rules.dns_subdomain(source["claimName"]):
+            raise FieldError((kind, "claimName"), f"{show_value(source['claimName'])} "
+                             f"{rules.dns_subdomain(source['claimName'])}")
         return value
 
 
 class Logging(Strict):
-    pvc: str | None = None
-    mount_path: str | None = None
+    pvc: Subdomain | None = None
+    mount_path: AbsPath | None = None
     root: str
 
 
@@ -130,44 +144,44 @@ class Paths(Strict):
 
 
 class ClusterCache(Strict):
-    hf_host_path: str | None = None
-    jit_host_path: str | None = None
-    hf_home: str | None = None
+    hf_host_path: AbsPath | None = None
+    jit_host_path: AbsPath | None = None
+    hf_home: AbsPath | None = None
 
 
 class Rdma(Strict):
-    resource_name: str
-    value: str = "1"
+    resource_name: ResourceName
+    value: Quantity = "1"
 
 
 class PodDefaults(Strict):
     shm_size: Quantity | None = None
     ephemeral_storage: Quantity | None = None
-    image_pull_secrets: list[str] = Field(default_factory=list)
+    image_pull_secrets: SecretNames = Field(default_factory=list)
     image_pull_policy: Literal["Always", "IfNotPresent", "Never"] | None = None
-    termination_grace_period_seconds: int | None = None
-    working_dir: str | None = None
+    termination_grace_period_seconds: GraceSeconds | None = None
+    working_dir: AbsPath | None = None
     container_security_context: dict[str, Any] | None = None
     security_context: dict[str, Any] | None = None
-    annotations: dict[str, str] = Field(default_factory=dict)
-    node_selector: dict[str, str] = Field(default_factory=dict)
+    annotations: Annotations = Field(default_factory=dict)
+    node_selector: Labels = Field(default_factory=dict)
     affinity: dict[str, Any] | None = None
     tolerations: list[dict[str, Any]] = Field(default_factory=list)
-    dns_policy: str | None = None
+    dns_policy: Literal["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"] | None = None
     dns_config: dict[str, Any] | None = None
-    extra_devices: list[str] = Field(default_factory=list, description="Host device paths mounted into model pods.")
+    extra_devices: list[AbsPath] = Field(default_factory=list, description="Host device paths mounted into model pods.")
 
 
 class FabricProfile(Strict):
-    env: dict[str, EnvValue] = Field(default_factory=dict)
-    computed_env: dict[str, Any] = Field(default_factory=dict)
+    env: EnvMap = Field(default_factory=dict)
+    computed_env: Annotated[dict[str, Any], key_rule(rules.env_name, "variable name")] = Field(default_factory=dict)
 
 
 class Fabric(Strict):
     ucx_net_devices: str | None = None
     default_profile: str | None = None
     expert_parallel_profiles: dict[str, str] = Field(default_factory=dict)
-    default_env: dict[str, EnvValue] = Field(default_factory=dict)
+    default_env: EnvMap = Field(default_factory=dict)
     profiles: dict[str, FabricProfile] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -187,17 +201,17 @@ class Naming(Strict):
 
 
 class Kueue(Strict):
-    local_queue: str
-    priority_class: str | None = None
+    local_queue: KueueName
+    priority_class: KueueName | None = None
 
 
 class Gateway(Strict):
-    class_name: str = "istio"
+    class_name: Subdomain = "istio"
     service_type: Literal["ClusterIP", "LoadBalancer", "NodePort"] = "ClusterIP"
 
 
 class OpenShift(Strict):
-    scc: str | None = None
+    scc: Subdomain | None = None
 
 
 class LlmDImages(Strict):
@@ -212,33 +226,38 @@ class LlmD(Strict):
 
 
 class SlurmBind(Strict):
-    source: str
-    target: str
+    source: BindPath
+    target: Annotated[AbsPath, rule(rules.bind_path)]
     read_only: bool = False
 
 
 class Slurm(Strict):
-    partition: str | None = None
-    account: str | None = None
-    qos: str | None = None
-    constraint: str | None = None
-    time: str = "01:00:00"
+    partition: SlurmWord | None = None
+    account: SlurmWord | None = None
+    qos: SlurmWord | None = None
+    constraint: Annotated[str, rule(rules.slurm_constraint)] | None = None
+    time: Annotated[str, rule(rules.slurm_time)] = "01:00:00"
     runtime: Literal["apptainer", "singularity", "pyxis", "native"] = "apptainer"
     exclusive: bool = True
     binds: list[SlurmBind] = Field(default_factory=list)
     setup: list[str] = Field(default_factory=list)
-    ssh_host: str | None = None
-    port: PositiveInt = 8081
-    router_cpus: PositiveInt = 8
+    ssh_host: Annotated[str, rule(rules.host_name)] | None = None
+    port: Port = 8081
+    router_cpus: Count = 8
     router_memory: Quantity = "16Gi"
-    proxy_cpus: PositiveInt = 2
+    proxy_cpus: Count = 2
     proxy_memory: Quantity = "4Gi"
 
 
 class ClusterProfile(Strict):
-    name: str
+    # Fields whose strings may span lines (site shell set-up, env values, opaque Kubernetes fragments).
+    MULTILINE: ClassVar[frozenset[str]] = frozenset(
+        {"setup", "env", "default_env", "computed_env", "shared_volume", "affinity", "tolerations",
+         "security_context", "container_security_context", "dns_config"})
+
+    name: PathSegment
     platform: Literal["kubernetes", "openshift", "slurm"] = "kubernetes"
-    gpus_per_node: PositiveInt | None = Field(None, description="Older shape: per-node GPUs for every profile.")
+    gpus_per_node: Count | None = Field(None, description="Older shape: per-node GPUs for every profile.")
     accelerators: Accelerators
     storage: Storage = Storage()
     logging: Logging | None = None

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from manifesto.errors import did_you_mean
-from manifesto.schema.base import DnsLabel, EnvValue, FieldError, Number, PositiveInt, Quantity, Scalar, Strict
+from manifesto import rules
+from manifesto.schema.routing import EndpointPickerConfig
+from manifesto.schema.base import (
+    Count, DnsLabel, EnvMap, FieldError, LabelKey, Number, PathSegment, Quantity, Scalar, ServiceName, Strict, item_rule,
+    key_rule, rule,
+)
 
 __all__ = [
     "ModelRef", "Lws", "Parallelism", "Computed", "Resources", "Profiling", "Role",
@@ -16,13 +21,15 @@ __all__ = [
 
 SIDECARS = ("dcgm-exporter", "node-exporter")
 
+VllmMap = Annotated[dict[str, Any], key_rule(rules.vllm_flag_key, "flag")]
+
 
 class ModelRef(Strict):
-    id: str = Field(description="Hugging Face repository id, passed to `vllm serve`.")
+    id: Annotated[str, rule(rules.one_word)] = Field(description="Hugging Face repository id, passed to `vllm serve`.")
     label: str | None = Field(None, description="Short display name.")
     image_ref: str | None = Field(None, description="Key in catalog/images.yaml, e.g. vllm.standard.")
     image: str | None = Field(None, description="Explicit one-off container image.")
-    revision: str | None = Field(None, description="Branch, tag or commit; rendered as --revision.")
+    revision: Annotated[str, rule(rules.one_word)] | None = Field(None, description="Branch, tag or commit; rendered as --revision.")
 
     @model_validator(mode="after")
     def _one_image(self) -> "ModelRef":
@@ -32,16 +39,16 @@ class ModelRef(Strict):
 
 
 class Lws(Strict):
-    size: PositiveInt = Field(1, description="Nodes (pods) per serving replica.")
-    replicas: PositiveInt = Field(1, description="Serving replicas (LWS groups / Deployment replicas).")
-    same_topology_key: str | None = Field(
+    size: Count = Field(1, description="Nodes (pods) per serving replica.")
+    replicas: Count = Field(1, description="Serving replicas (LWS groups / Deployment replicas).")
+    same_topology_key: LabelKey | None = Field(
         None, description="Node label that all pods of one replica must share (e.g. nvidia.com/gpu.clique)."
     )
 
 
 class Parallelism(Strict):
-    tp: PositiveInt = Field(1, description="Global tensor-parallel size.")
-    pp: PositiveInt = Field(1, description="Global pipeline-parallel size.")
+    tp: Count = Field(1, description="Global tensor-parallel size.")
+    pp: Count = Field(1, description="Global pipeline-parallel size.")
     dp: Any = Field(False, description="Global data-parallel size, or false to disable.")
     ep: bool = Field(False, description="Enable expert parallelism for MoE layers.")
 
@@ -52,6 +59,8 @@ class Parallelism(Strict):
             return False
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError("dp must be a whole number of at least 1, or false")
+        if value > rules.INT32_MAX:
+            raise ValueError(f"{value} is too large: Kubernetes counts are 32-bit (at most {rules.INT32_MAX})")
         return value
 
     @property
@@ -60,14 +69,15 @@ class Parallelism(Strict):
 
 
 class Computed(Strict):
-    env: dict[str, Scalar] = Field(default_factory=dict, description="Env vars computed from vars.")
-    vllm: dict[str, Scalar] = Field(default_factory=dict, description="vLLM args computed from vars.")
+    env: Annotated[dict[str, Scalar], key_rule(rules.env_name, "variable name")] = Field(
+        default_factory=dict, description="Env vars computed from vars.")
+    vllm: VllmMap = Field(default_factory=dict, description="vLLM args computed from vars.")
 
 
 class Resources(Strict):
     cpu: Quantity | None = None
     memory: Quantity | None = None
-    gpus: PositiveInt | None = Field(None, description="Optional check: must equal the derived GPUs per pod.")
+    gpus: Count | None = Field(None, description="Optional check: must equal the derived GPUs per pod.")
     ephemeral_storage: Quantity | None = None
     shm_size: Quantity | None = None
 
@@ -83,14 +93,15 @@ class Profiling(Strict):
 
 class Role(Strict):
     name: DnsLabel
-    workload_name: DnsLabel | None = None
+    workload_name: ServiceName | None = None
     workload: Literal["deployment", "leaderworkerset"] | None = None
     lws: Lws = Lws()
     parallelism: Parallelism = Parallelism()
     computed: Computed = Computed()
-    env: dict[str, EnvValue] = Field(default_factory=dict)
-    vllm: dict[str, Any] = Field(default_factory=dict)
-    vllm_raw_args: list[str] = Field(default_factory=list)
+    env: EnvMap = Field(default_factory=dict)
+    vllm: VllmMap = Field(default_factory=dict)
+    vllm_raw_args: Annotated[list[str], item_rule(rules.shell_fragment, "")] = Field(
+        default_factory=list, description="Trusted shell words appended to `vllm serve` (one line each).")
     resources: Resources = Resources()
     kv_transfer_config: dict[str, Any] | None = None
     fabric_profile: str | None = None
@@ -130,7 +141,7 @@ class Routing(Strict):
 
 class IdleShutdown(Strict):
     enabled: bool = True
-    timeout_minutes: PositiveInt = 45
+    timeout_minutes: Count = 45
 
 
 class Runtime(Strict):
@@ -146,19 +157,25 @@ class Runtime(Strict):
 
 
 class SpecCache(Strict):
-    key: str | None = Field(None, description="Force a compiled-cache namespace (default: image tag/digest).")
+    key: PathSegment | None = Field(None, description="Force a compiled-cache namespace (default: image tag/digest).")
     cleanup_on_crash: bool = True
-    gpu_arch: str | None = Field(None, description="Override the accelerator's gpu_arch in cache paths.")
+    gpu_arch: PathSegment | None = Field(None, description="Override the accelerator's gpu_arch in cache paths.")
 
 
 class ModelSpec(Strict):
-    release: DnsLabel
+    # Fields whose strings may span lines (shell hooks, env values, JSON arguments); see load.scan_values.
+    MULTILINE: ClassVar[frozenset[str]] = frozenset(
+        {"pre_launch", "env", "vllm", "kv_transfer_config", "plugin_config", "plugin_configs"})
+    EMBEDDED: ClassVar[tuple] = ((("routing", "plugin_config"), EndpointPickerConfig),
+                                 (("routing", "plugin_configs", "*"), EndpointPickerConfig))
+
+    release: ServiceName
     topology: Literal["aggregated", "pd"] = "aggregated"
     accelerator: str | None = None
     model: ModelRef
     vars: dict[str, Number] = Field(default_factory=dict, description="Numbers that computed expressions may name.")
-    env: dict[str, EnvValue] = Field(default_factory=dict, description="Env shared by every role.")
-    vllm: dict[str, Any] = Field(default_factory=dict, description="vLLM args shared by every role.")
+    env: EnvMap = Field(default_factory=dict, description="Env shared by every role.")
+    vllm: VllmMap = Field(default_factory=dict, description="vLLM args shared by every role.")
     roles: list[Role] = Field(min_length=1)
     routing: Routing | None = None
     runtime: Runtime = Runtime()

@@ -8,6 +8,7 @@ from manifesto.render.k8s.common import meta
 from manifesto.render.k8s.model import model_objects
 from manifesto.render.k8s.routing import routing_objects
 from manifesto.render.k8s.sidecars import dcgm_configmap
+from manifesto.render.k8s.validity import check_objects
 from manifesto.render.yamlemit import dump_all
 
 __all__ = ["objects", "routing_only", "render_manifest", "render_routing"]
@@ -44,7 +45,7 @@ def objects(plan) -> list[dict]:
     idle = idle_objects(plan)
     accounts = _model_account(plan) + routing["rbac"] + _by_kind(idle, "ServiceAccount", "Role", "RoleBinding")
     configs = [cm for cm in (dcgm_configmap(plan),) if cm is not None] + routing["ConfigMap"]
-    return [
+    return check_objects([
         *_by_kind(accounts, "ServiceAccount"),
         *_by_kind(accounts, "Role"),
         *_by_kind(accounts, "RoleBinding"),
@@ -58,18 +59,20 @@ def objects(plan) -> list[dict]:
         *routing["Deployment"],
         *routing["frontend"],
         *_by_kind(idle, "Deployment"),
-    ]
+    ])
 
 
 def routing_only(plan) -> list[dict]:
     """Just the routing layer (for `render routing` and `deploy routing`)."""
     r = routing_objects(plan)
-    return [*r["rbac"], *r["ConfigMap"], *r["Service"], *r["pool"], *r["Deployment"], *r["frontend"]]
+    return check_objects([*r["rbac"], *r["ConfigMap"], *r["Service"], *r["pool"], *r["Deployment"], *r["frontend"]])
 
 
-def render_manifest(plan, model_yaml: str, cluster_yaml: str) -> str:
-    return provenance_header("render manifest", model_yaml, cluster_yaml) + dump_all(objects(plan))
+def render_manifest(plan, model_yaml: str, cluster_yaml: str, objs: list[dict] | None = None) -> str:
+    objs = objects(plan) if objs is None else objs
+    return provenance_header("render manifest", model_yaml, cluster_yaml) + dump_all(objs)
 
 
-def render_routing(plan, model_yaml: str, cluster_yaml: str) -> str:
-    return provenance_header("render routing", model_yaml, cluster_yaml) + dump_all(routing_only(plan))
+def render_routing(plan, model_yaml: str, cluster_yaml: str, objs: list[dict] | None = None) -> str:
+    objs = routing_only(plan) if objs is None else objs
+    return provenance_header("render routing", model_yaml, cluster_yaml) + dump_all(objs)

@@ -1,0 +1,157 @@
+"""The last check before output: every rendered object against Kubernetes' own rules.
+
+Inputs are validated field by field when they load; this pass catches what field rules
+cannot see (a name built from several fields, two objects with one name) and anything a
+future field forgets. It walks each object once and checks names, namespaces, labels,
+annotations, container, volume, port and env names, int32 counts, ports, mount paths,
+resource names and strings. A violation raises ``RenderCheckError`` naming the object and
+the field; ``manifesto.pipeline`` places name problems on the spec field that caused them.
+"""
+
+from __future__ import annotations
+
+import math
+
+from manifesto import rules
+from manifesto.errors import RenderCheckError
+
+__all__ = ["check_objects", "lws_pod_name"]
+
+_DNS_POLICIES = {"ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"}
+_STANDARD_RESOURCES = {"cpu", "memory", "ephemeral-storage", "storage", "pods"}
+_GROUPS_OF_NAMES = ("containers", "initContainers", "volumes", "volumeMounts", "resourceClaims", "imagePullSecrets")
+
+
+def lws_pod_name(obj: dict) -> str:
+    """The longest pod name a LeaderWorkerSet creates: ``<name>-<group>-<index>``."""
+    spec = obj.get("spec", {})
+    size = spec.get("leaderWorkerTemplate", {}).get("size", 1)
+    return f"{obj['metadata']['name']}-{max(spec.get('replicas', 1) - 1, 0)}-{max(size - 1, 0)}"
+
+
+def check_objects(objs: list[dict]) -> list[dict]:
+    """Raise ``RenderCheckError`` for the first rule an object breaks; return ``objs``."""
+    seen: set[tuple[str, str, str]] = set()
+    for obj in objs:
+        kind = obj.get("kind", "?")
+        meta = obj.get("metadata", {})
+        name = meta.get("name", "")
+        fail = _failer(kind, name)
+        if len(name) > 63:
+            fail("metadata.name", f"'{name}' has {len(name)} characters (at most 63)", excess=len(name) - 63)
+        problem = (rules.dns1035_label if kind == "Service" else rules.dns_label)(name)
+        if problem:
+            fail("metadata.name", f"'{name}' {problem}")
+        key = (obj.get("apiVersion", "").split("/")[0], kind, name)
+        if key in seen:
+            fail("metadata.name", "another object of this kind has the same name", excess=-1)
+        seen.add(key)
+        if "namespace" in meta and rules.dns_label(meta["namespace"]):
+            fail("metadata.namespace", f"'{meta['namespace']}' {rules.dns_label(meta['namespace'])}")
+        if kind == "LeaderWorkerSet":
+            pod = lws_pod_name(obj)
+            if len(pod) > 63:
+                fail("metadata.name", f"its pods would be named like '{pod}', {len(pod)} characters (at most 63)",
+                     excess=len(pod) - 63)
+        if kind == "Gateway":
+            limit = 62 - len(obj.get("spec", {}).get("gatewayClassName", ""))
+            if len(name) > limit:
+                fail("metadata.name", f"gateway class '{obj['spec']['gatewayClassName']}' names generated objects "
+                     f"'<gateway>-<class>', so the name may have at most {limit} characters (it has {len(name)})",
+                     excess=len(name) - limit)
+        if kind == "Service":
+            for i, port in enumerate(obj.get("spec", {}).get("ports") or ()):
+                _port(port, f"spec.ports[{i}]", "port", fail)
+        _walk(obj, "", fail)
+    return objs
+
+
+def _failer(kind: str, name: str):
+    def fail(field: str, problem: str, excess: int = 0):
+        raise RenderCheckError(kind, name, field, problem, excess=excess)
+
+    return fail
+
+
+def _join(path: str, key) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+def _walk(node, path: str, fail) -> None:
+    if isinstance(node, dict):
+        _check_mapping(node, path, fail)
+        for key, value in node.items():
+            _walk(value, _join(path, key), fail)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            _walk(value, _join(path, i), fail)
+    elif isinstance(node, str):
+        problem = rules.control_char(node)
+        if problem:
+            fail(path, problem)
+    elif isinstance(node, float) and not math.isfinite(node):
+        fail(path, f"{node} is not a finite number")
+
+
+def _check_mapping(node: dict, path: str, fail) -> None:
+    last = path.rsplit(".", 1)[-1]
+    if last == "metadata":
+        _labels(node.get("labels"), _join(path, "labels"), fail)
+        for key in node.get("annotations") or {}:
+            _rule(rules.qualified_name, key, _join(path, "annotations"), fail, "annotation key")
+    for field in ("matchLabels", "nodeSelector", "selector"):
+        value = node.get(field)
+        if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
+            _labels(value, _join(path, field), fail)
+    for field in _GROUPS_OF_NAMES:
+        for i, item in enumerate(node.get(field) or ()):
+            if isinstance(item, dict) and "name" in item:
+                check = rules.dns_subdomain if field == "imagePullSecrets" else rules.dns_label
+                _rule(check, item["name"], f"{_join(path, field)}[{i}].name", fail)
+    if "containers" in node or "initContainers" in node:
+        for field in ("containers", "initContainers"):
+            for i, c in enumerate(node.get(field) or ()):
+                _container(c, f"{_join(path, field)}[{i}]", fail)
+    for field in ("replicas", "size", "terminationGracePeriodSeconds"):
+        value = node.get(field)
+        if isinstance(value, int) and not 0 <= value <= rules.INT32_MAX:
+            fail(_join(path, field), f"{value} is outside 0..{rules.INT32_MAX}")
+    if "topologyKey" in node:
+        _rule(rules.qualified_name, node["topologyKey"], _join(path, "topologyKey"), fail)
+    if "dnsPolicy" in node and node["dnsPolicy"] not in _DNS_POLICIES:
+        fail(_join(path, "dnsPolicy"), f"'{node['dnsPolicy']}' is not one of {', '.join(sorted(_DNS_POLICIES))}")
+    for field in ("requests", "limits"):
+        for key in node.get(field) or {} if last == "resources" else ():
+            if key not in _STANDARD_RESOURCES and not key.startswith("hugepages-"):
+                _rule(rules.resource_name, key, _join(path, field), fail, "resource")
+
+
+def _container(c: dict, path: str, fail) -> None:
+    for i, env in enumerate(c.get("env") or ()):
+        _rule(rules.env_name, env.get("name", ""), f"{path}.env[{i}].name", fail)
+    for i, port in enumerate(c.get("ports") or ()):
+        _port(port, f"{path}.ports[{i}]", "containerPort", fail)
+    for i, mount in enumerate(c.get("volumeMounts") or ()):
+        _rule(rules.absolute_path, mount.get("mountPath", ""), f"{path}.volumeMounts[{i}].mountPath", fail)
+
+
+def _port(port: dict, path: str, field: str, fail) -> None:
+    number = port.get(field)
+    if not isinstance(number, int) or not 1 <= number <= 65535:
+        fail(f"{path}.{field}", f"{number} is not a TCP port (1-65535)")
+    if "name" in port:
+        _rule(rules.port_name, port["name"], f"{path}.name", fail)
+
+
+def _labels(labels, path: str, fail) -> None:
+    for key, value in (labels or {}).items():
+        _rule(rules.qualified_name, key, path, fail, "label key")
+        _rule(rules.label_value, value, f"{path}.{key}", fail, "label value")
+
+
+def _rule(check, value, path: str, fail, what: str = "") -> None:
+    problem = check(value) if isinstance(value, str) else "must be a string"
+    if problem:
+        fail(path, f"{what + ' ' if what else ''}'{value}' {problem}")
