@@ -72,12 +72,16 @@ class ManifestoError(Exception):
         super().__init__(self.format())
 
     def format(self) -> str:
+        import re
+
+        # A key quoted into the path, or a value into the message, must not print a raw control
+        # character (messages may hold deliberate line breaks; paths never do).
         parts = []
         if self.origin is not None:
             parts.append(str(self.origin))
         if self.path:
-            parts.append(self.path)
-        parts.append(self.message)
+            parts.append(re.sub(_CONTROL_CHARS, _escape, self.path))
+        parts.append(re.sub(_CONTROL_IN_TEXT, _escape, self.message))
         return ": ".join(parts)
 
 
@@ -152,6 +156,7 @@ def did_you_mean(word: str, choices) -> str:
 
 
 _CONTROL_CHARS = "[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]"
+_CONTROL_IN_TEXT = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]"
 
 
 def _escape(match) -> str:

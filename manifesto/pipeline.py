@@ -98,7 +98,8 @@ def _placed(exc, plan, spec):
     owners = [(i, r) for i, r in enumerate(plan.roles)
               if exc.name == r.workload_name or exc.name.startswith(r.workload_name + "-")]
     if owners:
-        i, role = max(owners, key=lambda o: len(o[1].workload_name))
+        # The longest matching workload name; among equals the last role, which made the second object.
+        i, role = max(reversed(owners), key=lambda o: len(o[1].workload_name))
         explicit = spec.model.roles[i].workload_name is not None
         path = ("roles", i, "workload_name" if explicit else "name")
         what = format_path(path) if explicit else f"release or {format_path(path)}"

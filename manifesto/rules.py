@@ -200,7 +200,7 @@ def shell_fragment(text: str) -> str | None:
                 return "ends with a backslash"
             i += 1
         elif c == "`" or text.startswith("$(", i):
-            return f"runs a command substitution ({'`' if c == '`' else '$('}); compute the value in vllm: instead"
+            return f"runs a command substitution ('{'`' if c == '`' else '$('}'); compute the value in vllm: instead"
         elif quote == '"':
             if c == '"':
                 quote = ""

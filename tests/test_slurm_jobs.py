@@ -313,3 +313,36 @@ def test_pd_heterogeneous_job(standins, tmp_path, monkeypatch, sbatch_wait):
     assert "router (Envoy + endpoint picker) at http://127.0.0.1:8081" in text_log
     assert "a job step ended with status 0; stopping the others" in text_log
     assert not Path(epp["router_dir"]).exists(), "the batch host's router directory is removed at exit"
+
+
+HOSTILE = """\
+release: standin-hostile
+model: {{id: test/standin-model}}
+routing: {{kind: disabled}}
+runtime: {{sidecars: []}}
+roles:
+  - name: decode
+    parallelism: {{tp: 1}}
+    resources: {{cpu: "1", memory: 1Gi}}
+    env: {{HOSTILE: "$(touch {m}) `touch {m}`; touch {m}"}}
+    vllm: {{served_model_name: "x'; touch {m}; '"}}
+    vllm_raw_args: ["--hostile='$(touch {m})'"]
+"""
+
+
+def test_hostile_values_never_run(standins, tmp_path, monkeypatch, sbatch_wait):
+    """Payloads in env values, vLLM values and a quoted raw argument reach the model server as
+    literal text: the job completes and the marker file they would create never appears."""
+    marker = tmp_path / "pwned"
+    monkeypatch.setenv("STANDIN_PORT", str(_free_port()))
+    monkeypatch.setenv("STANDIN_NO_WAIT", "1")
+    text = render_pair(write(tmp_path / "model.yaml", HOSTILE.format(m=marker)), _kit_cluster(tmp_path, "native"))
+    check_script(text)
+    job_id, state = sbatch_wait(write(tmp_path / "job.sbatch", text), cwd=tmp_path, timeout=100)
+    log = _job_log(tmp_path, f"manifesto-standin-hostile-{job_id}_0.out")
+    assert state == "COMPLETED", log.read_text()
+    [record] = _records(log)
+    assert "--served-model-name" in record["args"], record
+    assert record["args"][record["args"].index("--served-model-name") + 1] == f"x'; touch {marker}; '"
+    assert f"--hostile=$(touch {marker})" in record["args"]
+    assert not marker.exists()

@@ -9,12 +9,13 @@ command line with its DP/TP/PP flags) is decided here, once, from the Plan.
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 
 from manifesto.resolve.plan import Plan, RolePlan
 
-__all__ = ["Platform", "K8S", "launch_script", "serve_args"]
+__all__ = ["Platform", "K8S", "launch_script", "serve_args", "literal_note"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,15 @@ K8S = Platform(
     ),
     log_name='"${HOSTNAME:-pod}.log"',
 )
+
+
+_QUOTED_EXPANSION = re.compile(r"'[^']*[$`][^']*'")
+
+
+def literal_note(text: str) -> list[str]:
+    """A shellcheck directive for a command whose single-quoted words hold ``$`` or a backtick on
+    purpose: they are user values passed on literally, never expanded."""
+    return ["# shellcheck disable=SC2016  # quoted values are literal text"] if _QUOTED_EXPANSION.search(text) else []
 
 
 def _q(text: str) -> str:
@@ -168,7 +178,8 @@ def launch_script(plan: Plan, role: RolePlan, platform: Platform = K8S) -> str:
         ]
     for hook in role.pre_launch:
         lines.append(hook)
-    lines += ["args=(", *("  " + item for item in serve_args(plan, role)), ")"]
+    items = serve_args(plan, role)
+    lines += [*literal_note("\n".join(items)), "args=(", *("  " + item for item in items), ")"]
     lines += topology
     if role.storage.cleanup_on_crash:
         lines += [

@@ -277,12 +277,13 @@ def _check_computed_flag(key: str, expr, value, origin, path: str) -> None:
     from manifesto.resolve.args import flag_name
 
     flag = flag_name(key)
-    shown = f"expression {show_value(expr)}" if isinstance(expr, str) else "value"
+    formula = isinstance(expr, str)
+    shown = f"the expression {show_value(expr)} gives {value!r}" if formula else f"the value is {value!r}"
     if value < 0:
-        raise ExpressionError(f"the {shown} gives {value}; --{flag} cannot be negative", origin, path)
+        raise ExpressionError(f"{shown}, but --{flag} cannot be negative", origin, path)
     if isinstance(value, float) and flag not in FLOAT_FLAGS and "." not in flag:
-        raise ExpressionError(f"the {shown} gives {value!r}, but --{flag} takes a whole number; use // for "
-                              "whole-number division", origin, path)
+        hint = "; use // for whole-number division" if formula else ""
+        raise ExpressionError(f"{shown}, but --{flag} takes a whole number{hint}", origin, path)
 
 
 def _args(spec, role, computed, where: Where, base: tuple):

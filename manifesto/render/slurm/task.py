@@ -13,7 +13,7 @@ import shlex
 
 import msgspec
 
-from manifesto.render.launch import Platform, launch_script
+from manifesto.render.launch import Platform, launch_script, literal_note
 from manifesto.render.slurm import runtime as rt
 from manifesto.render.slurm.checks import SlurmUnsupported
 
@@ -82,10 +82,9 @@ def _env_lines(plan, role) -> list[str]:
                 lines.append(f"export {var.name}={expr}")
             continue
         value = var.value or ""
-        if value in cache_dirs:
-            lines.append(f"export {var.name}={shlex.quote(value)}/{CACHE_SUFFIX}")
-        else:
-            lines.append(f"export {var.name}={shlex.quote(value)}")
+        suffix = f"/{CACHE_SUFFIX}" if value in cache_dirs else ""
+        line = f"export {var.name}={shlex.quote(value)}{suffix}"
+        lines += [*literal_note(line), line]
     return lines
 
 

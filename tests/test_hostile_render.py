@@ -1,0 +1,129 @@
+"""Hostile input for rendering (issue 10 classes 1, 2, 4): refused with one exact line, or rendered valid.
+
+Every ``REFUSED`` case of ``hostile_cases`` runs through the real CLI entry point
+(``manifesto.cli.main``, in-process) as ``config validate`` and ``render manifest`` and must
+exit 1 with exactly its expected stderr, no stdout and no traceback. Every ``ACCEPTED`` case
+must render: Kubernetes output passes the published schemas, Slurm output passes ``bash -n``
+and shellcheck. One Slurm case is submitted to the local Slurm kit to show the payload it
+carries never runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import subprocess
+import traceback
+from pathlib import Path
+
+import pytest
+
+import kit
+from hostile_cases import ACCEPTED, REFUSED, Case
+from test_slurm_render import check_script
+
+COMMANDS = [("config", "validate"), ("render", "manifest")]
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``manifesto ARGV`` in-process; an escaping exception is a traceback."""
+    from manifesto.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(list(argv))
+        except SystemExit as exc:
+            rc = exc.code
+        except BaseException:  # noqa: BLE001 - what a user would see as a traceback
+            err.write(traceback.format_exc())
+            rc = -1
+    return rc, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def scratch(tmp_path, monkeypatch):
+    """A working directory with no user catalog, no render cache and no ambient MANIFESTO_* settings."""
+    for name in list(os.environ):
+        if name.startswith("MANIFESTO_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("MANIFESTO_CONFIG_HOME", str(tmp_path / "config-home"))
+    monkeypatch.setenv("MANIFESTO_NO_CACHE", "1")
+    monkeypatch.setenv("USER", "tester")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return work
+
+
+def arguments(case: Case, work: Path) -> list[str]:
+    """Write the case's files; return SPEC --cluster CLUSTER FLAGS."""
+    out = []
+    for name, text in (("spec.yaml", case.spec), ("cluster.yaml", case.cluster)):
+        if "\n" in text:
+            (work / name).write_text(text, encoding="utf-8")
+            out.append(name)
+        else:
+            out.append(text)  # a bundled catalog name
+    return [out[0], "--cluster", out[1], *case.flags]
+
+
+def run_case(case: Case, command: tuple[str, ...], work: Path, monkeypatch) -> tuple[int, str, str]:
+    for name, value in case.env.items():
+        monkeypatch.setenv(name, value)
+    return cli(*command, *arguments(case, work))
+
+
+def test_corpus_size_and_unique_ids():
+    ids = [c.id for c in REFUSED + ACCEPTED]
+    assert len(ids) == len(set(ids))
+    assert len(REFUSED) >= 60
+    assert all(c.expected for c in REFUSED)
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=["config-validate", "render-manifest"])
+@pytest.mark.parametrize("case", REFUSED, ids=[c.id for c in REFUSED])
+def test_refused_with_one_exact_line(case, command, scratch, monkeypatch):
+    rc, out, err = run_case(case, command, scratch, monkeypatch)
+    assert "Traceback" not in err
+    assert err == case.expected + "\n"
+    assert (rc, out) == (1, "")
+    assert len(err.splitlines()) == 1
+
+
+SUBPROCESS_SAMPLE = ("release-makes-names-too-long", "raw-arg-semicolon", "nul-in-model-id", "user-flag-parent-dirs")
+
+
+@pytest.mark.parametrize("case", [c for c in REFUSED if c.id in SUBPROCESS_SAMPLE], ids=SUBPROCESS_SAMPLE)
+def test_refused_in_a_real_process(case, scratch):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MANIFESTO_")}
+    env.update(MANIFESTO_CONFIG_HOME=str(scratch / "home"), MANIFESTO_NO_CACHE="1", **case.env)
+    proc = kit.run_cli("render", "manifest", *arguments(case, scratch), cwd=scratch, env=env)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", case.expected + "\n")
+
+
+def render(case: Case, work: Path, monkeypatch) -> str:
+    rc, out, err = run_case(case, ("render", "manifest"), work, monkeypatch)
+    assert (rc, err) == (0, ""), err
+    return out
+
+
+K8S_ACCEPTED = [c for c in ACCEPTED if "platform: slurm" not in c.cluster]
+SLURM_ACCEPTED = [c for c in ACCEPTED if "platform: slurm" in c.cluster]
+
+
+@pytest.mark.parametrize("case", K8S_ACCEPTED, ids=[c.id for c in K8S_ACCEPTED])
+def test_accepted_kubernetes_output_is_valid(case, scratch, monkeypatch, shared_dir):
+    text = render(case, scratch, monkeypatch)
+    path = scratch / "out.yaml"
+    path.write_text(text, encoding="utf-8")
+    proc = subprocess.run([str(shared_dir / "k8s-schemas" / "validate-manifests"), str(path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("case", SLURM_ACCEPTED, ids=[c.id for c in SLURM_ACCEPTED])
+def test_accepted_slurm_script_is_valid_shell(case, scratch, monkeypatch):
+    """``bash -n`` and shellcheck on the script and every script it embeds (the Slurm tests' checker)."""
+    check_script(render(case, scratch, monkeypatch))
