@@ -24,6 +24,7 @@ __all__ = [
     "extract_scripts",
     "require_shared",
     "run_cli",
+    "run_main",
     "shared_dir",
     "shellcheck",
     "unavailable",
@@ -179,3 +180,25 @@ def run_cli(
         text=True,
         timeout=timeout,
     )
+
+
+def run_main(*argv: str) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``manifesto ARGV`` through ``manifesto.cli.main`` in this
+    process (a fresh interpreter costs about a second); an escaping exception is written to
+    stderr as the traceback a user would see, with exit code -1."""
+    import contextlib
+    import io
+    import traceback
+
+    from manifesto.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(list(argv))
+        except SystemExit as exc:  # argparse
+            rc = exc.code
+        except BaseException:  # noqa: BLE001 - what a user would see as a traceback
+            err.write(traceback.format_exc())
+            rc = -1
+    return rc, out.getvalue(), err.getvalue()

@@ -10,11 +10,7 @@ carries never runs.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
-import subprocess
-import traceback
 from pathlib import Path
 
 import pytest
@@ -24,22 +20,6 @@ from hostile_cases import ACCEPTED, REFUSED, Case
 from test_slurm_render import check_script
 
 COMMANDS = [("config", "validate"), ("render", "manifest")]
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of ``manifesto ARGV`` in-process; an escaping exception is a traceback."""
-    from manifesto.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = main(list(argv))
-        except SystemExit as exc:
-            rc = exc.code
-        except BaseException:  # noqa: BLE001 - what a user would see as a traceback
-            err.write(traceback.format_exc())
-            rc = -1
-    return rc, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
@@ -72,7 +52,7 @@ def arguments(case: Case, work: Path) -> list[str]:
 def run_case(case: Case, command: tuple[str, ...], work: Path, monkeypatch) -> tuple[int, str, str]:
     for name, value in case.env.items():
         monkeypatch.setenv(name, value)
-    return cli(*command, *arguments(case, work))
+    return kit.run_main(*command, *arguments(case, work))
 
 
 def test_corpus_size_and_unique_ids():
@@ -114,13 +94,14 @@ SLURM_ACCEPTED = [c for c in ACCEPTED if "platform: slurm" in c.cluster]
 
 
 @pytest.mark.parametrize("case", K8S_ACCEPTED, ids=[c.id for c in K8S_ACCEPTED])
-def test_accepted_kubernetes_output_is_valid(case, scratch, monkeypatch, shared_dir):
+def test_accepted_kubernetes_output_is_valid(case, scratch, monkeypatch):
+    """The published schemas accept every object; every script in a container command passes shellcheck."""
     text = render(case, scratch, monkeypatch)
-    path = scratch / "out.yaml"
-    path.write_text(text, encoding="utf-8")
-    proc = subprocess.run([str(shared_dir / "k8s-schemas" / "validate-manifests"), str(path)],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    kit.validate_manifests(text)
+    scripts = kit.extract_scripts(text)
+    assert scripts
+    for script in scripts:
+        kit.shellcheck(script, script.shell)
 
 
 @pytest.mark.parametrize("case", SLURM_ACCEPTED, ids=[c.id for c in SLURM_ACCEPTED])
