@@ -9,7 +9,7 @@
     │   └── CatalogError           a named model / cluster / routing profile is not found
     ├── ResolveError               inputs are valid alone but do not fit together
     │   └── IncompatiblePairError  the spec pins an accelerator the cluster does not offer
-    │   └── RenderCheckError       a rendered object breaks a Kubernetes rule (placed on its field, else a bug)
+    ├── RenderCheckError           a rendered object breaks a Kubernetes rule (placed on its field, else a bug)
     ├── BuildError                 BUILD.yaml, addresses, the cache or out/
     └── OpsError                   kubectl / Slurm / ssh workflows
 
@@ -125,7 +125,7 @@ class IncompatiblePairError(ResolveError):
     pass
 
 
-class RenderCheckError(ResolveError):
+class RenderCheckError(ManifestoError):
     """A rendered object breaks a Kubernetes rule. Name problems are usually the input's doing
     and get placed on the spec field behind the name; anything else is a bug in a renderer."""
 

@@ -199,7 +199,7 @@ def _render_bootstrap(args) -> int:
     cluster = load_cluster(context.pick_cluster(args.cluster, env, args.context))
     if cluster.platform == "slurm":
         raise ResolveError(f"cluster '{cluster.name}' is a Slurm cluster; bootstrap objects are Kubernetes-only")
-    namespace = context.pick_namespace(args.namespace, env, args.context)
+    namespace = context.checked_namespace(args.namespace, env, args.context)
     try:
         text = render_bootstrap(cluster.profile, namespace, dump_yaml(cluster.loaded.data))
     except ResolveError as exc:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["settings", "current_user", "pick_cluster", "pick_namespace", "kube_context", "options"]
+__all__ = ["settings", "current_user", "pick_cluster", "pick_namespace", "checked_namespace", "kube_context",
+           "options"]
 
 
 def _dotenv(path: Path) -> dict[str, str]:
@@ -125,17 +126,24 @@ def _checked(value: str, check, sources: list[tuple[str, str | None]]) -> str:
     return value
 
 
+def checked_namespace(explicit: str | None, env: dict[str, str], context: str | None = None) -> str:
+    """``pick_namespace``, refusing a value that is not a DNS label (naming where it came from)."""
+    from manifesto import rules
+
+    return _checked(pick_namespace(explicit, env, context), rules.dns_label,
+                    [("--namespace", explicit), ("MANIFESTO_NAMESPACE", env.get("MANIFESTO_NAMESPACE")),
+                     ("the kube context's namespace", "x")])
+
+
 def raw_options(args, env: dict[str, str]) -> dict:
     """Resolution options as plain data (cheap: usable as a render-cache key)."""
     from manifesto import rules
 
-    user, namespace = getattr(args, "user", None), getattr(args, "namespace", None)
+    user = getattr(args, "user", None)
     return {
         "user": _checked(current_user(user, env), rules.path_segment,
                          [("--user", user), ("$USER", env.get("USER")), ("$LOGNAME", env.get("LOGNAME"))]),
-        "namespace": _checked(pick_namespace(namespace, env, getattr(args, "context", None)), rules.dns_label,
-                              [("--namespace", namespace), ("MANIFESTO_NAMESPACE", env.get("MANIFESTO_NAMESPACE")),
-                               ("the kube context's namespace", "x")]),
+        "namespace": checked_namespace(getattr(args, "namespace", None), env, getattr(args, "context", None)),
         "accelerator": getattr(args, "accelerator", None),
         "vllm_env": getattr(args, "vllm_env", None),
         "user_root": getattr(args, "user_root", None),

@@ -113,7 +113,7 @@ def _plan(args, env, command: str):
 def _namespace(args, env) -> str:
     from manifesto.cli import context
 
-    return context.pick_namespace(args.namespace, env, args.context)
+    return context.checked_namespace(args.namespace, env, args.context)
 
 
 # -- file -------------------------------------------------------------------------------

@@ -56,6 +56,6 @@ def _render_workload(args) -> int:
 
     env = context.settings()
     cluster = load_cluster(context.pick_cluster(args.cluster, env, args.context))
-    namespace = context.pick_namespace(args.namespace, env, args.context)
+    namespace = context.checked_namespace(args.namespace, env, args.context)
     sys.stdout.write(render_workload_text(args.file, cluster, args.accelerator, namespace))
     return 0

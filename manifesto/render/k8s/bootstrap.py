@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from manifesto.render.k8s.validity import check_objects
 from manifesto.render.yamlemit import dump_all
 
 __all__ = ["bootstrap_objects", "render_bootstrap"]
@@ -23,12 +24,12 @@ def bootstrap_objects(profile, namespace: str) -> list[dict]:
     if claim.storage_class:
         spec["storageClassName"] = claim.storage_class
     labels = {"app.kubernetes.io/managed-by": "manifesto", "app.kubernetes.io/component": "shared-cache"}
-    return [{
+    return check_objects([{
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
         "metadata": {"name": name, "namespace": namespace, "labels": labels},
         "spec": spec,
-    }]
+    }])
 
 
 def render_bootstrap(profile, namespace: str, cluster_yaml: str) -> str:

@@ -4,19 +4,22 @@ Inputs are validated field by field when they load; this pass catches what field
 cannot see (a name built from several fields, two objects with one name) and anything a
 future field forgets. It walks each object once and checks names, namespaces, labels,
 annotations, container, volume, port and env names, int32 counts, ports, mount paths,
-resource names and strings. A violation raises ``RenderCheckError`` naming the object and
+and resource names. A violation raises ``RenderCheckError`` naming the object and
 the field; ``manifesto.pipeline`` places name problems on the spec field that caused them.
 """
 
 from __future__ import annotations
 
-import math
+from functools import lru_cache
 
 from manifesto import rules
 from manifesto.errors import RenderCheckError
 
 __all__ = ["check_objects", "lws_pod_name"]
 
+# Kinds whose names become host names or label values (pods, LWS groups): DNS labels. Other
+# names are DNS subdomains, as Kubernetes requires.
+_LABEL_NAMED = {"Service", "Deployment", "LeaderWorkerSet", "StatefulSet", "Job", "Namespace"}
 _DNS_POLICIES = {"ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"}
 _STANDARD_RESOURCES = {"cpu", "memory", "ephemeral-storage", "storage", "pods"}
 _GROUPS_OF_NAMES = ("containers", "initContainers", "volumes", "volumeMounts", "resourceClaims", "imagePullSecrets")
@@ -37,9 +40,10 @@ def check_objects(objs: list[dict]) -> list[dict]:
         meta = obj.get("metadata", {})
         name = meta.get("name", "")
         fail = _failer(kind, name)
-        if len(name) > 63:
+        label = kind in _LABEL_NAMED
+        if label and len(name) > 63:
             fail("metadata.name", f"'{name}' has {len(name)} characters (at most 63)", excess=len(name) - 63)
-        problem = (rules.dns1035_label if kind == "Service" else rules.dns_label)(name)
+        problem = (rules.dns1035_label if kind == "Service" else rules.dns_label if label else rules.dns_subdomain)(name)
         if problem:
             fail("metadata.name", f"'{name}' {problem}")
         key = (obj.get("apiVersion", "").split("/")[0], kind, name)
@@ -62,7 +66,7 @@ def check_objects(objs: list[dict]) -> list[dict]:
         if kind == "Service":
             for i, port in enumerate(obj.get("spec", {}).get("ports") or ()):
                 _port(port, f"spec.ports[{i}]", "port", fail)
-        _walk(obj, "", fail)
+        _walk(obj, fail)
     return objs
 
 
@@ -79,25 +83,38 @@ def _join(path: str, key) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
-def _walk(node, path: str, fail) -> None:
-    if isinstance(node, dict):
-        _check_mapping(node, path, fail)
-        for key, value in node.items():
-            _walk(value, _join(path, key), fail)
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            _walk(value, _join(path, i), fail)
-    elif isinstance(node, str):
-        problem = rules.control_char(node)
-        if problem:
-            fail(path, problem)
-    elif isinstance(node, float) and not math.isfinite(node):
-        fail(path, f"{node} is not a finite number")
+def _path(parts: tuple) -> str:
+    out = ""
+    for part in parts:
+        out = _join(out, part)
+    return out
+
+
+# Keys whose mapping needs a closer look; every other mapping only has its strings scanned.
+_INTERESTING = frozenset({
+    "labels", "annotations", "matchLabels", "nodeSelector", "selector", *_GROUPS_OF_NAMES,
+    "replicas", "size", "terminationGracePeriodSeconds", "topologyKey", "dnsPolicy", "requests", "limits",
+})
+
+
+def _walk(root, fail) -> None:
+    """Look closer at every mapping that holds a key of ``_INTERESTING`` (paths are built only
+    for a failure). Strings are not rescanned: inputs refuse control characters when they load,
+    and the YAML writer escapes any that a renderer could still produce."""
+    stack = [((), root)]
+    while stack:
+        parts, node = stack.pop()
+        if isinstance(node, dict):
+            if not _INTERESTING.isdisjoint(node):
+                _check_mapping(node, _path(parts), fail)
+            stack.extend((parts + (k,), v) for k, v in node.items() if isinstance(v, (dict, list)))
+        else:
+            stack.extend((parts + (i,), v) for i, v in enumerate(node) if isinstance(v, (dict, list)))
 
 
 def _check_mapping(node: dict, path: str, fail) -> None:
     last = path.rsplit(".", 1)[-1]
-    if last == "metadata":
+    if "labels" in node or "annotations" in node:
         _labels(node.get("labels"), _join(path, "labels"), fail)
         for key in node.get("annotations") or {}:
             _rule(rules.qualified_name, key, _join(path, "annotations"), fail, "annotation key")
@@ -151,7 +168,12 @@ def _labels(labels, path: str, fail) -> None:
         _rule(rules.label_value, value, f"{path}.{key}", fail, "label value")
 
 
+@lru_cache(maxsize=4096)
+def _problem(check, value: str) -> str | None:
+    return check(value)  # names and labels repeat across the objects of an instance
+
+
 def _rule(check, value, path: str, fail, what: str = "") -> None:
-    problem = check(value) if isinstance(value, str) else "must be a string"
+    problem = _problem(check, value) if isinstance(value, str) else "must be a string"
     if problem:
         fail(path, f"{what + ' ' if what else ''}'{value}' {problem}")

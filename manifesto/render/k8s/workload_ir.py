@@ -27,6 +27,7 @@ from manifesto.render.k8s.common import (
     KUEUE_PRIORITY, KUEUE_QUEUE, gpu_claim_spec, gpu_claim_template_name, meta, pod_defaults,
 )
 from manifesto.render.k8s.model import LWS_API
+from manifesto.render.k8s.validity import check_objects
 from manifesto.yamlio import format_path
 
 __all__ = ["LOWERINGS", "ACCELERATOR_CLAIM", "workload_objects", "service_name"]
@@ -316,4 +317,4 @@ def workload_objects(workload, accelerator, namespace: str, *, where: Where | No
     if workload.service is not None:
         out.append(_service(ctx, selector))
     out.append(obj)
-    return out
+    return check_objects(out)
