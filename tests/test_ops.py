@@ -282,7 +282,7 @@ def test_deploy_routing_and_bootstrap(fake, tmp_path):
 
 def test_file_diff_and_apply(fake, tmp_path):
     from manifesto.cluster import load_cluster
-    from manifesto.pipeline import plan_for
+    from manifesto.service import plan_for
     from manifesto.render.k8s import objects
     from manifesto.render.yamlemit import dump_all
     from manifesto.resolve.plan import Options

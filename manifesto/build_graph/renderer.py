@@ -6,7 +6,7 @@ A renderer is a module providing::
     render_pair(model_path, cluster_path, options) -> Artifact(text, suffix, inputs)
     code_fingerprint_paths() -> list[str]
 
-The product's renderer is ``manifesto.target``. Engine tests substitute a small fake
+The product's renderer is ``manifesto.build_renderer``. Engine tests substitute a small fake
 through ``MANIFESTO_BUILD_RENDERER`` (a module name), read once at the CLI edge;
 the module name is part of the code fingerprint, so switching renderers rebuilds.
 Renders run with a scrubbed environment: no ``$USER``, kube config, user catalog or
@@ -19,7 +19,7 @@ import os
 
 __all__ = ["DEFAULT", "ENV_VAR", "OPTION_FIELDS", "hermetic_env", "load", "renderer_name"]
 
-DEFAULT = "manifesto.target"
+DEFAULT = "manifesto.build_renderer"
 #: The fields of ``RenderOptions``, in the order the build keeps them.
 OPTION_FIELDS = ("user", "namespace", "routing_profile", "idle_shutdown", "idle_timeout_minutes")
 ENV_VAR = "MANIFESTO_BUILD_RENDERER"

@@ -101,18 +101,18 @@ def register(sub) -> None:
 
 
 def _load_pair(args):
-    from manifesto.cli import context
+    from manifesto.cli import settings as cli_settings
     from manifesto.cluster import load_cluster
     from manifesto.spec import load_spec
 
-    env = context.settings()
-    cluster = load_cluster(context.pick_cluster(args.cluster, env, args.context))
+    env = cli_settings.settings()
+    cluster = load_cluster(cli_settings.pick_cluster(args.cluster, env, args.context))
     spec = load_spec(args.spec, cluster)
-    return spec, cluster, context.options(args, env)
+    return spec, cluster, cli_settings.options(args, env)
 
 
 def _explain(args) -> int:
-    from manifesto.pipeline import plan_for
+    from manifesto.service import plan_for
 
     spec, cluster, opts = _load_pair(args)
     plan, _ = plan_for(spec, cluster, opts)
@@ -136,13 +136,13 @@ def _render(args, command: str = "render manifest") -> tuple[str, str]:
 
     from manifesto import rendercache
     from manifesto.catalog import find
-    from manifesto.cli import context
+    from manifesto.cli import settings as cli_settings
 
     started = time.time()
-    env = context.settings()
-    cluster_path = os.path.abspath(find("clusters", context.pick_cluster(args.cluster, env, args.context)))
+    env = cli_settings.settings()
+    cluster_path = os.path.abspath(find("clusters", cli_settings.pick_cluster(args.cluster, env, args.context)))
     spec_path = os.path.abspath(find("models", args.spec))
-    raw = context.raw_options(args, env)
+    raw = cli_settings.raw_options(args, env)
     # Names resolve through the catalogs, so key on the files they resolve to: a user entry
     # that starts shadowing a bundled one must not be answered from the old entry.
     routing = os.path.abspath(find("routing", raw["routing_profile"])) if raw["routing_profile"] else None
@@ -154,12 +154,12 @@ def _render(args, command: str = "render manifest") -> tuple[str, str]:
         return text, suffix
 
     from manifesto.cluster import load_cluster
-    from manifesto.pipeline import render_text
+    from manifesto.service import render_text
     from manifesto.spec import load_spec
 
     cluster = load_cluster(cluster_path)
     spec = load_spec(spec_path, cluster)
-    text, suffix, inputs = render_text(spec, cluster, context.options(args, env, raw))
+    text, suffix, inputs = render_text(spec, cluster, cli_settings.options(args, env, raw))
     # A file edited while we rendered must not be remembered with the old text.
     if all(os.stat(p).st_mtime < started for p in inputs):
         rendercache.store(directory, request, inputs, f"{suffix}\n{text}")
@@ -174,7 +174,7 @@ def _render_manifest(args) -> int:
 
 def _render_routing(args) -> int:
     from manifesto.errors import ResolveError
-    from manifesto.pipeline import expanded_inputs, plan_for
+    from manifesto.service import expanded_inputs, plan_for
     from manifesto.render.k8s import render_routing
 
     spec, cluster, opts = _load_pair(args)
@@ -189,17 +189,17 @@ def _render_routing(args) -> int:
 
 
 def _render_bootstrap(args) -> int:
-    from manifesto.cli import context
+    from manifesto.cli import settings as cli_settings
     from manifesto.cluster import load_cluster
     from manifesto.errors import ResolveError
     from manifesto.render.k8s.bootstrap import render_bootstrap
     from manifesto.render.yamlemit import dump_yaml
 
-    env = context.settings()
-    cluster = load_cluster(context.pick_cluster(args.cluster, env, args.context))
+    env = cli_settings.settings()
+    cluster = load_cluster(cli_settings.pick_cluster(args.cluster, env, args.context))
     if cluster.platform == "slurm":
         raise ResolveError(f"cluster '{cluster.name}' is a Slurm cluster; bootstrap objects are Kubernetes-only")
-    namespace = context.pick_namespace(args.namespace, env, args.context)
+    namespace = cli_settings.pick_namespace(args.namespace, env, args.context)
     try:
         text = render_bootstrap(cluster.profile, namespace, dump_yaml(cluster.loaded.data))
     except ResolveError as exc:
@@ -209,18 +209,18 @@ def _render_bootstrap(args) -> int:
 
 
 def _render_file(args) -> int:
-    from manifesto.cli import context
+    from manifesto.cli import settings as cli_settings
     from manifesto.fsutil import write_atomic
 
     text, suffix = _render(args)
-    target = args.output or context.settings().get("MANIFESTO_RENDER_OUT") or f"/tmp/manifesto{suffix}"
+    target = args.output or cli_settings.settings().get("MANIFESTO_RENDER_OUT") or f"/tmp/manifesto{suffix}"
     write_atomic(target, text)
     print(f"wrote {target}", file=sys.stderr)
     return 0
 
 
 def _config_validate(args) -> int:
-    from manifesto.pipeline import render_text
+    from manifesto.service import render_text
 
     spec, cluster, opts = _load_pair(args)
     text, suffix, _ = render_text(spec, cluster, opts)

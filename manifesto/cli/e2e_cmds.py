@@ -42,17 +42,17 @@ def register(sub, add) -> None:
 
 
 def _plan(args, env, namespace: str):
-    from manifesto.cli import context
-    from manifesto.pipeline import plan_for
+    from manifesto.cli import settings as cli_settings
+    from manifesto.service import plan_for
 
     scoped = argparse.Namespace(**{**vars(args), "namespace": namespace})
-    return plan_for(args._spec, args._cluster, context.options(scoped, env))[0]
+    return plan_for(args._spec, args._cluster, cli_settings.options(scoped, env))[0]
 
 
 def _e2e(args) -> int:
     import secrets
 
-    from manifesto.cli import context
+    from manifesto.cli import settings as cli_settings
     from manifesto.cli.ops_cmds import _kube, _refuse_slurm_cluster
     from manifesto.cluster import load_cluster
     from manifesto.errors import OpsError
@@ -60,13 +60,13 @@ def _e2e(args) -> int:
     from manifesto.render.k8s import objects
     from manifesto.spec import load_spec
 
-    env = context.settings()
+    env = cli_settings.settings()
     if not env.get("HF_TOKEN", "").strip():
         raise OpsError("HF_TOKEN is not set; set it in the environment or .env (test e2e creates hf-secret "
                        "in its namespace)")
     if args.timeout <= 0:
         raise OpsError(f"--timeout {args.timeout:g}: expected a positive number of seconds")
-    cluster = load_cluster(context.pick_cluster(args.cluster, env, args.context))
+    cluster = load_cluster(cli_settings.pick_cluster(args.cluster, env, args.context))
     _refuse_slurm_cluster(cluster, "test e2e")
     args._cluster, args._spec = cluster, load_spec(args.spec, cluster)
     if args.namespace:

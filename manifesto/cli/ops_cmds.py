@@ -68,9 +68,9 @@ def register(sub, add) -> None:
 # -- shared edges -----------------------------------------------------------------------
 
 def _settings():
-    from manifesto.cli import context
+    from manifesto.cli import settings as cli_settings
 
-    return context.settings()
+    return cli_settings.settings()
 
 
 def _kube(env, namespace, kube_context):
@@ -98,22 +98,22 @@ def _refuse_slurm_if_named(args, env, command: str) -> None:
 
 def _plan(args, env, command: str):
     """(plan, spec, cluster) of a Kubernetes cluster; Slurm clusters are refused."""
-    from manifesto.cli import context
+    from manifesto.cli import settings as cli_settings
     from manifesto.cluster import load_cluster
-    from manifesto.pipeline import plan_for
+    from manifesto.service import plan_for
     from manifesto.spec import load_spec
 
-    cluster = load_cluster(context.pick_cluster(args.cluster, env, args.context))
+    cluster = load_cluster(cli_settings.pick_cluster(args.cluster, env, args.context))
     _refuse_slurm_cluster(cluster, command)
     spec = load_spec(args.spec, cluster)
-    plan, _ = plan_for(spec, cluster, context.options(args, env))
+    plan, _ = plan_for(spec, cluster, cli_settings.options(args, env))
     return plan, spec, cluster
 
 
 def _namespace(args, env) -> str:
-    from manifesto.cli import context
+    from manifesto.cli import settings as cli_settings
 
-    return context.pick_namespace(args.namespace, env, args.context)
+    return cli_settings.pick_namespace(args.namespace, env, args.context)
 
 
 # -- file -------------------------------------------------------------------------------
@@ -172,10 +172,10 @@ def _deploy(args) -> int:
         return _deploy_routing(args, env)
     if args.spec_rest:
         raise OpsError(f"unexpected argument '{args.spec_rest}'; deploy takes one SPEC")
-    from manifesto.cli import context
+    from manifesto.cli import settings as cli_settings
     from manifesto.cluster import load_cluster
 
-    if load_cluster(context.pick_cluster(args.cluster, env, args.context)).platform == "slurm":
+    if load_cluster(cli_settings.pick_cluster(args.cluster, env, args.context)).platform == "slurm":
         from manifesto.cli.slurm_cmds import submit
 
         args.test_only = False  # on Slurm, deploying is submitting the batch script
@@ -203,12 +203,12 @@ def _deploy_routing(args, env) -> int:
 def _deploy_bootstrap(args, env) -> int:
     import sys
 
-    from manifesto.cli import context
+    from manifesto.cli import settings as cli_settings
     from manifesto.cluster import load_cluster
     from manifesto.ops.deploy import apply_objects
     from manifesto.render.k8s.bootstrap import bootstrap_objects
 
-    cluster = load_cluster(context.pick_cluster(args.cluster, env, args.context))
+    cluster = load_cluster(cli_settings.pick_cluster(args.cluster, env, args.context))
     _refuse_slurm_cluster(cluster, "deploy bootstrap")
     namespace = _namespace(args, env)
     objs = bootstrap_objects(cluster.profile, namespace)

@@ -28,11 +28,11 @@ def register(sub, add, spec_args) -> None:
 
 
 def _slurm_cluster(args):
-    from manifesto.cli import context
+    from manifesto.cli import settings as cli_settings
     from manifesto.cluster import load_cluster
     from manifesto.errors import OpsError
 
-    cluster = load_cluster(context.pick_cluster(args.cluster, context.settings(), args.context))
+    cluster = load_cluster(cli_settings.pick_cluster(args.cluster, cli_settings.settings(), args.context))
     if cluster.platform != "slurm":
         raise OpsError(f"cluster '{cluster.name}' is not a Slurm cluster (platform: {cluster.platform})")
     return cluster

@@ -33,7 +33,7 @@ def _cluster_of(spec, cluster):
 
 def render(spec, *, user: str, cluster=None, namespace: str = "default", **options) -> str:
     """Artifact text for ``spec`` on ``cluster``; ``options`` are Options fields (vllm_env, ...)."""
-    from manifesto.pipeline import render_text
+    from manifesto.service import render_text
 
     text, _, _ = render_text(spec, _cluster_of(spec, cluster), _options(user, namespace, **options))
     return text
@@ -41,7 +41,7 @@ def render(spec, *, user: str, cluster=None, namespace: str = "default", **optio
 
 def render_kubernetes(spec, *, user: str, cluster=None, namespace: str = "default", **options) -> list[dict]:
     """The Kubernetes objects (plain dicts, in apply order) for ``spec`` on ``cluster``."""
-    from manifesto.pipeline import plan_for
+    from manifesto.service import plan_for
     from manifesto.render.k8s import objects
 
     plan, _ = plan_for(spec, _cluster_of(spec, cluster), _options(user, namespace, **options))

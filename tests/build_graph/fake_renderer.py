@@ -1,6 +1,6 @@
 """A stand-in renderer for the build-engine tests (``MANIFESTO_BUILD_RENDERER=fake_renderer``).
 
-It follows the renderer contract of ``manifesto.target`` with a toy input format,
+It follows the renderer contract of ``manifesto.build_renderer`` with a toy input format,
 one ``key: value`` per line:
 
     extends: base.yaml          parent file, relative to this one (followed, cycles fail)

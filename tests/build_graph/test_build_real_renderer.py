@@ -1,4 +1,4 @@
-"""The build graph with the product's renderer (``manifesto.target``) on copies of the
+"""The build graph with the product's renderer (``manifesto.build_renderer``) on copies of the
 bundled examples: reproducible bytes, incremental re-renders, a light no-op."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("manifesto.target")
+pytest.importorskip("manifesto.build_renderer")
 
 REPO = Path(__file__).resolve().parents[2]
-HEAVY = ("pydantic", "ruamel.yaml", "msgspec", "manifesto.target", "manifesto.yamlio")
+HEAVY = ("pydantic", "ruamel.yaml", "msgspec", "manifesto.build_renderer", "manifesto.yamlio")
 
 
 def copy_examples(dest: Path) -> Path:

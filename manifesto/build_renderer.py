@@ -44,7 +44,7 @@ def render_pair(model: str, cluster: str, options: RenderOptions) -> Artifact:
     from manifesto.catalog import images_path
     from manifesto.cluster import load_cluster
     from manifesto.errors import ManifestoError
-    from manifesto.pipeline import render_text
+    from manifesto.service import render_text
     from manifesto.spec import load_spec
 
     read = [os.path.realpath(model), os.path.realpath(cluster), str(images_path().resolve())]
