@@ -29,6 +29,12 @@ class Spec:
     def where(self, path: tuple):
         return self.loaded.locs.find(path)
 
+    def resolve(self, cluster, options):
+        """(Plan, files read) of this spec on ``cluster`` with ``options`` (a resolve.plan.Options)."""
+        from manifesto.service import plan_for
+
+        return plan_for(self, cluster, options)
+
 
 def load_spec(ref: str | Path, cluster=None) -> Spec:
     """Load a model spec by path or catalog name. ``cluster`` (optional) is remembered for render()."""

@@ -39,7 +39,7 @@ def render_workload_text(file: str, cluster, accelerator: str | None, namespace:
     """Load ``file``, lower it with ``cluster``'s settings, and return YAML with a provenance header."""
     from manifesto.load import load_typed
     from manifesto.render.k8s.workload_ir import workload_objects
-    from manifesto.render.yamlemit import dump_all
+    from manifesto.yamlemit import dump_all
     from manifesto.schema.workload import Workload
     from manifesto.workload import workload_settings
 

@@ -176,7 +176,7 @@ FRONTEND_KINDS = ("ConfigMap", "Gateway", "HTTPRoute")
 
 def frontend_leftovers(instance: str, frontend: str, live: list[Live]) -> list[Live]:
     """Objects of the other routing frontend that carry ``instance``'s labels."""
-    from manifesto.render.k8s import names
+    from manifesto.resolve import names
 
     if frontend == "gateway":
         other = {("ConfigMap", names.envoy_config(instance))}
@@ -194,7 +194,7 @@ def _delete(kube: Kube, objs: list[Live], *extra: str) -> None:
 # -- apply ------------------------------------------------------------------------------
 
 def apply_objects(kube: Kube, objs: list[dict]) -> None:
-    from manifesto.render.yamlemit import dump_all
+    from manifesto.yamlemit import dump_all
 
     result = run(kube.write("apply", "-f", "-", stdin=dump_all(objs)))
     sys.stdout.write(result.stdout)

@@ -133,7 +133,7 @@ print("e2e: PASS", flush=True)
 
 def target_url(plan) -> str:
     """The router Service (standalone), the Gateway, or the model's serving Service."""
-    from manifesto.render.k8s import names
+    from manifesto.resolve import names
     from manifesto.render.k8s.model import serving_service_name
 
     ns = plan.namespace

@@ -7,12 +7,13 @@ they are about through the ``where`` callback (path tuple -> Origin).
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any
 
-from manifesto.errors import IncompatiblePairError, ManifestoError, Origin, ResolveError, did_you_mean
+from manifesto.errors import IncompatiblePairError, Origin, ResolveError, did_you_mean, format_path
 from manifesto.expr import evaluate
 from manifesto.resolve import features as feats
 from manifesto.resolve.args import DEFAULT_QUIET_ENDPOINTS, to_args
+from manifesto.resolve.failures import Where, fail as _fail
 from manifesto.resolve.identity import instance_labels, instance_name, role_labels, role_selector
 from manifesto.resolve.layout import plan_layout
 from manifesto.resolve.plan import (
@@ -23,16 +24,14 @@ from manifesto.resolve.storage import cache_key_for, cuda_tag, plan_storage
 
 __all__ = ["resolve", "default_resources"]
 
-Where = Callable[[tuple], Origin]
-
 
 def _nowhere(path: tuple) -> Origin | None:
     return None
 
 
 def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
-            cluster_where: Where = _nowhere, epp_config: tuple[str, str] | None = None) -> Plan:
-    """Resolve one (spec, cluster) pair. ``epp_config`` is (source, YAML) of a routing profile."""
+            cluster_where: Where = _nowhere, epp_config: tuple[str, str, dict] | None = None) -> Plan:
+    """Resolve one (spec, cluster) pair. ``epp_config`` is (source, YAML text, data) of a routing profile."""
     accel = _accelerator(spec, cluster, options, where)
     instance = instance_name(spec.release, options.user, cluster.naming.user_prefix)
     image = _image(spec, images, where)
@@ -58,14 +57,6 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
     )
 
 
-def _fail(message: str, where: Where, path: tuple, cls=ResolveError, flag: str | None = None) -> ManifestoError:
-    """An error about the input field ``path`` (placed by ``where``), or, when the value came
-    from a CLI flag, about that flag: ``--accelerator 'h100' is not offered ...``."""
-    from manifesto.yamlio import format_path
-
-    if flag:
-        return cls(f"{flag} {message}")
-    return cls(message, where(path), format_path(path))
 
 
 def _accelerator(spec, cluster, options: Options, where: Where) -> Accelerator:
@@ -238,8 +229,6 @@ def _features(spec, role, routing, routed: bool, proxied: bool, layout, where: W
 
 
 def _computed(spec, role, where: Where, base: tuple) -> dict[str, dict[str, Any]]:
-    from manifesto.yamlio import format_path
-
     out: dict[str, dict[str, Any]] = {"env": {}, "vllm": {}}
     for section in ("env", "vllm"):
         for key, expr in getattr(role.computed, section).items():
@@ -249,8 +238,6 @@ def _computed(spec, role, where: Where, base: tuple) -> dict[str, dict[str, Any]
 
 
 def _args(spec, role, computed, where: Where, base: tuple):
-    from manifesto.yamlio import format_path
-
     manifesto_layer = {"disable_access_log_for_endpoints": DEFAULT_QUIET_ENDPOINTS}
     if spec.model.revision:
         manifesto_layer["revision"] = spec.model.revision
@@ -290,8 +277,6 @@ def _fabric_profile(cluster, role, where: Where, base: tuple) -> str | None:
 
 def _env(spec, cluster, role, computed, features, backends, cache_env, accel, where: Where, base: tuple,
          cluster_where: Where) -> tuple[EnvVar, ...]:
-    from manifesto.yamlio import format_path
-
     env: dict[str, EnvVar] = {}
 
     def put(name: str, value: str, source: str) -> None:

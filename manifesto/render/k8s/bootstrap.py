@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from manifesto.render.yamlemit import dump_all
+from manifesto.yamlemit import dump_all
 
 __all__ = ["bootstrap_objects", "render_bootstrap"]
 

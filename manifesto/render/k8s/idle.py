@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from manifesto.render.k8s import names
+from manifesto.resolve import names
 from manifesto.render.k8s.common import meta, pod_defaults
 
 __all__ = [

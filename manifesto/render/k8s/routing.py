@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from manifesto.render.k8s import names
+from manifesto.resolve import names
 from manifesto.render.k8s.common import meta, pod_defaults
-from manifesto.render.k8s.envoy import CLIENT_PORT, EPP_GRPC_PORT, READY_PORT, envoy_config
-from manifesto.render.yamlemit import dump_yaml
+from manifesto.render.envoy import CLIENT_PORT, EPP_GRPC_PORT, READY_PORT, envoy_config
+from manifesto.yamlemit import dump_yaml
 
 __all__ = ["routing_objects", "pool_selector", "EPP_HEALTH_PORT", "EPP_METRICS_PORT"]
 
