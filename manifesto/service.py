@@ -21,7 +21,7 @@ def load_images():
     return _images(str(images_path()))
 
 
-def load_routing_profile(ref: str) -> tuple[str, str, str, dict]:
+def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict]:
     """(source name, YAML text, path, data) of a validated routing profile."""
     from pathlib import Path
 
@@ -29,20 +29,21 @@ def load_routing_profile(ref: str) -> tuple[str, str, str, dict]:
     from manifesto.load import display_name, load_typed
     from manifesto.schema.routing import EndpointPickerConfig
 
-    path = find("routing", ref)
+    path = find("routing", ref, search=search)
     _, loaded = load_typed(EndpointPickerConfig, path)
     return display_name(path), Path(path).read_text(encoding="utf-8"), str(Path(path).resolve()), loaded.data
 
 
-def plan_for(spec, cluster, options):
-    """Resolve a loaded spec against a loaded cluster. Returns (Plan, files read)."""
+def plan_for(spec, cluster, options, search=None):
+    """Resolve a loaded spec against a loaded cluster. Returns (Plan, files read).
+    ``search`` (a catalog.SearchPath) is where a routing profile name resolves."""
     from manifesto.catalog import images_path
     from manifesto.resolve.core import resolve
 
     files = list(spec.files) + list(cluster.loaded.files) + [str(images_path().resolve())]
     epp = None
     if options.routing_profile:
-        source, text, path, data = load_routing_profile(options.routing_profile)
+        source, text, path, data = load_routing_profile(options.routing_profile, search)
         epp = (source, text, data)
         files.append(path)
     plan = resolve(spec.model, cluster.profile, load_images(), options, where=spec.where,
@@ -50,10 +51,10 @@ def plan_for(spec, cluster, options):
     return plan, files
 
 
-def render_text(spec, cluster, options) -> tuple[str, str, list[str]]:
+def render_text(spec, cluster, options, search=None) -> tuple[str, str, list[str]]:
     """(artifact text, suffix, files read) for the cluster's platform."""
     from manifesto.render import artifact_text
 
-    plan, files = plan_for(spec, cluster, options)
+    plan, files = plan_for(spec, cluster, options, search)
     text, suffix = artifact_text(plan, spec, cluster)
     return text, suffix, files

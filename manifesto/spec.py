@@ -36,11 +36,12 @@ class Spec:
         return plan_for(self, cluster, options)
 
 
-def load_spec(ref: str | Path, cluster=None) -> Spec:
-    """Load a model spec by path or catalog name. ``cluster`` (optional) is remembered for render()."""
+def load_spec(ref: str | Path, cluster=None, *, search=None) -> Spec:
+    """Load a model spec by path or catalog name (``search``: a catalog.SearchPath).
+    ``cluster`` (optional) is remembered for render()."""
     from manifesto.catalog import find
     from manifesto.load import load_model
 
-    path = find("models", str(ref))
+    path = find("models", str(ref), search=search)
     model, loaded = load_model(path)
     return Spec(model, loaded, str(path), cluster)
