@@ -394,7 +394,7 @@ ONE_GPU = (REPO_ROOT / "models" / "qwen" / "qwen3-0.6b.yaml").read_text()
 
 
 def test_quantities_and_image_names():
-    from manifesto.render.slurm.quantity import cpus, mebibytes
+    from manifesto.quantity import cpus, mebibytes
     from manifesto.render.slurm.runtime import apptainer_image, enroot_image
 
     assert [cpus(q) for q in ("8", "500m", "2.5", "0.1", "14")] == [8, 1, 3, 1, 14]

@@ -9,13 +9,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
+
 from manifesto.errors import IncompatiblePairError, Origin, ResolveError, did_you_mean, format_path
 from manifesto.expr import evaluate
 from manifesto.resolve import features as feats
+from manifesto.resolve.accelerator import project_accelerator
 from manifesto.resolve.args import DEFAULT_QUIET_ENDPOINTS, to_args
 from manifesto.resolve.failures import Where, fail as _fail
 from manifesto.resolve.identity import instance_labels, instance_name, role_labels, role_selector
 from manifesto.resolve.layout import plan_layout
+from manifesto.resolve.names import COMPUTE_DOMAIN_CLAIM
 from manifesto.resolve.plan import (
     Accelerator, Claim, EnvVar, IdlePlan, Options, Placement, Plan, Resources, RolePlan, SlurmPlan,
 )
@@ -67,18 +71,10 @@ def _accelerator(spec, cluster, options: Options, where: Where) -> Accelerator:
         raise _fail(f"'{name}' is not offered by cluster '{cluster.name}'; it offers: {', '.join(sorted(profiles))}",
                     where, ("accelerator",), IncompatiblePairError,
                     flag="--accelerator" if options.accelerator else None)
-    prof = profiles[name]
-    alloc = prof.allocation
-    backend = alloc.backend if alloc else "extended_resource"
-    return Accelerator(
-        name=name, gpus_per_node=prof.gpus_per_node or cluster.gpus_per_node, backend=backend,
-        resource_name=(alloc.extended_resource.resource_name if alloc and alloc.extended_resource else prof.resource_name),
-        device_class_name=alloc.dra.device_class_name if alloc and alloc.dra else None,
-        gres=alloc.slurm.gres if alloc and alloc.slurm else None,
-        presence_label=prof.presence_label, gpu_arch=spec.cache.gpu_arch or prof.gpu_arch or name,
-        torch_cuda_arch_list=prof.torch_cuda_arch_list, node_selector=dict(prof.node_selector),
-        compute_domain_template=prof.compute_domain.resource_claim_template_name if prof.compute_domain else None,
-    )
+    acc = project_accelerator(cluster, name)
+    if spec.cache.gpu_arch:
+        acc = msgspec.structs.replace(acc, gpu_arch=spec.cache.gpu_arch)
+    return acc
 
 
 def _image(spec, images, where: Where) -> str:
@@ -170,7 +166,7 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
         gpus=layout.gpus_per_pod, ephemeral_storage=ephemeral,
         shm_size=role.resources.shm_size or cluster.pod_defaults.shm_size, extra=extra,
     )
-    claims = (Claim("compute-domain-channel", accel.compute_domain_template),) if accel.compute_domain_template else ()
+    claims = (Claim(COMPUTE_DOMAIN_CLAIM, accel.compute_domain_template),) if accel.compute_domain_template else ()
     label = spec.model.label or spec.model.id.rsplit("/", 1)[-1]
     return RolePlan(
         name=role.name, workload_name=role.workload_name or f"{instance}-{role.name}", workload_kind=kind,

@@ -10,7 +10,7 @@ from manifesto.render.envoy import EPP_GRPC_PORT, envoy_config
 from manifesto.render.slurm import routing as rtg
 from manifesto.render.slurm import runtime as rt
 from manifesto.render.slurm.checks import SlurmUnsupported, check_plan, ignored_requests
-from manifesto.render.slurm.quantity import cpus, mebibytes
+from manifesto.quantity import cpus, mebibytes
 from manifesto.render.slurm.task import launch_text, needs_node_ip, task_text
 from manifesto.yamlemit import dump_yaml
 
