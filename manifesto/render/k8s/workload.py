@@ -259,7 +259,7 @@ def _leaderworkerset(ctx: _Ctx) -> tuple[dict, dict[str, str]]:
 
 def _grove(ctx: _Ctx) -> tuple[dict, dict[str, str]]:
     ctx.fail("backend 'grove' is reserved and not implemented yet: its rendering contract is still open. "
-             "The extension point is manifesto.render.k8s.workload_ir.LOWERINGS; until then use job, "
+             "The extension point is manifesto.render.k8s.workload.LOWERINGS; until then use job, "
              "deployment or leaderworkerset", ("backend",))
 
 
