@@ -15,7 +15,7 @@ import os
 import time
 from pathlib import Path
 
-from manifesto.digest import code_fingerprint, digest, file_digest
+from manifesto.digest import code_files, code_fingerprint, digest, file_digest
 
 __all__ = ["cache_dir", "lookup", "store", "render_cached"]
 
@@ -29,6 +29,29 @@ def cache_dir(env) -> Path | None:
     return Path(base) / "llm-manifesto" / "render"
 
 
+def _code(directory: Path) -> str:
+    """The code fingerprint (``manifesto.digest.code_fingerprint``), remembered under the
+    stat signature of the code files, so a hit stats them instead of reading them all."""
+    files = code_files()
+    parts = []
+    for path in files:
+        st = os.stat(path)
+        parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}")
+    memo = directory / "code" / digest("\n".join(parts).encode())
+    try:
+        return memo.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    value = code_fingerprint()
+    try:
+        from manifesto.fsutil import write_atomic
+
+        write_atomic(memo, value)
+    except OSError:
+        pass
+    return value
+
+
 def _entry_path(directory: Path, request: dict) -> Path:
     key = digest(json.dumps([_VERSION, request], sort_keys=True).encode())
     return directory / key[:2] / f"{key}.json"
@@ -40,7 +63,7 @@ def lookup(directory: Path | None, request: dict) -> str | None:
         return None
     try:
         entry = json.loads(_entry_path(directory, request).read_text(encoding="utf-8"))
-        if entry["code"] != code_fingerprint():
+        if entry["code"] != _code(directory):
             return None
         for path, expected in entry["inputs"]:
             if file_digest(path) != expected:
@@ -56,7 +79,7 @@ def store(directory: Path | None, request: dict, inputs: list[str], text: str) -
         return
     from manifesto.fsutil import write_atomic
 
-    entry = {"code": code_fingerprint(), "inputs": [[p, file_digest(p)] for p in sorted(set(inputs))], "text": text}
+    entry = {"code": _code(directory), "inputs": [[p, file_digest(p)] for p in sorted(set(inputs))], "text": text}
     try:
         write_atomic(_entry_path(directory, request), json.dumps(entry))
     except OSError:
