@@ -84,7 +84,7 @@ def accepted(id: str, spec_text: str, cluster_text: str, **kw) -> None:
 # ---- class 1: Kubernetes validity -----------------------------------------------------------------
 
 refused("release-makes-names-too-long", spec(release=LONG), k8s(),
-        "error: spec.yaml:1:1: release: makes a ServiceAccount name too long by 7 characters: 'abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-idle-shutdown' has 70 characters (at most 63); shorten release")
+        "error: spec.yaml:1:1: release: makes a Deployment name too long by 7 characters: 'abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-idle-shutdown' has 70 characters (at most 63); shorten release")
 refused("role-name-makes-service-name-too-long", spec().replace("name: decode", f"name: {LONG}"), k8s(),
         "error: spec.yaml:5:5: roles[0].name: makes a Service name too long by 3 characters: 'demo-abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-http' has 66 characters (at most 63); shorten release or roles[0].name")
 refused("workload-name-makes-lws-pod-names-too-long",

@@ -15,7 +15,7 @@ import yaml
 
 from manifesto.errors import RenderCheckError
 from manifesto.render.k8s.validity import check_objects
-from manifesto.render.yamlemit import dump_all, dump_yaml
+from manifesto.yamlemit import dump_all, dump_yaml
 
 POD = {
     "metadata": {"labels": {"app": "demo"}},

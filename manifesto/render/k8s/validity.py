@@ -5,7 +5,7 @@ cannot see (a name built from several fields, two objects with one name) and any
 future field forgets. It walks each object once and checks names, namespaces, labels,
 annotations, container, volume, port and env names, int32 counts, ports, mount paths,
 and resource names. A violation raises ``RenderCheckError`` naming the object and
-the field; ``manifesto.pipeline`` places name problems on the spec field that caused them.
+the field; ``manifesto.render.k8s_objects`` places name problems on the spec field that caused them.
 """
 
 from __future__ import annotations
@@ -33,7 +33,16 @@ def lws_pod_name(obj: dict) -> str:
 
 
 def check_objects(objs: list[dict]) -> list[dict]:
-    """Raise ``RenderCheckError`` for the first rule an object breaks; return ``objs``."""
+    """Raise ``RenderCheckError`` for the first rule an object breaks; return ``objs``.
+
+    Names that are too long are looked at first, all together, and the one furthest over its
+    limit is reported: that is the name to blame (a long release overflows every name; a long
+    role name overflows the names built from it, by more).
+    """
+    worst = max((problem for obj in objs for problem in _length_problems(obj)), default=None,
+                key=lambda p: p.excess)
+    if worst is not None:
+        raise worst
     seen: set[tuple[str, str, str]] = set()
     for obj in objs:
         kind = obj.get("kind", "?")
@@ -41,8 +50,6 @@ def check_objects(objs: list[dict]) -> list[dict]:
         name = meta.get("name", "")
         fail = _failer(kind, name)
         label = kind in _LABEL_NAMED
-        if label and len(name) > 63:
-            fail("metadata.name", f"'{name}' has {len(name)} characters (at most 63)", excess=len(name) - 63)
         problem = (rules.dns1035_label if kind == "Service" else rules.dns_label if label else rules.dns_subdomain)(name)
         if problem:
             fail("metadata.name", f"'{name}' {problem}")
@@ -52,22 +59,33 @@ def check_objects(objs: list[dict]) -> list[dict]:
         seen.add(key)
         if "namespace" in meta and rules.dns_label(meta["namespace"]):
             fail("metadata.namespace", f"'{meta['namespace']}' {rules.dns_label(meta['namespace'])}")
-        if kind == "LeaderWorkerSet":
-            pod = lws_pod_name(obj)
-            if len(pod) > 63:
-                fail("metadata.name", f"its pods would be named like '{pod}', {len(pod)} characters (at most 63)",
-                     excess=len(pod) - 63)
-        if kind == "Gateway":
-            limit = 62 - len(obj.get("spec", {}).get("gatewayClassName", ""))
-            if len(name) > limit:
-                fail("metadata.name", f"gateway class '{obj['spec']['gatewayClassName']}' names generated objects "
-                     f"'<gateway>-<class>', so the name may have at most {limit} characters (it has {len(name)})",
-                     excess=len(name) - limit)
         if kind == "Service":
             for i, port in enumerate(obj.get("spec", {}).get("ports") or ()):
                 _port(port, f"spec.ports[{i}]", "port", fail)
         _walk(obj, fail)
     return objs
+
+
+def _length_problems(obj: dict):
+    """Each length limit ``obj``'s name breaks, as a RenderCheckError with its excess."""
+    kind = obj.get("kind", "?")
+    name = obj.get("metadata", {}).get("name", "")
+
+    def over(problem: str, excess: int) -> RenderCheckError:
+        return RenderCheckError(kind, name, "metadata.name", problem, excess=excess)
+
+    if kind in _LABEL_NAMED and len(name) > 63:
+        yield over(f"'{name}' has {len(name)} characters (at most 63)", len(name) - 63)
+    if kind == "LeaderWorkerSet":
+        pod = lws_pod_name(obj)
+        if len(pod) > 63:
+            yield over(f"its pods would be named like '{pod}', {len(pod)} characters (at most 63)", len(pod) - 63)
+    if kind == "Gateway":
+        gateway_class = obj.get("spec", {}).get("gatewayClassName", "")
+        limit = 62 - len(gateway_class)
+        if len(name) > limit:
+            yield over(f"gateway class '{gateway_class}' names generated objects '<gateway>-<class>', so the name "
+                       f"may have at most {limit} characters (it has {len(name)})", len(name) - limit)
 
 
 def _failer(kind: str, name: str):
