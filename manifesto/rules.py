@@ -134,47 +134,33 @@ _SLURM_GRES = re.compile(r"^[A-Za-z0-9_.-]+(?::[A-Za-z0-9_.-]+)?$")
 _HOST = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@:\[\]-]*$")
 
 
-def slurm_word(text: str) -> str | None:
-    """A partition, account or QoS (comma-separated lists allowed)."""
-    if not _SLURM_WORD.match(text):
-        return "may only hold letters, digits, '_', '.', '-' and ',' (it reaches an #SBATCH line)"
-    return None
+def _grammar(pattern: re.Pattern, problem: str, doc: str):
+    """A checker: None when ``pattern`` matches the whole text, else ``problem``."""
+
+    def check(text: str) -> str | None:
+        return None if pattern.match(text) else problem
+
+    check.__doc__ = doc
+    return check
 
 
-def slurm_constraint(text: str) -> str | None:
-    if not _SLURM_CONSTRAINT.match(text):
-        return ("may only hold feature names and the operators & | , * [ ] ( ) ! : (no spaces; it reaches an "
-                "#SBATCH line)")
-    return None
-
-
-def slurm_time(text: str) -> str | None:
-    if not _SLURM_TIME.match(text):
-        return ("is not a Slurm time limit: use minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or "
-                "UNLIMITED")
-    return None
-
-
-def slurm_gres(text: str) -> str | None:
-    if not _SLURM_GRES.match(text):
-        return "must be a GRES name, optionally typed (gpu or gpu:h100); the count is derived"
-    return None
-
-
-def host_name(text: str) -> str | None:
-    if not _HOST.match(text):
-        return "must be a host name or user@host (no spaces, not starting with '-')"
-    return None
+slurm_word = _grammar(_SLURM_WORD, "may only hold letters, digits, '_', '.', '-' and ',' (it reaches an #SBATCH "
+                      "line)", "A partition, account or QoS (comma-separated lists allowed).")
+slurm_constraint = _grammar(_SLURM_CONSTRAINT, "may only hold feature names and the operators & | , * [ ] ( ) ! : "
+                            "(no spaces; it reaches an #SBATCH line)", "An #SBATCH --constraint expression.")
+slurm_time = _grammar(_SLURM_TIME, "is not a Slurm time limit: use minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, "
+                      "D-HH:MM:SS or UNLIMITED", "An #SBATCH --time limit.")
+slurm_gres = _grammar(_SLURM_GRES, "must be a GRES name, optionally typed (gpu or gpu:h100); the count is derived",
+                      "A GRES name, optionally typed; the count is derived.")
+host_name = _grammar(_HOST, "must be a host name or user@host (no spaces, not starting with '-')",
+                     "An ssh destination that ssh cannot take for an option.")
 
 
 _FLAG_KEY = re.compile(r"^-{0,2}[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*$")
 
 
-def vllm_flag_key(text: str) -> str | None:
-    if not _FLAG_KEY.match(text):
-        return ("is not a vLLM flag name: letters, digits, '_' and '-', with '.' only between parts of a JSON "
-                "config key")
-    return None
+vllm_flag_key = _grammar(_FLAG_KEY, "is not a vLLM flag name: letters, digits, '_' and '-', with '.' only "
+                         "between parts of a JSON config key", "A key of a vllm: mapping.")
 
 
 def shell_fragment(text: str) -> str | None:

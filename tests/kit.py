@@ -25,6 +25,8 @@ __all__ = [
     "require_shared",
     "run_cli",
     "run_main",
+    "value_paths",
+    "parent_of",
     "shared_dir",
     "shellcheck",
     "unavailable",
@@ -202,3 +204,22 @@ def run_main(*argv: str) -> tuple[int, str, str]:
             err.write(traceback.format_exc())
             rc = -1
     return rc, out.getvalue(), err.getvalue()
+
+
+def value_paths(node, prefix: tuple = ()):
+    """Every path to a value below ``node`` (mapping keys and list indices), parents first."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield prefix + (k,)
+            yield from value_paths(v, prefix + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield prefix + (i,)
+            yield from value_paths(v, prefix + (i,))
+
+
+def parent_of(doc, path: tuple):
+    """The mapping or list that holds the value at ``path``."""
+    for part in path[:-1]:
+        doc = doc[part]
+    return doc

@@ -12,12 +12,9 @@ subprocess. Nesting stays under 25 levels: deeper input hits a known RecursionEr
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import os
 import re
-import traceback
 from pathlib import Path
 
 import pytest
@@ -54,25 +51,6 @@ def _isolated(tmp_path_factory):
 # ---- mutations ------------------------------------------------------------------------------
 
 
-def _paths(node, prefix=()):
-    """Every path to a value below node (mapping keys and list indices)."""
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield prefix + (k,)
-            yield from _paths(v, prefix + (k,))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield prefix + (i,)
-            yield from _paths(v, prefix + (i,))
-
-
-def _parent(doc, path):
-    node = doc
-    for part in path[:-1]:
-        node = node[part]
-    return node
-
-
 SCALARS = st.one_of(
     st.integers(-(2 ** 40), 2 ** 40), st.floats(allow_nan=False, allow_infinity=False), st.booleans(), st.none(),
     st.text(alphabet="abcdefgh-_./: 0123456789{}", max_size=12),
@@ -96,11 +74,11 @@ def mutated(draw):
     doc = copy.deepcopy(BASES[name])
     steps = []
     for _ in range(draw(st.integers(1, 3))):
-        paths = list(_paths(doc))
+        paths = list(kit.value_paths(doc))
         if not paths:
             break
         path = draw(st.sampled_from(paths))
-        parent, key = _parent(doc, path), path[-1]
+        parent, key = kit.parent_of(doc, path), path[-1]
         kind = draw(st.sampled_from(["drop", "rename", "retype", "junk-key", "number", "nest"]))
         if kind == "drop":
             del parent[key]
@@ -155,19 +133,7 @@ def check_output(rc: int, out: str, err: str, spec_display: str) -> None:
         assert line.startswith(f"error: {spec_display}:"), err
 
 
-def run_in_process(*argv: str) -> tuple[int, str, str]:
-    from manifesto.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = main(list(argv))
-        except SystemExit as exc:
-            rc = exc.code
-        except BaseException:  # noqa: BLE001 - reported as the traceback a user would see
-            err.write(traceback.format_exc())
-            rc = -1
-    return rc, out.getvalue(), err.getvalue()
+run_in_process = kit.run_main
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -56,23 +56,6 @@ BASE_SPECS = {name: _merged(name) for name in SPECS}
 BASE_CLUSTERS = {name: _cluster(name) for name in CLUSTERS}
 
 
-def _paths(node, prefix=()):
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield prefix + (k,)
-            yield from _paths(v, prefix + (k,))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield prefix + (i,)
-            yield from _paths(v, prefix + (i,))
-
-
-def _parent(doc, path):
-    for part in path[:-1]:
-        doc = doc[part]
-    return doc
-
-
 VALUES = st.one_of(st.sampled_from(HOSTILE_STRINGS), st.sampled_from(HOSTILE_NUMBERS),
                    st.text(alphabet="aZ09-_./:;$`'\"\\ \n\t\x00\x1b{}()|&<>#=é", max_size=12))
 
@@ -85,8 +68,8 @@ def mutated(draw):
     steps = []
     for _ in range(draw(st.integers(1, 3))):
         which = draw(st.sampled_from(["spec", "cluster"]))
-        path = draw(st.sampled_from(list(_paths(docs[which]))))
-        parent, key = _parent(docs[which], path), path[-1]
+        path = draw(st.sampled_from(list(kit.value_paths(docs[which]))))
+        parent, key = kit.parent_of(docs[which], path), path[-1]
         if isinstance(parent, dict) and draw(st.booleans()):
             new = draw(st.sampled_from([s for s in HOSTILE_STRINGS if s]))
             parent[new] = parent.pop(key)

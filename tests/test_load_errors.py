@@ -13,16 +13,14 @@ at the bottom.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+import kit
 from kit import run_cli
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -329,20 +327,7 @@ def test_corpus_is_big_enough_and_every_file_is_used():
     assert {u for u in used if u.endswith(".yaml")} - on_disk == set(), "cases naming missing files"
 
 
-def cli(*argv: str) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of ``manifesto ARGV`` run in-process; a crash shows as a traceback."""
-    from manifesto.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = main(list(argv))
-        except SystemExit as exc:  # argparse
-            rc = exc.code
-        except BaseException:  # noqa: BLE001 - what a user would see as a traceback
-            err.write(traceback.format_exc())
-            rc = -1
-    return rc, out.getvalue(), err.getvalue()
+cli = kit.run_main  # (exit code, stdout, stderr) in-process; a crash shows as a traceback
 
 
 @pytest.fixture

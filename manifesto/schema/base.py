@@ -141,37 +141,32 @@ def _port(value: int) -> int:
     return value
 
 
-def key_rule(check, what: str):
-    def validate(value: dict) -> dict:
-        for key in value:
-            problem = check(key)
+def _each(check, what: str, entries):
+    """A validator running ``check`` on each (path key, value) that ``entries(container)`` yields."""
+
+    def validate(container):
+        for key, item in entries(container):
+            problem = check(item)
             if problem:
-                raise FieldError((key,), f"{what} {show_value(key)} {problem}")
-        return value
+                raise FieldError((key,), f"{what}{show_value(item)} {problem}")
+        return container
 
     return AfterValidator(validate)
+
+
+def key_rule(check, what: str):
+    """``check`` on every key of a mapping."""
+    return _each(check, what + " ", lambda value: ((k, k) for k in value))
 
 
 def value_rule(check, what: str):
-    def validate(value: dict) -> dict:
-        for key, item in value.items():
-            problem = check(item)
-            if problem:
-                raise FieldError((key,), f"{what} {show_value(item)} {problem}")
-        return value
-
-    return AfterValidator(validate)
+    """``check`` on every value of a mapping."""
+    return _each(check, what + " ", lambda value: value.items())
 
 
 def item_rule(check, what: str):
-    def validate(value: list) -> list:
-        for i, item in enumerate(value):
-            problem = check(item)
-            if problem:
-                raise FieldError((i,), f"{what}{show_value(item)} {problem}")
-        return value
-
-    return AfterValidator(validate)
+    """``check`` on every item of a list."""
+    return _each(check, what, enumerate)
 
 
 ServiceName = Annotated[str, AfterValidator(_dns_label), AfterValidator(_starts_with_letter)]
