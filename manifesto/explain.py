@@ -46,6 +46,7 @@ def explain_text(plan) -> str:
     else:
         out.append("routing         disabled (direct vLLM)")
     out.append("idle shutdown   " + (f"after {plan.idle.timeout_minutes} min" if plan.idle.enabled else "off"))
+    out.append("sidecars        " + (", ".join(plan.sidecars) or "(none)"))
     for role in plan.roles:
         out += ["", f"role {role.name}: {role.workload_kind} {role.workload_name}"]
         body = _layout_lines(role.layout)

@@ -7,6 +7,7 @@ they are about through the ``where`` callback (path tuple -> Origin).
 from __future__ import annotations
 
 import json
+import posixpath
 from typing import Any, Callable
 
 from manifesto.errors import IncompatiblePairError, ManifestoError, Origin, ResolveError, did_you_mean
@@ -48,7 +49,7 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
         platform=cluster.platform, cluster=cluster.name, topology=spec.topology,
         model_id=spec.model.id, model_label=spec.model.label, revision=spec.model.revision,
         accelerator=accel, placement=_placement(cluster, accel), roles=roles, routing=routing,
-        idle=idle, sidecars=tuple(spec.runtime.sidecars), labels=instance_labels(instance, options.user),
+        idle=idle, sidecars=_sidecars(spec, cluster), labels=instance_labels(instance, options.user),
         images=_support_images(images, cluster), stateless=not any(r.storage.volumes for r in roles),
         kueue_queue=cluster.kueue.local_queue if cluster.kueue else None,
         kueue_priority_class=cluster.kueue.priority_class if cluster.kueue else None,
@@ -103,6 +104,20 @@ def _image(spec, images, where: Where) -> str:
     return table[key]
 
 
+def _sidecars(spec, cluster) -> tuple[str, ...]:
+    """The spec's monitoring sidecars, else the platform default: both exporters on Kubernetes,
+    dcgm-exporter on OpenShift (node-exporter's hostPath volumes break the restricted SCC),
+    none on Slurm (a batch job has no pod to put them in)."""
+    from manifesto.schema.model import SIDECARS
+
+    chosen = SIDECARS if spec.runtime.sidecars is None else tuple(spec.runtime.sidecars)
+    if spec.runtime.sidecars is None and cluster.platform == "slurm":
+        return ()
+    if cluster.platform == "openshift":
+        return tuple(s for s in chosen if s != "node-exporter")
+    return chosen
+
+
 def _routed_roles(spec, routing) -> set[str]:
     if routing is None:
         return set()
@@ -147,7 +162,6 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
     kind = _workload_kind(role, layout, where, base)
     features, backends = _features(spec, role, routing, routed, proxied, layout, where, base)
     computed = _computed(spec, role, where, base)
-    args = _args(spec, role, computed, where, base)
     routing_label = None
     if routed:
         routing_label = "decode" if (routing.kind != "pd" or role.name == routing.target_role) else "prefill"
@@ -156,7 +170,9 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
         "gpu_arch": accel.gpu_arch or accel.name, "cuda": cuda_tag(accel.torch_cuda_arch_list),
         "cache_key": cache_key_for(image, spec.cache.key), "role": role.name,
     }
-    ephemeral = role.resources.ephemeral_storage or cluster.pod_defaults.ephemeral_storage
+    # Pod defaults are Kubernetes settings; on Slurm only the spec's own (refused) requests remain.
+    pod_defaults = cluster.pod_defaults if cluster.platform != "slurm" else None
+    ephemeral = role.resources.ephemeral_storage or (pod_defaults and pod_defaults.ephemeral_storage)
     try:
         # Slurm has no pod-local scratch volume: every role uses the configured cache paths.
         storage, cache_env = plan_storage(
@@ -167,6 +183,7 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
     except ResolveError as exc:  # exc.path is a cluster field (paths.log_root) or a flag (--log-root)
         origin = None if exc.path.startswith("--") else cluster_where(tuple(exc.path.split(".")))
         raise ResolveError(exc.message, origin, exc.path) from None
+    args = _args(spec, role, computed, where, base, _profiling(cluster, role, storage.log_dir, where, base))
     env = _env(spec, cluster, role, computed, features, backends, cache_env, accel, where, base, cluster_where)
     vllm_env = options.vllm_env or spec.runtime.vllm_env
     if vllm_env:
@@ -177,7 +194,7 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
     resources = Resources(
         cpu=role.resources.cpu or cpu_default, memory=role.resources.memory or mem_default,
         gpus=layout.gpus_per_pod, ephemeral_storage=ephemeral,
-        shm_size=role.resources.shm_size or cluster.pod_defaults.shm_size, extra=extra,
+        shm_size=role.resources.shm_size or (pod_defaults and pod_defaults.shm_size), extra=extra,
     )
     claims = (Claim("compute-domain-channel", accel.compute_domain_template),) if accel.compute_domain_template else ()
     label = spec.model.label or spec.model.id.rsplit("/", 1)[-1]
@@ -248,7 +265,23 @@ def _computed(spec, role, where: Where, base: tuple) -> dict[str, dict[str, Any]
     return out
 
 
-def _args(spec, role, computed, where: Where, base: tuple):
+def _profiling(cluster, role, log_dir: str | None, where: Where, base: tuple) -> dict[str, Any] | None:
+    """vLLM's ``--profiler-config``: the torch profiler refuses to start without a trace
+    directory, so one is filled in under the role's log directory when the spec has none."""
+    if role.profiling is None:
+        return None
+    config = role.profiling.model_dump(exclude_none=True)
+    if config["profiler"] == "torch" and "torch_profiler_dir" not in config:
+        if not log_dir:
+            raise _fail(f"the torch profiler needs a trace directory, and cluster '{cluster.name}' declares no log "
+                        "filesystem to put one in (logging.root or paths.log_root); set "
+                        "profiling.torch_profiler_dir to a path on a persistent volume, or profile on a cluster "
+                        "with a log root", where, base + ("profiling",))
+        config["torch_profiler_dir"] = posixpath.join(log_dir, "traces")
+    return config
+
+
+def _args(spec, role, computed, where: Where, base: tuple, profiler: dict[str, Any] | None):
     from manifesto.yamlio import format_path
 
     manifesto_layer = {"disable_access_log_for_endpoints": DEFAULT_QUIET_ENDPOINTS}
@@ -263,8 +296,8 @@ def _args(spec, role, computed, where: Where, base: tuple):
     own: dict[str, Any] = {}
     if role.kv_transfer_config:
         own["kv_transfer_config"] = role.kv_transfer_config
-    if role.profiling is not None:
-        own["profiler_config"] = role.profiling.model_dump(exclude_none=True)
+    if profiler is not None:
+        own["profiler_config"] = profiler
     if own:
         layers.append((f"role {role.name}", "", own))
     try:

@@ -1,0 +1,219 @@
+"""What a real deployment needs from the renders (issue 11): profiler trace directories,
+default monitoring sidecars, Slurm refusals of pod storage, compile caches, HF cache
+placement, routing sizing, TORCH_CUDA_ARCH_LIST scope, and routed ranks wider than a pod."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kit import REPO_ROOT, validate_manifests
+
+pytestmark = pytest.mark.usefixtures("isolated_config")
+
+ACCEL = """\
+accelerators:
+  default: h100
+  profiles:
+    h100:
+      gpus_per_node: 8
+      allocation:
+        extended_resource:
+          resource_name: nvidia.com/gpu
+      gpu_arch: h100
+      torch_cuda_arch_list: "9.0"
+"""
+SLURM_ACCEL = """\
+platform: slurm
+slurm: {partition: gpu}
+accelerators:
+  default: h100
+  profiles:
+    h100:
+      gpus_per_node: 8
+      allocation:
+        slurm: {gres: gpu}
+      gpu_arch: h100
+"""
+SHARED = """\
+storage:
+  shared_volume:
+    persistentVolumeClaim:
+      claimName: shared
+  shared_mount_path: /mnt/shared
+paths:
+  log_root: /mnt/shared/{user}/logs/{release}
+"""
+ROLE = """\
+release: parity
+model: {id: Qwen/Qwen3-0.6B, image: vllm/vllm-openai:v0.20.0}
+roles:
+  - name: decode
+    resources: {cpu: "8", memory: 32Gi}
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    from manifesto.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(list(argv))
+    return rc, out.getvalue(), err.getvalue()
+
+
+def pair(tmp_path: Path, model: str, cluster: str, name: str = "c") -> tuple[Path, Path]:
+    return write(tmp_path / "m.yaml", model), write(tmp_path / f"{name}.yaml", f"name: {name}\n" + cluster)
+
+
+def plan(tmp_path: Path, model: str, cluster: str, **options):
+    from manifesto.cluster import load_cluster
+    from manifesto.pipeline import plan_for
+    from manifesto.resolve.plan import Options
+    from manifesto.spec import load_spec
+
+    m, c = pair(tmp_path, model, cluster)
+    cl = load_cluster(str(c))
+    return plan_for(load_spec(str(m), cl), cl, Options(**{"user": "u", "namespace": "ns", **options}))[0]
+
+
+def render(tmp_path: Path, model: str, cluster: str) -> list[dict]:
+    m, c = pair(tmp_path, model, cluster)
+    rc, out, err = cli("render", "manifest", str(m), "--cluster", str(c), "--user", "u", "--namespace", "ns")
+    assert rc == 0, err
+    validate_manifests(out)
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def error(tmp_path: Path, model: str, cluster: str) -> str:
+    m, c = pair(tmp_path, model, cluster)
+    rc, out, err = cli("config", "validate", str(m), "--cluster", str(c), "--user", "u", "--namespace", "ns")
+    assert rc == 1 and out == "" and err.count("\n") == 1, (rc, out, err)
+    return err
+
+
+def env_of(role) -> dict[str, object]:
+    return {v.name: v for v in role.env}
+
+
+def arg(role, flag: str) -> str | None:
+    return next((a.value for a in role.args if a.flag == flag), None)
+
+
+# ---- 1. torch profiler trace directory ----------------------------------------------------
+
+PROFILED = ROLE + """\
+    profiling: {profiler: torch, max_iterations: 20}
+"""
+
+
+def test_profiled_role_gets_a_trace_dir_under_its_log_dir(tmp_path):
+    import json
+
+    role = plan(tmp_path, PROFILED, ACCEL + SHARED).roles[0]
+    config = json.loads(arg(role, "--profiler-config"))
+    assert config == {"profiler": "torch", "max_iterations": 20,
+                      "torch_profiler_dir": "/mnt/shared/u/logs/parity/decode/traces"}
+
+
+def test_profiled_role_keeps_its_own_trace_dir(tmp_path):
+    import json
+
+    model = ROLE + "    profiling: {profiler: torch, torch_profiler_dir: /scratch/traces}\n"
+    role = plan(tmp_path, model, ACCEL).roles[0]
+    assert json.loads(arg(role, "--profiler-config"))["torch_profiler_dir"] == "/scratch/traces"
+
+
+def test_cuda_profiler_needs_no_trace_dir(tmp_path):
+    role = plan(tmp_path, ROLE + "    profiling: {profiler: cuda}\n", ACCEL).roles[0]
+    assert arg(role, "--profiler-config") == '{"profiler":"cuda"}'
+
+
+def test_torch_profiler_without_a_log_filesystem_is_refused(tmp_path):
+    err = error(tmp_path, PROFILED, ACCEL)
+    assert err == (
+        f"error: {tmp_path / 'm.yaml'}:6:5: roles[0].profiling: the torch profiler needs a trace directory, "
+        "and cluster 'c' declares no log filesystem to put one in (logging.root or paths.log_root); set "
+        "profiling.torch_profiler_dir to a path on a persistent volume, or profile on a cluster with a log root\n")
+
+
+def test_upstream_kimi_decode_profiler_has_a_trace_dir(shared_dir):
+    """The upstream Kimi K3 1P-1D decode role is profiled; its config now names the trace dir."""
+    import json
+
+    from manifesto.cluster import load_cluster
+    from manifesto.pipeline import plan_for
+    from manifesto.resolve.plan import Options
+    from manifesto.spec import load_spec
+
+    root = shared_dir / "reference" / "upstream-examples"
+    cl = load_cluster(str(root / "clusters" / "example-gb200.yaml"))
+    spec = load_spec(str(root / "models" / "kimi-k3" / "1P-1D-DP4-TP4.yaml"), cl)
+    p = plan_for(spec, cl, Options(user="u", namespace="ns"))[0]
+    config = json.loads(arg(p.role("decode"), "--profiler-config"))
+    assert config["torch_profiler_dir"] == "/mnt/shared/u/logs/decode/traces"
+    assert arg(p.role("prefill"), "--profiler-config") is None
+
+
+# ---- 2. default monitoring sidecars -------------------------------------------------------
+
+
+@pytest.mark.parametrize(("platform", "sidecars", "expected"), [
+    ("kubernetes", None, ("dcgm-exporter", "node-exporter")),
+    ("openshift", None, ("dcgm-exporter",)),
+    ("openshift", "[dcgm-exporter, node-exporter]", ("dcgm-exporter",)),
+    ("kubernetes", "[]", ()),
+    ("kubernetes", "[node-exporter]", ("node-exporter",)),
+])
+def test_sidecar_defaults_per_platform(tmp_path, platform, sidecars, expected):
+    model = ROLE + (f"runtime: {{sidecars: {sidecars}}}\n" if sidecars is not None else "")
+    assert plan(tmp_path, model, f"platform: {platform}\n" + ACCEL).sidecars == expected
+
+
+def test_default_sidecars_render_with_their_configmap(tmp_path):
+    docs = render(tmp_path, ROLE, ACCEL)
+    names = {(d["kind"], d["metadata"]["name"]) for d in docs}
+    assert ("ConfigMap", "parity-dcgm-metrics") in names
+    pod = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "parity-decode")
+    containers = [c["name"] for c in pod["spec"]["template"]["spec"]["containers"]]
+    assert containers == ["vllm", "dcgm-exporter", "node-exporter"]
+
+
+def test_slurm_has_no_default_sidecars_but_refuses_explicit_ones(tmp_path):
+    assert plan(tmp_path, ROLE, SLURM_ACCEL).sidecars == ()
+    err = error(tmp_path, ROLE + "runtime: {sidecars: [dcgm-exporter]}\n", SLURM_ACCEL)
+    assert "runtime.sidecars: dcgm-exporter: Kubernetes pod sidecars, which Slurm cannot run" in err
+
+
+# ---- 9. Slurm refuses the spec's pod storage requests ---------------------------------------
+
+
+@pytest.mark.parametrize(("field", "what", "default"), [
+    ("ephemeral_storage", "ephemeral-storage request", "pod_defaults.ephemeral_storage"),
+    ("shm_size", "/dev/shm size", "pod_defaults.shm_size"),
+])
+def test_slurm_refuses_pod_storage_requests(tmp_path, field, what, default):
+    model = ROLE.replace('memory: 32Gi}', f'memory: 32Gi, {field}: 64Gi}}')
+    err = error(tmp_path, model, SLURM_ACCEL)
+    assert err == (
+        f"error: {tmp_path / 'm.yaml'}:5:41: "
+        f"roles[0].resources.{field}: 64Gi is a Kubernetes pod {what}, which Slurm cluster 'c' cannot apply; "
+        f"remove it from the spec and set {default} in your Kubernetes cluster profiles instead, so one spec "
+        "serves both platforms\n")
+
+
+def test_kubernetes_keeps_pod_storage_requests(tmp_path):
+    model = ROLE.replace('memory: 32Gi}', 'memory: 32Gi, ephemeral_storage: 64Gi}')
+    role = plan(tmp_path, model, ACCEL).roles[0]
+    assert role.resources.ephemeral_storage == "64Gi"
