@@ -217,3 +217,138 @@ def test_kubernetes_keeps_pod_storage_requests(tmp_path):
     model = ROLE.replace('memory: 32Gi}', 'memory: 32Gi, ephemeral_storage: 64Gi}')
     role = plan(tmp_path, model, ACCEL).roles[0]
     assert role.resources.ephemeral_storage == "64Gi"
+
+
+# ---- 3. persistent compile caches; 7. TORCH_CUDA_ARCH_LIST only for builds -----------------
+
+CACHE_DIRS = {
+    "FLASH_ATTENTION_CUTE_DSL_CACHE_DIR": "flash-attn-cute", "CUTE_DSL_CACHE_DIR": "cute-dsl",
+    "TILELANG_CACHE_DIR": "tilelang", "FLASHINFER_WORKSPACE_BASE": "flashinfer", "HOME": "home",
+}
+JIT = "paths:\n  cache_root: /mnt/shared/{user}/jit/{release}\n"
+NVME = SHARED.replace("  shared_mount_path: /mnt/shared\n", "  shared_mount_path: /mnt/shared\n  local_nvme_path: /mnt/nvme\n")
+
+
+@pytest.mark.parametrize(("lws", "root", "source"), [
+    ("{size: 2}", "/mnt/shared/u/jit/parity", "cluster paths.cache_root"),  # LeaderWorkerSet: the cluster path
+    ("{size: 1}", "/var/cache/manifesto-jit", "pod JIT cache"),  # Deployment: the pod's emptyDir
+])
+def test_compile_caches_live_under_the_jit_cache(tmp_path, lws, root, source):
+    model = ROLE.replace("resources:", f"lws: {lws}\n    parallelism: {{tp: 16}}\n    resources:") \
+        if lws == "{size: 2}" else ROLE
+    role = plan(tmp_path, model, ACCEL + SHARED.replace("paths:\n", JIT)).roles[0]
+    env = env_of(role)
+    for name, sub in CACHE_DIRS.items():
+        assert (env[name].value, env[name].source) == (f"{root}/{sub}", source), name
+        assert f"{root}/{sub}" in role.storage.cache_dirs
+    assert (env["FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED"].value, env["FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED"].source) \
+        == ("1", source)
+
+
+def test_stateless_cluster_sets_no_cache_env(tmp_path):
+    env = env_of(plan(tmp_path, ROLE, ACCEL).roles[0])
+    assert not {"HOME", "TILELANG_CACHE_DIR", "FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED", "HF_HOME"} & set(env)
+
+
+def test_explain_names_the_layer_of_each_new_env_var(tmp_path):
+    m, c = pair(tmp_path, ROLE + "runtime: {vllm_env: /mnt/shared/u/vllm-envs/x}\n", ACCEL + NVME)
+    rc, out, err = cli("explain", str(m), "--cluster", str(c), "--user", "u", "--namespace", "ns")
+    assert rc == 0, err
+    lines = {line.split("=", 1)[0].strip(): line for line in out.splitlines() if " = " in line}
+    assert lines["HOME"].endswith("= /var/cache/manifesto-jit/home    [pod JIT cache]")
+    assert lines["TILELANG_CACHE_DIR"].endswith("    [pod JIT cache]")
+    assert lines["FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED"].endswith("= 1    [pod JIT cache]")
+    assert lines["HF_HOME"].endswith("= /mnt/nvme/huggingface    [cluster storage.local_nvme_path]")
+    assert lines["TORCH_CUDA_ARCH_LIST"].endswith("= 9.0    [accelerator h100 (vllm-envs build)]")
+
+
+def test_torch_cuda_arch_list_only_with_a_vllm_envs_build(tmp_path):
+    assert "TORCH_CUDA_ARCH_LIST" not in env_of(plan(tmp_path, ROLE, ACCEL + SHARED).roles[0])
+    built = plan(tmp_path, ROLE, ACCEL + SHARED, vllm_env="/mnt/shared/u/vllm-envs/x").roles[0]
+    assert env_of(built)["TORCH_CUDA_ARCH_LIST"].value == "9.0"
+
+
+# ---- 4. Hugging Face cache placement ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("storage", "expected", "source"), [
+    ("cache: {hf_home: /models/hf}\n" + SHARED, "/models/hf", "cluster cache.hf_home"),
+    ("cache: {hf_host_path: /var/hf}\n" + SHARED, "/var/hf", "cluster cache.hf_host_path"),
+    (NVME, "/mnt/nvme/huggingface", "cluster storage.local_nvme_path"),
+    (SHARED, "/mnt/shared/huggingface", "cluster storage.shared_volume"),
+])
+def test_hf_cache_prefers_explicit_then_local_nvme_then_shared(tmp_path, storage, expected, source):
+    hf = env_of(plan(tmp_path, ROLE, ACCEL + storage).roles[0])["HF_HOME"]
+    assert (hf.value, hf.source) == (expected, source)
+
+
+# ---- 5. gateway proxy sizing; 6. routing component sizing ---------------------------------
+
+ROUTED = ROLE + "routing: {kind: load_aware, target_role: decode}\nruntime: {sidecars: []}\n"
+PD = """\
+release: parity
+topology: pd
+model: {id: Qwen/Qwen3-0.6B, image: vllm/vllm-openai:v0.20.0}
+runtime: {sidecars: []}
+roles:
+  - name: prefill
+    kv_transfer_config: {kv_connector: NixlConnector, kv_role: kv_both}
+  - name: decode
+    kv_transfer_config: {kv_connector: NixlConnector, kv_role: kv_both}
+"""
+
+
+def _container(docs, kind: str, name: str, container: str, init: bool = False) -> dict:
+    obj = next(d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name)
+    pod = obj["spec"]["template"]["spec"]
+    return next(c for c in pod["initContainers" if init else "containers"] if c["name"] == container)
+
+
+def test_routing_components_default_to_production_sizes(tmp_path):
+    docs = render(tmp_path, PD, ACCEL)
+    epp = _container(docs, "Deployment", "parity-infpool-epp", "epp")
+    envoy = _container(docs, "Deployment", "parity-infpool-epp", "envoy")
+    proxy = _container(docs, "Deployment", "parity-decode", "routing-proxy", init=True)
+    assert epp["resources"] == {"requests": {"cpu": "8", "memory": "16Gi"}, "limits": {"memory": "16Gi"}}
+    assert envoy["resources"] == {"requests": {"cpu": "4", "memory": "8Gi"}, "limits": {"memory": "8Gi"}}
+    assert envoy["args"][envoy["args"].index("--concurrency") + 1] == "8"
+    assert proxy["resources"] == {"requests": {"cpu": "8", "memory": "16Gi"}, "limits": {"memory": "16Gi"}}
+    config = yaml.safe_load(next(d for d in docs if d["metadata"]["name"] == "parity-envoy-config")["data"]["envoy.yaml"])
+    client = config["static_resources"]["listeners"][0]
+    picked = next(c for c in config["static_resources"]["clusters"] if c["name"] == "picked-endpoint")
+    assert client["per_connection_buffer_limit_bytes"] == picked["per_connection_buffer_limit_bytes"] == 32 * 2**20
+
+
+def test_routing_sizing_is_cluster_configurable(tmp_path):
+    sizing = """\
+llm_d:
+  sizing:
+    endpoint_picker: {cpu: "12"}
+    envoy: {memory: 2Gi, concurrency: 16, buffer_limit: 64Mi}
+    routing_sidecar: {cpu: "2", memory: 4Gi}
+    gateway_proxy: {cpu: "6", memory: 12Gi}
+"""
+    docs = render(tmp_path, PD, ACCEL + sizing)
+    epp = _container(docs, "Deployment", "parity-infpool-epp", "epp")
+    envoy = _container(docs, "Deployment", "parity-infpool-epp", "envoy")
+    proxy = _container(docs, "Deployment", "parity-decode", "routing-proxy", init=True)
+    assert epp["resources"]["requests"] == {"cpu": "12", "memory": "16Gi"}
+    assert envoy["resources"]["requests"] == {"cpu": "4", "memory": "2Gi"}
+    assert envoy["args"][envoy["args"].index("--concurrency") + 1] == "16"
+    assert proxy["resources"]["requests"] == {"cpu": "2", "memory": "4Gi"}
+    config = yaml.safe_load(next(d for d in docs if d["metadata"]["name"] == "parity-envoy-config")["data"]["envoy.yaml"])
+    assert config["static_resources"]["listeners"][0]["per_connection_buffer_limit_bytes"] == 64 * 2**20
+    gateway = render(tmp_path, PD.replace("topology: pd\n", "topology: pd\nrouting: {kind: pd, frontend: gateway}\n"),
+                     ACCEL + sizing)
+    options = next(d for d in gateway if d["metadata"]["name"] == "parity-gateway-options")
+    patch = yaml.safe_load(options["data"]["deployment"])
+    proxy = patch["spec"]["template"]["spec"]["containers"][0]
+    assert proxy == {"name": "istio-proxy", "resources": {"requests": {"cpu": "6", "memory": "12Gi"},
+                                                         "limits": {"cpu": "6", "memory": "12Gi"}}}
+    assert yaml.safe_load(options["data"]["service"]) == {"spec": {"type": "ClusterIP"}}
+
+
+def test_envoy_buffer_limit_must_fit_envoy(tmp_path):
+    err = error(tmp_path, ROUTED, ACCEL + "llm_d:\n  sizing:\n    envoy: {buffer_limit: 4Gi}\n")
+    assert err.endswith("llm_d.sizing.envoy.buffer_limit: 4Gi is outside Envoy's buffer limit range "
+                        "(1 byte to just under 4Gi)\n"), err

@@ -17,7 +17,8 @@ from manifesto.resolve.args import DEFAULT_QUIET_ENDPOINTS, to_args
 from manifesto.resolve.identity import instance_labels, instance_name, role_labels, role_selector
 from manifesto.resolve.layout import plan_layout
 from manifesto.resolve.plan import (
-    Accelerator, Claim, EnvVar, IdlePlan, Options, Placement, Plan, Resources, RolePlan, SlurmPlan,
+    Accelerator, Claim, EnvVar, IdlePlan, Options, Placement, Plan, Resources, RolePlan, RoutingSizing, Size,
+    SlurmPlan,
 )
 from manifesto.resolve.routing import plan_routing
 from manifesto.resolve.storage import cache_key_for, cuda_tag, plan_storage
@@ -55,7 +56,7 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
         kueue_priority_class=cluster.kueue.priority_class if cluster.kueue else None,
         gateway_class=cluster.gateway.class_name, gateway_service_type=cluster.gateway.service_type,
         openshift_scc=cluster.openshift.scc if cluster.openshift else None,
-        shared_claim=_shared_claim(cluster), slurm=_slurm(cluster),
+        shared_claim=_shared_claim(cluster), slurm=_slurm(cluster), routing_sizing=_routing_sizing(cluster),
     )
 
 
@@ -184,8 +185,9 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
         origin = None if exc.path.startswith("--") else cluster_where(tuple(exc.path.split(".")))
         raise ResolveError(exc.message, origin, exc.path) from None
     args = _args(spec, role, computed, where, base, _profiling(cluster, role, storage.log_dir, where, base))
-    env = _env(spec, cluster, role, computed, features, backends, cache_env, accel, where, base, cluster_where)
     vllm_env = options.vllm_env or spec.runtime.vllm_env
+    env = _env(spec, cluster, role, computed, features, backends, cache_env, accel, vllm_env, where, base,
+               cluster_where)
     if vllm_env:
         if cluster.platform != "slurm":  # Slurm checks the path against slurm.binds instead
             _check_vllm_env(vllm_env, storage, where, flag="--vllm-env" if options.vllm_env else None)
@@ -321,8 +323,8 @@ def _fabric_profile(cluster, role, where: Where, base: tuple) -> str | None:
     return fab.default_profile
 
 
-def _env(spec, cluster, role, computed, features, backends, cache_env, accel, where: Where, base: tuple,
-         cluster_where: Where) -> tuple[EnvVar, ...]:
+def _env(spec, cluster, role, computed, features, backends, cache_env, accel, vllm_env: str | None, where: Where,
+         base: tuple, cluster_where: Where) -> tuple[EnvVar, ...]:
     from manifesto.yamlio import format_path
 
     env: dict[str, EnvVar] = {}
@@ -334,8 +336,10 @@ def _env(spec, cluster, role, computed, features, backends, cache_env, accel, wh
     put("VLLM_NO_USAGE_STATS", "1", "manifesto default")
     put("TQDM_DISABLE", "1", "manifesto default")
     env["MANIFESTO_POD_UID"] = EnvVar("MANIFESTO_POD_UID", field_ref="metadata.uid", source="manifesto default")
-    if accel.torch_cuda_arch_list:
-        put("TORCH_CUDA_ARCH_LIST", accel.torch_cuda_arch_list, f"accelerator {accel.name}")
+    if accel.torch_cuda_arch_list and vllm_env:
+        # Only a vllm-envs worktree builds CUDA extensions at start-up; in a released image the
+        # variable would only steer JIT builds away from the GPU the library detects itself.
+        put("TORCH_CUDA_ARCH_LIST", accel.torch_cuda_arch_list, f"accelerator {accel.name} (vllm-envs build)")
     if cluster.platform == "openshift":
         put("USER", "vllm", "platform openshift")
         put("HOME", "/tmp", "platform openshift")
@@ -413,6 +417,32 @@ def _support_images(images, cluster) -> dict[str, str]:
     out.update({f"sidecars.{k}": v for k, v in images.sidecars.items()})
     out.update({f"test.{k}": v for k, v in images.test.items()})
     return dict(sorted(out.items()))
+
+
+# Production sizes of the routing components under high-concurrency serving: the picker
+# parses every request body and scores every endpoint; Envoy streams bodies both ways.
+ROUTING_DEFAULTS = {
+    "endpoint_picker": ("8", "16Gi"), "envoy": ("4", "8Gi"), "routing_sidecar": ("8", "16Gi"),
+    "gateway_proxy": ("4", "8Gi"),
+}
+ENVOY_CONCURRENCY = 8
+ENVOY_BUFFER_LIMIT = "32Mi"
+
+
+def _routing_sizing(cluster) -> RoutingSizing:
+    given = cluster.llm_d.sizing
+
+    def size(name: str) -> Size:
+        cpu, memory = ROUTING_DEFAULTS[name]
+        own = getattr(given, name)
+        return Size(cpu=own.cpu or cpu, memory=own.memory or memory)
+
+    return RoutingSizing(
+        endpoint_picker=size("endpoint_picker"), envoy=size("envoy"),
+        envoy_concurrency=given.envoy.concurrency or ENVOY_CONCURRENCY,
+        envoy_buffer_limit=given.envoy.buffer_limit or ENVOY_BUFFER_LIMIT,
+        routing_sidecar=size("routing_sidecar"), gateway_proxy=size("gateway_proxy"),
+    )
 
 
 def _shared_claim(cluster) -> dict[str, Any] | None:

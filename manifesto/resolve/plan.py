@@ -13,7 +13,7 @@ import msgspec
 
 __all__ = [
     "Options", "EnvVar", "Arg", "Layout", "Volume", "Mount", "Storage", "Resources", "Claim",
-    "Accelerator", "Placement", "RolePlan", "RoutingPlan", "IdlePlan", "SlurmPlan", "Plan",
+    "Accelerator", "Placement", "RolePlan", "RoutingPlan", "Size", "RoutingSizing", "IdlePlan", "SlurmPlan", "Plan",
     "encode", "decode", "to_builtins",
 ]
 
@@ -182,6 +182,22 @@ class RoutingPlan(_S):
     profile_source: str  # where the config came from
 
 
+class Size(_S):
+    cpu: str
+    memory: str
+
+
+class RoutingSizing(_S):
+    """Requests of the routing components (cluster llm_d.sizing over production defaults)."""
+
+    endpoint_picker: Size
+    envoy: Size
+    envoy_concurrency: int
+    envoy_buffer_limit: str  # a Kubernetes quantity
+    routing_sidecar: Size
+    gateway_proxy: Size
+
+
 class IdlePlan(_S):
     enabled: bool
     timeout_minutes: int
@@ -233,6 +249,7 @@ class Plan(_S):
     openshift_scc: str | None = None
     shared_claim: dict[str, Any] | None = None
     slurm: SlurmPlan | None = None
+    routing_sizing: RoutingSizing | None = None
 
     def role(self, name: str) -> RolePlan:
         return next(r for r in self.roles if r.name == name)

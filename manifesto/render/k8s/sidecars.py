@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from manifesto.render.k8s.common import meta
+from manifesto.render.k8s.common import meta, sized
 
 __all__ = ["pd_proxy", "exporter_containers", "exporter_volumes", "dcgm_configmap", "DCGM_COUNTERS"]
 
@@ -40,7 +40,7 @@ def pd_proxy(plan, role) -> dict:
             "--secure-proxy=false",
         ],
         "ports": [{"name": f"rank{i}", "containerPort": p, "protocol": "TCP"} for i, p in enumerate(lay.public_ports)],
-        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "4Gi"}},
+        "resources": sized(plan.routing_sizing.routing_sidecar),
     }
 
 

@@ -3,24 +3,10 @@
 from __future__ import annotations
 
 import math
-import re
-from fractions import Fraction
 
-__all__ = ["cpus", "mebibytes"]
+from manifesto.quantity import quantity_value as _value
 
-_SUFFIX = {
-    "": 1, "m": Fraction(1, 1000),
-    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
-    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
-}
-_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([A-Za-z]*)$")
-
-
-def _value(quantity: str) -> Fraction:
-    m = _QUANTITY.match(str(quantity).strip())
-    if not m or m.group(2) not in _SUFFIX:
-        raise ValueError(f"{quantity!r} is not a Kubernetes quantity (examples: 8, 500m, 64Gi, 2G)")
-    return Fraction(m.group(1)) * _SUFFIX[m.group(2)]
+__all__ = ["cpus", "mebibytes", "byte_count"]
 
 
 def cpus(quantity: str) -> int:
@@ -31,3 +17,8 @@ def cpus(quantity: str) -> int:
 def mebibytes(quantity: str) -> int:
     """``32Gi`` -> 32768, ``128G`` -> 122071 (bytes / 2**20, rounded up; at least 1)."""
     return max(1, math.ceil(_value(quantity) / 2**20))
+
+
+def byte_count(quantity: str) -> int:
+    """``32Mi`` -> 33554432 (rounded up to a whole byte)."""
+    return math.ceil(_value(quantity))
