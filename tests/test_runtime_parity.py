@@ -352,3 +352,93 @@ def test_envoy_buffer_limit_must_fit_envoy(tmp_path):
     err = error(tmp_path, ROUTED, ACCEL + "llm_d:\n  sizing:\n    envoy: {buffer_limit: 4Gi}\n")
     assert err.endswith("llm_d.sizing.envoy.buffer_limit: 4Gi is outside Envoy's buffer limit range "
                         "(1 byte to just under 4Gi)\n"), err
+
+
+# ---- 8. routed DP ranks wider than one pod ------------------------------------------------
+
+WIDE = """\
+release: wide
+model: {id: org/m, image: vllm/vllm-openai:v0.20.0}
+routing: {kind: load_aware}
+runtime: {sidecars: []}
+roles:
+  - name: decode
+    lws: {size: 4, replicas: 2}
+    parallelism: {tp: 8, dp: 2}
+"""
+GB200 = ACCEL.replace("h100", "gb200").replace("gpus_per_node: 8", "gpus_per_node: 4")
+
+
+def run_launch(tmp_path: Path, script: str, env: dict[str, str]) -> list[str]:
+    """Run a launch script with a stand-in ``vllm`` that prints its arguments."""
+    import os
+    import subprocess
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    stub = bin_dir / "vllm"
+    stub.write_text('#!/bin/bash\nprintf "%s\\n" "$@"\n')
+    stub.chmod(0o755)
+    proc = subprocess.run(["bash", "-c", script], env={"PATH": f"{bin_dir}:{os.environ['PATH']}", **env},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split("\n")
+
+
+def flags(argv: list[str]) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for i, item in enumerate(argv):
+        if item.startswith("--"):
+            nxt = argv[i + 1] if i + 1 < len(argv) else ""
+            out[item] = None if nxt.startswith("--") or not nxt else nxt
+    return out
+
+
+def test_kubernetes_gives_each_wide_rank_its_own_group(tmp_path):
+    p = plan(tmp_path, WIDE, GB200)
+    lay = p.roles[0].layout
+    assert (lay.nodes, lay.replicas, lay.rank_groups, lay.serving_nodes) == (2, 4, 2, (0,))
+    group = env_of(p.roles[0])["LWS_GROUP_INDEX"]
+    assert group.field_ref == "metadata.labels['leaderworkerset.sigs.k8s.io/group-index']"
+    docs = render(tmp_path, WIDE, GB200)
+    lws = next(d for d in docs if d["kind"] == "LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]
+    scripts = {k: lws[k]["spec"]["containers"][0]["command"][2] for k in ("leaderTemplate", "workerTemplate")}
+    # LWS group 3 = DP world 1 (groups 2, 3), rank 1; its DP head is group 2's leader.
+    leader = "wide-decode-3.wide-decode.ns"
+    for template, index in (("leaderTemplate", "0"), ("workerTemplate", "1")):
+        f = flags(run_launch(tmp_path, scripts[template], {
+            "LWS_WORKER_INDEX": index, "LWS_LEADER_ADDRESS": leader, "LWS_GROUP_INDEX": "3"}))
+        assert (f["--data-parallel-rank"], f["--data-parallel-size"], f["--data-parallel-size-local"]) == ("1", "2", "1")
+        assert f["--data-parallel-address"] == "wide-decode-2.wide-decode.ns"
+        assert (f["--nnodes"], f["--node-rank"], f["--master-addr"]) == ("2", index, leader)
+        assert "--data-parallel-external-lb" in f
+        if index == "0":
+            assert f["--port"] == "8000" and "--headless" not in f
+        else:
+            assert "--headless" in f and "--port" not in f
+    services = [d for d in docs if d["kind"] == "Service" and d["metadata"]["name"] == "wide-decode-http"]
+    assert services[0]["spec"]["selector"]["leaderworkerset.sigs.k8s.io/worker-index"] == "0"
+
+
+def test_slurm_lists_only_each_wide_rank_api_node(tmp_path):
+    """On Slurm a replica is one allocation of all its ranks; the discovery file names only
+    each rank's first node, and that node's launch serves HTTP while the next runs headless."""
+    import re
+
+    slurm = SLURM_ACCEL.replace("gpus_per_node: 8", "gpus_per_node: 4")
+    p = plan(tmp_path, WIDE, slurm)
+    lay = p.roles[0].layout
+    assert (lay.nodes, lay.replicas, lay.rank_groups, lay.serving_nodes) == (4, 2, 1, (0, 2))
+    m, c = pair(tmp_path, WIDE, slurm)
+    rc, out, err = cli("render", "manifest", str(m), "--cluster", str(c), "--user", "u", "--namespace", "ns")
+    assert rc == 0, err
+    table = re.search(r"ENDPOINTS = \[\n(.*?)\n\]", out, re.S).group(1)
+    assert [row.split(",")[1].strip() for row in table.split("\n")] == ["0", "2", "4", "6"]
+    launch = re.search(r"<<'MANIFESTO_LAUNCH'[^\n]*\n(.*?)\nMANIFESTO_LAUNCH\n", out, re.S).group(1)
+    hosts = "n0,n1,n2,n3"
+    for index, rank, head in (("0", "0", "n0"), ("1", "0", "n0"), ("2", "1", "n2"), ("3", "1", "n2")):
+        f = flags(run_launch(tmp_path, launch, {
+            "LWS_WORKER_INDEX": index, "LWS_LEADER_ADDRESS": "n0", "MANIFESTO_HOSTS": hosts,
+            "MANIFESTO_POD_UID": "1-decode-0", "HOSTNAME": f"n{index}", "SLURMD_NODENAME": f"n{index}"}))
+        assert (f["--data-parallel-rank"], f["--master-addr"], f["--data-parallel-address"]) == (rank, head, "n0")
+        assert ("--port" in f) == (index in ("0", "2")) and ("--headless" in f) == (index in ("1", "3"))

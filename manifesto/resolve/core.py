@@ -153,7 +153,7 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
     try:
         layout = plan_layout(tp=par.tp, pp=par.pp, dp=par.dp, ep=par.ep, nodes=role.lws.size,
                              replicas=role.lws.replicas, gpus_per_node=accel.gpus_per_node,
-                             routed=routed, proxied=proxied, where="")
+                             routed=routed, proxied=proxied, where="", rank_groups=cluster.platform != "slurm")
     except ResolveError as exc:
         raise _fail(exc.message, where, base + ("parallelism",)) from None
     if role.resources.gpus is not None and role.resources.gpus != layout.gpus_per_pod:
@@ -186,7 +186,7 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
         raise ResolveError(exc.message, origin, exc.path) from None
     args = _args(spec, role, computed, where, base, _profiling(cluster, role, storage.log_dir, where, base))
     vllm_env = options.vllm_env or spec.runtime.vllm_env
-    env = _env(spec, cluster, role, computed, features, backends, cache_env, accel, vllm_env, where, base,
+    env = _env(spec, cluster, role, computed, features, backends, cache_env, accel, vllm_env, layout, where, base,
                cluster_where)
     if vllm_env:
         if cluster.platform != "slurm":  # Slurm checks the path against slurm.binds instead
@@ -323,8 +323,12 @@ def _fabric_profile(cluster, role, where: Where, base: tuple) -> str | None:
     return fab.default_profile
 
 
-def _env(spec, cluster, role, computed, features, backends, cache_env, accel, vllm_env: str | None, where: Where,
-         base: tuple, cluster_where: Where) -> tuple[EnvVar, ...]:
+GROUP_INDEX_ENV = "LWS_GROUP_INDEX"
+GROUP_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
+
+
+def _env(spec, cluster, role, computed, features, backends, cache_env, accel, vllm_env: str | None, layout,
+         where: Where, base: tuple, cluster_where: Where) -> tuple[EnvVar, ...]:
     from manifesto.yamlio import format_path
 
     env: dict[str, EnvVar] = {}
@@ -364,6 +368,10 @@ def _env(spec, cluster, role, computed, features, backends, cache_env, accel, vl
         put(name, value, f"role {role.name} env")
     for name, value in computed["env"].items():
         put(name, str(value), f"role {role.name} computed")
+    if layout.rank_groups > 1:
+        # Which DP rank a pod belongs to: its LeaderWorkerSet group (one group per rank).
+        env[GROUP_INDEX_ENV] = EnvVar(GROUP_INDEX_ENV, field_ref=f"metadata.labels['{GROUP_INDEX_LABEL}']",
+                                      source="feature external-dp (one LeaderWorkerSet group per rank)")
     if ("kv-connector", "NixlConnector") in backends and "VLLM_NIXL_SIDE_CHANNEL_HOST" not in env:
         env["VLLM_NIXL_SIDE_CHANNEL_HOST"] = EnvVar(
             "VLLM_NIXL_SIDE_CHANNEL_HOST", field_ref="status.podIP", source="feature kv-connector (NIXL)")

@@ -77,6 +77,9 @@ class Layout(_S):
     backend_ports: tuple[int, ...]  # per serving node: ports vLLM listens on
     rpc_port: int = 5555
     supervisor_port: int = 8100
+    # >1: consecutive groups of pods (LWS groups, counted in ``replicas``) that each hold one
+    # DP rank and together form one DP world of this many ranks.
+    rank_groups: int = 1
 
     @property
     def total_gpus(self) -> int:
