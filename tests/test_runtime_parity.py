@@ -79,7 +79,7 @@ def pair(tmp_path: Path, model: str, cluster: str, name: str = "c") -> tuple[Pat
 
 def plan(tmp_path: Path, model: str, cluster: str, **options):
     from manifesto.cluster import load_cluster
-    from manifesto.pipeline import plan_for
+    from manifesto.service import plan_for
     from manifesto.resolve.plan import Options
     from manifesto.spec import load_spec
 
@@ -153,7 +153,7 @@ def test_upstream_kimi_decode_profiler_has_a_trace_dir(shared_dir):
     import json
 
     from manifesto.cluster import load_cluster
-    from manifesto.pipeline import plan_for
+    from manifesto.service import plan_for
     from manifesto.resolve.plan import Options
     from manifesto.spec import load_spec
 

@@ -57,7 +57,7 @@ def load_pair(model, cluster):
 
 
 def plan_of(model, cluster, **options):
-    from manifesto.pipeline import plan_for
+    from manifesto.service import plan_for
     from manifesto.resolve.plan import Options
 
     spec, cl = load_pair(model, cluster)
@@ -66,7 +66,7 @@ def plan_of(model, cluster, **options):
 
 
 def render_plan(plan, spec, cl) -> str:
-    from manifesto.pipeline import expanded_inputs
+    from manifesto.render import expanded_inputs
     from manifesto.render.slurm import render_slurm
 
     return render_slurm(plan, *expanded_inputs(spec, cl))
@@ -221,7 +221,7 @@ def _assert_clear(exc, model, cluster) -> None:
         assert MISMATCH in exc.message
         return
     assert isinstance(exc, SlurmUnsupported), f"{model} on {cluster}: unexpected {type(exc).__name__}: {exc}"
-    from manifesto.yamlio import format_path
+    from manifesto.errors import format_path
 
     assert exc.path == format_path(exc.fields) and str(exc).startswith(exc.path + ": "), str(exc)
     assert exc.source in ("spec", "cluster") and exc.fields
@@ -400,7 +400,7 @@ ONE_GPU = (REPO_ROOT / "models" / "qwen" / "qwen3-0.6b.yaml").read_text()
 
 
 def test_quantities_and_image_names():
-    from manifesto.render.slurm.quantity import cpus, mebibytes
+    from manifesto.quantity import cpus, mebibytes
     from manifesto.render.slurm.runtime import apptainer_image, enroot_image
 
     assert [cpus(q) for q in ("8", "500m", "2.5", "0.1", "14")] == [8, 1, 3, 1, 14]
@@ -623,7 +623,7 @@ def test_render_is_deterministic():
 def test_header_and_ignored_kubernetes_requests(shared_dir, tmp_path):
     """The provenance header opens the script; Kubernetes-only placement (same_topology_key) is
     listed as not applied, and the cluster's pod_defaults (Kubernetes settings) are left out."""
-    from manifesto.pipeline import expanded_inputs
+    from manifesto.render import expanded_inputs
     from manifesto.render.header import provenance_header
 
     model = shared_dir / UPSTREAM / "models" / "qwen" / "slurm.yaml"
@@ -672,7 +672,7 @@ def test_kubernetes_only_requests_are_refused(tmp_path, model, cluster_extra, to
     with pytest.raises(SlurmUnsupported) as info:
         render_pair(unit_model(tmp_path, model_text), cluster)
     assert info.value.fields == fields
-    from manifesto.yamlio import format_path
+    from manifesto.errors import format_path
 
     assert words in info.value.message and str(info.value).startswith(format_path(fields) + ": ")
 

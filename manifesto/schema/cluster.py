@@ -220,9 +220,9 @@ class EnvoySize(ComponentSize):
     @field_validator("buffer_limit")
     @classmethod
     def _fits_envoy(cls, value: str | None) -> str | None:
-        from manifesto.quantity import quantity_value
+        from manifesto.quantity import parse
 
-        if value is not None and not 1 <= quantity_value(value) < 2**32:
+        if value is not None and not 1 <= parse(value) < 2**32:
             raise ValueError(f"{value} is outside Envoy's buffer limit range (1 byte to just under 4Gi)")
         return value
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 
-from manifesto.errors import ResolveError
+from manifesto.errors import ResolveError, format_path
 
 __all__ = ["SlurmUnsupported", "check_plan", "ignored_requests"]
 
@@ -21,8 +21,6 @@ class SlurmUnsupported(ResolveError):
     def __init__(self, message: str, source: str, fields: tuple) -> None:
         self.source = source
         self.fields = tuple(fields)
-        from manifesto.yamlio import format_path
-
         super().__init__(message, None, format_path(self.fields))
 
 

@@ -13,7 +13,7 @@ import json
 import re
 from functools import lru_cache
 
-from manifesto.render.k8s.sidecars import pd_proxy
+from manifesto.render.pd_sidecar import pd_sidecar_args
 from manifesto.render.slurm.checks import SlurmUnsupported
 
 __all__ = [
@@ -31,14 +31,13 @@ def _release(image: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-_API_VERSION = re.compile(r"(?m)^apiVersion:\s*[\"']?([^\s\"'#]+)")
 # The one config apiVersion whose types know only the nested spelling (llm-d.ai/v1). Every
 # v1alpha1 spelling of every router release with file discovery (v0.9, v0.10, v0.11, main)
 # decodes the bare ``discovery.pluginRef`` (evidence in docs/decisions.md).
 _NESTED_ONLY = ("llm-d.ai/v1",)
 
 
-def _discovery_ref(image: str, config_text: str) -> dict:
+def _discovery_ref(image: str, api_version: object) -> dict:
     """``dataLayer.discovery`` for the picker in ``image`` (its config decoding is strict).
 
     Router v0.9 and v0.10 know only ``discovery.pluginRef``, and so does the v1alpha1
@@ -52,8 +51,7 @@ def _discovery_ref(image: str, config_text: str) -> dict:
             f"the endpoint picker image {image} predates file discovery (llm-d router v0.9.0), which Slurm "
             "routing needs; use llm-d router v0.9.0 or newer (cluster llm_d.release or llm_d.images.epp)",
             "cluster", ("llm_d",))
-    m = _API_VERSION.search(config_text)
-    if m is not None and m.group(1) in _NESTED_ONLY:
+    if api_version in _NESTED_ONLY:
         return {"endpoints": {"pluginRef": DISCOVERY_PLUGIN}}
     return {"pluginRef": DISCOVERY_PLUGIN}
 
@@ -64,7 +62,7 @@ def _plugin_entry() -> dict:
 
 
 def _block(value: dict, indent: str) -> list[str]:
-    from manifesto.render.yamlemit import dump_yaml
+    from manifesto.yamlemit import dump_yaml
 
     return [indent + line if line else line for line in dump_yaml(value).rstrip("\n").split("\n")]
 
@@ -95,11 +93,10 @@ def _edit_text(text: str, discovery: dict) -> str | None:
 
 
 @lru_cache(maxsize=32)
-def _edit_data(text: str, source: str, discovery_json: str) -> str:
-    from manifesto.render.yamlemit import dump_yaml
-    from manifesto.yamlio import parse_yaml
+def _edit_data(config_json: str, source: str, discovery_json: str) -> str:
+    from manifesto.yamlemit import dump_yaml
 
-    data, _ = parse_yaml(text, f"routing profile {source}")
+    data = json.loads(config_json)
     if not isinstance(data, dict):
         raise SlurmUnsupported(f"the EPP config from {source} is not a mapping, so Slurm file "
                                "discovery cannot be added to it", "spec", ("routing",))
@@ -123,10 +120,11 @@ def epp_config(plan) -> tuple[str, str]:
     if re.search(rf"(?m)^\s*-?\s*name:\s*[\"']?{DISCOVERY_PLUGIN}\b", text):
         raise SlurmUnsupported(f"the EPP config from {r.profile_source} already has a plugin named "
                                f"{DISCOVERY_PLUGIN}, the name Manifesto gives Slurm file discovery", "spec", ("routing",))
-    discovery = _discovery_ref(plan.images["llm_d.epp"], text)
+    data = json.loads(r.config_data)
+    discovery = _discovery_ref(plan.images["llm_d.epp"], data.get("apiVersion") if isinstance(data, dict) else None)
     edited = _edit_text(text, discovery)
     if edited is None:
-        edited = _edit_data(text, r.profile_source, json.dumps(discovery, sort_keys=True))
+        edited = _edit_data(r.config_data, r.profile_source, json.dumps(discovery, sort_keys=True))
     return name, edited
 
 
@@ -190,4 +188,4 @@ def resolver_program(plan, components: list) -> str:
 
 def proxy_args(plan, role) -> list[str]:
     """The P/D sidecar's flags, exactly as on Kubernetes."""
-    return list(pd_proxy(plan, role)["args"])
+    return pd_sidecar_args(plan, role)

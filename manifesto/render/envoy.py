@@ -122,7 +122,7 @@ def _clusters(epp_port: int, buffer_limit: int) -> list[dict]:
 def envoy_config(listen_port: int, epp_port: int, buffer_limit: str) -> dict:
     """The complete static Envoy configuration (admin on loopback only); ``buffer_limit`` is a
     quantity bounding what Envoy buffers per connection to clients and to model servers."""
-    from manifesto.render.slurm.quantity import byte_count
+    from manifesto.quantity import byte_count
 
     limit = byte_count(buffer_limit)
     return {
