@@ -12,34 +12,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kit import REPO_ROOT, validate_manifests
+from kit import validate_manifests
 
 pytestmark = pytest.mark.usefixtures("isolated_config")
 
-ACCEL = """\
-accelerators:
-  default: h100
-  profiles:
-    h100:
-      gpus_per_node: 8
-      allocation:
-        extended_resource:
-          resource_name: nvidia.com/gpu
-      gpu_arch: h100
-      torch_cuda_arch_list: "9.0"
-"""
-SLURM_ACCEL = """\
-platform: slurm
-slurm: {partition: gpu}
-accelerators:
-  default: h100
-  profiles:
-    h100:
-      gpus_per_node: 8
-      allocation:
-        slurm: {gres: gpu}
-      gpu_arch: h100
-"""
+
+def accelerators(allocation: str) -> str:
+    """One 8-GPU H100 profile with the given allocation block (YAML under ``allocation:``)."""
+    return ("accelerators:\n  default: h100\n  profiles:\n    h100:\n      gpus_per_node: 8\n"
+            f"      allocation:\n        {allocation}\n      gpu_arch: h100\n      torch_cuda_arch_list: \"9.0\"\n")
+
+
+ACCEL = accelerators("extended_resource: {resource_name: nvidia.com/gpu}")
+SLURM_ACCEL = "platform: slurm\nslurm: {partition: gpu}\n" + accelerators("slurm: {gres: gpu}")
 SHARED = """\
 storage:
   shared_volume:
