@@ -226,7 +226,7 @@ class ComponentSize(Strict):
 
 
 class EnvoySize(ComponentSize):
-    concurrency: PositiveInt | None = Field(None, description="Envoy worker threads (--concurrency).")
+    concurrency: Count | None = Field(None, description="Envoy worker threads (--concurrency).")
     buffer_limit: Quantity | None = Field(
         None, description="Envoy's per-connection buffer limit on the client listener and the model endpoints.")
 
