@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 
 __all__ = [
+    "set_verbosity",
+    "info",
     "add",
     "spec_args",
     "kube_args",
@@ -25,6 +27,28 @@ __all__ = [
     "slurm_cluster",
     "slurm_submit",
 ]
+
+
+# -- -q / -v ---------------------------------------------------------------------------
+
+_VERBOSITY = {"quiet": False, "verbose": False}
+
+
+def set_verbosity(*, quiet: bool, verbose: bool) -> None:
+    """Record the global -q/-v of this run (``main`` calls it before every dispatch)."""
+    _VERBOSITY.update(quiet=quiet, verbose=verbose)
+
+
+def verbose() -> bool:
+    return _VERBOSITY["verbose"]
+
+
+def info(message: str) -> None:
+    """A line for the person at the terminal (stderr), silenced by -q; data goes to stdout."""
+    import sys
+
+    if not _VERBOSITY["quiet"]:
+        print(message, file=sys.stderr)
 
 
 # -- parsers ----------------------------------------------------------------------------
@@ -139,7 +163,9 @@ def kube(env, namespace, kube_context):
     """The kubectl call builder for one namespace and context, tuned by MANIFESTO_KUBECTL_*."""
     from manifesto.ops.kubectl import Kube, settings_from_env
 
-    return Kube(namespace=namespace, context=kube_context, **settings_from_env(env))
+    tuned = settings_from_env(env)
+    tuned["trace"] = tuned["trace"] or verbose()
+    return Kube(namespace=namespace, context=kube_context, **tuned)
 
 
 def refuse_slurm_cluster(cluster, command: str) -> None:
@@ -172,10 +198,11 @@ def slurm_cluster(args):
 
 
 def slurm_submit(args) -> int:
-    """Render (through the render cache) and submit; prints the job ID on stdout."""
+    """Render (through the render cache) and submit; the job ID goes to stdout (-o json: an object)."""
     import sys
 
     from manifesto.ops import slurm
+    from manifesto.outputs import emit
 
     cluster = slurm_cluster(args)
     text, _ = render_cached(args)
@@ -184,5 +211,10 @@ def slurm_submit(args) -> int:
     if args.test_only:
         print((proc.stderr or proc.stdout).strip(), file=sys.stderr)  # sbatch answers on stderr
         return 0
-    print(slurm.job_id(proc.stdout))
+    job = slurm.job_id(proc.stdout)
+    where = f" over ssh to {s.ssh_host}" if s and s.ssh_host else ""
+    info(f"submitted Slurm job {job} to {cluster.name}{where}; list it with `manifesto slurm servers "
+         f"--cluster {args.cluster or cluster.name}`, cancel it with `manifesto slurm stop {job}`")
+    output = getattr(args, "output", "text")
+    emit(output, {"job": job, "cluster": cluster.name}, text=lambda: print(job), names=lambda: [job])
     return 0

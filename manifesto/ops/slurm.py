@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from manifesto.errors import OpsError
 
-__all__ = ["SlurmCall", "run", "submit_call", "servers_call", "stop_call", "parse_servers", "job_id"]
+__all__ = ["SlurmCall", "run", "submit_call", "servers_call", "stop_call", "check_cancelled", "parse_servers",
+           "job_id"]
 
 _JOB = re.compile(r"^\d+(_\d+|\+\d+)?$")
 SQUEUE_FORMAT = "%i|%j|%T|%N|%R"
@@ -82,4 +83,14 @@ def parse_servers(text: str) -> list[dict]:
 def stop_call(job: str, ssh_host: str | None) -> SlurmCall:
     if not _JOB.match(job):
         raise OpsError(f"'{job}' is not a Slurm job ID (expected N, N_I for one array element, or N+C)")
-    return SlurmCall(("scancel", job), ssh_host=ssh_host)
+    # --verbose: without it scancel exits 0 and prints nothing for a job that does not exist.
+    return SlurmCall(("scancel", "--verbose", job), ssh_host=ssh_host)
+
+
+def check_cancelled(job: str, proc: subprocess.CompletedProcess) -> None:
+    """Raise when ``scancel --verbose`` reported an error for ``job`` (unknown or finished job)."""
+    errors = [line.split("error:", 1)[1].strip() for line in (proc.stderr or "").splitlines() if "error:" in line]
+    if errors:
+        reason = errors[-1].rsplit(": ", 1)[-1]
+        raise OpsError(f"could not cancel Slurm job {job}: {reason} (it may have finished already; "
+                       "`manifesto slurm servers` lists your jobs)")
