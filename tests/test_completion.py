@@ -168,14 +168,9 @@ def test_paths_for_file_arguments(tmp_path, request, complete):
 
 
 def _fake_cluster(tmp_path: Path, env: dict) -> dict:
-    from kubefake import FAKE
+    from kubefake import fake_kubectl
 
-    bindir = tmp_path / "kbin"
-    bindir.mkdir()
-    (bindir / "kubectl").write_text(f"#!{sys.executable}\n" + FAKE.read_text())
-    (bindir / "kubectl").chmod(0o755)
-    state = tmp_path / "kube"
-    state.mkdir()
+    bindir, state = fake_kubectl(tmp_path, bin_name="kbin")
     labels = {"app.kubernetes.io/managed-by": "manifesto"}
     objects = [{"kind": "ConfigMap", "metadata": {"name": f"{inst}-cm", "namespace": ns,
                                                   "labels": {**labels, "app.kubernetes.io/instance": inst}}}

@@ -8,6 +8,7 @@ against the scripted fake kubectl, ``slurm`` blocks against the local Slurm kit 
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from kit import REPO_ROOT, unavailable
-from kubefake import FAKE, TOKEN
+from kubefake import TOKEN, fake_kubectl
 from test_slurm_cli import CLUSTER as SLURM_CLUSTER
 
 BIN = Path(sys.executable).parent
@@ -70,12 +71,7 @@ def test_offline_workflows(tmp_path, index):
 
 @pytest.mark.parametrize("index", range(len(blocks("kubectl"))))
 def test_kubectl_workflows(tmp_path, index):
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "kubectl").write_text(f"#!{sys.executable}\n" + FAKE.read_text())
-    (bindir / "kubectl").chmod(0o755)
-    state = tmp_path / "kube"
-    state.mkdir()
+    bindir, state = fake_kubectl(tmp_path)
     env = _env(tmp_path, PATH=f"{bindir}:{BIN}:/usr/bin:/bin", FAKE_KUBE_DIR=str(state), HF_TOKEN=TOKEN)
     work = tmp_path / "work"
     work.mkdir()
@@ -93,8 +89,6 @@ def test_slurm_workflow(slurm_cluster, tmp_path):
     bindir.mkdir()
     (bindir / "vllm").write_text("#!/bin/sh\nexec sleep 120\n")  # a stand-in model server that just waits
     (bindir / "vllm").chmod(0o755)
-    import os
-
     env["PATH"] = f"{bindir}:{BIN}:{os.environ['PATH']}"
     env.update({k: v for k, v in os.environ.items() if k.startswith("SLURM")})
     work = tmp_path / "work"
