@@ -126,6 +126,13 @@ def _globals(argv: list[str]) -> tuple[list[str], dict[str, bool]]:
     return rest, flags
 
 
+def _build_address(ref: str):
+    """The file a build address names, through the workspace's BUILD.yaml."""
+    from manifesto.build_graph.api import target_path
+
+    return target_path(ref)
+
+
 def main(argv: list[str] | None = None) -> int:
     from manifesto.cli import common
     from manifesto.errors import ManifestoError
@@ -142,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args = parser.parse_args(argv)
     common.set_verbosity(quiet=flags["quiet"], verbose=flags["verbose"])
+    from manifesto import catalog
+
+    # Names resolve in the user and bundled catalogs; the CLI also accepts build addresses.
+    catalog.use_search(catalog.default_search(addresses=_build_address))
     try:
         return int(args.func(args) or 0)
     except ManifestoError as exc:

@@ -102,7 +102,8 @@ def _render_manifest(args) -> int:
 
 def _render_routing(args) -> int:
     from manifesto.errors import ResolveError
-    from manifesto.service import expanded_inputs, plan_for
+    from manifesto.render import expanded_inputs
+    from manifesto.service import plan_for
     from manifesto.render.k8s import render_routing
 
     spec, cluster, opts = load_pair(args)
@@ -119,7 +120,7 @@ def _render_routing(args) -> int:
 def _render_bootstrap(args) -> int:
     from manifesto.errors import ResolveError
     from manifesto.render.k8s.bootstrap import render_bootstrap
-    from manifesto.render.yamlemit import dump_yaml
+    from manifesto.yamlemit import dump_yaml
 
     env = settings()
     cluster = load_cluster_for(args, env)
