@@ -143,6 +143,12 @@ def test_cluster_names_after_a_separate_flag_and_after_equals(request, complete)
     assert expected in found, found
 
 
+def test_accelerator_names_of_the_cluster_on_the_line(complete):
+    line = "manifesto render manifest qwen/aggregated --cluster example-gb200 --accelerator "
+    assert set(complete(line)) == {"gb200", "b200"}
+    assert complete("manifesto explain qwen/aggregated -c example-h200 --accelerator h") == ["h200"]
+
+
 def test_build_addresses(request, complete):
     found = complete("manifesto build //models/qwen:qwen3")
     # bash completes after its last ':' (COMP_WORDBREAKS); the others see the whole address
@@ -218,3 +224,10 @@ def test_complete_never_prints_a_traceback():
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
     proc = run_cli("__complete", "bash", "--", "manifesto build '//models", cwd="/")
     assert proc.returncode == 0 and proc.stdout == "" and "Traceback" not in proc.stderr
+
+
+def test_scripts_pass_their_shells_syntax_checks(env, tmp_path):
+    checks = {"bash": [_shell("shellcheck"), "-s", "bash"], "zsh": [_shell("zsh"), "-n"], "fish": [_shell("fish"), "-n"]}
+    for shell, argv in checks.items():
+        proc = subprocess.run([*argv, str(tmp_path / f"c.{shell}")], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0 and proc.stdout + proc.stderr == "", shell + proc.stdout + proc.stderr

@@ -109,6 +109,8 @@ def test_stopping_a_job_that_does_not_exist_fails(slurm_cluster, tmp_path):
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr == ("error: could not cancel Slurm job 999999: Invalid job id specified (it may have "
                            "finished already; `manifesto slurm servers` lists your jobs)\n")
+    traced = _cli(tmp_path, "slurm", "servers", "--cluster", "kit.yaml", "-o", "name", "-v")
+    assert traced.returncode == 0 and traced.stderr.startswith("trace: squeue --noheader --array --me "), traced.stderr
 
 
 @pytest.mark.slurm

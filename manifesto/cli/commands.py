@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from manifesto.cli.common import add, info, load_cluster_for, load_pair, pick_namespace, render_cached, settings, spec_args
+from manifesto.cli.common import (add, info, load_cluster_for, load_pair, pick_namespace, render_cached, settings,
+                                  spec_args)
 from manifesto.cli.complete import FILES
 from manifesto.outputs import add_output
 

@@ -11,6 +11,7 @@ import argparse
 
 __all__ = [
     "set_verbosity",
+    "verbose",
     "info",
     "add",
     "spec_args",
@@ -72,7 +73,8 @@ def spec_args(p: argparse.ArgumentParser, render: bool = True) -> None:
     p.add_argument("--context", help="kube context used to pick a cluster profile and namespace")
     p.add_argument("--user", help="user for identity, labels and paths (default: $USER)")
     p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
-    p.add_argument("--accelerator", help="accelerator profile of the cluster (default: spec, then cluster default)")
+    p.add_argument("--accelerator", help="accelerator profile of the cluster (default: spec, then cluster default)"
+                   ).complete = "accelerators"
     if not render:
         return
     p.add_argument("--vllm-env", help="absolute path of an existing vllm-envs worktree to run instead of the image's vLLM")
@@ -207,7 +209,7 @@ def slurm_submit(args) -> int:
     cluster = slurm_cluster(args)
     text, _ = render_cached(args)
     s = cluster.profile.slurm
-    proc = slurm.run(slurm.submit_call(text, s.ssh_host if s else None, args.test_only))
+    proc = slurm.run(slurm.submit_call(text, s.ssh_host if s else None, args.test_only), trace=verbose())
     if args.test_only:
         print((proc.stderr or proc.stdout).strip(), file=sys.stderr)  # sbatch answers on stderr
         return 0

@@ -19,7 +19,7 @@ __all__ = ["candidates", "main"]
 
 # What an action's ``complete`` attribute may name, besides its ``choices``.
 MODELS, CLUSTERS, ROUTING = "models", "clusters", "routing"
-INSTANCES, ADDRESSES, FILES = "instances", "addresses", "files"
+INSTANCES, ADDRESSES, FILES, ACCELERATORS = "instances", "addresses", "files", "accelerators"
 
 
 class _State:
@@ -118,6 +118,26 @@ def _instances(state: _State) -> list[tuple[str, str]]:
     return [(name, f"live in {namespace}") for name in groups]
 
 
+def _accelerators(state: _State) -> list[tuple[str, str]]:
+    """Accelerator profiles of the cluster named on the line (or by MANIFESTO_CLUSTER)."""
+    from manifesto.catalog import find
+    from manifesto.cli import settings as cli_settings
+    from manifesto.errors import ManifestoError
+    from manifesto.yamlio import load_yaml
+
+    name = state.values.get("cluster") or cli_settings.settings().get("MANIFESTO_CLUSTER")
+    if not name:
+        return []
+    try:
+        data, _ = load_yaml(find("clusters", name))
+    except ManifestoError:
+        return []
+    accelerators = data.get("accelerators") if isinstance(data, dict) else None
+    profiles = accelerators.get("profiles") if isinstance(accelerators, dict) else None
+    default = accelerators.get("default") if isinstance(accelerators, dict) else None
+    return [(str(n), "default" if n == default else "") for n in profiles or ()] if isinstance(profiles, dict) else []
+
+
 def _addresses(current: str) -> list[tuple[str, str]]:
     """Build addresses: every target, and ``DIR:`` / ``DIR::`` for every directory above one."""
     from manifesto.build_graph import api
@@ -149,6 +169,8 @@ def _values(action: argparse.Action, state: _State, current: str) -> tuple[list[
         found += _catalog(kind)
     elif kind == INSTANCES:
         found += _instances(state)
+    elif kind == ACCELERATORS:
+        found += _accelerators(state)
     elif kind == ADDRESSES:
         found += _addresses(current)
         files = current.startswith(".") or (current.startswith("/") and not current.startswith("//"))

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from manifesto.cli.common import (info, kube, kube_args, load_cluster_for, pick_namespace, plan_for_args, refuse_slurm_cluster,
-                                  refuse_slurm_if_named, settings, slurm_submit, spec_args)
+from manifesto.cli.common import (info, kube, kube_args, load_cluster_for, pick_namespace, plan_for_args,
+                                  refuse_slurm_cluster, refuse_slurm_if_named, settings, slurm_submit, spec_args)
 
 from manifesto.cli.complete import FILES, INSTANCES
 from manifesto.outputs import add_output

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from manifesto.cli.common import info, slurm_cluster, slurm_submit, spec_args
+from manifesto.cli.common import info, slurm_cluster, slurm_submit, spec_args, verbose
 from manifesto.outputs import add_output
 
 __all__ = ["register"]
@@ -35,7 +35,7 @@ def _servers(args) -> int:
 
     cluster = slurm_cluster(args)
     s = cluster.profile.slurm
-    rows = slurm.parse_servers(slurm.run(slurm.servers_call(s.ssh_host if s else None)).stdout)
+    rows = slurm.parse_servers(slurm.run(slurm.servers_call(s.ssh_host if s else None), trace=verbose()).stdout)
 
     def text() -> None:
         for row in rows:
@@ -50,6 +50,6 @@ def _stop(args) -> int:
 
     cluster = slurm_cluster(args)
     s = cluster.profile.slurm
-    slurm.check_cancelled(args.job, slurm.run(slurm.stop_call(args.job, s.ssh_host if s else None)))
+    slurm.check_cancelled(args.job, slurm.run(slurm.stop_call(args.job, s.ssh_host if s else None), trace=verbose()))
     info(f"cancelled Slurm job {args.job} on {cluster.name}")
     return 0

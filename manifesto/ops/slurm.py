@@ -34,7 +34,17 @@ class SlurmCall:
         return ["ssh", "-o", "BatchMode=yes", self.ssh_host, "--", shlex.join(self.argv)]
 
 
-def run(call: SlurmCall, timeout: float = 120) -> subprocess.CompletedProcess:
+def run(call: SlurmCall, timeout: float = 120, trace: bool = False) -> subprocess.CompletedProcess:
+    """Run ``call``; with ``trace``, log its argv and duration on stderr (never the script)."""
+    if trace:
+        import sys
+        import time
+
+        started = time.monotonic()
+        try:
+            return run(call, timeout)
+        finally:
+            print(f"trace: {shlex.join(call.command())} ({time.monotonic() - started:.2f}s)", file=sys.stderr)
     try:
         proc = subprocess.run(call.command(), input=call.stdin, capture_output=True, text=True, timeout=timeout)
     except FileNotFoundError:
