@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from manifesto.errors import CatalogError, did_you_mean
 
