@@ -25,14 +25,14 @@ from typing import Any, Callable, NoReturn
 
 from manifesto.errors import Origin, ResolveError
 from manifesto.render.k8s.common import (
-    KUEUE_PRIORITY, KUEUE_QUEUE, gpu_claim_spec, gpu_claim_template_name, meta, pod_defaults,
+    KUEUE_PRIORITY, KUEUE_QUEUE, gpu_claim_spec, gpu_claim_template, gpu_claim_template_name, meta, pod_defaults,
 )
 from manifesto.render.k8s.model import LWS_API
+from manifesto.resolve.names import ACCELERATOR_CLAIM
 from manifesto.errors import format_path
 
 __all__ = ["LOWERINGS", "ACCELERATOR_CLAIM", "workload_objects", "service_name"]
 
-ACCELERATOR_CLAIM = "accelerator"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
 APP_NAME_LABEL = "app.kubernetes.io/name"
@@ -73,12 +73,7 @@ class _Ctx:
         return gpu_claim_template_name(self.w.name, self.claim_spec())
 
     def claim_template(self, labels: dict[str, str]) -> dict:
-        return {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaimTemplate",
-            "metadata": meta(self.claim_template_name(), self.namespace, labels),
-            "spec": {"spec": self.claim_spec()},
-        }
+        return gpu_claim_template(self.w.name, self.namespace, labels, self.acc.device_class_name, self.count)
 
 
 def _placement_defaults(ctx: _Ctx) -> dict:
@@ -264,7 +259,7 @@ def _leaderworkerset(ctx: _Ctx) -> tuple[dict, dict[str, str]]:
 
 def _grove(ctx: _Ctx) -> tuple[dict, dict[str, str]]:
     ctx.fail("backend 'grove' is reserved and not implemented yet: its rendering contract is still open. "
-             "The extension point is manifesto.render.k8s.workload_ir.LOWERINGS; until then use job, "
+             "The extension point is manifesto.render.k8s.workload.LOWERINGS; until then use job, "
              "deployment or leaderworkerset", ("backend",))
 
 
