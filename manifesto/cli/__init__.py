@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args = parser.parse_args(argv)
     common.set_verbosity(quiet=flags["quiet"], verbose=flags["verbose"])
+    args.quiet, args.verbose = flags["quiet"], flags["verbose"]  # for handlers outside manifesto.cli
     from manifesto import catalog
 
     # Names resolve in the user and bundled catalogs; the CLI also accepts build addresses.
