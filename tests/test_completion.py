@@ -3,7 +3,8 @@
 Each shell sources the script ``manifesto completion SHELL`` prints, then completes a
 command line the way the shell itself would call the completion: bash through its
 completion function with COMP_LINE/COMP_WORDS set, zsh through the widget function with
-``compadd`` captured, fish through ``complete -C``.
+``compadd`` captured (and once for real, typing TAB into an interactive zsh in a zpty),
+fish through ``complete -C``.
 """
 
 from __future__ import annotations
@@ -231,3 +232,29 @@ def test_scripts_pass_their_shells_syntax_checks(env, tmp_path):
     for shell, argv in checks.items():
         proc = subprocess.run([*argv, str(tmp_path / f"c.{shell}")], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0 and proc.stdout + proc.stderr == "", shell + proc.stdout + proc.stderr
+
+
+_ZPTY = r"""
+zmodload zsh/zpty
+zpty -b z 'zsh -f -i'
+zpty -w z 'PS1="> "; autoload -Uz compinit; compinit -u -D; source "$TMP/c.zsh"'
+zpty -w -n z $'manifesto render manifest qwen/qw\t'
+local out="" chunk
+integer i
+for (( i = 0; i < 600; i++ )); do
+  while zpty -r -t z chunk; do out+=$chunk; done
+  [[ $out == *"manifest qwen/qwen3-0.6b"* ]] && break
+  sleep 0.1
+done
+zpty -d z
+print -r -- "$out"
+"""
+
+
+def test_zsh_interactive_tab_after_compinit(env):
+    """A real interactive zsh (in a zpty): source after compinit, type, press TAB."""
+    proc = subprocess.run([_shell("zsh"), "-f", "-c", _ZPTY], capture_output=True, text=True, env=env,
+                          cwd=REPO_ROOT, timeout=120)
+    out = proc.stdout.replace("\r", "")
+    assert "manifest qwen/qwen3-0.6b" in out, out[-800:] + proc.stderr
+    assert "can only be called from completion function" not in out
