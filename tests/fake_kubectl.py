@@ -34,6 +34,7 @@ KINDS = {
     "inferencepools.inference.networking.k8s.io": ("InferencePool", "inference.networking.k8s.io", True),
     "gateways.gateway.networking.k8s.io": ("Gateway", "gateway.networking.k8s.io", True),
     "httproutes.gateway.networking.k8s.io": ("HTTPRoute", "gateway.networking.k8s.io", True),
+    "destinationrules.networking.istio.io": ("DestinationRule", "networking.istio.io", True),
     "resourceclaimtemplates.resource.k8s.io": ("ResourceClaimTemplate", "resource.k8s.io", True),
     "deviceclasses.resource.k8s.io": ("DeviceClass", "resource.k8s.io", False),
     "localqueues.kueue.x-k8s.io": ("LocalQueue", "kueue.x-k8s.io", True),
@@ -42,7 +43,7 @@ KINDS = {
 BY_KIND = {k: (r, g, n) for r, (k, g, n) in KINDS.items()}
 VERSIONS = ["v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1", "leaderworkerset.x-k8s.io/v1",
             "inference.networking.k8s.io/v1", "gateway.networking.k8s.io/v1", "resource.k8s.io/v1",
-            "kueue.x-k8s.io/v1beta1"]
+            "kueue.x-k8s.io/v1beta1", "networking.istio.io/v1"]
 
 
 def load() -> dict:
