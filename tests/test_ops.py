@@ -7,7 +7,6 @@ argv and stdin, so these tests assert exact kubectl call sequences without a clu
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -364,10 +363,11 @@ def test_servers_lists_every_type_concurrently_and_groups(fake):
 
 def test_servers_reads_run_concurrently(fake):
     fake.configure(sleep={"get": 1.0})
-    started = time.monotonic()
     rc, _, err = fake.run("servers", "-n", "ns")
     assert rc == 0, err
-    assert time.monotonic() - started < 4.0  # 14 sequential reads would take 14s
+    # Every read sleeps a second in the fake: run one after another, no two would overlap.
+    _, most = json.loads((fake.dir / "overlap.json").read_text())
+    assert most >= 4, most
 
 
 # -- stop -------------------------------------------------------------------------------
@@ -551,10 +551,8 @@ def test_read_timeout(fake, monkeypatch):
     fake.configure(sleep={"get pods": 5})
     monkeypatch.setenv("MANIFESTO_KUBECTL_TIMEOUT", "0.5")
     monkeypatch.setenv("MANIFESTO_KUBECTL_RETRIES", "0")
-    started = time.monotonic()
     rc, _, err = fake.run("servers", "-n", "ns")
-    assert time.monotonic() - started < 4
-    assert rc == 1 and "timed out" in err and "MANIFESTO_KUBECTL_TIMEOUT" in err
+    assert rc == 1 and "timed out" in err and "MANIFESTO_KUBECTL_TIMEOUT" in err  # not the fake's 5s answer
     monkeypatch.setenv("MANIFESTO_KUBECTL_TIMEOUT", "nope")
     rc, _, err = fake.run("servers", "-n", "ns")
     assert rc == 1 and "MANIFESTO_KUBECTL_TIMEOUT='nope'" in err
