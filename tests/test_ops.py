@@ -524,5 +524,6 @@ def test_call_values_are_data():
     assert call.argv == ("kubectl", "--context", "c", "-n", "ns", "get", "pods")
     assert call.timeout is None and call.retries == 4 and call.stdin is None
     write = kube.write("apply", "-f", "-", stdin="x")
-    assert write.retries == 0 and write.timeout is None and write.stdin == "x"
+    assert write.retries == 0 and write.timeout is None and write.stdin == "x" and write.write
+    assert Kube(**settings_from_env({})).write("delete", "x").timeout == 300.0
     assert settings_from_env({}) == {"timeout": 300.0, "retries": 4, "trace": False}

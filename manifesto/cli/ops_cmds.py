@@ -21,6 +21,7 @@ def _kube_args(p: argparse.ArgumentParser) -> None:
 
 def register(sub, add) -> None:
     from manifesto.cli.commands import _spec_args
+    from manifesto.numbers import seconds_arg
 
     files = add(sub, "file", help="diff or apply a rendered manifest file against the cluster")
     fsub = files.add_subparsers(dest="action", metavar="ACTION")
@@ -60,8 +61,8 @@ def register(sub, add) -> None:
 
     p = add(sub, "ready", help="wait until a spec's model pods and routing frontend are ready")
     _spec_args(p, render=False)
-    p.add_argument("--timeout", type=float, default=3600.0, metavar="SECONDS", help="give up after this long")
-    p.add_argument("--interval", type=float, default=5.0, help=argparse.SUPPRESS)
+    p.add_argument("--timeout", type=seconds_arg, default=3600.0, metavar="SECONDS", help="give up after this long")
+    p.add_argument("--interval", type=seconds_arg, default=5.0, help=argparse.SUPPRESS)
     p.set_defaults(func=_ready)
 
 
