@@ -159,7 +159,7 @@ def execute(job: Job) -> Result:
     try:
         return _finish(job, settings, *outcome)
     except OSError as exc:  # a full disk, a read-only out/: this pair fails, the others go on
-        return Result(job.pair, "failed", f"cannot store the result: {exc}")
+        return Result(job.pair, "failed", _store_error(settings, job.out_base + outcome[1], exc))
 
 
 def _render_one(job: Job, settings: Settings, render):
@@ -251,6 +251,21 @@ def _hash_inputs(job: Job, settings: Settings, inputs):
         keys.append(key), digests.append(value), stats.append((key, sig, value, trusted))
     order = sorted(range(len(keys)), key=keys.__getitem__)
     return tuple(keys[i] for i in order), tuple(digests[i] for i in order), stats, steady
+
+
+def _store_error(settings: Settings, rel: str, exc: OSError) -> str:
+    """Why the result could not be stored: the path in the way, else the system's reason."""
+    from manifesto.build_graph.workspace import wrong_type
+
+    out = os.path.dirname(settings.out_dir)
+    tasks = os.path.relpath(settings.tasks_dir, out)
+    for base, parts, leaf_is_dir in ((out, tasks.split(os.sep), True), (out, ["out", *rel.split("/")], False)):
+        for i in range(1, len(parts) + 1):
+            is_dir = leaf_is_dir or i < len(parts)
+            problem = wrong_type(os.path.join(base, *parts[:i]), is_dir)
+            if problem:
+                return f"cannot store the result: {'/'.join(parts[:i])} {problem}; remove it"
+    return f"cannot store the result in out/{rel}: {exc.strerror or exc}"
 
 
 def write_artifact(out_dir: str, rel: str, data: bytes):

@@ -151,5 +151,6 @@ def test_an_artifact_that_cannot_be_written_fails_only_its_pair(run):
     report = run.build_json(check=False)
     failed = [r for r in report["pairs"] if r["status"] == "failed"]
     assert [r["cluster"] for r in failed] == ["gpu"] * 4
-    assert all(r["message"].startswith("cannot store the result: [Errno") for r in failed)
+    assert all(r["message"] == "cannot store the result: out/gpu is a file, expected a directory; remove it"
+               for r in failed), failed
     assert report["summary"] == {"rendered": 4, "up_to_date": 0, "skipped": 4, "failed": 4}
