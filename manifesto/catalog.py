@@ -74,6 +74,10 @@ def find(kind: str, ref: str, environ: dict[str, str] | None = None) -> Path:
             return table[name]
     known = [e[0] for e in entries(kind, environ)]
     singular = {"models": "model", "clusters": "cluster", "routing": "routing profile"}[kind]
+    if os.path.lexists(ref):  # a path that is there but is no file: say what it is instead
+        from manifesto.yamlio import file_problem
+
+        raise CatalogError(f"{singular} {ref}: {file_problem(ref) or 'not a regular file'}")
     raise CatalogError(
         f"no {singular} '{ref}': not a file, and not in the user or bundled catalog"
         f"{did_you_mean(name, known)}" + (f"; known: {', '.join(known)}" if len(known) <= 12 else "")

@@ -22,7 +22,11 @@ from typing import Any
 
 from manifesto.errors import Origin, YamlSyntaxError, show_value
 
-__all__ = ["Locations", "load_yaml", "parse_yaml", "format_path", "MAX_ALIASES", "MAX_ALIAS_NODES"]
+__all__ = ["Locations", "load_yaml", "parse_yaml", "format_path", "file_problem", "confined", "outside_problem",
+           "MAX_ALIASES", "MAX_ALIAS_NODES", "MAX_FILE_BYTES"]
+
+#: The largest YAML input read (a spec is a few KiB; /dev/zero or a log file is not one).
+MAX_FILE_BYTES = 16 * 1024 * 1024
 
 #: At most this many ``*name`` uses in one file (a spec needs a handful).
 MAX_ALIASES = 1_000
@@ -79,18 +83,92 @@ def format_path(path: PathKey) -> str:
 
 
 def load_yaml(path: str | Path, display: str | None = None) -> tuple[Any, Locations]:
-    """Parse one YAML document from ``path``; ``display`` is the name used in errors."""
-    p = Path(path)
+    """Parse one YAML document from ``path``; ``display`` is the name used in errors.
+
+    Only a regular file of at most ``MAX_FILE_BYTES`` is read (a FIFO would block, a device
+    never end); inside ``confined(roots)`` it must also resolve below one of the roots.
+    """
     name = display or str(path)
+    problem = file_problem(path) or outside_problem(path)
+    if problem:
+        raise YamlSyntaxError(problem, Origin(name))
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise YamlSyntaxError("file not found", Origin(name)) from None
-    except IsADirectoryError:
-        raise YamlSyntaxError("is a directory, expected a YAML file", Origin(name)) from None
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise YamlSyntaxError(f"cannot be read ({exc.strerror})", Origin(name)) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise YamlSyntaxError(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not a YAML input", Origin(name))
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise YamlSyntaxError(f"not UTF-8 text ({exc.reason})", Origin(name)) from None
     return parse_yaml(text, name)
+
+
+def file_problem(path: str | Path) -> str | None:
+    """Why ``path`` is not a readable regular file ("file not found", "symlink loop", "is a
+    directory", ...), or None when it is one."""
+    import errno
+    import os
+    import stat
+
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            return f"broken symlink (to {os.readlink(path)})"
+        return "file not found"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symlink loop (following the links leads back to a link already followed)"
+        if exc.errno == errno.ENOTDIR:
+            return "file not found (a directory in its path is a file)"
+        return f"cannot be read ({exc.strerror})"
+    if stat.S_ISDIR(st.st_mode):
+        return "is a directory, expected a YAML file"
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a file")
+        return f"is {kind}, expected a regular YAML file"
+    return None
+
+
+# -- confinement (the build reads only its workspace) ---------------------------------------
+
+_roots: tuple[str, ...] = ()
+
+
+class confined:
+    """While active, ``load_yaml`` refuses a file whose real path is outside every one of
+    ``roots`` (real paths): the build graph renders only what its workspace holds."""
+
+    def __init__(self, roots) -> None:
+        import os
+
+        self.roots = tuple(os.path.join(os.path.realpath(r), "") for r in roots)
+
+    def __enter__(self) -> "confined":
+        global _roots
+        self.saved, _roots = _roots, self.roots
+        return self
+
+    def __exit__(self, *exc) -> None:
+        global _roots
+        _roots = self.saved
+
+
+def outside_problem(path: str | Path) -> str | None:
+    """Inside ``confined``: why ``path`` may not be read (it resolves outside the roots)."""
+    if not _roots:
+        return None
+    import os
+
+    real = os.path.realpath(path)
+    if any(real.startswith(root) for root in _roots):
+        return None
+    return (f"resolves to {real}, outside the build workspace {_roots[0].rstrip('/')}; a build reads only "
+            "files inside it (copy the file in, or render it with `manifesto render manifest`)")
 
 
 def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:

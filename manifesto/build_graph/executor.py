@@ -83,7 +83,16 @@ def _init(settings: Settings, render=None, worker: bool = False) -> None:
     if worker:
         _exit_with_parent(os.getppid())
         renderers.hermetic_env(settings.home).__enter__()
+        _confinement(settings).__enter__()
     renderers.load(settings.renderer)
+
+
+def _confinement(settings: Settings):
+    """The renderer's ``confine([root])`` (renders read only the workspace), if it has one."""
+    import contextlib
+
+    confine = getattr(renderers.load(settings.renderer), "confine", None)
+    return confine([settings.root]) if confine is not None else contextlib.nullcontext()
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -105,7 +114,7 @@ def _exit_with_parent(parent: int) -> None:
 def run_jobs(jobs: list, settings: Settings, n_jobs: int, on_result, render=None) -> None:
     """Run ``jobs``, calling ``on_result(result)`` as each one finishes."""
     if n_jobs <= 1 or len(jobs) <= 1 or render is not None:
-        with renderers.hermetic_env(settings.home):
+        with renderers.hermetic_env(settings.home), _confinement(settings):
             _init(settings, render)
             for job in jobs:
                 on_result(execute(job))
