@@ -210,11 +210,20 @@ def _render_bootstrap(args) -> int:
 
 def _render_file(args) -> int:
     from manifesto.cli import context
-    from manifesto.fsutil import write_atomic
+    from manifesto.errors import InputError
+    from manifesto.fsutil import target_problem, write_atomic
 
     text, suffix = _render(args)
     target = args.output or context.settings().get("MANIFESTO_RENDER_OUT") or f"/tmp/manifesto{suffix}"
-    write_atomic(target, text)
+    flag = "--output" if args.output else "MANIFESTO_RENDER_OUT" if context.settings().get("MANIFESTO_RENDER_OUT") \
+        else "the default output"
+    problem = target_problem(target)
+    if problem:
+        raise InputError(f"{flag}: {target} {problem}")
+    try:
+        write_atomic(target, text)
+    except OSError as exc:
+        raise InputError(f"{flag}: cannot write {target}: {exc.strerror or exc}") from None
     print(f"wrote {target}", file=sys.stderr)
     return 0
 
