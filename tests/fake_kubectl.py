@@ -8,6 +8,9 @@ config:
   missing_apis: API groups the "cluster" does not serve, e.g. ["leaderworkerset.x-k8s.io"]
   fail: {"get pods": {"times": 2, "stderr": "...", "rc": 1}}  keyed by "verb resource" or "verb"
   sleep: {"get pods": 2.0}                                      seconds before answering
+  hang: ["apply", "get pods"]      never answer; a child process holds stdout open too
+  stdout: {"get pods": "not json"}  print this instead of answering (exit 0)
+  stdout_hex: {"get pods": "ff00"}  print these raw bytes instead of answering (exit 0)
 Supports: api-versions, get, apply -f FILE|-, delete REF.../-l, diff -f FILE.
 """
 
@@ -120,6 +123,14 @@ def docs(flags, stdin):
     return out
 
 
+def hang():
+    """A hung kubectl: a grandchild keeps our stdout open, and we never return."""
+    import subprocess
+
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    time.sleep(3600)
+
+
 def main():
     argv = sys.argv[1:]
     stdin = None if sys.stdin.isatty() else sys.stdin.read()
@@ -130,6 +141,15 @@ def main():
     verb = pos[0] if pos else ""
     key = f"{verb} {pos[1]}" if len(pos) > 1 else verb
     config = load().get("config", {})
+    for k in (key, verb):
+        if k in (config.get("hang") or ()):
+            hang()
+        if k in (config.get("stdout") or {}):
+            sys.stdout.write(config["stdout"][k])
+            sys.exit(0)
+        if k in (config.get("stdout_hex") or {}):
+            sys.stdout.buffer.write(bytes.fromhex(config["stdout_hex"][k]))
+            sys.exit(0)
     for k in (key, verb):
         if k in (config.get("sleep") or {}):
             time.sleep(config["sleep"][k])

@@ -19,13 +19,19 @@ _AMBIENT = ("MANIFESTO_CLUSTER", "MANIFESTO_NAMESPACE", "MANIFESTO_TRACE", "MANI
             "MANIFESTO_ROUTING_PROFILE")
 
 
+def write_kubectl(bin_dir: Path, script: str | None = None) -> Path:
+    """Write ``script`` (default: the fake, tests/fake_kubectl.py) as ``bin_dir/kubectl``."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    kubectl = bin_dir / "kubectl"
+    kubectl.write_text(f"#!{sys.executable}\n" + (script if script is not None else FAKE.read_text()))
+    kubectl.chmod(kubectl.stat().st_mode | stat.S_IEXEC)
+    return kubectl
+
+
 def install(tmp_path: Path, monkeypatch, script: str) -> Path:
     """Write ``script`` (Python source) as ``kubectl`` on a PATH of its own; returns the state dir."""
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    kubectl = bin_dir / "kubectl"
-    kubectl.write_text(f"#!{sys.executable}\n" + script)
-    kubectl.chmod(kubectl.stat().st_mode | stat.S_IEXEC)
+    write_kubectl(bin_dir, script)
     state = tmp_path / "kube"
     state.mkdir()
     monkeypatch.setenv("PATH", str(bin_dir))  # no fzf: the picker falls back to a numbered prompt
