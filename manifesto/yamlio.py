@@ -16,6 +16,7 @@ before anything is copied.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
@@ -175,7 +176,7 @@ def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-    if "*" in text:  # no alias without an asterisk: the common case costs one scan
+    if "&" in text and _ALIAS.search(text):  # no alias without an anchor: most files skip the pre-pass
         _check_aliases(text, name)
     yaml = YAML(typ="rt", pure=True)
     yaml.allow_duplicate_keys = False
@@ -210,6 +211,10 @@ def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
 
 
 # -- bounded aliases -------------------------------------------------------------------------
+
+# Something that may be an alias: `*` and a name character, after a space, a line start or
+# a flow indicator (`a * b` in a computed expression is not one).
+_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]")
 
 def _check_aliases(text: str, name: str) -> None:
     """Count what each ``*name`` would add to the plain data, from the event stream (linear in
