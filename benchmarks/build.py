@@ -3,7 +3,7 @@
     uv run python benchmarks/build.py [--pairs 1000] [--runs N] [--renderer auto|real|fake]
 
 Prints: cold build with ``--jobs 1`` and ``--jobs 2``, a no-op build, and a build
-after editing one spec. ``real`` uses ``manifesto.target`` on copies of the bundled
+after editing one spec. ``real`` uses ``manifesto.build_renderer`` on copies of the bundled
 examples (every bundled spec extended into many variants); ``fake`` uses the test
 renderer (``tests/build_graph/fake_renderer.py``) spinning ``--render-ms`` per render,
 close to the in-process render budget. ``auto`` picks real when it is importable.
@@ -92,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:
 def _renderer_kind(choice: str) -> str:
     if choice != "auto":
         return choice
-    probe = subprocess.run([sys.executable, "-c", "import manifesto.target"], capture_output=True)
+    probe = subprocess.run([sys.executable, "-c", "import manifesto.build_renderer"], capture_output=True)
     return "real" if probe.returncode == 0 else "fake"
 
 

@@ -3,7 +3,7 @@
 uv run python benchmarks/render.py [--runs N] [--inproc-runs N]
 
 (a) In-process: spec and cluster are loaded once, then ``resolve + render``
-    (``manifesto.pipeline.render_text``) is timed; median against the 7 ms budget.
+    (``manifesto.service.render_text``) is timed; median against the 7 ms budget.
 (b) One ``manifesto render manifest`` process, as a ratio to ``python3 -c pass``
     (budget 6x, ARCHITECTURE.md): cold (render cache off: imports and builds the schemas)
     and warm (a repeat of the same render, served from the local render cache).
@@ -29,7 +29,7 @@ PROCESS_BUDGET = 6.0
 def inproc(runs: int) -> float:
     """Median seconds of render_text on preloaded Spec/Cluster objects."""
     from manifesto.cluster import load_cluster
-    from manifesto.pipeline import render_text
+    from manifesto.service import render_text
     from manifesto.resolve.plan import Options
     from manifesto.spec import load_spec
 

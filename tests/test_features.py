@@ -140,7 +140,7 @@ pytestmark = pytest.mark.usefixtures("isolated_config")
 
 def _plan(tmp_path, body: str, cluster: Path = CLUSTERS / "example-stateless-b200.yaml"):
     from manifesto.cluster import load_cluster
-    from manifesto.pipeline import plan_for
+    from manifesto.service import plan_for
     from manifesto.resolve.plan import Options
     from manifesto.spec import load_spec
 

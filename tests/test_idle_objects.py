@@ -12,10 +12,10 @@ import yaml
 from kit import REPO_ROOT, validate_manifests
 
 from manifesto.cluster import load_cluster
-from manifesto.pipeline import plan_for
+from manifesto.service import plan_for
 from manifesto.render.k8s.idle import SCRIPT_ANNOTATION, controller_script, expected_targets, idle_objects
 from manifesto.render.k8s.model import model_objects
-from manifesto.render.yamlemit import dump_all
+from manifesto.yamlemit import dump_all
 from manifesto.resolve.plan import Options
 from manifesto.spec import load_spec
 

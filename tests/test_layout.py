@@ -205,7 +205,7 @@ def test_rank_spanning_nodes_serves_from_node_zero_and_is_refused_under_llm_d():
 @pytest.fixture
 def resolve_role(tmp_path, monkeypatch):
     from manifesto.cluster import load_cluster
-    from manifesto.pipeline import plan_for
+    from manifesto.service import plan_for
     from manifesto.resolve.plan import Options
     from manifesto.spec import load_spec
 
@@ -246,7 +246,7 @@ def test_multi_node_deployment_is_rejected(resolve_role):
 def test_resolved_layout_matches_plan_layout(tmp_path_factory, tp, dp, nodes):
     """Resolution hands the role's numbers to plan_layout unchanged (or fails the same way)."""
     from manifesto.cluster import load_cluster
-    from manifesto.pipeline import plan_for
+    from manifesto.service import plan_for
     from manifesto.resolve.plan import Options
     from manifesto.spec import load_spec
 

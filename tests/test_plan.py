@@ -32,7 +32,7 @@ def _params(root: Path, prefix: str) -> list:
 
 def _plan(model, cluster, **options):
     from manifesto.cluster import load_cluster
-    from manifesto.pipeline import plan_for
+    from manifesto.service import plan_for
     from manifesto.resolve.plan import Options
     from manifesto.spec import load_spec
 

@@ -250,7 +250,7 @@ def fake_vllm(tmp_path_factory) -> Path:
 @given(layout=layouts())
 def test_layout_properties(layout, tmp_path, fake_vllm):
     from manifesto.cluster import load_cluster
-    from manifesto.pipeline import plan_for
+    from manifesto.service import plan_for
     from manifesto.render import render, render_kubernetes
     from manifesto.resolve.plan import Options
     from manifesto.spec import load_spec

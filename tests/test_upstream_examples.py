@@ -113,7 +113,7 @@ def test_bundled_pair(model, cluster):
 def _renders_somewhere(root: Path) -> None:
     from manifesto.errors import IncompatiblePairError
     from manifesto.cluster import load_cluster
-    from manifesto.pipeline import plan_for
+    from manifesto.service import plan_for
     from manifesto.resolve.plan import Options
     from manifesto.spec import load_spec
 
@@ -211,7 +211,7 @@ def test_upstream_routing_profile_is_used_by_explain():
 def test_older_and_newer_accelerator_shapes_normalise_to_one_model():
     """Upstream clusters use both ``resource_name`` (older) and ``allocation:`` (newer)."""
     from manifesto.cluster import load_cluster
-    from manifesto.pipeline import plan_for
+    from manifesto.service import plan_for
     from manifesto.resolve.plan import Options
     from manifesto.spec import load_spec
 

@@ -81,7 +81,7 @@ def export_entry(kind: str, name: str, output: str, force: bool) -> int:
     from pathlib import Path
 
     from manifesto.catalog import find
-    from manifesto.render.yamlemit import dump_yaml
+    from manifesto.yamlemit import dump_yaml
 
     source = find(kind, name)
     data = _validate(kind, Path(source))

@@ -1,6 +1,6 @@
 """A stand-in renderer for the build-engine tests (``MANIFESTO_BUILD_RENDERER=fake_renderer``).
 
-It follows the renderer contract of ``manifesto.target`` with a toy input format,
+It follows the renderer contract of ``manifesto.build_renderer`` with a toy input format,
 one ``key: value`` per line:
 
     extends: base.yaml          parent file, relative to this one (followed, cycles fail)
@@ -127,8 +127,7 @@ def _check_accelerator(model, cluster, fields, cluster_fields, inputs) -> None:
 
 
 def _text(inputs, options: RenderOptions) -> str:
-    lines = [f"# options: {options.user} {options.namespace} {options.idle_shutdown} {options.idle_timeout_minutes}",
-             f"# env: {os.environ.get('USER')} {os.environ.get('MANIFESTO_NAMESPACE')}"]
+    lines = [f"# options: {options.user} {options.namespace} {options.idle_shutdown} {options.idle_timeout_minutes}"]
     for path in inputs:
         with open(path, encoding="utf-8") as f:
             lines.append(f"--- {os.path.basename(path)}\n{f.read().rstrip()}")

@@ -1,4 +1,4 @@
-"""The build graph with the product's renderer (``manifesto.target``) on copies of the
+"""The build graph with the product's renderer (``manifesto.build_renderer``) on copies of the
 bundled examples: reproducible bytes, incremental re-renders, a light no-op."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("manifesto.target")
+pytest.importorskip("manifesto.build_renderer")
 
 REPO = Path(__file__).resolve().parents[2]
-HEAVY = ("pydantic", "ruamel.yaml", "msgspec", "manifesto.target", "manifesto.yamlio")
+HEAVY = ("pydantic", "ruamel.yaml", "msgspec", "manifesto.build_renderer", "manifesto.yamlio")
 
 
 def copy_examples(dest: Path) -> Path:
@@ -107,3 +107,19 @@ def test_committed_out_matches_the_inputs(tmp_path):
     shutil.copytree(REPO / "out", root / "out", ignore=shutil.ignore_patterns(".*"))
     proc = cli(root, "build", "--check", "//::")
     assert proc.stdout.endswith("; check: 0 problems\n"), proc.stderr
+
+
+def test_user_catalog_and_environment_never_reach_an_artifact(built, tmp_path):
+    """A user catalog that shadows every bundled name, and identity settings in the
+    environment, change nothing: the build names its inputs by path only."""
+    root, _ = built
+    catalog = tmp_path / "user-catalog"
+    for kind in ("models", "clusters", "routing"):
+        for src in (root / kind).rglob("*.yaml"):
+            dest = catalog / kind / src.relative_to(root / kind)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text("this: [is not a valid catalog entry\n")
+    shadow = copy_examples(tmp_path / "shadowed")
+    cli(shadow, "build", "//::", MANIFESTO_CONFIG_HOME=str(catalog), USER="alice", MANIFESTO_NAMESPACE="leaky",
+        MANIFESTO_CLUSTER="example-h200", MANIFESTO_ROUTING_PROFILE="wide-ep-lws-config")
+    assert out_files(shadow) == out_files(root)

@@ -1,0 +1,60 @@
+"""Glue between loading, resolving and rendering, shared by the CLI, the API and builds."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+__all__ = ["load_images", "load_routing_profile", "plan_for", "render_text"]
+
+
+@lru_cache(maxsize=4)
+def _images(path: str):
+    from manifesto.load import load_typed
+    from manifesto.schema.routing import ImageCatalog
+
+    return load_typed(ImageCatalog, path)[0]
+
+
+def load_images():
+    from manifesto.catalog import images_path
+
+    return _images(str(images_path()))
+
+
+def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict]:
+    """(source name, YAML text, path, data) of a validated routing profile."""
+    from pathlib import Path
+
+    from manifesto.catalog import find
+    from manifesto.load import display_name, load_typed
+    from manifesto.schema.routing import EndpointPickerConfig
+
+    path = find("routing", ref, search=search)
+    _, loaded = load_typed(EndpointPickerConfig, path)
+    return display_name(path), Path(path).read_text(encoding="utf-8"), str(Path(path).resolve()), loaded.data
+
+
+def plan_for(spec, cluster, options, search=None):
+    """Resolve a loaded spec against a loaded cluster. Returns (Plan, files read).
+    ``search`` (a catalog.SearchPath) is where a routing profile name resolves."""
+    from manifesto.catalog import images_path
+    from manifesto.resolve.core import resolve
+
+    files = list(spec.files) + list(cluster.loaded.files) + [str(images_path().resolve())]
+    epp = None
+    if options.routing_profile:
+        source, text, path, data = load_routing_profile(options.routing_profile, search)
+        epp = (source, text, data)
+        files.append(path)
+    plan = resolve(spec.model, cluster.profile, load_images(), options, where=spec.where,
+                   cluster_where=cluster.where, epp_config=epp)
+    return plan, files
+
+
+def render_text(spec, cluster, options, search=None) -> tuple[str, str, list[str]]:
+    """(artifact text, suffix, files read) for the cluster's platform."""
+    from manifesto.render import artifact_text
+
+    plan, files = plan_for(spec, cluster, options, search)
+    text, suffix = artifact_text(plan, spec, cluster)
+    return text, suffix, files
