@@ -90,7 +90,7 @@ class Result:
         """stdout as a JSON object; anything else is an OpsError naming the command."""
         try:
             value = json.loads(self.stdout or "{}")
-        except ValueError as exc:  # JSONDecodeError, and RecursionError-free: nesting is flat here
+        except ValueError as exc:  # JSONDecodeError
             raise OpsError(f"`{self.command}` printed output that is not JSON ({exc.msg} at line {exc.lineno}, "
                            f"column {exc.colno}); is kubectl a real kubectl?") from None
         except RecursionError:
