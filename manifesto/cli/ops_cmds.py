@@ -77,7 +77,8 @@ def _file_namespace(args, env, path: str) -> str:
     if args.namespace:
         return args.namespace
     try:
-        found = set(re.findall(r"(?m)^  namespace: *['\"]?([A-Za-z0-9.-]+)", Path(path).read_text(encoding="utf-8")))
+        text = Path(path).read_text(encoding="utf-8", errors="replace")  # kubectl judges the bytes
+        found = set(re.findall(r"(?m)^  namespace: *['\"]?([A-Za-z0-9.-]+)", text))
     except OSError:
         found = set()
     return found.pop() if len(found) == 1 else pick_namespace(args, env)

@@ -18,6 +18,11 @@ def _dotenv(path: Path) -> dict[str, str]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
         return out
+    except UnicodeDecodeError as exc:
+        from manifesto.errors import InputError
+
+        raise InputError(f"not UTF-8 text ({exc.reason}); fix or remove this settings file",
+                         path=str(path)) from None
     for line in lines:
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:

@@ -7,8 +7,8 @@ Each ``Case`` is one command run as a user would run it, in a fresh directory tr
     <tmp>/outside   files outside all three, e.g. a credentials file; nothing may write here
     <tmp>/bin       a fake kubectl (tests/fake_kubectl.py) whose state is ``kube``
 
-``files`` maps paths below <tmp> to text, or to ``("symlink", target)``, ``("fifo",)``
-or ``("dir",)``. ``expect`` is the one error line the command must print (``{tmp}`` is
+``files`` maps paths below <tmp> to text, or to ``("symlink", target)``, ``("fifo",)``,
+``("dir",)`` or ``("bytes", b"...")``. ``expect`` is the one error line the command must print (``{tmp}`` is
 the tree's root), or None for a command that must succeed without one. Anything with
 "SECRET" in it must never be printed.
 """
@@ -206,6 +206,17 @@ CASES: list[Case] = [
          files={"ws/q.yaml": _qwen(), "config/models/q.yaml": ("symlink", "{tmp}/outside/q.yaml")}),
     Case("render-file-onto-directory", ("render", "file", *QWEN, "-o", "d"),
          "error: --output: d is a directory; name a file to write", files={"ws/d": ("dir",)}),
+    Case("render-file-env-onto-symlink", ("render", "file", *QWEN), "error: MANIFESTO_RENDER_OUT: out.yaml is a "
+         "symlink (to ../outside/out.yaml); refusing to replace it: remove it, or name the file it points to",
+         files={"ws/out.yaml": ("symlink", "../outside/out.yaml")}, env={"MANIFESTO_RENDER_OUT": "out.yaml"}),
+    Case("import-a-device", ("config", "import", "models", "/dev/zero", "--name", "z"),
+         "error: /dev/zero: is a device, expected a regular YAML file"),
+    Case("import-a-directory", ("config", "import", "clusters", "d", "--name", "z"),
+         "error: d: is a directory, expected a YAML file", files={"ws/d": ("dir",)}),
+    Case("dotenv-not-utf8", RENDER, "error: .env: not UTF-8 text (invalid start byte); fix or remove this settings "
+         "file", files={"ws/.env": ("bytes", b"A=\xff\xfe\n")}),
+    Case("spec-not-utf8", EXPLAIN, "error: spec.yaml: not UTF-8 text (invalid start byte)",
+         files={"ws/spec.yaml": ("bytes", b"release: \xff\n")}),
     Case("edit-with-unparsable-editor", ("config", "edit", "models", "brand/new"), "error: EDITOR='\"': cannot "
          "start the editor (No closing quotation); {tmp}/config/models/brand/new.yaml is unchanged",
          env={"EDITOR": '"'}),

@@ -39,6 +39,8 @@ def _materialise(root: Path, files: dict) -> None:
                 os.mkfifo(path)
             elif kind == "dir":
                 path.mkdir()
+            elif kind == "bytes":
+                path.write_bytes(spec[1])
             continue
         path.write_text(spec.replace("{tmp}", str(root)))
 
