@@ -127,7 +127,9 @@ def hang():
     """A hung kubectl: a grandchild keeps our stdout open, and we never return."""
     import subprocess
 
-    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    with open(os.path.join(DIR, "hung.pids"), "a") as f:
+        f.write(f"{os.getpid()} {child.pid}\n")
     time.sleep(3600)
 
 
