@@ -72,7 +72,8 @@ def load_model_data(path: str | Path, _chain: tuple[str, ...] = (), _via: Origin
     parent_path = os.path.join(os.path.dirname(path), parent)
     problem = file_problem(parent_path)
     if problem:
-        raise ExtendsError(f"{problem}: {parent_path}", origin, "extends")
+        shown = parent_path if parent_path.isprintable() else repr(parent_path)  # one line, no raw control bytes
+        raise ExtendsError(f"{problem}: {shown}", origin, "extends")
     problem = outside_problem(parent_path)
     if problem:
         raise ExtendsError(f"{parent} {problem}", origin, "extends")

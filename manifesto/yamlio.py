@@ -105,6 +105,8 @@ def file_problem(path: str | Path) -> str | None:
 
     try:
         st = os.stat(path)
+    except ValueError:  # a NUL in the name
+        return "not a file name (it holds a NUL character)"
     except FileNotFoundError:
         if os.path.islink(path):
             return f"broken symlink (to {os.readlink(path)})"

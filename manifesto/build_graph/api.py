@@ -138,12 +138,12 @@ def clean(*, artifacts: bool = False, root=None) -> list[str]:
 
     ws = find_workspace(root)
     removed = []
-    problem = wrong_type(ws.out_dir, True) or wrong_type(ws.lock_path, False)
-    if problem:
-        from manifesto.errors import BuildError
+    for path, is_dir in ((ws.out_dir, True), (ws.lock_path, False)):
+        problem = wrong_type(path, is_dir)
+        if problem:
+            from manifesto.errors import BuildError
 
-        raise BuildError(f"{ws.show(ws.out_dir if wrong_type(ws.out_dir, True) else ws.lock_path)} {problem}; "
-                         "remove it")
+            raise BuildError(f"{ws.show(path)} {problem}; remove it")
     with outdir.BuildLock(ws.lock_path, ConsoleUI().wait):
         if os.path.isdir(ws.cache_dir) and not os.path.islink(ws.cache_dir):
             shutil.rmtree(ws.cache_dir)

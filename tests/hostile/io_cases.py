@@ -141,6 +141,8 @@ CASES: list[Case] = [
          files={"ws/spec.yaml": "extends: pipe\n", "ws/pipe": ("fifo",)}),
     Case("extends-broken-symlink", EXPLAIN, "error: spec.yaml:1:1: extends: broken symlink (to gone.yaml): b.yaml",
          files={"ws/spec.yaml": "extends: b.yaml\n", "ws/b.yaml": ("symlink", "gone.yaml")}),
+    Case("extends-nul-in-name", EXPLAIN, "error: spec.yaml:1:1: extends: not a file name (it holds a NUL "
+         "character): 'a\\x00b.yaml'", files={"ws/spec.yaml": 'extends: "a\\0b.yaml"\n'}),
     Case("extends-dev-zero", EXPLAIN, "error: spec.yaml:1:1: extends: is a device, expected a regular YAML file: "
          "/dev/zero", files={"ws/spec.yaml": "extends: /dev/zero\n"}),
     Case("spec-symlink-to-credentials", EXPLAIN, "error: spec.yaml:2:1: expected '<document start>', but found "
