@@ -292,22 +292,34 @@ def test_file_diff_and_apply(fake, tmp_path):
     plan, _ = plan_for(load_spec(QWEN, cluster), cluster, Options(user="u", namespace="ns"))
     target = tmp_path / "m.yaml"
     target.write_text(dump_all(objects(plan)))
-    rc, out, _ = fake.run("file", "diff", "-o", str(target))
+    rc, out, _ = fake.run("file", "diff", str(target))
     assert rc == 1 and "diff -u" in out
     assert fake.argvs() == [["diff", "-f", str(target)]]
     fake.reset_log()
-    rc, out, err = fake.run("file", "apply", "-o", str(target))
+    rc, out, err = fake.run("file", "apply", "-f", str(target))
     assert rc == 0, err
     assert fake.argvs() == [APPLY_STDIN, ["apply", "-f", str(target)]]
     _no_token_leaks(fake, out, err)
-    rc, _, err = fake.run("file", "diff", "-o", str(target))
+    rc, _, err = fake.run("file", "diff", "--filename", str(target))
     assert rc == 0 and "no differences" in err
     script = tmp_path / "job.sbatch"
     script.write_text("#!/bin/bash\n")
-    rc, _, err = fake.run("file", "apply", "-o", str(script))
+    rc, _, err = fake.run("file", "apply", str(script))
     assert rc == 1 and "manifesto slurm" in err
-    rc, _, err = fake.run("file", "diff", "-o", str(tmp_path / "absent.yaml"))
+    rc, _, err = fake.run("file", "diff", str(tmp_path / "absent.yaml"))
     assert rc == 1 and "manifesto render file" in err
+
+
+def test_file_output_flag_is_a_deprecated_alias(fake, tmp_path):
+    target = tmp_path / "m.yaml"
+    target.write_text("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: ns\n")
+    rc, _, err = fake.run("file", "apply", "-o", str(target))
+    assert rc == 0, err
+    assert "warning: `file apply -o FILE` is deprecated" in err
+    assert fake.argvs() == [APPLY_STDIN, ["apply", "-f", str(target)]]
+    rc, _, err = fake.run("file", "diff", str(target), "-f", str(tmp_path / "other.yaml"))
+    assert rc == 1 and err.strip() == (f"error: file diff: name the rendered file once (FILE or -f), not {target} "
+                                       f"and {tmp_path / 'other.yaml'}")
 
 
 def test_file_default_path_from_env(fake, tmp_path, monkeypatch):
@@ -392,9 +404,15 @@ def test_stop_spec_now_and_unknown(fake):
     assert rc == 1 and "no live objects of instance qwen3-0-6b in namespace ns" in err
 
 
+class _Terminal:
+    def isatty(self) -> bool:
+        return True
+
+
 def test_stop_numbered_picker(fake, monkeypatch):
     assert _deploy(fake, AGG)[0] == 0
     assert _deploy(fake, QWEN)[0] == 0
+    monkeypatch.setattr("sys.stdin", _Terminal())
     monkeypatch.setattr("builtins.input", lambda prompt="": "2")
     rc, _, err = fake.run("stop", "-n", "ns")
     assert rc == 0, err
@@ -404,6 +422,24 @@ def test_stop_numbered_picker(fake, monkeypatch):
     monkeypatch.setattr("builtins.input", lambda prompt="": "")
     rc, _, err = fake.run("stop", "-n", "ns")
     assert rc == 1 and "nothing selected" in err
+
+
+def test_stop_without_a_target_or_a_terminal_refuses_to_prompt(fake):
+    assert _deploy(fake, QWEN)[0] == 0
+    fake.reset_log()
+    rc, _, err = fake.run("stop", "-n", "ns")  # pytest's stdin is not a terminal
+    assert rc == 1 and err.strip() == ("error: stop without SPEC or --instance opens a picker, which needs a "
+                                       "terminal; pass --instance ID (`manifesto servers -o name` lists them) or SPEC")
+    assert fake.argvs() == []
+    assert "qwen3-0-6b-decode" in fake.objects("Deployment")
+
+
+def test_servers_output_formats(fake):
+    assert _deploy(fake, QWEN)[0] == 0
+    rc, out, _ = fake.run("servers", "-n", "ns", "-o", "yaml")
+    assert rc == 0 and out.startswith("- instance: qwen3-0-6b\n")
+    rc, out, _ = fake.run("servers", "-n", "ns", "-o", "name")
+    assert out == "qwen3-0-6b\n"
 
 
 def test_picker_uses_fzf_when_present(tmp_path):

@@ -235,7 +235,9 @@ def _once(call: Call) -> Result:
         raise OpsError(f"{call.argv[0]} on PATH is not executable") from None
     finally:
         if call.trace:
-            print(f"trace: {call.show()} ({time.monotonic() - started:.2f}s, {outcome})", file=sys.stderr)
+            # One write per line: the discovery reads run in threads, and print() writes the
+            # text and its newline separately, so concurrent traces ran into one line.
+            sys.stderr.write(f"trace: {call.show()} ({time.monotonic() - started:.2f}s, {outcome})\n")
 
 
 def _spawn(call: Call, env, timeout: float | None, by_deadline: bool) -> tuple[int, bytes, bytes]:
@@ -289,7 +291,7 @@ def run(call: Call) -> Result:
             break
         attempt += 1
         if call.trace:
-            print(f"trace: retry {attempt}/{call.retries} after: {fault}", file=sys.stderr)
+            sys.stderr.write(f"trace: retry {attempt}/{call.retries} after: {fault}\n")
         time.sleep(_backoff(attempt - 1))
     if result is None:
         if call.write:

@@ -52,8 +52,7 @@ def sandbox(tmp_path_factory):
     (root / "link").symlink_to(root / "outside-target")
     os.mkfifo(root / "fifo")
     (root / "f").write_text("a file\n")
-    kubefake.write_kubectl(root / "bin")
-    (root / "kube").mkdir()
+    kubefake.fake_kubectl(root)
     with pytest.MonkeyPatch.context() as mp:
         for name in list(os.environ):
             if name.startswith(("MANIFESTO_", "KUBE")):

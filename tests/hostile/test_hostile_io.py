@@ -76,11 +76,11 @@ def _env(root: Path) -> dict:
 
 def prepare(case: Case, root: Path) -> None:
     """The case's tree below ``root``: workspace, catalog, a sentinel outside, the fake kubectl."""
-    for sub in ("ws", "config", "outside", "home", "kube"):
+    for sub in ("ws", "config", "outside", "home"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     (root / "outside" / "sentinel").write_text("untouched\n")
     _materialise(root, case.files)
-    kubefake.write_kubectl(root / "bin")
+    kubefake.fake_kubectl(root)
     (root / "kube" / "state.json").write_text(json.dumps({"objects": [], "config": {}, **(case.kube or {})}))
 
 
