@@ -181,11 +181,6 @@ def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
         raise _marked_error(exc, text, name) from None
     except YAMLError as exc:  # unmarked errors (rare): no position to give
         raise YamlSyntaxError(_one_line(str(exc)), Origin(name)) from None
-    except ValueError:  # ruamel's resolver takes `._` or `+_` for a float, then cannot convert it
-        error = _bad_number(text, name)
-        if error is None:
-            raise
-        raise error from None
     except TypeError:  # ruamel cannot hash a key that holds a mapping: `? [a, {b: 1}] : x`
         error = _collection_key_error(text, name)
         if error is None:
@@ -387,34 +382,6 @@ def _recursive_alias(text: str, name: str) -> YamlSyntaxError | None:
             elif node.id == "sequence":
                 stack.extend((v, node, False) for v in reversed(node.value))
     return None
-
-
-def _bad_number(text: str, name: str) -> YamlSyntaxError | None:
-    """The first unquoted scalar YAML resolves to a number that Python cannot read as one."""
-
-    def broken(node) -> bool:
-        if node.id != "scalar" or node.style or not node.tag.endswith((":float", ":int")):
-            return False
-        try:
-            float(node.value.replace("_", ""))
-        except ValueError:
-            return node.value.lower().lstrip("+-") not in (".inf", ".nan") and not _other_int(node.value)
-        return False
-
-    node = _find_node(_compose(text), broken)
-    if node is None:
-        return None
-    return YamlSyntaxError(f"'{node.value}' reads as a number but is not one; quote it to write text",
-                           Origin(name, node.start_mark.line + 1, node.start_mark.column + 1))
-
-
-def _other_int(value: str) -> bool:
-    """Hex, octal, binary and sexagesimal integers, which float() does not read."""
-    try:
-        int(value.replace("_", ""), 0)
-        return True
-    except ValueError:
-        return ":" in value
 
 
 def _document_start(text: str, name: str, index: int) -> Origin:
