@@ -1,4 +1,5 @@
-"""Test-wide set-up: ``--update-golden``, the shared kits and the Slurm fixtures.
+"""Test-wide set-up: ``--update-golden``, the isolated environment every test runs in,
+the shared kits and the Slurm fixtures.
 
 The Slurm fixtures ``slurm_cluster`` and ``sbatch_wait`` come from the kit's own
 ``pytest_local_slurm.py`` in ``<shared>/slurm``, imported from there (not copied).
@@ -97,12 +98,23 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         )
 
 
-@pytest.fixture
-def isolated_config(tmp_path, monkeypatch):
-    """No user catalog and no ambient MANIFESTO_* settings: tests see the bundled catalog only."""
+# Kept across the isolation: they locate the test kits, not the product's settings.
+_KIT_SETTINGS = frozenset({"MANIFESTO_SHARED_DIR"})
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory, monkeypatch) -> kit.Isolated:
+    """Every test gets its own render cache, user catalog and XDG config folder, and no
+    ambient ``MANIFESTO_*`` settings, so nothing reads or writes the real user cache or
+    catalog. Set on ``os.environ``, so subprocesses (``kit.run_cli`` and the like) inherit it.
+    """
+    root = tmp_path_factory.mktemp("env")
+    env = kit.Isolated(cache=root / "cache", config_home=root / "config-home", xdg_config=root / "config")
+    env.config_home.mkdir()
     for name in list(os.environ):
-        if name.startswith("MANIFESTO_"):
+        if name.startswith("MANIFESTO_") and name not in _KIT_SETTINGS:
             monkeypatch.delenv(name)
-    home = tmp_path / "config-home"
-    home.mkdir()
-    monkeypatch.setenv("MANIFESTO_CONFIG_HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(env.cache))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(env.xdg_config))
+    monkeypatch.setenv("MANIFESTO_CONFIG_HOME", str(env.config_home))
+    return env

@@ -8,21 +8,26 @@ skips, except under ``CI=true``, where it fails, so a green CI really ran it.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import NoReturn, Self
+from typing import NamedTuple, NoReturn, Self
 
 import pytest
 import yaml
 
 __all__ = [
     "REPO_ROOT",
+    "Isolated",
     "Script",
     "extract_scripts",
     "require_shared",
+    "CliResult",
+    "cli_in_process",
     "run_cli",
     "shared_dir",
     "shellcheck",
@@ -35,6 +40,18 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 _SHELLS = {"bash", "sh"}
 _CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+
+
+class Isolated(NamedTuple):
+    """The per-test folders the autouse ``isolated_env`` fixture points the CLI at."""
+
+    cache: Path  # $XDG_CACHE_HOME: the render cache is cache/llm-manifesto/render
+    config_home: Path  # $MANIFESTO_CONFIG_HOME: the (empty) user catalog
+    xdg_config: Path  # $XDG_CONFIG_HOME
+
+    @property
+    def render_cache(self) -> Path:
+        return self.cache / "llm-manifesto" / "render"
 
 
 def unavailable(reason: str) -> NoReturn:
@@ -190,3 +207,36 @@ def run_cli(
         text=True,
         timeout=timeout,
     )
+
+
+class CliResult(NamedTuple):
+    """What ``cli_in_process`` saw: unpacks as ``(returncode, stdout, stderr)``."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli_in_process(*argv: str) -> CliResult:
+    """Run ``manifesto ARGV`` through ``manifesto.cli.main`` in this process, output captured.
+
+    An exception escaping ``main`` is written to stderr as the traceback a user would see
+    and gives returncode -1; argparse's exits keep their code. Runs in the current working
+    directory and environment (which conftest's ``isolated_env`` has isolated).
+    """
+    import traceback
+
+    from manifesto.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(list(argv))
+        except SystemExit as exc:  # argparse
+            rc = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        except (KeyboardInterrupt, pytest.fail.Exception):
+            raise
+        except BaseException:  # noqa: BLE001 - what a user would see as a traceback
+            err.write(traceback.format_exc())
+            rc = -1
+    return CliResult(rc, out.getvalue(), err.getvalue())

@@ -135,7 +135,6 @@ def test_close_with_a_crafted_registry():
 # ---- features and backends that resolution derives ------------------------------------------
 
 
-pytestmark = pytest.mark.usefixtures("isolated_config")
 
 
 def _plan(tmp_path, body: str, cluster: Path = CLUSTERS / "example-stateless-b200.yaml"):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
-import os
 import re
 import traceback
 from pathlib import Path
@@ -39,16 +38,6 @@ def _merged(path: Path):
 
 
 BASES = {p.relative_to(REPO / "models").as_posix(): _merged(p) for p in MODELS}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _isolated(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        for name in list(os.environ):
-            if name.startswith("MANIFESTO_"):
-                mp.delenv(name)
-        mp.setenv("MANIFESTO_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
-        yield
 
 
 # ---- mutations ------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ whole pods; the HTTP endpoints are node 0 (direct vLLM) or each rank's first pod
 
 from __future__ import annotations
 
-import os
 import textwrap
 
 import pytest
@@ -203,17 +202,12 @@ def test_rank_spanning_nodes_serves_from_node_zero_and_is_refused_under_llm_d():
 
 
 @pytest.fixture
-def resolve_role(tmp_path, monkeypatch):
+def resolve_role(tmp_path):
     from manifesto.cluster import load_cluster
     from manifesto.service import plan_for
     from manifesto.resolve.plan import Options
     from manifesto.spec import load_spec
 
-    for name in list(os.environ):
-        if name.startswith("MANIFESTO_"):
-            monkeypatch.delenv(name)
-    (tmp_path / "home").mkdir()
-    monkeypatch.setenv("MANIFESTO_CONFIG_HOME", str(tmp_path / "home"))
     cluster = load_cluster(str(REPO / "clusters/example-stateless-b200.yaml"))
 
     def run(role_yaml: str):

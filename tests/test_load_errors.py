@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -306,18 +305,6 @@ CASES = [
 COMMON = ("--user", "u", "--namespace", "ns")
 
 
-@pytest.fixture
-def isolated_env(tmp_path, monkeypatch):
-    """No user catalog, no ambient MANIFESTO_* settings; returns them as a dict for subprocesses."""
-    home = tmp_path / "config-home"
-    home.mkdir()
-    for name in list(os.environ):
-        if name.startswith("MANIFESTO_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("MANIFESTO_CONFIG_HOME", str(home))
-    return {"MANIFESTO_CONFIG_HOME": str(home), "MANIFESTO_ROUTING_PROFILE": "", "MANIFESTO_CLUSTER": ""}
-
-
 def test_corpus_is_big_enough_and_every_file_is_used():
     assert len(CASES) >= 30
     assert len({c.id for c in CASES}) == len(CASES)
@@ -346,9 +333,8 @@ def cli(*argv: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture
-def in_data(isolated_env, monkeypatch):
+def in_data(monkeypatch):
     monkeypatch.chdir(DATA)
-    return isolated_env
 
 
 @pytest.mark.parametrize("command", [("explain",), ("config", "validate")], ids=["explain", "config-validate"])
@@ -365,8 +351,8 @@ SUBPROCESS_SAMPLE = ("unknown-key-deep-in-role", "several-errors-in-file-order",
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.id in SUBPROCESS_SAMPLE], ids=SUBPROCESS_SAMPLE)
-def test_subprocess_prints_the_same(case, isolated_env):
-    proc = run_cli("explain", *case.argv, *COMMON, cwd=DATA, env=isolated_env)
+def test_subprocess_prints_the_same(case):
+    proc = run_cli("explain", *case.argv, *COMMON, cwd=DATA)
     assert "Traceback" not in proc.stderr
     assert proc.stderr == case.expected + "\n"
     assert (proc.returncode, proc.stdout) == (1, "")

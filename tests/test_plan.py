@@ -45,7 +45,6 @@ BUNDLED = _params(REPO, "")
 MODELS = BUNDLED + (_params(UPSTREAM, "upstream/") if UPSTREAM.is_dir() else [])
 
 
-pytestmark = pytest.mark.usefixtures("isolated_config")
 
 
 def _resolving(model, clusters):

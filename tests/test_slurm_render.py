@@ -200,7 +200,6 @@ def _pairs() -> list:
 PAIRS = _pairs()
 
 
-pytestmark = pytest.mark.usefixtures("isolated_config")
 
 
 def _render_or_error(model, cluster):

@@ -51,7 +51,6 @@ UPSTREAM_PAIRS = _pairs(_upstream_root()) if _upstream_root().is_dir() else [_MI
 BUNDLED_PAIRS = _pairs(REPO)
 
 
-pytestmark = pytest.mark.usefixtures("isolated_config")
 
 
 def _run(*argv: str) -> tuple[int, str, str]:
