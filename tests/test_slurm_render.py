@@ -13,7 +13,7 @@
   environment: node placement, pod identity, IPv4 lookup, the endpoints file.
 
 The real job runs (stand-in vLLM, P/D with stand-in router) are in test_slurm_jobs.py.
-Golden scripts: tests/golden_slurm/<case>.sbatch (refresh with --update-golden).
+Golden scripts are cases of test_golden.py (tests/golden/slurm-*/expected.sbatch).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ import kit
 from kit import REPO_ROOT, shellcheck
 
 UPSTREAM = Path("reference") / "upstream-examples"
-GOLDEN = Path(__file__).resolve().parent / "golden_slurm"
 BUNDLED_SLURM_CLUSTER = REPO_ROOT / "clusters" / "example-slurm.yaml"
 HEREDOC = re.compile(r"<<'(?P<tag>[A-Z_]+)'[^\n]*\n(?P<body>.*?)\n(?P=tag)\n", re.S)
 BASH_PARTS = ("MANIFESTO_TASK", "MANIFESTO_LAUNCH")
@@ -816,24 +815,3 @@ def test_resolver_writes_the_endpoints_file(tmp_path, model, expected):
     write(router / "hosts-0", "no-such-host.invalid\n")
     proc = subprocess.run(["python3", "-c", program, str(router)], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 1 and "cannot resolve no-such-host.invalid" in proc.stderr
-
-
-# ---- (f) golden scripts ----------------------------------------------------------------------
-
-GOLDEN_CASES = {
-    "qwen3-0.6b-direct": ("models/qwen/qwen3-0.6b.yaml", "clusters/example-slurm.yaml"),
-    "qwen3-0.6b-pd": ("models/qwen/qwen3-0.6b-pd.yaml", "clusters/example-slurm.yaml"),
-}
-
-
-@pytest.mark.parametrize("case", sorted(GOLDEN_CASES))
-def test_golden(case, update_golden, monkeypatch):
-    model, cluster = GOLDEN_CASES[case]
-    monkeypatch.chdir(REPO_ROOT)  # relative paths keep the header free of machine prefixes
-    text = render_pair(Path(model), Path(cluster))
-    path = GOLDEN / f"{case}.sbatch"
-    if update_golden:
-        write(path, text)
-        return
-    assert path.is_file(), f"missing {path}; run with --update-golden"
-    assert text == path.read_text(), f"{case} differs from {path}; inspect and run with --update-golden"
