@@ -25,6 +25,8 @@ __all__ = [
     "Isolated",
     "Script",
     "extract_scripts",
+    "load_pair",
+    "plan_of",
     "require_shared",
     "CliResult",
     "cli_in_process",
@@ -185,6 +187,28 @@ def extract_scripts(yaml_text: str) -> list[Script]:
             if found is not None:
                 scripts.append(Script(found[1], shell=found[0], where=where))
     return scripts
+
+
+def load_pair(model, cluster) -> tuple:
+    """``(spec, cluster)``: the cluster profile at ``cluster`` (a path, or a Cluster already
+    loaded) and the spec file at ``model`` loaded against it."""
+    from manifesto.cluster import load_cluster
+    from manifesto.spec import load_spec
+
+    if isinstance(cluster, (str, os.PathLike)):
+        cluster = load_cluster(str(cluster))
+    return load_spec(str(model), cluster), cluster
+
+
+def plan_of(model, cluster, **options) -> tuple:
+    """``(plan, spec, cluster)``: ``load_pair``, then resolve with ``Options(**options)``,
+    ``user`` and ``namespace`` defaulting to ``u`` and ``ns``."""
+    from manifesto.resolve.plan import Options
+    from manifesto.service import plan_for
+
+    spec, cluster = load_pair(model, cluster)
+    plan, _ = plan_for(spec, cluster, Options(**{"user": "u", "namespace": "ns", **options}))
+    return plan, spec, cluster
 
 
 def run_cli(

@@ -15,6 +15,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import kit
+from kit import plan_of
 from manifesto.errors import ResolveError
 from manifesto.resolve.layout import PROXIED_BASE, PUBLIC_BASE, plan_layout
 
@@ -204,9 +205,6 @@ def test_rank_spanning_nodes_serves_from_node_zero_and_is_refused_under_llm_d():
 @pytest.fixture
 def resolve_role(tmp_path):
     from manifesto.cluster import load_cluster
-    from manifesto.service import plan_for
-    from manifesto.resolve.plan import Options
-    from manifesto.spec import load_spec
 
     cluster = load_cluster(str(REPO / "clusters/example-stateless-b200.yaml"))
 
@@ -214,7 +212,7 @@ def resolve_role(tmp_path):
         path = tmp_path / "spec.yaml"
         path.write_text("release: demo\nmodel: {id: org/model}\nroles:\n"
                         + textwrap.indent(textwrap.dedent(role_yaml), "  "))
-        return plan_for(load_spec(str(path), cluster), cluster, Options(user="u", namespace="ns"))[0].roles[0]
+        return plan_of(path, cluster)[0].roles[0]
 
     return run
 
@@ -240,9 +238,6 @@ def test_multi_node_deployment_is_rejected(resolve_role):
 def test_resolved_layout_matches_plan_layout(tmp_path_factory, tp, dp, nodes):
     """Resolution hands the role's numbers to plan_layout unchanged (or fails the same way)."""
     from manifesto.cluster import load_cluster
-    from manifesto.service import plan_for
-    from manifesto.resolve.plan import Options
-    from manifesto.spec import load_spec
 
     path = tmp_path_factory.mktemp("spec") / "spec.yaml"
     dp_text = "false" if dp is False else dp
@@ -255,10 +250,10 @@ def test_resolved_layout_matches_plan_layout(tmp_path_factory, tp, dp, nodes):
         expected = _layout(kw)
     except ResolveError as exc:
         with pytest.raises(ResolveError) as info:
-            plan_for(load_spec(str(path), cluster), cluster, Options(user="u"))
+            plan_of(path, cluster)
         assert info.value.message == exc.message
         assert info.value.path == "roles[0].parallelism"
         return
-    role = plan_for(load_spec(str(path), cluster), cluster, Options(user="u"))[0].roles[0]
+    role = plan_of(path, cluster)[0].roles[0]
     assert role.layout == expected
     assert role.resources.gpus == expected.gpus_per_pod

@@ -13,16 +13,13 @@ at the bottom.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from kit import run_cli
+from kit import cli_in_process, run_cli
 
 DATA = Path(__file__).resolve().parent / "data"
 BAD = DATA / "bad"
@@ -316,22 +313,6 @@ def test_corpus_is_big_enough_and_every_file_is_used():
     assert {u for u in used if u.endswith(".yaml")} - on_disk == set(), "cases naming missing files"
 
 
-def cli(*argv: str) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of ``manifesto ARGV`` run in-process; a crash shows as a traceback."""
-    from manifesto.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = main(list(argv))
-        except SystemExit as exc:  # argparse
-            rc = exc.code
-        except BaseException:  # noqa: BLE001 - what a user would see as a traceback
-            err.write(traceback.format_exc())
-            rc = -1
-    return rc, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture
 def in_data(monkeypatch):
     monkeypatch.chdir(DATA)
@@ -340,7 +321,7 @@ def in_data(monkeypatch):
 @pytest.mark.parametrize("command", [("explain",), ("config", "validate")], ids=["explain", "config-validate"])
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_reports_exact_message(case, command, in_data):
-    rc, out, err = cli(*command, *case.argv, *COMMON)
+    rc, out, err = cli_in_process(*command, *case.argv, *COMMON)
     assert "Traceback" not in err
     assert err == case.expected + "\n"
     assert (rc, out) == (1, "")
@@ -365,7 +346,7 @@ EXTRA_FILES = ("yaml-merge-key.yaml", "yaml-omap.yaml", "delete-without-extends.
 
 
 def _explain(*argv: str) -> SimpleNamespace:
-    rc, out, err = cli("explain", *argv, *COMMON)
+    rc, out, err = cli_in_process("explain", *argv, *COMMON)
     return SimpleNamespace(returncode=rc, stdout=out, stderr=err)
 
 

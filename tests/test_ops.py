@@ -14,6 +14,7 @@ import pytest
 
 from manifesto.cli import main
 
+from kit import plan_of
 from kubefake import FAKE, TOKEN, FakeCluster, install
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -281,15 +282,10 @@ def test_deploy_routing_and_bootstrap(fake, tmp_path):
 # -- file diff / apply ------------------------------------------------------------------
 
 def test_file_diff_and_apply(fake, tmp_path):
-    from manifesto.cluster import load_cluster
-    from manifesto.service import plan_for
     from manifesto.render.k8s import objects
     from manifesto.render.yamlemit import dump_all
-    from manifesto.resolve.plan import Options
-    from manifesto.spec import load_spec
 
-    cluster = load_cluster(GB200)
-    plan, _ = plan_for(load_spec(QWEN, cluster), cluster, Options(user="u", namespace="ns"))
+    plan = plan_of(QWEN, GB200)[0]
     target = tmp_path / "m.yaml"
     target.write_text(dump_all(objects(plan)))
     rc, out, _ = fake.run("file", "diff", "-o", str(target))

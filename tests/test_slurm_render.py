@@ -47,21 +47,9 @@ def models_under(root: Path) -> list[Path]:
                   if p.is_file() and not p.name.startswith(".") and not p.name.endswith("-base.yaml"))
 
 
-def load_pair(model, cluster):
-    from manifesto.cluster import load_cluster
-    from manifesto.spec import load_spec
-
-    cl = load_cluster(str(cluster))
-    return load_spec(str(model), cl), cl
-
-
 def plan_of(model, cluster, **options):
-    from manifesto.service import plan_for
-    from manifesto.resolve.plan import Options
-
-    spec, cl = load_pair(model, cluster)
-    plan, _ = plan_for(spec, cl, Options(**{"user": "tester", "namespace": "test-ns", **options}))
-    return plan, spec, cl
+    """``kit.plan_of`` as user ``tester`` in namespace ``test-ns``."""
+    return kit.plan_of(model, cluster, **{"user": "tester", "namespace": "test-ns", **options})
 
 
 def render_plan(plan, spec, cl) -> str:
