@@ -8,6 +8,7 @@ Without the kit they skip, or fail under ``CI=true``.
 
 from __future__ import annotations
 
+import multiprocessing.process
 import os
 import subprocess
 import sys
@@ -59,6 +60,18 @@ def shared_dir():
 # workers always keep it, report that they started it, and the controller stops
 # it once every worker is done (unless the user asked to keep it).
 _STARTED_SLURM = pytest.StashKey[set]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Processes started by a session fixture (the Slurm kit) escape the per-test guard
+    below, so the tests that use it are checked here, before anything runs."""
+    unmarked = [item.nodeid for item in items
+                if item.get_closest_marker("integration") is None
+                and (item.get_closest_marker("slurm") is not None
+                     or {"slurm_cluster", "sbatch_wait"} & set(getattr(item, "fixturenames", ())))]
+    if unmarked:
+        raise pytest.UsageError("tests that use the Slurm kit must be marked integration: "
+                                + ", ".join(unmarked))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -118,3 +131,34 @@ def isolated_env(tmp_path_factory, monkeypatch) -> kit.Isolated:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(env.xdg_config))
     monkeypatch.setenv("MANIFESTO_CONFIG_HOME", str(env.config_home))
     return env
+
+
+@pytest.fixture(autouse=True)
+def _processes_need_the_integration_marker(request, monkeypatch):
+    """A test that starts a process (a subprocess, a fake kubectl, sbatch, shellcheck,
+    bash, a worker pool) must be marked ``integration``, so that ``-m "not integration"``
+    runs only in-process tests. For an unmarked test, ``Popen`` and a multiprocessing
+    ``start`` note what was started (and then start it), and the test fails at teardown
+    naming it: nothing the code under test catches can hide it."""
+    if request.node.get_closest_marker("integration") is not None:
+        yield
+        return
+    started: list[str] = []
+    popen_init = subprocess.Popen.__init__
+    process_start = multiprocessing.process.BaseProcess.start
+
+    def popen(self, args, *rest, **kwargs):
+        started.append(repr(args)[:120])
+        popen_init(self, args, *rest, **kwargs)
+
+    def start(self):
+        started.append(f"multiprocessing {type(self).__name__}")
+        process_start(self)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", popen)
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", start)
+    yield
+    if started:
+        pytest.fail(f"{request.node.nodeid} starts processes but is not marked integration "
+                    "(add @pytest.mark.integration or a module pytestmark): " + "; ".join(started),
+                    pytrace=False)

@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from kit import run_cli
+
+pytestmark = pytest.mark.integration  # every test here starts a process
 
 
 def _env(tmp_path, **extra):

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kit import run_cli
+
+pytestmark = pytest.mark.integration  # every test here starts a process
 
 ARGS = ("--user", "u", "--namespace", "ns")
 

@@ -178,6 +178,7 @@ SUBPROCESS_CASES = {
 }
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("mutation", list(SUBPROCESS_CASES))
 def test_subprocess_mutations(tmp_path, mutation):
     doc = copy.deepcopy(BASES["deepseek-v4/1P-EP8-1D-EP8.yaml"])

@@ -106,6 +106,7 @@ def test_disabled_renders_nothing(make_plan, files):
     assert idle_objects(make_plan("@disabled.yaml", idle_shutdown=True)) != []
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("case", CASES)
 def test_objects_order_names_and_schema(make_plan, case):
     plan = make_plan(case)

@@ -65,6 +65,7 @@ def test_update_golden_reflects_the_option(update_golden, pytestconfig):
 # ---------------------------------------------------------------- validate-manifests
 
 
+@pytest.mark.integration
 @pytest.mark.k8s_schemas
 def test_validate_manifests_accepts_good_core():
     validate_manifests(
@@ -72,6 +73,7 @@ def test_validate_manifests_accepts_good_core():
     )
 
 
+@pytest.mark.integration
 @pytest.mark.k8s_schemas
 def test_validate_manifests_rejects_bad_with_full_output():
     examples = require_shared("k8s-schemas/examples")
@@ -180,6 +182,7 @@ def test_extracted_scripts_feed_shellcheck():
 # ---------------------------------------------------------------- run_cli
 
 
+@pytest.mark.integration
 def test_run_cli_runs_the_package_with_this_interpreter(tmp_path):
     result = run_cli("--help", cwd=tmp_path, env={"MANIFESTO_TEST": "1"})
     assert isinstance(result, subprocess.CompletedProcess)
@@ -215,3 +218,69 @@ def test_sbatch_test_only_accepts_one_node_job(slurm_cluster, tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert "to start at" in result.stderr  # Slurm answers on stderr
+
+
+# ---------------------------------------------------------------- conftest's guards
+
+GUARDED = textwrap.dedent(
+    """\
+    import multiprocessing
+    import subprocess
+
+    import pytest
+
+
+    def test_unmarked_spawns():
+        subprocess.run(["true"], check=True)
+
+
+    def test_unmarked_spawn_is_swallowed():
+        try:
+            subprocess.run(["no-such-program-anywhere"])
+        except BaseException:
+            pass
+
+
+    def test_unmarked_pool():
+        process = multiprocessing.get_context("fork").Process(target=int)
+        process.start()
+        process.join()
+
+
+    @pytest.mark.integration
+    def test_marked_spawns():
+        subprocess.run(["true"], check=True)
+
+
+    def test_in_process():
+        assert True
+    """
+)
+
+
+@pytest.mark.integration
+def test_unmarked_tests_that_start_processes_fail(tmp_path):
+    """conftest's guard, run on a small suite in its own pytest process."""
+    (tmp_path / "conftest.py").write_text(
+        "import importlib.util, sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        f"spec = importlib.util.spec_from_file_location('suite_conftest', {str(Path(__file__).with_name('conftest.py'))!r})\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(module)\n"
+        "_processes_need_the_integration_marker = module._processes_need_the_integration_marker\n"
+    )
+    (tmp_path / "test_guarded.py").write_text(GUARDED)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+         "-W", "ignore::pytest.PytestUnknownMarkWarning", "--rootdir", str(tmp_path), str(tmp_path)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    errors = sorted(line.split(" - ")[0] for line in proc.stdout.splitlines() if line.startswith("ERROR "))
+    assert errors == [
+        "ERROR test_guarded.py::test_unmarked_pool",
+        "ERROR test_guarded.py::test_unmarked_spawn_is_swallowed",
+        "ERROR test_guarded.py::test_unmarked_spawns",
+    ], proc.stdout
+    assert "5 passed, 3 errors" in proc.stdout, proc.stdout
+    assert ("test_guarded.py::test_unmarked_spawns starts processes but is not marked integration "
+            "(add @pytest.mark.integration or a module pytestmark): ['true']") in proc.stdout

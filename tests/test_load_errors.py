@@ -331,6 +331,7 @@ SUBPROCESS_SAMPLE = ("unknown-key-deep-in-role", "several-errors-in-file-order",
                      "extends-cycle-prints-chain", "unknown-accelerator-lists-choices")
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("case", [c for c in CASES if c.id in SUBPROCESS_SAMPLE], ids=SUBPROCESS_SAMPLE)
 def test_subprocess_prints_the_same(case):
     proc = run_cli("explain", *case.argv, *COMMON, cwd=DATA)

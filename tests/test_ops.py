@@ -74,6 +74,7 @@ def _no_token_leaks(fake: FakeCluster, *texts: str) -> None:
 
 # -- deploy -----------------------------------------------------------------------------
 
+@pytest.mark.integration
 def test_deploy_single_deployment_exact_argv(fake):
     rc, out, err = _deploy(fake, QWEN)
     assert rc == 0, err
@@ -91,6 +92,7 @@ def test_deploy_single_deployment_exact_argv(fake):
     _no_token_leaks(fake, out, err)
 
 
+@pytest.mark.integration
 def test_deploy_with_routing_prunes_nothing_when_frontend_unchanged(fake):
     assert _deploy(fake, AGG)[0] == 0
     argvs = fake.argvs()
@@ -101,6 +103,7 @@ def test_deploy_with_routing_prunes_nothing_when_frontend_unchanged(fake):
     assert "InferencePool" in {o["kind"] for o in fake.state["objects"]}
 
 
+@pytest.mark.integration
 def test_frontend_change_prunes_the_other_frontend(fake, tmp_path):
     assert _deploy(fake, _gateway_spec(tmp_path))[0] == 0
     from manifesto.render.k8s import names
@@ -125,6 +128,7 @@ def test_frontend_change_prunes_the_other_frontend(fake, tmp_path):
         ["-n", "ns", "delete", "--ignore-not-found", f"configmaps/{names.envoy_config('qwen3-30b')}"]]
 
 
+@pytest.mark.integration
 def test_deploy_lws_checks_api_first(fake):
     rc, _, err = _deploy(fake, DSV4)
     assert rc == 0, err
@@ -132,6 +136,7 @@ def test_deploy_lws_checks_api_first(fake):
     assert fake.objects("LeaderWorkerSet") == ["dsv4-decode-ep8", "dsv4-prefill-ep8"]
 
 
+@pytest.mark.integration
 def test_missing_lws_api_fails_before_any_mutation(fake):
     fake.configure(missing_apis=["leaderworkerset.x-k8s.io"])
     rc, _, err = _deploy(fake, DSV4)
@@ -145,6 +150,7 @@ def test_missing_lws_api_fails_before_any_mutation(fake):
     assert ["api-versions"] not in fake.argvs()
 
 
+@pytest.mark.integration
 def test_kind_transition_deletes_obsolete_controller_first(fake):
     labels = {"app.kubernetes.io/managed-by": "manifesto", "app.kubernetes.io/instance": "dsv4-1p-ep8-1d-ep8"}
     fake.seed({"apiVersion": "apps/v1", "kind": "Deployment",
@@ -173,6 +179,7 @@ def _queues(lq_active: str = "True", cq_active: str = "True", covered=("cpu", "m
     ]
 
 
+@pytest.mark.integration
 def test_kueue_verified_and_requests_printed(fake, tmp_path):
     cluster = _cluster(tmp_path, "kueue-test", "\nkueue:\n  local_queue: q\n")
     fake.seed(*_queues())
@@ -187,6 +194,7 @@ def test_kueue_verified_and_requests_printed(fake, tmp_path):
     assert "nvidia.com/gpu=1" in out
 
 
+@pytest.mark.integration
 def test_kueue_inactive_local_queue(fake, tmp_path):
     cluster = _cluster(tmp_path, "kueue-test", "\nkueue:\n  local_queue: q\n")
     fake.seed(*_queues(lq_active="False"))
@@ -196,6 +204,7 @@ def test_kueue_inactive_local_queue(fake, tmp_path):
     assert all("apply" not in a for a in fake.argvs())
 
 
+@pytest.mark.integration
 def test_kueue_inactive_cluster_queue_uncovered_and_missing(fake, tmp_path):
     cluster = _cluster(tmp_path, "kueue-test", "\nkueue:\n  local_queue: q\n")
     fake.seed(*_queues(cq_active="False"))
@@ -213,6 +222,7 @@ def test_kueue_inactive_cluster_queue_uncovered_and_missing(fake, tmp_path):
     assert rc == 1 and "does not serve kueue.x-k8s.io" in err
 
 
+@pytest.mark.integration
 def test_lws_queue_change_recreates_it(fake, tmp_path):
     assert _deploy(fake, DSV4)[0] == 0
     cluster = _cluster(tmp_path, "kueue-test", "\nkueue:\n  local_queue: q\n")
@@ -229,6 +239,7 @@ def test_lws_queue_change_recreates_it(fake, tmp_path):
     assert not [a for a in fake.argvs() if "delete" in a]
 
 
+@pytest.mark.integration
 def test_dra_preconditions(fake, tmp_path):
     cluster = _cluster(tmp_path, "dra-test", dra=True)
     rc, _, err = _deploy(fake, DSV4, cluster)
@@ -259,6 +270,7 @@ def test_slurm_cluster_is_refused(fake):
     assert fake.argvs() == []
 
 
+@pytest.mark.integration
 def test_deploy_routing_and_bootstrap(fake, tmp_path):
     rc, _, err = fake.run("deploy", "routing", AGG, "--cluster", GB200, "--user", "u", "--namespace", "ns")
     assert rc == 0, err
@@ -281,6 +293,7 @@ def test_deploy_routing_and_bootstrap(fake, tmp_path):
 
 # -- file diff / apply ------------------------------------------------------------------
 
+@pytest.mark.integration
 def test_file_diff_and_apply(fake, tmp_path):
     from manifesto.render.k8s import objects
     from manifesto.render.yamlemit import dump_all
@@ -306,6 +319,7 @@ def test_file_diff_and_apply(fake, tmp_path):
     assert rc == 1 and "manifesto render file" in err
 
 
+@pytest.mark.integration
 def test_file_default_path_from_env(fake, tmp_path, monkeypatch):
     target = tmp_path / "out.yaml"
     target.write_text("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: ns\n")
@@ -317,6 +331,7 @@ def test_file_default_path_from_env(fake, tmp_path, monkeypatch):
 
 # -- servers ----------------------------------------------------------------------------
 
+@pytest.mark.integration
 def test_servers_lists_every_type_concurrently_and_groups(fake):
     assert _deploy(fake, AGG)[0] == 0
     assert _deploy(fake, QWEN)[0] == 0
@@ -340,6 +355,7 @@ def test_servers_lists_every_type_concurrently_and_groups(fake):
     assert out.splitlines()[2].startswith("qwen3-30b")
 
 
+@pytest.mark.integration
 def test_servers_reads_run_concurrently(fake):
     fake.configure(sleep={"get": 1.0})
     started = time.monotonic()
@@ -350,6 +366,7 @@ def test_servers_reads_run_concurrently(fake):
 
 # -- stop -------------------------------------------------------------------------------
 
+@pytest.mark.integration
 def test_stop_deletes_in_order(fake):
     assert _deploy(fake, AGG)[0] == 0
     assert _deploy(fake, QWEN)[0] == 0
@@ -376,6 +393,7 @@ def test_stop_deletes_in_order(fake):
     assert left == {"qwen3-0-6b", None}  # the other instance and hf-secret remain
 
 
+@pytest.mark.integration
 def test_stop_spec_now_and_unknown(fake):
     assert _deploy(fake, QWEN)[0] == 0
     fake.reset_log()
@@ -388,6 +406,7 @@ def test_stop_spec_now_and_unknown(fake):
     assert rc == 1 and "no live objects of instance qwen3-0-6b in namespace ns" in err
 
 
+@pytest.mark.integration
 def test_stop_numbered_picker(fake, monkeypatch):
     assert _deploy(fake, AGG)[0] == 0
     assert _deploy(fake, QWEN)[0] == 0
@@ -402,6 +421,7 @@ def test_stop_numbered_picker(fake, monkeypatch):
     assert rc == 1 and "nothing selected" in err
 
 
+@pytest.mark.integration
 def test_picker_uses_fzf_when_present(tmp_path):
     from manifesto.ops.lifecycle import pick
 
@@ -429,6 +449,7 @@ def _mark_ready(fake: FakeCluster, instance: str, pods: dict[str, int]) -> None:
                 "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
 
 
+@pytest.mark.integration
 def test_ready(fake):
     assert _deploy(fake, AGG)[0] == 0
     args = ("ready", AGG, "--cluster", GB200, "--user", "u", "--namespace", "ns")
@@ -443,6 +464,7 @@ def test_ready(fake):
                             ["-n", "ns", "get", "deployments.apps", "qwen3-30b-infpool-epp", "-o", "json"]]
 
 
+@pytest.mark.integration
 def test_ready_gateway_needs_programmed(fake, tmp_path):
     spec = _gateway_spec(tmp_path)
     assert _deploy(fake, spec)[0] == 0
@@ -462,6 +484,7 @@ def test_ready_gateway_needs_programmed(fake, tmp_path):
 
 # -- retries, timeouts, trace -----------------------------------------------------------
 
+@pytest.mark.integration
 def test_transient_faults_are_retried(fake, monkeypatch):
     fake.configure(fail={"get pods": {"times": 2}})
     rc, _, err = fake.run("servers", "-n", "ns")
@@ -473,6 +496,7 @@ def test_transient_faults_are_retried(fake, monkeypatch):
     assert rc == 1 and "after 2 attempts" in err and "i/o timeout" in err
 
 
+@pytest.mark.integration
 def test_non_transient_faults_are_not_retried(fake):
     fake.configure(fail={"get pods": {"times": 5, "stderr": 'Error from server (Forbidden): pods is forbidden'}})
     rc, _, err = fake.run("servers", "-n", "ns")
@@ -480,6 +504,7 @@ def test_non_transient_faults_are_not_retried(fake):
     assert sum(1 for a in fake.argvs() if "pods" in a) == 1
 
 
+@pytest.mark.integration
 def test_read_timeout(fake, monkeypatch):
     fake.configure(sleep={"get pods": 5})
     monkeypatch.setenv("MANIFESTO_KUBECTL_TIMEOUT", "0.5")
@@ -493,6 +518,7 @@ def test_read_timeout(fake, monkeypatch):
     assert rc == 1 and "MANIFESTO_KUBECTL_TIMEOUT='nope'" in err
 
 
+@pytest.mark.integration
 def test_trace_logs_argv_and_duration_never_stdin(fake, monkeypatch):
     monkeypatch.setenv("MANIFESTO_TRACE", "1")
     rc, out, err = _deploy(fake, QWEN)
@@ -504,6 +530,7 @@ def test_trace_logs_argv_and_duration_never_stdin(fake, monkeypatch):
     _no_token_leaks(fake, out, err)
 
 
+@pytest.mark.integration
 def test_context_flag_reaches_kubectl(fake):
     rc, _, err = fake.run("servers", "-n", "ns", "--context", "ctx-a")
     assert rc == 0, err

@@ -119,6 +119,7 @@ def test_explain_json_is_the_plan(model, clusters):
         assert msgspec.convert(data, Plan) == plan  # the JSON converts back into the same Plan
 
 
+@pytest.mark.integration
 def test_explain_json_subprocess():
     proc = kit.run_cli("explain", "models/deepseek-v4/3P-EP8-1D-EP16.yaml", "--cluster", "clusters/example-gb200.yaml",
                        "--user", "u", "--namespace", "ns", "--output", "json", cwd=REPO,

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from kit import REPO_ROOT, extract_scripts, load_pair, plan_of, run_cli, shellcheck, validate_manifests
 
+pytestmark = pytest.mark.integration  # every test here starts a process
+
 MISMATCH = "is not offered by cluster"
 WORKLOAD_KINDS = ("Deployment", "LeaderWorkerSet")
 

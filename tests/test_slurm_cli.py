@@ -51,6 +51,7 @@ def _cli(tmp_path, *args, env=None):
                           text=True, timeout=120, env={**os.environ, "MANIFESTO_NO_CACHE": "1", **(env or {})})
 
 
+@pytest.mark.integration
 @pytest.mark.slurm
 def test_submit_list_and_stop_a_real_job(slurm_cluster, tmp_path):
     (tmp_path / "kit.yaml").write_text(CLUSTER)
@@ -89,6 +90,7 @@ def test_submit_list_and_stop_a_real_job(slurm_cluster, tmp_path):
     assert "CANCELLED" in state or "COMPLETING" in state
 
 
+@pytest.mark.integration
 @pytest.mark.slurm
 def test_deploy_on_a_slurm_cluster_submits(slurm_cluster, tmp_path):
     (tmp_path / "kit.yaml").write_text(CLUSTER)
@@ -99,6 +101,7 @@ def test_deploy_on_a_slurm_cluster_submits(slurm_cluster, tmp_path):
     subprocess.run(["scancel", job], check=False)
 
 
+@pytest.mark.integration
 def test_commands_refuse_kubernetes_clusters(tmp_path):
     proc = _cli(tmp_path, "slurm", "servers", "--cluster", os.path.join(REPO, "clusters", "example-gb200.yaml"))
     assert proc.returncode == 1 and "not a Slurm cluster" in proc.stderr and "Traceback" not in proc.stderr

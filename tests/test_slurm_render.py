@@ -215,6 +215,7 @@ def _assert_clear(exc, model, cluster) -> None:
 # ---- (a) every example pair ------------------------------------------------------------------
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("model", "cluster"), PAIRS)
 def test_pair_renders_or_fails_clearly(model, cluster):
     if model is None:
@@ -243,6 +244,7 @@ def test_expected_outcomes():
         assert exc is None, f"{model}: {exc}"
 
 
+@pytest.mark.integration
 @pytest.mark.slurm
 @pytest.mark.parametrize(("model", "cluster"), PAIRS)
 def test_pair_passes_sbatch_test_only(model, cluster, slurm_cluster, tmp_path):
@@ -271,6 +273,7 @@ def _runtime_cluster(tmp_path: Path, runtime: str, **slurm) -> Path:
     return kit_cluster(BUNDLED_SLURM_CLUSTER, tmp_path, runtime=runtime, **slurm)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("model", RUNTIME_MODELS)
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_runtime(runtime, model, tmp_path):
@@ -308,6 +311,7 @@ def test_runtime(runtime, model, tmp_path):
             assert "\n  pd-sidecar --port=8000" in text
 
 
+@pytest.mark.integration
 @pytest.mark.slurm
 @pytest.mark.parametrize("model", RUNTIME_MODELS)
 @pytest.mark.parametrize("runtime", RUNTIMES)
@@ -317,6 +321,7 @@ def test_runtime_passes_sbatch_test_only(runtime, model, slurm_cluster, tmp_path
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.integration
 @pytest.mark.slurm
 def test_typed_gres_and_impossible_requests(slurm_cluster, tmp_path):
     """Typed GPUs land on the typed partition; asking the kit for more than it has is refused
@@ -398,6 +403,7 @@ def test_quantities_and_image_names():
     assert enroot_image("nvcr.io#nvidia/x") == "nvcr.io#nvidia/x"
 
 
+@pytest.mark.integration
 def test_direct_replicas_are_a_job_array(tmp_path):
     text = render_pair(unit_model(tmp_path, DIRECT_3), unit_cluster(tmp_path, gres="gpu:h100"))
     check_script(text)
@@ -510,6 +516,7 @@ def test_caches_are_private_to_job_and_node(tmp_path):
     assert "/var/cache/manifesto-jit" not in one
 
 
+@pytest.mark.integration
 def test_setup_runs_on_the_batch_host_before_srun(tmp_path):
     extra = "  setup:\n    - module load apptainer/1.3\n    - export ENROOT_DATA_PATH=\"/tmp/e-${SLURM_JOB_ID}\"\n"
     for model in (ONE_GPU, PD_MODEL):
@@ -702,6 +709,7 @@ def _run_task(text: str, env: dict[str, str], tag_index: int = 0) -> dict[str, s
     return out
 
 
+@pytest.mark.integration
 def test_task_prelude_places_each_node(tmp_path):
     text = render_pair(unit_model(tmp_path, ROUTED_MULTINODE), unit_cluster(tmp_path))
     check_script(text)
@@ -725,6 +733,7 @@ def test_task_prelude_places_each_node(tmp_path):
     assert proc.returncode == 1 and "is not one of the role hosts" in proc.stderr
 
 
+@pytest.mark.integration
 def test_launch_script_on_a_worker_node(tmp_path):
     """The shared launch script, driven by the Slurm platform: node 1 of replica 1 finds its
     rank head through MANIFESTO_HOSTS and starts headless; vLLM gets no --device-ids."""
@@ -756,6 +765,7 @@ roles:
 """
 
 
+@pytest.mark.integration
 def test_direct_nixl_gets_node_addresses(tmp_path):
     """Direct serving with NIXL: the batch host resolves the hosts once (MANIFESTO_IPS) and
     each node's side channel uses its own IPv4; internal DP keeps node 0 the only API server."""
@@ -778,6 +788,7 @@ def test_direct_nixl_gets_node_addresses(tmp_path):
     assert "--data-parallel-size-local 8" in launch and "--headless --data-parallel-start-rank" in launch
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("model", "expected"), [
     # Two replicas of two nodes: only each replica's first node serves HTTP.
     (ROUTED_MULTINODE, [(0, "decode-0-0-8000", "8000"), (2, "decode-1-0-8000", "8000")]),

@@ -122,6 +122,7 @@ def _container(template: dict, name: str) -> dict:
 # -- the upstream example -------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_upstream_non_indexed_job_renders_and_validates(gb200):
     path = kit.require_shared(UPSTREAM_EXAMPLE)
     objects = _render(path, gb200, "gb200")
@@ -165,6 +166,7 @@ def test_cli_render_workload_prints_header_and_yaml(gb200, capsys, monkeypatch):
 # -- backends ---------------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_indexed_job_with_headless_service(tmp_path, gb200):
     head = "name: trainer\nbackend: job\naccelerator_count: 4\naccelerator_container: main\n"
     path = _write(tmp_path, head + POD + """\
@@ -191,6 +193,7 @@ service:
     assert "resources" not in _container(spec["template"], "sidecar")
 
 
+@pytest.mark.integration
 def test_deployment_with_normal_service(tmp_path, gb200):
     head = "name: api\nbackend: deployment\naccelerator_count: 1\naccelerator_container: main\n"
     path = _write(tmp_path, head + POD + """\
@@ -208,6 +211,7 @@ service:
     assert svc["spec"]["ports"] == [{"name": "http", "port": 80, "targetPort": 8000, "protocol": "TCP"}]
 
 
+@pytest.mark.integration
 def test_leaderworkerset_with_leader_template(tmp_path, gb200):
     leader = POD.replace("pod_template:", "leader_template:").replace("main:1", "leader:1")
     path = _write(tmp_path, "name: group\nbackend: leaderworkerset\naccelerator_count: 4\n"
@@ -223,6 +227,7 @@ def test_leaderworkerset_with_leader_template(tmp_path, gb200):
         assert lwt[key]["spec"]["nodeSelector"] == {"nvidia.com/gpu.present": "true"}
 
 
+@pytest.mark.integration
 def test_workload_without_accelerators_gets_no_gpu_placement(tmp_path, dra_cluster):
     path = _write(tmp_path, "name: cpu\nbackend: deployment\n" + POD)
     objects = _render(path, dra_cluster)
@@ -254,6 +259,7 @@ def _queued(tmp_path, cluster, backend: str, extra: str = "") -> dict:
     return _render(path, cluster)[-1]
 
 
+@pytest.mark.integration
 def test_kueue_job_labels_object_and_pod_and_suspends(tmp_path, dra_cluster):
     job = _queued(tmp_path, dra_cluster, "job")
     assert job["metadata"]["labels"][KUEUE_QUEUE] == "team-gpu"
@@ -262,6 +268,7 @@ def test_kueue_job_labels_object_and_pod_and_suspends(tmp_path, dra_cluster):
     assert job["spec"]["suspend"] is True
 
 
+@pytest.mark.integration
 def test_kueue_deployment_labels_object_and_pod(tmp_path, dra_cluster):
     dep = _queued(tmp_path, dra_cluster, "deployment")
     assert dep["metadata"]["labels"][KUEUE_QUEUE] == "team-gpu"
@@ -269,6 +276,7 @@ def test_kueue_deployment_labels_object_and_pod(tmp_path, dra_cluster):
     assert KUEUE_QUEUE not in dep["spec"]["selector"]["matchLabels"]
 
 
+@pytest.mark.integration
 def test_kueue_leaderworkerset_labels_only_the_lws(tmp_path, dra_cluster):
     leader = POD.replace("pod_template:", "leader_template:").replace(
         "labels: {app.kubernetes.io/name: demo}",
@@ -280,6 +288,7 @@ def test_kueue_leaderworkerset_labels_only_the_lws(tmp_path, dra_cluster):
         assert KUEUE_QUEUE not in labels and KUEUE_PRIORITY not in labels
 
 
+@pytest.mark.integration
 def test_explicit_queue_name_wins_and_queued_job_cannot_be_unsuspended(tmp_path, dra_cluster):
     job = _queued(tmp_path, dra_cluster, "job", "queue_name: urgent\n")
     assert job["metadata"]["labels"][KUEUE_QUEUE] == "urgent"
@@ -290,6 +299,7 @@ def test_explicit_queue_name_wins_and_queued_job_cannot_be_unsuspended(tmp_path,
 # -- DRA and platform claims ------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_dra_claim_template_and_platform_claims_on_leader_and_workers(tmp_path, dra_cluster):
     leader = POD.replace("pod_template:", "leader_template:")
     path = _write(tmp_path, "name: group\nbackend: leaderworkerset\naccelerator_count: 4\n"
@@ -324,6 +334,7 @@ def test_dra_claim_template_and_platform_claims_on_leader_and_workers(tmp_path, 
         assert pod["metadata"]["annotations"] == {"example.com/owner": "platform"}
 
 
+@pytest.mark.integration
 def test_workload_values_win_over_cluster_defaults(tmp_path, dra_cluster):
     path = _write(tmp_path, """\
 name: own

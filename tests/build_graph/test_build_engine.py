@@ -189,6 +189,7 @@ def test_addresses_parse(text, kind, directory, name, single):
 # -- the CLI registration ------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_register_declares_every_command_without_importing_the_engine():
     code = (
         "import argparse, sys\n"

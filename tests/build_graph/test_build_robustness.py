@@ -8,6 +8,8 @@ import time
 import pytest
 from buildkit import PAIRS, Runner, artifacts, expected_artifacts, make_tree, write_files
 
+pytestmark = pytest.mark.integration  # every test here starts a process
+
 MANY = {f"models/many/spec{i:02d}.yaml": f"release: r{i}\n" for i in range(12)}
 
 
