@@ -31,6 +31,7 @@ __all__ = [
     "CliResult",
     "cli_in_process",
     "run_cli",
+    "scrub",
     "shared_dir",
     "shellcheck",
     "shellcheck_binary",
@@ -209,6 +210,12 @@ def plan_of(model, cluster, **options) -> tuple:
     spec, cluster = load_pair(model, cluster)
     plan, _ = plan_for(spec, cluster, Options(**{"user": "u", "namespace": "ns", **options}))
     return plan, spec, cluster
+
+
+def scrub(text: str, tmp: str | os.PathLike) -> str:
+    """``text`` with the folder ``tmp`` (a test's ``tmp_path``) written as ``<tmp>``, so an
+    error test can assert the whole message, origin included, without machine prefixes."""
+    return text.replace(str(tmp), "<tmp>")
 
 
 def run_cli(
