@@ -353,10 +353,12 @@ def test_parse_metrics_sums_samples_and_ignores_the_rest():
     )
     assert ic.parse_metrics(text.encode().splitlines(keepends=True)) == {
         "vllm:request_success_total": 5.5, "vllm:num_requests_running": 3.0}
-    with pytest.raises(ic.MetricsError, match="NaN"):
+    with pytest.raises(ic.MetricsError) as info:
         ic.parse_metrics(["vllm:num_requests_waiting NaN"])
-    with pytest.raises(ic.MetricsError, match="non-numeric"):
+    assert str(info.value) == 'vllm:num_requests_waiting is NaN'
+    with pytest.raises(ic.MetricsError) as info:
         ic.parse_metrics(["vllm:num_requests_waiting{a=\"b\"} abc"])
+    assert str(info.value) == "vllm:num_requests_waiting has a non-numeric value 'abc'"
 
 
 def test_select_targets_keeps_ready_serving_pods_of_known_roles():

@@ -34,8 +34,9 @@ def test_calls_are_plain_data():
     assert slurm.servers_call(None).command() == [
         "squeue", "--noheader", "--array", "--me", "--format=%i|%j|%T|%N|%R"]
     assert slurm.stop_call("12345_0", "h").command()[-1] == "scancel 12345_0"
-    with pytest.raises(OpsError, match="not a Slurm job ID"):
+    with pytest.raises(OpsError) as info:
         slurm.stop_call("12; rm -rf /", None)
+    assert str(info.value) == "'12; rm -rf /' is not a Slurm job ID (expected N, N_I for one array element, or N+C)"
 
 
 def test_parse_servers_keeps_manifesto_jobs_only():
