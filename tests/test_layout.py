@@ -194,10 +194,10 @@ def test_rank_spanning_nodes_serves_from_node_zero_and_is_refused_under_llm_d():
     with pytest.raises(ResolveError) as info:
         plan_layout(tp=8, pp=1, dp=2, ep=False, nodes=4, replicas=1, gpus_per_node=4, routed=True,
                     proxied=False, where="")
-    assert str(info.value) == ("with llm-d routing each DP rank must fit on one node, "
-                               "but a rank of tp x pp = 8 GPUs spans 2 pods of 4 GPUs; "
-                               "the picker cannot tell a rank's first pod from its other pods. Use routing.kind: disabled, "
-                               "or make tp x pp fit one node")
+    assert str(info.value) == (
+        "with llm-d routing each DP rank must fit on one node, but a rank of tp x pp = 8 GPUs spans 2 pods of 4 "
+        "GPUs; the picker cannot tell a rank's first pod from its other pods. Use routing.kind: disabled, or make tp "
+        "x pp fit one node")
     internal = plan_layout(tp=8, pp=1, dp=2, ep=False, nodes=4, replicas=1, gpus_per_node=4, routed=False,
                            proxied=False, where="")
     assert (internal.serving_nodes, internal.launch) == ((0,), "internal")
@@ -235,8 +235,9 @@ def test_workload_kind(resolve_role, role, kind):
 def test_multi_node_deployment_is_rejected(resolve_role, tmp_path):
     with pytest.raises(ResolveError) as info:
         resolve_role("- name: d\n  workload: deployment\n  lws: {size: 2}\n  parallelism: {tp: 16}\n")
-    assert scrub(str(info.value), tmp_path) == ('<tmp>/spec.yaml:5:5: roles[0].workload: workload: deployment cannot span 2 nodes (lws.size); '
-                                                'multi-node roles need a LeaderWorkerSet')
+    assert scrub(str(info.value), tmp_path) == (
+        '<tmp>/spec.yaml:5:5: roles[0].workload: workload: deployment cannot span 2 nodes (lws.size); multi-node '
+        'roles need a LeaderWorkerSet')
 
 
 @settings(max_examples=40, deadline=None)

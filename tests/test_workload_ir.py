@@ -295,9 +295,9 @@ def test_explicit_queue_name_wins_and_queued_job_cannot_be_unsuspended(tmp_path,
     assert job["metadata"]["labels"][KUEUE_QUEUE] == "urgent"
     with pytest.raises(ResolveError) as info:
         _queued(tmp_path, dra_cluster, "job", "job: {suspend: false}\n")
-    assert scrub(str(info.value), tmp_path) == ('<tmp>/workload.yaml:14:7: job.suspend: '
-                                                'a Job queued in Kueue (team-gpu) is created suspended and Kueue resumes it on admission; '
-                                                'drop suspend: false or the queue')
+    assert scrub(str(info.value), tmp_path) == (
+        '<tmp>/workload.yaml:14:7: job.suspend: a Job queued in Kueue (team-gpu) is created suspended and Kueue '
+        'resumes it on admission; drop suspend: false or the queue')
 
 
 # -- DRA and platform claims ------------------------------------------------------------------
@@ -378,9 +378,9 @@ pod_template:
 """)
     with pytest.raises(ResolveError) as info:
         _render(path, gb200)
-    assert scrub(str(info.value), tmp_path) == ('<tmp>/workload.yaml:10:20: pod_template.spec.containers[0].resources.limits.nvidia.com/gpu: '
-                                                'nvidia.com/gpu is 1 here but accelerator_count is 2; '
-                                                'leave the accelerator resource to accelerator_count')
+    assert scrub(str(info.value), tmp_path) == (
+        '<tmp>/workload.yaml:10:20: pod_template.spec.containers[0].resources.limits.nvidia.com/gpu: nvidia.com/gpu '
+        'is 1 here but accelerator_count is 2; leave the accelerator resource to accelerator_count')
     path = _write(tmp_path, """\
 name: c
 backend: job
@@ -392,9 +392,9 @@ pod_template:
 """)
     with pytest.raises(ResolveError) as info:
         _render(path, dra_cluster)
-    assert scrub(str(info.value), tmp_path) == ("<tmp>/workload.yaml:6:5: pod_template.spec.resourceClaims: "
-                                                "claim name 'accelerator' is already used here; "
-                                                "Manifesto adds it for the cluster's accelerator, so drop it from the workload")
+    assert scrub(str(info.value), tmp_path) == (
+        "<tmp>/workload.yaml:6:5: pod_template.spec.resourceClaims: claim name 'accelerator' is already used here; "
+        "Manifesto adds it for the cluster's accelerator, so drop it from the workload")
 
 
 # -- schema errors ----------------------------------------------------------------------------
@@ -438,8 +438,9 @@ def test_restart_policy_is_checked_per_backend(tmp_path, gb200):
     path = _write(tmp_path, "name: w\nbackend: deployment\n" + text)
     with pytest.raises(ResolveError) as info:
         _render(path, gb200)
-    assert scrub(str(info.value), tmp_path) == ('<tmp>/workload.yaml:7:5: pod_template.spec.restartPolicy: '
-                                                'restartPolicy Never is not allowed for backend deployment; use Always')
+    assert scrub(str(info.value), tmp_path) == (
+        '<tmp>/workload.yaml:7:5: pod_template.spec.restartPolicy: restartPolicy Never is not allowed for backend '
+        'deployment; use Always')
 
 
 # -- the settings projection ------------------------------------------------------------------
@@ -486,12 +487,14 @@ def test_settings_refuse_unknown_accelerators_and_slurm_clusters(dra_cluster, tm
     monkeypatch.chdir(kit.REPO_ROOT)  # the origin is shown relative to the working directory
     with pytest.raises(IncompatiblePairError) as info:
         workload_settings(dra_cluster).accelerator("b300")
-    assert scrub(str(info.value), tmp_path) == ("<tmp>/dra-rack.yaml:4:3: accelerators.profiles: 'b300' is not offered by cluster 'dra-rack'; "
-                                                "it offers: gb200, h100")
+    assert scrub(str(info.value), tmp_path) == (
+        "<tmp>/dra-rack.yaml:4:3: accelerators.profiles: 'b300' is not offered by cluster 'dra-rack'; it offers: "
+        "gb200, h100")
     with pytest.raises(ResolveError) as info:
         workload_settings(load_cluster(kit.REPO_ROOT / "clusters" / "example-slurm.yaml"))
-    assert str(info.value) == ("clusters/example-slurm.yaml:6:1: platform: cluster 'example-slurm' is a Slurm cluster; "
-                               "workload settings describe Kubernetes placement")
+    assert str(info.value) == (
+        "clusters/example-slurm.yaml:6:1: platform: cluster 'example-slurm' is a Slurm cluster; workload settings "
+        "describe Kubernetes placement")
 
 
 def test_public_api():
