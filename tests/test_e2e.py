@@ -259,7 +259,8 @@ def test_cleanup_on_job_failure(fake):
     rc, out, err = _e2e(fake, QWEN, "--namespace", NS)
     assert rc == 1
     assert "HTTP 400" in out
-    assert "error: e2e Job qwen3-0-6b-e2e in namespace e2e-ns failed: BackoffLimitExceeded" in err
+    assert err.splitlines()[-2:] == ["manifesto: deleting namespace e2e-ns",
+                                     "error: e2e Job qwen3-0-6b-e2e in namespace e2e-ns failed: BackoffLimitExceeded"]
     assert fake.argvs()[-1] == ["delete", "namespace", NS, "--ignore-not-found", "--wait=false"]
 
 
@@ -267,7 +268,8 @@ def test_cleanup_on_job_failure(fake):
 def test_cleanup_on_deploy_failure(fake):
     fake.configure(fail={"apply": {"times": 1, "stderr": "error: forbidden", "rc": 1}})
     rc, _, err = _e2e(fake, QWEN, "--namespace", NS)
-    assert rc == 1 and "could not create or update hf-secret" in err
+    assert (rc, err) == (1, "manifesto: created namespace e2e-ns\nmanifesto: deleting namespace e2e-ns\n"
+                            "error: could not create or update hf-secret in namespace e2e-ns (kubectl apply exit 1)\n")
     assert fake.argvs()[-1] == ["delete", "namespace", NS, "--ignore-not-found", "--wait=false"]
     assert "create" not in [a for argv in fake.argvs()[1:] for a in argv]
 
@@ -285,8 +287,8 @@ def test_keep_namespace(fake):
 def test_existing_namespace_refused_and_not_deleted(fake):
     fake.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
     rc, _, err = _e2e(fake, QWEN, "--namespace", NS)
-    assert rc == 1
-    assert "namespace e2e-ns already exists" in err
+    assert (rc, err) == (1, "error: namespace e2e-ns already exists; test e2e needs a fresh namespace "
+                            "(pass another --namespace or omit it)\n")
     assert fake.argvs() == [["create", "-f", "-"]]
     assert any(o["kind"] == "Namespace" for o in fake.state["objects"])
 
@@ -294,13 +296,16 @@ def test_existing_namespace_refused_and_not_deleted(fake):
 def test_missing_hf_token(fake, monkeypatch):
     monkeypatch.delenv("HF_TOKEN")
     rc, _, err = _e2e(fake, QWEN, "--namespace", NS)
-    assert rc == 1 and "HF_TOKEN is not set" in err
+    assert (rc, err) == (1, "error: HF_TOKEN is not set; set it in the environment or .env (test e2e creates "
+                            "hf-secret in its namespace)\n")
     assert fake.argvs() == []
 
 
 def test_bad_namespace_name(fake):
     rc, _, err = _e2e(fake, QWEN, "--namespace", "Bad_Name")
-    assert rc == 1 and "not a valid DNS label" in err and fake.argvs() == []
+    assert (rc, err) == (1, "error: namespace 'Bad_Name' is not a valid DNS label (lower-case letters, digits "
+                            "and '-', at most 63 characters)\n")
+    assert fake.argvs() == []
 
 
 def test_default_namespace_is_a_dns_label():

@@ -261,10 +261,11 @@ GUARDED = textwrap.dedent(
 @pytest.mark.integration
 def test_unmarked_tests_that_start_processes_fail(tmp_path):
     """conftest's guard, run on a small suite in its own pytest process."""
+    here = Path(__file__).parent
     (tmp_path / "conftest.py").write_text(
         "import importlib.util, sys\n"
-        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
-        f"spec = importlib.util.spec_from_file_location('suite_conftest', {str(Path(__file__).with_name('conftest.py'))!r})\n"
+        f"sys.path.insert(0, {str(here)!r})\n"
+        f"spec = importlib.util.spec_from_file_location('suite_conftest', {str(here / 'conftest.py')!r})\n"
         "module = importlib.util.module_from_spec(spec)\n"
         "spec.loader.exec_module(module)\n"
         "_processes_need_the_integration_marker = module._processes_need_the_integration_marker\n"
