@@ -7,7 +7,6 @@ its cache on exactly those bytes. Nothing here reads the environment.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import msgspec
 
@@ -41,7 +40,7 @@ def render_pair(model: str, cluster: str, options: RenderOptions) -> Artifact:
     An error carries ``inputs``: the files read before it, so the build graph can cache the
     failure (or the skip) against exactly those bytes.
     """
-    from manifesto.catalog import images_path
+    from manifesto.catalog import PATHS_ONLY, images_path
     from manifesto.cluster import load_cluster
     from manifesto.errors import ManifestoError
     from manifesto.service import render_text
@@ -49,11 +48,12 @@ def render_pair(model: str, cluster: str, options: RenderOptions) -> Artifact:
 
     read = [os.path.realpath(model), os.path.realpath(cluster), str(images_path().resolve())]
     try:
-        c = load_cluster(cluster)
+        # Every input is a path: no catalog name, user catalog or environment can leak in.
+        c = load_cluster(cluster, search=PATHS_ONLY)
         read += c.loaded.files
-        s = load_spec(model, c)
+        s = load_spec(model, c, search=PATHS_ONLY)
         read += s.files
-        text, suffix, inputs = render_text(s, c, options_from(options))
+        text, suffix, inputs = render_text(s, c, options_from(options), PATHS_ONLY)
     except ManifestoError as exc:
         exc.inputs = tuple(sorted(set(read)))
         raise
@@ -62,9 +62,6 @@ def render_pair(model: str, cluster: str, options: RenderOptions) -> Artifact:
 
 def code_fingerprint_paths() -> list[str]:
     """Files whose bytes define the renderer: the package's Python code and the image catalog."""
-    from manifesto.catalog import images_path
+    from manifesto.digest import code_files
 
-    root = Path(__file__).resolve().parent
-    out = sorted(str(p) for p in root.rglob("*.py") if "__pycache__" not in p.parts)
-    out.append(str(images_path()))
-    return out
+    return code_files()

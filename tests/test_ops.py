@@ -106,7 +106,7 @@ def test_deploy_with_routing_prunes_nothing_when_frontend_unchanged(fake):
 @pytest.mark.integration
 def test_frontend_change_prunes_the_other_frontend(fake, tmp_path):
     assert _deploy(fake, _gateway_spec(tmp_path))[0] == 0
-    from manifesto.render.k8s import names
+    from manifesto.resolve import names
 
     assert fake.objects("Gateway") == [names.gateway("qwen3-30b")]
     gw_cms = set(fake.objects("ConfigMap"))
@@ -302,7 +302,7 @@ def test_deploy_routing_and_bootstrap(fake, tmp_path):
 @pytest.mark.integration
 def test_file_diff_and_apply(fake, tmp_path):
     from manifesto.render.k8s import objects
-    from manifesto.render.yamlemit import dump_all
+    from manifesto.yamlemit import dump_all
 
     plan = plan_of(QWEN, GB200)[0]
     target = tmp_path / "m.yaml"
@@ -479,7 +479,7 @@ def test_ready_gateway_needs_programmed(fake, tmp_path):
     _mark_ready(fake, "qwen3-30b", {"decode": 2})
     args = ("ready", spec, "--cluster", GB200, "--user", "u", "--namespace", "ns", "--timeout", "0")
     rc, _, err = fake.run(*args)
-    from manifesto.render.k8s import names
+    from manifesto.resolve import names
 
     assert (rc, err) == (1, f"error: qwen3-30b not ready after 0s: Gateway {names.gateway('qwen3-30b')} not programmed\n")
     state = fake.state

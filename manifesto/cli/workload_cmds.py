@@ -38,24 +38,24 @@ def _header(file: str, cluster, accelerator: str, namespace: str) -> str:
 def render_workload_text(file: str, cluster, accelerator: str | None, namespace: str) -> str:
     """Load ``file``, lower it with ``cluster``'s settings, and return YAML with a provenance header."""
     from manifesto.load import load_typed
-    from manifesto.render.k8s.workload_ir import workload_objects
-    from manifesto.render.yamlemit import dump_all
+    from manifesto.render.k8s.workload import workload_objects
+    from manifesto.resolve.workload import plan_workload
+    from manifesto.yamlemit import dump_all
     from manifesto.schema.workload import Workload
     from manifesto.workload import workload_settings
 
     workload, loaded = load_typed(Workload, file)
     settings = workload_settings(cluster)
     acc = settings.accelerator(accelerator)
-    objects = workload_objects(workload, acc, namespace, where=loaded.locs.find)
+    objects = workload_objects(plan_workload(workload), acc, namespace, where=loaded.locs.find)
     return _header(file, cluster, acc.name, namespace) + dump_all(objects)
 
 
 def _render_workload(args) -> int:
-    from manifesto.cli import settings as cli_settings
-    from manifesto.cluster import load_cluster
+    from manifesto.cli.common import load_cluster_for, pick_namespace, settings
 
-    env = cli_settings.settings()
-    cluster = load_cluster(cli_settings.pick_cluster(args.cluster, env, args.context))
-    namespace = cli_settings.pick_namespace(args.namespace, env, args.context)
+    env = settings()
+    cluster = load_cluster_for(args, env)
+    namespace = pick_namespace(args, env)
     sys.stdout.write(render_workload_text(args.file, cluster, args.accelerator, namespace))
     return 0

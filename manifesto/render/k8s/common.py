@@ -6,11 +6,13 @@ import hashlib
 import json
 from typing import Any
 
-__all__ = ["meta", "env_entry", "pod_defaults", "digest8", "gpu_claim_spec", "gpu_claim_template_name",
+from manifesto.resolve.names import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
+
+__all__ = ["meta", "env_entry", "pod_defaults", "digest8", "gpu_claim_spec", "gpu_claim_template", "gpu_claim_template_name",
            "KUEUE_QUEUE", "KUEUE_PRIORITY"]
 
-KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
-KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
+KUEUE_QUEUE = KUEUE_QUEUE_LABEL
+KUEUE_PRIORITY = KUEUE_PRIORITY_LABEL
 
 
 def meta(name: str, namespace: str, labels: dict[str, str], annotations: dict[str, str] | None = None) -> dict:
@@ -61,6 +63,17 @@ def gpu_claim_spec(device_class: str, count: int) -> dict:
         "name": "gpu",
         "exactly": {"deviceClassName": device_class, "allocationMode": "ExactCount", "count": count},
     }]}}
+
+
+def gpu_claim_template(owner: str, namespace: str, labels: dict[str, str], device_class: str, count: int) -> dict:
+    """The ResourceClaimTemplate for ``count`` devices of ``device_class`` used by ``owner``'s pods."""
+    spec = gpu_claim_spec(device_class, count)
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": meta(gpu_claim_template_name(owner, spec), namespace, labels),
+        "spec": {"spec": spec},
+    }
 
 
 def gpu_claim_template_name(owner: str, spec: dict) -> str:
