@@ -6,6 +6,7 @@ from __future__ import annotations
 __all__ = [
     "INSTANCE_LABEL", "MANAGED_BY_LABEL", "COMPONENT_LABEL", "OWNER_LABEL", "ROLE_LABEL", "MANAGED_BY",
     "KUEUE_QUEUE_LABEL", "KUEUE_PRIORITY_LABEL", "ACCELERATOR_CLAIM", "COMPUTE_DOMAIN_CLAIM",
+    "LWS_GROUP_INDEX_LABEL",
     "pool", "epp", "epp_config", "envoy_config", "epp_account", "gateway", "gateway_options",
     "route", "idle", "model_account",
 ]
@@ -24,6 +25,8 @@ KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 ACCELERATOR_CLAIM = "accelerator"
 #: The pod resource claim of an accelerator's IMEX compute domain.
 COMPUTE_DOMAIN_CLAIM = "compute-domain-channel"
+#: Set by the LeaderWorkerSet controller on every pod: the index of its group.
+LWS_GROUP_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
 
 def pool(instance: str) -> str:
     return f"{instance}-infpool"

@@ -146,11 +146,17 @@ def _affinity(plan, role, spec: dict) -> None:
         return
     affinity = spec.setdefault("affinity", {})
     terms = affinity.setdefault("podAffinity", {}).setdefault("requiredDuringSchedulingIgnoredDuringExecution", [])
-    terms.append({
+    term = {
         "labelSelector": {"matchLabels": dict(role.selector)},
         "matchLabelKeys": [GROUP_KEY],
         "topologyKey": role.same_topology_key,
-    })
+    }
+    lay = role.layout
+    if lay.rank_groups > 1 and lay.replicas == lay.rank_groups:
+        # One DP world made of one group per rank: keep the whole world (the role) together,
+        # not just each rank. With several worlds only each rank's pods can be tied together.
+        del term["matchLabelKeys"]
+    terms.append(term)
 
 
 def _pod_template(plan, role, template_nodes: tuple[int, ...], *, queue_on_pod: bool) -> dict:
