@@ -307,24 +307,37 @@ def test_file_diff_and_apply(fake, tmp_path):
     plan = plan_of(QWEN, GB200)[0]
     target = tmp_path / "m.yaml"
     target.write_text(dump_all(objects(plan)))
-    rc, out, _ = fake.run("file", "diff", "-o", str(target))
+    rc, out, _ = fake.run("file", "diff", str(target))
     assert rc == 1 and "diff -u" in out
     assert fake.argvs() == [["diff", "-f", str(target)]]
     fake.reset_log()
-    rc, out, err = fake.run("file", "apply", "-o", str(target))
+    rc, out, err = fake.run("file", "apply", "-f", str(target))
     assert rc == 0, err
     assert fake.argvs() == [APPLY_STDIN, ["apply", "-f", str(target)]]
     _no_token_leaks(fake, out, err)
-    rc, _, err = fake.run("file", "diff", "-o", str(target))
+    rc, _, err = fake.run("file", "diff", "--filename", str(target))
     assert (rc, err) == (0, f"manifesto: no differences between {target} and the cluster\n")
     script = tmp_path / "job.sbatch"
     script.write_text("#!/bin/bash\n")
-    rc, _, err = fake.run("file", "apply", "-o", str(script))
+    rc, _, err = fake.run("file", "apply", str(script))
     assert (rc, err) == (1, f"error: {script} is a Slurm batch script; submit it with sbatch or use "
                             "`manifesto slurm ...`\n")
-    rc, _, err = fake.run("file", "diff", "-o", str(tmp_path / "absent.yaml"))
+    rc, _, err = fake.run("file", "diff", str(tmp_path / "absent.yaml"))
     assert (rc, err) == (1, f"error: {tmp_path}/absent.yaml does not exist; write it first with "
                             "`manifesto render file SPEC`\n")
+
+
+@pytest.mark.integration
+def test_file_output_flag_is_a_deprecated_alias(fake, tmp_path):
+    target = tmp_path / "m.yaml"
+    target.write_text("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: ns\n")
+    rc, _, err = fake.run("file", "apply", "-o", str(target))
+    assert rc == 0, err
+    assert "warning: `file apply -o FILE` is deprecated" in err
+    assert fake.argvs() == [APPLY_STDIN, ["apply", "-f", str(target)]]
+    rc, _, err = fake.run("file", "diff", str(target), "-f", str(tmp_path / "other.yaml"))
+    assert (rc, err) == (1, f"error: file diff: name the rendered file once (FILE or -f), not {target} "
+                            f"and {tmp_path / 'other.yaml'}\n")
 
 
 @pytest.mark.integration
@@ -414,10 +427,16 @@ def test_stop_spec_now_and_unknown(fake):
     assert (rc, err) == (1, "error: no live objects of instance qwen3-0-6b in namespace ns\n")
 
 
+class _Terminal:
+    def isatty(self) -> bool:
+        return True
+
+
 @pytest.mark.integration
 def test_stop_numbered_picker(fake, monkeypatch):
     assert _deploy(fake, AGG)[0] == 0
     assert _deploy(fake, QWEN)[0] == 0
+    monkeypatch.setattr("sys.stdin", _Terminal())
     monkeypatch.setattr("builtins.input", lambda prompt="": "2")
     rc, _, err = fake.run("stop", "-n", "ns")
     assert rc == 0, err
@@ -427,6 +446,26 @@ def test_stop_numbered_picker(fake, monkeypatch):
     monkeypatch.setattr("builtins.input", lambda prompt="": "")
     rc, _, err = fake.run("stop", "-n", "ns")
     assert (rc, err) == (1, "  1) qwen3-0-6b\nmanifesto: nothing selected\n")
+
+
+@pytest.mark.integration
+def test_stop_without_a_target_or_a_terminal_refuses_to_prompt(fake):
+    assert _deploy(fake, QWEN)[0] == 0
+    fake.reset_log()
+    rc, _, err = fake.run("stop", "-n", "ns")  # pytest's stdin is not a terminal
+    assert (rc, err) == (1, "error: stop without SPEC or --instance opens a picker, which needs a terminal; "
+                            "pass --instance ID (`manifesto servers -o name` lists them) or SPEC\n")
+    assert fake.argvs() == []
+    assert "qwen3-0-6b-decode" in fake.objects("Deployment")
+
+
+@pytest.mark.integration
+def test_servers_output_formats(fake):
+    assert _deploy(fake, QWEN)[0] == 0
+    rc, out, _ = fake.run("servers", "-n", "ns", "-o", "yaml")
+    assert rc == 0 and out.startswith("- instance: qwen3-0-6b\n")
+    rc, out, _ = fake.run("servers", "-n", "ns", "-o", "name")
+    assert out == "qwen3-0-6b\n"
 
 
 @pytest.mark.integration
