@@ -11,7 +11,7 @@ from manifesto.ops.kubectl import Kube, run
 __all__ = ["servers_rows", "servers_json", "print_servers", "teardown_phases", "stop", "pick", "ready_report", "wait_ready"]
 
 ROUTING_COMPONENTS = ("endpoint-picker", "gateway")
-ROUTING_KINDS = ("Gateway", "HTTPRoute", "InferencePool")
+ROUTING_KINDS = ("Gateway", "HTTPRoute", "DestinationRule", "InferencePool")
 WORKLOAD_KINDS = ("LeaderWorkerSet", "Deployment", "Job")
 
 
