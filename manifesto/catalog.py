@@ -126,6 +126,10 @@ def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: 
             return table[name]
         known += [n for n in table if n not in known]
     singular = {"models": "model", "clusters": "cluster", "routing": "routing profile"}[kind]
+    if os.path.lexists(ref):  # a path that is there but is no file: say what it is instead
+        from manifesto.yamlio import file_problem
+
+        raise CatalogError(f"{singular} {ref}: {file_problem(ref) or 'not a regular file'}")
     if not where.roots:
         raise CatalogError(f"no {singular} file '{ref}'")
     known.sort()

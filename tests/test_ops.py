@@ -623,5 +623,44 @@ def test_call_values_are_data():
     assert call.argv == ("kubectl", "--context", "c", "-n", "ns", "get", "pods")
     assert call.timeout is None and call.retries == 4 and call.stdin is None
     write = kube.write("apply", "-f", "-", stdin="x")
-    assert write.retries == 0 and write.timeout is None and write.stdin == "x"
+    assert write.retries == 0 and write.timeout is None and write.stdin == "x" and write.write
+    assert Kube(**settings_from_env({})).write("delete", "x").timeout == 300.0
     assert settings_from_env({}) == {"timeout": 300.0, "retries": 4, "trace": False}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_hung_kubectl_is_killed_with_its_children(fake, monkeypatch):
+    """A timed-out call ends kubectl and every process it started (an auth plugin, say),
+    so nothing keeps running, or keeps our pipes open, after the command gives up."""
+    fake.configure(hang=["get pods"])
+    monkeypatch.setenv("MANIFESTO_KUBECTL_TIMEOUT", "1")
+    monkeypatch.setenv("MANIFESTO_KUBECTL_RETRIES", "0")
+    rc, _, err = fake.run("servers", "-n", "ns")
+    assert rc == 1 and err.strip().endswith("no answer within 1s (MANIFESTO_KUBECTL_TIMEOUT)"), err
+    pids = [int(p) for line in (fake.dir / "hung.pids").read_text().split("\n") if line for p in line.split()]
+    assert len(pids) == 2
+    import time
+
+    for _ in range(50):  # SIGKILL is asynchronous: give the kernel a moment to finish the job
+        if not any(_alive(p) for p in pids):
+            break
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in pids), pids
+
+
+def test_writes_are_bounded_and_say_they_may_be_half_done(fake, monkeypatch):
+    fake.configure(hang=["apply"])
+    monkeypatch.setenv("MANIFESTO_KUBECTL_TIMEOUT", "1")
+    rc, _, err = _deploy(fake, QWEN)
+    assert rc == 1
+    assert err.strip().splitlines()[-1] == ("error: `kubectl -n ns apply -f -` timed out: no answer within 1s "
+                                            "(MANIFESTO_KUBECTL_TIMEOUT); the change may have been made in part, "
+                                            "check the cluster before running it again")
+    assert sum(1 for a in fake.argvs() if "apply" in a) == 1  # never retried
