@@ -13,7 +13,6 @@ subprocess. Nesting stays under 25 levels: deeper input hits a known RecursionEr
 from __future__ import annotations
 
 import copy
-import os
 import re
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kit
+from kit import cli_in_process
 
 REPO = kit.REPO_ROOT
 MODELS = sorted(p for p in (REPO / "models").rglob("*.yaml") if not p.name.endswith("-base.yaml"))
@@ -36,16 +36,6 @@ def _merged(path: Path):
 
 
 BASES = {p.relative_to(REPO / "models").as_posix(): _merged(p) for p in MODELS}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _isolated(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        for name in list(os.environ):
-            if name.startswith("MANIFESTO_"):
-                mp.delenv(name)
-        mp.setenv("MANIFESTO_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
-        yield
 
 
 # ---- mutations ------------------------------------------------------------------------------
@@ -133,16 +123,13 @@ def check_output(rc: int, out: str, err: str, spec_display: str) -> None:
         assert line.startswith(f"error: {spec_display}:"), err
 
 
-run_in_process = kit.run_main
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=mutated())
 def test_mutated_specs_never_crash(case, tmp_path_factory):
     name, cluster, text, steps = case
     path = tmp_path_factory.mktemp("fuzz") / "spec.yaml"
     path.write_text(text, encoding="utf-8")
-    rc, out, err = run_in_process("explain", str(path), "--cluster", str(cluster), "--user", "u",
+    rc, out, err = cli_in_process("explain", str(path), "--cluster", str(cluster), "--user", "u",
                                   "--namespace", "ns")
     try:
         check_output(rc, out, err, str(path))
@@ -156,7 +143,7 @@ def test_unmutated_specs_pass_the_same_check(tmp_path):
         path = tmp_path / name.replace("/", "-")
         path.write_text(yaml.safe_dump(doc, sort_keys=False))
         for cluster in CLUSTERS:
-            rc, out, err = run_in_process("explain", str(path), "--cluster", str(cluster), "--user", "u",
+            rc, out, err = cli_in_process("explain", str(path), "--cluster", str(cluster), "--user", "u",
                                           "--namespace", "ns")
             check_output(rc, out, err, str(path))
 
@@ -172,6 +159,7 @@ SUBPROCESS_CASES = {
 }
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("mutation", list(SUBPROCESS_CASES))
 def test_subprocess_mutations(tmp_path, mutation):
     doc = copy.deepcopy(BASES["deepseek-v4/1P-EP8-1D-EP8.yaml"])

@@ -129,7 +129,7 @@ def test_hostile_mutations_are_refused_or_valid(case, isolated, tmp_path_factory
     (work / "spec.yaml").write_text(yaml.safe_dump(spec_doc, sort_keys=False, allow_unicode=True), encoding="utf-8")
     (work / "cluster.yaml").write_text(yaml.safe_dump(cluster_doc, sort_keys=False, allow_unicode=True),
                                        encoding="utf-8")
-    rc, out, err = kit.run_main("render", "manifest", str(work / "spec.yaml"), "--cluster", str(work / "cluster.yaml"),
+    rc, out, err = kit.cli_in_process("render", "manifest", str(work / "spec.yaml"), "--cluster", str(work / "cluster.yaml"),
                                 "--user", "u", "--namespace", "ns")
     try:
         assert "Traceback" not in err and rc in (0, 1), err
@@ -148,7 +148,7 @@ def test_unmutated_pairs_render_valid(isolated, tmp_path):
     """The checks above accept the bundled pairs as they are (so a failure means the mutation)."""
     for spec_name, spec_doc in BASE_SPECS.items():
         for cluster_name, cluster_doc in BASE_CLUSTERS.items():
-            rc, out, err = kit.run_main("render", "manifest", spec_name, "--cluster", cluster_name, "--user", "u",
+            rc, out, err = kit.cli_in_process("render", "manifest", spec_name, "--cluster", cluster_name, "--user", "u",
                                         "--namespace", "ns")
             if rc == 1:  # a pair the bundled examples do not support (e.g. an accelerator the cluster lacks)
                 check_error(out, err)

@@ -52,7 +52,7 @@ def arguments(case: Case, work: Path) -> list[str]:
 def run_case(case: Case, command: tuple[str, ...], work: Path, monkeypatch) -> tuple[int, str, str]:
     for name, value in case.env.items():
         monkeypatch.setenv(name, value)
-    return kit.run_main(*command, *arguments(case, work))
+    return kit.cli_in_process(*command, *arguments(case, work))
 
 
 def test_corpus_size_and_unique_ids():

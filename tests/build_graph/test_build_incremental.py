@@ -10,6 +10,8 @@ import pytest
 from buildkit import BUILD_YAML as TREE_BUILD
 from buildkit import PAIRS, Runner, artifacts, expected_artifacts, make_tree, pairs_where, write_files
 
+pytestmark = pytest.mark.integration  # every test here starts a process
+
 ALL = sorted(PAIRS)
 
 

@@ -134,6 +134,7 @@ def test_render_flags(sandbox, idle, cache, log, user_root, vllm_env, routing):
     check(rc, err, argv)
 
 
+@pytest.mark.integration
 @FUZZ
 @given(spec=PATHS, cluster=PATHS)
 def test_spec_and_cluster_paths(sandbox, spec, cluster):
@@ -155,6 +156,7 @@ def test_output_paths_stay_put(sandbox, output, force, kind):
     assert (sandbox / "f").read_text() == "a file\n" and (sandbox / "dir").is_dir()
 
 
+@pytest.mark.integration
 @FUZZ
 @given(timeout=NUMBERS, retries=NUMBERS)
 def test_kubectl_settings(sandbox, timeout, retries):
@@ -165,6 +167,7 @@ def test_kubectl_settings(sandbox, timeout, retries):
     check(rc, err, env)
 
 
+@pytest.mark.integration
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(timeout=st.one_of(NUMBERS, st.floats(0, 1.5).map(repr)), interval=st.one_of(NUMBERS, st.just("0.2")))
