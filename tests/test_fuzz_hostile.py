@@ -27,6 +27,8 @@ from hypothesis import strategies as st
 
 import kit
 
+pytestmark = pytest.mark.integration  # Slurm outputs go through bash -n
+
 REPO = kit.REPO_ROOT
 SPECS = ["qwen/qwen3-0.6b", "qwen/qwen3-0.6b-pd", "deepseek-v4/1P-EP8-1D-EP8"]
 CLUSTERS = ["example-gb200", "example-stateless-b200", "example-slurm"]

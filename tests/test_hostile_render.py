@@ -75,6 +75,7 @@ def test_refused_with_one_exact_line(case, command, scratch, monkeypatch):
 SUBPROCESS_SAMPLE = ("release-makes-names-too-long", "raw-arg-semicolon", "nul-in-model-id", "user-flag-parent-dirs")
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("case", [c for c in REFUSED if c.id in SUBPROCESS_SAMPLE], ids=SUBPROCESS_SAMPLE)
 def test_refused_in_a_real_process(case, scratch):
     env = {k: v for k, v in os.environ.items() if not k.startswith("MANIFESTO_")}
@@ -93,6 +94,8 @@ K8S_ACCEPTED = [c for c in ACCEPTED if "platform: slurm" not in c.cluster]
 SLURM_ACCEPTED = [c for c in ACCEPTED if "platform: slurm" in c.cluster]
 
 
+@pytest.mark.integration
+@pytest.mark.k8s_schemas
 @pytest.mark.parametrize("case", K8S_ACCEPTED, ids=[c.id for c in K8S_ACCEPTED])
 def test_accepted_kubernetes_output_is_valid(case, scratch, monkeypatch):
     """The published schemas accept every object; every script in a container command passes shellcheck."""
@@ -104,6 +107,7 @@ def test_accepted_kubernetes_output_is_valid(case, scratch, monkeypatch):
         kit.shellcheck(script, script.shell)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("case", SLURM_ACCEPTED, ids=[c.id for c in SLURM_ACCEPTED])
 def test_accepted_slurm_script_is_valid_shell(case, scratch, monkeypatch):
     """``bash -n`` and shellcheck on the script and every script it embeds (the Slurm tests' checker)."""
