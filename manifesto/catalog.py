@@ -59,13 +59,15 @@ def entries(kind: str, environ: dict[str, str] | None = None) -> list[tuple[str,
 
 def find(kind: str, ref: str, environ: dict[str, str] | None = None) -> Path:
     """A path for ``ref``: a build address (``//models/qwen:aggregated``), an existing file
-    path, else a user or bundled catalog name."""
+    path (or pipe: ``<(...)``; ``-`` is standard input), else a user or bundled catalog name."""
     if ref.startswith("//"):
         from manifesto.build_graph.api import target_path
 
         return target_path(ref)
+    if ref == "-":
+        return Path("/dev/stdin")
     path = Path(ref)
-    if path.is_file():
+    if path.is_file() or (path.exists() and not path.is_dir()):  # a pipe, e.g. bash's <(...)
         return path
     name = ref[:-5] if ref.endswith(".yaml") else ref
     for root in (config_home(environ), bundled_root()):

@@ -26,12 +26,15 @@ def load_routing_profile(ref: str) -> tuple[str, str, str]:
     from pathlib import Path
 
     from manifesto.catalog import find
-    from manifesto.load import display_name, load_typed
+    from manifesto.load import Loaded, display_name, validate
     from manifesto.schema.routing import EndpointPickerConfig
+    from manifesto.yamlio import parse_yaml
 
     path = find("routing", ref)
-    load_typed(EndpointPickerConfig, path)
-    return display_name(path), Path(path).read_text(encoding="utf-8"), str(Path(path).resolve())
+    text = Path(path).read_text(encoding="utf-8")  # once: the file may be a pipe (`<(...)`)
+    data, locs = parse_yaml(text, display_name(path))
+    validate(EndpointPickerConfig, Loaded(data, locs, [str(Path(path).resolve())]))
+    return f"--routing-profile {display_name(path)}", text, str(Path(path).resolve())
 
 
 def plan_for(spec, cluster, options):
@@ -57,19 +60,27 @@ def expanded_inputs(spec, cluster) -> tuple[str, str]:
     return dump_yaml(spec.loaded.data), dump_yaml(cluster.loaded.data)
 
 
+def _routing_yaml(plan, options) -> str | None:
+    """The text of a --routing-profile that shaped the plan (None when it did not)."""
+    if options.routing_profile is None or plan.routing is None:
+        return None
+    return plan.routing.config_files[0][1]
+
+
 def render_text(spec, cluster, options) -> tuple[str, str, list[str]]:
     """(artifact text, suffix, files read) for the cluster's platform."""
     plan, files = plan_for(spec, cluster, options)
     model_yaml, cluster_yaml = expanded_inputs(spec, cluster)
+    header = {"options": options, "routing_yaml": _routing_yaml(plan, options)}
     if plan.platform == "slurm":
         from manifesto.errors import ResolveError
         from manifesto.render.slurm import SlurmUnsupported, render_slurm
 
         try:
-            return render_slurm(plan, model_yaml, cluster_yaml), ".sbatch", files
+            return render_slurm(plan, model_yaml, cluster_yaml, **header), ".sbatch", files
         except SlurmUnsupported as exc:  # point at the field in the file the refusal is about
             where = spec.where if exc.source == "spec" else cluster.where
             raise ResolveError(exc.message, where(exc.fields), exc.path) from None
     from manifesto.render.k8s import render_manifest
 
-    return render_manifest(plan, model_yaml, cluster_yaml), ".yaml", files
+    return render_manifest(plan, model_yaml, cluster_yaml, **header), ".yaml", files

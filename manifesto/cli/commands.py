@@ -29,7 +29,10 @@ def _spec_args(p: argparse.ArgumentParser, render: bool = True) -> None:
     p.add_argument("--routing-profile", help="EPP routing profile name or path (default: MANIFESTO_ROUTING_PROFILE)"
                    ).complete = CATALOG["routing"]
     p.add_argument("--idle-timeout", metavar="DURATION", help="idle-shutdown timeout, e.g. 15m or 2h")
-    p.add_argument("--no-idle-shutdown", action="store_true", help="leave the idle-shutdown controller out")
+    idle = p.add_mutually_exclusive_group()
+    idle.add_argument("--idle-shutdown", action="store_true", help="add the idle-shutdown controller even when "
+                      "the spec turns it off")
+    idle.add_argument("--no-idle-shutdown", action="store_true", help="leave the idle-shutdown controller out")
 
 
 def _add(sub, name: str, **kwargs):
@@ -147,7 +150,9 @@ def _render(args, command: str = "render manifest") -> tuple[str, str]:
     # that starts shadowing a bundled one must not be answered from the old entry.
     routing = os.path.abspath(find("routing", raw["routing_profile"])) if raw["routing_profile"] else None
     request = {"command": command, "spec": spec_path, "cluster": cluster_path, "routing": routing, "options": raw}
-    directory = rendercache.cache_dir(env)
+    # A pipe (`<(...)`, `-`) can be read only once and has no stable identity: never cached.
+    regular = all(p is None or os.path.isfile(p) for p in (spec_path, cluster_path, routing))
+    directory = rendercache.cache_dir(env) if regular else None
     hit = rendercache.lookup(directory, request)
     if hit is not None:
         suffix, _, text = hit.partition("\n")
@@ -161,7 +166,7 @@ def _render(args, command: str = "render manifest") -> tuple[str, str]:
     spec = load_spec(spec_path, cluster)
     text, suffix, inputs = render_text(spec, cluster, cli_settings.options(args, env, raw))
     # A file edited while we rendered must not be remembered with the old text.
-    if all(os.stat(p).st_mtime < started for p in inputs):
+    if directory is not None and all(os.stat(p).st_mtime < started for p in inputs):
         rendercache.store(directory, request, inputs, f"{suffix}\n{text}")
     return text, suffix
 
@@ -184,7 +189,8 @@ def _render_routing(args) -> int:
     if plan.routing is None:
         raise ResolveError(f"{args.spec} has routing disabled; there is no routing layer to render",
                            spec.where(("routing",)), "routing")
-    sys.stdout.write(render_routing(plan, *expanded_inputs(spec, cluster)))
+    sys.stdout.write(render_routing(plan, *expanded_inputs(spec, cluster), options=opts,
+                                    routing_yaml=plan.routing.config_files[0][1] if opts.routing_profile else None))
     return 0
 
 

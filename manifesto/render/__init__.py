@@ -40,14 +40,15 @@ def render(spec, *, user: str, cluster=None, namespace: str = "default", **optio
 
 
 def render_kubernetes(spec, *, user: str, cluster=None, namespace: str = "default", **options) -> list[dict]:
-    """The Kubernetes objects (plain dicts, in apply order) for ``spec`` on ``cluster``."""
+    """The Kubernetes objects (plain dicts, in apply order) for ``spec`` on ``cluster``, as the
+    artifact holds them (with the artifact-digest annotation)."""
     from manifesto.service import plan_for
-    from manifesto.render.k8s import objects
+    from manifesto.render.k8s import objects, with_digest
 
     plan, _ = plan_for(spec, _cluster_of(spec, cluster), _options(user, namespace, **options))
     if plan.platform == "slurm":
         raise ValueError(f"cluster '{plan.cluster}' is a Slurm cluster; use render() for its batch script")
-    return objects(plan)
+    return with_digest(objects(plan))
 
 
 def render_to_yaml(objects: list[dict]) -> str:
