@@ -48,6 +48,9 @@ def target_path(address: str, *, root=None):
     targets = list_targets([address], root=root)
     if len(targets) != 1:
         raise BuildError(f"{address} names {len(targets)} targets; expected one")
+    if targets[0].kind == "deployment":
+        raise BuildError(f"{address} is a deployment target, not a file: `manifesto build {address}` writes its "
+                         f"artifact, which `manifesto deploy {address}` applies")
     return Path(find_workspace(root).root) / targets[0].path
 
 
