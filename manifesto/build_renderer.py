@@ -41,7 +41,7 @@ def render_pair(model: str, cluster: str, options: RenderOptions) -> Artifact:
     An error carries ``inputs``: the files read before it, so the build graph can cache the
     failure (or the skip) against exactly those bytes.
     """
-    from manifesto.catalog import images_path
+    from manifesto.catalog import PATHS_ONLY, images_path
     from manifesto.cluster import load_cluster
     from manifesto.errors import ManifestoError
     from manifesto.service import render_text
@@ -49,11 +49,12 @@ def render_pair(model: str, cluster: str, options: RenderOptions) -> Artifact:
 
     read = [os.path.realpath(model), os.path.realpath(cluster), str(images_path().resolve())]
     try:
-        c = load_cluster(cluster)
+        # Every input is a path: no catalog name, user catalog or environment can leak in.
+        c = load_cluster(cluster, search=PATHS_ONLY)
         read += c.loaded.files
-        s = load_spec(model, c)
+        s = load_spec(model, c, search=PATHS_ONLY)
         read += s.files
-        text, suffix, inputs = render_text(s, c, options_from(options))
+        text, suffix, inputs = render_text(s, c, options_from(options), PATHS_ONLY)
     except ManifestoError as exc:
         exc.inputs = tuple(sorted(set(read)))
         raise

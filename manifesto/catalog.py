@@ -3,16 +3,24 @@
 Two catalogs: the user's (``$MANIFESTO_CONFIG_HOME``, else ``$XDG_CONFIG_HOME/llm-manifesto``,
 else ``~/.config/llm-manifesto``) and the bundled one shipped with the package. A user
 entry shadows a bundled entry of the same name. Names may omit ``.yaml``.
+
+Where names resolve is a ``SearchPath`` value: its catalog roots in order, and the function
+that turns a build address (``//models/qwen:aggregated``) into a file. Callers that must
+not depend on the environment (the build graph) pass their own; everyone else gets the
+process default, which the CLI sets once at start-up (user catalog, bundled catalog and
+build addresses) and which otherwise is the user and bundled catalogs without addresses.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable
 
 from manifesto.errors import CatalogError, did_you_mean
 
-__all__ = ["KINDS", "bundled_root", "config_home", "find", "entries", "images_path"]
+__all__ = ["KINDS", "SearchPath", "PATHS_ONLY", "bundled_root", "config_home", "default_search", "use_search",
+           "find", "entries", "images_path"]
 
 KINDS = ("models", "clusters", "routing")
 
@@ -30,6 +38,39 @@ def config_home(environ: dict[str, str] | None = None) -> Path:
         return Path(env["MANIFESTO_CONFIG_HOME"])
     base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return Path(base) / "llm-manifesto"
+
+
+class SearchPath:
+    """Catalog roots (first wins) and the resolver for build addresses (None: not accepted)."""
+
+    __slots__ = ("roots", "addresses")
+
+    def __init__(self, roots: tuple[Path, ...] = (), addresses: Callable[[str], Path] | None = None) -> None:
+        self.roots = tuple(roots)
+        self.addresses = addresses
+
+
+#: Inputs named by path only: what a hermetic build renders with.
+PATHS_ONLY = SearchPath()
+
+_default: SearchPath | None = None
+
+
+def default_search(environ: dict[str, str] | None = None,
+                   addresses: Callable[[str], Path] | None = None) -> SearchPath:
+    """The user catalog of ``environ`` (default: the process environment), then the bundled one."""
+    return SearchPath((config_home(environ), bundled_root()), addresses)
+
+
+def use_search(search: SearchPath | None) -> None:
+    """Set the process default used when a lookup names no search path (None: back to the
+    environment's catalogs). The CLI calls this once, at its edge."""
+    global _default
+    _default = search
+
+
+def _search(search: SearchPath | None) -> SearchPath:
+    return search if search is not None else (_default or default_search())
 
 
 def images_path() -> Path:
@@ -57,25 +98,32 @@ def entries(kind: str, environ: dict[str, str] | None = None) -> list[tuple[str,
     return sorted(out)
 
 
-def find(kind: str, ref: str, environ: dict[str, str] | None = None) -> Path:
-    """A path for ``ref``: a build address (``//models/qwen:aggregated``), an existing file
-    path (or pipe: ``<(...)``; ``-`` is standard input), else a user or bundled catalog name."""
+def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: SearchPath | None = None) -> Path:
+    """A path for ``ref``: a build address (``//models/qwen:aggregated``) when the search path
+    resolves them, an existing file path (or pipe: ``<(...)``; ``-`` is standard input), else a name in the search path's catalogs.
+    ``environ`` (tests, ``config`` commands) selects that environment's user catalog."""
+    where = default_search(environ) if environ is not None and search is None else _search(search)
     if ref.startswith("//"):
-        from manifesto.build_graph.api import target_path
-
-        return target_path(ref)
+        if where.addresses is None:
+            raise CatalogError(f"'{ref}' is a build address; only the manifesto CLI resolves build addresses "
+                               "(pass a file path here)")
+        return where.addresses(ref)
     if ref == "-":
         return Path("/dev/stdin")
     path = Path(ref)
     if path.is_file() or (path.exists() and not path.is_dir()):  # a pipe, e.g. bash's <(...)
         return path
     name = ref[:-5] if ref.endswith(".yaml") else ref
-    for root in (config_home(environ), bundled_root()):
+    known: list[str] = []
+    for root in where.roots:
         table = _names(root, kind)
         if name in table:
             return table[name]
-    known = [e[0] for e in entries(kind, environ)]
+        known += [n for n in table if n not in known]
     singular = {"models": "model", "clusters": "cluster", "routing": "routing profile"}[kind]
+    if not where.roots:
+        raise CatalogError(f"no {singular} file '{ref}'")
+    known.sort()
     raise CatalogError(
         f"no {singular} '{ref}': not a file, and not in the user or bundled catalog"
         f"{did_you_mean(name, known)}" + (f"; known: {', '.join(known)}" if len(known) <= 12 else "")

@@ -33,11 +33,11 @@ class Cluster:
         return self.loaded.locs.find(path)
 
 
-def load_cluster(ref: str | Path) -> Cluster:
-    """Load a cluster profile by path or catalog name."""
+def load_cluster(ref: str | Path, *, search=None) -> Cluster:
+    """Load a cluster profile by path or catalog name (``search``: a catalog.SearchPath)."""
     from manifesto.catalog import find
     from manifesto.load import load_cluster_file
 
-    path = find("clusters", str(ref))
+    path = find("clusters", str(ref), search=search)
     profile, loaded = load_cluster_file(path)
     return Cluster(profile, loaded, str(path))

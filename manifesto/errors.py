@@ -31,6 +31,7 @@ __all__ = [
     "BuildError",
     "OpsError",
     "did_you_mean",
+    "format_path",
     "show_value",
 ]
 
@@ -125,6 +126,17 @@ class BuildError(ManifestoError):
 
 class OpsError(ManifestoError):
     pass
+
+
+def format_path(path: tuple) -> str:
+    """``("roles", 0, "lws", "size")`` -> ``roles[0].lws.size``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
 
 
 def did_you_mean(word: str, choices) -> str:

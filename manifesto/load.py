@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from manifesto.errors import ExtendsError, ManifestoError, Origin, SchemaError, did_you_mean, show_value
-from manifesto.yamlio import Locations, format_path, load_yaml
+from manifesto.errors import format_path
+from manifesto.yamlio import Locations, load_yaml
 
 __all__ = ["Loaded", "load_model_data", "validate", "load_model", "load_cluster_file", "load_typed", "DELETE"]
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 
-__all__ = ["cache_dir", "lookup", "store"]
+__all__ = ["cache_dir", "lookup", "store", "render_cached"]
 
 _VERSION = 1
 
@@ -85,3 +86,37 @@ def store(directory: Path | None, request: dict, inputs: list[str], text: str) -
         write_atomic(_entry_path(directory, request), json.dumps(entry))
     except OSError:
         pass  # a cache that cannot be written is only slower
+
+
+def render_cached(directory: Path | None, *, command: str, spec: str, cluster: str, routing: str | None,
+                  options: dict) -> tuple[str, str]:
+    """(text, suffix) of rendering ``spec`` for ``cluster``, from the cache when it is still valid.
+
+    ``spec``, ``cluster`` and ``routing`` are the resolved file paths and ``options`` the plain
+    resolution options (:class:`manifesto.resolve.plan.Options` fields); together with
+    ``command`` they are the cache key. A miss renders and stores the result, unless an input
+    file changed while it rendered.
+    """
+    started = time.time()
+    if not all(p is None or os.path.isfile(p) for p in (spec, cluster, routing)):
+        directory = None  # a pipe (`<(...)`, `-`) can be read once and has no stable identity
+    request = {"command": command, "spec": spec, "cluster": cluster, "routing": routing, "options": options}
+    hit = lookup(directory, request)
+    if hit is not None:
+        suffix, _, text = hit.partition("\n")
+        return text, suffix
+
+    import msgspec
+
+    from manifesto.cluster import load_cluster
+    from manifesto.resolve.plan import Options
+    from manifesto.service import render_text
+    from manifesto.spec import load_spec
+
+    loaded_cluster = load_cluster(cluster)
+    text, suffix, inputs = render_text(load_spec(spec, loaded_cluster), loaded_cluster,
+                                       msgspec.convert(options, Options))
+    # A file edited while we rendered must not be remembered with the old text.
+    if directory is not None and all(os.stat(p).st_mtime < started for p in inputs):
+        store(directory, request, inputs, f"{suffix}\n{text}")
+    return text, suffix

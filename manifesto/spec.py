@@ -29,12 +29,19 @@ class Spec:
     def where(self, path: tuple):
         return self.loaded.locs.find(path)
 
+    def resolve(self, cluster, options):
+        """(Plan, files read) of this spec on ``cluster`` with ``options`` (a resolve.plan.Options)."""
+        from manifesto.service import plan_for
 
-def load_spec(ref: str | Path, cluster=None) -> Spec:
-    """Load a model spec by path or catalog name. ``cluster`` (optional) is remembered for render()."""
+        return plan_for(self, cluster, options)
+
+
+def load_spec(ref: str | Path, cluster=None, *, search=None) -> Spec:
+    """Load a model spec by path or catalog name (``search``: a catalog.SearchPath).
+    ``cluster`` (optional) is remembered for render()."""
     from manifesto.catalog import find
     from manifesto.load import load_model
 
-    path = find("models", str(ref))
+    path = find("models", str(ref), search=search)
     model, loaded = load_model(path)
     return Spec(model, loaded, str(path), cluster)

@@ -18,12 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from manifesto.resolve.names import COMPUTE_DOMAIN_CLAIM
+
 __all__ = [
     "COMPUTE_DOMAIN_CLAIM", "PlatformClaim", "PodPlacement", "AcceleratorSettings", "WorkloadSettings",
     "workload_settings",
 ]
 
-COMPUTE_DOMAIN_CLAIM = "compute-domain-channel"
 
 
 @dataclass(frozen=True)
@@ -104,23 +105,19 @@ def _placement(profile) -> PodPlacement:
 
 
 def _accelerator(profile, name: str, placement: PodPlacement) -> AcceleratorSettings:
-    prof = profile.accelerators.profiles[name]
-    alloc = prof.allocation
-    backend = alloc.backend if alloc else "extended_resource"
+    from manifesto.resolve.accelerator import project_accelerator
+
+    acc = project_accelerator(profile, name)
     selector = dict(profile.pod_defaults.node_selector)
-    if prof.presence_label:
-        selector[prof.presence_label] = "true"
-    selector.update(prof.node_selector)
-    claims = ((PlatformClaim(COMPUTE_DOMAIN_CLAIM, prof.compute_domain.resource_claim_template_name),)
-              if prof.compute_domain else ())
+    if acc.presence_label:
+        selector[acc.presence_label] = "true"
+    selector.update(acc.node_selector)
+    claims = ((PlatformClaim(COMPUTE_DOMAIN_CLAIM, acc.compute_domain_template),)
+              if acc.compute_domain_template else ())
     kueue = profile.kueue
     return AcceleratorSettings(
-        name=name, backend=backend,
-        resource_name=(alloc.extended_resource.resource_name if alloc and alloc.extended_resource
-                       else None if alloc else prof.resource_name),
-        device_class_name=alloc.dra.device_class_name if alloc and alloc.dra else None,
-        gpus_per_node=prof.gpus_per_node or profile.gpus_per_node,
-        node_selector=dict(sorted(selector.items())),
+        name=name, backend=acc.backend, resource_name=acc.resource_name, device_class_name=acc.device_class_name,
+        gpus_per_node=acc.gpus_per_node, node_selector=dict(sorted(selector.items())),
         queue_name=kueue.local_queue if kueue else None, priority_class=kueue.priority_class if kueue else None,
         claims=claims, placement=placement,
     )

@@ -15,7 +15,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
-from manifesto.errors import Origin, YamlSyntaxError, show_value
+from manifesto.errors import Origin, YamlSyntaxError, format_path, show_value
 
 __all__ = ["Locations", "load_yaml", "parse_yaml", "format_path"]
 
@@ -55,17 +55,6 @@ class Locations:
         for k, v in other.table.items():
             if k or prefix not in self.table:
                 self.table[prefix + k] = v
-
-
-def format_path(path: PathKey) -> str:
-    """``("roles", 0, "lws", "size")`` -> ``roles[0].lws.size``."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
 
 
 def load_yaml(path: str | Path, display: str | None = None) -> tuple[Any, Locations]:

@@ -15,7 +15,7 @@ from manifesto.cluster import load_cluster
 from manifesto.service import plan_for
 from manifesto.render.k8s.idle import SCRIPT_ANNOTATION, controller_script, expected_targets, idle_objects
 from manifesto.render.k8s.model import model_objects
-from manifesto.render.yamlemit import dump_all
+from manifesto.yamlemit import dump_all
 from manifesto.resolve.plan import Options
 from manifesto.spec import load_spec
 

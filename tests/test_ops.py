@@ -102,7 +102,7 @@ def test_deploy_with_routing_prunes_nothing_when_frontend_unchanged(fake):
 
 def test_frontend_change_prunes_the_other_frontend(fake, tmp_path):
     assert _deploy(fake, _gateway_spec(tmp_path))[0] == 0
-    from manifesto.render.k8s import names
+    from manifesto.resolve import names
 
     assert fake.objects("Gateway") == [names.gateway("qwen3-30b")]
     gw_cms = set(fake.objects("ConfigMap"))
@@ -284,7 +284,7 @@ def test_file_diff_and_apply(fake, tmp_path):
     from manifesto.cluster import load_cluster
     from manifesto.service import plan_for
     from manifesto.render.k8s import objects
-    from manifesto.render.yamlemit import dump_all
+    from manifesto.yamlemit import dump_all
     from manifesto.resolve.plan import Options
     from manifesto.spec import load_spec
 
@@ -453,7 +453,7 @@ def test_ready_gateway_needs_programmed(fake, tmp_path):
     _mark_ready(fake, "qwen3-30b", {"decode": 2})
     args = ("ready", spec, "--cluster", GB200, "--user", "u", "--namespace", "ns", "--timeout", "0")
     rc, _, err = fake.run(*args)
-    from manifesto.render.k8s import names
+    from manifesto.resolve import names
 
     assert rc == 1 and err.strip().endswith(f"Gateway {names.gateway('qwen3-30b')} not programmed")
     state = fake.state

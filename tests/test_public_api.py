@@ -14,7 +14,7 @@ PUBLIC = {
                            "WorkloadSettings", "workload_settings"],
     "manifesto.errors": ["Origin", "ManifestoError", "InputError", "YamlSyntaxError", "SchemaError",
                          "ExtendsError", "ExpressionError", "CatalogError", "ResolveError",
-                         "IncompatiblePairError", "BuildError", "OpsError", "did_you_mean", "show_value"],
+                         "IncompatiblePairError", "BuildError", "OpsError", "did_you_mean", "format_path", "show_value"],
 }
 
 

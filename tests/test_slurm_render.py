@@ -66,7 +66,7 @@ def plan_of(model, cluster, **options):
 
 
 def render_plan(plan, spec, cl) -> str:
-    from manifesto.service import expanded_inputs
+    from manifesto.render import expanded_inputs
     from manifesto.render.slurm import render_slurm
 
     return render_slurm(plan, *expanded_inputs(spec, cl))
@@ -403,7 +403,7 @@ ONE_GPU = (REPO_ROOT / "models" / "qwen" / "qwen3-0.6b.yaml").read_text()
 
 
 def test_quantities_and_image_names():
-    from manifesto.render.slurm.quantity import cpus, mebibytes
+    from manifesto.quantity import cpus, mebibytes
     from manifesto.render.slurm.runtime import apptainer_image, enroot_image
 
     assert [cpus(q) for q in ("8", "500m", "2.5", "0.1", "14")] == [8, 1, 3, 1, 14]
@@ -613,7 +613,7 @@ def test_render_is_deterministic():
 def test_header_and_ignored_kubernetes_requests(shared_dir):
     """The provenance header opens the script; Kubernetes-only pod requests (ephemeral storage)
     are listed as not applied instead of failing the pair."""
-    from manifesto.service import expanded_inputs
+    from manifesto.render import expanded_inputs
     from manifesto.render.header import provenance_header
 
     model = shared_dir / UPSTREAM / "models" / "qwen" / "qwen3-0.6b.yaml"

@@ -19,7 +19,7 @@ from manifesto.errors import IncompatiblePairError, ResolveError, SchemaError
 from manifesto.load import load_typed
 from manifesto.render.k8s.common import KUEUE_PRIORITY, KUEUE_QUEUE
 from manifesto.render.k8s.workload_ir import workload_objects
-from manifesto.render.yamlemit import dump_all
+from manifesto.yamlemit import dump_all
 from manifesto.schema.workload import Workload
 from manifesto.workload import PlatformClaim, workload_settings
 

@@ -81,7 +81,7 @@ class _Checker:
 
     def fail(self, path: tuple, message: str):
         from manifesto.errors import BuildError
-        from manifesto.yamlio import format_path
+        from manifesto.errors import format_path
 
         raise BuildError(message, origin_of(self.table, self.display, path), format_path(path))
 

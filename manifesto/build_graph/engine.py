@@ -296,7 +296,7 @@ class Session:
         from manifesto.build_graph.executor import Settings, run_jobs
 
         settings = Settings(self.ws.root, self.renderer, self.ws.out_dir, self.ws.tasks_dir,
-                            self.write, self.started_ns, self.ws.no_home)
+                            self.write, self.started_ns)
         total = len(jobs)
         self.saved_ns = time.monotonic_ns()
 

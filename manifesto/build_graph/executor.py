@@ -39,11 +39,11 @@ class _Slots:
 class Settings(_Slots):
     """What every job of one build shares."""
 
-    __slots__ = ("root", "renderer", "out_dir", "tasks_dir", "write", "started_ns", "home")
+    __slots__ = ("root", "renderer", "out_dir", "tasks_dir", "write", "started_ns")
 
-    def __init__(self, root, renderer, out_dir, tasks_dir, write, started_ns, home) -> None:
+    def __init__(self, root, renderer, out_dir, tasks_dir, write, started_ns) -> None:
         self.root, self.renderer, self.out_dir, self.tasks_dir = root, renderer, out_dir, tasks_dir
-        self.write, self.started_ns, self.home = write, started_ns, home
+        self.write, self.started_ns = write, started_ns
 
 
 class Job(_Slots):
@@ -82,7 +82,6 @@ def _init(settings: Settings, render=None, worker: bool = False) -> None:
     _settings, _render = settings, render
     if worker:
         _exit_with_parent(os.getppid())
-        renderers.hermetic_env(settings.home).__enter__()
     renderers.load(settings.renderer)
 
 
@@ -105,10 +104,9 @@ def _exit_with_parent(parent: int) -> None:
 def run_jobs(jobs: list, settings: Settings, n_jobs: int, on_result, render=None) -> None:
     """Run ``jobs``, calling ``on_result(result)`` as each one finishes."""
     if n_jobs <= 1 or len(jobs) <= 1 or render is not None:
-        with renderers.hermetic_env(settings.home):
-            _init(settings, render)
-            for job in jobs:
-                on_result(execute(job))
+        _init(settings, render)
+        for job in jobs:
+            on_result(execute(job))
         return
     _run_pool(jobs, settings, min(n_jobs, len(jobs)), on_result)
 

@@ -126,7 +126,7 @@ class _Builder:
     def fail(self, path: tuple, message: str):
         from manifesto.build_graph.buildfile import origin_of
         from manifesto.errors import BuildError
-        from manifesto.yamlio import format_path
+        from manifesto.errors import format_path
 
         raise BuildError(message, origin_of(self.locations, self.display, path), format_path(path))
 

@@ -9,24 +9,22 @@ A renderer is a module providing::
 The product's renderer is ``manifesto.build_renderer``. Engine tests substitute a small fake
 through ``MANIFESTO_BUILD_RENDERER`` (a module name), read once at the CLI edge;
 the module name is part of the code fingerprint, so switching renderers rebuilds.
-Renders run with a scrubbed environment: no ``$USER``, kube config, user catalog or
-``MANIFESTO_*`` setting can leak into an artifact.
+A renderer must be a function of its arguments alone: the product's renderer reads
+every input by path and never consults the user catalog or the environment, so no
+``$USER``, kube config or ``MANIFESTO_*`` setting can reach an artifact.
 """
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["DEFAULT", "ENV_VAR", "OPTION_FIELDS", "hermetic_env", "load", "renderer_name"]
+__all__ = ["DEFAULT", "ENV_VAR", "OPTION_FIELDS", "load", "renderer_name"]
 
 DEFAULT = "manifesto.build_renderer"
 #: The fields of ``RenderOptions``, in the order the build keeps them.
 OPTION_FIELDS = ("user", "namespace", "routing_profile", "idle_shutdown", "idle_timeout_minutes")
 ENV_VAR = "MANIFESTO_BUILD_RENDERER"
 
-# Variables a renderer could turn into output; they are removed while rendering.
-_SCRUBBED = ("USER", "LOGNAME", "USERNAME", "KUBECONFIG", "XDG_CONFIG_HOME", "EDITOR")
-_SCRUBBED_PREFIXES = ("MANIFESTO_",)
 
 _loaded: dict[str, object] = {}
 
@@ -46,26 +44,3 @@ def load(name: str):
         module = importlib.import_module(name)
         _loaded[name] = module
     return module
-
-
-class hermetic_env:
-    """Context manager: remove user- and cluster-specific variables, restore after.
-
-    ``HOME`` points at an empty directory name so no ``~/.config`` catalog is found.
-    """
-
-    def __init__(self, home: str) -> None:
-        self.home = home
-        self.saved: dict[str, str] = {}
-
-    def __enter__(self) -> "hermetic_env":
-        for name in list(os.environ):
-            if name in _SCRUBBED or name.startswith(_SCRUBBED_PREFIXES) or name == "HOME":
-                self.saved[name] = os.environ.pop(name)
-        os.environ["HOME"] = self.home
-        return self
-
-    def __exit__(self, *exc) -> None:
-        os.environ.pop("HOME", None)
-        os.environ.update(self.saved)
-        self.saved = {}

@@ -29,11 +29,6 @@ class Workspace:
         rel = os.path.relpath(self.buildfile)
         return self.buildfile if rel.startswith("..") else rel
 
-    @property
-    def no_home(self) -> str:
-        """A HOME for renders that holds no user configuration (it does not exist)."""
-        return os.path.join(self.cache_dir, "no-home")
-
     def out_key(self, rel: str) -> str:
         """The stat-cache key of the artifact ``out/<rel>``."""
         return f"out/{rel}"

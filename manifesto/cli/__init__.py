@@ -63,12 +63,23 @@ def _command_word(argv: list[str]) -> str:
     return next((a for a in argv if not a.startswith("-")), "")
 
 
+def _build_address(ref: str):
+    """The file a build address names, through the workspace's BUILD.yaml."""
+    from manifesto.build_graph.api import target_path
+
+    return target_path(ref)
+
+
 def main(argv: list[str] | None = None) -> int:
     from manifesto.errors import ManifestoError
 
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = get_parser(_command_word(argv))
     args = parser.parse_args(argv)
+    from manifesto import catalog
+
+    # Names resolve in the user and bundled catalogs; the CLI also accepts build addresses.
+    catalog.use_search(catalog.default_search(addresses=_build_address))
     try:
         return int(args.func(args) or 0)
     except ManifestoError as exc:

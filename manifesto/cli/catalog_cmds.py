@@ -67,7 +67,7 @@ def export_entry(kind: str, name: str, output: str, force: bool) -> int:
 
     from manifesto.catalog import find
     from manifesto.fsutil import write_atomic
-    from manifesto.render.yamlemit import dump_yaml
+    from manifesto.yamlemit import dump_yaml
 
     source = find(kind, name)
     data = _validate(kind, Path(source))

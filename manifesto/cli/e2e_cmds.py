@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 
+from manifesto.cli.common import kube, load_cluster_for, refuse_slurm_cluster, settings
+
 __all__ = ["register"]
 
 
@@ -52,22 +54,19 @@ def _plan(args, env, namespace: str):
 def _e2e(args) -> int:
     import secrets
 
-    from manifesto.cli import settings as cli_settings
-    from manifesto.cli.ops_cmds import _kube, _refuse_slurm_cluster
-    from manifesto.cluster import load_cluster
     from manifesto.errors import OpsError
     from manifesto.ops.e2e import check_namespace_name, default_namespace, run_e2e, swap_storage
     from manifesto.render.k8s import objects
     from manifesto.spec import load_spec
 
-    env = cli_settings.settings()
+    env = settings()
     if not env.get("HF_TOKEN", "").strip():
         raise OpsError("HF_TOKEN is not set; set it in the environment or .env (test e2e creates hf-secret "
                        "in its namespace)")
     if args.timeout <= 0:
         raise OpsError(f"--timeout {args.timeout:g}: expected a positive number of seconds")
-    cluster = load_cluster(cli_settings.pick_cluster(args.cluster, env, args.context))
-    _refuse_slurm_cluster(cluster, "test e2e")
+    cluster = load_cluster_for(args, env)
+    refuse_slurm_cluster(cluster, "test e2e")
     args._cluster, args._spec = cluster, load_spec(args.spec, cluster)
     if args.namespace:
         namespace = check_namespace_name(args.namespace)
@@ -83,5 +82,5 @@ def _e2e(args) -> int:
     image = args.image or plan.images.get("test.e2e")
     if not image:
         raise OpsError("no test Job image: pass --image or set images.test.e2e in the image catalog")
-    return run_e2e(_kube(env, namespace, args.context), plan, objs, env, image=image, timeout=args.timeout,
+    return run_e2e(kube(env, namespace, args.context), plan, objs, env, image=image, timeout=args.timeout,
                    ready_timeout=args.ready_timeout, keep_namespace=args.keep_namespace, interval=args.interval)

@@ -44,13 +44,10 @@ def current_user(explicit: str | None, env: dict[str, str]) -> str:
 
 
 def _kubectl(*args: str) -> str | None:
-    import subprocess
+    """A quick kubeconfig read through the one kubectl runner; None when it fails or says nothing."""
+    from manifesto.ops.kubectl import config_value
 
-    try:
-        proc = subprocess.run(["kubectl", *args], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else None
+    return config_value(*args)
 
 
 def kube_context(explicit: str | None) -> str | None:

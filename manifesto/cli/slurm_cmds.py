@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["register", "submit"]
+from manifesto.cli.common import slurm_cluster, slurm_submit, spec_args
+
+__all__ = ["register"]
 
 
-def register(sub, add, spec_args) -> None:
+def register(sub, add) -> None:
     slurm = add(sub, "slurm", help="submit, list and cancel Slurm jobs (locally or over ssh)")
     ssub = slurm.add_subparsers(dest="slurm_action", metavar="ACTION")
     ssub.required = True
     p = add(ssub, "submit", help="render a spec for a Slurm cluster and submit it with sbatch")
     spec_args(p)
     p.add_argument("--test-only", action="store_true", help="validate with sbatch --test-only; submit nothing")
-    p.set_defaults(func=submit)
+    p.set_defaults(func=slurm_submit)
     p = add(ssub, "servers", help="list your Manifesto jobs")
     p.add_argument("--cluster", "-c", help="Slurm cluster profile: a path or catalog name")
     p.add_argument("--context", help="kube context used to pick a cluster profile")
@@ -27,37 +29,10 @@ def register(sub, add, spec_args) -> None:
     p.set_defaults(func=_stop)
 
 
-def _slurm_cluster(args):
-    from manifesto.cli import settings as cli_settings
-    from manifesto.cluster import load_cluster
-    from manifesto.errors import OpsError
-
-    cluster = load_cluster(cli_settings.pick_cluster(args.cluster, cli_settings.settings(), args.context))
-    if cluster.platform != "slurm":
-        raise OpsError(f"cluster '{cluster.name}' is not a Slurm cluster (platform: {cluster.platform})")
-    return cluster
-
-
-def submit(args) -> int:
-    """Render (through the render cache) and submit; prints the job ID on stdout."""
-    from manifesto.cli.commands import _render
-    from manifesto.ops import slurm
-
-    cluster = _slurm_cluster(args)
-    text, _ = _render(args)
-    s = cluster.profile.slurm
-    proc = slurm.run(slurm.submit_call(text, s.ssh_host if s else None, args.test_only))
-    if args.test_only:
-        print((proc.stderr or proc.stdout).strip(), file=sys.stderr)  # sbatch answers on stderr
-        return 0
-    print(slurm.job_id(proc.stdout))
-    return 0
-
-
 def _servers(args) -> int:
     from manifesto.ops import slurm
 
-    cluster = _slurm_cluster(args)
+    cluster = slurm_cluster(args)
     s = cluster.profile.slurm
     rows = slurm.parse_servers(slurm.run(slurm.servers_call(s.ssh_host if s else None)).stdout)
     if args.output == "name":
@@ -76,7 +51,7 @@ def _servers(args) -> int:
 def _stop(args) -> int:
     from manifesto.ops import slurm
 
-    cluster = _slurm_cluster(args)
+    cluster = slurm_cluster(args)
     s = cluster.profile.slurm
     slurm.run(slurm.stop_call(args.job, s.ssh_host if s else None))
     print(f"cancelled {args.job}", file=sys.stderr)

@@ -39,7 +39,7 @@ def render_workload_text(file: str, cluster, accelerator: str | None, namespace:
     """Load ``file``, lower it with ``cluster``'s settings, and return YAML with a provenance header."""
     from manifesto.load import load_typed
     from manifesto.render.k8s.workload_ir import workload_objects
-    from manifesto.render.yamlemit import dump_all
+    from manifesto.yamlemit import dump_all
     from manifesto.schema.workload import Workload
     from manifesto.workload import workload_settings
 
@@ -51,11 +51,10 @@ def render_workload_text(file: str, cluster, accelerator: str | None, namespace:
 
 
 def _render_workload(args) -> int:
-    from manifesto.cli import settings as cli_settings
-    from manifesto.cluster import load_cluster
+    from manifesto.cli.common import load_cluster_for, pick_namespace, settings
 
-    env = cli_settings.settings()
-    cluster = load_cluster(cli_settings.pick_cluster(args.cluster, env, args.context))
-    namespace = cli_settings.pick_namespace(args.namespace, env, args.context)
+    env = settings()
+    cluster = load_cluster_for(args, env)
+    namespace = pick_namespace(args, env)
     sys.stdout.write(render_workload_text(args.file, cluster, args.accelerator, namespace))
     return 0

@@ -12,13 +12,14 @@ import sys
 from manifesto.errors import OpsError
 from manifesto.ops.discovery import Live, list_types, selector
 from manifesto.ops.kubectl import Kube, is_not_found, run
+from manifesto.resolve.names import KUEUE_QUEUE_LABEL, MANAGED_BY, MANAGED_BY_LABEL
 
 __all__ = ["SECRET", "secret_manifest", "ensure_secret", "required_apis", "check_apis", "pod_requests",
            "check_kueue", "check_dra", "transitions", "frontend_leftovers", "apply_objects", "deploy",
            "deploy_routing", "manifest_file", "file_diff", "file_apply"]
 
 SECRET = "hf-secret"
-QUEUE = "kueue.x-k8s.io/queue-name"
+QUEUE = KUEUE_QUEUE_LABEL
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 DRA_API = "resource.k8s.io/v1"
 KUEUE_GROUP = "kueue.x-k8s.io/"
@@ -36,7 +37,7 @@ def secret_manifest(namespace: str, token: str) -> str:
     return json.dumps({
         "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
         "metadata": {"name": SECRET, "namespace": namespace,
-                     "labels": {"app.kubernetes.io/managed-by": "manifesto"}},
+                     "labels": {MANAGED_BY_LABEL: MANAGED_BY}},
         "stringData": {"HF_TOKEN": token},
     })
 
@@ -176,7 +177,7 @@ FRONTEND_KINDS = ("ConfigMap", "Gateway", "HTTPRoute")
 
 def frontend_leftovers(instance: str, frontend: str, live: list[Live]) -> list[Live]:
     """Objects of the other routing frontend that carry ``instance``'s labels."""
-    from manifesto.render.k8s import names
+    from manifesto.resolve import names
 
     if frontend == "gateway":
         other = {("ConfigMap", names.envoy_config(instance))}
@@ -194,7 +195,7 @@ def _delete(kube: Kube, objs: list[Live], *extra: str) -> None:
 # -- apply ------------------------------------------------------------------------------
 
 def apply_objects(kube: Kube, objs: list[dict]) -> None:
-    from manifesto.render.yamlemit import dump_all
+    from manifesto.yamlemit import dump_all
 
     result = run(kube.write("apply", "-f", "-", stdin=dump_all(objs)))
     sys.stdout.write(result.stdout)

@@ -5,14 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from manifesto.ops.kubectl import Kube, is_not_served, run
+from manifesto.resolve.names import COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY_LABEL, OWNER_LABEL
 
 __all__ = ["MANAGED", "INSTANCE", "COMPONENT", "OWNER", "TYPES", "Live", "selector", "list_types", "discover",
            "group_by_instance", "resource_of"]
 
-MANAGED = "app.kubernetes.io/managed-by"
-INSTANCE = "app.kubernetes.io/instance"
-COMPONENT = "app.kubernetes.io/component"
-OWNER = "llm-d.ai/owner"
+MANAGED = MANAGED_BY_LABEL
+INSTANCE = INSTANCE_LABEL
+COMPONENT = COMPONENT_LABEL
+OWNER = OWNER_LABEL
 
 # Every namespaced type Manifesto renders (plus pods), as fully qualified resource names.
 TYPES: dict[str, str] = {

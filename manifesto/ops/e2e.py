@@ -14,6 +14,7 @@ import sys
 
 from manifesto.errors import OpsError
 from manifesto.ops.kubectl import Kube, run
+from manifesto.resolve.names import COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL
 
 __all__ = ["default_namespace", "swap_storage", "target_url", "e2e_job", "namespace_manifest", "create_namespace",
            "delete_namespace", "wait_job", "job_logs", "run_e2e", "SCRIPT", "PULL_SLACK"]
@@ -133,7 +134,7 @@ print("e2e: PASS", flush=True)
 
 def target_url(plan) -> str:
     """The router Service (standalone), the Gateway, or the model's serving Service."""
-    from manifesto.render.k8s import names
+    from manifesto.resolve import names
     from manifesto.render.k8s.model import serving_service_name
 
     ns = plan.namespace
@@ -152,7 +153,7 @@ def target_url(plan) -> str:
 def e2e_job(plan, image: str, timeout: float) -> dict:
     """An unprivileged, CPU-only batch/v1 Job that runs :data:`SCRIPT` against :func:`target_url`."""
     labels = {**{k: v for k, v in plan.labels.items() if not k.startswith("kueue.x-k8s.io/")},
-              "app.kubernetes.io/component": COMPONENT}
+              COMPONENT_LABEL: COMPONENT}
     pod_security: dict = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
     if plan.platform != "openshift":  # OpenShift's restricted SCC assigns the UID itself
         pod_security.update(runAsUser=65534, runAsGroup=65534)
@@ -191,11 +192,11 @@ def e2e_job(plan, image: str, timeout: float) -> dict:
 # -- cluster steps ----------------------------------------------------------------------
 
 def namespace_manifest(name: str, plan) -> str:
-    labels = {"app.kubernetes.io/managed-by": "manifesto", "app.kubernetes.io/component": COMPONENT,
-              "app.kubernetes.io/instance": plan.instance}
-    owner = plan.labels.get("llm-d.ai/owner")
+    labels = {MANAGED_BY_LABEL: MANAGED_BY, COMPONENT_LABEL: COMPONENT,
+              INSTANCE_LABEL: plan.instance}
+    owner = plan.labels.get(OWNER_LABEL)
     if owner:
-        labels["llm-d.ai/owner"] = owner
+        labels[OWNER_LABEL] = owner
     return json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}})
 
 

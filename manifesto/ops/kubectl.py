@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 from manifesto.errors import OpsError
 
-__all__ = ["Call", "Result", "Kube", "run", "failure", "settings_from_env", "is_not_served", "is_not_found", "is_transient"]
+__all__ = ["Call", "Result", "Kube", "run", "failure", "settings_from_env", "config_value", "is_not_served",
+           "is_not_found", "is_transient"]
 
 _TRANSIENT = (
     "unable to connect to the server", "connection refused", "connection reset", "i/o timeout",
@@ -185,3 +186,15 @@ def failure(call: Call, result: Result) -> str:
     last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else f"exit {result.returncode}"
     tried = f" after {result.attempts} attempts" if result.attempts > 1 else ""
     return f"`{call.show()}` failed{tried}: {last}"
+
+
+def config_value(*args: str, timeout: float = 10.0) -> str | None:
+    """Stdout of one bounded, unretried ``kubectl ARGS`` kubeconfig read (``config current-context``,
+    ``config view --minify -o jsonpath=...``); None when kubectl is missing, fails, times out or
+    prints nothing, so callers fall back to their defaults."""
+    try:
+        result = run(Call(("kubectl", *args), timeout=timeout, check=False))
+    except OpsError:
+        return None
+    out = result.stdout.strip()
+    return out if result.ok and out else None

@@ -130,7 +130,7 @@ def _condition(obj: dict, kind: str) -> bool:
 
 def ready_report(plan, pods: list[dict], epp: dict | None, gateway: dict | None) -> list[str]:
     """What is not ready yet, as short phrases (empty when everything is)."""
-    from manifesto.render.k8s import names
+    from manifesto.resolve import names
 
     waiting = []
     for role in plan.roles:
@@ -156,7 +156,7 @@ def _get_json(kube: Kube, *args: str) -> dict | None:
 def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=None, sleep=None) -> None:
     import time
 
-    from manifesto.render.k8s import names
+    from manifesto.resolve import names
 
     clock = clock or time.monotonic
     sleep = sleep or time.sleep

@@ -15,7 +15,7 @@ serialises such a list.
 
 from __future__ import annotations
 
-__all__ = ["render", "render_kubernetes", "render_to_yaml"]
+__all__ = ["render", "render_kubernetes", "render_to_yaml"]  # artifact_text, expanded_inputs: internal
 
 
 def _options(user: str, namespace: str, **extra):
@@ -33,26 +33,59 @@ def _cluster_of(spec, cluster):
 
 def render(spec, *, user: str, cluster=None, namespace: str = "default", **options) -> str:
     """Artifact text for ``spec`` on ``cluster``; ``options`` are Options fields (vllm_env, ...)."""
-    from manifesto.service import render_text
-
-    text, _, _ = render_text(spec, _cluster_of(spec, cluster), _options(user, namespace, **options))
-    return text
+    cluster = _cluster_of(spec, cluster)
+    opts = _options(user, namespace, **options)
+    plan, _ = spec.resolve(cluster, opts)
+    return artifact_text(plan, spec, cluster, opts)[0]
 
 
 def render_kubernetes(spec, *, user: str, cluster=None, namespace: str = "default", **options) -> list[dict]:
     """The Kubernetes objects (plain dicts, in apply order) for ``spec`` on ``cluster``, as the
     artifact holds them (with the artifact-digest annotation)."""
-    from manifesto.service import plan_for
     from manifesto.render.k8s import objects, with_digest
 
-    plan, _ = plan_for(spec, _cluster_of(spec, cluster), _options(user, namespace, **options))
+    plan, _ = spec.resolve(_cluster_of(spec, cluster), _options(user, namespace, **options))
     if plan.platform == "slurm":
         raise ValueError(f"cluster '{plan.cluster}' is a Slurm cluster; use render() for its batch script")
     return with_digest(objects(plan))
 
 
+def expanded_inputs(spec, cluster) -> tuple[str, str]:
+    """The flattened model YAML and the cluster YAML, for the provenance header."""
+    from manifesto.yamlemit import dump_yaml
+
+    return dump_yaml(spec.loaded.data), dump_yaml(cluster.loaded.data)
+
+
+def _routing_yaml(plan, options) -> str | None:
+    """The text of a --routing-profile that shaped the plan (None when it did not)."""
+    if options is None or options.routing_profile is None or plan.routing is None:
+        return None
+    return plan.routing.config_files[0][1]
+
+
+def artifact_text(plan, spec, cluster, options=None) -> tuple[str, str]:
+    """(text, suffix) of ``plan`` for its platform; ``spec`` and ``cluster`` are the loaded
+    inputs, written into the provenance header with the ``options`` that shaped the plan,
+    and used to place a refusal in its file."""
+    model_yaml, cluster_yaml = expanded_inputs(spec, cluster)
+    header = {"options": options, "routing_yaml": _routing_yaml(plan, options)}
+    if plan.platform == "slurm":
+        from manifesto.errors import ResolveError
+        from manifesto.render.slurm import SlurmUnsupported, render_slurm
+
+        try:
+            return render_slurm(plan, model_yaml, cluster_yaml, **header), ".sbatch"
+        except SlurmUnsupported as exc:  # point at the field in the file the refusal is about
+            where = spec.where if exc.source == "spec" else cluster.where
+            raise ResolveError(exc.message, where(exc.fields), exc.path) from None
+    from manifesto.render.k8s import render_manifest
+
+    return render_manifest(plan, model_yaml, cluster_yaml, **header), ".yaml"
+
+
 def render_to_yaml(objects: list[dict]) -> str:
     """Multi-document YAML for a list of objects (no provenance header)."""
-    from manifesto.render.yamlemit import dump_all
+    from manifesto.yamlemit import dump_all
 
     return dump_all(objects)

@@ -7,14 +7,19 @@ they are about through the ``where`` callback (path tuple -> Origin).
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any
 
-from manifesto.errors import IncompatiblePairError, ManifestoError, Origin, ResolveError, did_you_mean
+import msgspec
+
+from manifesto.errors import IncompatiblePairError, Origin, ResolveError, did_you_mean, format_path
 from manifesto.expr import evaluate
 from manifesto.resolve import features as feats
+from manifesto.resolve.accelerator import project_accelerator
 from manifesto.resolve.args import DEFAULT_QUIET_ENDPOINTS, to_args
+from manifesto.resolve.failures import Where, fail as _fail
 from manifesto.resolve.identity import instance_labels, instance_name, role_labels, role_selector
 from manifesto.resolve.layout import plan_layout
+from manifesto.resolve.names import COMPUTE_DOMAIN_CLAIM
 from manifesto.resolve.plan import (
     Accelerator, Claim, EnvVar, IdlePlan, Options, Placement, Plan, Resources, RolePlan, SlurmPlan,
 )
@@ -23,16 +28,14 @@ from manifesto.resolve.storage import cache_key_for, cuda_tag, plan_storage
 
 __all__ = ["resolve", "default_resources"]
 
-Where = Callable[[tuple], Origin]
-
 
 def _nowhere(path: tuple) -> Origin | None:
     return None
 
 
 def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
-            cluster_where: Where = _nowhere, epp_config: tuple[str, str] | None = None) -> Plan:
-    """Resolve one (spec, cluster) pair. ``epp_config`` is (source, YAML) of a routing profile."""
+            cluster_where: Where = _nowhere, epp_config: tuple[str, str, dict] | None = None) -> Plan:
+    """Resolve one (spec, cluster) pair. ``epp_config`` is (source, YAML text, data) of a routing profile."""
     accel = _accelerator(spec, cluster, options, where)
     instance = instance_name(spec.release, options.user, cluster.naming.user_prefix)
     image = _image(spec, images, where)
@@ -58,14 +61,6 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
     )
 
 
-def _fail(message: str, where: Where, path: tuple, cls=ResolveError, flag: str | None = None) -> ManifestoError:
-    """An error about the input field ``path`` (placed by ``where``), or, when the value came
-    from a CLI flag, about that flag: ``--accelerator 'h100' is not offered ...``."""
-    from manifesto.yamlio import format_path
-
-    if flag:
-        return cls(f"{flag} {message}")
-    return cls(message, where(path), format_path(path))
 
 
 def _accelerator(spec, cluster, options: Options, where: Where) -> Accelerator:
@@ -76,18 +71,10 @@ def _accelerator(spec, cluster, options: Options, where: Where) -> Accelerator:
         raise _fail(f"'{name}' is not offered by cluster '{cluster.name}'; it offers: {', '.join(sorted(profiles))}",
                     where, ("accelerator",), IncompatiblePairError,
                     flag="--accelerator" if options.accelerator else None)
-    prof = profiles[name]
-    alloc = prof.allocation
-    backend = alloc.backend if alloc else "extended_resource"
-    return Accelerator(
-        name=name, gpus_per_node=prof.gpus_per_node or cluster.gpus_per_node, backend=backend,
-        resource_name=(alloc.extended_resource.resource_name if alloc and alloc.extended_resource else prof.resource_name),
-        device_class_name=alloc.dra.device_class_name if alloc and alloc.dra else None,
-        gres=alloc.slurm.gres if alloc and alloc.slurm else None,
-        presence_label=prof.presence_label, gpu_arch=spec.cache.gpu_arch or prof.gpu_arch or name,
-        torch_cuda_arch_list=prof.torch_cuda_arch_list, node_selector=dict(prof.node_selector),
-        compute_domain_template=prof.compute_domain.resource_claim_template_name if prof.compute_domain else None,
-    )
+    acc = project_accelerator(cluster, name)
+    if spec.cache.gpu_arch:
+        acc = msgspec.structs.replace(acc, gpu_arch=spec.cache.gpu_arch)
+    return acc
 
 
 def _image(spec, images, where: Where) -> str:
@@ -179,7 +166,7 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
         gpus=layout.gpus_per_pod, ephemeral_storage=ephemeral,
         shm_size=role.resources.shm_size or cluster.pod_defaults.shm_size, extra=extra,
     )
-    claims = (Claim("compute-domain-channel", accel.compute_domain_template),) if accel.compute_domain_template else ()
+    claims = (Claim(COMPUTE_DOMAIN_CLAIM, accel.compute_domain_template),) if accel.compute_domain_template else ()
     label = spec.model.label or spec.model.id.rsplit("/", 1)[-1]
     return RolePlan(
         name=role.name, workload_name=role.workload_name or f"{instance}-{role.name}", workload_kind=kind,
@@ -238,8 +225,6 @@ def _features(spec, role, routing, routed: bool, proxied: bool, layout, where: W
 
 
 def _computed(spec, role, where: Where, base: tuple) -> dict[str, dict[str, Any]]:
-    from manifesto.yamlio import format_path
-
     out: dict[str, dict[str, Any]] = {"env": {}, "vllm": {}}
     for section in ("env", "vllm"):
         for key, expr in getattr(role.computed, section).items():
@@ -249,8 +234,6 @@ def _computed(spec, role, where: Where, base: tuple) -> dict[str, dict[str, Any]
 
 
 def _args(spec, role, computed, where: Where, base: tuple):
-    from manifesto.yamlio import format_path
-
     manifesto_layer = {"disable_access_log_for_endpoints": DEFAULT_QUIET_ENDPOINTS}
     if spec.model.revision:
         manifesto_layer["revision"] = spec.model.revision
@@ -290,8 +273,6 @@ def _fabric_profile(cluster, role, where: Where, base: tuple) -> str | None:
 
 def _env(spec, cluster, role, computed, features, backends, cache_env, accel, where: Where, base: tuple,
          cluster_where: Where) -> tuple[EnvVar, ...]:
-    from manifesto.yamlio import format_path
-
     env: dict[str, EnvVar] = {}
 
     def put(name: str, value: str, source: str) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 
 from manifesto.errors import ResolveError
+from manifesto.resolve.names import (
+    COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL, ROLE_LABEL,
+)
 
 __all__ = ["instance_name", "label_value", "instance_labels", "role_labels", "role_selector"]
-
-MANAGED_BY = "manifesto"
 
 
 def label_value(text: str) -> str:
@@ -31,17 +32,17 @@ def instance_name(release: str, user: str, user_prefix: bool) -> str:
 
 def instance_labels(instance: str, user: str) -> dict[str, str]:
     return {
-        "app.kubernetes.io/instance": instance,
-        "app.kubernetes.io/managed-by": MANAGED_BY,
-        "llm-d.ai/owner": label_value(user) or "unknown",
+        INSTANCE_LABEL: instance,
+        MANAGED_BY_LABEL: MANAGED_BY,
+        OWNER_LABEL: label_value(user) or "unknown",
     }
 
 
 def role_selector(instance: str, role: str) -> dict[str, str]:
     return {
-        "app.kubernetes.io/instance": instance,
-        "app.kubernetes.io/component": "model-server",
-        "manifesto.llm-d.ai/role": role,
+        INSTANCE_LABEL: instance,
+        COMPONENT_LABEL: "model-server",
+        ROLE_LABEL: role,
     }
 
 

@@ -180,6 +180,7 @@ class RoutingPlan(_S):
     config_files: tuple[tuple[str, str], ...]  # (file name, YAML text)
     config_file: str  # which one the EPP loads
     profile_source: str  # where the config came from
+    config_data: str = "null"  # the selected file's data as JSON, for renderers that edit it
 
 
 class IdlePlan(_S):

@@ -2,75 +2,70 @@
 
 from __future__ import annotations
 
-from manifesto.errors import did_you_mean
-from manifesto.resolve.plan import RoutingPlan
+import json
 
-__all__ = ["plan_routing", "DEFAULT_LOAD_AWARE", "DEFAULT_PD", "CONFIG_FILE"]
+from manifesto.errors import did_you_mean
+from manifesto.resolve.failures import fail as _fail
+from manifesto.resolve.plan import RoutingPlan
+from manifesto.yamlemit import dump_yaml
+
+__all__ = ["plan_routing", "DEFAULT_LOAD_AWARE", "DEFAULT_PD", "LOAD_AWARE_POLICY", "PD_POLICY", "CONFIG_FILE"]
 
 CONFIG_FILE = "plugins.yaml"
 
 # Built-in policies used when neither a routing profile nor an inline config is given.
-DEFAULT_LOAD_AWARE = """\
-apiVersion: llm-d.ai/v1alpha1
-kind: EndpointPickerConfig
-plugins:
-- type: queue-scorer
-- type: active-request-scorer
-- type: weighted-random-picker
-  parameters:
-    threshold: 0.1
-schedulingProfiles:
-- name: default
-  plugins:
-  - pluginRef: queue-scorer
-    weight: 2
-  - pluginRef: active-request-scorer
-    weight: 2
-  - pluginRef: weighted-random-picker
-"""
+LOAD_AWARE_POLICY = {
+    "apiVersion": "llm-d.ai/v1alpha1",
+    "kind": "EndpointPickerConfig",
+    "plugins": [
+        {"type": "queue-scorer"},
+        {"type": "active-request-scorer"},
+        {"type": "weighted-random-picker", "parameters": {"threshold": 0.1}},
+    ],
+    "schedulingProfiles": [
+        {"name": "default", "plugins": [
+            {"pluginRef": "queue-scorer", "weight": 2},
+            {"pluginRef": "active-request-scorer", "weight": 2},
+            {"pluginRef": "weighted-random-picker"},
+        ]},
+    ],
+}
 
-DEFAULT_PD = """\
-apiVersion: llm-d.ai/v1alpha1
-kind: EndpointPickerConfig
-plugins:
-- type: prefill-filter
-- type: decode-filter
-- type: prefix-cache-scorer
-- type: queue-scorer
-- type: active-request-scorer
-- type: always-disagg-pd-decider
-  name: pd-decider
-- type: disagg-profile-handler
-  parameters:
-    deciders:
-      prefill: pd-decider
-- type: weighted-random-picker
-  name: prefill-picker
-- type: weighted-random-picker
-  name: decode-picker
-schedulingProfiles:
-- name: prefill
-  plugins:
-  - pluginRef: prefill-filter
-  - pluginRef: prefix-cache-scorer
-    weight: 2
-  - pluginRef: queue-scorer
-    weight: 1
-  - pluginRef: prefill-picker
-- name: decode
-  plugins:
-  - pluginRef: decode-filter
-  - pluginRef: active-request-scorer
-    weight: 2
-  - pluginRef: queue-scorer
-    weight: 1
-  - pluginRef: decode-picker
-"""
+PD_POLICY = {
+    "apiVersion": "llm-d.ai/v1alpha1",
+    "kind": "EndpointPickerConfig",
+    "plugins": [
+        {"type": "prefill-filter"},
+        {"type": "decode-filter"},
+        {"type": "prefix-cache-scorer"},
+        {"type": "queue-scorer"},
+        {"type": "active-request-scorer"},
+        {"type": "always-disagg-pd-decider", "name": "pd-decider"},
+        {"type": "disagg-profile-handler", "parameters": {"deciders": {"prefill": "pd-decider"}}},
+        {"type": "weighted-random-picker", "name": "prefill-picker"},
+        {"type": "weighted-random-picker", "name": "decode-picker"},
+    ],
+    "schedulingProfiles": [
+        {"name": "prefill", "plugins": [
+            {"pluginRef": "prefill-filter"},
+            {"pluginRef": "prefix-cache-scorer", "weight": 2},
+            {"pluginRef": "queue-scorer", "weight": 1},
+            {"pluginRef": "prefill-picker"},
+        ]},
+        {"name": "decode", "plugins": [
+            {"pluginRef": "decode-filter"},
+            {"pluginRef": "active-request-scorer", "weight": 2},
+            {"pluginRef": "queue-scorer", "weight": 1},
+            {"pluginRef": "decode-picker"},
+        ]},
+    ],
+}
+
+DEFAULT_LOAD_AWARE = dump_yaml(LOAD_AWARE_POLICY)
+DEFAULT_PD = dump_yaml(PD_POLICY)
 
 
-def plan_routing(spec, epp_config: tuple[str, str] | None, where) -> RoutingPlan | None:
-    from manifesto.resolve.core import _fail
-
+def plan_routing(spec, epp_config: tuple[str, str, dict] | None, where) -> RoutingPlan | None:
     r = spec.routing
     kind = r.kind if r is not None else ("pd" if spec.topology == "pd" else "disabled")
     if spec.topology == "pd" and kind != "pd":
@@ -87,22 +82,28 @@ def plan_routing(spec, epp_config: tuple[str, str] | None, where) -> RoutingPlan
                     where, ("routing", "target_role"))
     if kind == "pd" and len(names) < 2:
         raise _fail("prefill/decode needs a prefill role and a decode role", where, ("roles",))
-    files, selected, source = _configs(spec, kind, epp_config)
+    files, selected, source, data = _configs(spec, kind, epp_config)
     return RoutingPlan(kind=kind, target_role=target, frontend=r.frontend if r is not None else "standalone",
-                       config_files=files, config_file=selected, profile_source=source)
+                       config_files=files, config_file=selected, profile_source=source,
+                       config_data=data)
 
 
-def _configs(spec, kind: str, epp_config: tuple[str, str] | None):
-    from manifesto.render.yamlemit import dump_yaml
-
+def _configs(spec, kind: str, epp_config: tuple[str, str, dict] | None):
+    """(files, selected file, source, JSON of the selected file's data)."""
     r = spec.routing
     if epp_config is not None:
-        source, text = epp_config
-        return ((CONFIG_FILE, text),), CONFIG_FILE, source
+        source, text, data = epp_config
+        return ((CONFIG_FILE, text),), CONFIG_FILE, source, _json(data)
     if r is not None and r.plugin_configs is not None:
         files = tuple((name, dump_yaml(cfg)) for name, cfg in sorted(r.plugin_configs.items()))
-        return files, r.plugins_config_file, "spec routing.plugin_configs"
+        selected = r.plugins_config_file
+        return files, selected, "spec routing.plugin_configs", _json(r.plugin_configs.get(selected))
     if r is not None and r.plugin_config is not None:
-        return ((CONFIG_FILE, dump_yaml(r.plugin_config)),), CONFIG_FILE, "spec routing.plugin_config"
-    text = DEFAULT_PD if kind == "pd" else DEFAULT_LOAD_AWARE
-    return ((CONFIG_FILE, text),), CONFIG_FILE, f"built-in {kind} policy"
+        return (((CONFIG_FILE, dump_yaml(r.plugin_config)),), CONFIG_FILE, "spec routing.plugin_config",
+                _json(r.plugin_config))
+    policy = PD_POLICY if kind == "pd" else LOAD_AWARE_POLICY
+    return ((CONFIG_FILE, dump_yaml(policy)),), CONFIG_FILE, f"built-in {kind} policy", _json(policy)
+
+
+def _json(data) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
 
+from manifesto import quantity
 from manifesto.errors import show_value
 
 __all__ = ["Strict", "Loose", "Quantity", "EnvValue", "DnsLabel", "PositiveInt", "Scalar", "Number", "FieldError"]
@@ -38,16 +39,17 @@ class Loose(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
 
 
-_QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
-
-
 def _quantity(value: Any) -> str:
     if isinstance(value, bool):
         raise ValueError(f"expected a quantity such as 8, 500m or 64Gi, got {show_value(value)}")
     if isinstance(value, (int, float)) and math.isfinite(value):
         value = str(value)
-    if not isinstance(value, str) or not _QUANTITY.match(value):
-        raise ValueError(f"{show_value(value)} is not a Kubernetes quantity (examples: 8, 500m, 64Gi, 2G)")
+    try:
+        if not isinstance(value, str):
+            raise ValueError
+        quantity.parse(value)
+    except ValueError:
+        raise ValueError(f"{show_value(value)} is not a Kubernetes quantity (examples: 8, 500m, 64Gi, 2G)") from None
     return value
 
 

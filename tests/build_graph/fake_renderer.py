@@ -127,8 +127,7 @@ def _check_accelerator(model, cluster, fields, cluster_fields, inputs) -> None:
 
 
 def _text(inputs, options: RenderOptions) -> str:
-    lines = [f"# options: {options.user} {options.namespace} {options.idle_shutdown} {options.idle_timeout_minutes}",
-             f"# env: {os.environ.get('USER')} {os.environ.get('MANIFESTO_NAMESPACE')}"]
+    lines = [f"# options: {options.user} {options.namespace} {options.idle_shutdown} {options.idle_timeout_minutes}"]
     for path in inputs:
         with open(path, encoding="utf-8") as f:
             lines.append(f"--- {os.path.basename(path)}\n{f.read().rstrip()}")

@@ -107,3 +107,19 @@ def test_committed_out_matches_the_inputs(tmp_path):
     shutil.copytree(REPO / "out", root / "out", ignore=shutil.ignore_patterns(".*"))
     proc = cli(root, "build", "--check", "//::")
     assert proc.stdout.endswith("; check: 0 problems\n"), proc.stderr
+
+
+def test_user_catalog_and_environment_never_reach_an_artifact(built, tmp_path):
+    """A user catalog that shadows every bundled name, and identity settings in the
+    environment, change nothing: the build names its inputs by path only."""
+    root, _ = built
+    catalog = tmp_path / "user-catalog"
+    for kind in ("models", "clusters", "routing"):
+        for src in (root / kind).rglob("*.yaml"):
+            dest = catalog / kind / src.relative_to(root / kind)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text("this: [is not a valid catalog entry\n")
+    shadow = copy_examples(tmp_path / "shadowed")
+    cli(shadow, "build", "//::", MANIFESTO_CONFIG_HOME=str(catalog), USER="alice", MANIFESTO_NAMESPACE="leaky",
+        MANIFESTO_CLUSTER="example-h200", MANIFESTO_ROUTING_PROFILE="wide-ep-lws-config")
+    assert out_files(shadow) == out_files(root)

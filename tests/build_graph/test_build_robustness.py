@@ -89,13 +89,6 @@ def test_two_checkouts_with_different_hash_seeds_give_byte_identical_out(tmp_pat
     assert not any(str(tmp_path).encode() in text for text in trees[0].values())
 
 
-def test_renders_see_no_user_or_manifesto_environment(run):
-    run("build", USER="alice", MANIFESTO_NAMESPACE="leaky")
-    text = (run.root / "out/gpu/qwen/aggregated.yaml").read_text()
-    assert "# env: None None\n" in text
-    assert "alice" not in text and "leaky" not in text
-
-
 def test_a_failing_pair_does_not_stop_the_others(run):
     write_files(run.root, {"models/qwen/broken.yaml": "release: b\nfail: roles[0].tp must be positive\n"})
     report = run.build_json(check=False)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from manifesto.render.header import provenance_header
-from manifesto.render.k8s import names
+from manifesto.resolve import names
 from manifesto.render.k8s.common import meta
 from manifesto.render.k8s.model import model_objects
 from manifesto.render.k8s.routing import routing_objects
 from manifesto.render.k8s.sidecars import dcgm_configmap
-from manifesto.render.yamlemit import dump_all
+from manifesto.yamlemit import dump_all
 
 __all__ = ["DIGEST_ANNOTATION", "objects", "routing_only", "render_manifest", "render_routing", "with_digest"]
 

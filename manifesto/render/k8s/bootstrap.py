@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from manifesto.render.yamlemit import dump_all
+from manifesto.resolve.names import COMPONENT_LABEL, MANAGED_BY, MANAGED_BY_LABEL
+from manifesto.yamlemit import dump_all
 
 __all__ = ["bootstrap_objects", "render_bootstrap"]
 
@@ -22,7 +23,7 @@ def bootstrap_objects(profile, namespace: str) -> list[dict]:
     spec = {"accessModes": list(claim.access_modes), "resources": {"requests": {"storage": claim.size}}}
     if claim.storage_class:
         spec["storageClassName"] = claim.storage_class
-    labels = {"app.kubernetes.io/managed-by": "manifesto", "app.kubernetes.io/component": "shared-cache"}
+    labels = {MANAGED_BY_LABEL: MANAGED_BY, COMPONENT_LABEL: "shared-cache"}
     return [{
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",

@@ -6,11 +6,13 @@ import hashlib
 import json
 from typing import Any
 
+from manifesto.resolve.names import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
+
 __all__ = ["meta", "env_entry", "pod_defaults", "digest8", "gpu_claim_spec", "gpu_claim_template_name",
            "KUEUE_QUEUE", "KUEUE_PRIORITY"]
 
-KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
-KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
+KUEUE_QUEUE = KUEUE_QUEUE_LABEL
+KUEUE_PRIORITY = KUEUE_PRIORITY_LABEL
 
 
 def meta(name: str, namespace: str, labels: dict[str, str], annotations: dict[str, str] | None = None) -> dict:

@@ -12,7 +12,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from manifesto.render.k8s import names
+from manifesto.resolve import names
+from manifesto.resolve.names import COMPONENT_LABEL, INSTANCE_LABEL
 from manifesto.render.k8s.common import meta, pod_defaults
 
 __all__ = [
@@ -34,7 +35,7 @@ POLL_SECONDS = 60
 
 LWS_GROUP = "leaderworkerset.x-k8s.io"
 GATEWAY_GROUP = "gateway.networking.k8s.io"
-POD_SELECTOR_LABELS = ("app.kubernetes.io/instance", "app.kubernetes.io/component")
+POD_SELECTOR_LABELS = (INSTANCE_LABEL, COMPONENT_LABEL)
 
 
 @cache
@@ -111,7 +112,7 @@ def _env(plan) -> list[dict]:
 
 
 def _labels(plan) -> dict[str, str]:
-    return {**plan.labels, "app.kubernetes.io/component": COMPONENT}
+    return {**plan.labels, COMPONENT_LABEL: COMPONENT}
 
 
 def _rules(plan) -> list[dict]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from manifesto.render.k8s import names
+from manifesto.resolve import names
 from manifesto.render.k8s.common import (
     KUEUE_PRIORITY, KUEUE_QUEUE, env_entry, gpu_claim_spec, gpu_claim_template_name, meta, pod_defaults,
 )

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from manifesto.render.k8s import names
+from manifesto.resolve import names
+from manifesto.resolve.names import COMPONENT_LABEL, INSTANCE_LABEL
 from manifesto.render.k8s.common import meta, pod_defaults
-from manifesto.render.k8s.envoy import CLIENT_PORT, EPP_GRPC_PORT, READY_PORT, envoy_config
-from manifesto.render.yamlemit import dump_yaml
+from manifesto.render.envoy import CLIENT_PORT, EPP_GRPC_PORT, READY_PORT, envoy_config
+from manifesto.yamlemit import dump_yaml
 
 __all__ = ["routing_objects", "pool_selector", "EPP_HEALTH_PORT", "EPP_METRICS_PORT"]
 
@@ -20,7 +21,7 @@ ENVOY_CONFIG_DIR = "/etc/envoy"
 
 
 def pool_selector(plan) -> dict[str, str]:
-    return {"app.kubernetes.io/instance": plan.instance, "llm-d.ai/inferenceServing": "true"}
+    return {INSTANCE_LABEL: plan.instance, "llm-d.ai/inferenceServing": "true"}
 
 
 def _target_ports(plan) -> list[int]:
@@ -34,7 +35,7 @@ def _target_ports(plan) -> list[int]:
 
 
 def _labels(plan, component: str) -> dict[str, str]:
-    return {**plan.labels, "app.kubernetes.io/component": component}
+    return {**plan.labels, COMPONENT_LABEL: component}
 
 
 def _pool(plan) -> dict:
@@ -147,7 +148,7 @@ def _envoy_container(plan) -> dict:
 
 def _epp_deployment(plan) -> dict:
     labels = _labels(plan, "endpoint-picker")
-    selector = {"app.kubernetes.io/instance": plan.instance, "app.kubernetes.io/component": "endpoint-picker"}
+    selector = {INSTANCE_LABEL: plan.instance, COMPONENT_LABEL: "endpoint-picker"}
     standalone = plan.routing.frontend == "standalone"
     containers = [_epp_container(plan)] + ([_envoy_container(plan)] if standalone else [])
     volumes = [{"name": "epp-config", "configMap": {"name": names.epp_config(plan.instance)}}]
@@ -180,8 +181,8 @@ def _epp_service(plan) -> dict:
         "kind": "Service",
         "metadata": meta(names.epp(plan.instance), plan.namespace, _labels(plan, "endpoint-picker")),
         "spec": {"type": "ClusterIP",
-                 "selector": {"app.kubernetes.io/instance": plan.instance,
-                              "app.kubernetes.io/component": "endpoint-picker"},
+                 "selector": {INSTANCE_LABEL: plan.instance,
+                              COMPONENT_LABEL: "endpoint-picker"},
                  "ports": ports},
     }
 

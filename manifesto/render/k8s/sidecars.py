@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 from manifesto.render.k8s.common import meta
+from manifesto.render.pd_sidecar import pd_sidecar_args
 
 __all__ = ["pd_proxy", "exporter_containers", "exporter_volumes", "dcgm_configmap", "DCGM_COUNTERS"]
 
@@ -18,28 +17,15 @@ DCGM_FI_PROF_NVLINK_RX_BYTES, gauge, NVLink bytes received.
 _DCGM_PATH = "/etc/dcgm-exporter/custom-counters.csv"
 
 
-def _release_at_least(image: str, major: int, minor: int) -> bool:
-    m = re.search(r":v(\d+)\.(\d+)", image)
-    return m is None or (int(m.group(1)), int(m.group(2))) >= (major, minor)
-
-
 def pd_proxy(plan, role) -> dict:
     """The llm-d P/D sidecar as a native sidecar (init container that keeps running)."""
-    image = plan.images["llm_d.routing_sidecar"]
-    lay = role.layout
-    port_flag = "--model-server-port" if _release_at_least(image, 0, 10) else "--vllm-port"
     return {
         "name": "routing-proxy",
-        "image": image,
+        "image": plan.images["llm_d.routing_sidecar"],
         "restartPolicy": "Always",
-        "args": [
-            f"--port={lay.public_ports[0]}",
-            f"{port_flag}={lay.backend_ports[0]}",
-            f"--data-parallel-size={len(lay.public_ports)}",
-            "--kv-connector=nixlv2",
-            "--secure-proxy=false",
-        ],
-        "ports": [{"name": f"rank{i}", "containerPort": p, "protocol": "TCP"} for i, p in enumerate(lay.public_ports)],
+        "args": pd_sidecar_args(plan, role),
+        "ports": [{"name": f"rank{i}", "containerPort": p, "protocol": "TCP"}
+                  for i, p in enumerate(role.layout.public_ports)],
         "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "4Gi"}},
     }
 

@@ -27,7 +27,7 @@ from manifesto.render.k8s.common import (
     KUEUE_PRIORITY, KUEUE_QUEUE, gpu_claim_spec, gpu_claim_template_name, meta, pod_defaults,
 )
 from manifesto.render.k8s.model import LWS_API
-from manifesto.yamlio import format_path
+from manifesto.errors import format_path
 
 __all__ = ["LOWERINGS", "ACCELERATOR_CLAIM", "workload_objects", "service_name"]
 

@@ -13,7 +13,7 @@ import json
 import re
 from functools import lru_cache
 
-from manifesto.render.k8s.sidecars import pd_proxy
+from manifesto.render.pd_sidecar import pd_sidecar_args
 from manifesto.render.slurm.checks import SlurmUnsupported
 
 __all__ = [
@@ -54,7 +54,7 @@ def _plugin_entry() -> dict:
 
 
 def _block(value: dict, indent: str) -> list[str]:
-    from manifesto.render.yamlemit import dump_yaml
+    from manifesto.yamlemit import dump_yaml
 
     return [indent + line if line else line for line in dump_yaml(value).rstrip("\n").split("\n")]
 
@@ -85,11 +85,10 @@ def _edit_text(text: str, discovery: dict) -> str | None:
 
 
 @lru_cache(maxsize=32)
-def _edit_data(text: str, source: str, discovery_json: str) -> str:
-    from manifesto.render.yamlemit import dump_yaml
-    from manifesto.yamlio import parse_yaml
+def _edit_data(config_json: str, source: str, discovery_json: str) -> str:
+    from manifesto.yamlemit import dump_yaml
 
-    data, _ = parse_yaml(text, f"routing profile {source}")
+    data = json.loads(config_json)
     if not isinstance(data, dict):
         raise SlurmUnsupported(f"the EPP config from {source} is not a mapping, so Slurm file "
                                "discovery cannot be added to it", "spec", ("routing",))
@@ -116,7 +115,7 @@ def epp_config(plan) -> tuple[str, str]:
     discovery = _discovery_ref(plan.images["llm_d.epp"])
     edited = _edit_text(text, discovery)
     if edited is None:
-        edited = _edit_data(text, r.profile_source, json.dumps(discovery, sort_keys=True))
+        edited = _edit_data(r.config_data, r.profile_source, json.dumps(discovery, sort_keys=True))
     return name, edited
 
 
@@ -180,4 +179,4 @@ def resolver_program(plan, components: list) -> str:
 
 def proxy_args(plan, role) -> list[str]:
     """The P/D sidecar's flags, exactly as on Kubernetes."""
-    return list(pd_proxy(plan, role)["args"])
+    return pd_sidecar_args(plan, role)

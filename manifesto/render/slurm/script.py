@@ -5,14 +5,14 @@ from __future__ import annotations
 import shlex
 
 from manifesto.render.header import provenance_header
-from manifesto.render.k8s import names
-from manifesto.render.k8s.envoy import EPP_GRPC_PORT, envoy_config
+from manifesto.resolve import names
+from manifesto.render.envoy import EPP_GRPC_PORT, envoy_config
 from manifesto.render.slurm import routing as rtg
 from manifesto.render.slurm import runtime as rt
 from manifesto.render.slurm.checks import SlurmUnsupported, check_plan, ignored_requests
-from manifesto.render.slurm.quantity import cpus, mebibytes
+from manifesto.quantity import cpus, mebibytes
 from manifesto.render.slurm.task import launch_text, needs_node_ip, task_text
-from manifesto.render.yamlemit import dump_yaml
+from manifesto.yamlemit import dump_yaml
 
 __all__ = ["render_slurm"]
 

@@ -1,4 +1,5 @@
-"""Kubernetes quantities as Slurm counts: whole CPUs and MiB, always rounded up."""
+"""Kubernetes resource quantities: the one grammar the schemas validate with and the
+Slurm renderer converts with (whole CPUs and MiB, always rounded up)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import math
 import re
 from fractions import Fraction
 
-__all__ = ["cpus", "mebibytes"]
+__all__ = ["SUFFIXES", "parse", "cpus", "mebibytes"]
 
-_SUFFIX = {
+#: Every suffix Kubernetes accepts, with its multiplier.
+SUFFIXES = {
     "": 1, "m": Fraction(1, 1000),
     "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
     "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
@@ -16,18 +18,19 @@ _SUFFIX = {
 _QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([A-Za-z]*)$")
 
 
-def _value(quantity: str) -> Fraction:
-    m = _QUANTITY.match(str(quantity).strip())
-    if not m or m.group(2) not in _SUFFIX:
+def parse(quantity: str) -> Fraction:
+    """The exact value of ``quantity`` (``500m`` -> 1/2, ``2Gi`` -> 2147483648); ValueError otherwise."""
+    m = _QUANTITY.match(str(quantity))
+    if not m or m.group(2) not in SUFFIXES:
         raise ValueError(f"{quantity!r} is not a Kubernetes quantity (examples: 8, 500m, 64Gi, 2G)")
-    return Fraction(m.group(1)) * _SUFFIX[m.group(2)]
+    return Fraction(m.group(1)) * SUFFIXES[m.group(2)]
 
 
 def cpus(quantity: str) -> int:
     """``8`` -> 8, ``500m`` -> 1, ``2.5`` -> 3 (never less than one CPU)."""
-    return max(1, math.ceil(_value(quantity)))
+    return max(1, math.ceil(parse(quantity)))
 
 
 def mebibytes(quantity: str) -> int:
     """``32Gi`` -> 32768, ``128G`` -> 122071 (bytes / 2**20, rounded up; at least 1)."""
-    return max(1, math.ceil(_value(quantity) / 2**20))
+    return max(1, math.ceil(parse(quantity) / 2**20))

@@ -1,12 +1,27 @@
-"""Object names of one instance, in one place so every emitter agrees."""
+"""Object names of one instance and the label keys Manifesto writes and selects on, in one
+place so every emitter and every cluster workflow agrees."""
 
 from __future__ import annotations
 
 __all__ = [
+    "INSTANCE_LABEL", "MANAGED_BY_LABEL", "COMPONENT_LABEL", "OWNER_LABEL", "ROLE_LABEL", "MANAGED_BY",
+    "KUEUE_QUEUE_LABEL", "KUEUE_PRIORITY_LABEL", "COMPUTE_DOMAIN_CLAIM",
     "pool", "epp", "epp_config", "envoy_config", "epp_account", "gateway", "gateway_options",
     "route", "idle", "model_account",
 ]
 
+
+INSTANCE_LABEL = "app.kubernetes.io/instance"
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+COMPONENT_LABEL = "app.kubernetes.io/component"
+OWNER_LABEL = "llm-d.ai/owner"
+ROLE_LABEL = "manifesto.llm-d.ai/role"
+#: The value of MANAGED_BY_LABEL on every object Manifesto renders.
+MANAGED_BY = "manifesto"
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+#: The pod resource claim of an accelerator's IMEX compute domain.
+COMPUTE_DOMAIN_CLAIM = "compute-domain-channel"
 
 def pool(instance: str) -> str:
     return f"{instance}-infpool"

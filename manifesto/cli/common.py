@@ -1,0 +1,191 @@
+"""Helpers every command module shares: argument groups, loading a spec and cluster from
+parsed arguments, the cached render, the kubectl edge and the Slurm submit path.
+
+Command modules import from here, never from each other. Nothing heavy is imported at
+module level: parsers are built on every start-up, including ``--help`` and completion.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = [
+    "add",
+    "spec_args",
+    "kube_args",
+    "settings",
+    "load_cluster_for",
+    "load_pair",
+    "plan_for_args",
+    "pick_namespace",
+    "render_cached",
+    "kube",
+    "refuse_slurm_cluster",
+    "refuse_slurm_if_named",
+    "slurm_cluster",
+    "slurm_submit",
+]
+
+
+# -- parsers ----------------------------------------------------------------------------
+
+def add(sub, name: str, **kwargs):
+    """A subcommand parser whose help is sized without importing shutil."""
+    from manifesto.build_graph.cli import formatter
+
+    return sub.add_parser(name, formatter_class=formatter(), **kwargs)
+
+
+def spec_args(p: argparse.ArgumentParser, render: bool = True) -> None:
+    """SPEC and the options that pick a cluster, identity and namespace; with ``render``, the
+    options that change what is rendered."""
+    from manifesto.cli.completion import CATALOG
+
+    p.add_argument("spec", metavar="SPEC", help="model spec: a path or a catalog name such as qwen/aggregated"
+                   ).complete = CATALOG["models"]
+    p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name "
+                   "(default: MANIFESTO_CLUSTER or the kube context)").complete = CATALOG["clusters"]
+    p.add_argument("--context", help="kube context used to pick a cluster profile and namespace")
+    p.add_argument("--user", help="user for identity, labels and paths (default: $USER)")
+    p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
+    p.add_argument("--accelerator", help="accelerator profile of the cluster (default: spec, then cluster default)")
+    if not render:
+        return
+    p.add_argument("--vllm-env", help="absolute path of an existing vllm-envs worktree to run instead of the image's vLLM")
+    p.add_argument("--user-root", help="override the cluster's user root path")
+    p.add_argument("--log-root", help="override the cluster's log root path")
+    p.add_argument("--cache-root", help="override the cluster's compiled-cache root path")
+    p.add_argument("--pre-launch", action="append", metavar="CMD", help="shell command run before vLLM starts (repeatable)")
+    p.add_argument("--routing-profile", help="EPP routing profile name or path (default: MANIFESTO_ROUTING_PROFILE)"
+                   ).complete = CATALOG["routing"]
+    p.add_argument("--idle-timeout", metavar="DURATION", help="idle-shutdown timeout, e.g. 15m or 2h")
+    idle = p.add_mutually_exclusive_group()
+    idle.add_argument("--idle-shutdown", action="store_true", help="add the idle-shutdown controller even when "
+                      "the spec turns it off")
+    idle.add_argument("--no-idle-shutdown", action="store_true", help="leave the idle-shutdown controller out")
+
+
+def kube_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--context", help="kube context passed to kubectl")
+    p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
+
+
+# -- loading ----------------------------------------------------------------------------
+
+def settings() -> dict[str, str]:
+    from manifesto.cli import settings as cli_settings
+
+    return cli_settings.settings()
+
+
+def pick_namespace(args, env) -> str:
+    """--namespace, else MANIFESTO_NAMESPACE, else the kube context's namespace."""
+    from manifesto.cli import settings as cli_settings
+
+    return cli_settings.pick_namespace(args.namespace, env, args.context)
+
+
+def load_cluster_for(args, env):
+    """The cluster profile --cluster, MANIFESTO_CLUSTER(_MAP) or the kube context selects."""
+    from manifesto.cli import settings as cli_settings
+    from manifesto.cluster import load_cluster
+
+    return load_cluster(cli_settings.pick_cluster(args.cluster, env, args.context))
+
+
+def load_pair(args):
+    """(spec, cluster, options) from SPEC, --cluster and the settings."""
+    from manifesto.cli import settings as cli_settings
+    from manifesto.spec import load_spec
+
+    env = cli_settings.settings()
+    cluster = load_cluster_for(args, env)
+    spec = load_spec(args.spec, cluster)
+    return spec, cluster, cli_settings.options(args, env)
+
+
+def plan_for_args(args, env, command: str):
+    """(plan, spec, cluster) of a Kubernetes cluster; Slurm clusters are refused."""
+    from manifesto.cli import settings as cli_settings
+    from manifesto.service import plan_for
+    from manifesto.spec import load_spec
+
+    cluster = load_cluster_for(args, env)
+    refuse_slurm_cluster(cluster, command)
+    spec = load_spec(args.spec, cluster)
+    plan, _ = plan_for(spec, cluster, cli_settings.options(args, env))
+    return plan, spec, cluster
+
+
+def render_cached(args, command: str = "render manifest") -> tuple[str, str]:
+    """(text, suffix) of a render, served from the local render cache when inputs are unchanged."""
+    import os
+
+    from manifesto import rendercache
+    from manifesto.catalog import find
+    from manifesto.cli import settings as cli_settings
+
+    env = cli_settings.settings()
+    cluster = os.path.abspath(find("clusters", cli_settings.pick_cluster(args.cluster, env, args.context)))
+    spec = os.path.abspath(find("models", args.spec))
+    raw = cli_settings.raw_options(args, env)
+    # Names resolve through the catalogs, so key on the files they resolve to: a user entry
+    # that starts shadowing a bundled one must not be answered from the old entry.
+    routing = os.path.abspath(find("routing", raw["routing_profile"])) if raw["routing_profile"] else None
+    return rendercache.render_cached(rendercache.cache_dir(env), command=command, spec=spec, cluster=cluster,
+                                     routing=routing, options=raw)
+
+
+# -- Kubernetes -------------------------------------------------------------------------
+
+def kube(env, namespace, kube_context):
+    """The kubectl call builder for one namespace and context, tuned by MANIFESTO_KUBECTL_*."""
+    from manifesto.ops.kubectl import Kube, settings_from_env
+
+    return Kube(namespace=namespace, context=kube_context, **settings_from_env(env))
+
+
+def refuse_slurm_cluster(cluster, command: str) -> None:
+    from manifesto.errors import OpsError
+
+    if cluster.platform == "slurm":
+        raise OpsError(f"cluster '{cluster.name}' is a Slurm cluster; `manifesto {command}` is Kubernetes-only, "
+                       "use `manifesto slurm ...` instead")
+
+
+def refuse_slurm_if_named(args, env, command: str) -> None:
+    """Without a spec only an explicitly named cluster (flag or MANIFESTO_CLUSTER) is checked."""
+    name = getattr(args, "cluster", None) or env.get("MANIFESTO_CLUSTER")
+    if name:
+        from manifesto.cluster import load_cluster
+
+        refuse_slurm_cluster(load_cluster(name), command)
+
+
+# -- Slurm ------------------------------------------------------------------------------
+
+def slurm_cluster(args):
+    """The cluster --cluster (or the settings) names; anything but a Slurm cluster is refused."""
+    from manifesto.errors import OpsError
+
+    cluster = load_cluster_for(args, settings())
+    if cluster.platform != "slurm":
+        raise OpsError(f"cluster '{cluster.name}' is not a Slurm cluster (platform: {cluster.platform})")
+    return cluster
+
+
+def slurm_submit(args) -> int:
+    """Render (through the render cache) and submit; prints the job ID on stdout."""
+    import sys
+
+    from manifesto.ops import slurm
+
+    cluster = slurm_cluster(args)
+    text, _ = render_cached(args)
+    s = cluster.profile.slurm
+    proc = slurm.run(slurm.submit_call(text, s.ssh_host if s else None, args.test_only))
+    if args.test_only:
+        print((proc.stderr or proc.stdout).strip(), file=sys.stderr)  # sbatch answers on stderr
+        return 0
+    print(slurm.job_id(proc.stdout))
+    return 0

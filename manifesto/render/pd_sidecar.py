@@ -1,0 +1,27 @@
+"""The llm-d P/D routing sidecar's command line, the same on Kubernetes and Slurm."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["pd_sidecar_args"]
+
+
+def _release_at_least(image: str, major: int, minor: int) -> bool:
+    m = re.search(r":v(\d+)\.(\d+)", image)
+    return m is None or (int(m.group(1)), int(m.group(2))) >= (major, minor)
+
+
+def pd_sidecar_args(plan, role) -> list[str]:
+    """Flags of the sidecar in front of ``role``'s ranks (NIXLv2, one public port per rank)."""
+    image = plan.images["llm_d.routing_sidecar"]
+    lay = role.layout
+    # The sidecar renamed --vllm-port to --model-server-port in v0.10.
+    port_flag = "--model-server-port" if _release_at_least(image, 0, 10) else "--vllm-port"
+    return [
+        f"--port={lay.public_ports[0]}",
+        f"{port_flag}={lay.backend_ports[0]}",
+        f"--data-parallel-size={len(lay.public_ports)}",
+        "--kv-connector=nixlv2",
+        "--secure-proxy=false",
+    ]
