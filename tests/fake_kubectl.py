@@ -8,7 +8,8 @@ config:
   missing_apis: API groups the "cluster" does not serve, e.g. ["leaderworkerset.x-k8s.io"]
   fail: {"get pods": {"times": 2, "stderr": "...", "rc": 1}}  keyed by "verb resource" or "verb"
   sleep: {"get pods": 2.0}                                      seconds before answering
-Supports: api-versions, get, apply -f FILE|-, delete REF.../-l, diff -f FILE.
+  current_context: "name"                                       what `config current-context` prints
+Supports: api-versions, config current-context, get, apply -f FILE|-, delete REF.../-l, diff -f FILE|-.
 """
 
 from __future__ import annotations
@@ -153,6 +154,12 @@ def main():
 def run(verb, pos, flags, stdin, state, missing) -> int:
     ns = flags.get("namespace") or "default"
     objs = state["objects"]
+    if verb == "config" and pos[1:2] == ["current-context"]:
+        current = state.get("config", {}).get("current_context")
+        if not current:
+            die("error: current-context is not set")
+        print(current)
+        return 0
     if verb == "api-versions":
         print("\n".join(v for v in VERSIONS if v.split("/")[0] not in missing))
         return 0

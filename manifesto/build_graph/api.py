@@ -13,7 +13,7 @@ from manifesto.build_graph.renderer import renderer_name
 from manifesto.build_graph.report import ConsoleUI
 from manifesto.build_graph.workspace import find_workspace
 
-__all__ = ["artifact_for", "build", "clean", "deps", "dependents", "list_targets", "matrix", "target_path"]
+__all__ = ["artifact_for", "build", "deployment", "clean", "deps", "dependents", "list_targets", "matrix", "target_path"]
 
 
 def _setup(root, renderer, ui):
@@ -36,6 +36,23 @@ def list_targets(addresses, *, root=None) -> list:
     graph = Session(ws, renderer, ui).graph
     found = {t.address: t for a in addresses for t in match(parse_address(a), graph)}
     return [found[a] for a in sorted(found)]
+
+
+def deployment(address: str, *, root=None):
+    """``(Deployment, render options, workspace)`` of the deployment target ``address``."""
+    from manifesto.build_graph.addresses import match, parse_address
+    from manifesto.errors import BuildError
+
+    ws, renderer, ui = _setup(root, None, None)
+    graph = Session(ws, renderer, ui).graph
+    targets = match(parse_address(address), graph)
+    if len(targets) != 1 or targets[0].kind != "deployment":
+        names = ", ".join(sorted(graph.deployments)) or "none in BUILD.yaml"
+        what = f"a {targets[0].kind} target" if len(targets) == 1 else f"{len(targets)} targets"
+        raise BuildError(f"{address} is {what}, not a deployment target (deployment targets: {names}); "
+                         "a deployment target (`kind: deployment` in BUILD.yaml) fixes the cluster, namespace, "
+                         "user and kube context it is deployed with")
+    return graph.deployments[targets[0].path], graph.options(targets[0].path), ws
 
 
 def target_path(address: str, *, root=None):

@@ -24,6 +24,8 @@ __all__ = [
     "refuse_slurm_if_named",
     "slurm_cluster",
     "slurm_submit",
+    "target_args",
+    "target_command",
 ]
 
 
@@ -189,3 +191,26 @@ def slurm_submit(args) -> int:
         return 0
     print(slurm.job_id(proc.stdout))
     return 0
+
+
+# -- deployment targets -----------------------------------------------------------------
+
+def target_args(p: argparse.ArgumentParser, dry_run: bool = True) -> None:
+    """Flags of commands that take a deployment target address or out/ path."""
+    p.add_argument("--build", action="store_true", help="with a deployment target: build its out/ artifact first "
+                   "when stale (default: refuse a stale artifact)")
+    if dry_run:
+        p.add_argument("--dry-run", action="store_true", help="with a deployment target: print the kubectl or "
+                       "sbatch calls, run none")
+
+
+def target_command(args, action: str) -> int | None:
+    """Run ``action`` of ``manifesto.cli.target_cmds`` when SPEC names a deployment target
+    (an address or an out/ path); None when it is an ordinary spec."""
+    from manifesto.ops.targets import is_target_ref
+
+    if not is_target_ref(getattr(args, "spec", None)):
+        return None
+    from manifesto.cli import target_cmds
+
+    return getattr(target_cmds, action)(args)

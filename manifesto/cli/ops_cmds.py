@@ -8,11 +8,13 @@ from __future__ import annotations
 import argparse
 
 from manifesto.cli.common import (kube, kube_args, load_cluster_for, pick_namespace, plan_for_args, refuse_slurm_cluster,
-                                  refuse_slurm_if_named, settings, slurm_submit, spec_args)
+                                  refuse_slurm_if_named, settings, slurm_submit, spec_args, target_args,
+                                  target_command)
 
 __all__ = ["register"]
 
 _DEPLOY_USAGE = ("manifesto deploy SPEC [options]\n"
+                 "       manifesto deploy ADDR|out/deploy/NAME.yaml [--build] [--dry-run] [--context C]\n"
                  "       manifesto deploy routing SPEC [options]\n"
                  "       manifesto deploy bootstrap [--cluster C] [--namespace N]")
 
@@ -34,16 +36,20 @@ def register(sub, add) -> None:
             help="render a spec and apply it (or: deploy routing SPEC, deploy bootstrap)")
     spec_args(p)
     p.add_argument("spec_rest", nargs="?", metavar="SPEC", help=argparse.SUPPRESS)
+    target_args(p)
     p.set_defaults(func=_deploy)
 
-    p = add(sub, "servers", help="list live Manifesto instances in the namespace")
+    p = add(sub, "servers", help="list live Manifesto instances in the namespace (with ADDR: that deployment "
+            "target's status)")
+    p.add_argument("spec", nargs="?", metavar="ADDR", help="a deployment target: report in-sync, drifted or missing")
     p.add_argument("--output", "-o", choices=("text", "name", "json"), default="text")
     p.add_argument("--cluster", "-c", help="cluster profile, only to refuse Slurm clusters")
     kube_args(p)
     p.set_defaults(func=_servers)
 
     p = add(sub, "stop", help="delete the live objects of an instance (interactive picker without a target)")
-    p.add_argument("spec", nargs="?", metavar="SPEC", help="model spec whose instance to stop")
+    p.add_argument("spec", nargs="?", metavar="SPEC", help="model spec (or deployment target address) whose "
+                   "instance to stop")
     from manifesto.cli.completion import INSTANCES
 
     p.add_argument("--instance", help="live instance ID (see `manifesto servers`)").complete = INSTANCES
@@ -58,6 +64,7 @@ def register(sub, add) -> None:
     spec_args(p, render=False)
     p.add_argument("--timeout", type=float, default=3600.0, metavar="SECONDS", help="give up after this long")
     p.add_argument("--interval", type=float, default=5.0, help=argparse.SUPPRESS)
+    target_args(p, dry_run=False)
     p.set_defaults(func=_ready)
 
 
@@ -117,6 +124,9 @@ def _deploy(args) -> int:
         return _deploy_routing(args, env)
     if args.spec_rest:
         raise OpsError(f"unexpected argument '{args.spec_rest}'; deploy takes one SPEC")
+    done = target_command(args, "deploy")
+    if done is not None:
+        return done
     if load_cluster_for(args, env).platform == "slurm":
         args.test_only = False  # on Slurm, deploying is submitting the batch script
         return slurm_submit(args)
@@ -163,6 +173,9 @@ def _servers(args) -> int:
     from manifesto.ops.discovery import discover, group_by_instance
     from manifesto.ops.lifecycle import print_servers
 
+    done = target_command(args, "servers")
+    if done is not None:
+        return done
     env = settings()
     refuse_slurm_if_named(args, env, "servers")
     namespace = pick_namespace(args, env)
@@ -180,6 +193,9 @@ def _stop(args) -> int:
     env = settings()
     if args.spec and args.instance:
         raise OpsError("pass either SPEC or --instance, not both")
+    done = target_command(args, "stop")
+    if done is not None:
+        return done
     if args.spec:
         plan, _, _ = plan_for_args(args, env, "stop")
         return stop(kube(env, plan.namespace, args.context), plan.instance, now=args.now)
@@ -203,6 +219,9 @@ def _stop(args) -> int:
 def _ready(args) -> int:
     from manifesto.ops.lifecycle import wait_ready
 
+    done = target_command(args, "ready")
+    if done is not None:
+        return done
     env = settings()
     plan, _, _ = plan_for_args(args, env, "ready")
     wait_ready(kube(env, plan.namespace, args.context), plan, args.timeout, args.interval)
