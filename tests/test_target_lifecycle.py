@@ -190,3 +190,18 @@ def test_a_model_address_or_matrix_artifact_is_not_deployable(fake, ws):
     fake.run("build", "//models/qwen:qwen3-0.6b", "--cluster", "lab")
     rc, _, err = fake.run("deploy", "out/lab/qwen/qwen3-0.6b.yaml")
     assert rc == 1 and "is a matrix artifact of the build" in err
+
+
+def test_ready_waits_for_the_target_plan(fake, ws):
+    fake.run("deploy", "//:qwen-demo")
+    rc, _, err = fake.run("ready", "//:qwen-demo", "--timeout", "0")
+    assert rc == 1
+    assert err == "error: qwen3-0-6b not ready after 0s: role decode: 0/1 pods ready\n"
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "qwen3-0-6b-decode-0", "namespace": "demo",
+                        "labels": {**_live(fake, "Deployment", "qwen3-0-6b-decode")["spec"]["template"]["metadata"]
+                                   ["labels"]}},
+           "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+    fake.seed(pod)
+    rc, _, err = fake.run("ready", "//:qwen-demo", "--timeout", "0")
+    assert rc == 0 and "qwen3-0-6b is ready" in err
