@@ -79,12 +79,18 @@ def _file_namespace(args, env, path: str) -> str:
     import re
     from pathlib import Path
 
-    if args.namespace:
-        return args.namespace
     try:
         found = set(re.findall(r"(?m)^  namespace: *['\"]?([A-Za-z0-9.-]+)", Path(path).read_text(encoding="utf-8")))
     except OSError:
         found = set()
+    if args.namespace:
+        if len(found) == 1 and args.namespace not in found:
+            from manifesto.errors import OpsError
+
+            raise OpsError(f"--namespace {args.namespace}: the objects in {path} name namespace {found.pop()}; "
+                           "kubectl would apply them there and put hf-secret in another namespace. Render the "
+                           "file for that namespace (or deploy a deployment target) instead")
+        return args.namespace
     return found.pop() if len(found) == 1 else pick_namespace(args, env)
 
 
