@@ -7,7 +7,6 @@ its cache on exactly those bytes. Nothing here reads the environment.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import msgspec
 
@@ -63,9 +62,6 @@ def render_pair(model: str, cluster: str, options: RenderOptions) -> Artifact:
 
 def code_fingerprint_paths() -> list[str]:
     """Files whose bytes define the renderer: the package's Python code and the image catalog."""
-    from manifesto.catalog import images_path
+    from manifesto.digest import code_files
 
-    root = Path(__file__).resolve().parent
-    out = sorted(str(p) for p in root.rglob("*.py") if "__pycache__" not in p.parts)
-    out.append(str(images_path()))
-    return out
+    return code_files()

@@ -21,7 +21,10 @@ def _layout_lines(lay) -> list[str]:
         f"GPUs            {lay.gpus_per_pod} per pod (of {lay.gpus_per_node} per node), {lay.nodes} pod(s) per replica, "
         f"{lay.replicas} replica(s): {lay.total_gpus} in total",
     ]
-    if lay.nodes_per_rank > 1:
+    if lay.rank_groups > 1:
+        lines.append(f"DP ranks        each rank spans {lay.nodes_per_rank} nodes ({lay.rank_gpus} GPUs) as its own "
+                     f"pod group; {lay.rank_groups} consecutive groups form one DP world")
+    elif lay.nodes_per_rank > 1:
         lines.append(f"DP ranks        each rank spans {lay.nodes_per_rank} nodes ({lay.rank_gpus} GPUs)")
     else:
         lines.append(f"DP ranks        {lay.ranks_per_node} per pod, {lay.rank_gpus} GPU(s) each")
@@ -46,6 +49,7 @@ def explain_text(plan) -> str:
     else:
         out.append("routing         disabled (direct vLLM)")
     out.append("idle shutdown   " + (f"after {plan.idle.timeout_minutes} min" if plan.idle.enabled else "off"))
+    out.append("sidecars        " + (", ".join(plan.sidecars) or "(none)"))
     for role in plan.roles:
         out += ["", f"role {role.name}: {role.workload_kind} {role.workload_name}"]
         body = _layout_lines(role.layout)

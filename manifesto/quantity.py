@@ -7,7 +7,7 @@ import math
 import re
 from fractions import Fraction
 
-__all__ = ["SUFFIXES", "parse", "cpus", "mebibytes"]
+__all__ = ["SUFFIXES", "parse", "cpus", "mebibytes", "byte_count"]
 
 #: Every suffix Kubernetes accepts, with its multiplier.
 SUFFIXES = {
@@ -34,3 +34,8 @@ def cpus(quantity: str) -> int:
 def mebibytes(quantity: str) -> int:
     """``32Gi`` -> 32768, ``128G`` -> 122071 (bytes / 2**20, rounded up; at least 1)."""
     return max(1, math.ceil(parse(quantity) / 2**20))
+
+
+def byte_count(quantity: str) -> int:
+    """``32Mi`` -> 33554432 (rounded up to a whole byte)."""
+    return math.ceil(parse(quantity))

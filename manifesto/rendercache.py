@@ -10,11 +10,12 @@ and are written atomically; a corrupt entry is simply a miss.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 from pathlib import Path
+
+from manifesto.digest import code_files, code_fingerprint, digest, file_digest
 
 __all__ = ["cache_dir", "lookup", "store", "render_cached"]
 
@@ -28,34 +29,31 @@ def cache_dir(env) -> Path | None:
     return Path(base) / "llm-manifesto" / "render"
 
 
-def _code_signature() -> str:
-    """Path, size and mtime of every file of the package and the bundled image catalog."""
-    from manifesto.catalog import images_path
-
-    root = Path(__file__).resolve().parent
+def _code(directory: Path) -> str:
+    """The code fingerprint (``manifesto.digest.code_fingerprint``), remembered under the
+    stat signature of the code files, so a hit stats them instead of reading them all."""
+    files = code_files()
     parts = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(filenames):
-            if name.endswith(".py"):
-                st = os.stat(os.path.join(dirpath, name))
-                parts.append(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}")
-    images = images_path()
-    st = os.stat(images)
-    parts.append(f"{images}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
-
-
-def _digest(path: str) -> str | None:
+    for path in files:
+        st = os.stat(path)
+        parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}")
+    memo = directory / "code" / digest("\n".join(parts).encode())
     try:
-        with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()
+        return memo.read_text(encoding="utf-8")
     except OSError:
-        return None
+        pass
+    value = code_fingerprint()
+    try:
+        from manifesto.fsutil import write_atomic
+
+        write_atomic(memo, value)
+    except OSError:
+        pass
+    return value
 
 
 def _entry_path(directory: Path, request: dict) -> Path:
-    key = hashlib.sha256(json.dumps([_VERSION, request], sort_keys=True).encode()).hexdigest()
+    key = digest(json.dumps([_VERSION, request], sort_keys=True).encode())
     return directory / key[:2] / f"{key}.json"
 
 
@@ -65,10 +63,10 @@ def lookup(directory: Path | None, request: dict) -> str | None:
         return None
     try:
         entry = json.loads(_entry_path(directory, request).read_text(encoding="utf-8"))
-        if entry["code"] != _code_signature():
+        if entry["code"] != _code(directory):
             return None
-        for path, digest in entry["inputs"]:
-            if _digest(path) != digest:
+        for path, expected in entry["inputs"]:
+            if file_digest(path) != expected:
                 return None
         return entry["text"]
     except (OSError, ValueError, KeyError, TypeError):
@@ -81,7 +79,7 @@ def store(directory: Path | None, request: dict, inputs: list[str], text: str) -
         return
     from manifesto.fsutil import write_atomic
 
-    entry = {"code": _code_signature(), "inputs": [[p, _digest(p)] for p in sorted(set(inputs))], "text": text}
+    entry = {"code": _code(directory), "inputs": [[p, file_digest(p)] for p in sorted(set(inputs))], "text": text}
     try:
         write_atomic(_entry_path(directory, request), json.dumps(entry))
     except OSError:

@@ -83,13 +83,6 @@ def _layout(kw):
     return plan_layout(**kw, where="")
 
 
-def _routed_rank_spans_pods(kw, ref) -> bool:
-    """llm-d routing cannot address one pod of a multi-pod DP rank: that layout is refused."""
-    per_pod = ref[0]
-    dp_size = kw["dp"] if kw["dp"] is not False else 1
-    return kw["routed"] and dp_size > 1 and kw["tp"] * kw["pp"] > per_pod
-
-
 @settings(max_examples=600, deadline=None)
 @given(st.one_of(LAYOUTS, valid_layouts()))
 @example({"tp": 1, "pp": 1, "dp": 16, "ep": True, "nodes": 4, "replicas": 1, "gpus_per_node": 4,
@@ -100,7 +93,7 @@ def test_layout_matches_reference(kw):
     if kw["proxied"]:
         kw = {**kw, "routed": True}  # only a routed role sits behind the P/D proxy
     ref = reference(kw["tp"], kw["pp"], kw["dp"], kw["nodes"], kw["gpus_per_node"])
-    if ref is None or _routed_rank_spans_pods(kw, ref):
+    if ref is None:
         with pytest.raises(ResolveError):
             _layout(kw)
         return
@@ -155,10 +148,6 @@ def test_layout_matches_reference(kw):
 def test_constructed_layouts_are_accepted(kw):
     ref = reference(kw["tp"], kw["pp"], kw["dp"], kw["nodes"], kw["gpus_per_node"])
     assert ref is not None, kw
-    if _routed_rank_spans_pods(kw, ref):
-        with pytest.raises(ResolveError, match="each DP rank must fit on one node"):
-            _layout(kw)
-        return
     lay = _layout(kw)
     assert lay.gpus_per_pod * lay.nodes == kw["tp"] * kw["pp"] * (kw["dp"] or 1)
 
@@ -190,13 +179,24 @@ def test_wide_ep_decode_layout():
     assert lay.backend_ports == (8200, 8201, 8202, 8203)
 
 
-def test_rank_spanning_nodes_serves_from_node_zero_and_is_refused_under_llm_d():
-    with pytest.raises(ResolveError, match="each DP rank must fit on one node"):
-        plan_layout(tp=8, pp=1, dp=2, ep=False, nodes=4, replicas=1, gpus_per_node=4, routed=True,
-                    proxied=False, where="")
+def test_routed_rank_spanning_nodes_serves_from_each_rank_head():
+    """Under llm-d each rank's first node serves HTTP (the others are headless); on a platform
+    with pod groups per rank the layout is one rank per group, served by the group leader."""
+    flat = plan_layout(tp=8, pp=1, dp=2, ep=False, nodes=4, replicas=3, gpus_per_node=4, routed=True,
+                       proxied=False, where="")
+    assert (flat.serving_nodes, flat.launch, flat.nodes, flat.replicas, flat.rank_groups) == \
+        ((0, 2), "external-rank", 4, 3, 1)
+    grouped = plan_layout(tp=8, pp=1, dp=2, ep=False, nodes=4, replicas=3, gpus_per_node=4, routed=True,
+                          proxied=False, where="", rank_groups=True)
+    assert (grouped.serving_nodes, grouped.launch, grouped.nodes, grouped.replicas, grouped.rank_groups) == \
+        ((0,), "external-rank", 2, 6, 2)
+    assert grouped.total_gpus == flat.total_gpus == 48 and grouped.nodes_per_rank == 2
+    # Ranks that fit a pod, and direct serving, never form groups.
+    assert plan_layout(tp=4, pp=1, dp=2, ep=False, nodes=2, replicas=1, gpus_per_node=4, routed=True,
+                       proxied=False, where="", rank_groups=True).rank_groups == 1
     internal = plan_layout(tp=8, pp=1, dp=2, ep=False, nodes=4, replicas=1, gpus_per_node=4, routed=False,
-                           proxied=False, where="")
-    assert (internal.serving_nodes, internal.launch) == ((0,), "internal")
+                           proxied=False, where="", rank_groups=True)
+    assert (internal.serving_nodes, internal.launch, internal.rank_groups) == ((0,), "internal", 1)
 
 
 # ---- workload kind, through resolution ------------------------------------------------------

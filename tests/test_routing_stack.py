@@ -115,10 +115,20 @@ def test_render_routing_refuses_unrouted_specs():
     assert proc.returncode == 1 and "routing disabled" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_routed_rank_spanning_nodes_is_rejected(tmp_path):
+def test_routed_rank_spanning_nodes_keeps_headless_pods_out_of_the_pool(tmp_path):
+    """One LeaderWorkerSet group per DP rank: only leaders (rank heads) match the pool selector."""
     spec = tmp_path / "wide.yaml"
     spec.write_text("release: wide\nmodel: {id: org/m}\nrouting: {kind: load_aware}\nroles:\n"
                     "  - name: decode\n    lws: {size: 4}\n    parallelism: {tp: 8, dp: 2}\n")
     proc = run_cli("render", "manifest", str(spec), "--cluster", "example-gb200", "--user", "u", "--namespace", "ns")
-    assert proc.returncode == 1
-    assert "each DP rank must fit on one node" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    validate_manifests(proc.stdout)
+    docs = _docs(proc.stdout)
+    pool = next(d for d in docs if d["kind"] == "InferencePool")
+    lws = next(d for d in docs if d["kind"] == "LeaderWorkerSet")
+    assert (lws["spec"]["replicas"], lws["spec"]["leaderWorkerTemplate"]["size"]) == (2, 2)
+    selector = pool["spec"]["selector"]["matchLabels"]
+    leader = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["metadata"]["labels"]
+    worker = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"]["labels"]
+    assert selector.items() <= leader.items()
+    assert not selector.items() <= worker.items()

@@ -230,7 +230,9 @@ def _assert_clear(exc, model, cluster) -> None:
         assert MISMATCH in exc.message
         return
     assert isinstance(exc, SlurmUnsupported), f"{model} on {cluster}: unexpected {type(exc).__name__}: {exc}"
-    assert exc.path == ".".join(map(str, exc.fields)) and str(exc).startswith(exc.path + ": "), str(exc)
+    from manifesto.errors import format_path
+
+    assert exc.path == format_path(exc.fields) and str(exc).startswith(exc.path + ": "), str(exc)
     assert exc.source in ("spec", "cluster") and exc.fields
     assert "Slurm" in exc.message and not exc.message.startswith(exc.path), exc.message
 
@@ -261,9 +263,13 @@ def test_expected_outcomes():
                               root / "clusters" / "example-slurm.yaml")
     assert isinstance(exc, SlurmUnsupported) and exc.fields == ("runtime", "sidecars")
     assert "dcgm-exporter, node-exporter" in exc.message
-    for model in ("qwen/slurm.yaml", "qwen/qwen3-0.6b-pd.yaml", "poolside/laguna-S-2.1-NVFP4"):
+    for model in ("qwen/slurm.yaml", "qwen/qwen3-0.6b-pd.yaml"):
         _, exc = _render_or_error(root / "models" / model, root / "clusters" / "example-slurm-gr100.yaml")
         assert exc is None, f"{model}: {exc}"
+    # A Kubernetes pod storage request in the spec is refused, not silently dropped.
+    _, exc = _render_or_error(root / "models" / "poolside" / "laguna-S-2.1-NVFP4",
+                              root / "clusters" / "example-slurm-gr100.yaml")
+    assert isinstance(exc, SlurmUnsupported) and exc.fields == ("roles", 0, "resources", "ephemeral_storage")
 
 
 @pytest.mark.slurm
@@ -554,10 +560,10 @@ def test_routing_profile_is_merged_with_file_discovery():
     assert data["plugins"][0]["name"] == "manifesto-file-discovery"
     assert data["plugins"][1:] == profile["plugins"]
     assert data["schedulingProfiles"] == profile["schedulingProfiles"]
-    assert data["dataLayer"] == {"discovery": {"endpoints": {"pluginRef": "manifesto-file-discovery"}}}
+    assert data["dataLayer"] == {"discovery": {"pluginRef": "manifesto-file-discovery"}}
     # The profile's own text (comments included) is kept; only the discovery lines are added.
     added = [line for line in epp.split("\n") if line not in source.split("\n")]
-    assert len(added) == 5 + 5, added
+    assert len(added) == 5 + 4, added
 
 
 def test_routing_profile_with_a_data_layer_is_merged(tmp_path):
@@ -575,7 +581,7 @@ def test_routing_profile_with_a_data_layer_is_merged(tmp_path):
     assert [p.get("name", p["type"]) for p in data["plugins"]] == [
         "queue-scorer", "max-score-picker", "m", "manifesto-file-discovery"]
     assert data["dataLayer"] == {"injectDefaults": False, "sources": [{"pluginRef": "m", "extractors": []}],
-                                 "discovery": {"endpoints": {"pluginRef": "manifesto-file-discovery"}}}
+                                 "discovery": {"pluginRef": "manifesto-file-discovery"}}
     taken = write(tmp_path / "routing" / "taken.yaml", profile.read_text().replace(
         "dataLayer: {", "dataLayer: {discovery: {pluginRef: m}, "))
     with pytest.raises(SlurmUnsupported, match="already sets dataLayer.discovery"):
@@ -583,24 +589,37 @@ def test_routing_profile_with_a_data_layer_is_merged(tmp_path):
                     routing_profile=str(taken))
 
 
-@pytest.mark.parametrize(("release", "expected"), [
-    ("v0.9.0", {"pluginRef": "manifesto-file-discovery"}),
-    ("v0.10.1", {"pluginRef": "manifesto-file-discovery"}),
-    ("v0.11.0", {"endpoints": {"pluginRef": "manifesto-file-discovery"}}),
-    ("main", {"endpoints": {"pluginRef": "manifesto-file-discovery"}}),
-    ("v0.8.0", None),
+BARE = {"pluginRef": "manifesto-file-discovery"}
+NESTED = {"endpoints": {"pluginRef": "manifesto-file-discovery"}}
+
+
+@pytest.mark.parametrize(("release", "api_version", "expected"), [
+    ("v0.9.0", "llm-d.ai/v1alpha1", BARE),
+    ("v0.10.1", "llm-d.ai/v1alpha1", BARE),
+    ("v0.11.0", "llm-d.ai/v1alpha1", BARE),
+    ("main", "llm-d.ai/v1alpha1", BARE),
+    ("v0.11.0", "inference.networking.x-k8s.io/v1alpha1", BARE),
+    ("main", "llm-d.ai/v1", NESTED),
+    ("v0.8.0", "llm-d.ai/v1alpha1", None),
 ])
-def test_discovery_reference_follows_the_picker_release(tmp_path, release, expected):
+def test_discovery_reference_follows_the_config_type(tmp_path, release, api_version, expected):
+    """Strict decoding: v1alpha1 config types of every router release with file discovery
+    take ``discovery.pluginRef`` (router main's still has no other field); only llm-d.ai/v1
+    takes ``discovery.endpoints.pluginRef``. Releases before v0.9 have no file discovery."""
     from manifesto.render.slurm import SlurmUnsupported
 
     cluster = unit_cluster(tmp_path).read_text() + f"llm_d:\n  release: {release}\n"
     path = write(tmp_path / "cluster-release.yaml", cluster)
+    profile = write(tmp_path / "routing" / "p.yaml", (
+        f"apiVersion: {api_version}\nkind: EndpointPickerConfig\nplugins:\n- type: queue-scorer\n"
+        "- type: max-score-picker\nschedulingProfiles:\n- name: default\n  plugins:\n"
+        "  - pluginRef: queue-scorer\n  - pluginRef: max-score-picker\n"))
     model = REPO_ROOT / "models" / "qwen" / "aggregated.yaml"
     if expected is None:
         with pytest.raises(SlurmUnsupported, match="predates file discovery"):
-            render_pair(model, path)
+            render_pair(model, path, routing_profile=str(profile))
         return
-    text = render_pair(model, path)
+    text = render_pair(model, path, routing_profile=str(profile))
     assert yaml.safe_load(heredoc(text, "MANIFESTO_EPP"))["dataLayer"]["discovery"] == expected
 
 
@@ -610,19 +629,25 @@ def test_render_is_deterministic():
         assert render_pair(path, BUNDLED_SLURM_CLUSTER) == render_pair(path, BUNDLED_SLURM_CLUSTER)
 
 
-def test_header_and_ignored_kubernetes_requests(shared_dir):
-    """The provenance header opens the script; Kubernetes-only pod requests (ephemeral storage)
-    are listed as not applied instead of failing the pair."""
+def test_header_and_ignored_kubernetes_requests(shared_dir, tmp_path):
+    """The provenance header opens the script; Kubernetes-only placement (same_topology_key) is
+    listed as not applied, and the cluster's pod_defaults (Kubernetes settings) are left out."""
     from manifesto.render import expanded_inputs
     from manifesto.render.header import provenance_header
 
-    model = shared_dir / UPSTREAM / "models" / "qwen" / "qwen3-0.6b.yaml"
+    model = shared_dir / UPSTREAM / "models" / "qwen" / "slurm.yaml"
     plan, spec, cl = plan_of(model, BUNDLED_SLURM_CLUSTER)
     text = render_plan(plan, spec, cl)
     header = provenance_header("render manifest", *expanded_inputs(spec, cl))
-    assert text.startswith("#!/bin/bash\n" + header + "#SBATCH --job-name=manifesto-qwen3-0-6b\n")
+    assert text.startswith("#!/bin/bash\n" + header + "#SBATCH --job-name=")
+    pinned = unit_model(tmp_path, ONE_GPU.replace("accelerator: b200\n", "").replace(
+        "    lws: {size: 1}\n", "    lws: {size: 1, same_topology_key: example.com/rack}\n", 1))
+    cluster = unit_cluster(tmp_path)
+    cluster.write_text(cluster.read_text() + "pod_defaults: {ephemeral_storage: 64Gi, shm_size: 8Gi}\n")
+    text = render_pair(pinned, cluster)
     assert "# Not applied on Slurm (Kubernetes-only requests):\n" \
-           "#   role decode: ephemeral storage 32Gi (a Kubernetes pod request)\n" in text
+           "#   role decode: lws.same_topology_key example.com/rack (Kubernetes pod affinity)\n" in text
+    assert "64Gi" not in text.split("MANIFESTO_CLUSTER")[-1] and "8Gi" not in text.split("MANIFESTO_CLUSTER")[-1]
 
 
 # ---- (d) refusals ----------------------------------------------------------------------------
@@ -641,6 +666,10 @@ def test_header_and_ignored_kubernetes_requests(shared_dir):
     (PD_MODEL, "  port: 9002\n", "", ("slurm", "port"), "endpoint picker"),
     (PD_MODEL, "  port: 8000\n", "", ("slurm", "port"), "prefill"),
     (ONE_GPU, "", "kueue: {local_queue: q}\n", ("kueue",), "partition"),
+    (ONE_GPU.replace('memory: 32Gi}', 'memory: 32Gi, ephemeral_storage: 64Gi}'), "", "",
+     ("roles", 0, "resources", "ephemeral_storage"), "pod_defaults.ephemeral_storage"),
+    (ONE_GPU.replace('memory: 32Gi}', 'memory: 32Gi, shm_size: 16Gi}'), "", "",
+     ("roles", 0, "resources", "shm_size"), "pod_defaults.shm_size"),
 ])
 def test_kubernetes_only_requests_are_refused(tmp_path, model, cluster_extra, top, fields, words):
     from manifesto.render.slurm import SlurmUnsupported
@@ -652,7 +681,9 @@ def test_kubernetes_only_requests_are_refused(tmp_path, model, cluster_extra, to
     with pytest.raises(SlurmUnsupported) as info:
         render_pair(unit_model(tmp_path, model_text), cluster)
     assert info.value.fields == fields
-    assert words in info.value.message and ".".join(fields) in str(info.value)
+    from manifesto.errors import format_path
+
+    assert words in info.value.message and str(info.value).startswith(format_path(fields) + ": ")
 
 
 def test_implicit_kubernetes_defaults_are_omitted(tmp_path):

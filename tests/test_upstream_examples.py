@@ -70,6 +70,12 @@ MISMATCH = re.compile(
 )
 
 
+def _pod_storage(data: dict) -> set[str]:
+    """Pod storage requests (ephemeral_storage, shm_size) that some role of the spec makes."""
+    return {k for role in data.get("roles") or [] for k in (role.get("resources") or {})
+            if k in ("ephemeral_storage", "shm_size")}
+
+
 def check_pair(model: Path, cluster: Path) -> None:
     """The pair renders, or fails with exactly one expected error: the spec pins an
     accelerator the cluster lacks, or (on Slurm) it asks for Kubernetes-only pod sidecars."""
@@ -88,6 +94,11 @@ def check_pair(model: Path, cluster: Path) -> None:
     data = load_model_data(model).data
     if profile.platform == "slurm" and data.get("runtime", {}).get("sidecars") and "runtime.sidecars" in err:
         assert err.count("\n") == 1 and err.startswith("error: ") and "Slurm" in err, err
+        return
+    if profile.platform == "slurm" and _pod_storage(data) and ".resources." in err:
+        # Kubernetes pod storage requests in the spec are refused on Slurm, naming the field.
+        assert err.count("\n") == 1 and err.startswith("error: ") and "is a Kubernetes pod" in err, err
+        assert any(f"].resources.{name}: " in err for name in _pod_storage(data)), err
         return
     match = MISMATCH.fullmatch(err)
     assert match, f"expected only the accelerator-mismatch error, got:\n{err}"

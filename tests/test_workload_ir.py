@@ -18,7 +18,8 @@ from manifesto.cluster import load_cluster
 from manifesto.errors import IncompatiblePairError, ResolveError, SchemaError
 from manifesto.load import load_typed
 from manifesto.render.k8s.common import KUEUE_PRIORITY, KUEUE_QUEUE
-from manifesto.render.k8s.workload_ir import workload_objects
+from manifesto.render.k8s.workload import workload_objects
+from manifesto.resolve.workload import plan_workload
 from manifesto.yamlemit import dump_all
 from manifesto.schema.workload import Workload
 from manifesto.workload import PlatformClaim, workload_settings
@@ -105,7 +106,7 @@ def _write(tmp_path: Path, text: str, name: str = "workload.yaml") -> Path:
 def _render(path: Path, cluster, accelerator: str | None = None, namespace: str = "ns") -> list[dict]:
     workload, loaded = load_typed(Workload, path)
     acc = workload_settings(cluster).accelerator(accelerator)
-    objects = workload_objects(workload, acc, namespace, where=loaded.locs.find)
+    objects = workload_objects(plan_workload(workload), acc, namespace, where=loaded.locs.find)
     kit.validate_manifests(dump_all(objects))
     return objects
 
@@ -240,7 +241,7 @@ def test_grove_is_reserved(tmp_path, gb200):
         _render(path, gb200)
     text = str(err.value)
     assert re.search(r"workload\.yaml:2:1: backend: backend 'grove' is reserved and not implemented", text)
-    assert "manifesto.render.k8s.workload_ir.LOWERINGS" in text
+    assert "manifesto.render.k8s.workload.LOWERINGS" in text
 
 
 # -- Kueue placement --------------------------------------------------------------------------

@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import time
 
+from manifesto.digest import digest
+
 __all__ = [
     "atomic_write",
     "digest",
@@ -29,9 +31,6 @@ TMP_MARK = ".tmp~"
 # hint at a coarse file system (FAT, some network mounts), which get two seconds.
 _FINE_TICK_NS = 100_000_000
 _COARSE_TICK_NS = 2_000_000_000
-
-_blake2b = None
-
 
 def signature(path: str) -> tuple[int, int, int] | None:
     """``(mtime_ns, size, inode)`` of ``path``, or None when it does not exist."""
@@ -56,18 +55,6 @@ def dir_signature(path: str, listed_ns: int):
     except (FileNotFoundError, NotADirectoryError):
         return None
     return (st.st_mtime_ns, st.st_ino, not is_racy(st.st_mtime_ns, listed_ns))
-
-
-def digest(data: bytes) -> str:
-    """The content digest used throughout the build (BLAKE2b-128, hex)."""
-    global _blake2b
-    if _blake2b is None:
-        try:  # the builtin module avoids loading OpenSSL through hashlib
-            from _blake2 import blake2b
-        except ImportError:  # pragma: no cover - other interpreters
-            from hashlib import blake2b
-        _blake2b = blake2b
-    return _blake2b(data, digest_size=16).hexdigest()
 
 
 def read_bytes(path: str) -> bytes | None:

@@ -7,7 +7,7 @@ root-relative where possible, so two checkouts of one commit share keys.
 
 from __future__ import annotations
 
-from manifesto.build_graph.fsio import digest
+from manifesto.digest import combine, digest
 
 __all__ = ["task_key", "combine"]
 
@@ -18,10 +18,4 @@ def task_key(pair: tuple[str, str], context: tuple, inputs, digests) -> str:
     """The key of rendering ``pair`` in ``context`` from ``inputs`` with ``digests``."""
     lines = [_TASK, pair[0], pair[1], repr(context)]
     lines += sorted(f"{p}\0{d}" for p, d in zip(inputs, digests))
-    return digest("\n".join(lines).encode())
-
-
-def combine(label: str, names, digests) -> str:
-    """One digest for a set of named digests (order-independent)."""
-    lines = [label] + sorted(f"{n}\0{d}" for n, d in zip(names, digests))
     return digest("\n".join(lines).encode())

@@ -38,7 +38,8 @@ def _header(file: str, cluster, accelerator: str, namespace: str) -> str:
 def render_workload_text(file: str, cluster, accelerator: str | None, namespace: str) -> str:
     """Load ``file``, lower it with ``cluster``'s settings, and return YAML with a provenance header."""
     from manifesto.load import load_typed
-    from manifesto.render.k8s.workload_ir import workload_objects
+    from manifesto.render.k8s.workload import workload_objects
+    from manifesto.resolve.workload import plan_workload
     from manifesto.yamlemit import dump_all
     from manifesto.schema.workload import Workload
     from manifesto.workload import workload_settings
@@ -46,7 +47,7 @@ def render_workload_text(file: str, cluster, accelerator: str | None, namespace:
     workload, loaded = load_typed(Workload, file)
     settings = workload_settings(cluster)
     acc = settings.accelerator(accelerator)
-    objects = workload_objects(workload, acc, namespace, where=loaded.locs.find)
+    objects = workload_objects(plan_workload(workload), acc, namespace, where=loaded.locs.find)
     return _header(file, cluster, acc.name, namespace) + dump_all(objects)
 
 

@@ -66,10 +66,12 @@ def _ext_proc(epp_port: int) -> dict:
     }
 
 
-def _client_listener(listen_port: int, epp_port: int) -> dict:
+def _client_listener(listen_port: int, epp_port: int, buffer_limit: int) -> dict:
     return {
         "name": "client",
         "address": _address("0.0.0.0", listen_port),
+        # Envoy's 1 MiB default stalls long prompts and large multimodal bodies.
+        "per_connection_buffer_limit_bytes": buffer_limit,
         "filter_chains": [{"filters": [{
             "name": "envoy.filters.network.http_connection_manager",
             "typed_config": {
@@ -90,7 +92,7 @@ def _client_listener(listen_port: int, epp_port: int) -> dict:
     }
 
 
-def _clusters(epp_port: int) -> list[dict]:
+def _clusters(epp_port: int, buffer_limit: int) -> list[dict]:
     picker = {
         "name": "endpoint-picker",
         "type": "STATIC",
@@ -108,6 +110,7 @@ def _clusters(epp_port: int) -> list[dict]:
         "name": "picked-endpoint",
         "type": "ORIGINAL_DST",
         "connect_timeout": "1000s",
+        "per_connection_buffer_limit_bytes": buffer_limit,
         "lb_policy": "CLUSTER_PROVIDED",
         "original_dst_lb_config": {"use_http_header": True, "http_header_name": "x-gateway-destination-endpoint"},
         "circuit_breakers": {"thresholds": [{"max_connections": limit, "max_pending_requests": limit,
@@ -116,12 +119,16 @@ def _clusters(epp_port: int) -> list[dict]:
     return [picker, picked]
 
 
-def envoy_config(listen_port: int = CLIENT_PORT, epp_port: int = EPP_GRPC_PORT) -> dict:
-    """The complete static Envoy configuration (admin on loopback only)."""
+def envoy_config(listen_port: int, epp_port: int, buffer_limit: str) -> dict:
+    """The complete static Envoy configuration (admin on loopback only); ``buffer_limit`` is a
+    quantity bounding what Envoy buffers per connection to clients and to model servers."""
+    from manifesto.quantity import byte_count
+
+    limit = byte_count(buffer_limit)
     return {
         "admin": {"address": _address("127.0.0.1", ADMIN_PORT)},
         "static_resources": {
-            "listeners": [_client_listener(listen_port, epp_port), _ready_listener()],
-            "clusters": _clusters(epp_port),
+            "listeners": [_client_listener(listen_port, epp_port, limit), _ready_listener()],
+            "clusters": _clusters(epp_port, limit),
         },
     }

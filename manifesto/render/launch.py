@@ -23,6 +23,9 @@ class Platform:
     leader: str  # shell expression
     node_address_body: str  # body of node_address() { ... } printing the address of node $1
     log_name: str  # shell expression naming this node's log file
+    # body of group_leader() { ... } printing the leader address of pod group $1; only
+    # platforms that give each DP rank its own group (Layout.rank_groups > 1) need it.
+    group_leader_body: str | None = None
 
 
 K8S = Platform(
@@ -33,6 +36,11 @@ K8S = Platform(
         '  if [ "$1" -eq 0 ]; then echo "$LEADER"; else echo "${LEADER%%.*}-$1.${LEADER#*.}"; fi'
     ),
     log_name='"${HOSTNAME:-pod}.log"',
+    group_leader_body=(
+        '  # Group G\'s leader is <lws>-<G>.<lws>.<namespace>.\n'
+        '  local group="${LEADER%%.*}"\n'
+        '  echo "${group%-*}-$1.${LEADER#*.}"'
+    ),
 )
 
 
@@ -67,7 +75,17 @@ def _topology_block(role: RolePlan) -> list[str]:
     port = lay.backend_ports[0]
     lines: list[str] = []
     npr = lay.nodes_per_rank
-    if npr > 1:
+    groups = lay.rank_groups > 1
+    if groups:
+        lines += [
+            f"RANK_NODES={npr}",
+            "# Each DP rank is its own pod group; consecutive groups form one DP world.",
+            f'RANK=$((LWS_GROUP_INDEX % {lay.rank_groups}))',
+            'RANK_NODE="$NODE_INDEX"',
+            'RANK_HEAD="$LEADER"',
+            'args+=(--nnodes "$RANK_NODES" --node-rank "$RANK_NODE" --master-addr "$RANK_HEAD")',
+        ]
+    elif npr > 1:
         lines += [
             f"RANK_NODES={npr}",
             'RANK=$((NODE_INDEX / RANK_NODES))',
@@ -82,8 +100,11 @@ def _topology_block(role: RolePlan) -> list[str]:
             lines.append(f"args+=(--port {port})")
         return lines
     dp_common = f'args+=(--data-parallel-size {lay.dp} --data-parallel-address "$DP_HEAD" --data-parallel-rpc-port {lay.rpc_port})'
-    head = '"$LEADER"' if lay.nodes > 1 else "127.0.0.1"
-    lines.insert(0, f"DP_HEAD={head}")
+    if groups:
+        lines.append('DP_HEAD=$(group_leader $((LWS_GROUP_INDEX - RANK)))')
+    else:
+        head = '"$LEADER"' if lay.nodes > 1 else "127.0.0.1"
+        lines.insert(0, f"DP_HEAD={head}")
     lines.append(dp_common)
     if lay.launch == "internal":
         local = lay.ranks_per_node
@@ -99,9 +120,14 @@ def _topology_block(role: RolePlan) -> list[str]:
             "fi",
         ]
         return lines
-    if lay.launch == "external-rank":  # one rank per pod (layout refuses routed ranks wider than a pod)
-        lines.append('args+=(--data-parallel-size-local 1 --data-parallel-rank "$NODE_INDEX" --data-parallel-external-lb)')
-        lines.append(f"args+=(--port {port})")
+    if lay.launch == "external-rank":
+        rank = '"$RANK"' if npr > 1 else '"$NODE_INDEX"'
+        lines.append(f"args+=(--data-parallel-size-local 1 --data-parallel-rank {rank} --data-parallel-external-lb)")
+        if npr > 1:  # a rank wider than a pod: its first pod serves HTTP, the others run its workers
+            lines += ['if [ "$RANK_NODE" -eq 0 ]; then', f"  args+=(--port {port})", "else",
+                      "  args+=(--headless)", "fi"]
+        else:
+            lines.append(f"args+=(--port {port})")
         return lines
     local = lay.ranks_per_node
     lines += [
@@ -146,8 +172,12 @@ def launch_script(plan: Plan, role: RolePlan, platform: Platform = K8S) -> str:
         lines.append(f"NODE_INDEX={platform.node_index}")
     if "LEADER" in used or lay.nodes_per_rank > 1:
         lines.append(f"LEADER={platform.leader}")
-    if lay.nodes_per_rank > 1:
+    if "node_address" in used:
         lines += ["node_address() {", platform.node_address_body, "}"]
+    if "group_leader" in used:
+        if platform.group_leader_body is None:
+            raise ValueError("this platform has no pod groups per DP rank")  # resolve never plans them here
+        lines += ["group_leader() {", platform.group_leader_body, "}"]
     if role.storage.log_dir:
         lines += [
             f"LOG_DIR={_q(role.storage.log_dir)}",

@@ -7,6 +7,7 @@ they are about through the ``where`` callback (path tuple -> Origin).
 from __future__ import annotations
 
 import json
+import posixpath
 from typing import Any
 
 import msgspec
@@ -19,9 +20,10 @@ from manifesto.resolve.args import DEFAULT_QUIET_ENDPOINTS, to_args
 from manifesto.resolve.failures import Where, fail as _fail
 from manifesto.resolve.identity import instance_labels, instance_name, role_labels, role_selector
 from manifesto.resolve.layout import plan_layout
-from manifesto.resolve.names import COMPUTE_DOMAIN_CLAIM
+from manifesto.resolve.names import COMPUTE_DOMAIN_CLAIM, LWS_GROUP_INDEX_LABEL
 from manifesto.resolve.plan import (
-    Accelerator, Claim, EnvVar, IdlePlan, Options, Placement, Plan, Resources, RolePlan, SlurmPlan,
+    Accelerator, Claim, EnvVar, IdlePlan, Options, Placement, Plan, Resources, RolePlan, RoutingSizing, Size,
+    SlurmPlan,
 )
 from manifesto.resolve.routing import plan_routing
 from manifesto.resolve.storage import cache_key_for, cuda_tag, plan_storage
@@ -51,13 +53,13 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
         platform=cluster.platform, cluster=cluster.name, topology=spec.topology,
         model_id=spec.model.id, model_label=spec.model.label, revision=spec.model.revision,
         accelerator=accel, placement=_placement(cluster, accel), roles=roles, routing=routing,
-        idle=idle, sidecars=tuple(spec.runtime.sidecars), labels=instance_labels(instance, options.user),
+        idle=idle, sidecars=_sidecars(spec, cluster), labels=instance_labels(instance, options.user),
         images=_support_images(images, cluster), stateless=not any(r.storage.volumes for r in roles),
         kueue_queue=cluster.kueue.local_queue if cluster.kueue else None,
         kueue_priority_class=cluster.kueue.priority_class if cluster.kueue else None,
         gateway_class=cluster.gateway.class_name, gateway_service_type=cluster.gateway.service_type,
         openshift_scc=cluster.openshift.scc if cluster.openshift else None,
-        shared_claim=_shared_claim(cluster), slurm=_slurm(cluster),
+        shared_claim=_shared_claim(cluster), slurm=_slurm(cluster), routing_sizing=_routing_sizing(cluster),
     )
 
 
@@ -88,6 +90,20 @@ def _image(spec, images, where: Where) -> str:
         raise _fail(f"image_ref '{ref}' is not in the image catalog{did_you_mean(ref, known)}; "
                     f"known: {', '.join(known)}", where, ("model", "image_ref"))
     return table[key]
+
+
+def _sidecars(spec, cluster) -> tuple[str, ...]:
+    """The spec's monitoring sidecars, else the platform default: both exporters on Kubernetes,
+    dcgm-exporter on OpenShift (node-exporter's hostPath volumes break the restricted SCC),
+    none on Slurm (a batch job has no pod to put them in)."""
+    from manifesto.schema.model import SIDECARS
+
+    chosen = SIDECARS if spec.runtime.sidecars is None else tuple(spec.runtime.sidecars)
+    if spec.runtime.sidecars is None and cluster.platform == "slurm":
+        return ()
+    if cluster.platform == "openshift":
+        return tuple(s for s in chosen if s != "node-exporter")
+    return chosen
 
 
 def _routed_roles(spec, routing) -> set[str]:
@@ -124,7 +140,7 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
     try:
         layout = plan_layout(tp=par.tp, pp=par.pp, dp=par.dp, ep=par.ep, nodes=role.lws.size,
                              replicas=role.lws.replicas, gpus_per_node=accel.gpus_per_node,
-                             routed=routed, proxied=proxied, where="")
+                             routed=routed, proxied=proxied, where="", rank_groups=cluster.platform != "slurm")
     except ResolveError as exc:
         raise _fail(exc.message, where, base + ("parallelism",)) from None
     if role.resources.gpus is not None and role.resources.gpus != layout.gpus_per_pod:
@@ -134,7 +150,6 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
     kind = _workload_kind(role, layout, where, base)
     features, backends = _features(spec, role, routing, routed, proxied, layout, where, base)
     computed = _computed(spec, role, where, base)
-    args = _args(spec, role, computed, where, base)
     routing_label = None
     if routed:
         routing_label = "decode" if (routing.kind != "pd" or role.name == routing.target_role) else "prefill"
@@ -143,7 +158,9 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
         "gpu_arch": accel.gpu_arch or accel.name, "cuda": cuda_tag(accel.torch_cuda_arch_list),
         "cache_key": cache_key_for(image, spec.cache.key), "role": role.name,
     }
-    ephemeral = role.resources.ephemeral_storage or cluster.pod_defaults.ephemeral_storage
+    # Pod defaults are Kubernetes settings; on Slurm only the spec's own (refused) requests remain.
+    pod_defaults = cluster.pod_defaults if cluster.platform != "slurm" else None
+    ephemeral = role.resources.ephemeral_storage or (pod_defaults and pod_defaults.ephemeral_storage)
     try:
         # Slurm has no pod-local scratch volume: every role uses the configured cache paths.
         storage, cache_env = plan_storage(
@@ -154,8 +171,10 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
     except ResolveError as exc:  # exc.path is a cluster field (paths.log_root) or a flag (--log-root)
         origin = None if exc.path.startswith("--") else cluster_where(tuple(exc.path.split(".")))
         raise ResolveError(exc.message, origin, exc.path) from None
-    env = _env(spec, cluster, role, computed, features, backends, cache_env, accel, where, base, cluster_where)
+    args = _args(spec, role, computed, where, base, _profiling(cluster, role, storage.log_dir, where, base))
     vllm_env = options.vllm_env or spec.runtime.vllm_env
+    env = _env(spec, cluster, role, computed, features, backends, cache_env, accel, vllm_env, layout, where, base,
+               cluster_where)
     if vllm_env:
         if cluster.platform != "slurm":  # Slurm checks the path against slurm.binds instead
             _check_vllm_env(vllm_env, storage, where, flag="--vllm-env" if options.vllm_env else None)
@@ -164,7 +183,7 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
     resources = Resources(
         cpu=role.resources.cpu or cpu_default, memory=role.resources.memory or mem_default,
         gpus=layout.gpus_per_pod, ephemeral_storage=ephemeral,
-        shm_size=role.resources.shm_size or cluster.pod_defaults.shm_size, extra=extra,
+        shm_size=role.resources.shm_size or (pod_defaults and pod_defaults.shm_size), extra=extra,
     )
     claims = (Claim(COMPUTE_DOMAIN_CLAIM, accel.compute_domain_template),) if accel.compute_domain_template else ()
     label = spec.model.label or spec.model.id.rsplit("/", 1)[-1]
@@ -233,7 +252,23 @@ def _computed(spec, role, where: Where, base: tuple) -> dict[str, dict[str, Any]
     return out
 
 
-def _args(spec, role, computed, where: Where, base: tuple):
+def _profiling(cluster, role, log_dir: str | None, where: Where, base: tuple) -> dict[str, Any] | None:
+    """vLLM's ``--profiler-config``: the torch profiler refuses to start without a trace
+    directory, so one is filled in under the role's log directory when the spec has none."""
+    if role.profiling is None:
+        return None
+    config = role.profiling.model_dump(exclude_none=True)
+    if config["profiler"] == "torch" and "torch_profiler_dir" not in config:
+        if not log_dir:
+            raise _fail(f"the torch profiler needs a trace directory, and cluster '{cluster.name}' declares no log "
+                        "filesystem to put one in (logging.root or paths.log_root); set "
+                        "profiling.torch_profiler_dir to a path on a persistent volume, or profile on a cluster "
+                        "with a log root", where, base + ("profiling",))
+        config["torch_profiler_dir"] = posixpath.join(log_dir, "traces")
+    return config
+
+
+def _args(spec, role, computed, where: Where, base: tuple, profiler: dict[str, Any] | None):
     manifesto_layer = {"disable_access_log_for_endpoints": DEFAULT_QUIET_ENDPOINTS}
     if spec.model.revision:
         manifesto_layer["revision"] = spec.model.revision
@@ -246,8 +281,8 @@ def _args(spec, role, computed, where: Where, base: tuple):
     own: dict[str, Any] = {}
     if role.kv_transfer_config:
         own["kv_transfer_config"] = role.kv_transfer_config
-    if role.profiling is not None:
-        own["profiler_config"] = role.profiling.model_dump(exclude_none=True)
+    if profiler is not None:
+        own["profiler_config"] = profiler
     if own:
         layers.append((f"role {role.name}", "", own))
     try:
@@ -271,8 +306,11 @@ def _fabric_profile(cluster, role, where: Where, base: tuple) -> str | None:
     return fab.default_profile
 
 
-def _env(spec, cluster, role, computed, features, backends, cache_env, accel, where: Where, base: tuple,
-         cluster_where: Where) -> tuple[EnvVar, ...]:
+GROUP_INDEX_ENV = "LWS_GROUP_INDEX"
+
+
+def _env(spec, cluster, role, computed, features, backends, cache_env, accel, vllm_env: str | None, layout,
+         where: Where, base: tuple, cluster_where: Where) -> tuple[EnvVar, ...]:
     env: dict[str, EnvVar] = {}
 
     def put(name: str, value: str, source: str) -> None:
@@ -282,8 +320,10 @@ def _env(spec, cluster, role, computed, features, backends, cache_env, accel, wh
     put("VLLM_NO_USAGE_STATS", "1", "manifesto default")
     put("TQDM_DISABLE", "1", "manifesto default")
     env["MANIFESTO_POD_UID"] = EnvVar("MANIFESTO_POD_UID", field_ref="metadata.uid", source="manifesto default")
-    if accel.torch_cuda_arch_list:
-        put("TORCH_CUDA_ARCH_LIST", accel.torch_cuda_arch_list, f"accelerator {accel.name}")
+    if accel.torch_cuda_arch_list and vllm_env:
+        # Only a vllm-envs worktree builds CUDA extensions at start-up; in a released image the
+        # variable would only steer JIT builds away from the GPU the library detects itself.
+        put("TORCH_CUDA_ARCH_LIST", accel.torch_cuda_arch_list, f"accelerator {accel.name} (vllm-envs build)")
     if cluster.platform == "openshift":
         put("USER", "vllm", "platform openshift")
         put("HOME", "/tmp", "platform openshift")
@@ -308,6 +348,10 @@ def _env(spec, cluster, role, computed, features, backends, cache_env, accel, wh
         put(name, value, f"role {role.name} env")
     for name, value in computed["env"].items():
         put(name, str(value), f"role {role.name} computed")
+    if layout.rank_groups > 1:
+        # Which DP rank a pod belongs to: its LeaderWorkerSet group (one group per rank).
+        env[GROUP_INDEX_ENV] = EnvVar(GROUP_INDEX_ENV, field_ref=f"metadata.labels['{LWS_GROUP_INDEX_LABEL}']",
+                                      source="feature external-dp (one LeaderWorkerSet group per rank)")
     if ("kv-connector", "NixlConnector") in backends and "VLLM_NIXL_SIDE_CHANNEL_HOST" not in env:
         env["VLLM_NIXL_SIDE_CHANNEL_HOST"] = EnvVar(
             "VLLM_NIXL_SIDE_CHANNEL_HOST", field_ref="status.podIP", source="feature kv-connector (NIXL)")
@@ -361,6 +405,32 @@ def _support_images(images, cluster) -> dict[str, str]:
     out.update({f"sidecars.{k}": v for k, v in images.sidecars.items()})
     out.update({f"test.{k}": v for k, v in images.test.items()})
     return dict(sorted(out.items()))
+
+
+# Production sizes of the routing components under high-concurrency serving: the picker
+# parses every request body and scores every endpoint; Envoy streams bodies both ways.
+ROUTING_DEFAULTS = {
+    "endpoint_picker": ("8", "16Gi"), "envoy": ("4", "8Gi"), "routing_sidecar": ("8", "16Gi"),
+    "gateway_proxy": ("4", "8Gi"),
+}
+ENVOY_CONCURRENCY = 8
+ENVOY_BUFFER_LIMIT = "32Mi"
+
+
+def _routing_sizing(cluster) -> RoutingSizing:
+    given = cluster.llm_d.sizing
+
+    def size(name: str) -> Size:
+        cpu, memory = ROUTING_DEFAULTS[name]
+        own = getattr(given, name)
+        return Size(cpu=own.cpu or cpu, memory=own.memory or memory)
+
+    return RoutingSizing(
+        endpoint_picker=size("endpoint_picker"), envoy=size("envoy"),
+        envoy_concurrency=given.envoy.concurrency or ENVOY_CONCURRENCY,
+        envoy_buffer_limit=given.envoy.buffer_limit or ENVOY_BUFFER_LIMIT,
+        routing_sidecar=size("routing_sidecar"), gateway_proxy=size("gateway_proxy"),
+    )
 
 
 def _shared_claim(cluster) -> dict[str, Any] | None:

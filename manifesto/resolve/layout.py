@@ -16,7 +16,10 @@ PROXIED_BASE = 8200  # vLLM behind the P/D sidecar: 8200 + i
 
 
 def plan_layout(*, tp: int, pp: int, dp: int | bool, ep: bool, nodes: int, replicas: int,
-                gpus_per_node: int, routed: bool, proxied: bool, where: str) -> Layout:
+                gpus_per_node: int, routed: bool, proxied: bool, where: str, rank_groups: bool = False) -> Layout:
+    """``rank_groups``: the platform gives each routed DP rank wider than one pod its own
+    group of pods (Kubernetes: one LeaderWorkerSet group per rank), so the layout describes
+    one rank per group (``nodes`` = the rank's pods, ``replicas`` = ranks x replicas)."""
     dp_enabled = dp is not False
     dp_size = int(dp) if dp_enabled else 1
     total = tp * pp * dp_size
@@ -44,11 +47,10 @@ def plan_layout(*, tp: int, pp: int, dp: int | bool, ep: bool, nodes: int, repli
                 f"pods of {per_pod} GPUs; a rank must fit one node or span whole nodes", path=where)
         ranks_per_node, nodes_per_rank = 1, rank_gpus // per_pod
     dp_mode = "none" if dp_size == 1 else ("external" if routed else "internal")
-    if dp_mode == "external" and nodes_per_rank > 1:
-        raise ResolveError(
-            f"with llm-d routing each DP rank must fit on one node, but a rank of tp x pp = {rank_gpus} GPUs "
-            f"spans {nodes_per_rank} pods of {per_pod} GPUs; the picker cannot tell a rank's first pod from "
-            "its other pods. Use routing.kind: disabled, or make tp x pp fit one node", path=where)
+    groups = 1
+    if rank_groups and dp_mode == "external" and nodes_per_rank > 1:
+        # One group per rank: its first pod serves HTTP, the rest run headless workers.
+        groups, nodes, replicas = dp_size, nodes_per_rank, replicas * dp_size
     launch, serving = _launch(dp_mode, ranks_per_node, nodes_per_rank, nodes)
     ports_per_node = ranks_per_node if dp_mode == "external" else 1
     public = tuple(PUBLIC_BASE + i for i in range(ports_per_node))
@@ -57,7 +59,7 @@ def plan_layout(*, tp: int, pp: int, dp: int | bool, ep: bool, nodes: int, repli
         tp=tp, pp=pp, dp=dp_size, dp_enabled=dp_enabled and dp_size > 1, ep=ep, nodes=nodes,
         replicas=replicas, gpus_per_pod=per_pod, gpus_per_node=gpus_per_node, rank_gpus=rank_gpus,
         ranks_per_node=ranks_per_node, nodes_per_rank=nodes_per_rank, dp_mode=dp_mode,
-        launch=launch, serving_nodes=serving, public_ports=public, backend_ports=backend,
+        launch=launch, serving_nodes=serving, public_ports=public, backend_ports=backend, rank_groups=groups,
     )
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 __all__ = [
     "INSTANCE_LABEL", "MANAGED_BY_LABEL", "COMPONENT_LABEL", "OWNER_LABEL", "ROLE_LABEL", "MANAGED_BY",
-    "KUEUE_QUEUE_LABEL", "KUEUE_PRIORITY_LABEL", "COMPUTE_DOMAIN_CLAIM",
+    "KUEUE_QUEUE_LABEL", "KUEUE_PRIORITY_LABEL", "ACCELERATOR_CLAIM", "COMPUTE_DOMAIN_CLAIM",
+    "LWS_GROUP_INDEX_LABEL",
     "pool", "epp", "epp_config", "envoy_config", "epp_account", "gateway", "gateway_options",
     "route", "idle", "model_account",
 ]
@@ -20,8 +21,12 @@ ROLE_LABEL = "manifesto.llm-d.ai/role"
 MANAGED_BY = "manifesto"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+#: The pod resource claim of a DRA-allocated accelerator.
+ACCELERATOR_CLAIM = "accelerator"
 #: The pod resource claim of an accelerator's IMEX compute domain.
 COMPUTE_DOMAIN_CLAIM = "compute-domain-channel"
+#: Set by the LeaderWorkerSet controller on every pod: the index of its group.
+LWS_GROUP_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
 
 def pool(instance: str) -> str:
     return f"{instance}-infpool"

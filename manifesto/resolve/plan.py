@@ -13,7 +13,7 @@ import msgspec
 
 __all__ = [
     "Options", "EnvVar", "Arg", "Layout", "Volume", "Mount", "Storage", "Resources", "Claim",
-    "Accelerator", "Placement", "RolePlan", "RoutingPlan", "IdlePlan", "SlurmPlan", "Plan",
+    "Accelerator", "Placement", "RolePlan", "RoutingPlan", "Size", "RoutingSizing", "IdlePlan", "SlurmPlan", "Plan",
     "encode", "decode", "to_builtins",
 ]
 
@@ -77,6 +77,9 @@ class Layout(_S):
     backend_ports: tuple[int, ...]  # per serving node: ports vLLM listens on
     rpc_port: int = 5555
     supervisor_port: int = 8100
+    # >1: consecutive groups of pods (LWS groups, counted in ``replicas``) that each hold one
+    # DP rank and together form one DP world of this many ranks.
+    rank_groups: int = 1
 
     @property
     def total_gpus(self) -> int:
@@ -183,6 +186,22 @@ class RoutingPlan(_S):
     config_data: str = "null"  # the selected file's data as JSON, for renderers that edit it
 
 
+class Size(_S):
+    cpu: str
+    memory: str
+
+
+class RoutingSizing(_S):
+    """Requests of the routing components (cluster llm_d.sizing over production defaults)."""
+
+    endpoint_picker: Size
+    envoy: Size
+    envoy_concurrency: int
+    envoy_buffer_limit: str  # a Kubernetes quantity
+    routing_sidecar: Size
+    gateway_proxy: Size
+
+
 class IdlePlan(_S):
     enabled: bool
     timeout_minutes: int
@@ -234,6 +253,7 @@ class Plan(_S):
     openshift_scc: str | None = None
     shared_claim: dict[str, Any] | None = None
     slurm: SlurmPlan | None = None
+    routing_sizing: RoutingSizing | None = None
 
     def role(self, name: str) -> RolePlan:
         return next(r for r in self.roles if r.name == name)

@@ -14,15 +14,24 @@ __all__ = ["is_stateless", "expand", "cache_key_for", "cuda_tag", "plan_storage"
 POD_JIT_ROOT = "/var/cache/manifesto-jit"
 DEFAULT_POD_JIT_SIZE = "32Gi"
 
-# (env var, sub-directory of the JIT cache root); all are cleared after a crash.
+# (env var, sub-directory of the JIT cache root); all are cleared after a crash. Kernels
+# that compile at start-up (FlashAttention's CuTe-DSL kernels on Blackwell, TileLang,
+# FlashInfer's JIT modules) keep their output here so a restart reuses it, and HOME points
+# here too, for libraries that only ever write under ~/.cache or ~/.<name>.
 _CACHE_ENV = (
     ("VLLM_CACHE_ROOT", "vllm"),
     ("TRITON_CACHE_DIR", "triton"),
     ("TORCHINDUCTOR_CACHE_DIR", "inductor"),
     ("FLASHINFER_WORKSPACE_BASE", "flashinfer"),
+    ("FLASH_ATTENTION_CUTE_DSL_CACHE_DIR", "flash-attn-cute"),
+    ("CUTE_DSL_CACHE_DIR", "cute-dsl"),
+    ("TILELANG_CACHE_DIR", "tilelang"),
     ("XDG_CACHE_HOME", "xdg"),
     ("CUDA_CACHE_PATH", "cuda"),
+    ("HOME", "home"),
 )
+# FlashAttention writes its CuTe-DSL cache only when asked to.
+_CACHE_SWITCHES = (("FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED", "1"),)
 
 
 def is_stateless(cluster) -> bool:
@@ -76,6 +85,22 @@ def _source(overrides: dict[str, str | None], key: str, fields: list[tuple[str, 
     return next(((value, name) for name, value in fields if value), (None, ""))
 
 
+def _hf_home(cluster) -> tuple[str | None, str]:
+    """Where model weights are cached, and which cluster field chose it: an explicit
+    cache.hf_home (or the cache.hf_host_path mount), else node-local NVMe (fast loads, no
+    shared-filesystem contention), else the shared volume."""
+    st, cc = cluster.storage, cluster.cache
+    if cc.hf_home:
+        return cc.hf_home, "cluster cache.hf_home"
+    if cc.hf_host_path:
+        return cc.hf_host_path, "cluster cache.hf_host_path"
+    if st.local_nvme_path:
+        return posixpath.join(st.local_nvme_path, "huggingface"), "cluster storage.local_nvme_path"
+    if st.shared_volume is not None:
+        return posixpath.join(st.shared_mount_path, "huggingface"), "cluster storage.shared_volume"
+    return None, ""
+
+
 def plan_storage(cluster, *, kind: str, role: str, values: dict[str, str], ephemeral: str | None,
                  cleanup: bool, overrides: dict[str, str | None]) -> tuple[Storage, list[EnvVar]]:
     """Storage and cache env of one role. ``kind`` is the workload kind."""
@@ -113,9 +138,9 @@ def plan_storage(cluster, *, kind: str, role: str, values: dict[str, str], ephem
     if log_root:
         log_dir = posixpath.join(expand(log_root, values, log_source), role)
 
-    hf_home = cc.hf_home or (posixpath.join(st.shared_mount_path, "huggingface") if st.shared_volume else None)
+    hf_home, hf_source = _hf_home(cluster)
     if hf_home:
-        env.append(EnvVar("HF_HOME", hf_home, source="cluster cache"))
+        env.append(EnvVar("HF_HOME", hf_home, source=hf_source))
 
     cache_root, cache_source = _source(overrides, "cache_root", [("paths.cache_root", paths.cache_root)])
     # Checked for every role, though only LeaderWorkerSet pods use it: a bad template must not
@@ -140,10 +165,12 @@ def plan_storage(cluster, *, kind: str, role: str, values: dict[str, str], ephem
 
     cache_dirs: list[str] = []
     if jit_root:
+        source = "cluster paths.cache_root" if kind != "Deployment" else "pod JIT cache"
         for name, sub in _CACHE_ENV:
             path = posixpath.join(jit_root, sub)
-            env.append(EnvVar(name, path, source="cluster paths.cache_root" if kind != "Deployment" else "pod JIT cache"))
+            env.append(EnvVar(name, path, source=source))
             cache_dirs.append(path)
+        env += [EnvVar(name, value, source=source) for name, value in _CACHE_SWITCHES]
     storage = Storage(
         volumes=tuple(vols), mounts=tuple(mounts), log_dir=log_dir, cache_dirs=tuple(cache_dirs),
         cleanup_on_crash=cleanup and bool(cache_dirs),

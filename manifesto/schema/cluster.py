@@ -13,7 +13,7 @@ __all__ = [
     "ExtendedResource", "Dra", "SlurmGres", "Allocation", "ComputeDomain", "AcceleratorProfile",
     "Accelerators", "SharedClaim", "Storage", "Logging", "Paths", "ClusterCache", "Rdma",
     "PodDefaults", "FabricProfile", "Fabric", "Naming", "Kueue", "Gateway", "OpenShift",
-    "LlmDImages", "LlmD", "SlurmBind", "Slurm", "ClusterProfile",
+    "LlmDImages", "ComponentSize", "EnvoySize", "RoutingSizing", "LlmD", "SlurmBind", "Slurm", "ClusterProfile",
 ]
 
 
@@ -206,9 +206,40 @@ class LlmDImages(Strict):
     routing_sidecar: str | None = None
 
 
+class ComponentSize(Strict):
+    cpu: Quantity | None = Field(None, description="CPU request.")
+    memory: Quantity | None = Field(None, description="Memory request and limit.")
+
+
+class EnvoySize(ComponentSize):
+    concurrency: PositiveInt | None = Field(None, description="Envoy worker threads (--concurrency).")
+    buffer_limit: Quantity | None = Field(
+        None, description="Envoy's per-connection buffer limit on the client listener and the model endpoints.")
+
+
+    @field_validator("buffer_limit")
+    @classmethod
+    def _fits_envoy(cls, value: str | None) -> str | None:
+        from manifesto.quantity import parse
+
+        if value is not None and not 1 <= parse(value) < 2**32:
+            raise ValueError(f"{value} is outside Envoy's buffer limit range (1 byte to just under 4Gi)")
+        return value
+
+
+class RoutingSizing(Strict):
+    """Requests of the llm-d routing components; each unset value keeps the production default."""
+
+    endpoint_picker: ComponentSize = ComponentSize()
+    envoy: EnvoySize = EnvoySize()
+    routing_sidecar: ComponentSize = ComponentSize()
+    gateway_proxy: ComponentSize = ComponentSize()
+
+
 class LlmD(Strict):
     release: str | None = None
     images: LlmDImages = LlmDImages()
+    sizing: RoutingSizing = RoutingSizing()
 
 
 class SlurmBind(Strict):

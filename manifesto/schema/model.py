@@ -134,7 +134,9 @@ class IdleShutdown(Strict):
 
 
 class Runtime(Strict):
-    sidecars: list[Literal["dcgm-exporter", "node-exporter"]] = Field(default_factory=list)
+    sidecars: list[Literal["dcgm-exporter", "node-exporter"]] | None = Field(
+        None, description="Per-pod monitoring exporters; left out: both on Kubernetes, dcgm-exporter on OpenShift, "
+        "none on Slurm. [] turns them off.")
     idle_shutdown: IdleShutdown | None = None
     vllm_env: str | None = Field(None, description="Absolute path of an existing vllm-envs worktree.")
     pre_launch: list[str] = Field(default_factory=list)

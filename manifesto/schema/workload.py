@@ -3,7 +3,7 @@
 A workload names its backend (``job``, ``deployment``, ``leaderworkerset``; ``grove`` is
 reserved), embeds a Kubernetes PodTemplateSpec, and says how many accelerators which
 container needs. Cluster placement, accelerator allocation and Kueue metadata are applied
-by ``manifesto.render.k8s.workload_ir`` from the cluster profile, so the IR stays portable.
+by ``manifesto.render.k8s.workload`` from the cluster profile, so the IR stays portable.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from typing import Any
 
 from manifesto.resolve.names import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
 
-__all__ = ["meta", "env_entry", "pod_defaults", "digest8", "gpu_claim_spec", "gpu_claim_template_name",
-           "KUEUE_QUEUE", "KUEUE_PRIORITY"]
+__all__ = ["meta", "env_entry", "pod_defaults", "digest8", "gpu_claim_spec", "gpu_claim_template",
+           "gpu_claim_template_name", "sized", "KUEUE_QUEUE", "KUEUE_PRIORITY"]
 
 KUEUE_QUEUE = KUEUE_QUEUE_LABEL
 KUEUE_PRIORITY = KUEUE_PRIORITY_LABEL
@@ -20,6 +20,13 @@ def meta(name: str, namespace: str, labels: dict[str, str], annotations: dict[st
     if annotations:
         out["annotations"] = dict(annotations)
     return out
+
+
+def sized(size, *, guaranteed: bool = False) -> dict:
+    """Container resources of a routing component: CPU and memory requested, memory capped
+    (CPU may burst); ``guaranteed`` also caps CPU, for the Guaranteed QoS class."""
+    limits = {"cpu": size.cpu, "memory": size.memory} if guaranteed else {"memory": size.memory}
+    return {"requests": {"cpu": size.cpu, "memory": size.memory}, "limits": limits}
 
 
 def env_entry(var) -> dict:
@@ -63,6 +70,17 @@ def gpu_claim_spec(device_class: str, count: int) -> dict:
         "name": "gpu",
         "exactly": {"deviceClassName": device_class, "allocationMode": "ExactCount", "count": count},
     }]}}
+
+
+def gpu_claim_template(owner: str, namespace: str, labels: dict[str, str], device_class: str, count: int) -> dict:
+    """The ResourceClaimTemplate for ``count`` devices of ``device_class`` used by ``owner``'s pods."""
+    spec = gpu_claim_spec(device_class, count)
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": meta(gpu_claim_template_name(owner, spec), namespace, labels),
+        "spec": {"spec": spec},
+    }
 
 
 def gpu_claim_template_name(owner: str, spec: dict) -> str:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from manifesto.resolve import names
+from manifesto.resolve.names import ACCELERATOR_CLAIM
 from manifesto.render.k8s.common import (
-    KUEUE_PRIORITY, KUEUE_QUEUE, env_entry, gpu_claim_spec, gpu_claim_template_name, meta, pod_defaults,
+    KUEUE_PRIORITY, KUEUE_QUEUE, env_entry, gpu_claim_spec, gpu_claim_template, gpu_claim_template_name, meta,
+    pod_defaults,
 )
 from manifesto.render.k8s.sidecars import exporter_containers, exporter_volumes, pd_proxy
 from manifesto.render.launch import K8S, launch_script
@@ -48,7 +50,7 @@ def _resources(plan, role) -> dict:
     for name, value in r.extra:
         requests[name] = limits[name] = value
     out: dict[str, Any] = {"requests": requests, "limits": limits}
-    claims = ([{"name": "accelerator"}] if acc.backend == "dra" else []) + [{"name": c.name} for c in role.claims]
+    claims = ([{"name": ACCELERATOR_CLAIM}] if acc.backend == "dra" else []) + [{"name": c.name} for c in role.claims]
     if claims:
         out["claims"] = claims
     return out
@@ -144,11 +146,17 @@ def _affinity(plan, role, spec: dict) -> None:
         return
     affinity = spec.setdefault("affinity", {})
     terms = affinity.setdefault("podAffinity", {}).setdefault("requiredDuringSchedulingIgnoredDuringExecution", [])
-    terms.append({
+    term = {
         "labelSelector": {"matchLabels": dict(role.selector)},
         "matchLabelKeys": [GROUP_KEY],
         "topologyKey": role.same_topology_key,
-    })
+    }
+    lay = role.layout
+    if lay.rank_groups > 1 and lay.replicas == lay.rank_groups:
+        # One DP world made of one group per rank: keep the whole world (the role) together,
+        # not just each rank. With several worlds only each rank's pods can be tied together.
+        del term["matchLabelKeys"]
+    terms.append(term)
 
 
 def _pod_template(plan, role, template_nodes: tuple[int, ...], *, queue_on_pod: bool) -> dict:
@@ -169,7 +177,7 @@ def _pod_template(plan, role, template_nodes: tuple[int, ...], *, queue_on_pod: 
         spec["serviceAccountName"] = sa
     claims = []
     if plan.accelerator.backend == "dra":
-        claims.append({"name": "accelerator", "resourceClaimTemplateName": claim_template_name(plan, role)})
+        claims.append({"name": ACCELERATOR_CLAIM, "resourceClaimTemplateName": claim_template_name(plan, role)})
     claims += [{"name": c.name, "resourceClaimTemplateName": c.template} for c in role.claims]
     if claims:
         spec["resourceClaims"] = claims
@@ -244,12 +252,8 @@ def _service(plan, role) -> dict:
 
 
 def _claim_template(plan, role) -> dict:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaimTemplate",
-        "metadata": meta(claim_template_name(plan, role), plan.namespace, role.labels),
-        "spec": {"spec": _claim_spec(plan, role)},
-    }
+    return gpu_claim_template(role.workload_name, plan.namespace, role.labels, plan.accelerator.device_class_name,
+                              role.resources.gpus)
 
 
 def model_objects(plan) -> dict[str, list[dict]]:

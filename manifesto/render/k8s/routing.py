@@ -7,7 +7,7 @@ from typing import Any
 
 from manifesto.resolve import names
 from manifesto.resolve.names import COMPONENT_LABEL, INSTANCE_LABEL
-from manifesto.render.k8s.common import meta, pod_defaults
+from manifesto.render.k8s.common import meta, pod_defaults, sized
 from manifesto.render.envoy import CLIENT_PORT, EPP_GRPC_PORT, READY_PORT, envoy_config
 from manifesto.yamlemit import dump_yaml
 
@@ -87,15 +87,24 @@ def _configmaps(plan) -> list[dict]:
         out.append({
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": meta(names.envoy_config(plan.instance), plan.namespace, labels),
-            "data": {"envoy.yaml": dump_yaml(envoy_config(CLIENT_PORT, EPP_GRPC_PORT))},
+            "data": {"envoy.yaml": dump_yaml(envoy_config(CLIENT_PORT, EPP_GRPC_PORT,
+                                                          plan.routing_sizing.envoy_buffer_limit))},
         })
     else:
         out.append({
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": meta(names.gateway_options(plan.instance), plan.namespace, _labels(plan, "gateway")),
-            "data": {"service": dump_yaml({"spec": {"type": plan.gateway_service_type}})},
+            "data": {"deployment": dump_yaml(_gateway_proxy_patch(plan)),
+                     "service": dump_yaml({"spec": {"type": plan.gateway_service_type}})},
         })
     return out
+
+
+def _gateway_proxy_patch(plan) -> dict:
+    """Istio merges this into the Deployment it generates for the Gateway: its proxy gets
+    guaranteed resources, so a busy node neither throttles nor evicts the one entry point."""
+    proxy = {"name": "istio-proxy", "resources": sized(plan.routing_sizing.gateway_proxy, guaranteed=True)}
+    return {"spec": {"template": {"spec": {"containers": [proxy]}}}}
 
 
 def _epp_container(plan) -> dict:
@@ -125,7 +134,7 @@ def _epp_container(plan) -> dict:
                            "periodSeconds": 5, "failureThreshold": 3},
         "livenessProbe": {"grpc": {"port": EPP_HEALTH_PORT, "service": "inference-extension"},
                           "periodSeconds": 10, "failureThreshold": 6},
-        "resources": {"requests": {"cpu": "2", "memory": "4Gi"}, "limits": {"memory": "16Gi"}},
+        "resources": sized(plan.routing_sizing.endpoint_picker),
         "volumeMounts": [{"name": "epp-config", "mountPath": EPP_CONFIG_DIR, "readOnly": True}],
     }
 
@@ -134,14 +143,15 @@ def _envoy_container(plan) -> dict:
     return {
         "name": "envoy",
         "image": plan.images["llm_d.envoy"],
-        "args": ["--service-node", "envoy-sidecar", "--log-level", "warn", "--concurrency", "4",
+        "args": ["--service-node", "envoy-sidecar", "--log-level", "warn",
+                 "--concurrency", str(plan.routing_sizing.envoy_concurrency),
                  "--drain-strategy", "immediate", "--drain-time-s", "60", "-c", f"{ENVOY_CONFIG_DIR}/envoy.yaml"],
         "ports": [
             {"name": "http", "containerPort": CLIENT_PORT, "protocol": "TCP"},
             {"name": "envoy-ready", "containerPort": READY_PORT, "protocol": "TCP"},
         ],
         "readinessProbe": {"httpGet": {"path": "/ready", "port": READY_PORT}, "periodSeconds": 5},
-        "resources": {"requests": {"cpu": "2", "memory": "1Gi"}, "limits": {"memory": "4Gi"}},
+        "resources": sized(plan.routing_sizing.envoy),
         "volumeMounts": [{"name": "envoy-config", "mountPath": ENVOY_CONFIG_DIR, "readOnly": True}],
     }
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from manifesto.render.k8s.common import meta
+from manifesto.render.k8s.common import meta, sized
 from manifesto.render.pd_sidecar import pd_sidecar_args
 
 __all__ = ["pd_proxy", "exporter_containers", "exporter_volumes", "dcgm_configmap", "DCGM_COUNTERS"]
@@ -26,7 +26,7 @@ def pd_proxy(plan, role) -> dict:
         "args": pd_sidecar_args(plan, role),
         "ports": [{"name": f"rank{i}", "containerPort": p, "protocol": "TCP"}
                   for i, p in enumerate(role.layout.public_ports)],
-        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "4Gi"}},
+        "resources": sized(plan.routing_sizing.routing_sidecar),
     }
 
 

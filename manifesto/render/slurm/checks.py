@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 
-from manifesto.errors import ResolveError
+from manifesto.errors import ResolveError, format_path
 
 __all__ = ["SlurmUnsupported", "check_plan", "ignored_requests"]
 
@@ -21,7 +21,7 @@ class SlurmUnsupported(ResolveError):
     def __init__(self, message: str, source: str, fields: tuple) -> None:
         self.source = source
         self.fields = tuple(fields)
-        super().__init__(message, None, ".".join(str(f) for f in fields))
+        super().__init__(message, None, format_path(self.fields))
 
 
 def _explicit_idle(plan) -> bool:
@@ -57,7 +57,8 @@ def check_plan(plan) -> None:
             f"a Kubernetes PVC, which Slurm cluster '{plan.cluster}' cannot use; "
             "use cache.hf_home, paths.cache_root and paths.log_root on a shared filesystem",
             "cluster", ("storage", "shared_claim"))
-    for role in plan.roles:
+    for i, role in enumerate(plan.roles):
+        _refuse_pod_storage(plan, role, i)
         for vol in role.storage.volumes:
             if "persistentVolumeClaim" in vol.source:
                 raise SlurmUnsupported(
@@ -75,6 +76,23 @@ def check_plan(plan) -> None:
                     "spec", ("runtime", "vllm_env"))
     if plan.routing is not None:
         _check_routed(plan)
+
+
+_POD_STORAGE = (("ephemeral_storage", "ephemeral-storage request", "pod_defaults.ephemeral_storage"),
+                ("shm_size", "/dev/shm size", "pod_defaults.shm_size"))
+
+
+def _refuse_pod_storage(plan, role, index: int) -> None:
+    """A spec's pod storage request has no Slurm meaning; rendering without it would drop it
+    silently, so it is refused with the place such defaults belong. (On Slurm the plan carries
+    only the spec's own requests: the cluster's pod_defaults are Kubernetes settings.)"""
+    for name, what, default in _POD_STORAGE:
+        value = getattr(role.resources, name)
+        if value:
+            raise SlurmUnsupported(
+                f"{value} is a Kubernetes pod {what}, which Slurm cluster '{plan.cluster}' cannot apply; remove it "
+                f"from the spec and set {default} in your Kubernetes cluster profiles instead, so one spec serves "
+                "both platforms", "spec", ("roles", index, "resources", name))
 
 
 def _check_routed(plan) -> None:
@@ -107,11 +125,6 @@ def ignored_requests(plan) -> list[str]:
     """Kubernetes-only requests that have no Slurm meaning and are left out (noted in the script)."""
     out = []
     for role in plan.roles:
-        r = role.resources
-        if r.ephemeral_storage:
-            out.append(f"role {role.name}: ephemeral storage {r.ephemeral_storage} (a Kubernetes pod request)")
-        if r.shm_size:
-            out.append(f"role {role.name}: /dev/shm size {r.shm_size} (a Kubernetes pod volume)")
         if role.same_topology_key:
             out.append(f"role {role.name}: lws.same_topology_key {role.same_topology_key} (Kubernetes pod affinity)")
     return out

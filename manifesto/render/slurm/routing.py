@@ -4,7 +4,7 @@ The picker learns its endpoints from a file instead of an InferencePool: the bat
 resolves the allocated hostnames to IPv4 (the only address form the file-discovery plugin
 accepts) and writes one entry per API node and port. The routing profile's EPP config is
 used as is, plus the ``file-discovery`` plugin and the ``dataLayer.discovery`` reference to
-it, spelled for the picker release in the image catalog.
+it, spelled so that the picker release in the image catalog decodes it.
 """
 
 from __future__ import annotations
@@ -31,11 +31,19 @@ def _release(image: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def _discovery_ref(image: str) -> dict:
+# The one config apiVersion whose types know only the nested spelling (llm-d.ai/v1). Every
+# v1alpha1 spelling of every router release with file discovery (v0.9, v0.10, v0.11, main)
+# decodes the bare ``discovery.pluginRef`` (evidence in docs/decisions.md).
+_NESTED_ONLY = ("llm-d.ai/v1",)
+
+
+def _discovery_ref(image: str, api_version: object) -> dict:
     """``dataLayer.discovery`` for the picker in ``image`` (its config decoding is strict).
 
-    Router v0.9 and v0.10 take ``discovery.pluginRef``; v0.11 nests it as
-    ``discovery.endpoints.pluginRef``. Untagged or newer images get the newest form.
+    Router v0.9 and v0.10 know only ``discovery.pluginRef``, and so does the v1alpha1
+    config type on router main; newer types add ``discovery.endpoints.pluginRef`` and the
+    ``llm-d.ai/v1`` config type has only that. So the spelling follows the config's
+    apiVersion, and the release only decides whether file discovery exists at all.
     """
     release = _release(image)
     if release is not None and release < (0, 9):
@@ -43,9 +51,9 @@ def _discovery_ref(image: str) -> dict:
             f"the endpoint picker image {image} predates file discovery (llm-d router v0.9.0), which Slurm "
             "routing needs; use llm-d router v0.9.0 or newer (cluster llm_d.release or llm_d.images.epp)",
             "cluster", ("llm_d",))
-    if release is not None and release < (0, 11):
-        return {"pluginRef": DISCOVERY_PLUGIN}
-    return {"endpoints": {"pluginRef": DISCOVERY_PLUGIN}}
+    if api_version in _NESTED_ONLY:
+        return {"endpoints": {"pluginRef": DISCOVERY_PLUGIN}}
+    return {"pluginRef": DISCOVERY_PLUGIN}
 
 
 def _plugin_entry() -> dict:
@@ -112,7 +120,8 @@ def epp_config(plan) -> tuple[str, str]:
     if re.search(rf"(?m)^\s*-?\s*name:\s*[\"']?{DISCOVERY_PLUGIN}\b", text):
         raise SlurmUnsupported(f"the EPP config from {r.profile_source} already has a plugin named "
                                f"{DISCOVERY_PLUGIN}, the name Manifesto gives Slurm file discovery", "spec", ("routing",))
-    discovery = _discovery_ref(plan.images["llm_d.epp"])
+    data = json.loads(r.config_data)
+    discovery = _discovery_ref(plan.images["llm_d.epp"], data.get("apiVersion") if isinstance(data, dict) else None)
     edited = _edit_text(text, discovery)
     if edited is None:
         edited = _edit_data(r.config_data, r.profile_source, json.dumps(discovery, sort_keys=True))

@@ -1,4 +1,5 @@
-"""Lower a controller-neutral workload (``manifesto.schema.workload``) to Kubernetes objects.
+"""Lower a resolved controller-neutral workload (``manifesto.resolve.workload.WorkloadPlan``)
+to Kubernetes objects.
 
 Backends: batch/v1 Job (NonIndexed unless Indexed is declared), apps/v1 Deployment and
 leaderworkerset.x-k8s.io/v1 LeaderWorkerSet (with an optional, same-shaped leader template).
@@ -24,14 +25,14 @@ from typing import Any, Callable, NoReturn
 
 from manifesto.errors import Origin, ResolveError
 from manifesto.render.k8s.common import (
-    KUEUE_PRIORITY, KUEUE_QUEUE, gpu_claim_spec, gpu_claim_template_name, meta, pod_defaults,
+    KUEUE_PRIORITY, KUEUE_QUEUE, gpu_claim_spec, gpu_claim_template, gpu_claim_template_name, meta, pod_defaults,
 )
 from manifesto.render.k8s.model import LWS_API
+from manifesto.resolve.names import ACCELERATOR_CLAIM
 from manifesto.errors import format_path
 
 __all__ = ["LOWERINGS", "ACCELERATOR_CLAIM", "workload_objects", "service_name"]
 
-ACCELERATOR_CLAIM = "accelerator"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
 APP_NAME_LABEL = "app.kubernetes.io/name"
@@ -72,12 +73,7 @@ class _Ctx:
         return gpu_claim_template_name(self.w.name, self.claim_spec())
 
     def claim_template(self, labels: dict[str, str]) -> dict:
-        return {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaimTemplate",
-            "metadata": meta(self.claim_template_name(), self.namespace, labels),
-            "spec": {"spec": self.claim_spec()},
-        }
+        return gpu_claim_template(self.w.name, self.namespace, labels, self.acc.device_class_name, self.count)
 
 
 def _placement_defaults(ctx: _Ctx) -> dict:
@@ -120,7 +116,7 @@ def _unique_claim(ctx: _Ctx, items: list, name: str, path: tuple) -> None:
 
 def _attach_accelerator(ctx: _Ctx, spec: dict, key: str) -> None:
     """Accelerator resources and platform claims on the accelerator container of one pod spec."""
-    cname = ctx.w.gpu_container()
+    cname = ctx.w.gpu_container
     index = next(i for i, c in enumerate(spec["containers"]) if c["name"] == cname)
     container = spec["containers"][index]
     at = (key, "spec", "containers", index)
@@ -191,7 +187,7 @@ def _pod_template(ctx: _Ctx, key: str, *, queue_on_pod: bool, restart: tuple[str
 
 
 def _object_labels(ctx: _Ctx) -> dict[str, str]:
-    labels = {k: v for k, v in ctx.w.metadata.labels.items() if k not in _KUEUE_LABELS}
+    labels = {k: v for k, v in ctx.w.labels.items() if k not in _KUEUE_LABELS}
     if ctx.queue:
         labels[KUEUE_QUEUE] = ctx.queue
         if ctx.priority:
@@ -200,7 +196,7 @@ def _object_labels(ctx: _Ctx) -> dict[str, str]:
 
 
 def _object_meta(ctx: _Ctx) -> dict:
-    return meta(ctx.w.name, ctx.namespace, _object_labels(ctx), ctx.w.metadata.annotations)
+    return meta(ctx.w.name, ctx.namespace, _object_labels(ctx), ctx.w.annotations)
 
 
 def service_name(workload) -> str:
@@ -209,9 +205,7 @@ def service_name(workload) -> str:
 
 
 def _job(ctx: _Ctx) -> tuple[dict, dict[str, str]]:
-    from manifesto.schema.workload import JobPolicy
-
-    policy = ctx.w.job or JobPolicy()
+    policy = ctx.w.job
     template = _pod_template(ctx, "pod_template", queue_on_pod=True, restart=("Never", "OnFailure"),
                              default_restart="Never")
     if ctx.w.service is not None and ctx.w.service.type == "headless":
@@ -237,9 +231,6 @@ def _job(ctx: _Ctx) -> tuple[dict, dict[str, str]]:
 
 
 def _deployment(ctx: _Ctx) -> tuple[dict, dict[str, str]]:
-    from manifesto.schema.workload import DeploymentPolicy
-
-    policy = ctx.w.deployment or DeploymentPolicy()
     own = (ctx.w.pod_template.get("metadata") or {}).get("labels") or {}
     selector = {k: v for k, v in own.items() if k not in _KUEUE_LABELS} or {APP_NAME_LABEL: ctx.w.name}
     template = _pod_template(ctx, "pod_template", queue_on_pod=True, restart=("Always",), extra_labels=selector)
@@ -247,14 +238,13 @@ def _deployment(ctx: _Ctx) -> tuple[dict, dict[str, str]]:
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": _object_meta(ctx),
-        "spec": {"replicas": policy.replicas, "selector": {"matchLabels": selector}, "template": template},
+        "spec": {"replicas": ctx.w.replicas, "selector": {"matchLabels": selector}, "template": template},
     }
     return obj, selector
 
 
 def _leaderworkerset(ctx: _Ctx) -> tuple[dict, dict[str, str]]:
-    policy = ctx.w.leaderworkerset
-    lwt: dict[str, Any] = {"size": policy.size}
+    lwt: dict[str, Any] = {"size": ctx.w.group_size}
     if ctx.w.leader_template is not None:
         lwt["leaderTemplate"] = _pod_template(ctx, "leader_template", queue_on_pod=False, restart=("Always",))
     lwt["workerTemplate"] = _pod_template(ctx, "pod_template", queue_on_pod=False, restart=("Always",))
@@ -262,14 +252,14 @@ def _leaderworkerset(ctx: _Ctx) -> tuple[dict, dict[str, str]]:
         "apiVersion": LWS_API,
         "kind": "LeaderWorkerSet",
         "metadata": _object_meta(ctx),
-        "spec": {"replicas": policy.replicas, "leaderWorkerTemplate": lwt},
+        "spec": {"replicas": ctx.w.replicas, "leaderWorkerTemplate": lwt},
     }
     return obj, {LWS_NAME_LABEL: ctx.w.name}
 
 
 def _grove(ctx: _Ctx) -> tuple[dict, dict[str, str]]:
     ctx.fail("backend 'grove' is reserved and not implemented yet: its rendering contract is still open. "
-             "The extension point is manifesto.render.k8s.workload_ir.LOWERINGS; until then use job, "
+             "The extension point is manifesto.render.k8s.workload.LOWERINGS; until then use job, "
              "deployment or leaderworkerset", ("backend",))
 
 
@@ -298,11 +288,12 @@ def _service(ctx: _Ctx, selector: dict[str, str]) -> dict:
             ports.append(entry)
         spec["ports"] = ports
     return {"apiVersion": "v1", "kind": "Service",
-            "metadata": meta(service_name(ctx.w), ctx.namespace, dict(ctx.w.metadata.labels)), "spec": spec}
+            "metadata": meta(service_name(ctx.w), ctx.namespace, dict(ctx.w.labels)), "spec": spec}
 
 
 def workload_objects(workload, accelerator, namespace: str, *, where: Where | None = None) -> list[dict]:
-    """Kubernetes objects for ``workload``: claim template, Service, then the workload itself.
+    """Kubernetes objects for ``workload`` (a WorkloadPlan): claim template, Service, then the
+    workload itself.
 
     ``accelerator`` is a ``manifesto.workload.AcceleratorSettings`` (None for a workload
     that needs no accelerators); ``where`` maps a field path to its origin for errors.
@@ -311,7 +302,7 @@ def workload_objects(workload, accelerator, namespace: str, *, where: Where | No
     obj, selector = LOWERINGS[workload.backend](ctx)
     out: list[dict] = []
     if ctx.dra():
-        labels = {k: v for k, v in workload.metadata.labels.items() if k not in _KUEUE_LABELS}
+        labels = {k: v for k, v in workload.labels.items() if k not in _KUEUE_LABELS}
         out.append(ctx.claim_template(labels))
     if workload.service is not None:
         out.append(_service(ctx, selector))
