@@ -87,12 +87,11 @@ class Report:
         if self.mode != "write":
             return []
         lines, skips = [], []
-        for item, row, status in zip(self.items, self.rows, self.statuses):
-            if status == "rendered":
-                lines.append(f"rendered    {row['artifact']}")
-            elif status == "up to date" and item.explicit:
-                lines.append(f"up to date  {row['artifact']}")
+        for item, status in zip(self.items, self.statuses):  # rows only where needed: a no-op stays cheap
+            if status == "rendered" or (status == "up to date" and item.explicit):
+                lines.append(f"{status:<12}{self._row(item, status)['artifact']}")
             elif status == "skipped" and item.how != "none":  # evaluated by this build, not remembered
+                row = self._row(item, status)
                 skips.append(f"skipped     {row['model']} @ {row['cluster']}: {item.message}")
         lines.sort(key=lambda line: line[12:])
         lines += [f"pruned      {path}" for path in self.pruned]

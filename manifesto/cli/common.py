@@ -207,7 +207,7 @@ def target_args(p: argparse.ArgumentParser, dry_run: bool = True) -> None:
 def target_command(args, action: str) -> int | None:
     """Run ``action`` of ``manifesto.cli.target_cmds`` when SPEC names a deployment target
     (an address or an out/ path); None when it is an ordinary spec."""
-    from manifesto.ops.targets import is_target_ref
+    from manifesto.build_graph.deployments import is_target_ref
 
     if not is_target_ref(getattr(args, "spec", None)):
         return None

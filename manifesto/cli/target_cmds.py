@@ -40,7 +40,7 @@ _FIXED = ("cluster", "user", "namespace", "accelerator", "vllm_env", "user_root"
 
 def _target(args, *, allow_stale: bool = False):
     from manifesto.errors import OpsError
-    from manifesto.ops.targets import load_target
+    from manifesto.build_graph.deployments import load_target
 
     given = [name for name in _FIXED if getattr(args, name, None)]
     if given:
