@@ -1,4 +1,4 @@
-"""Start-up time of ``manifesto --help`` against the 3x budget.
+"""Start-up time of ``manifesto --help`` and of one completion TAB against the 3x budget.
 
 uv run python benchmarks/startup.py [--runs N]
 """
@@ -32,6 +32,16 @@ def main() -> None:
         base,
         BUDGET,
     )
+    # One TAB: the completion scripts run `manifesto __complete SHELL -- WORDS`.
+    for what, line in (("command names", "manifesto ren"),
+                       ("catalog names", "manifesto render manifest qw"),
+                       ("build addresses", "manifesto build //models/q")):
+        report(
+            f"__complete ({what})",
+            measure([sys.executable, "-m", "manifesto", "__complete", "bash", "--", line], runs),
+            base,
+            BUDGET,
+        )
     # The console script of the venv running this benchmark (.venv/bin/manifesto).
     script = Path(sys.executable).parent / "manifesto"
     if script.is_file():

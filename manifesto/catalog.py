@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from manifesto.errors import CatalogError, did_you_mean
 
@@ -89,10 +89,17 @@ def _names(root: Path, kind: str) -> dict[str, Path]:
     return out
 
 
+def _listed(path: Path) -> bool:
+    """Whether a file is a spec to show: ``*-base.yaml`` files are only extended and ``*.md``
+    files are notes (the bundled BUILD.yaml leaves both out of the build too)."""
+    return not (path.name.endswith("-base.yaml") or path.name.endswith(".md"))
+
+
 def entries(kind: str, environ: dict[str, str] | None = None) -> list[tuple[str, str, Path, bool]]:
-    """(name, origin 'user'|'bundled', path, shadows_bundled) for every winning entry."""
-    user = _names(config_home(environ), kind)
-    bundled = _names(bundled_root(), kind)
+    """(name, origin 'user'|'bundled', path, shadows_bundled) for every winning entry that is
+    more than a base to extend or a note; ``find`` still resolves those by name."""
+    user = {n: p for n, p in _names(config_home(environ), kind).items() if _listed(p)}
+    bundled = {n: p for n, p in _names(bundled_root(), kind).items() if _listed(p)}
     out = [(n, "user", p, n in bundled) for n, p in user.items()]
     out += [(n, "bundled", p, False) for n, p in bundled.items() if n not in user]
     return sorted(out)

@@ -7,7 +7,9 @@ every call appends {"argv", "stdin"} to ``$FAKE_KUBE_DIR/calls.jsonl``.
 config:
   missing_apis: API groups the "cluster" does not serve, e.g. ["leaderworkerset.x-k8s.io"]
   fail: {"get pods": {"times": 2, "stderr": "...", "rc": 1}}  keyed by "verb resource" or "verb"
-  sleep: {"get pods": 2.0}                                      seconds before answering
+  sleep: {"get pods": 2.0}                                      seconds before answering; the most
+                                                                calls asleep at once is kept in
+                                                                $FAKE_KUBE_DIR/overlap.json
   current_context: "name"                                       what `config current-context` prints
 Supports: api-versions, config current-context, get, apply -f FILE|-, delete REF.../-l, diff -f FILE|-.
 """
@@ -35,6 +37,7 @@ KINDS = {
     "inferencepools.inference.networking.k8s.io": ("InferencePool", "inference.networking.k8s.io", True),
     "gateways.gateway.networking.k8s.io": ("Gateway", "gateway.networking.k8s.io", True),
     "httproutes.gateway.networking.k8s.io": ("HTTPRoute", "gateway.networking.k8s.io", True),
+    "destinationrules.networking.istio.io": ("DestinationRule", "networking.istio.io", True),
     "resourceclaimtemplates.resource.k8s.io": ("ResourceClaimTemplate", "resource.k8s.io", True),
     "deviceclasses.resource.k8s.io": ("DeviceClass", "resource.k8s.io", False),
     "localqueues.kueue.x-k8s.io": ("LocalQueue", "kueue.x-k8s.io", True),
@@ -43,7 +46,7 @@ KINDS = {
 BY_KIND = {k: (r, g, n) for r, (k, g, n) in KINDS.items()}
 VERSIONS = ["v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1", "leaderworkerset.x-k8s.io/v1",
             "inference.networking.k8s.io/v1", "gateway.networking.k8s.io/v1", "resource.k8s.io/v1",
-            "kueue.x-k8s.io/v1beta1"]
+            "kueue.x-k8s.io/v1beta1", "networking.istio.io/v1"]
 
 
 def load() -> dict:
@@ -121,6 +124,21 @@ def docs(flags, stdin):
     return out
 
 
+def _track_overlap(step: int) -> None:
+    """Count the calls asleep right now and remember the most there ever were."""
+    path = os.path.join(DIR, "overlap.json")
+    with open(os.path.join(DIR, "overlap.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            with open(path) as f:
+                now, most = json.load(f)
+        except FileNotFoundError:
+            now, most = 0, 0
+        now += step
+        with open(path, "w") as f:
+            json.dump([now, max(most, now)], f)
+
+
 def main():
     argv = sys.argv[1:]
     stdin = None if sys.stdin.isatty() else sys.stdin.read()
@@ -133,7 +151,9 @@ def main():
     config = load().get("config", {})
     for k in (key, verb):
         if k in (config.get("sleep") or {}):
+            _track_overlap(+1)
             time.sleep(config["sleep"][k])
+            _track_overlap(-1)
             break
     with open(os.path.join(DIR, "state.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

@@ -19,15 +19,22 @@ _AMBIENT = ("MANIFESTO_CLUSTER", "MANIFESTO_NAMESPACE", "MANIFESTO_TRACE", "MANI
             "MANIFESTO_ROUTING_PROFILE")
 
 
-def install(tmp_path: Path, monkeypatch, script: str) -> Path:
-    """Write ``script`` (Python source) as ``kubectl`` on a PATH of its own; returns the state dir."""
-    bin_dir = tmp_path / "bin"
+def fake_kubectl(tmp_path: Path, script: str | None = None, bin_name: str = "bin") -> tuple[Path, Path]:
+    """(bin dir holding ``script``, default the fake, as ``kubectl``; an empty state dir) for
+    tests that run kubectl in subprocesses: put the bin dir on PATH, the state in FAKE_KUBE_DIR."""
+    bin_dir = tmp_path / bin_name
     bin_dir.mkdir()
     kubectl = bin_dir / "kubectl"
-    kubectl.write_text(f"#!{sys.executable}\n" + script)
+    kubectl.write_text(f"#!{sys.executable}\n" + (FAKE.read_text() if script is None else script))
     kubectl.chmod(kubectl.stat().st_mode | stat.S_IEXEC)
     state = tmp_path / "kube"
     state.mkdir()
+    return bin_dir, state
+
+
+def install(tmp_path: Path, monkeypatch, script: str) -> Path:
+    """Write ``script`` (Python source) as ``kubectl`` on a PATH of its own; returns the state dir."""
+    bin_dir, state = fake_kubectl(tmp_path, script)
     monkeypatch.setenv("PATH", str(bin_dir))  # no fzf: the picker falls back to a numbered prompt
     monkeypatch.setenv("FAKE_KUBE_DIR", str(state))
     monkeypatch.setenv("MANIFESTO_NO_CACHE", "1")

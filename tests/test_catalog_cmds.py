@@ -1,8 +1,7 @@
-"""config export / import / edit, and shell completion."""
+"""config export / import / edit."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -71,46 +70,3 @@ def test_edit_keeps_an_invalid_file_and_says_so(tmp_path):
     assert proc.returncode == 1 and "was kept but does not validate" in proc.stderr
     assert (tmp_path / "home" / "models" / "brand" / "new.yaml").is_file()
     assert "Traceback" not in proc.stderr
-
-
-def test_completion_scripts_load_and_complete_catalog_names(tmp_path):
-    for shell in ("bash", "zsh", "fish"):
-        proc = run_cli("completion", shell)
-        assert proc.returncode == 0 and proc.stdout, shell
-    script = tmp_path / "c.bash"
-    script.write_text(run_cli("completion", "bash").stdout)
-    bindir = Path(sys.executable).parent
-    probe = (f'source {script}; COMP_WORDS=(manifesto render manifest qwen/qwen3); COMP_CWORD=3; '
-             'COMP_LINE="manifesto render manifest qwen/qwen3"; COMP_POINT=${#COMP_LINE}; '
-             '_shtab_manifesto; printf "%s\\n" "${COMPREPLY[@]}"')
-    proc = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60,
-                          env={"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp_path)})
-    assert "qwen/qwen3-0.6b" in proc.stdout.split(), proc.stderr
-
-
-def test_man_page_is_reproducible_and_covers_every_command():
-    from manifesto.cli import get_parser
-
-    first, second = run_cli("man"), run_cli("man")
-    assert first.returncode == 0 and first.stdout == second.stdout
-    page = first.stdout
-    assert page.startswith(".TH MANIFESTO")
-    top = get_parser()._subparsers._group_actions[0].choices
-    for name in top:
-        assert f"manifesto {name}" in page.replace("\\-", "-"), name
-
-
-def test_instance_completion_is_quick_and_non_retrying(tmp_path):
-    script = tmp_path / "c.bash"
-    script.write_text(run_cli("completion", "bash").stdout)
-    fake = tmp_path / "bin" / "manifesto"
-    fake.parent.mkdir()
-    # Stands in for `manifesto servers --output name`; prints the knobs it was given.
-    fake.write_text('#!/bin/sh\necho "alpha-$MANIFESTO_KUBECTL_TIMEOUT-$MANIFESTO_KUBECTL_RETRIES"\necho beta\n')
-    fake.chmod(0o755)
-    probe = (f'source {script}; COMP_WORDS=(manifesto stop --instance ""); COMP_CWORD=3; '
-             'COMP_LINE="manifesto stop --instance "; COMP_POINT=${#COMP_LINE}; '
-             '_shtab_manifesto; printf "%s\\n" "${COMPREPLY[@]}"')
-    proc = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60,
-                          env={"PATH": f"{fake.parent}:/usr/bin:/bin", "HOME": str(tmp_path)})
-    assert sorted(proc.stdout.split()) == ["alpha-3-0", "beta"], proc.stderr

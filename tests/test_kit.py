@@ -74,6 +74,81 @@ def test_validate_manifests_rejects_bad_with_full_output():
         assert line in message
 
 
+# ------------------------------------------ kinds the kit cannot validate (tests/schemas)
+
+SERVICE = """\
+apiVersion: v1
+kind: Service
+metadata: {name: picker, namespace: ns}
+spec:
+  selector: {app: picker}
+  ports: [{name: grpc, port: 9002, targetPort: 9002}]
+"""
+DESTINATION_RULE = """\
+apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata:
+  name: picker
+  namespace: ns
+  labels: {app.kubernetes.io/instance: demo, app.kubernetes.io/component: gateway}
+spec:
+  host: picker.ns.svc.cluster.local
+  trafficPolicy:
+    connectionPool:
+      tcp: {maxConnections: 256000}
+      http: {http1MaxPendingRequests: 256000, http2MaxRequests: 256000, maxRequestsPerConnection: 256000,
+             idleTimeout: 900s}
+"""
+
+
+def _stream(*docs: str) -> str:
+    return "# header comment\n" + "".join(f"---\n{d}" for d in docs)
+
+
+@pytest.mark.k8s_schemas
+def test_destination_rules_validate_beside_kit_kinds():
+    validate_manifests(_stream(SERVICE, DESTINATION_RULE, DESTINATION_RULE.replace("name: picker", "name: pool")))
+    validate_manifests(_stream(DESTINATION_RULE))  # nothing left for the kit
+
+
+@pytest.mark.k8s_schemas
+@pytest.mark.parametrize(("broken", "reported"), [
+    (("maxConnections:", "maxConnection:"), "'maxConnection' was unexpected"),
+    (("idleTimeout:", "idleTimout:"), "'idleTimout' was unexpected"),
+    (("  trafficPolicy:", "  trafficPolicies:"), "'trafficPolicies' was unexpected"),
+    (("maxRequestsPerConnection: 256000", "maxRequestsPerConnection: '256000'"), "'256000' is not of type 'integer'"),
+    (("http2MaxRequests: 256000", "http2MaxRequests: 0"), "0 is less than the minimum of 1"),
+    (("maxConnections: 256000", "maxConnections: 2147483648"), "greater than the maximum of 2147483647"),
+    (("idleTimeout: 900s", "idleTimeout: 0s"), "spec.trafficPolicy.connectionPool.http.idleTimeout"),
+    (("host: picker.ns.svc.cluster.local", "host: picker"), "spec.host: 'picker' does not match"),
+    (("      tcp: {maxConnections: 256000}\n", ""), "'tcp' is a required property"),
+    (("namespace: ns", "namespace: ns\n  annotation: {a: b}"), "metadata: Additional properties"),
+])
+def test_a_broken_destination_rule_fails(broken, reported):
+    old, new = broken
+    assert old in DESTINATION_RULE
+    with pytest.raises(AssertionError, match="tests/schemas rejected") as excinfo:
+        validate_manifests(_stream(SERVICE, DESTINATION_RULE.replace(old, new, 1)))
+    assert "FAIL DestinationRule/picker: " in str(excinfo.value) and reported in str(excinfo.value)
+
+
+@pytest.mark.k8s_schemas
+def test_split_keeps_the_kit_verdict_on_everything_else():
+    # A broken kit kind next to a good DestinationRule still fails, with the kit's output.
+    bad_service = SERVICE.replace("  selector:", "  selektor:")
+    with pytest.raises(AssertionError, match="validate-manifests rejected") as excinfo:
+        validate_manifests(_stream(bad_service, DESTINATION_RULE))
+    assert "FAIL Service/picker" in str(excinfo.value) and "tests/schemas" not in str(excinfo.value)
+    # Other Istio kinds and versions have no schema anywhere: unknown, so they fail.
+    for other in (DESTINATION_RULE.replace("networking.istio.io/v1", "networking.istio.io/v1beta1"),
+                  DESTINATION_RULE.replace("kind: DestinationRule", "kind: VirtualService")):
+        with pytest.raises(AssertionError, match="UNKNOWN"):
+            validate_manifests(_stream(SERVICE, other))
+    # A key given twice is left to the kit, which refuses it.
+    with pytest.raises(AssertionError, match="validate-manifests rejected"):
+        validate_manifests(_stream(DESTINATION_RULE.replace("  namespace: ns\n", "  namespace: ns\n  namespace: ns\n")))
+
+
 # ---------------------------------------------------------------- shellcheck
 
 

@@ -7,7 +7,6 @@ argv and stdin, so these tests assert exact kubectl call sequences without a clu
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ AGG = str(ROOT / "models/qwen/aggregated.yaml")
 DSV4 = str(ROOT / "models/deepseek-v4/1P-EP8-1D-EP8.yaml")
 SEL = "app.kubernetes.io/managed-by=manifesto"
 ALL_TYPES = ["gateways.gateway.networking.k8s.io", "httproutes.gateway.networking.k8s.io",
+             "destinationrules.networking.istio.io",
              "inferencepools.inference.networking.k8s.io", "leaderworkersets.leaderworkerset.x-k8s.io",
              "deployments.apps", "jobs.batch", "services", "configmaps", "resourceclaimtemplates.resource.k8s.io",
              "rolebindings.rbac.authorization.k8s.io", "roles.rbac.authorization.k8s.io", "serviceaccounts", "pods"]
@@ -96,7 +96,8 @@ def test_deploy_with_routing_prunes_nothing_when_frontend_unchanged(fake):
     assert argvs[3] == APPLY_STDIN
     assert sorted(map(tuple, argvs[4:])) == sorted(map(tuple, [
         _get("configmaps", "qwen3-30b"), _get("gateways.gateway.networking.k8s.io", "qwen3-30b"),
-        _get("httproutes.gateway.networking.k8s.io", "qwen3-30b")]))
+        _get("httproutes.gateway.networking.k8s.io", "qwen3-30b"),
+        _get("destinationrules.networking.istio.io", "qwen3-30b")]))
     assert "InferencePool" in {o["kind"] for o in fake.state["objects"]}
 
 
@@ -105,6 +106,8 @@ def test_frontend_change_prunes_the_other_frontend(fake, tmp_path):
     from manifesto.resolve import names
 
     assert fake.objects("Gateway") == [names.gateway("qwen3-30b")]
+    rules = [names.epp_destination_rule("qwen3-30b"), names.pool_destination_rule("qwen3-30b")]
+    assert fake.objects("DestinationRule") == rules
     gw_cms = set(fake.objects("ConfigMap"))
     fake.reset_log()
     rc, out, err = _deploy(fake, AGG)  # back to the standalone frontend
@@ -113,9 +116,10 @@ def test_frontend_change_prunes_the_other_frontend(fake, tmp_path):
     assert deletes == [["-n", "ns", "delete", "--ignore-not-found",
                         f"configmaps/{names.gateway_options('qwen3-30b')}",
                         f"gateways.gateway.networking.k8s.io/{names.gateway('qwen3-30b')}",
-                        f"httproutes.gateway.networking.k8s.io/{names.route('qwen3-30b')}"]]
+                        f"httproutes.gateway.networking.k8s.io/{names.route('qwen3-30b')}",
+                        *(f"destinationrules.networking.istio.io/{r}" for r in rules)]]
     assert fake.argvs().index(deletes[0]) > fake.argvs().index(APPLY_STDIN, 1)  # prune after apply
-    assert fake.objects("Gateway") == [] and fake.objects("HTTPRoute") == []
+    assert fake.objects("Gateway") == [] and fake.objects("HTTPRoute") == [] and fake.objects("DestinationRule") == []
     assert names.envoy_config("qwen3-30b") in fake.objects("ConfigMap")
     assert names.gateway_options("qwen3-30b") in gw_cms
     fake.reset_log()
@@ -292,34 +296,46 @@ def test_file_diff_and_apply(fake, tmp_path):
     plan, _ = plan_for(load_spec(QWEN, cluster), cluster, Options(user="u", namespace="ns"))
     target = tmp_path / "m.yaml"
     target.write_text(dump_all(objects(plan)))
-    rc, out, _ = fake.run("file", "diff", "-o", str(target))
+    rc, out, _ = fake.run("file", "diff", str(target))
     assert rc == 1 and "diff -u" in out
     assert fake.argvs() == [["diff", "-f", str(target)]]
     fake.reset_log()
-    rc, out, err = fake.run("file", "apply", "-o", str(target))
+    rc, out, err = fake.run("file", "apply", "-f", str(target))
     assert rc == 0, err
     assert fake.argvs() == [APPLY_STDIN, ["apply", "-f", str(target)]]
     _no_token_leaks(fake, out, err)
-    rc, _, err = fake.run("file", "diff", "-o", str(target))
+    rc, _, err = fake.run("file", "diff", "--filename", str(target))
     assert rc == 0 and "no differences" in err
     script = tmp_path / "job.sbatch"
     script.write_text("#!/bin/bash\n")
-    rc, _, err = fake.run("file", "apply", "-o", str(script))
+    rc, _, err = fake.run("file", "apply", str(script))
     assert rc == 1 and "manifesto slurm" in err
-    rc, _, err = fake.run("file", "diff", "-o", str(tmp_path / "absent.yaml"))
+    rc, _, err = fake.run("file", "diff", str(tmp_path / "absent.yaml"))
     assert rc == 1 and "manifesto render file" in err
 
 
 def test_file_apply_refuses_a_namespace_the_file_does_not_name(fake, tmp_path):
     target = tmp_path / "m.yaml"
     target.write_text("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: example-ns\n")
-    rc, _, err = fake.run("file", "apply", "-o", str(target), "-n", "demo")
+    rc, _, err = fake.run("file", "apply", str(target), "-n", "demo")
     assert rc == 1
     assert err == (f"error: --namespace demo: the objects in {target} name namespace example-ns; kubectl would apply "
                    "them there and put hf-secret in another namespace. Render the file for that namespace (or "
                    "deploy a deployment target) instead\n")
     assert fake.calls() == []
-    assert fake.run("file", "apply", "-o", str(target), "-n", "example-ns")[0] == 0
+    assert fake.run("file", "apply", str(target), "-n", "example-ns")[0] == 0
+
+
+def test_file_output_flag_is_a_deprecated_alias(fake, tmp_path):
+    target = tmp_path / "m.yaml"
+    target.write_text("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: ns\n")
+    rc, _, err = fake.run("file", "apply", "-o", str(target))
+    assert rc == 0, err
+    assert "warning: `file apply -o FILE` is deprecated" in err
+    assert fake.argvs() == [APPLY_STDIN, ["apply", "-f", str(target)]]
+    rc, _, err = fake.run("file", "diff", str(target), "-f", str(tmp_path / "other.yaml"))
+    assert rc == 1 and err.strip() == (f"error: file diff: name the rendered file once (FILE or -f), not {target} "
+                                       f"and {tmp_path / 'other.yaml'}")
 
 
 def test_file_default_path_from_env(fake, tmp_path, monkeypatch):
@@ -336,7 +352,8 @@ def test_file_default_path_from_env(fake, tmp_path, monkeypatch):
 def test_servers_lists_every_type_concurrently_and_groups(fake):
     assert _deploy(fake, AGG)[0] == 0
     assert _deploy(fake, QWEN)[0] == 0
-    fake.configure(missing_apis=["leaderworkerset.x-k8s.io", "gateway.networking.k8s.io"])
+    # A cluster without Istio (or Gateway API, or LWS) serves no such type: each lists as empty.
+    fake.configure(missing_apis=["leaderworkerset.x-k8s.io", "gateway.networking.k8s.io", "networking.istio.io"])
     fake.reset_log()
     rc, out, err = fake.run("servers", "-n", "ns", "--output", "name")
     assert rc == 0, err
@@ -358,10 +375,11 @@ def test_servers_lists_every_type_concurrently_and_groups(fake):
 
 def test_servers_reads_run_concurrently(fake):
     fake.configure(sleep={"get": 1.0})
-    started = time.monotonic()
     rc, _, err = fake.run("servers", "-n", "ns")
     assert rc == 0, err
-    assert time.monotonic() - started < 4.0  # 13 sequential reads would take 13s
+    # Every read sleeps a second in the fake: run one after another, no two would overlap.
+    _, most = json.loads((fake.dir / "overlap.json").read_text())
+    assert most >= 4, most
 
 
 # -- stop -------------------------------------------------------------------------------
@@ -392,6 +410,27 @@ def test_stop_deletes_in_order(fake):
     assert left == {"qwen3-0-6b", None}  # the other instance and hf-secret remain
 
 
+def test_stop_deletes_the_gateway_frontend_with_its_destination_rules(fake, tmp_path):
+    from manifesto.resolve import names
+
+    assert _deploy(fake, _gateway_spec(tmp_path))[0] == 0
+    rc, out, err = fake.run("servers", "-n", "ns", "--output", "json")
+    assert rc == 0, err
+    (data,) = json.loads(out)
+    rules = [names.epp_destination_rule("qwen3-30b"), names.pool_destination_rule("qwen3-30b")]
+    assert [(r["resource"], r["name"]) for r in data["resources"] if r["kind"] == "DestinationRule"] == [
+        ("destinationrules.networking.istio.io", n) for n in rules]
+    fake.reset_log()
+    rc, _, err = fake.run("stop", "--instance", "qwen3-30b", "-n", "ns")
+    assert rc == 0, err
+    routing = [a for a in fake.argvs() if "delete" in a][0]  # the first phase: routing
+    assert routing[4:8] == [f"gateways.gateway.networking.k8s.io/{names.gateway('qwen3-30b')}",
+                            f"httproutes.gateway.networking.k8s.io/{names.route('qwen3-30b')}",
+                            *(f"destinationrules.networking.istio.io/{r}" for r in rules)]
+    assert f"configmaps/{names.gateway_options('qwen3-30b')}" in routing
+    assert fake.objects("DestinationRule") == [] and fake.objects("Gateway") == []
+
+
 def test_stop_spec_now_and_unknown(fake):
     assert _deploy(fake, QWEN)[0] == 0
     fake.reset_log()
@@ -404,9 +443,15 @@ def test_stop_spec_now_and_unknown(fake):
     assert rc == 1 and "no live objects of instance qwen3-0-6b in namespace ns" in err
 
 
+class _Terminal:
+    def isatty(self) -> bool:
+        return True
+
+
 def test_stop_numbered_picker(fake, monkeypatch):
     assert _deploy(fake, AGG)[0] == 0
     assert _deploy(fake, QWEN)[0] == 0
+    monkeypatch.setattr("sys.stdin", _Terminal())
     monkeypatch.setattr("builtins.input", lambda prompt="": "2")
     rc, _, err = fake.run("stop", "-n", "ns")
     assert rc == 0, err
@@ -416,6 +461,24 @@ def test_stop_numbered_picker(fake, monkeypatch):
     monkeypatch.setattr("builtins.input", lambda prompt="": "")
     rc, _, err = fake.run("stop", "-n", "ns")
     assert rc == 1 and "nothing selected" in err
+
+
+def test_stop_without_a_target_or_a_terminal_refuses_to_prompt(fake):
+    assert _deploy(fake, QWEN)[0] == 0
+    fake.reset_log()
+    rc, _, err = fake.run("stop", "-n", "ns")  # pytest's stdin is not a terminal
+    assert rc == 1 and err.strip() == ("error: stop without SPEC or --instance opens a picker, which needs a "
+                                       "terminal; pass --instance ID (`manifesto servers -o name` lists them) or SPEC")
+    assert fake.argvs() == []
+    assert "qwen3-0-6b-decode" in fake.objects("Deployment")
+
+
+def test_servers_output_formats(fake):
+    assert _deploy(fake, QWEN)[0] == 0
+    rc, out, _ = fake.run("servers", "-n", "ns", "-o", "yaml")
+    assert rc == 0 and out.startswith("- instance: qwen3-0-6b\n")
+    rc, out, _ = fake.run("servers", "-n", "ns", "-o", "name")
+    assert out == "qwen3-0-6b\n"
 
 
 def test_picker_uses_fzf_when_present(tmp_path):
@@ -500,10 +563,8 @@ def test_read_timeout(fake, monkeypatch):
     fake.configure(sleep={"get pods": 5})
     monkeypatch.setenv("MANIFESTO_KUBECTL_TIMEOUT", "0.5")
     monkeypatch.setenv("MANIFESTO_KUBECTL_RETRIES", "0")
-    started = time.monotonic()
     rc, _, err = fake.run("servers", "-n", "ns")
-    assert time.monotonic() - started < 4
-    assert rc == 1 and "timed out" in err and "MANIFESTO_KUBECTL_TIMEOUT" in err
+    assert rc == 1 and "timed out" in err and "MANIFESTO_KUBECTL_TIMEOUT" in err  # not the fake's 5s answer
     monkeypatch.setenv("MANIFESTO_KUBECTL_TIMEOUT", "nope")
     rc, _, err = fake.run("servers", "-n", "ns")
     assert rc == 1 and "MANIFESTO_KUBECTL_TIMEOUT='nope'" in err

@@ -339,6 +339,87 @@ def test_envoy_buffer_limit_must_fit_envoy(tmp_path):
                         "(1 byte to just under 4Gi)\n"), err
 
 
+# ---- 5b. the Gateway frontend's connection-pool DestinationRules -------------------------
+
+GATEWAY = ROUTED.replace("target_role: decode}", "target_role: decode, frontend: gateway}")
+DEFAULT_POOL = {"tcp": {"maxConnections": 256000},
+                "http": {"http1MaxPendingRequests": 256000, "http2MaxRequests": 256000,
+                         "maxRequestsPerConnection": 256000, "idleTimeout": "900s"}}
+
+
+def _rules(docs) -> list[dict]:
+    return [d for d in docs if d["kind"] == "DestinationRule"]
+
+
+def test_gateway_frontend_renders_connection_pools_for_the_picker_and_the_pool(tmp_path):
+    import hashlib
+
+    docs = render(tmp_path, GATEWAY, ACCEL)
+    kinds = [d["kind"] for d in docs]
+    # In the routing layer's order: after the picker, before the Gateway they serve.
+    assert kinds.index("Deployment", kinds.index("InferencePool")) < kinds.index("DestinationRule")
+    assert kinds[kinds.index("DestinationRule"):kinds.index("DestinationRule") + 4] == [
+        "DestinationRule", "DestinationRule", "Gateway", "HTTPRoute"]
+    epp, pool = _rules(docs)
+    digest = hashlib.sha256(b"parity-infpool").hexdigest()[:8]
+    assert (epp["metadata"]["name"], epp["spec"]["host"]) == (
+        "parity-infpool-epp", "parity-infpool-epp.ns.svc.cluster.local")
+    # Istio's generated Service for the InferencePool: <pool>-ip-<8 hex of sha256(pool)>.
+    assert (pool["metadata"]["name"], pool["spec"]["host"]) == (
+        "parity-infpool-ip", f"parity-infpool-ip-{digest}.ns.svc.cluster.local")
+    gateway = next(d for d in docs if d["kind"] == "Gateway")
+    for rule in (epp, pool):
+        assert rule["apiVersion"] == "networking.istio.io/v1"
+        assert rule["metadata"]["labels"] == {k: v for k, v in gateway["metadata"]["labels"].items()
+                                              if k != "istio.io/enable-inference-extproc"}
+        # The picker serves plaintext gRPC: no TLS origination, only the connection pool.
+        assert rule["spec"]["trafficPolicy"] == {"connectionPool": DEFAULT_POOL}
+
+
+def test_standalone_frontend_renders_no_destination_rules(tmp_path):
+    assert _rules(render(tmp_path, ROUTED, ACCEL)) == []
+
+
+def test_gateway_connection_pool_is_cluster_configurable(tmp_path):
+    pool = """\
+llm_d:
+  sizing:
+    gateway_connection_pool: {max_connections: 4096, http2_max_requests: 100000, idle_timeout: 1h30m}
+"""
+    docs = render(tmp_path, GATEWAY, ACCEL + pool)
+    expected = {"tcp": {"maxConnections": 4096},
+                "http": {**DEFAULT_POOL["http"], "http2MaxRequests": 100000, "idleTimeout": "1h30m"}}
+    assert [r["spec"]["trafficPolicy"]["connectionPool"] for r in _rules(docs)] == [expected, expected]
+
+
+@pytest.mark.parametrize(("setting", "message"), [
+    ("max_connections: 0", "0 must be a whole number from 1 to 2147483647 (Istio's 32-bit connection-pool limits)"),
+    ("http2_max_requests: 2147483648", "2147483648 must be a whole number from 1 to 2147483647"),
+    ("http1_max_pending_requests: '100'", "'100' must be a whole number from 1 to 2147483647"),
+    ("idle_timeout: 900", "900 is not a duration of at least 1ms"),
+    ("idle_timeout: 0s", "'0s' is not a duration of at least 1ms"),
+    ("idle_timeout: 1.5m", "'1.5m' is not a duration of at least 1ms; write whole numbers with units h, m, s, ms"),
+    ("max_requests_per_conection: 1", "unknown key 'max_requests_per_conection'"),
+])
+def test_gateway_connection_pool_rejects_bad_values_in_one_line(tmp_path, setting, message):
+    key = setting.split(":")[0]
+    err = error(tmp_path, GATEWAY, ACCEL + f"llm_d:\n  sizing:\n    gateway_connection_pool: {{{setting}}}\n")
+    assert f"llm_d.sizing.gateway_connection_pool.{key}: " in err and message in err, err
+    assert "Traceback" not in err
+
+
+def test_pool_service_name_follows_istio_truncation():
+    import hashlib
+
+    from manifesto.resolve import names
+
+    long = "x" * 60
+    digest = hashlib.sha256(f"{long}-infpool".encode()).hexdigest()[:8]
+    assert names.pool_service(long) == f"{(long + '-infpool')[:51]}-ip-{digest}"
+    assert len(names.pool_service(long)) == 63
+    assert names.pool_service("a") == f"a-infpool-ip-{hashlib.sha256(b'a-infpool').hexdigest()[:8]}"
+
+
 # ---- 8. routed DP ranks wider than one pod ------------------------------------------------
 
 WIDE = """\

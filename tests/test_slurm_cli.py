@@ -33,7 +33,7 @@ def test_calls_are_plain_data():
     assert remote.command() == ["ssh", "-o", "BatchMode=yes", "me@login", "--", "sbatch --test-only"]
     assert slurm.servers_call(None).command() == [
         "squeue", "--noheader", "--array", "--me", "--format=%i|%j|%T|%N|%R"]
-    assert slurm.stop_call("12345_0", "h").command()[-1] == "scancel 12345_0"
+    assert slurm.stop_call("12345_0", "h").command()[-1] == "scancel --verbose 12345_0"
     with pytest.raises(OpsError, match="not a Slurm job ID"):
         slurm.stop_call("12; rm -rf /", None)
 
@@ -70,6 +70,8 @@ def test_submit_list_and_stop_a_real_job(slurm_cluster, tmp_path):
     assert submitted.returncode == 0, submitted.stderr
     job = submitted.stdout.strip()
     assert job.isdigit()
+    assert submitted.stderr == (f"submitted Slurm job {job} to kit; list it with `manifesto slurm servers "
+                                f"--cluster kit.yaml`, cancel it with `manifesto slurm stop {job}`\n")
     try:
         rows = []
         for _ in range(30):
@@ -85,6 +87,7 @@ def test_submit_list_and_stop_a_real_job(slurm_cluster, tmp_path):
     finally:
         stopped = _cli(tmp_path, "slurm", "stop", job, "--cluster", "kit.yaml")
     assert stopped.returncode == 0, stopped.stderr
+    assert stopped.stderr == f"cancelled Slurm job {job} on kit\n"
     state = subprocess.run(["scontrol", "show", "job", job], capture_output=True, text=True).stdout
     assert "CANCELLED" in state or "COMPLETING" in state
 
@@ -97,6 +100,28 @@ def test_deploy_on_a_slurm_cluster_submits(slurm_cluster, tmp_path):
     job = proc.stdout.strip()
     assert job.isdigit()
     subprocess.run(["scancel", job], check=False)
+
+
+@pytest.mark.slurm
+def test_stopping_a_job_that_does_not_exist_fails(slurm_cluster, tmp_path):
+    (tmp_path / "kit.yaml").write_text(CLUSTER)
+    proc = _cli(tmp_path, "slurm", "stop", "999999", "--cluster", "kit.yaml")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr == ("error: could not cancel Slurm job 999999: Invalid job id specified (it may have "
+                           "finished already; `manifesto slurm servers` lists your jobs)\n")
+    traced = _cli(tmp_path, "slurm", "servers", "--cluster", "kit.yaml", "-o", "name", "-v")
+    assert traced.returncode == 0 and traced.stderr.startswith("trace: squeue --noheader --array --me "), traced.stderr
+
+
+@pytest.mark.slurm
+def test_submit_output_json_and_quiet(slurm_cluster, tmp_path):
+    (tmp_path / "kit.yaml").write_text(CLUSTER)
+    proc = _cli(tmp_path, "-q", "slurm", "submit", SPEC, "--cluster", "kit.yaml", "--user", "u", "-n", "ns",
+                "-o", "json")
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    job = json.loads(proc.stdout)
+    assert job["cluster"] == "kit" and job["job"].isdigit()
+    subprocess.run(["scancel", job["job"]], check=False)
 
 
 def test_commands_refuse_kubernetes_clusters(tmp_path):

@@ -5,6 +5,7 @@
     //models/deepseek-v4:                the same
     //models::  or  //models/...         every target below models/, recursively
     //::        or  //...                every target
+    models/qwen:aggregated, models::     the same without the leading // (as Pants accepts them)
     models/qwen/aggregated.yaml          a file path (relative to the working directory)
 
 Parsing is pure; ``match`` looks the spec up in a ``Graph``.
@@ -37,7 +38,9 @@ class AddressSpec:
 def parse_address(text: str) -> AddressSpec:
     """Parse ``text``; raises BuildError for malformed addresses."""
     if not text.startswith("//"):
-        return AddressSpec(text, "file", "", text)
+        if ":" not in text and text != "..." and not text.endswith("/..."):
+            return AddressSpec(text, "file", "", text)
+        text = "//" + text.removeprefix("./")  # an address written without its leading //
     body = text[2:]
     if body == "..." or body.endswith("/..."):
         return AddressSpec(text, "tree", _dir(text, body[:-3]))

@@ -11,7 +11,8 @@ import sys
 
 __all__ = ["formatter", "register"]
 
-_ADDR_HELP = "target address: //DIR:NAME, //DIR: (directory), //DIR:: or //DIR/... (recursive), or a file path"
+_ADDR_HELP = ("target address: //DIR:NAME, //DIR: or //DIR:all (directory), //DIR:: or //DIR/... (recursive), "
+             "the same without the leading //, or a file path")
 
 
 def register(subparsers) -> None:
@@ -75,8 +76,10 @@ def _jobs(text: str) -> int:
     return value
 
 
-def _output(parser) -> None:
-    parser.add_argument("--output", choices=("text", "json"), default="text", help="output format (default: text)")
+def _output(parser, formats=None, default: str = "text") -> None:
+    from manifesto.outputs import FORMATS, add_output
+
+    add_output(parser, formats or FORMATS, default)
 
 
 def _add_build(subparsers) -> None:
@@ -87,13 +90,14 @@ def _add_build(subparsers) -> None:
         description="Render every (model, cluster) pair the addresses name into out/<cluster>/<model path>, "
         "re-rendering only pairs whose inputs, options or code changed.",
     )
-    p.add_argument("addresses", nargs="*", metavar="ADDR", default=["//::"], help=_ADDR_HELP + " (default: //::)")
+    p.add_argument("addresses", nargs="*", metavar="ADDR", default=["//::"], help=_ADDR_HELP + " (default: //::)"
+                   ).complete = "addresses"
     p.add_argument("--check", action="store_true",
                    help="write nothing; fail if out/ is stale, hand-edited or incomplete")
     p.add_argument("--jobs", "-j", type=_jobs, metavar="N", help="render N pairs in parallel (default: CPU count)")
     p.add_argument("--cluster", action="append", default=[], metavar="C", help="only pairs for cluster C (repeatable)")
     p.add_argument("--changed-since", metavar="REV", help="only pairs whose inputs changed since git revision REV")
-    _output(p)
+    _output(p, ("text", "json", "yaml"))
     p.add_argument("--quiet", "-q", action="store_true",
                    help="print only the summary and errors, not a line per rendered, pruned or skipped artifact")
     p.set_defaults(func=_run_build)
@@ -101,7 +105,8 @@ def _add_build(subparsers) -> None:
 
 def _add_list(subparsers) -> None:
     p = _parser(subparsers, "list", help="list the targets addresses name", description="List targets, sorted.")
-    p.add_argument("addresses", nargs="*", metavar="ADDR", default=["//::"], help=_ADDR_HELP + " (default: //::)")
+    p.add_argument("addresses", nargs="*", metavar="ADDR", default=["//::"], help=_ADDR_HELP + " (default: //::)"
+                   ).complete = "addresses"
     _output(p)
     p.set_defaults(func=_run_list)
 
@@ -109,7 +114,7 @@ def _add_list(subparsers) -> None:
 def _add_deps(subparsers) -> None:
     p = _parser(subparsers, "deps", help="files a target's renders read", description="List the files that the "
                               "renders of a target read (its extends chain, clusters, routing profile, catalogs).")
-    p.add_argument("address", metavar="ADDR", help=_ADDR_HELP)
+    p.add_argument("address", metavar="ADDR", help=_ADDR_HELP).complete = "addresses"
     p.add_argument("--cluster", action="append", default=[], metavar="C", help="only pairs for cluster C")
     _output(p)
     p.set_defaults(func=_run_deps)
@@ -118,7 +123,7 @@ def _add_deps(subparsers) -> None:
 def _add_dependents(subparsers) -> None:
     p = _parser(subparsers, "dependents", help="artifacts a file feeds",
                               description="List the out/ artifacts whose render reads FILE.")
-    p.add_argument("file", metavar="FILE", help="a spec, base, cluster, routing or catalog file")
+    p.add_argument("file", metavar="FILE", help="a spec, base, cluster, routing or catalog file").complete = "files"
     _output(p)
     p.set_defaults(func=_run_dependents)
 
@@ -127,9 +132,12 @@ def _add_matrix(subparsers) -> None:
     p = _parser(subparsers, "matrix", help="pairs as a CI job matrix",
                               description="Print the pairs the addresses name as a job matrix; incompatible "
                               "pairs are skipped (with their reason in --format json).")
-    p.add_argument("addresses", nargs="*", metavar="ADDR", default=["//::"], help=_ADDR_HELP + " (default: //::)")
+    p.add_argument("addresses", nargs="*", metavar="ADDR", default=["//::"], help=_ADDR_HELP + " (default: //::)"
+                   ).complete = "addresses"
     p.add_argument("--format", choices=("json", "github"), default="json",
-                   help="json: every pair with its status; github: {\"include\": [...]} of renderable pairs")
+                   help="json: every pair with its status (see -o); github: {\"include\": [...]} of renderable "
+                   "pairs, nothing at all when there are none")
+    _output(p, default="json")
     p.add_argument("--cluster", action="append", default=[], metavar="C", help="only pairs for cluster C")
     p.add_argument("--changed-since", metavar="REV", help="only pairs whose inputs changed since git revision REV")
     p.set_defaults(func=_run_matrix)
@@ -138,22 +146,26 @@ def _add_matrix(subparsers) -> None:
 def _add_clean(subparsers) -> None:
     p = _parser(subparsers, "clean", help="remove the build cache", description="Remove out/.cache.")
     p.add_argument("--all", action="store_true", dest="artifacts", help="also remove every artifact in out/")
+    _output(p)
     p.set_defaults(func=_run_clean)
 
 
-def _print_json(value) -> None:
-    import json
+def _print(args, value, lines=(), names=None, text=None) -> None:
+    """``value`` as -o asks; ``lines`` are the text form and, unless ``names`` is given, the names."""
+    from manifesto.outputs import emit
 
-    print(json.dumps(value, indent=2, sort_keys=True))
+    lines = list(lines)
+    emit(args.output, value, text=text or (lambda: print("\n".join(lines))),
+         names=lambda: lines if names is None else list(names), sort_keys=True)
 
 
 def _run_build(args) -> int:
     from manifesto.build_graph import api
 
     report = api.build(args.addresses, clusters=args.cluster, changed_since=args.changed_since,
-                       check=args.check, jobs=args.jobs, ui=api.ConsoleUI(quiet=args.quiet))
-    if args.output == "json":
-        _print_json(report.to_json())
+                       check=args.check, jobs=args.jobs, ui=api.ConsoleUI(quiet=getattr(args, "quiet", False)))
+    if args.output != "text":
+        _print(args, report.to_json())
     else:
         lines = report.error_lines() if args.quiet else report.work_lines() + report.error_lines()
         for line in lines:
@@ -166,10 +178,8 @@ def _run_list(args) -> int:
     from manifesto.build_graph import api
 
     targets = api.list_targets(args.addresses)
-    if args.output == "json":
-        _print_json([{"address": t.address, "kind": t.kind, "path": t.path} for t in targets])
-    else:
-        print("\n".join(t.address for t in targets))
+    _print(args, [{"address": t.address, "kind": t.kind, "path": t.path} for t in targets],
+           (t.address for t in targets))
     return 0
 
 
@@ -177,10 +187,8 @@ def _run_deps(args) -> int:
     from manifesto.build_graph import api
 
     found = api.deps(args.address, clusters=args.cluster)
-    if args.output == "json":
-        _print_json([{"model": m, "cluster": c, "inputs": files} for (m, c), files in sorted(found.items())])
-    else:
-        print("\n".join(sorted({f for files in found.values() for f in files})))
+    _print(args, [{"model": m, "cluster": c, "inputs": files} for (m, c), files in sorted(found.items())],
+           sorted({f for files in found.values() for f in files}))
     return 0
 
 
@@ -188,10 +196,7 @@ def _run_dependents(args) -> int:
     from manifesto.build_graph import api
 
     rows = api.dependents(args.file)
-    if args.output == "json":
-        _print_json(rows)
-    else:
-        print("\n".join(r["artifact"] for r in rows))
+    _print(args, rows, (r["artifact"] for r in rows))
     return 0
 
 
@@ -206,9 +211,13 @@ def _run_matrix(args) -> int:
             if r["status"] != "ok":
                 print(f"{r['status']}: {r['model']} @ {r['cluster']}: {r['reason']}", file=sys.stderr)
         include = [{"model": r["model"], "cluster": r["cluster"]} for r in rows if r["status"] == "ok"]
-        print(json.dumps({"include": include}, separators=(",", ":")))
+        if include:  # GitHub Actions rejects an empty matrix: print nothing for the job's `if:` to test
+            print(json.dumps({"include": include}, separators=(",", ":")))
+        else:
+            print("matrix: no renderable pairs; nothing to run", file=sys.stderr)
     else:
-        _print_json(rows)
+        _print(args, rows, (f"{r['status']:<8} {r['model']} @ {r['cluster']}" for r in rows),
+               names=(f"{r['model']}@{r['cluster']}" for r in rows if r["status"] == "ok"))
     return 1 if any(r["status"] == "failed" for r in rows) else 0
 
 
@@ -216,5 +225,6 @@ def _run_clean(args) -> int:
     from manifesto.build_graph import api
 
     removed = api.clean(artifacts=args.artifacts)
-    print(f"removed {len(removed)} path{'' if len(removed) == 1 else 's'}" + "".join(f"\n  {r}" for r in removed))
+    _print(args, removed, names=removed, text=lambda: print(
+        f"removed {len(removed)} path{'' if len(removed) == 1 else 's'}" + "".join(f"\n  {r}" for r in removed)))
     return 0

@@ -3,6 +3,7 @@ user catalog without touching the bundled one."""
 
 from __future__ import annotations
 
+from manifesto.cli.common import info
 from manifesto.errors import CatalogError
 
 __all__ = ["register", "export_entry", "import_entry", "edit_entry"]
@@ -14,12 +15,12 @@ def register(csub, add) -> None:
     p = add(csub, "export", help="write a self-contained copy of an entry (model extends flattened)")
     p.add_argument("kind", choices=_KINDS)
     p.add_argument("name")
-    p.add_argument("--output", "-o", required=True, help="file to write")
+    p.add_argument("--output", "-o", required=True, metavar="FILE", help="file to write").complete = "files"
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
     p.set_defaults(func=lambda a: export_entry(a.kind, a.name, a.output, a.force))
     p = add(csub, "import", help="validate a file and install it in the user catalog")
     p.add_argument("kind", choices=_KINDS)
-    p.add_argument("file")
+    p.add_argument("file").complete = "files"
     p.add_argument("--name", required=True, help="catalog name, e.g. experiments/model")
     p.add_argument("--force", action="store_true", help="overwrite an existing user entry")
     p.set_defaults(func=lambda a: import_entry(a.kind, a.file, a.name, a.force))
@@ -62,7 +63,6 @@ def _user_path(kind: str, name: str):
 
 
 def export_entry(kind: str, name: str, output: str, force: bool) -> int:
-    import sys
     from pathlib import Path
 
     from manifesto.catalog import find
@@ -74,12 +74,11 @@ def export_entry(kind: str, name: str, output: str, force: bool) -> int:
     target = Path(output)
     _refuse_overwrite(target, force, "output file")
     write_atomic(target, f"# Exported from {kind} entry '{name}' by manifesto config export.\n" + dump_yaml(data))
-    print(f"wrote {target}", file=sys.stderr)
+    info(f"wrote {target}")
     return 0
 
 
 def import_entry(kind: str, file: str, name: str, force: bool) -> int:
-    import sys
     from pathlib import Path
 
     from manifesto.fsutil import write_atomic
@@ -96,7 +95,7 @@ def import_entry(kind: str, file: str, name: str, force: bool) -> int:
     target = _user_path(kind, name)
     _refuse_overwrite(target, force, "user entry")
     write_atomic(target, source.read_bytes())
-    print(f"installed {target}", file=sys.stderr)
+    info(f"installed {target}")
     return 0
 
 
@@ -122,7 +121,6 @@ def _copy_with_parents(kind: str, source, target) -> None:
 
 def edit_entry(kind: str, name: str) -> int:
     import os
-    import sys
     from pathlib import Path
 
     import subprocess
@@ -137,7 +135,7 @@ def edit_entry(kind: str, name: str) -> int:
             source = None  # a new name starts a new user entry
         if source is not None and config_home() not in source.resolve().parents:
             _copy_with_parents(kind, source, target)
-            print(f"copied {source} to {target}", file=sys.stderr)
+            info(f"copied {source} to {target}")
         elif source is None:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.touch()
@@ -152,5 +150,5 @@ def edit_entry(kind: str, name: str) -> int:
     except ManifestoError as exc:  # keep the file so the same command can fix it
         raise CatalogError(f"{target} was kept but does not validate; run the same command to fix it:\n"
                            + exc.format()) from None
-    print(f"{target} is valid", file=sys.stderr)
+    info(f"{target} is valid")
     return 0

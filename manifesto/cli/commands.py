@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import sys
 
-from manifesto.cli.common import add, load_cluster_for, load_pair, pick_namespace, render_cached, settings, spec_args
+from manifesto.cli.common import (add, info, load_cluster_for, load_pair, pick_namespace, render_cached, settings,
+                                  spec_args)
+from manifesto.cli.complete import FILES
+from manifesto.outputs import add_output
 
 __all__ = ["register"]
 
@@ -12,7 +15,7 @@ __all__ = ["register"]
 def register(sub) -> None:
     p = add(sub, "explain", help="show how a spec resolves: features, layout, env provenance")
     spec_args(p)
-    p.add_argument("--output", "-o", choices=("text", "json"), default="text")
+    add_output(p)
     p.set_defaults(func=_explain)
 
     render = add(sub, "render", help="render artifacts").add_subparsers(dest="what", metavar="WHAT")
@@ -22,7 +25,7 @@ def register(sub) -> None:
     p.set_defaults(func=_render_manifest)
     p = add(render, "file", help="render a spec to a file (default /tmp/manifesto.yaml or MANIFESTO_RENDER_OUT)")
     spec_args(p)
-    p.add_argument("--output", "-o", help="file to write")
+    p.add_argument("--output", "-o", metavar="FILE", help="file to write").complete = FILES
     p.set_defaults(func=_render_file)
 
     p = add(render, "routing", help="render only the llm-d routing layer of a spec")
@@ -42,21 +45,25 @@ def register(sub) -> None:
     csub.required = True
     p = add(csub, "validate", help="validate a spec against a cluster offline, running the full renderer")
     spec_args(p)
+    add_output(p)
     p.set_defaults(func=_config_validate)
     p = add(csub, "home", help="print the user catalog folder")
+    add_output(p)
     p.set_defaults(func=_config_home)
     p = add(csub, "list", help="list catalog entries and where each comes from")
     p.add_argument("kind", choices=("models", "clusters", "routing"))
-    p.add_argument("--output", "-o", choices=("text", "name", "json"), default="text")
+    add_output(p)
     p.set_defaults(func=_config_list)
     p = add(csub, "resolve", help="print the file a catalog name resolves to")
     p.add_argument("kind", choices=("models", "clusters", "routing"))
     p.add_argument("name")
+    add_output(p)
     p.set_defaults(func=_config_resolve)
-    from manifesto.cli import catalog_cmds, completion
+    from manifesto.cli import catalog_cmds, completion, manpage
 
     catalog_cmds.register(csub, add)
     completion.register(sub, add)
+    manpage.register(sub, add)
     from manifesto.cli import e2e_cmds, init_cmds, ops_cmds, slurm_cmds, target_cmds
 
     ops_cmds.register(sub, add)
@@ -73,20 +80,20 @@ def register(sub) -> None:
 
 
 def _explain(args) -> int:
+    from manifesto.outputs import emit
+    from manifesto.resolve.plan import to_builtins
     from manifesto.service import plan_for
 
     spec, cluster, opts = load_pair(args)
     plan, _ = plan_for(spec, cluster, opts)
-    if args.output == "json":
-        import json
 
-        from manifesto.resolve.plan import to_builtins
+    def text() -> None:
+        from manifesto.explain import explain_text
 
-        print(json.dumps(to_builtins(plan), indent=2))
-        return 0
-    from manifesto.explain import explain_text
+        sys.stdout.write(explain_text(plan))
 
-    sys.stdout.write(explain_text(plan))
+    emit(args.output, to_builtins(plan) if args.output in ("json", "yaml") else None, text=text,
+         names=lambda: [plan.instance])
     return 0
 
 
@@ -138,47 +145,54 @@ def _render_file(args) -> int:
     text, suffix = render_cached(args)
     target = args.output or settings().get("MANIFESTO_RENDER_OUT") or f"/tmp/manifesto{suffix}"
     write_atomic(target, text)
-    print(f"wrote {target}", file=sys.stderr)
+    info(f"wrote {target}")
     return 0
 
 
 def _config_validate(args) -> int:
+    from manifesto.outputs import emit
     from manifesto.service import render_text
 
     spec, cluster, opts = load_pair(args)
     text, suffix, _ = render_text(spec, cluster, opts)
     kind = "batch script" if suffix == ".sbatch" else "Kubernetes manifest"
-    print(f"ok: {args.spec} renders against {cluster.name} ({kind}, {len(text.splitlines())} lines)")
+    lines = len(text.splitlines())
+    emit(args.output, {"spec": args.spec, "cluster": cluster.name, "kind": kind, "lines": lines, "ok": True},
+         text=lambda: print(f"ok: {args.spec} renders against {cluster.name} ({kind}, {lines} lines)"),
+         names=lambda: [args.spec])
     return 0
 
 
 def _config_home(args) -> int:
     from manifesto.catalog import config_home
+    from manifesto.outputs import emit
 
-    print(config_home())
+    home = str(config_home())
+    emit(args.output, {"path": home}, text=lambda: print(home), names=lambda: [home])
     return 0
 
 
 def _config_list(args) -> int:
     from manifesto.catalog import entries
+    from manifesto.outputs import emit
 
     rows = entries(args.kind)
-    if args.output == "name":
-        for name, *_ in rows:
-            print(name)
-    elif args.output == "json":
-        import json
 
-        print(json.dumps([{"name": n, "source": o, "path": str(p), "shadows_bundled": s} for n, o, p, s in rows], indent=2))
-    else:
+    def text() -> None:
         width = max((len(r[0]) for r in rows), default=0)
-        for name, origin, path, _ in rows:
+        for name, origin, _, _ in rows:
             print(f"{name.ljust(width)}  {origin}")
+
+    emit(args.output, [{"name": n, "source": o, "path": str(p), "shadows_bundled": s} for n, o, p, s in rows],
+         text=text, names=lambda: [r[0] for r in rows])
     return 0
 
 
 def _config_resolve(args) -> int:
     from manifesto.catalog import find
+    from manifesto.outputs import emit
 
-    print(find(args.kind, args.name))
+    path = str(find(args.kind, args.name))
+    emit(args.output, {"kind": args.kind, "name": args.name, "path": path}, text=lambda: print(path),
+         names=lambda: [path])
     return 0

@@ -10,6 +10,9 @@ from __future__ import annotations
 import argparse
 
 __all__ = [
+    "set_verbosity",
+    "verbose",
+    "info",
     "add",
     "spec_args",
     "kube_args",
@@ -27,6 +30,28 @@ __all__ = [
     "target_args",
     "target_command",
 ]
+
+
+# -- -q / -v ---------------------------------------------------------------------------
+
+_VERBOSITY = {"quiet": False, "verbose": False}
+
+
+def set_verbosity(*, quiet: bool, verbose: bool) -> None:
+    """Record the global -q/-v of this run (``main`` calls it before every dispatch)."""
+    _VERBOSITY.update(quiet=quiet, verbose=verbose)
+
+
+def verbose() -> bool:
+    return _VERBOSITY["verbose"]
+
+
+def info(message: str) -> None:
+    """A line for the person at the terminal (stderr), silenced by -q; data goes to stdout."""
+    import sys
+
+    if not _VERBOSITY["quiet"]:
+        print(message, file=sys.stderr)
 
 
 # -- parsers ----------------------------------------------------------------------------
@@ -50,7 +75,8 @@ def spec_args(p: argparse.ArgumentParser, render: bool = True) -> None:
     p.add_argument("--context", help="kube context used to pick a cluster profile and namespace")
     p.add_argument("--user", help="user for identity, labels and paths (default: $USER)")
     p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
-    p.add_argument("--accelerator", help="accelerator profile of the cluster (default: spec, then cluster default)")
+    p.add_argument("--accelerator", help="accelerator profile of the cluster (default: spec, then cluster default)"
+                   ).complete = "accelerators"
     if not render:
         return
     p.add_argument("--vllm-env", help="absolute path of an existing vllm-envs worktree to run instead of the image's vLLM")
@@ -144,7 +170,9 @@ def kube(env, namespace, kube_context):
     """The kubectl call builder for one namespace and context, tuned by MANIFESTO_KUBECTL_*."""
     from manifesto.ops.kubectl import Kube, settings_from_env
 
-    return Kube(namespace=namespace, context=kube_context, **settings_from_env(env))
+    tuned = settings_from_env(env)
+    tuned["trace"] = tuned["trace"] or verbose()
+    return Kube(namespace=namespace, context=kube_context, **tuned)
 
 
 def refuse_slurm_cluster(cluster, command: str) -> None:
@@ -177,19 +205,25 @@ def slurm_cluster(args):
 
 
 def slurm_submit(args) -> int:
-    """Render (through the render cache) and submit; prints the job ID on stdout."""
+    """Render (through the render cache) and submit; the job ID goes to stdout (-o json: an object)."""
     import sys
 
     from manifesto.ops import slurm
+    from manifesto.outputs import emit
 
     cluster = slurm_cluster(args)
     text, _ = render_cached(args)
     s = cluster.profile.slurm
-    proc = slurm.run(slurm.submit_call(text, s.ssh_host if s else None, args.test_only))
+    proc = slurm.run(slurm.submit_call(text, s.ssh_host if s else None, args.test_only), trace=verbose())
     if args.test_only:
         print((proc.stderr or proc.stdout).strip(), file=sys.stderr)  # sbatch answers on stderr
         return 0
-    print(slurm.job_id(proc.stdout))
+    job = slurm.job_id(proc.stdout)
+    where = f" over ssh to {s.ssh_host}" if s and s.ssh_host else ""
+    info(f"submitted Slurm job {job} to {cluster.name}{where}; list it with `manifesto slurm servers "
+         f"--cluster {args.cluster or cluster.name}`, cancel it with `manifesto slurm stop {job}`")
+    output = getattr(args, "output", "text")
+    emit(output, {"job": job, "cluster": cluster.name}, text=lambda: print(job), names=lambda: [job])
     return 0
 
 

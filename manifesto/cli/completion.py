@@ -1,101 +1,113 @@
-"""Shell completion (shtab) and the manual page (argparse-manpage), both generated from the
-argparse tree so they never drift from the real options."""
+"""``manifesto completion SHELL``: the bash, zsh and fish glue around ``manifesto __complete``.
+
+Each script only passes the words before the cursor to ``manifesto __complete`` (see
+``manifesto.cli.complete``), which answers from the argparse tree, and hands the
+candidates to the shell. Paths are completed by the shell itself, so quoting, ``~`` and
+directories behave as the user expects.
+"""
 
 from __future__ import annotations
 
-__all__ = ["register", "CATALOG", "INSTANCES", "script", "manpage"]
+from manifesto.cli.complete import ADDRESSES, CLUSTERS, FILES, INSTANCES, MODELS, ROUTING
 
-# Completers named here are defined in the preambles below; each also offers local paths.
-CATALOG = {
-    kind: {"bash": f"_manifesto_{kind}", "zsh": f"_manifesto_{kind}"}
-    for kind in ("models", "clusters", "routing")
+__all__ = ["register", "script", "CATALOG", "INSTANCES", "ADDRESSES", "FILES"]
+
+# The ``complete`` attribute of an argument that takes a catalog name (or a path).
+CATALOG = {"models": MODELS, "clusters": CLUSTERS, "routing": ROUTING}
+
+_BASH = r"""# bash completion for manifesto.
+#   source <(manifesto completion bash)                     # this shell
+#   manifesto completion bash > ~/.local/share/bash-completion/completions/manifesto
+_manifesto() {
+  local line="${COMP_LINE:0:COMP_POINT}" cur="${COMP_WORDS[COMP_CWORD]}" c files=0
+  COMPREPLY=()
+  while IFS= read -r c; do
+    if [[ $c == :files ]]; then files=1; elif [[ -n $c ]]; then COMPREPLY+=("$c"); fi
+  done < <(COMP_WORDBREAKS="$COMP_WORDBREAKS" manifesto __complete bash -- "$line" 2>/dev/null)
+  if (( files )); then
+    [[ $cur == [=:] ]] && cur=""
+    compopt -o filenames 2>/dev/null
+    while IFS= read -r c; do COMPREPLY+=("$c"); done < <(compgen -f -- "$cur")
+  fi
+  return 0
 }
-
-# Live instance IDs: one quick, non-retrying read, so a slow cluster gives no candidates
-# instead of stalling the prompt.
-INSTANCES = {"bash": "_manifesto_instances", "zsh": "_manifesto_instances"}
-_LIVE = "MANIFESTO_KUBECTL_TIMEOUT=3 MANIFESTO_KUBECTL_RETRIES=0 manifesto servers --output name 2>/dev/null"
-
-_BASH = """
-_manifesto_catalog() {
-  compgen -W "$(manifesto config list "$1" --output name 2>/dev/null)" -- "$2"
-  compgen -f -- "$2"
-}
-_manifesto_models() { _manifesto_catalog models "$1"; }
-_manifesto_clusters() { _manifesto_catalog clusters "$1"; }
-_manifesto_routing() { _manifesto_catalog routing "$1"; }
-_manifesto_instances() { compgen -W "$({live})" -- "$1"; }
+complete -F _manifesto manifesto
 """
 
-_ZSH = """
-_manifesto_catalog() {
-  local -a names
-  names=(${(f)"$(manifesto config list $1 --output name 2>/dev/null)"})
-  compadd -a names
-  _files
+_ZSH = r"""#compdef manifesto
+# zsh completion for manifesto.
+#   source <(manifesto completion zsh)      # this shell, after compinit
+#   manifesto completion zsh > "${fpath[1]}/_manifesto"
+_manifesto() {
+  local -a values shown
+  local line value files=0
+  for line in "${(@f)$(manifesto __complete zsh -- "${(@Q)words[2,CURRENT]}" 2>/dev/null)}"; do
+    [[ -z $line ]] && continue
+    if [[ $line == :files ]]; then files=1; continue; fi
+    value=${line%%$'\t'*}
+    values+=("$value")
+    if [[ $line == *$'\t'* ]]; then shown+=("$value  -- ${line#*$'\t'}"); else shown+=("$value"); fi
+  done
+  (( ${#values} )) && compadd -l -d shown -a values
+  if (( files )); then
+    [[ $PREFIX == -* ]] && compset -P '*='
+    _files
+  fi
+  return 0
 }
-_manifesto_models() { _manifesto_catalog models }
-_manifesto_clusters() { _manifesto_catalog clusters }
-_manifesto_routing() { _manifesto_catalog routing }
-_manifesto_instances() {
-  local -a ids
-  ids=(${(f)"$({live})"})
-  compadd -a ids
-}
+if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
+  _manifesto "$@"
+elif (( $+functions[compdef] )); then
+  compdef _manifesto manifesto
+else
+  print -u2 "manifesto: run compinit before sourcing the completion script"
+fi
 """
+
+_FISH = r"""# fish completion for manifesto.
+#   manifesto completion fish | source      # this shell
+#   manifesto completion fish > ~/.config/fish/completions/manifesto.fish
+function __manifesto_complete
+    set -l tokens (commandline -opc)
+    set -e tokens[1]
+    set -l cur (commandline -ct)
+    set -l files 0
+    for line in (manifesto __complete fish -- $tokens "$cur" 2>/dev/null)
+        if test "$line" = ":files"
+            set files 1
+        else
+            printf '%s\n' $line
+        end
+    end
+    if test $files = 1
+        set -l opt (string match -r -- '^-[^=]*=' "$cur")
+        for path in (__fish_complete_path (string replace -r -- '^-[^=]*=' '' "$cur"))
+            printf '%s%s\n' "$opt" $path
+        end
+    end
+end
+complete -c manifesto -f -a '(__manifesto_complete)'
+"""
+
+_SCRIPTS = {"bash": _BASH, "zsh": _ZSH, "fish": _FISH}
 
 
 def register(sub, add) -> None:
-    p = add(sub, "completion", help="print a shell completion script (bash, zsh or fish)")
-    p.add_argument("shell", choices=("bash", "zsh", "fish"))
+    p = add(sub, "completion", help="print a shell completion script (bash, zsh or fish)",
+            description="Print a completion script. Load it with `source <(manifesto completion bash)`, "
+            "`source <(manifesto completion zsh)` (after compinit) or `manifesto completion fish | source`. "
+            "The script runs `manifesto` from PATH: with `uv run`, install the command first "
+            "(`uv tool install .`).")
+    p.add_argument("shell", choices=tuple(_SCRIPTS))
     p.set_defaults(func=_completion)
-    p = add(sub, "man", help="print the manual page (roff); view it with: manifesto man | man -l -")
-    p.set_defaults(func=_man)
 
 
 def script(shell: str) -> str:
-    import shtab
-
-    from manifesto.cli import get_parser
-
-    preamble = {"bash": _BASH, "zsh": _ZSH}.get(shell)
-    preamble = preamble.replace("{live}", _LIVE) if preamble else None
-    kwargs = {"preamble": preamble} if preamble else {}
-    return shtab.complete(get_parser(), shell=shell, **kwargs)
+    return _SCRIPTS[shell]
 
 
 def _completion(args) -> int:
     import sys
 
     sys.stdout.write(script(args.shell))
-    return 0
-
-
-def manpage() -> str:
-    import os
-
-    from build_manpages.manpage import Manpage
-
-    from manifesto import __version__
-    from manifesto.cli import get_parser
-
-    # A fixed date keeps the page reproducible (argparse-manpage honours SOURCE_DATE_EPOCH).
-    saved = os.environ.get("SOURCE_DATE_EPOCH")
-    os.environ["SOURCE_DATE_EPOCH"] = "0"
-    try:
-        page = Manpage(get_parser(), format="single-commands-section", _data={
-            "project_name": "llm-manifesto", "version": __version__,
-            "description": "render vLLM and llm-d deployments as Kubernetes YAML or Slurm batch scripts"})
-        return str(page)
-    finally:
-        if saved is None:
-            del os.environ["SOURCE_DATE_EPOCH"]
-        else:
-            os.environ["SOURCE_DATE_EPOCH"] = saved
-
-
-def _man(args) -> int:
-    import sys
-
-    sys.stdout.write(manpage())
     return 0

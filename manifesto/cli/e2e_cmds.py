@@ -28,7 +28,8 @@ def register(sub, add) -> None:
     p.add_argument("--user", help="user for identity, labels and paths (default: $USER)")
     p.add_argument("--namespace", "-n", help="namespace to create; it must not exist "
                    "(default: manifesto-e2e-RELEASE-RANDOM)")
-    p.add_argument("--accelerator", help="accelerator profile of the cluster (default: spec, then cluster default)")
+    p.add_argument("--accelerator", help="accelerator profile of the cluster (default: spec, then cluster default)"
+                   ).complete = "accelerators"
     p.add_argument("--routing-profile", help="EPP routing profile name or path (default: MANIFESTO_ROUTING_PROFILE)"
                    ).complete = CATALOG["routing"]
     p.add_argument("--vllm-env", help="absolute path of an existing vllm-envs worktree to test; keeps the "

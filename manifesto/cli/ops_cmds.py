@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import argparse
 
-from manifesto.cli.common import (kube, kube_args, load_cluster_for, pick_namespace, plan_for_args, refuse_slurm_cluster,
-                                  refuse_slurm_if_named, settings, slurm_submit, spec_args, target_args,
-                                  target_command)
+from manifesto.cli.common import (info, kube, kube_args, load_cluster_for, pick_namespace, plan_for_args,
+                                  refuse_slurm_cluster, refuse_slurm_if_named, settings, slurm_submit, spec_args,
+                                  target_args, target_command)
+
+from manifesto.cli.complete import FILES, INSTANCES
+from manifesto.outputs import add_output
 
 __all__ = ["register"]
 
@@ -26,8 +29,11 @@ def register(sub, add) -> None:
     for name, func, what in (("diff", _file_diff, "kubectl diff a rendered file (exit 1 when it differs)"),
                              ("apply", _file_apply, "ensure hf-secret, then kubectl apply a rendered file as-is")):
         p = add(fsub, name, help=what)
-        p.add_argument("--output", "-o", metavar="FILE",
-                       help="the rendered file (default: MANIFESTO_RENDER_OUT or /tmp/manifesto.yaml)")
+        p.add_argument("file", nargs="?", metavar="FILE",
+                       help="the rendered file (default: MANIFESTO_RENDER_OUT or /tmp/manifesto.yaml)").complete = FILES
+        p.add_argument("--filename", "-f", metavar="FILE", help="the rendered file, as with kubectl -f"
+                       ).complete = FILES
+        p.add_argument("--output", "-o", dest="old_output", metavar="FILE", help=argparse.SUPPRESS)
         p.add_argument("--cluster", "-c", help="cluster profile, only to refuse Slurm clusters")
         kube_args(p)
         p.set_defaults(func=func)
@@ -42,7 +48,7 @@ def register(sub, add) -> None:
     p = add(sub, "servers", help="list live Manifesto instances in the namespace (with ADDR: that deployment "
             "target's status)")
     p.add_argument("spec", nargs="?", metavar="ADDR", help="a deployment target: report in-sync, drifted or missing")
-    p.add_argument("--output", "-o", choices=("text", "name", "json"), default="text")
+    add_output(p)
     p.add_argument("--cluster", "-c", help="cluster profile, only to refuse Slurm clusters")
     kube_args(p)
     p.set_defaults(func=_servers)
@@ -50,8 +56,6 @@ def register(sub, add) -> None:
     p = add(sub, "stop", help="delete the live objects of an instance (interactive picker without a target)")
     p.add_argument("spec", nargs="?", metavar="SPEC", help="model spec (or deployment target address) whose "
                    "instance to stop")
-    from manifesto.cli.completion import INSTANCES
-
     p.add_argument("--instance", help="live instance ID (see `manifesto servers`)").complete = INSTANCES
     p.add_argument("--now", action="store_true", help="force-delete: --grace-period=0 --force")
     p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name")
@@ -71,7 +75,18 @@ def register(sub, add) -> None:
 # -- file -------------------------------------------------------------------------------
 
 def _file_target(args, env) -> str:
-    return args.output or env.get("MANIFESTO_RENDER_OUT") or "/tmp/manifesto.yaml"
+    """FILE, -f, the deprecated -o (with a warning), MANIFESTO_RENDER_OUT, /tmp/manifesto.yaml."""
+    from manifesto.errors import InputError
+
+    given = [f for f in (args.file, args.filename, args.old_output) if f]
+    if len(set(given)) > 1:
+        raise InputError(f"file {args.action}: name the rendered file once (FILE or -f), not {' and '.join(given)}")
+    if args.old_output and not (args.file or args.filename):
+        import sys
+
+        print(f"manifesto: warning: `file {args.action} -o FILE` is deprecated (-o is the output format "
+              f"elsewhere); use `manifesto file {args.action} FILE` or -f FILE", file=sys.stderr)
+    return (given[0] if given else None) or env.get("MANIFESTO_RENDER_OUT") or "/tmp/manifesto.yaml"
 
 
 def _file_namespace(args, env, path: str) -> str:
@@ -157,8 +172,6 @@ def _deploy_routing(args, env) -> int:
 
 
 def _deploy_bootstrap(args, env) -> int:
-    import sys
-
     from manifesto.ops.deploy import apply_objects
     from manifesto.render.k8s.bootstrap import bootstrap_objects
 
@@ -167,7 +180,7 @@ def _deploy_bootstrap(args, env) -> int:
     namespace = pick_namespace(args, env)
     objs = bootstrap_objects(cluster.profile, namespace)
     if not objs:
-        print(f"manifesto: cluster '{cluster.name}' declares no namespace prerequisites", file=sys.stderr)
+        info(f"manifesto: cluster '{cluster.name}' declares no namespace prerequisites")
         return 0
     apply_objects(kube(env, namespace, args.context), objs)
     return 0
@@ -211,9 +224,12 @@ def _stop(args) -> int:
         return stop(client, args.instance, now=args.now)
     from manifesto.ops.discovery import discover, group_by_instance
 
+    if not sys.stdin.isatty():
+        raise OpsError("stop without SPEC or --instance opens a picker, which needs a terminal; pass "
+                       "--instance ID (`manifesto servers -o name` lists them) or SPEC")
     instances = list(group_by_instance(discover(client)))
     if not instances:
-        print(f"manifesto: no Manifesto servers in namespace {client.namespace}", file=sys.stderr)
+        info(f"manifesto: no Manifesto servers in namespace {client.namespace}")
         return 0
     choice = pick(instances, fzf=shutil.which("fzf"))
     if choice is None:

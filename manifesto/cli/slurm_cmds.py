@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import sys
-
-from manifesto.cli.common import slurm_cluster, slurm_submit, spec_args, target_args, target_command
+from manifesto.cli.common import info, slurm_cluster, slurm_submit, spec_args, target_args, target_command, verbose
+from manifesto.outputs import add_output
 
 __all__ = ["register"]
 
@@ -16,12 +15,13 @@ def register(sub, add) -> None:
     p = add(ssub, "submit", help="render a spec for a Slurm cluster and submit it with sbatch")
     spec_args(p)
     p.add_argument("--test-only", action="store_true", help="validate with sbatch --test-only; submit nothing")
+    add_output(p)
     target_args(p)
     p.set_defaults(func=_submit)
     p = add(ssub, "servers", help="list your Manifesto jobs")
     p.add_argument("--cluster", "-c", help="Slurm cluster profile: a path or catalog name")
     p.add_argument("--context", help="kube context used to pick a cluster profile")
-    p.add_argument("--output", "-o", choices=("text", "name", "json"), default="text")
+    add_output(p)
     p.set_defaults(func=_servers)
     p = add(ssub, "stop", help="cancel a job (N), one array element (N_I) or a whole heterogeneous job")
     p.add_argument("job")
@@ -37,20 +37,17 @@ def _submit(args) -> int:
 
 def _servers(args) -> int:
     from manifesto.ops import slurm
+    from manifesto.outputs import emit
 
     cluster = slurm_cluster(args)
     s = cluster.profile.slurm
-    rows = slurm.parse_servers(slurm.run(slurm.servers_call(s.ssh_host if s else None)).stdout)
-    if args.output == "name":
-        for row in rows:
-            print(row["job"])
-    elif args.output == "json":
-        import json
+    rows = slurm.parse_servers(slurm.run(slurm.servers_call(s.ssh_host if s else None), trace=verbose()).stdout)
 
-        print(json.dumps(rows, indent=2))
-    else:
+    def text() -> None:
         for row in rows:
             print(f"{row['job']:<14} {row['instance']:<32} {row['state']:<10} {row['nodes'] or row['reason']}")
+
+    emit(args.output, rows, text=text, names=lambda: [row["job"] for row in rows])
     return 0
 
 
@@ -59,6 +56,6 @@ def _stop(args) -> int:
 
     cluster = slurm_cluster(args)
     s = cluster.profile.slurm
-    slurm.run(slurm.stop_call(args.job, s.ssh_host if s else None))
-    print(f"cancelled {args.job}", file=sys.stderr)
+    slurm.check_cancelled(args.job, slurm.run(slurm.stop_call(args.job, s.ssh_host if s else None), trace=verbose()))
+    info(f"cancelled Slurm job {args.job} on {cluster.name}")
     return 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from manifesto.cli.common import kube, settings, target_args
+from manifesto.outputs import add_output
 
 __all__ = ["register", "deploy", "diff", "status", "stop", "ready", "servers", "submit"]
 
@@ -27,7 +28,7 @@ def register(sub, add) -> None:
             "(exit 1 unless in-sync)")
     p.add_argument("spec", metavar="ADDR", help=_ADDR)
     p.add_argument("--context", help="kube context (must be the target's)")
-    p.add_argument("--output", "-o", choices=("text", "json"), default="text")
+    add_output(p)
     target_args(p, dry_run=False)
     p.set_defaults(func=status)
 
@@ -102,25 +103,26 @@ def diff(args) -> int:
 
 def status(args) -> int:
     from manifesto.ops.targets import live_objects, object_states, summarize
+    from manifesto.outputs import emit
 
     art = _target(args)
     _, client = _kube_for(art, args)
     objs, instance = _objects(art)
     rows = object_states(objs, live_objects(client, objs, instance))
     overall = summarize(rows)
-    if getattr(args, "output", "text") == "json":
-        import json
+    data = {"target": art.address, "artifact": art.rel, "namespace": art.namespace, "context": art.context,
+            "instance": instance, "status": overall,
+            "objects": [{"kind": k, "name": n, "status": s, "detail": d} for k, n, s, d in rows]}
 
-        print(json.dumps({"target": art.address, "artifact": art.rel, "namespace": art.namespace,
-                          "context": art.context, "instance": instance, "status": overall,
-                          "objects": [{"kind": k, "name": n, "status": s, "detail": d} for k, n, s, d in rows]},
-                         indent=2))
-    else:
+    def text() -> None:
         print(f"{art.address}  {overall}  ({instance} in namespace {art.namespace}, context {art.context}, "
               f"from {art.rel})")
         width = max(len(f"{k}/{n}") for k, n, _, _ in rows)
         for kind, name, state, detail in rows:
             print(f"  {f'{kind}/{name}'.ljust(width)}  {state}{'  ' + detail if detail else ''}")
+
+    emit(getattr(args, "output", "text"), data, text=text,
+         names=lambda: [f"{k}/{n}" for k, n, s, _ in rows if s != "in-sync"])
     return 0 if overall == "in-sync" else 1
 
 

@@ -16,7 +16,8 @@ def register(render_sub, add) -> None:
     p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name "
                    "(default: MANIFESTO_CLUSTER or the kube context)").complete = CATALOG["clusters"]
     p.add_argument("--context", help="kube context used to pick a cluster profile and namespace")
-    p.add_argument("--accelerator", help="accelerator profile of the cluster (default: the cluster's default)")
+    p.add_argument("--accelerator", help="accelerator profile of the cluster (default: the cluster's default)"
+                   ).complete = "accelerators"
     p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
     p.set_defaults(func=_render_workload)
 

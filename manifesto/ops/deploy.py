@@ -173,7 +173,7 @@ def transitions(objs: list[dict], live: list[Live]) -> list[tuple[Live, str]]:
     return out
 
 
-FRONTEND_KINDS = ("ConfigMap", "Gateway", "HTTPRoute")
+FRONTEND_KINDS = ("ConfigMap", "Gateway", "HTTPRoute", "DestinationRule")
 
 
 def frontend_leftovers(instance: str, frontend: str, live: list[Live]) -> list[Live]:
@@ -184,7 +184,9 @@ def frontend_leftovers(instance: str, frontend: str, live: list[Live]) -> list[L
         other = {("ConfigMap", names.envoy_config(instance))}
     else:
         other = {("ConfigMap", names.gateway_options(instance)), ("Gateway", names.gateway(instance)),
-                 ("HTTPRoute", names.route(instance))}
+                 ("HTTPRoute", names.route(instance)),
+                 ("DestinationRule", names.epp_destination_rule(instance)),
+                 ("DestinationRule", names.pool_destination_rule(instance))}
     return [o for o in live if o.instance == instance and (o.kind, o.name) in other]
 
 

@@ -19,6 +19,7 @@ OWNER = OWNER_LABEL
 TYPES: dict[str, str] = {
     "Gateway": "gateways.gateway.networking.k8s.io",
     "HTTPRoute": "httproutes.gateway.networking.k8s.io",
+    "DestinationRule": "destinationrules.networking.istio.io",
     "InferencePool": "inferencepools.inference.networking.k8s.io",
     "LeaderWorkerSet": "leaderworkersets.leaderworkerset.x-k8s.io",
     "Deployment": "deployments.apps",

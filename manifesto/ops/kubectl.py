@@ -152,7 +152,9 @@ def _once(call: Call) -> Result:
         raise OpsError(f"{call.argv[0]} not found on PATH; install kubectl to use cluster commands") from None
     finally:
         if call.trace:
-            print(f"trace: {call.show()} ({time.monotonic() - started:.2f}s, {outcome})", file=sys.stderr)
+            # One write per line: the discovery reads run in threads, and print() writes the
+            # text and its newline separately, so concurrent traces ran into one line.
+            sys.stderr.write(f"trace: {call.show()} ({time.monotonic() - started:.2f}s, {outcome})\n")
 
 
 def run(call: Call) -> Result:
@@ -171,7 +173,7 @@ def run(call: Call) -> Result:
             break
         attempt += 1
         if call.trace:
-            print(f"trace: retry {attempt}/{call.retries} after: {fault}", file=sys.stderr)
+            sys.stderr.write(f"trace: retry {attempt}/{call.retries} after: {fault}\n")
         time.sleep(_backoff(attempt - 1))
     if result is None:
         raise OpsError(f"`{call.show()}` timed out after {attempt + 1} attempt(s): {fault}")

@@ -11,7 +11,7 @@ from manifesto.ops.kubectl import Kube, run
 __all__ = ["servers_rows", "servers_json", "print_servers", "teardown_phases", "stop", "pick", "ready_report", "wait_ready"]
 
 ROUTING_COMPONENTS = ("endpoint-picker", "gateway")
-ROUTING_KINDS = ("Gateway", "HTTPRoute", "InferencePool")
+ROUTING_KINDS = ("Gateway", "HTTPRoute", "DestinationRule", "InferencePool")
 WORKLOAD_KINDS = ("LeaderWorkerSet", "Deployment", "Job")
 
 
@@ -39,21 +39,20 @@ def servers_json(groups: dict[str, list[Live]]) -> list[dict]:
 
 
 def print_servers(groups: dict[str, list[Live]], output: str, namespace: str | None) -> None:
-    if output == "name":
-        for instance in groups:
-            print(instance)
-    elif output == "json":
-        import json
+    from manifesto.outputs import emit
 
-        print(json.dumps(servers_json(groups), indent=2))
-    elif not groups:
+    emit(output, servers_json(groups), names=lambda: list(groups), text=lambda: _servers_table(groups, namespace))
+
+
+def _servers_table(groups: dict[str, list[Live]], namespace: str | None) -> None:
+    if not groups:
         print(f"no Manifesto servers in namespace {namespace}", file=sys.stderr)
-    else:
-        rows = [("INSTANCE", "OWNER", "RESOURCES"), *servers_rows(groups)]
-        w0 = max(len(r[0]) for r in rows)
-        w1 = max(len(r[1]) for r in rows)
-        for a, b, c in rows:
-            print(f"{a.ljust(w0)}  {b.ljust(w1)}  {c}".rstrip())
+        return
+    rows = [("INSTANCE", "OWNER", "RESOURCES"), *servers_rows(groups)]
+    w0 = max(len(r[0]) for r in rows)
+    w1 = max(len(r[1]) for r in rows)
+    for a, b, c in rows:
+        print(f"{a.ljust(w0)}  {b.ljust(w1)}  {c}".rstrip())
 
 
 # -- stop -------------------------------------------------------------------------------

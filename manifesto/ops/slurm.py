@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from manifesto.errors import OpsError
 
-__all__ = ["SlurmCall", "run", "submit_call", "servers_call", "stop_call", "parse_servers", "job_id"]
+__all__ = ["SlurmCall", "run", "submit_call", "servers_call", "stop_call", "check_cancelled", "parse_servers",
+           "job_id"]
 
 _JOB = re.compile(r"^\d+(_\d+|\+\d+)?$")
 SQUEUE_FORMAT = "%i|%j|%T|%N|%R"
@@ -33,7 +34,17 @@ class SlurmCall:
         return ["ssh", "-o", "BatchMode=yes", self.ssh_host, "--", shlex.join(self.argv)]
 
 
-def run(call: SlurmCall, timeout: float = 120) -> subprocess.CompletedProcess:
+def run(call: SlurmCall, timeout: float = 120, trace: bool = False) -> subprocess.CompletedProcess:
+    """Run ``call``; with ``trace``, log its argv and duration on stderr (never the script)."""
+    if trace:
+        import sys
+        import time
+
+        started = time.monotonic()
+        try:
+            return run(call, timeout)
+        finally:
+            print(f"trace: {shlex.join(call.command())} ({time.monotonic() - started:.2f}s)", file=sys.stderr)
     try:
         proc = subprocess.run(call.command(), input=call.stdin, capture_output=True, text=True, timeout=timeout)
     except FileNotFoundError:
@@ -82,4 +93,14 @@ def parse_servers(text: str) -> list[dict]:
 def stop_call(job: str, ssh_host: str | None) -> SlurmCall:
     if not _JOB.match(job):
         raise OpsError(f"'{job}' is not a Slurm job ID (expected N, N_I for one array element, or N+C)")
-    return SlurmCall(("scancel", job), ssh_host=ssh_host)
+    # --verbose: without it scancel exits 0 and prints nothing for a job that does not exist.
+    return SlurmCall(("scancel", "--verbose", job), ssh_host=ssh_host)
+
+
+def check_cancelled(job: str, proc: subprocess.CompletedProcess) -> None:
+    """Raise when ``scancel --verbose`` reported an error for ``job`` (unknown or finished job)."""
+    errors = [line.split("error:", 1)[1].strip() for line in (proc.stderr or "").splitlines() if "error:" in line]
+    if errors:
+        reason = errors[-1].rsplit(": ", 1)[-1]
+        raise OpsError(f"could not cancel Slurm job {job}: {reason} (it may have finished already; "
+                       "`manifesto slurm servers` lists your jobs)")

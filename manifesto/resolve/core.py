@@ -22,8 +22,8 @@ from manifesto.resolve.identity import instance_labels, instance_name, role_labe
 from manifesto.resolve.layout import plan_layout
 from manifesto.resolve.names import COMPUTE_DOMAIN_CLAIM, LWS_GROUP_INDEX_LABEL
 from manifesto.resolve.plan import (
-    Accelerator, Claim, EnvVar, IdlePlan, Options, Placement, Plan, Resources, RolePlan, RoutingSizing, Size,
-    SlurmPlan,
+    Accelerator, Claim, ConnectionPool, EnvVar, IdlePlan, Options, Placement, Plan, Resources, RolePlan,
+    RoutingSizing, Size, SlurmPlan,
 )
 from manifesto.resolve.routing import plan_routing
 from manifesto.resolve.storage import cache_key_for, cuda_tag, plan_storage
@@ -415,6 +415,13 @@ ROUTING_DEFAULTS = {
 }
 ENVOY_CONCURRENCY = 8
 ENVOY_BUFFER_LIMIT = "32Mi"
+# The Gateway's connection pools to the picker and the model servers: every in-flight request
+# holds a stream to each, so the limits sit far above any one instance's concurrency (the values
+# of llm-d's common Istio configuration); idle connections close after 15 minutes.
+GATEWAY_CONNECTION_POOL = {
+    "max_connections": 256000, "http1_max_pending_requests": 256000, "http2_max_requests": 256000,
+    "max_requests_per_connection": 256000, "idle_timeout": "900s",
+}
 
 
 def _routing_sizing(cluster) -> RoutingSizing:
@@ -430,6 +437,8 @@ def _routing_sizing(cluster) -> RoutingSizing:
         envoy_concurrency=given.envoy.concurrency or ENVOY_CONCURRENCY,
         envoy_buffer_limit=given.envoy.buffer_limit or ENVOY_BUFFER_LIMIT,
         routing_sidecar=size("routing_sidecar"), gateway_proxy=size("gateway_proxy"),
+        gateway_connection_pool=ConnectionPool(**{
+            **GATEWAY_CONNECTION_POOL, **given.gateway_connection_pool.model_dump(exclude_none=True)}),
     )
 
 

@@ -3,12 +3,15 @@ place so every emitter and every cluster workflow agrees."""
 
 from __future__ import annotations
 
+import hashlib
+
 __all__ = [
     "INSTANCE_LABEL", "MANAGED_BY_LABEL", "COMPONENT_LABEL", "OWNER_LABEL", "ROLE_LABEL", "MANAGED_BY",
     "KUEUE_QUEUE_LABEL", "KUEUE_PRIORITY_LABEL", "ACCELERATOR_CLAIM", "COMPUTE_DOMAIN_CLAIM",
     "LWS_GROUP_INDEX_LABEL",
     "pool", "epp", "epp_config", "envoy_config", "epp_account", "gateway", "gateway_options",
-    "route", "idle", "model_account",
+    "route", "idle", "model_account", "pool_service", "epp_destination_rule", "pool_destination_rule",
+    "service_host",
 ]
 
 
@@ -55,6 +58,31 @@ def gateway(instance: str) -> str:
 
 def gateway_options(instance: str) -> str:
     return f"{instance}-gateway-options"
+
+
+def pool_service(instance: str) -> str:
+    """The headless Service Istio generates for the InferencePool (its shadow service): the pool
+    name, ``-ip-`` and the first 8 hex digits of the SHA-256 of the pool name, the pool name cut
+    so the whole stays within 63 characters (istio/istio
+    pilot/pkg/config/kube/gateway/inferencepool_collection.go, InferencePoolServiceName)."""
+    name = pool(instance)
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{name[:63 - len('-ip-') - len(digest)]}-ip-{digest}"
+
+
+def epp_destination_rule(instance: str) -> str:
+    """The DestinationRule of the gateway's connections to the endpoint picker."""
+    return f"{instance}-infpool-epp"
+
+
+def pool_destination_rule(instance: str) -> str:
+    """The DestinationRule of the gateway's connections to the pool's model servers."""
+    return f"{instance}-infpool-ip"
+
+
+def service_host(service: str, namespace: str) -> str:
+    """A Service's fully qualified name, as Istio matches DestinationRule hosts."""
+    return f"{service}.{namespace}.svc.cluster.local"
 
 
 def route(instance: str) -> str:

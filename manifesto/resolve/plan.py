@@ -13,7 +13,8 @@ import msgspec
 
 __all__ = [
     "Options", "EnvVar", "Arg", "Layout", "Volume", "Mount", "Storage", "Resources", "Claim",
-    "Accelerator", "Placement", "RolePlan", "RoutingPlan", "Size", "RoutingSizing", "IdlePlan", "SlurmPlan", "Plan",
+    "Accelerator", "Placement", "RolePlan", "RoutingPlan", "Size", "ConnectionPool", "RoutingSizing", "IdlePlan",
+    "SlurmPlan", "Plan",
     "encode", "decode", "to_builtins",
 ]
 
@@ -191,6 +192,17 @@ class Size(_S):
     memory: str
 
 
+class ConnectionPool(_S):
+    """Istio connection-pool limits of the Gateway's DestinationRules (names as in Istio's
+    ConnectionPoolSettings, snake_case)."""
+
+    max_connections: int
+    http1_max_pending_requests: int
+    http2_max_requests: int
+    max_requests_per_connection: int
+    idle_timeout: str  # a duration such as 900s
+
+
 class RoutingSizing(_S):
     """Requests of the routing components (cluster llm_d.sizing over production defaults)."""
 
@@ -200,6 +212,7 @@ class RoutingSizing(_S):
     envoy_buffer_limit: str  # a Kubernetes quantity
     routing_sidecar: Size
     gateway_proxy: Size
+    gateway_connection_pool: ConnectionPool
 
 
 class IdlePlan(_S):

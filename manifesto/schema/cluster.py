@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -13,7 +14,8 @@ __all__ = [
     "ExtendedResource", "Dra", "SlurmGres", "Allocation", "ComputeDomain", "AcceleratorProfile",
     "Accelerators", "SharedClaim", "Storage", "Logging", "Paths", "ClusterCache", "Rdma",
     "PodDefaults", "FabricProfile", "Fabric", "Naming", "Kueue", "Gateway", "OpenShift",
-    "LlmDImages", "ComponentSize", "EnvoySize", "RoutingSizing", "LlmD", "SlurmBind", "Slurm", "ClusterProfile",
+    "LlmDImages", "ComponentSize", "EnvoySize", "ConnectionPool", "RoutingSizing", "LlmD", "SlurmBind", "Slurm",
+    "ClusterProfile",
 ]
 
 
@@ -227,6 +229,55 @@ class EnvoySize(ComponentSize):
         return value
 
 
+_INT32_MAX = 2**31 - 1
+# A duration in the form Istio accepts for DestinationRule fields: whole numbers with units,
+# largest first (900s, 15m, 1h30m, 250ms).
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$")
+
+
+def _duration_ms(text: str) -> int | None:
+    match = _DURATION.match(text)
+    if not text or match is None:  # every part is optional, so "" matches
+        return None
+    h, m, s, ms = (int(g or 0) for g in match.groups())
+    return ((h * 60 + m) * 60 + s) * 1000 + ms
+
+
+class ConnectionPool(Strict):
+    """Istio connection-pool limits of the Gateway's DestinationRules (picker and model servers);
+    each unset value keeps Manifesto's high-concurrency default."""
+
+    max_connections: int | None = Field(
+        None, description="tcp.maxConnections: connections to one host (1 to 2147483647).")
+    http1_max_pending_requests: int | None = Field(
+        None, description="http.http1MaxPendingRequests: requests queued for a connection (1 to 2147483647).")
+    http2_max_requests: int | None = Field(
+        None, description="http.http2MaxRequests: active requests to the destination (1 to 2147483647).")
+    max_requests_per_connection: int | None = Field(
+        None, description="http.maxRequestsPerConnection: requests before a connection is replaced "
+                          "(1 to 2147483647; 1 turns keep-alive off).")
+    idle_timeout: str | None = Field(
+        None, description="http.idleTimeout: an unused connection closes after this long (e.g. 900s, 15m, 1h).")
+
+    @field_validator("max_connections", "http1_max_pending_requests", "http2_max_requests",
+                     "max_requests_per_connection", mode="before")
+    @classmethod
+    def _int32(cls, value: Any) -> Any:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or not 1 <= value <= _INT32_MAX):
+            raise ValueError(f"{show_value(value)} must be a whole number from 1 to {_INT32_MAX} "
+                             "(Istio's 32-bit connection-pool limits)")
+        return value
+
+    @field_validator("idle_timeout", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        if value is not None and (not isinstance(value, str) or not _duration_ms(value)):
+            raise ValueError(f"{show_value(value)} is not a duration of at least 1ms; write whole numbers with "
+                             "units h, m, s, ms, largest first (examples: 900s, 15m, 1h30m)")
+        return value
+
+
 class RoutingSizing(Strict):
     """Requests of the llm-d routing components; each unset value keeps the production default."""
 
@@ -234,6 +285,8 @@ class RoutingSizing(Strict):
     envoy: EnvoySize = EnvoySize()
     routing_sidecar: ComponentSize = ComponentSize()
     gateway_proxy: ComponentSize = ComponentSize()
+    gateway_connection_pool: ConnectionPool = Field(
+        ConnectionPool(), description="Connection pools of the Gateway frontend's DestinationRules.")
 
 
 class LlmD(Strict):

@@ -1,5 +1,5 @@
 """llm-d routing objects: InferencePool, endpoint picker (EPP) with its config and RBAC,
-the standalone Envoy frontend or Gateway API objects."""
+the standalone Envoy frontend or Gateway API objects with Istio DestinationRules."""
 
 from __future__ import annotations
 
@@ -197,7 +197,31 @@ def _epp_service(plan) -> dict:
     }
 
 
+def _destination_rule(plan, name: str, service: str) -> dict:
+    """A connection pool for the Gateway's traffic to ``service``. No TLS settings: the picker
+    serves plaintext gRPC (--secure-serving=false) and the model servers plaintext HTTP, so
+    Istio's own choice (plaintext, or its mutual TLS inside a mesh) stays in force."""
+    pool = plan.routing_sizing.gateway_connection_pool
+    return {
+        "apiVersion": "networking.istio.io/v1",
+        "kind": "DestinationRule",
+        "metadata": meta(name, plan.namespace, _labels(plan, "gateway")),
+        "spec": {
+            "host": names.service_host(service, plan.namespace),
+            "trafficPolicy": {"connectionPool": {
+                "tcp": {"maxConnections": pool.max_connections},
+                "http": {"http1MaxPendingRequests": pool.http1_max_pending_requests,
+                         "http2MaxRequests": pool.http2_max_requests,
+                         "maxRequestsPerConnection": pool.max_requests_per_connection,
+                         "idleTimeout": pool.idle_timeout},
+            }},
+        },
+    }
+
+
 def _gateway(plan) -> list[dict]:
+    """Connection pools first, so the Gateway never routes with Istio's defaults, then the
+    Gateway and its HTTPRoute."""
     labels = _labels(plan, "gateway")
     gw = names.gateway(plan.instance)
     gateway = {
@@ -227,7 +251,9 @@ def _gateway(plan) -> list[dict]:
             }],
         },
     }
-    return [gateway, route]
+    return [_destination_rule(plan, names.epp_destination_rule(plan.instance), names.epp(plan.instance)),
+            _destination_rule(plan, names.pool_destination_rule(plan.instance), names.pool_service(plan.instance)),
+            gateway, route]
 
 
 def routing_objects(plan) -> dict[str, list[dict]]:

@@ -1,0 +1,258 @@
+"""Shell completion candidates, computed from the argparse tree.
+
+The bash, zsh and fish scripts (``manifesto completion SHELL``) are thin: on every TAB
+they run ``manifesto __complete SHELL -- WORD... CURRENT`` and show what it prints, the
+way kubectl's (Cobra's) completion works. So every shell completes the same commands,
+flags, choices, catalog names, build addresses and live instance IDs, straight from
+the parser that parses the command line, and ``--flag=value`` and ``-n NS`` on the line
+are understood in one place.
+
+Output: one candidate per line (``value<TAB>description`` for zsh and fish), then
+``:files`` when the shell should also offer local paths for the current word.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["candidates", "main"]
+
+# What an action's ``complete`` attribute may name, besides its ``choices``.
+MODELS, CLUSTERS, ROUTING = "models", "clusters", "routing"
+INSTANCES, ADDRESSES, FILES, ACCELERATORS = "instances", "addresses", "files", "accelerators"
+
+
+class _State:
+    """Where the words before the current one leave the parser."""
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        self.parser = parser
+        self.pending: argparse.Action | None = None  # an option still waiting for its value
+        self.npos = 0  # positional words given to the current (sub)parser
+        self.only_positional = False  # after "--"
+        self.values: dict[str, str] = {}  # option dest -> last value given on the line
+
+
+def _option(parser, text: str) -> tuple[argparse.Action | None, str | None]:
+    """The option ``text`` names and a value attached to it (``--opt=v``, ``-nV``)."""
+    name, eq, value = text.partition("=")
+    action = parser._option_string_actions.get(name)
+    if action is not None:
+        return action, value if eq else None
+    if not text.startswith("--") and len(text) > 2:
+        action = parser._option_string_actions.get(text[:2])
+        if action is not None and action.nargs != 0:
+            return action, text[2:]
+    return None, None
+
+
+def _walk(parser, words: list[str]) -> _State:
+    state = _State(parser)
+    for word in words:
+        if state.pending is not None:
+            state.values[state.pending.dest] = word
+            state.pending = None
+        elif not state.only_positional and word == "--":
+            state.only_positional = True
+        elif not state.only_positional and word.startswith("-") and word != "-":
+            action, value = _option(state.parser, word)
+            if action is not None and action.nargs != 0:
+                if value is None:
+                    state.pending = action
+                else:
+                    state.values[action.dest] = value
+        else:
+            action = _positional(state.parser, state.npos)
+            if isinstance(action, argparse._SubParsersAction) and word in action.choices:
+                state.parser, state.npos = action.choices[word], 0
+            else:
+                state.npos += 1
+    return state
+
+
+def _positional(parser, index: int) -> argparse.Action | None:
+    for action in parser._actions:
+        if action.option_strings or action.help == argparse.SUPPRESS:
+            continue
+        if action.nargs in ("*", "+", argparse.REMAINDER) or index == 0:
+            return action
+        index -= 1
+    return None
+
+
+def _options(parser, prefix: str) -> list[tuple[str, str]]:
+    out = []
+    for action in parser._actions:
+        if action.help == argparse.SUPPRESS:
+            continue
+        for opt in action.option_strings:
+            if opt.startswith(prefix):
+                out.append((opt, action.help or ""))
+    return out
+
+
+def _commands(action: argparse._SubParsersAction, prefix: str) -> list[tuple[str, str]]:
+    helps = {a.dest: a.help or "" for a in action._choices_actions}
+    return [(name, helps.get(name, "")) for name in action.choices if name.startswith(prefix)]
+
+
+def _catalog(kind: str) -> list[tuple[str, str]]:
+    from manifesto.catalog import entries
+
+    return [(name, origin) for name, origin, _, _ in entries(kind)]
+
+
+def _instances(state: _State) -> list[tuple[str, str]]:
+    """Live instance IDs in the namespace and context the line names: one quick, unretried read."""
+    from manifesto.cli import settings as cli_settings
+    from manifesto.errors import ManifestoError
+    from manifesto.ops.discovery import discover, group_by_instance
+    from manifesto.ops.kubectl import Kube
+
+    context = state.values.get("context")
+    try:
+        namespace = cli_settings.pick_namespace(state.values.get("namespace"), cli_settings.settings(), context)
+        groups = group_by_instance(discover(Kube(namespace=namespace, context=context, timeout=3.0, retries=0)))
+    except ManifestoError:
+        return []
+    return [(name, f"live in {namespace}") for name in groups]
+
+
+def _accelerators(state: _State) -> list[tuple[str, str]]:
+    """Accelerator profiles of the cluster named on the line (or by MANIFESTO_CLUSTER)."""
+    from manifesto.catalog import find
+    from manifesto.cli import settings as cli_settings
+    from manifesto.errors import ManifestoError
+    from manifesto.yamlio import load_yaml
+
+    name = state.values.get("cluster") or cli_settings.settings().get("MANIFESTO_CLUSTER")
+    if not name:
+        return []
+    try:
+        data, _ = load_yaml(find("clusters", name))
+    except ManifestoError:
+        return []
+    accelerators = data.get("accelerators") if isinstance(data, dict) else None
+    profiles = accelerators.get("profiles") if isinstance(accelerators, dict) else None
+    default = accelerators.get("default") if isinstance(accelerators, dict) else None
+    return [(str(n), "default" if n == default else "") for n in profiles or ()] if isinstance(profiles, dict) else []
+
+
+def _addresses(current: str) -> list[tuple[str, str]]:
+    """Build addresses: every target, and ``DIR:`` / ``DIR::`` for every directory above one."""
+    from manifesto.build_graph import api
+    from manifesto.errors import ManifestoError
+
+    try:
+        targets = api.list_targets(["//::"])
+    except ManifestoError:
+        return []
+    found = {"//::": "every target"}
+    for target in targets:
+        found[target.address] = target.kind
+        parts = target.dir.split("/") if target.dir else []
+        for n in range(1, len(parts) + 1):
+            directory = "/".join(parts[:n])
+            found.setdefault(f"//{directory}:", "every target in the directory")
+            found.setdefault(f"//{directory}::", "every target below the directory")
+    if current and not current.startswith("/"):  # Pants-style addresses without the leading //
+        return [(a[2:], d) for a, d in found.items() if a != "//::"]
+    return list(found.items())
+
+
+def _values(action: argparse.Action, state: _State, current: str) -> tuple[list[tuple[str, str]], bool]:
+    kind = getattr(action, "complete", None)
+    found: list[tuple[str, str]] = [(str(c), "") for c in action.choices or ()
+                                     if not isinstance(action, argparse._SubParsersAction)]
+    files = kind in (MODELS, CLUSTERS, ROUTING, FILES)
+    if kind in (MODELS, CLUSTERS, ROUTING):
+        found += _catalog(kind)
+    elif kind == INSTANCES:
+        found += _instances(state)
+    elif kind == ACCELERATORS:
+        found += _accelerators(state)
+    elif kind == ADDRESSES:
+        found += _addresses(current)
+        files = current.startswith(".") or (current.startswith("/") and not current.startswith("//"))
+    return found, files
+
+
+def candidates(words: list[str]) -> tuple[list[tuple[str, str]], bool]:
+    """(candidates with descriptions, whether to offer paths) for the last of ``words``."""
+    from manifesto.cli import _command_word, get_parser
+
+    *before, current = words or [""]
+    state = _walk(get_parser(_command_word(before)), before)
+    prefix = ""
+    if state.pending is not None:
+        action = state.pending
+    elif not state.only_positional and current.startswith("-"):
+        action, value = _option(state.parser, current)
+        if action is None or value is None:
+            return _options(state.parser, current), False
+        prefix, current = current[: len(current) - len(value)], value
+    else:
+        action = _positional(state.parser, state.npos)
+        if isinstance(action, argparse._SubParsersAction):
+            return _commands(action, current), False
+        if action is None:
+            return (_options(state.parser, current) if not current else []), False
+    if action.nargs == 0:
+        return [], False
+    found, files = _values(action, state, current)
+    return [(prefix + value, desc) for value, desc in found if value.startswith(current)], files
+
+
+def _bash_words(line: str) -> list[str]:
+    """Split bash's COMP_LINE (up to the cursor) into words; the last is the one being completed."""
+    import shlex
+
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=False)
+    lexer.whitespace_split = True
+    words: list[str] = []
+    try:
+        words = list(lexer)
+    except ValueError:  # an open quote: complete what is inside it
+        for quote in ("'", '"'):
+            try:
+                words = shlex.split(line + quote)
+                break
+            except ValueError:
+                continue
+    if not line or line[-1].isspace():
+        words.append("")
+    return words[1:]  # drop "manifesto"
+
+
+def main(argv: list[str]) -> int:
+    """``__complete SHELL -- WORDS``; for bash the one word after ``--`` is COMP_LINE."""
+    import os
+    import sys
+
+    shell, words = (argv[0] if argv else "bash"), argv[1:]
+    if words[:1] == ["--"]:
+        words = words[1:]
+    if shell == "bash":
+        words = _bash_words(words[0] if words else "")
+    try:
+        found, files = candidates(words)
+    except Exception:  # a completion must never print a traceback into the prompt
+        return 0
+    # bash replaces only the part of the word after its last COMP_WORDBREAKS character.
+    cut = 0
+    if shell == "bash" and words:
+        breaks = os.environ.get("COMP_WORDBREAKS", "=:")
+        cut = max((words[-1].rfind(c) + 1 for c in breaks if c in "=:"), default=0)
+    seen = set()
+    for value, desc in found:
+        if value in seen:
+            continue
+        seen.add(value)
+        text = value[cut:]
+        if shell == "bash" or not desc:
+            sys.stdout.write(f"{text}\n")
+        else:
+            sys.stdout.write(f"{text}\t{' '.join(desc.split())}\n")
+    if files:
+        sys.stdout.write(":files\n")
+    return 0
