@@ -10,7 +10,7 @@ import os
 
 import msgspec
 
-__all__ = ["RenderOptions", "Artifact", "render_pair", "code_fingerprint_paths", "options_from"]
+__all__ = ["RenderOptions", "Artifact", "render_pair", "code_fingerprint_paths", "options_from", "confine"]
 
 
 class RenderOptions(msgspec.Struct, frozen=True):
@@ -65,3 +65,13 @@ def code_fingerprint_paths() -> list[str]:
     from manifesto.digest import code_files
 
     return code_files()
+
+
+def confine(roots):
+    """A context manager under which renders read only files below ``roots`` (the build's
+    workspace) or the bundled catalog: a symlink or an ``extends`` that leads elsewhere is
+    an error naming the file, not a silent read of, say, a home directory."""
+    from manifesto.catalog import bundled_root
+    from manifesto.yamlio import confined
+
+    return confined([*roots, str(bundled_root())])

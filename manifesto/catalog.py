@@ -115,10 +115,14 @@ def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: 
             raise CatalogError(f"'{ref}' is a build address; only the manifesto CLI resolves build addresses "
                                "(pass a file path here)")
         return where.addresses(ref)
-    if ref == "-":
-        return Path("/dev/stdin")
+    if ref in ("-", "/dev/stdin") or (ref.startswith("/dev/fd/") and os.path.exists(ref)):
+        from manifesto.yamlio import allow_stream  # named on the command line: read it once
+
+        path = Path("/dev/stdin" if ref == "-" else ref)
+        allow_stream(path)
+        return path
     path = Path(ref)
-    if path.is_file() or (path.exists() and not path.is_dir()):  # a pipe, e.g. bash's <(...)
+    if path.is_file():
         return path
     name = ref[:-5] if ref.endswith(".yaml") else ref
     known: list[str] = []
@@ -128,6 +132,10 @@ def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: 
             return table[name]
         known += [n for n in table if n not in known]
     singular = {"models": "model", "clusters": "cluster", "routing": "routing profile"}[kind]
+    if os.path.lexists(ref):  # a path that is there but is no file: say what it is instead
+        from manifesto.yamlio import file_problem
+
+        raise CatalogError(f"{singular} {ref}: {file_problem(ref) or 'not a regular file'}")
     if not where.roots:
         raise CatalogError(f"no {singular} file '{ref}'")
     known.sort()

@@ -6,7 +6,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["write_atomic"]
+__all__ = ["target_problem", "write_atomic"]
 
 
 def write_atomic(path: str | os.PathLike, data: str | bytes, mode: int = 0o644, *,
@@ -34,3 +34,24 @@ def write_atomic(path: str | os.PathLike, data: str | bytes, mode: int = 0o644, 
         except FileNotFoundError:
             pass
         raise
+
+
+def target_problem(path: str | os.PathLike) -> str | None:
+    """Why a user's output file should not be replaced: it is a directory, a symlink or
+    another non-regular file (None when it is a regular file or absent)."""
+    import stat
+
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be used ({exc.strerror})"
+    if stat.S_ISLNK(st.st_mode):
+        return (f"is a symlink (to {os.readlink(path)}); refusing to replace it: remove it, "
+                "or name the file it points to")
+    if stat.S_ISDIR(st.st_mode):
+        return "is a directory; name a file to write"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file; name a file to write"
+    return None

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from manifesto.errors import ExtendsError, ManifestoError, Origin, SchemaError, did_you_mean, show_value
 from manifesto.errors import format_path
-from manifesto.yamlio import Locations, load_yaml
+from manifesto.yamlio import Locations, file_problem, load_yaml, outside_problem
 
 __all__ = ["Loaded", "load_model_data", "validate", "load_model", "load_cluster_file", "load_typed", "DELETE"]
 
@@ -70,8 +70,13 @@ def load_model_data(path: str | Path, _chain: tuple[str, ...] = (), _via: Origin
         raise ExtendsError(f"expected the path of a YAML file (relative to this file, or absolute), got "
                            f"{show_value(parent)}", origin, "extends")
     parent_path = os.path.join(os.path.dirname(path), parent)
-    if not os.path.isfile(parent_path):
-        raise ExtendsError(f"file not found: {parent_path}", origin, "extends")
+    problem = file_problem(parent_path)
+    if problem:
+        shown = parent_path if parent_path.isprintable() else repr(parent_path)  # one line, no raw control bytes
+        raise ExtendsError(f"{problem}: {shown}", origin, "extends")
+    problem = outside_problem(parent_path)
+    if problem:
+        raise ExtendsError(f"{parent} {problem}", origin, "extends")
     base = load_model_data(parent_path, _chain + (real,), origin)
     merged = merge(base, Loaded(data, locs, []))
     merged.files = base.files + [real]
@@ -142,10 +147,21 @@ def validate(model_cls: type[T], loaded: Loaded) -> T:
     """Validate merged data with a pydantic model; all field errors reported together."""
     from pydantic import ValidationError
 
+    if not isinstance(loaded.data, dict):
+        # Its text is not shown: a file that is not a YAML mapping may be anything (a key, a token).
+        raise SchemaError([ManifestoError(f"expected a YAML mapping at the top of the file, got {_kind(loaded.data)}",
+                                          loaded.locs.find(()))])
     try:
         return model_cls.model_validate(loaded.data)
     except ValidationError as exc:
         raise SchemaError(convert_errors(exc, model_cls, loaded)) from None
+
+
+def _kind(value: Any) -> str:
+    """What a value is, never what it says."""
+    if isinstance(value, str):
+        return "text"
+    return "nothing (an empty file)" if value is None else show_value(value)
 
 
 def load_typed(model_cls: type[T], path: str | Path) -> tuple[T, Loaded]:

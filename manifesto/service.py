@@ -28,10 +28,10 @@ def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict]:
     from manifesto.catalog import find
     from manifesto.load import Loaded, display_name, validate
     from manifesto.schema.routing import EndpointPickerConfig
-    from manifesto.yamlio import parse_yaml
+    from manifesto.yamlio import parse_yaml, read_text
 
     path = find("routing", ref, search=search)
-    text = Path(path).read_text(encoding="utf-8")  # once: the file may be a pipe (`<(...)`)
+    text = read_text(path, display_name(path))  # once: the file may be a pipe (`<(...)`)
     data, locs = parse_yaml(text, display_name(path))
     real = str(Path(path).resolve())
     validate(EndpointPickerConfig, Loaded(data, locs, [real]))

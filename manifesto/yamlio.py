@@ -7,17 +7,34 @@ imported only here and only when a file is actually parsed.
 
 Anything that has no plain-data form is a ``YamlSyntaxError`` at its position: a second
 document, a key that is not a string (``true:``, ``1:``, ``? [a, b]``) and a ``!!set``.
+So is a scalar that cannot be built (a whole number over Python's 4300-digit limit, a
+date that does not exist, ``!!bool maybe``) and an alias that would blow the document up:
+aliases share one object in the parser but are copied into plain data, so ``*name`` uses
+are bounded in number (``MAX_ALIASES``) and in the values they add (``MAX_ALIAS_NODES``)
+before anything is copied.
 """
 
 from __future__ import annotations
 
+import os
+
+import re
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
 from manifesto.errors import Origin, YamlSyntaxError, format_path, show_value
 
-__all__ = ["Locations", "load_yaml", "parse_yaml", "format_path"]
+__all__ = ["Locations", "load_yaml", "read_text", "allow_stream", "parse_yaml", "format_path", "file_problem", "confined", "outside_problem",
+           "MAX_ALIASES", "MAX_ALIAS_NODES", "MAX_FILE_BYTES"]
+
+#: The largest YAML input read (a spec is a few KiB; /dev/zero or a log file is not one).
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+#: At most this many ``*name`` uses in one file (a spec needs a handful).
+MAX_ALIASES = 1_000
+#: At most this many values (scalars, lists, mappings) added by expanding aliases.
+MAX_ALIAS_NODES = 100_000
 
 PathKey = tuple  # tuple[str | int, ...]
 
@@ -58,28 +75,124 @@ class Locations:
 
 
 def load_yaml(path: str | Path, display: str | None = None) -> tuple[Any, Locations]:
-    """Parse one YAML document from ``path``; ``display`` is the name used in errors."""
-    p = Path(path)
+    """Parse one YAML document from ``path``; ``display`` is the name used in errors.
+
+    Only a regular file of at most ``MAX_FILE_BYTES`` is read (a FIFO would block, a device
+    never end); inside ``confined(roots)`` it must also resolve below one of the roots.
+    """
     name = display or str(path)
+    return parse_yaml(read_text(path, name), name)
+
+
+#: Pipes named on the command line (bash's ``<(...)``, ``-`` for standard input): the user
+#: asked for them, and they are read once, like a file (see ``allow_stream``).
+_streams: set[str] = set()
+
+
+def allow_stream(path: str | Path) -> None:
+    """Let ``read_text`` read the pipe or terminal ``path`` (an input named on the command line)."""
+    _streams.add(str(path))
+
+
+def read_text(path: str | Path, name: str) -> str:
+    """The UTF-8 text of ``path`` under the checks of :func:`load_yaml`."""
+    stream = str(path) in _streams and file_problem(path) is not None and os.path.exists(path)
+    problem = None if stream else file_problem(path) or outside_problem(path)
+    if problem:
+        raise YamlSyntaxError(problem, Origin(name))
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise YamlSyntaxError("file not found", Origin(name)) from None
-    except IsADirectoryError:
-        raise YamlSyntaxError("is a directory, expected a YAML file", Origin(name)) from None
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise YamlSyntaxError(f"cannot be read ({exc.strerror})", Origin(name)) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise YamlSyntaxError(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not a YAML input", Origin(name))
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise YamlSyntaxError(f"not UTF-8 text ({exc.reason})", Origin(name)) from None
-    return parse_yaml(text, name)
+    return text
+
+
+def file_problem(path: str | Path) -> str | None:
+    """Why ``path`` is not a readable regular file ("file not found", "symlink loop", "is a
+    directory", ...), or None when it is one."""
+    import errno
+    import os
+    import stat
+
+    try:
+        st = os.stat(path)
+    except ValueError:  # a NUL in the name
+        return "not a file name (it holds a NUL character)"
+    except FileNotFoundError:
+        if os.path.islink(path):
+            return f"broken symlink (to {os.readlink(path)})"
+        return "file not found"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symlink loop (following the links leads back to a link already followed)"
+        if exc.errno == errno.ENOTDIR:
+            return "file not found (a directory in its path is a file)"
+        return f"cannot be read ({exc.strerror})"
+    if stat.S_ISDIR(st.st_mode):
+        return "is a directory, expected a YAML file"
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a file")
+        return f"is {kind}, expected a regular YAML file"
+    return None
+
+
+# -- confinement (the build reads only its workspace) ---------------------------------------
+
+_roots: tuple[str, ...] = ()
+
+
+class confined:
+    """While active, ``load_yaml`` refuses a file whose real path is outside every one of
+    ``roots`` (real paths): the build graph renders only what its workspace holds."""
+
+    def __init__(self, roots) -> None:
+        import os
+
+        self.roots = tuple(os.path.join(os.path.realpath(r), "") for r in roots)
+
+    def __enter__(self) -> "confined":
+        global _roots
+        self.saved, _roots = _roots, self.roots
+        return self
+
+    def __exit__(self, *exc) -> None:
+        global _roots
+        _roots = self.saved
+
+
+def outside_problem(path: str | Path) -> str | None:
+    """Inside ``confined``: why ``path`` may not be read (it resolves outside the roots)."""
+    if not _roots:
+        return None
+    import os
+
+    real = os.path.realpath(path)
+    if any(real.startswith(root) for root in _roots):
+        return None
+    return (f"resolves to {real}, outside the build workspace {_roots[0].rstrip('/')}; a build reads only "
+            "files inside it (copy the file in, or render it with `manifesto render manifest`)")
 
 
 def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    if "&" in text and _ALIAS.search(text):  # no alias without an anchor: most files skip the pre-pass
+        _check_aliases(text, name)
     yaml = YAML(typ="rt", pure=True)
     yaml.allow_duplicate_keys = False
     try:
         docs = list(yaml.load_all(text))
+    except (ValueError, KeyError, OverflowError) as exc:  # a constructor that cannot build a scalar
+        raise _scalar_error(text, name, exc) from None
     except RecursionError:
         raise YamlSyntaxError("the YAML nests too deeply to be a spec", Origin(name)) from None
     except MarkedYAMLError as exc:
@@ -104,6 +217,87 @@ def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
     except RecursionError:
         raise YamlSyntaxError("the YAML nests too deeply to be a spec", Origin(name)) from None
     return data, locs
+
+
+# -- bounded aliases -------------------------------------------------------------------------
+
+# Something that may be an alias: `*` and a name character, after a space, a line start or
+# a flow indicator (`a * b` in a computed expression is not one).
+_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]")
+
+def _check_aliases(text: str, name: str) -> None:
+    """Count what each ``*name`` would add to the plain data, from the event stream (linear in
+    the text); raise at the alias that crosses ``MAX_ALIASES`` or ``MAX_ALIAS_NODES``."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, ScalarEvent
+
+    sizes: dict[str, int] = {}  # anchor -> values in its subtree (aliases expanded)
+    stack: list[list] = [[None, 0]]  # open collections: [anchor, values so far]
+    uses = added = 0
+    try:
+        for event in YAML(typ="rt", pure=True).parse(text):
+            if isinstance(event, ScalarEvent):
+                stack[-1][1] += 1
+                if event.anchor:
+                    sizes[event.anchor] = 1
+            elif isinstance(event, CollectionStartEvent):
+                stack.append([event.anchor, 1])
+            elif isinstance(event, CollectionEndEvent) and len(stack) > 1:
+                anchor, count = stack.pop()
+                if anchor:
+                    sizes[anchor] = count
+                stack[-1][1] += count
+            elif isinstance(event, AliasEvent):
+                size = sizes.get(event.anchor, 1)  # an anchor still open (a cycle) is left to the loader
+                uses, added = uses + 1, added + size
+                stack[-1][1] += size
+                if uses > MAX_ALIASES or added > MAX_ALIAS_NODES:
+                    raise _alias_error(event, uses, added, name)
+    except YAMLError:
+        return  # the loader reports the syntax error with its context
+
+
+def _alias_error(event, uses: int, added: int, name: str) -> YamlSyntaxError:
+    mark = event.start_mark
+    if uses > MAX_ALIASES:
+        why = f"this is alias use number {uses}; a file may use aliases at most {MAX_ALIASES} times"
+    else:
+        why = (f"with this alias, aliases expand to {added} values; at most {MAX_ALIAS_NODES} are allowed "
+               "(an alias bomb?)")
+    return YamlSyntaxError(f"*{event.anchor}: {why}", Origin(name, mark.line + 1, mark.column + 1))
+
+
+def _scalar_error(text: str, name: str, exc: Exception) -> YamlSyntaxError:
+    """The scalar ruamel could not build, found by building each one again on its own."""
+    from ruamel.yaml import YAML
+
+    stack = list(reversed(_compose(text)))
+    while stack:
+        node = stack.pop()
+        if node.id == "mapping":
+            stack.extend(reversed([x for pair in node.value for x in pair]))
+        elif node.id == "sequence":
+            stack.extend(reversed(node.value))
+        else:
+            try:
+                YAML(typ="rt", pure=True).constructor.construct_object(node, deep=True)
+            except (ValueError, KeyError, OverflowError) as found:
+                origin = Origin(name, node.start_mark.line + 1, node.start_mark.column + 1)
+                return YamlSyntaxError(_scalar_message(node, found), origin)
+    return YamlSyntaxError(f"a value cannot be read ({_one_line(str(exc))})", Origin(name))
+
+
+def _scalar_message(node, exc: Exception) -> str:
+    kind = str(node.tag).rsplit(":", 1)[-1]
+    value = node.value
+    digits = sum(c.isdigit() for c in value)
+    if kind == "int" and digits > 4300:
+        return (f"a whole number of {digits} digits; at most 4300 are supported (quote it if it is text)")
+    shown = show_value(value)
+    if isinstance(exc, KeyError):
+        return f"{shown} is not a valid !!{kind}"
+    return f"{shown} is not a valid {kind}: {_one_line(str(exc))}"
 
 
 # -- errors ruamel reports, made actionable ------------------------------------------------
@@ -242,7 +436,21 @@ def _plain(node: Any, path: PathKey, locs: Locations, name: str) -> Any:
         return out_list
     if isinstance(node, AbstractSet):  # ruamel's CommentedSet is a MutableSet, not a set
         raise YamlSyntaxError("sets (!!set) are not supported; write a list", locs.find(path), format_path(path))
-    return _scalar(node)
+    value = _scalar(node)
+    if isinstance(value, int) and value.bit_length() > 14_000 and not _printable(value):
+        # 0x... and 0o... numbers are built without Python's 4300-digit limit, but no message
+        # or artifact could print them in decimal.
+        raise YamlSyntaxError("a whole number of more than 4300 digits; quote it if it is text",
+                              locs.find(path), format_path(path))
+    return value
+
+
+def _printable(value: int) -> bool:
+    try:
+        str(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _key_message(key: Any) -> str:

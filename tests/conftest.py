@@ -1,4 +1,5 @@
-"""Test-wide set-up: ``--update-golden``, the shared kits and the Slurm fixtures.
+"""Test-wide set-up: ``--update-golden``, the isolated environment every test runs in,
+the shared kits and the Slurm fixtures.
 
 The Slurm fixtures ``slurm_cluster`` and ``sbatch_wait`` come from the kit's own
 ``pytest_local_slurm.py`` in ``<shared>/slurm``, imported from there (not copied).
@@ -7,6 +8,7 @@ Without the kit they skip, or fail under ``CI=true``.
 
 from __future__ import annotations
 
+import multiprocessing.process
 import os
 import subprocess
 import sys
@@ -60,6 +62,18 @@ def shared_dir():
 _STARTED_SLURM = pytest.StashKey[set]()
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Processes started by a session fixture (the Slurm kit) escape the per-test guard
+    below, so the tests that use it are checked here, before anything runs."""
+    unmarked = [item.nodeid for item in items
+                if item.get_closest_marker("integration") is None
+                and (item.get_closest_marker("slurm") is not None
+                     or {"slurm_cluster", "sbatch_wait"} & set(getattr(item, "fixturenames", ())))]
+    if unmarked:
+        raise pytest.UsageError("tests that use the Slurm kit must be marked integration: "
+                                + ", ".join(unmarked))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STARTED_SLURM] = set()
     if hasattr(config, "workerinput"):
@@ -97,12 +111,54 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         )
 
 
-@pytest.fixture
-def isolated_config(tmp_path, monkeypatch):
-    """No user catalog and no ambient MANIFESTO_* settings: tests see the bundled catalog only."""
+# Kept across the isolation: they locate the test kits, not the product's settings.
+_KIT_SETTINGS = frozenset({"MANIFESTO_SHARED_DIR"})
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory, monkeypatch) -> kit.Isolated:
+    """Every test gets its own render cache, user catalog and XDG config folder, and no
+    ambient ``MANIFESTO_*`` settings, so nothing reads or writes the real user cache or
+    catalog. Set on ``os.environ``, so subprocesses (``kit.run_cli`` and the like) inherit it.
+    """
+    root = tmp_path_factory.mktemp("env")
+    env = kit.Isolated(cache=root / "cache", config_home=root / "config-home", xdg_config=root / "config")
+    env.config_home.mkdir()
     for name in list(os.environ):
-        if name.startswith("MANIFESTO_"):
+        if name.startswith("MANIFESTO_") and name not in _KIT_SETTINGS:
             monkeypatch.delenv(name)
-    home = tmp_path / "config-home"
-    home.mkdir()
-    monkeypatch.setenv("MANIFESTO_CONFIG_HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(env.cache))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(env.xdg_config))
+    monkeypatch.setenv("MANIFESTO_CONFIG_HOME", str(env.config_home))
+    return env
+
+
+@pytest.fixture(autouse=True)
+def _processes_need_the_integration_marker(request, monkeypatch):
+    """A test that starts a process (a subprocess, a fake kubectl, sbatch, shellcheck,
+    bash, a worker pool) must be marked ``integration``, so that ``-m "not integration"``
+    runs only in-process tests. For an unmarked test, ``Popen`` and a multiprocessing
+    ``start`` note what was started (and then start it), and the test fails at teardown
+    naming it: nothing the code under test catches can hide it."""
+    if request.node.get_closest_marker("integration") is not None:
+        yield
+        return
+    started: list[str] = []
+    popen_init = subprocess.Popen.__init__
+    process_start = multiprocessing.process.BaseProcess.start
+
+    def popen(self, args, *rest, **kwargs):
+        started.append(repr(args)[:120])
+        popen_init(self, args, *rest, **kwargs)
+
+    def start(self):
+        started.append(f"multiprocessing {type(self).__name__}")
+        process_start(self)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", popen)
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", start)
+    yield
+    if started:
+        pytest.fail(f"{request.node.nodeid} starts processes but is not marked integration "
+                    "(add @pytest.mark.integration or a module pytestmark): " + "; ".join(started),
+                    pytrace=False)

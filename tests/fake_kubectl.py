@@ -10,7 +10,10 @@ config:
   sleep: {"get pods": 2.0}                                      seconds before answering; the most
                                                                 calls asleep at once is kept in
                                                                 $FAKE_KUBE_DIR/overlap.json
-  current_context: "name"                                       what `config current-context` prints
+  hang: ["apply", "get pods"]      never answer; a child process holds stdout open too
+  stdout: {"get pods": "not json"}  print this instead of answering (exit 0)
+  stdout_hex: {"get pods": "ff00"}  print these raw bytes instead of answering (exit 0)
+  current_context: "name"          what `config current-context` prints
 Supports: api-versions, config current-context, get, apply -f FILE|-, delete REF.../-l, diff -f FILE|-.
 """
 
@@ -124,6 +127,16 @@ def docs(flags, stdin):
     return out
 
 
+def hang():
+    """A hung kubectl: a grandchild keeps our stdout open, and we never return."""
+    import subprocess
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    with open(os.path.join(DIR, "hung.pids"), "a") as f:
+        f.write(f"{os.getpid()} {child.pid}\n")
+    time.sleep(3600)
+
+
 def _track_overlap(step: int) -> None:
     """Count the calls asleep right now and remember the most there ever were."""
     path = os.path.join(DIR, "overlap.json")
@@ -149,6 +162,15 @@ def main():
     verb = pos[0] if pos else ""
     key = f"{verb} {pos[1]}" if len(pos) > 1 else verb
     config = load().get("config", {})
+    for k in (key, verb):
+        if k in (config.get("hang") or ()):
+            hang()
+        if k in (config.get("stdout") or {}):
+            sys.stdout.write(config["stdout"][k])
+            sys.exit(0)
+        if k in (config.get("stdout_hex") or {}):
+            sys.stdout.buffer.write(bytes.fromhex(config["stdout_hex"][k]))
+            sys.exit(0)
     for k in (key, verb):
         if k in (config.get("sleep") or {}):
             _track_overlap(+1)

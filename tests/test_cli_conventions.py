@@ -10,6 +10,8 @@ import yaml
 
 from kit import REPO_ROOT, run_cli
 
+pytestmark = pytest.mark.integration  # every test here runs the CLI as a process
+
 PAIR = ("qwen/qwen3-0.6b", "--cluster", "example-gb200", "--user", "u", "--namespace", "demo")
 
 # Every command that prints data and needs no cluster, with the arguments it needs.

@@ -20,6 +20,8 @@ import pytest
 
 from kit import REPO_ROOT, run_cli, unavailable
 
+pytestmark = pytest.mark.integration  # every test here drives a shell or the CLI as a process
+
 BIN = Path(sys.executable).parent
 SHELLS = ("bash", "zsh", "fish")
 

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kit
+from kit import plan_of
 from manifesto.errors import ResolveError
 from manifesto.resolve.features import REGISTRY, Feature, check_registry, close
 
@@ -135,19 +136,12 @@ def test_close_with_a_crafted_registry():
 # ---- features and backends that resolution derives ------------------------------------------
 
 
-pytestmark = pytest.mark.usefixtures("isolated_config")
 
 
 def _plan(tmp_path, body: str, cluster: Path = CLUSTERS / "example-stateless-b200.yaml"):
-    from manifesto.cluster import load_cluster
-    from manifesto.service import plan_for
-    from manifesto.resolve.plan import Options
-    from manifesto.spec import load_spec
-
     path = tmp_path / "spec.yaml"
     path.write_text(textwrap.dedent(body))
-    cl = load_cluster(str(cluster))
-    return plan_for(load_spec(str(path), cl), cl, Options(user="u", namespace="ns"))[0]
+    return plan_of(path, cluster)[0]
 
 
 def _role(body: str, routing: str = "disabled", topology: str = "aggregated") -> str:

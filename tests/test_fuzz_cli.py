@@ -12,12 +12,8 @@ subprocess. Nesting stays under 25 levels: deeper input hits a known RecursionEr
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
-import os
 import re
-import traceback
 from pathlib import Path
 
 import pytest
@@ -26,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kit
+from kit import cli_in_process
 
 REPO = kit.REPO_ROOT
 MODELS = sorted(p for p in (REPO / "models").rglob("*.yaml") if not p.name.endswith("-base.yaml"))
@@ -39,16 +36,6 @@ def _merged(path: Path):
 
 
 BASES = {p.relative_to(REPO / "models").as_posix(): _merged(p) for p in MODELS}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _isolated(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        for name in list(os.environ):
-            if name.startswith("MANIFESTO_"):
-                mp.delenv(name)
-        mp.setenv("MANIFESTO_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
-        yield
 
 
 # ---- mutations ------------------------------------------------------------------------------
@@ -155,28 +142,13 @@ def check_output(rc: int, out: str, err: str, spec_display: str) -> None:
         assert line.startswith(f"error: {spec_display}:"), err
 
 
-def run_in_process(*argv: str) -> tuple[int, str, str]:
-    from manifesto.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = main(list(argv))
-        except SystemExit as exc:
-            rc = exc.code
-        except BaseException:  # noqa: BLE001 - reported as the traceback a user would see
-            err.write(traceback.format_exc())
-            rc = -1
-    return rc, out.getvalue(), err.getvalue()
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=mutated())
 def test_mutated_specs_never_crash(case, tmp_path_factory):
     name, cluster, text, steps = case
     path = tmp_path_factory.mktemp("fuzz") / "spec.yaml"
     path.write_text(text, encoding="utf-8")
-    rc, out, err = run_in_process("explain", str(path), "--cluster", str(cluster), "--user", "u",
+    rc, out, err = cli_in_process("explain", str(path), "--cluster", str(cluster), "--user", "u",
                                   "--namespace", "ns")
     try:
         check_output(rc, out, err, str(path))
@@ -190,7 +162,7 @@ def test_unmutated_specs_pass_the_same_check(tmp_path):
         path = tmp_path / name.replace("/", "-")
         path.write_text(yaml.safe_dump(doc, sort_keys=False))
         for cluster in CLUSTERS:
-            rc, out, err = run_in_process("explain", str(path), "--cluster", str(cluster), "--user", "u",
+            rc, out, err = cli_in_process("explain", str(path), "--cluster", str(cluster), "--user", "u",
                                           "--namespace", "ns")
             check_output(rc, out, err, str(path))
 
@@ -206,6 +178,7 @@ SUBPROCESS_CASES = {
 }
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("mutation", list(SUBPROCESS_CASES))
 def test_subprocess_mutations(tmp_path, mutation):
     doc = copy.deepcopy(BASES["deepseek-v4/1P-EP8-1D-EP8.yaml"])

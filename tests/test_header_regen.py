@@ -17,12 +17,13 @@ import pytest
 
 from manifesto.render.header import regenerate_command
 
+pytestmark = pytest.mark.integration  # every test here starts processes
+
 REPO = Path(__file__).resolve().parent.parent
 ARTIFACTS = sorted(
     [p for p in (REPO / "out").rglob("*") if p.is_file() and p.suffix in (".yaml", ".sbatch")
      and ".cache" not in p.parts]
-    + sorted((REPO / "tests" / "golden").glob("*/expected.yaml"))
-    + sorted((REPO / "tests" / "golden_slurm").glob("*.sbatch"))
+    + sorted((REPO / "tests" / "golden").glob("*/expected.*"))
 )
 
 
@@ -39,6 +40,7 @@ def test_every_artifact_is_covered():
     names = {p.relative_to(REPO).as_posix() for p in ARTIFACTS}
     assert "out/example-gb200/qwen/qwen3-0.6b.yaml" in names
     assert "out/example-slurm/qwen/qwen3-0.6b.sbatch" in names
+    assert "tests/golden/slurm-qwen3-0.6b-pd/expected.sbatch" in names
     assert "tests/golden/bootstrap/expected.yaml" in names
     assert len(names) >= 29
 

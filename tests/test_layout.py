@@ -8,7 +8,6 @@ whole pods; the HTTP endpoints are node 0 (direct vLLM) or each rank's first pod
 
 from __future__ import annotations
 
-import os
 import textwrap
 
 import pytest
@@ -16,6 +15,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import kit
+from kit import plan_of, scrub
 from manifesto.errors import ResolveError
 from manifesto.resolve.layout import PROXIED_BASE, PUBLIC_BASE, plan_layout
 
@@ -203,24 +203,16 @@ def test_routed_rank_spanning_nodes_serves_from_each_rank_head():
 
 
 @pytest.fixture
-def resolve_role(tmp_path, monkeypatch):
+def resolve_role(tmp_path):
     from manifesto.cluster import load_cluster
-    from manifesto.service import plan_for
-    from manifesto.resolve.plan import Options
-    from manifesto.spec import load_spec
 
-    for name in list(os.environ):
-        if name.startswith("MANIFESTO_"):
-            monkeypatch.delenv(name)
-    (tmp_path / "home").mkdir()
-    monkeypatch.setenv("MANIFESTO_CONFIG_HOME", str(tmp_path / "home"))
     cluster = load_cluster(str(REPO / "clusters/example-stateless-b200.yaml"))
 
     def run(role_yaml: str):
         path = tmp_path / "spec.yaml"
         path.write_text("release: demo\nmodel: {id: org/model}\nroles:\n"
                         + textwrap.indent(textwrap.dedent(role_yaml), "  "))
-        return plan_for(load_spec(str(path), cluster), cluster, Options(user="u", namespace="ns"))[0].roles[0]
+        return plan_of(path, cluster)[0].roles[0]
 
     return run
 
@@ -236,9 +228,12 @@ def test_workload_kind(resolve_role, role, kind):
     assert resolve_role(role).workload_kind == kind
 
 
-def test_multi_node_deployment_is_rejected(resolve_role):
-    with pytest.raises(ResolveError, match="workload: deployment cannot span 2 nodes"):
+def test_multi_node_deployment_is_rejected(resolve_role, tmp_path):
+    with pytest.raises(ResolveError) as info:
         resolve_role("- name: d\n  workload: deployment\n  lws: {size: 2}\n  parallelism: {tp: 16}\n")
+    assert scrub(str(info.value), tmp_path) == (
+        '<tmp>/spec.yaml:5:5: roles[0].workload: workload: deployment cannot span 2 nodes (lws.size); multi-node '
+        'roles need a LeaderWorkerSet')
 
 
 @settings(max_examples=40, deadline=None)
@@ -246,9 +241,6 @@ def test_multi_node_deployment_is_rejected(resolve_role):
 def test_resolved_layout_matches_plan_layout(tmp_path_factory, tp, dp, nodes):
     """Resolution hands the role's numbers to plan_layout unchanged (or fails the same way)."""
     from manifesto.cluster import load_cluster
-    from manifesto.service import plan_for
-    from manifesto.resolve.plan import Options
-    from manifesto.spec import load_spec
 
     path = tmp_path_factory.mktemp("spec") / "spec.yaml"
     dp_text = "false" if dp is False else dp
@@ -261,10 +253,10 @@ def test_resolved_layout_matches_plan_layout(tmp_path_factory, tp, dp, nodes):
         expected = _layout(kw)
     except ResolveError as exc:
         with pytest.raises(ResolveError) as info:
-            plan_for(load_spec(str(path), cluster), cluster, Options(user="u"))
+            plan_of(path, cluster)
         assert info.value.message == exc.message
         assert info.value.path == "roles[0].parallelism"
         return
-    role = plan_for(load_spec(str(path), cluster), cluster, Options(user="u"))[0].roles[0]
+    role = plan_of(path, cluster)[0].roles[0]
     assert role.layout == expected
     assert role.resources.gpus == expected.gpus_per_pod

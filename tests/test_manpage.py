@@ -9,6 +9,8 @@ import pytest
 
 from kit import run_cli, unavailable
 
+pytestmark = pytest.mark.integration  # every test here reads a page from the CLI run as a process
+
 SECTIONS = ("NAME", "SYNOPSIS", "DESCRIPTION", "ENVIRONMENT", "FILES", "EXIT STATUS", "EXAMPLES", "SEE ALSO")
 
 

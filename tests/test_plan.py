@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import textwrap
 from pathlib import Path
@@ -12,6 +10,7 @@ import msgspec
 import pytest
 
 import kit
+from kit import cli_in_process, plan_of
 
 REPO = kit.REPO_ROOT
 CLUSTERS = REPO / "clusters"
@@ -31,21 +30,11 @@ def _params(root: Path, prefix: str) -> list:
 
 
 def _plan(model, cluster, **options):
-    from manifesto.cluster import load_cluster
-    from manifesto.service import plan_for
-    from manifesto.resolve.plan import Options
-    from manifesto.spec import load_spec
-
-    cl = load_cluster(str(cluster))
-    spec = load_spec(str(model), cl)
-    return plan_for(spec, cl, Options(**{"user": "u", "namespace": "ns", **options}))[0]
+    return plan_of(model, cluster, **options)[0]
 
 
 BUNDLED = _params(REPO, "")
 MODELS = BUNDLED + (_params(UPSTREAM, "upstream/") if UPSTREAM.is_dir() else [])
-
-
-pytestmark = pytest.mark.usefixtures("isolated_config")
 
 
 def _resolving(model, clusters):
@@ -117,28 +106,20 @@ def test_decode_rejects_unknown_fields():
 # ---- explain --output json ----------------------------------------------------------------
 
 
-def _cli(*argv: str) -> tuple[int, str, str]:
-    from manifesto.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main(list(argv))
-    return rc, out.getvalue(), err.getvalue()
-
-
 @pytest.mark.parametrize(("model", "clusters"), BUNDLED)
 def test_explain_json_is_the_plan(model, clusters):
     from manifesto.resolve.plan import Plan, to_builtins
 
     for cluster, plan in _resolving(model, clusters):
-        rc, out, err = _cli("explain", str(model), "--cluster", str(cluster), "--user", "u", "--namespace", "ns",
-                            "--output", "json")
+        rc, out, err = cli_in_process("explain", str(model), "--cluster", str(cluster), "--user", "u",
+                                      "--namespace", "ns", "--output", "json")
         assert (rc, err) == (0, "")
         data = json.loads(out)
         assert data == json.loads(json.dumps(to_builtins(plan)))
         assert msgspec.convert(data, Plan) == plan  # the JSON converts back into the same Plan
 
 
+@pytest.mark.integration
 def test_explain_json_subprocess():
     proc = kit.run_cli("explain", "models/deepseek-v4/3P-EP8-1D-EP16.yaml", "--cluster", "clusters/example-gb200.yaml",
                        "--user", "u", "--namespace", "ns", "--output", "json", cwd=REPO,
@@ -150,8 +131,8 @@ def test_explain_json_subprocess():
 
 
 def test_explain_text_names_every_role_and_layer():
-    rc, out, err = _cli("explain", str(REPO / "models/deepseek-v4/1P-EP8-1D-EP8.yaml"), "--cluster",
-                        str(CLUSTERS / "example-gb200.yaml"), "--user", "u", "--namespace", "ns")
+    rc, out, err = cli_in_process("explain", str(REPO / "models/deepseek-v4/1P-EP8-1D-EP8.yaml"), "--cluster",
+                                  str(CLUSTERS / "example-gb200.yaml"), "--user", "u", "--namespace", "ns")
     assert (rc, err) == (0, "")
     assert "role decode: LeaderWorkerSet dsv4-decode-ep8" in out
     assert "role prefill: LeaderWorkerSet dsv4-prefill-ep8" in out

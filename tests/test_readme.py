@@ -21,6 +21,8 @@ from kit import REPO_ROOT, unavailable
 from kubefake import TOKEN, fake_kubectl
 from test_slurm_cli import CLUSTER as SLURM_CLUSTER
 
+pytestmark = pytest.mark.integration  # the README workflows run as processes
+
 BIN = Path(sys.executable).parent
 _BLOCK = re.compile(r"<!-- readme-test: (\w+) -->\n```sh\n(.*?)```", re.S)
 

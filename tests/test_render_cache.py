@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from kit import cli_in_process
+
+pytestmark = pytest.mark.integration  # each render is a fresh interpreter: that is the point
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -45,16 +50,14 @@ def tree(tmp_path):
     return tmp_path
 
 
-def _render(tree: Path, *extra: str, env_extra: dict | None = None):
-    import os
+RENDER = ("render", "manifest", "child.yaml", "--cluster", "cluster.yaml", "--user", "u", "--namespace", "ns")
 
-    env = {**os.environ, "XDG_CACHE_HOME": str(tree / "cache"), **(env_extra or {})}
-    env.pop("MANIFESTO_NO_CACHE", None)
-    env.update(env_extra or {})
+
+def _render(tree: Path, *extra: str, env_extra: dict | None = None):
+    """A render in a fresh interpreter, with the cache in conftest's per-test folder."""
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, "render", "manifest", "child.yaml", "--cluster", "cluster.yaml",
-         "--user", "u", "--namespace", "ns", *extra],
-        cwd=tree, env=env, capture_output=True, text=True, timeout=120)
+        [sys.executable, "-c", PROBE, *RENDER, *extra],
+        cwd=tree, env={**os.environ, **(env_extra or {})}, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     heavy = proc.stderr.strip().splitlines()[-1].removeprefix("HEAVY=")
     return proc.stdout, heavy
@@ -82,13 +85,13 @@ def test_other_options_are_other_entries(tree):
     assert "pydantic" in heavy and a != b
 
 
-def test_corrupt_entry_is_a_miss(tree):
+def test_corrupt_entry_is_a_miss(tree, isolated_env):
     first, _ = _render(tree)
-    for entry in (tree / "cache").rglob("*.json"):
+    for entry in isolated_env.render_cache.rglob("*.json"):
         entry.write_text("{not json")
     second, heavy = _render(tree)
     assert second == first and "pydantic" in heavy
-    entries = list((tree / "cache").rglob("*.json"))
+    entries = list(isolated_env.render_cache.rglob("*.json"))
     assert entries and all(json.loads(e.read_text())["text"] for e in entries)
 
 
@@ -107,3 +110,27 @@ def test_a_user_profile_shadowing_a_bundled_one_is_a_miss(tree):
     (home / "kv-aware.yaml").write_text("# a user's own copy\n" + bundled)
     second, heavy = _render(tree, "--routing-profile", "kv-aware", env_extra={"MANIFESTO_CONFIG_HOME": str(tree / "home")})
     assert "pydantic" in heavy and "# a user's own copy" in second and first != second
+
+
+def test_renders_see_the_isolated_environment(tree, isolated_env, monkeypatch):
+    """conftest's ``isolated_env`` reaches in-process and subprocess renders alike: both read
+    the user catalog from the test's own config home and store into the test's own cache."""
+    assert os.environ["XDG_CACHE_HOME"] == str(isolated_env.cache)
+    assert not isolated_env.render_cache.exists()
+    routing = isolated_env.config_home / "routing"
+    routing.mkdir()
+    bundled = (REPO / "routing" / "kv-aware.yaml").read_text()
+    (routing / "mine.yaml").write_text("# only in the isolated catalog\n" + bundled)
+    (tree / "base.yaml").write_text(BASE.replace("roles:", "routing: {kind: load_aware}\nroles:"))
+    monkeypatch.chdir(tree)
+
+    rc, in_process, err = cli_in_process(*RENDER, "--routing-profile", "mine")
+    assert (rc, err) == (0, "")
+    assert "# only in the isolated catalog" in in_process
+    assert len(list(isolated_env.render_cache.rglob("*.json"))) == 1
+
+    spawned, heavy = _render(tree, "--routing-profile", "mine")
+    assert spawned == in_process and heavy == ""  # the subprocess hit the in-process entry
+    fresh, heavy = _render(tree, "--routing-profile", "mine", "--no-idle-shutdown")
+    assert "pydantic" in heavy and "# only in the isolated catalog" in fresh
+    assert len(list(isolated_env.render_cache.rglob("*.json"))) == 2

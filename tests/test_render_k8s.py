@@ -13,7 +13,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kit import REPO_ROOT, extract_scripts, run_cli, shellcheck, validate_manifests
+from kit import REPO_ROOT, extract_scripts, load_pair, plan_of, run_cli, shellcheck, validate_manifests
+
+pytestmark = pytest.mark.integration  # every test here starts a process
 
 MISMATCH = "is not offered by cluster"
 WORKLOAD_KINDS = ("Deployment", "LeaderWorkerSet")
@@ -249,19 +251,13 @@ def fake_vllm(tmp_path_factory) -> Path:
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(layout=layouts())
 def test_layout_properties(layout, tmp_path, fake_vllm):
-    from manifesto.cluster import load_cluster
-    from manifesto.service import plan_for
     from manifesto.render import render, render_kubernetes
-    from manifesto.resolve.plan import Options
-    from manifesto.spec import load_spec
 
     cpath = tmp_path / "cluster.yaml"
     mpath = tmp_path / "model.yaml"
     cpath.write_text(GEN_CLUSTER.format(**layout))
     mpath.write_text(GEN_MODEL.format(**layout))
-    cluster = load_cluster(cpath)
-    spec = load_spec(mpath, cluster)
-    plan, _ = plan_for(spec, cluster, Options(user="tester", namespace="test-ns"))
+    plan, spec, cluster = plan_of(mpath, cpath, user="tester", namespace="test-ns")
     (role,) = plan.roles
     lay = role.layout
 
@@ -347,12 +343,9 @@ def test_layout_properties(layout, tmp_path, fake_vllm):
 
 @pytest.mark.parametrize(("model", "cluster"), DETERMINISM_CASES[:2])
 def test_python_api_matches_cli(model, cluster):
-    from manifesto.cluster import load_cluster
     from manifesto.render import render, render_kubernetes, render_to_yaml
-    from manifesto.spec import load_spec
 
-    c = load_cluster(REPO_ROOT / cluster)
-    spec = load_spec(REPO_ROOT / model, c)
+    spec, _ = load_pair(REPO_ROOT / model, REPO_ROOT / cluster)
     text = render(spec, user="tester", namespace="test-ns")
     proc = _render_cli(REPO_ROOT / model, REPO_ROOT / cluster)
     assert proc.returncode == 0, proc.stderr

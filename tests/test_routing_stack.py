@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from kit import run_cli, validate_manifests
+
+pytestmark = pytest.mark.integration  # every test here starts a process
 
 REPO = Path(__file__).resolve().parent.parent
 

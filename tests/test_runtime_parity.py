@@ -4,17 +4,14 @@ placement, routing sizing, TORCH_CUDA_ARCH_LIST scope, and routed ranks wider th
 
 from __future__ import annotations
 
-import contextlib
-import io
 import textwrap
 from pathlib import Path
 
 import pytest
 import yaml
 
-from kit import validate_manifests
-
-pytestmark = pytest.mark.usefixtures("isolated_config")
+from kit import cli_in_process as cli
+from kit import plan_of, validate_manifests
 
 
 def accelerators(allocation: str) -> str:
@@ -49,28 +46,12 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def cli(*argv: str) -> tuple[int, str, str]:
-    from manifesto.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main(list(argv))
-    return rc, out.getvalue(), err.getvalue()
-
-
 def pair(tmp_path: Path, model: str, cluster: str, name: str = "c") -> tuple[Path, Path]:
     return write(tmp_path / "m.yaml", model), write(tmp_path / f"{name}.yaml", f"name: {name}\n" + cluster)
 
 
 def plan(tmp_path: Path, model: str, cluster: str, **options):
-    from manifesto.cluster import load_cluster
-    from manifesto.service import plan_for
-    from manifesto.resolve.plan import Options
-    from manifesto.spec import load_spec
-
-    m, c = pair(tmp_path, model, cluster)
-    cl = load_cluster(str(c))
-    return plan_for(load_spec(str(m), cl), cl, Options(**{"user": "u", "namespace": "ns", **options}))[0]
+    return plan_of(*pair(tmp_path, model, cluster), **options)[0]
 
 
 def render(tmp_path: Path, model: str, cluster: str) -> list[dict]:
@@ -137,15 +118,8 @@ def test_upstream_kimi_decode_profiler_has_a_trace_dir(shared_dir):
     """The upstream Kimi K3 1P-1D decode role is profiled; its config now names the trace dir."""
     import json
 
-    from manifesto.cluster import load_cluster
-    from manifesto.service import plan_for
-    from manifesto.resolve.plan import Options
-    from manifesto.spec import load_spec
-
     root = shared_dir / "reference" / "upstream-examples"
-    cl = load_cluster(str(root / "clusters" / "example-gb200.yaml"))
-    spec = load_spec(str(root / "models" / "kimi-k3" / "1P-1D-DP4-TP4.yaml"), cl)
-    p = plan_for(spec, cl, Options(user="u", namespace="ns"))[0]
+    p = plan_of(root / "models" / "kimi-k3" / "1P-1D-DP4-TP4.yaml", root / "clusters" / "example-gb200.yaml")[0]
     config = json.loads(arg(p.role("decode"), "--profiler-config"))
     assert config["torch_profiler_dir"] == "/mnt/shared/u/logs/decode/traces"
     assert arg(p.role("prefill"), "--profiler-config") is None
@@ -166,6 +140,7 @@ def test_sidecar_defaults_per_platform(tmp_path, platform, sidecars, expected):
     assert plan(tmp_path, model, f"platform: {platform}\n" + ACCEL).sidecars == expected
 
 
+@pytest.mark.integration
 def test_default_sidecars_render_with_their_configmap(tmp_path):
     docs = render(tmp_path, ROLE, ACCEL)
     names = {(d["kind"], d["metadata"]["name"]) for d in docs}
@@ -289,6 +264,7 @@ def _container(docs, kind: str, name: str, container: str, init: bool = False) -
     return next(c for c in pod["initContainers" if init else "containers"] if c["name"] == container)
 
 
+@pytest.mark.integration
 def test_routing_components_default_to_production_sizes(tmp_path):
     docs = render(tmp_path, PD, ACCEL)
     epp = _container(docs, "Deployment", "parity-infpool-epp", "epp")
@@ -304,6 +280,7 @@ def test_routing_components_default_to_production_sizes(tmp_path):
     assert client["per_connection_buffer_limit_bytes"] == picked["per_connection_buffer_limit_bytes"] == 32 * 2**20
 
 
+@pytest.mark.integration
 def test_routing_sizing_is_cluster_configurable(tmp_path):
     sizing = """\
 llm_d:
@@ -351,6 +328,7 @@ def _rules(docs) -> list[dict]:
     return [d for d in docs if d["kind"] == "DestinationRule"]
 
 
+@pytest.mark.integration
 def test_gateway_frontend_renders_connection_pools_for_the_picker_and_the_pool(tmp_path):
     import hashlib
 
@@ -376,10 +354,12 @@ def test_gateway_frontend_renders_connection_pools_for_the_picker_and_the_pool(t
         assert rule["spec"]["trafficPolicy"] == {"connectionPool": DEFAULT_POOL}
 
 
+@pytest.mark.integration
 def test_standalone_frontend_renders_no_destination_rules(tmp_path):
     assert _rules(render(tmp_path, ROUTED, ACCEL)) == []
 
 
+@pytest.mark.integration
 def test_gateway_connection_pool_is_cluster_configurable(tmp_path):
     pool = """\
 llm_d:
@@ -460,6 +440,7 @@ def flags(argv: list[str]) -> dict[str, str | None]:
     return out
 
 
+@pytest.mark.integration
 def test_kubernetes_gives_each_wide_rank_its_own_group(tmp_path):
     p = plan(tmp_path, WIDE, GB200)
     lay = p.roles[0].layout
@@ -486,6 +467,7 @@ def test_kubernetes_gives_each_wide_rank_its_own_group(tmp_path):
     assert services[0]["spec"]["selector"]["leaderworkerset.sigs.k8s.io/worker-index"] == "0"
 
 
+@pytest.mark.integration
 def test_slurm_lists_only_each_wide_rank_api_node(tmp_path):
     """On Slurm a replica is one allocation of all its ranks; the discovery file names only
     each rank's first node, and that node's launch serves HTTP while the next runs headless."""

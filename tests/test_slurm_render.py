@@ -13,7 +13,7 @@
   environment: node placement, pod identity, IPv4 lookup, the endpoints file.
 
 The real job runs (stand-in vLLM, P/D with stand-in router) are in test_slurm_jobs.py.
-Golden scripts: tests/golden_slurm/<case>.sbatch (refresh with --update-golden).
+Golden scripts are cases of test_golden.py (tests/golden/slurm-*/expected.sbatch).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ import kit
 from kit import REPO_ROOT, shellcheck
 
 UPSTREAM = Path("reference") / "upstream-examples"
-GOLDEN = Path(__file__).resolve().parent / "golden_slurm"
 BUNDLED_SLURM_CLUSTER = REPO_ROOT / "clusters" / "example-slurm.yaml"
 HEREDOC = re.compile(r"<<'(?P<tag>[A-Z_]+)'[^\n]*\n(?P<body>.*?)\n(?P=tag)\n", re.S)
 BASH_PARTS = ("MANIFESTO_TASK", "MANIFESTO_LAUNCH")
@@ -48,21 +47,9 @@ def models_under(root: Path) -> list[Path]:
                   if p.is_file() and not p.name.startswith(".") and not p.name.endswith("-base.yaml"))
 
 
-def load_pair(model, cluster):
-    from manifesto.cluster import load_cluster
-    from manifesto.spec import load_spec
-
-    cl = load_cluster(str(cluster))
-    return load_spec(str(model), cl), cl
-
-
 def plan_of(model, cluster, **options):
-    from manifesto.service import plan_for
-    from manifesto.resolve.plan import Options
-
-    spec, cl = load_pair(model, cluster)
-    plan, _ = plan_for(spec, cl, Options(**{"user": "tester", "namespace": "test-ns", **options}))
-    return plan, spec, cl
+    """``kit.plan_of`` as user ``tester`` in namespace ``test-ns``."""
+    return kit.plan_of(model, cluster, **{"user": "tester", "namespace": "test-ns", **options})
 
 
 def render_plan(plan, spec, cl) -> str:
@@ -74,15 +61,6 @@ def render_plan(plan, spec, cl) -> str:
 
 def render_pair(model, cluster, **options) -> str:
     return render_plan(*plan_of(model, cluster, **options))
-
-
-def artifact_text(model, cluster) -> str:
-    """The artifact as the CLI writes it (its header names the options, so it regenerates)."""
-    from manifesto.resolve.plan import Options
-    from manifesto.service import render_text
-
-    spec, cl = load_pair(model, cluster)
-    return render_text(spec, cl, Options(user="tester", namespace="test-ns"))[0]
 
 
 def write(path: Path, text: str) -> Path:
@@ -209,7 +187,6 @@ def _pairs() -> list:
 PAIRS = _pairs()
 
 
-pytestmark = pytest.mark.usefixtures("isolated_config")
 
 
 def _render_or_error(model, cluster):
@@ -240,6 +217,7 @@ def _assert_clear(exc, model, cluster) -> None:
 # ---- (a) every example pair ------------------------------------------------------------------
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("model", "cluster"), PAIRS)
 def test_pair_renders_or_fails_clearly(model, cluster):
     if model is None:
@@ -272,6 +250,7 @@ def test_expected_outcomes():
     assert isinstance(exc, SlurmUnsupported) and exc.fields == ("roles", 0, "resources", "ephemeral_storage")
 
 
+@pytest.mark.integration
 @pytest.mark.slurm
 @pytest.mark.parametrize(("model", "cluster"), PAIRS)
 def test_pair_passes_sbatch_test_only(model, cluster, slurm_cluster, tmp_path):
@@ -300,6 +279,7 @@ def _runtime_cluster(tmp_path: Path, runtime: str, **slurm) -> Path:
     return kit_cluster(BUNDLED_SLURM_CLUSTER, tmp_path, runtime=runtime, **slurm)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("model", RUNTIME_MODELS)
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_runtime(runtime, model, tmp_path):
@@ -337,6 +317,7 @@ def test_runtime(runtime, model, tmp_path):
             assert "\n  pd-sidecar --port=8000" in text
 
 
+@pytest.mark.integration
 @pytest.mark.slurm
 @pytest.mark.parametrize("model", RUNTIME_MODELS)
 @pytest.mark.parametrize("runtime", RUNTIMES)
@@ -346,6 +327,7 @@ def test_runtime_passes_sbatch_test_only(runtime, model, slurm_cluster, tmp_path
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.integration
 @pytest.mark.slurm
 def test_typed_gres_and_impossible_requests(slurm_cluster, tmp_path):
     """Typed GPUs land on the typed partition; asking the kit for more than it has is refused
@@ -427,6 +409,7 @@ def test_quantities_and_image_names():
     assert enroot_image("nvcr.io#nvidia/x") == "nvcr.io#nvidia/x"
 
 
+@pytest.mark.integration
 def test_direct_replicas_are_a_job_array(tmp_path):
     text = render_pair(unit_model(tmp_path, DIRECT_3), unit_cluster(tmp_path, gres="gpu:h100"))
     check_script(text)
@@ -539,6 +522,7 @@ def test_caches_are_private_to_job_and_node(tmp_path):
     assert "/var/cache/manifesto-jit" not in one
 
 
+@pytest.mark.integration
 def test_setup_runs_on_the_batch_host_before_srun(tmp_path):
     extra = "  setup:\n    - module load apptainer/1.3\n    - export ENROOT_DATA_PATH=\"/tmp/e-${SLURM_JOB_ID}\"\n"
     for model in (ONE_GPU, PD_MODEL):
@@ -756,6 +740,7 @@ def _run_task(text: str, env: dict[str, str], tag_index: int = 0) -> dict[str, s
     return out
 
 
+@pytest.mark.integration
 def test_task_prelude_places_each_node(tmp_path):
     text = render_pair(unit_model(tmp_path, ROUTED_MULTINODE), unit_cluster(tmp_path))
     check_script(text)
@@ -779,6 +764,7 @@ def test_task_prelude_places_each_node(tmp_path):
     assert proc.returncode == 1 and "is not one of the role hosts" in proc.stderr
 
 
+@pytest.mark.integration
 def test_launch_script_on_a_worker_node(tmp_path):
     """The shared launch script, driven by the Slurm platform: node 1 of replica 1 finds its
     rank head through MANIFESTO_HOSTS and starts headless; vLLM gets no --device-ids."""
@@ -810,6 +796,7 @@ roles:
 """
 
 
+@pytest.mark.integration
 def test_direct_nixl_gets_node_addresses(tmp_path):
     """Direct serving with NIXL: the batch host resolves the hosts once (MANIFESTO_IPS) and
     each node's side channel uses its own IPv4; internal DP keeps node 0 the only API server."""
@@ -832,6 +819,7 @@ def test_direct_nixl_gets_node_addresses(tmp_path):
     assert "--data-parallel-size-local 8" in launch and "--headless --data-parallel-start-rank" in launch
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("model", "expected"), [
     # Two replicas of two nodes: only each replica's first node serves HTTP.
     (ROUTED_MULTINODE, [(0, "decode-0-0-8000", "8000"), (2, "decode-1-0-8000", "8000")]),
@@ -857,24 +845,3 @@ def test_resolver_writes_the_endpoints_file(tmp_path, model, expected):
     write(router / "hosts-0", "no-such-host.invalid\n")
     proc = subprocess.run(["python3", "-c", program, str(router)], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 1 and "cannot resolve no-such-host.invalid" in proc.stderr
-
-
-# ---- (f) golden scripts ----------------------------------------------------------------------
-
-GOLDEN_CASES = {
-    "qwen3-0.6b-direct": ("models/qwen/qwen3-0.6b.yaml", "clusters/example-slurm.yaml"),
-    "qwen3-0.6b-pd": ("models/qwen/qwen3-0.6b-pd.yaml", "clusters/example-slurm.yaml"),
-}
-
-
-@pytest.mark.parametrize("case", sorted(GOLDEN_CASES))
-def test_golden(case, update_golden, monkeypatch):
-    model, cluster = GOLDEN_CASES[case]
-    monkeypatch.chdir(REPO_ROOT)  # relative paths keep the header free of machine prefixes
-    text = artifact_text(Path(model), Path(cluster))
-    path = GOLDEN / f"{case}.sbatch"
-    if update_golden:
-        write(path, text)
-        return
-    assert path.is_file(), f"missing {path}; run with --update-golden"
-    assert text == path.read_text(), f"{case} differs from {path}; inspect and run with --update-golden"

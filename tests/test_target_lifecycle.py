@@ -12,6 +12,8 @@ from manifesto.cli import main
 
 from kubefake import FAKE, TOKEN, FakeCluster, install
 
+pytestmark = pytest.mark.integration  # every test here starts processes
+
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = """\
 options:

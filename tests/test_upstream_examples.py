@@ -13,8 +13,6 @@ The upstream inputs live in the shared dir: the tests skip when it is missing, e
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import re
 from pathlib import Path
@@ -22,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import kit
+from kit import cli_in_process, plan_of
 
 UPSTREAM_SUBDIR = "reference/upstream-examples"
 REPO = kit.REPO_ROOT
@@ -51,19 +50,6 @@ UPSTREAM_PAIRS = _pairs(_upstream_root()) if _upstream_root().is_dir() else [_MI
 BUNDLED_PAIRS = _pairs(REPO)
 
 
-pytestmark = pytest.mark.usefixtures("isolated_config")
-
-
-def _run(*argv: str) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of the CLI in-process; an escaping exception fails the test."""
-    from manifesto.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main(list(argv))
-    return rc, out.getvalue(), err.getvalue()
-
-
 MISMATCH = re.compile(
     r"error: (?P<origin>[^\n]+?):(?P<line>\d+):(?P<col>\d+): accelerator: '(?P<accel>[^']+)' is not "
     r"offered by cluster '(?P<cluster>[^']+)'; it offers: (?P<offers>[^\n]+)\n"
@@ -84,7 +70,7 @@ def check_pair(model: Path, cluster: Path) -> None:
 
     profile = load_cluster(str(cluster))
     common = (str(model), "--cluster", str(cluster), "--user", "u", "--namespace", "ns")
-    rc, out, err = _run("config", "validate", *common)
+    rc, out, err = cli_in_process("config", "validate", *common)
     if rc == 0:
         assert err == ""
         assert out.startswith(f"ok: {model} renders against {profile.name} ("), out
@@ -124,16 +110,13 @@ def test_bundled_pair(model, cluster):
 def _renders_somewhere(root: Path) -> None:
     from manifesto.errors import IncompatiblePairError
     from manifesto.cluster import load_cluster
-    from manifesto.service import plan_for
-    from manifesto.resolve.plan import Options
-    from manifesto.spec import load_spec
 
     clusters = [load_cluster(str(c)) for c in _clusters(root)]
     for model in _models(root):
         ok = []
         for cl in clusters:
             try:
-                plan_for(load_spec(str(model), cl), cl, Options(user="u", namespace="ns"))
+                plan_of(model, cl)
             except IncompatiblePairError:
                 continue
             ok.append(cl.name)
@@ -209,9 +192,9 @@ def test_upstream_routing_profile_is_used_by_explain():
     """The upstream wide-EP profile drives a P/D spec's endpoint picker configuration."""
     root = kit.require_shared(UPSTREAM_SUBDIR)
     profile = root / "routing" / "wide-ep-lws-config.yaml"
-    rc, out, err = _run("explain", str(REPO / "models/qwen/qwen3-0.6b-pd.yaml"), "--cluster",
-                        str(REPO / "clusters/example-stateless-b200.yaml"), "--user", "u", "--namespace", "ns",
-                        "--routing-profile", str(profile), "--output", "json")
+    rc, out, err = cli_in_process("explain", str(REPO / "models/qwen/qwen3-0.6b-pd.yaml"), "--cluster",
+                                  str(REPO / "clusters/example-stateless-b200.yaml"), "--user", "u", "--namespace", "ns",
+                                  "--routing-profile", str(profile), "--output", "json")
     assert (rc, err) == (0, "")
     import json
 
@@ -221,17 +204,10 @@ def test_upstream_routing_profile_is_used_by_explain():
 
 def test_older_and_newer_accelerator_shapes_normalise_to_one_model():
     """Upstream clusters use both ``resource_name`` (older) and ``allocation:`` (newer)."""
-    from manifesto.cluster import load_cluster
-    from manifesto.service import plan_for
-    from manifesto.resolve.plan import Options
-    from manifesto.spec import load_spec
-
     root = kit.require_shared(UPSTREAM_SUBDIR)
     seen = set()
     for path in _clusters(root):
-        cl = load_cluster(str(path))
-        spec = load_spec(str(REPO / "models/qwen/qwen3-0.6b-pd.yaml"), cl)
-        plan, _ = plan_for(spec, cl, Options(user="u", namespace="ns"))
+        plan, _, cl = plan_of(REPO / "models/qwen/qwen3-0.6b-pd.yaml", path)
         acc = plan.accelerator
         seen.add(acc.backend)
         assert acc.gpus_per_node >= 1

@@ -11,7 +11,7 @@ import os
 from manifesto.build_graph.engine import Request, Session, run
 from manifesto.build_graph.renderer import renderer_name
 from manifesto.build_graph.report import ConsoleUI
-from manifesto.build_graph.workspace import find_workspace
+from manifesto.build_graph.workspace import find_workspace, wrong_type
 
 __all__ = ["artifact_for", "build", "deployment", "clean", "deps", "dependents", "list_targets", "matrix", "target_path"]
 
@@ -158,9 +158,18 @@ def clean(*, artifacts: bool = False, root=None) -> list[str]:
 
     ws = find_workspace(root)
     removed = []
+    for path, is_dir in ((ws.out_dir, True), (ws.lock_path, False)):
+        problem = wrong_type(path, is_dir)
+        if problem:
+            from manifesto.errors import BuildError
+
+            raise BuildError(f"{ws.show(path)} {problem}; remove it")
     with outdir.BuildLock(ws.lock_path, ConsoleUI().wait):
-        if os.path.isdir(ws.cache_dir):
+        if os.path.isdir(ws.cache_dir) and not os.path.islink(ws.cache_dir):
             shutil.rmtree(ws.cache_dir)
+            removed.append("out/.cache")
+        elif os.path.lexists(ws.cache_dir):  # a file or a link where the cache belongs
+            os.unlink(ws.cache_dir)
             removed.append("out/.cache")
         if artifacts:
             found, leftovers = outdir.scan(ws.out_dir)

@@ -57,7 +57,20 @@ class Item:
 
 
 def run(request: Request, ws, renderer: str, ui, render=None):
-    """Carry out ``request`` in workspace ``ws``; returns ``(report, session)``."""
+    """Carry out ``request`` in workspace ``ws``; returns ``(report, session)``.
+
+    A file or directory in ``out/`` of the wrong type (or one the build may not touch) is
+    one BuildError naming it, not a traceback.
+    """
+    try:
+        return _run(request, ws, renderer, ui, render)
+    except OSError as exc:
+        from manifesto.build_graph.workspace import os_error
+
+        raise os_error(ws, exc) from None
+
+
+def _run(request: Request, ws, renderer: str, ui, render=None):
     from manifesto.build_graph.report import Report
 
     with _no_gc():  # a plan allocates many small tuples and no cycles
@@ -198,7 +211,8 @@ class Session:
             return True
         if mode != "write":
             return False
-        return self.graph_changed or any(self._leftover(i) for i in items if i.kind == "skipped")
+        return self.graph_changed or any(self._leftover(i) for i in items if i.kind == "skipped") \
+            or outdir.has_leftovers(self.ws.cache_dir)
 
     def _leftover(self, item: Item) -> bool:
         base = os.path.join(self.ws.out_dir, self.graph.out_base(item.pair))
@@ -335,6 +349,7 @@ class Session:
         if self.write:
             for rel in leftovers:
                 outdir.remove(self.ws.out_dir, rel)
+            outdir.remove_cache_leftovers(self.ws.cache_dir, self.ws.tasks_dir)
         owners = {self.graph.out_base(p): p for p in self.graph.pairs()}
         for rel in artifacts:
             why = self._unwanted(rel, owners)

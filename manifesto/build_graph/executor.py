@@ -82,7 +82,16 @@ def _init(settings: Settings, render=None, worker: bool = False) -> None:
     _settings, _render = settings, render
     if worker:
         _exit_with_parent(os.getppid())
+        _confinement(settings).__enter__()
     renderers.load(settings.renderer)
+
+
+def _confinement(settings: Settings):
+    """The renderer's ``confine([root])`` (renders read only the workspace), if it has one."""
+    import contextlib
+
+    confine = getattr(renderers.load(settings.renderer), "confine", None)
+    return confine([settings.root]) if confine is not None else contextlib.nullcontext()
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -104,9 +113,10 @@ def _exit_with_parent(parent: int) -> None:
 def run_jobs(jobs: list, settings: Settings, n_jobs: int, on_result, render=None) -> None:
     """Run ``jobs``, calling ``on_result(result)`` as each one finishes."""
     if n_jobs <= 1 or len(jobs) <= 1 or render is not None:
-        _init(settings, render)
-        for job in jobs:
-            on_result(execute(job))
+        with _confinement(settings):
+            _init(settings, render)
+            for job in jobs:
+                on_result(execute(job))
         return
     _run_pool(jobs, settings, min(n_jobs, len(jobs)), on_result)
 
@@ -157,7 +167,7 @@ def execute(job: Job) -> Result:
     try:
         return _finish(job, settings, *outcome)
     except OSError as exc:  # a full disk, a read-only out/: this pair fails, the others go on
-        return Result(job.pair, "failed", f"cannot store the result: {exc}")
+        return Result(job.pair, "failed", _store_error(settings, job.out_base + outcome[1], exc))
 
 
 def _render_one(job: Job, settings: Settings, render):
@@ -249,6 +259,21 @@ def _hash_inputs(job: Job, settings: Settings, inputs):
         keys.append(key), digests.append(value), stats.append((key, sig, value, trusted))
     order = sorted(range(len(keys)), key=keys.__getitem__)
     return tuple(keys[i] for i in order), tuple(digests[i] for i in order), stats, steady
+
+
+def _store_error(settings: Settings, rel: str, exc: OSError) -> str:
+    """Why the result could not be stored: the path in the way, else the system's reason."""
+    from manifesto.build_graph.workspace import wrong_type
+
+    out = os.path.dirname(settings.out_dir)
+    tasks = os.path.relpath(settings.tasks_dir, out)
+    for base, parts, leaf_is_dir in ((out, tasks.split(os.sep), True), (out, ["out", *rel.split("/")], False)):
+        for i in range(1, len(parts) + 1):
+            is_dir = leaf_is_dir or i < len(parts)
+            problem = wrong_type(os.path.join(base, *parts[:i]), is_dir)
+            if problem:
+                return f"cannot store the result: {'/'.join(parts[:i])} {problem}; remove it"
+    return f"cannot store the result in out/{rel}: {exc.strerror or exc}"
 
 
 def write_artifact(out_dir: str, rel: str, data: bytes):

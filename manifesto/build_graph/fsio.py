@@ -32,13 +32,18 @@ TMP_MARK = ".tmp~"
 _FINE_TICK_NS = 100_000_000
 _COARSE_TICK_NS = 2_000_000_000
 
-def signature(path: str) -> tuple[int, int, int] | None:
-    """``(mtime_ns, size, inode)`` of ``path``, or None when it does not exist."""
+def signature(path: str) -> tuple[int, int, int, int] | None:
+    """``(mtime_ns, size, inode, ctime_ns)`` of ``path``, or None when it does not exist.
+
+    ctime is in it as in git's index: an edit that keeps the size and puts the old mtime
+    back (``touch -r``, ``os.utime``, some editors and sync tools) still moves the ctime.
+    As in git, only the mtime decides whether a signature is racy (``is_racy``).
+    """
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
 def is_racy(mtime_ns: int, read_ns: int) -> bool:
@@ -66,7 +71,7 @@ def read_bytes(path: str) -> bytes | None:
         return None
 
 
-def hash_file(path: str) -> tuple[tuple[int, int, int], str, bool] | None:
+def hash_file(path: str) -> tuple[tuple[int, int, int, int], str, bool] | None:
     """``(signature, digest, trusted)`` of ``path`` read now, or None when missing.
 
     ``trusted`` is False when the signature may not reveal a later change (see
@@ -80,8 +85,8 @@ def hash_file(path: str) -> tuple[tuple[int, int, int], str, bool] | None:
             after = os.fstat(f.fileno())
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
-    sig = (after.st_mtime_ns, after.st_size, after.st_ino)
-    steady = (before.st_mtime_ns, before.st_size) == sig[:2]
+    sig = (after.st_mtime_ns, after.st_size, after.st_ino, after.st_ctime_ns)
+    steady = (before.st_mtime_ns, before.st_size, before.st_ctime_ns) == (sig[0], sig[1], sig[3])
     return sig, digest(data), steady and not is_racy(sig[0], read_ns)
 
 

@@ -11,7 +11,7 @@ import os
 
 from manifesto.build_graph.fsio import TMP_MARK
 
-__all__ = ["SUFFIXES", "BuildLock", "remove", "scan", "split_artifact"]
+__all__ = ["SUFFIXES", "BuildLock", "has_leftovers", "remove", "remove_cache_leftovers", "scan", "split_artifact"]
 
 SUFFIXES = (".yaml", ".sbatch")
 
@@ -96,3 +96,31 @@ def remove(out_dir: str, rel: str) -> None:
         except OSError:
             break
         parent = os.path.dirname(parent)
+
+
+def remove_cache_leftovers(cache_dir: str, tasks_dir: str) -> int:
+    """Delete temporary files a killed build left in ``out/.cache`` (the manifest's) and in
+    the task cache's shards. Call it under the build lock; returns how many went."""
+    removed = 0
+    dirs = [cache_dir] + [os.path.join(tasks_dir, d) for d in _list(tasks_dir)]
+    for directory in dirs:
+        for name in _list(directory):
+            if name.startswith(".") and name.endswith(TMP_MARK):
+                try:
+                    os.unlink(os.path.join(directory, name))
+                    removed += 1
+                except (FileNotFoundError, IsADirectoryError, PermissionError):
+                    pass
+    return removed
+
+
+def _list(directory: str) -> list[str]:
+    try:
+        return os.listdir(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def has_leftovers(directory: str) -> bool:
+    """Whether ``directory`` holds a temporary file of an interrupted write (one listing)."""
+    return any(n.startswith(".") and n.endswith(TMP_MARK) for n in _list(directory))

@@ -1,8 +1,9 @@
 """The stat cache: path -> (signature, digest).
 
 A file whose signature matches its entry is not read again; any other file is
-hashed, and the entry refreshed. The signature packs (mtime_ns, size, inode) into
-one int (one object to load, one comparison to make); an entry that may not reveal
+hashed, and the entry refreshed. The signature packs (mtime_ns, size, inode, ctime_ns) into
+one int (one object to load, one comparison to make), with the ctime as git keeps it, so
+an edit that restores the old mtime at the same size is still seen; an entry that may not reveal
 a later change (``fsio.is_racy``) stores 0 and is re-hashed next time. Paths inside
 the build root are stored relative to it, so the cache does not care where a
 checkout lives.
@@ -19,9 +20,9 @@ __all__ = ["StatCache", "pack"]
 _UNKNOWN = object()
 
 
-def pack(mtime_ns: int, size: int, inode: int) -> int:
+def pack(mtime_ns: int, size: int, inode: int, ctime_ns: int) -> int:
     """One int for a file signature."""
-    return mtime_ns | size << 64 | inode << 128
+    return mtime_ns | size << 64 | inode << 128 | ctime_ns << 192
 
 
 class StatCache:
@@ -60,7 +61,7 @@ class StatCache:
                 st = os.stat(path)
             except OSError:
                 st = None
-            if st is not None and entry[0] == st.st_mtime_ns | st.st_size << 64 | st.st_ino << 128:
+            if st is not None and entry[0] == st.st_mtime_ns | st.st_size << 64 | st.st_ino << 128 | st.st_ctime_ns << 192:
                 return entry[1]
         hashed = hash_file(path)
         if hashed is None:

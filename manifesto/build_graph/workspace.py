@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["BUILD_FILE", "Workspace", "find_workspace"]
+__all__ = ["BUILD_FILE", "Workspace", "find_workspace", "os_error"]
 
 BUILD_FILE = "BUILD.yaml"
 
@@ -32,6 +32,51 @@ class Workspace:
     def out_key(self, rel: str) -> str:
         """The stat-cache key of the artifact ``out/<rel>``."""
         return f"out/{rel}"
+
+    def layout_problem(self) -> str | None:
+        """What is in the way in ``out/``: a file where a directory belongs, or the reverse."""
+        wanted = ((self.out_dir, True), (self.cache_dir, True), (self.tasks_dir, True),
+                  (self.state_path, False), (self.lock_path, False))
+        for path, is_dir in wanted:
+            problem = wrong_type(path, is_dir)
+            if problem:
+                hint = " (or run `manifesto clean`)" if path.startswith(self.cache_dir) else ""
+                return f"{self.show(path)} {problem}; remove it{hint}"
+        return None
+
+    def show(self, path: str) -> str:
+        """``path`` as messages name it: relative to the workspace root when inside it."""
+        rel = os.path.relpath(path, self.root)
+        return path if rel.startswith("..") else rel
+
+
+def wrong_type(path: str, is_dir: bool) -> str | None:
+    """"is a file, expected a directory" (or the reverse) when ``path`` exists as the wrong type."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be used ({exc.strerror})"
+    if is_dir and not stat.S_ISDIR(mode):
+        return "is a file, expected a directory"
+    if not is_dir and not stat.S_ISREG(mode):
+        return "is a directory, expected a file" if stat.S_ISDIR(mode) else "is not a regular file"
+    return None
+
+
+def os_error(ws: Workspace, exc: OSError):
+    """A BuildError for an OSError the build met in ``ws``: the path in the way, else the
+    file and the system's reason."""
+    from manifesto.errors import BuildError
+
+    problem = ws.layout_problem()
+    if problem is None:
+        where = ws.show(exc.filename) if exc.filename else "out/"
+        problem = f"{where}: {exc.strerror or exc}"
+    return BuildError(problem)
 
 
 def find_workspace(start: str | None = None) -> Workspace:

@@ -46,9 +46,24 @@ def _validate(kind: str, path):
 
 
 def _refuse_overwrite(path, force: bool, what: str) -> None:
+    """Only a regular file is ever replaced, and only with ``--force``. A symlink is refused
+    even then: replacing it would silently drop the link, following it could write anywhere."""
+    from manifesto.fsutil import target_problem
 
+    problem = target_problem(path)
+    if problem:
+        raise CatalogError(f"{what} {path} {problem}")
     if path.exists() and not force:
         raise CatalogError(f"{what} {path} already exists; pass --force to overwrite it")
+
+
+def _write(path, data, what: str) -> None:
+    from manifesto.fsutil import write_atomic
+
+    try:
+        write_atomic(path, data)
+    except OSError as exc:
+        raise CatalogError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
 
 
 def _user_path(kind: str, name: str):
@@ -66,22 +81,20 @@ def export_entry(kind: str, name: str, output: str, force: bool) -> int:
     from pathlib import Path
 
     from manifesto.catalog import find
-    from manifesto.fsutil import write_atomic
     from manifesto.yamlemit import dump_yaml
 
     source = find(kind, name)
     data = _validate(kind, Path(source))
     target = Path(output)
     _refuse_overwrite(target, force, "output file")
-    write_atomic(target, f"# Exported from {kind} entry '{name}' by manifesto config export.\n" + dump_yaml(data))
+    _write(target, f"# Exported from {kind} entry '{name}' by manifesto config export.\n" + dump_yaml(data),
+           "output file")
     info(f"wrote {target}")
     return 0
 
 
 def import_entry(kind: str, file: str, name: str, force: bool) -> int:
     from pathlib import Path
-
-    from manifesto.fsutil import write_atomic
 
     source = Path(file)
     if kind == "models":
@@ -94,29 +107,47 @@ def import_entry(kind: str, file: str, name: str, force: bool) -> int:
     _validate(kind, source)
     target = _user_path(kind, name)
     _refuse_overwrite(target, force, "user entry")
-    write_atomic(target, source.read_bytes())
+    _write(target, source.read_bytes(), "user entry")
     info(f"installed {target}")
     return 0
 
 
 def _copy_with_parents(kind: str, source, target) -> None:
-    """Copy a bundled entry into the user catalog, with the relative ``extends`` files it names."""
+    """Copy a bundled entry into the user catalog, with the relative ``extends`` files it names.
+
+    Every destination must stay inside the catalog's ``kind`` folder: a parent named
+    ``../../x`` is refused before anything is written (flatten such a spec with
+    ``config export`` and ``config import`` instead).
+    """
     import os
 
-    from manifesto.fsutil import write_atomic
     from manifesto.load import load_yaml
 
-    todo = [(source, target)]
+    from manifesto.catalog import config_home
+
+    root = os.path.join(os.path.realpath(config_home() / kind), "")
+    copies, todo, seen = [], [(source, target)], set()
     while todo:
         src, dst = todo.pop()
-        if not dst.exists():
-            write_atomic(dst, src.read_bytes())
+        real = os.path.realpath(dst)
+        if not real.startswith(root):
+            raise CatalogError(f"{source}: the extends chain reaches {src}, whose copy would be written to {real}, "
+                               f"outside the user catalog {root.rstrip('/')}; nothing was copied. Flatten the spec "
+                               "with `manifesto config export` and `manifesto config import` instead")
+        if real in seen:
+            continue
+        seen.add(real)
+        copies.append((src, dst))
         if kind != "models":
             continue
         data, _ = load_yaml(src)
         parent = data.get("extends") if isinstance(data, dict) else None
         if isinstance(parent, str) and not os.path.isabs(parent):
             todo.append((src.parent / parent, dst.parent / parent))
+    for src, dst in copies:
+        if not os.path.lexists(dst):
+            _write(dst, src.read_bytes(), "user entry")
+
 
 
 def edit_entry(kind: str, name: str) -> int:
@@ -137,14 +168,17 @@ def edit_entry(kind: str, name: str) -> int:
             _copy_with_parents(kind, source, target)
             info(f"copied {source} to {target}")
         elif source is None:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.touch()
+            _write(target, b"", "user entry")
     import shlex
 
     editor = os.environ.get("EDITOR") or "vi"
     from manifesto.errors import ManifestoError
 
-    subprocess.run([*shlex.split(editor), str(target)], check=False)
+    try:
+        subprocess.run([*shlex.split(editor), str(target)], check=False)
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise CatalogError(f"EDITOR={editor[:60]!r}: cannot start the editor ({why}); {target} is unchanged") from None
     try:
         _validate(kind, target)
     except ManifestoError as exc:  # keep the file so the same command can fix it

@@ -140,11 +140,21 @@ def _render_bootstrap(args) -> int:
 
 
 def _render_file(args) -> int:
-    from manifesto.fsutil import write_atomic
+    from manifesto.errors import InputError
+    from manifesto.fsutil import target_problem, write_atomic
 
     text, suffix = render_cached(args)
-    target = args.output or settings().get("MANIFESTO_RENDER_OUT") or f"/tmp/manifesto{suffix}"
-    write_atomic(target, text)
+    env = settings()
+    target = args.output or env.get("MANIFESTO_RENDER_OUT") or f"/tmp/manifesto{suffix}"
+    flag = "--output" if args.output else "MANIFESTO_RENDER_OUT" if env.get("MANIFESTO_RENDER_OUT") \
+        else "the default output"
+    problem = target_problem(target)
+    if problem:
+        raise InputError(f"{flag}: {target} {problem}")
+    try:
+        write_atomic(target, text)
+    except OSError as exc:
+        raise InputError(f"{flag}: cannot write {target}: {exc.strerror or exc}") from None
     info(f"wrote {target}")
     return 0
 

@@ -14,6 +14,7 @@ __all__ = ["register"]
 
 def register(sub, add) -> None:
     from manifesto.cli.completion import CATALOG
+    from manifesto.numbers import positive_seconds_arg, seconds_arg
 
     test = add(sub, "test", help="end-to-end tests against a cluster")
     tsub = test.add_subparsers(dest="action", metavar="ACTION")
@@ -35,12 +36,12 @@ def register(sub, add) -> None:
     p.add_argument("--vllm-env", help="absolute path of an existing vllm-envs worktree to test; keeps the "
                    "cluster profile's storage so the worktree stays visible")
     p.add_argument("--keep-namespace", action="store_true", help="keep the namespace and all test resources")
-    p.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=positive_seconds_arg, default=600.0, metavar="SECONDS",
                    help="inference deadline for /v1/models and /v1/completions (default: 600)")
-    p.add_argument("--ready-timeout", type=float, default=3600.0, metavar="SECONDS",
+    p.add_argument("--ready-timeout", type=seconds_arg, default=3600.0, metavar="SECONDS",
                    help="how long the model may take to become ready (default: 3600)")
     p.add_argument("--image", help="Python image of the test Job, e.g. a mirror (default: the catalog's test.e2e image)")
-    p.add_argument("--interval", type=float, default=5.0, help=argparse.SUPPRESS)
+    p.add_argument("--interval", type=seconds_arg, default=5.0, help=argparse.SUPPRESS)
     p.set_defaults(func=_e2e)
 
 
@@ -64,8 +65,6 @@ def _e2e(args) -> int:
     if not env.get("HF_TOKEN", "").strip():
         raise OpsError("HF_TOKEN is not set; set it in the environment or .env (test e2e creates hf-secret "
                        "in its namespace)")
-    if args.timeout <= 0:
-        raise OpsError(f"--timeout {args.timeout:g}: expected a positive number of seconds")
     cluster = load_cluster_for(args, env)
     refuse_slurm_cluster(cluster, "test e2e")
     args._cluster, args._spec = cluster, load_spec(args.spec, cluster)

@@ -23,6 +23,8 @@ _DEPLOY_USAGE = ("manifesto deploy SPEC [options]\n"
 
 
 def register(sub, add) -> None:
+    from manifesto.numbers import seconds_arg
+
     files = add(sub, "file", help="diff or apply a rendered manifest file against the cluster")
     fsub = files.add_subparsers(dest="action", metavar="ACTION")
     fsub.required = True
@@ -66,8 +68,8 @@ def register(sub, add) -> None:
 
     p = add(sub, "ready", help="wait until a spec's model pods and routing frontend are ready")
     spec_args(p, render=False)
-    p.add_argument("--timeout", type=float, default=3600.0, metavar="SECONDS", help="give up after this long")
-    p.add_argument("--interval", type=float, default=5.0, help=argparse.SUPPRESS)
+    p.add_argument("--timeout", type=seconds_arg, default=3600.0, metavar="SECONDS", help="give up after this long")
+    p.add_argument("--interval", type=seconds_arg, default=5.0, help=argparse.SUPPRESS)
     target_args(p, dry_run=False)
     p.set_defaults(func=_ready)
 
@@ -95,7 +97,8 @@ def _file_namespace(args, env, path: str) -> str:
     from pathlib import Path
 
     try:
-        found = set(re.findall(r"(?m)^  namespace: *['\"]?([A-Za-z0-9.-]+)", Path(path).read_text(encoding="utf-8")))
+        text = Path(path).read_text(encoding="utf-8", errors="replace")  # kubectl judges the bytes
+        found = set(re.findall(r"(?m)^  namespace: *['\"]?([A-Za-z0-9.-]+)", text))
     except OSError:
         found = set()
     if args.namespace:

@@ -18,6 +18,11 @@ def _dotenv(path: Path) -> dict[str, str]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
         return out
+    except UnicodeDecodeError as exc:
+        from manifesto.errors import InputError
+
+        raise InputError(f"not UTF-8 text ({exc.reason}); fix or remove this settings file",
+                         path=str(path)) from None
     for line in lines:
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
@@ -92,22 +97,24 @@ def pick_namespace(explicit: str | None, env: dict[str, str], context: str | Non
     return _kubectl(*args) or "default"
 
 
+#: The longest idle timeout: a year of minutes.
+MAX_IDLE_MINUTES = 365 * 24 * 60
+
+
 def _minutes(text: str | None) -> int | None:
     from manifesto.errors import InputError
+    from manifesto.numbers import number
 
     if text is None:
         return None
     units = {"m": 1, "h": 60, "s": 1 / 60}
     t = text.strip().lower()
     factor = units.get(t[-1:], None)
-    number = t[:-1] if factor is not None else t
-    try:
-        value = float(number) * (factor or 1)
-    except ValueError:
-        raise InputError(f"--idle-timeout '{text}': expected minutes such as 15m, 2h or 90") from None
-    if value <= 0:
-        raise InputError(f"--idle-timeout '{text}' must be positive")
-    return max(1, round(value))
+    value = number(t[:-1] if factor is not None else t, low=0, high=MAX_IDLE_MINUTES, low_open=True)
+    if value is None or value * (factor or 1) > MAX_IDLE_MINUTES:
+        raise InputError(f"--idle-timeout '{text}': expected a positive duration of at most a year, "
+                         "such as 15m, 2h or 90 (minutes)")
+    return max(1, round(value * (factor or 1)))
 
 
 def raw_options(args, env: dict[str, str]) -> dict:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from manifesto.errors import OpsError
 from manifesto.ops.discovery import Live, list_types, selector
-from manifesto.ops.kubectl import Kube, is_not_found, run
+from manifesto.ops.kubectl import Kube, conditions, dig, is_not_found, run
 from manifesto.resolve.names import KUEUE_QUEUE_LABEL, MANAGED_BY, MANAGED_BY_LABEL
 
 __all__ = ["SECRET", "secret_manifest", "ensure_secret", "required_apis", "check_apis", "pod_requests",
@@ -107,9 +107,9 @@ def pod_requests(objs: list[dict]) -> list[tuple[str, dict[str, str]]]:
 
 
 def _active(obj: dict) -> tuple[bool, str]:
-    for cond in (obj.get("status") or {}).get("conditions") or []:
+    for cond in conditions(obj):
         if cond.get("type") == "Active":
-            return cond.get("status") == "True", cond.get("reason") or cond.get("message") or ""
+            return cond.get("status") == "True", str(cond.get("reason") or cond.get("message") or "")
     return False, "no Active condition yet"
 
 
@@ -129,14 +129,17 @@ def check_kueue(kube: Kube, queue: str, objs: list[dict]) -> None:
     active, why = _active(lq)
     if not active:
         raise OpsError(f"Kueue LocalQueue {queue} in namespace {kube.namespace} is not Active ({why})")
-    cq_name = (lq.get("spec") or {}).get("clusterQueue", "")
-    if not cq_name:
+    cq_name = dig(lq, "spec", "clusterQueue", default="")
+    if not cq_name or not isinstance(cq_name, str):
         raise OpsError(f"Kueue LocalQueue {queue} names no ClusterQueue")
     cq = _get_one(kube, "clusterqueues.kueue.x-k8s.io", cq_name, "Kueue ClusterQueue", namespaced=False)
     active, why = _active(cq)
     if not active:
         raise OpsError(f"Kueue ClusterQueue {cq_name} (of LocalQueue {queue}) is not Active ({why})")
-    covered = {r for g in (cq.get("spec") or {}).get("resourceGroups") or [] for r in g.get("coveredResources") or []}
+    groups = dig(cq, "spec", "resourceGroups", default=[])
+    covered = {r for g in (groups if isinstance(groups, list) else []) if isinstance(g, dict)
+               for r in (g.get("coveredResources") if isinstance(g.get("coveredResources"), list) else [])
+               if isinstance(r, str)}
     requests = pod_requests(objs)
     for where, req in requests:
         shown = ", ".join(f"{k}={v}" for k, v in sorted(req.items())) or "(none)"
@@ -290,7 +293,7 @@ def manifest_file(path: str) -> str:
 
 def file_diff(kube: Kube, path: str) -> int:
     """kubectl diff's exit code: 0 no differences, 1 differences; anything else is an error."""
-    result = run(kube.write("diff", "-f", manifest_file(path), check=False))
+    result = run(kube.read("diff", "-f", manifest_file(path), check=False, retries=0))  # changes nothing
     sys.stdout.write(result.stdout)
     if result.returncode in (0, 1):
         if result.returncode == 0:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from manifesto.ops.kubectl import Kube, is_not_served, run
+from manifesto.ops.kubectl import Kube, dig, is_not_served, items, run
 from manifesto.resolve.names import COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY_LABEL, OWNER_LABEL
 
 __all__ = ["MANAGED", "INSTANCE", "COMPONENT", "OWNER", "TYPES", "Live", "selector", "list_types", "discover",
@@ -67,14 +67,17 @@ def selector(instance: str | None = None) -> str:
     return f"{sel},{INSTANCE}={instance}" if instance else sel
 
 
-def _parse(kind: str, text: str) -> list[Live]:
-    import json
-
-    items = json.loads(text or "{}").get("items") or []
+def _parse(kind: str, result) -> list[Live]:
     out = []
-    for item in items:
-        meta = item.get("metadata") or {}
-        out.append(Live(item.get("kind") or kind, meta.get("name", ""), tuple(sorted((meta.get("labels") or {}).items()))))
+    for item in items(result):
+        labels = dig(item, "metadata", "labels")
+        labels = labels if isinstance(labels, dict) else {}
+        name = dig(item, "metadata", "name")
+        own_kind = item.get("kind")
+        if not isinstance(name, str) or not name:
+            continue  # not an object kubectl would list; nothing could act on it
+        out.append(Live(own_kind if isinstance(own_kind, str) and own_kind else kind, name,
+                        tuple(sorted((k, v) for k, v in labels.items() if isinstance(v, str)))))
     return out
 
 
@@ -94,7 +97,7 @@ def list_types(kube: Kube, kinds, sel: str, *, retries: int | None = None) -> li
     out: list[Live] = []
     for kind, call, result in zip(kinds, calls, results):
         if result.ok:
-            out.extend(_parse(kind, result.stdout))
+            out.extend(_parse(kind, result))
         elif not is_not_served(result.stderr):
             from manifesto.errors import OpsError
             from manifesto.ops.kubectl import failure

@@ -13,7 +13,8 @@ import re
 import sys
 
 from manifesto.errors import OpsError
-from manifesto.ops.kubectl import Kube, run
+from manifesto.ops.kubectl import Kube, conditions, run
+from manifesto.ops.lifecycle import POLL_FLOOR
 from manifesto.resolve.names import COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL
 
 __all__ = ["default_namespace", "swap_storage", "target_url", "e2e_job", "namespace_manifest", "create_namespace",
@@ -226,13 +227,13 @@ def delete_namespace(kube: Kube) -> None:
 
 
 def _job_state(job: dict) -> tuple[str | None, str]:
-    for cond in (job.get("status") or {}).get("conditions") or []:
+    for cond in conditions(job):
         if cond.get("status") != "True":
             continue
         if cond.get("type") in ("Complete", "SuccessCriteriaMet"):
             return "complete", ""
         if cond.get("type") in ("Failed", "FailureTarget"):
-            return "failed", cond.get("reason") or cond.get("message") or "Failed"
+            return "failed", str(cond.get("reason") or cond.get("message") or "Failed")
     return None, ""
 
 
@@ -244,8 +245,14 @@ def wait_job(kube: Kube, name: str, timeout: float, interval: float = 5.0, clock
     sleep = sleep or time.sleep
     deadline = clock() + timeout
     while True:
-        result = run(kube.read("get", "jobs.batch", name, "-o", "json", check=False))
-        state, why = _job_state(result.json()) if result.ok else (None, "")
+        try:
+            result = run(kube.read("get", "jobs.batch", name, "-o", "json", check=False,
+                                   deadline=time.monotonic() + max(POLL_FLOOR, deadline - clock())))
+            state, why = _job_state(result.json()) if result.ok else (None, "")
+        except OpsError as exc:
+            if clock() < deadline:
+                raise
+            return False, f"not finished after {timeout:g}s (the last poll did not finish: {exc.message})"
         if state == "complete":
             return True, ""
         if state == "failed":

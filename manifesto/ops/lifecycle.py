@@ -6,7 +6,7 @@ import sys
 
 from manifesto.errors import OpsError
 from manifesto.ops.discovery import OWNER, Live, discover, selector
-from manifesto.ops.kubectl import Kube, run
+from manifesto.ops.kubectl import Kube, conditions, dig, items, run
 
 __all__ = ["servers_rows", "servers_json", "print_servers", "teardown_phases", "stop", "pick", "ready_report", "wait_ready"]
 
@@ -118,13 +118,11 @@ def pick(instances: list[str], *, fzf: str | None, ask=None) -> str | None:
 # -- ready ------------------------------------------------------------------------------
 
 def _pod_ready(pod: dict) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (pod.get("status") or {}).get("conditions") or [])
+    return _condition(pod, "Ready")
 
 
 def _condition(obj: dict, kind: str) -> bool:
-    return any(c.get("type") == kind and c.get("status") == "True"
-               for c in (obj.get("status") or {}).get("conditions") or [])
+    return any(c.get("type") == kind and c.get("status") == "True" for c in conditions(obj))
 
 
 def ready_report(plan, pods: list[dict], epp: dict | None, gateway: dict | None) -> list[str]:
@@ -136,7 +134,7 @@ def ready_report(plan, pods: list[dict], epp: dict | None, gateway: dict | None)
         want = role.layout.replicas * role.layout.nodes
         sel = dict(role.selector)
         have = sum(1 for p in pods if _pod_ready(p)
-                   and all(((p.get("metadata") or {}).get("labels") or {}).get(k) == v for k, v in sel.items()))
+                   and all(dig(p, "metadata", "labels", k) == v for k, v in sel.items()))
         if have < want:
             waiting.append(f"role {role.name}: {have}/{want} pods ready")
     if plan.routing is not None:
@@ -147,12 +145,22 @@ def ready_report(plan, pods: list[dict], epp: dict | None, gateway: dict | None)
     return waiting
 
 
-def _get_json(kube: Kube, *args: str) -> dict | None:
-    result = run(kube.read("get", *args, "-o", "json", check=False))
+#: The least time one poll's kubectl reads get, however little of the deadline is left.
+POLL_FLOOR = 1.0
+
+
+def _get_json(kube: Kube, *args: str, deadline: float | None = None) -> dict | None:
+    result = run(kube.read("get", *args, "-o", "json", check=False, deadline=deadline))
     return result.json() if result.ok else None
 
 
 def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=None, sleep=None) -> None:
+    """Poll until every role's pods and the routing frontend are ready, or ``timeout`` passes.
+
+    Every kubectl read is capped by the time left (but given at least ``POLL_FLOOR``, so
+    ``--timeout 0`` still looks once): a hung API server cannot stretch the wait more
+    than that floor past ``timeout``.
+    """
     import time
 
     from manifesto.resolve import names
@@ -160,14 +168,24 @@ def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=No
     clock = clock or time.monotonic
     sleep = sleep or time.sleep
     deadline = clock() + timeout
+    waiting = ["no answer from the cluster yet"]
     while True:
-        pods = (_get_json(kube, "pods", "-l", selector(plan.instance)) or {}).get("items") or []
-        epp = gw = None
-        if plan.routing is not None:
-            epp = _get_json(kube, "deployments.apps", names.epp(plan.instance))
-            if plan.routing.frontend == "gateway":
-                gw = _get_json(kube, "gateways.gateway.networking.k8s.io", names.gateway(plan.instance))
-        waiting = ready_report(plan, pods, epp, gw)
+        calls_deadline = time.monotonic() + max(POLL_FLOOR, deadline - clock())
+        try:
+            listed = run(kube.read("get", "pods", "-l", selector(plan.instance), "-o", "json",
+                                   check=False, deadline=calls_deadline))
+            pods = items(listed) if listed.ok else []
+            epp = gw = None
+            if plan.routing is not None:
+                epp = _get_json(kube, "deployments.apps", names.epp(plan.instance), deadline=calls_deadline)
+                if plan.routing.frontend == "gateway":
+                    gw = _get_json(kube, "gateways.gateway.networking.k8s.io", names.gateway(plan.instance),
+                                   deadline=calls_deadline)
+            waiting = ready_report(plan, pods, epp, gw)
+        except OpsError as exc:
+            if clock() < deadline:
+                raise
+            waiting = [f"the last poll did not finish ({exc.message})"]
         if not waiting:
             print(f"manifesto: {plan.instance} is ready", file=sys.stderr)
             return
@@ -175,4 +193,3 @@ def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=No
             raise OpsError(f"{plan.instance} not ready after {timeout:g}s: {'; '.join(waiting)}")
         print(f"manifesto: waiting: {'; '.join(waiting)}", file=sys.stderr)
         sleep(min(interval, max(0.0, deadline - clock())))
-

@@ -46,8 +46,16 @@ def expand(template: str, values: dict[str, str], where: str) -> str:
     ``where`` names the template's source: a cluster field (``paths.cache_root``) or a CLI
     flag (``--cache-root``); it becomes the error's ``path`` for the caller to place.
     """
-    names = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
-    for name in names:
+    try:
+        fields = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(template) if f is not None]
+    except ValueError as exc:  # a lone '{' or '}'
+        raise ResolveError(f"malformed template '{template}': {exc}; write {{{{ or }}}} for a literal brace",
+                           path=where) from None
+    for name, spec, conv in fields:
+        if spec or conv:
+            raise ResolveError(f"placeholder '{{{name}}}' in '{template}' takes no format spec or conversion",
+                               path=where)
+    for name in [f for f, _, _ in fields]:
         if name not in values:
             raise ResolveError(
                 f"unknown placeholder '{{{name}}}' in '{template}'; known: "

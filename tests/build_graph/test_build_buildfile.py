@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from buildkit import Runner, make_tree
 
+pytestmark = pytest.mark.integration  # every test here starts a process
+
 HEAD = "options:\n  default: {user: u, namespace: n}\ntargets:\n"
 CLUSTERS = "  - kind: cluster\n    path: clusters\n    sources: ['*.yaml']\n"
 

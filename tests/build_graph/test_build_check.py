@@ -7,6 +7,8 @@ import shutil
 import pytest
 from buildkit import Runner, artifacts, make_tree, write_files
 
+pytestmark = pytest.mark.integration  # every test here starts a process
+
 FIX = "To fix this, run: manifesto build //::"
 
 

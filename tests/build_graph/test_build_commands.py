@@ -7,6 +7,8 @@ import json
 import pytest
 from buildkit import Runner, artifacts, make_tree
 
+pytestmark = pytest.mark.integration  # every test here starts a process
+
 MODELS = ["//models/qwen:aggregated", "//models/qwen:laguna", "//models/wide:1p1d", "//models/wide:2p1d"]
 
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from buildkit import BUILD_YAML, Runner, make_tree
+
+pytestmark = pytest.mark.integration  # every test here starts processes
 
 DEPLOYMENTS = BUILD_YAML + """\
   - kind: deployment

@@ -10,6 +10,8 @@ import pytest
 from buildkit import BUILD_YAML as TREE_BUILD
 from buildkit import PAIRS, Runner, artifacts, expected_artifacts, make_tree, pairs_where, write_files
 
+pytestmark = pytest.mark.integration  # every test here starts a process
+
 ALL = sorted(PAIRS)
 
 
@@ -132,6 +134,26 @@ def test_artifacts_are_written_only_when_their_bytes_change(built):
     write_files(built.root, {"clusters/gpu.yaml": "accelerators: gb200 b200\n"})  # same bytes, new mtime
     built("build", "//::")
     assert (path.stat().st_mtime_ns, path.stat().st_ino) == before
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_seen(built):
+    """The stat signature holds the ctime (as git's index does): restoring the old mtime
+    after a same-size edit in place still re-renders the pairs that read the file."""
+    import os
+    import time
+
+    path = built.root / "models/qwen/aggregated.yaml"
+    old = time.time() - 60
+    os.utime(path, (old, old))  # an old, trusted signature
+    built("build", "//::")
+    built.renders()
+    st = path.stat()
+    with open(path, "r+b") as f:  # same inode, same size, other bytes
+        f.write(b"release: QWEN\n")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns, path.stat().st_ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
+    built("build", "//::")
+    assert sorted(built.renders()) == sorted(p for p in ALL if p[0] == "qwen/aggregated.yaml" and PAIRS[p])
 
 
 def test_changed_since_selects_the_same_pairs_as_an_incremental_build(built):

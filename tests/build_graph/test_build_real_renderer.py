@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.integration  # every test here runs the build CLI as a process
+
 pytest.importorskip("manifesto.build_renderer")
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,6 +8,8 @@ import time
 import pytest
 from buildkit import PAIRS, Runner, artifacts, expected_artifacts, make_tree, write_files
 
+pytestmark = pytest.mark.integration  # every test here starts a process
+
 MANY = {f"models/many/spec{i:02d}.yaml": f"release: r{i}\n" for i in range(12)}
 
 
@@ -43,7 +45,10 @@ def test_a_damaged_task_entry_is_rebuilt_with_a_warning(run, damage):
         blob = entry.read_bytes()
         entry.write_bytes(blob[:-7] if damage == "truncate" else blob.replace(b"release", b"relaese"))
     proc = run("build")
-    assert "corrupt cache entry" in proc.stderr and "rebuilding it" in proc.stderr
+    reason = {"truncate": "Input data was truncated", "flip": "content does not match its digest"}[damage]
+    warning, _, work = proc.stderr.partition("\n")
+    assert warning in {f"warning: {entry}: corrupt cache entry ({reason}); rebuilding it" for entry in entries}
+    assert work == "rendered    out/gpu/qwen/aggregated.yaml\n"  # the build names what it wrote
     assert run.renders() == [("qwen/aggregated.yaml", "gpu")]
     assert artifact.read_bytes() == good
 
@@ -146,5 +151,23 @@ def test_an_artifact_that_cannot_be_written_fails_only_its_pair(run):
     report = run.build_json(check=False)
     failed = [r for r in report["pairs"] if r["status"] == "failed"]
     assert [r["cluster"] for r in failed] == ["gpu"] * 4
-    assert all(r["message"].startswith("cannot store the result: [Errno") for r in failed)
+    assert all(r["message"] == "cannot store the result: out/gpu is a file, expected a directory; remove it"
+               for r in failed), failed
     assert report["summary"] == {"rendered": 4, "up_to_date": 0, "skipped": 4, "failed": 4}
+
+
+def test_temporary_files_a_killed_build_left_are_removed_by_the_next_build(run):
+    """SIGKILL between writing a temporary file and renaming it leaves `.NAME.*.tmp~` behind,
+    in out/.cache (the manifest's) and in the task shards; the next build removes them,
+    even one with nothing to render."""
+    run("build", "//::")
+    cache = run.root / "out/.cache"
+    shard = next(p for p in (cache / "tasks").iterdir() if p.is_dir())
+    leftovers = [cache / ".state.k1ll3d.tmp~", shard / f".{shard.name}abc.x1y2.tmp~"]
+    for path in leftovers:
+        path.write_bytes(b"half")
+    keep = cache / "notes.txt"
+    keep.write_text("not ours to delete\n")
+    proc = run("build", "//::")
+    assert proc.stdout == "0 rendered, 8 up to date, 4 skipped, 0 failed\n"
+    assert [p for p in leftovers if p.exists()] == [] and keep.exists()

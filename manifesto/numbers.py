@@ -1,0 +1,54 @@
+"""Numbers typed by a person into a flag or an environment variable.
+
+``float("nan")``, ``float("inf")`` and ``float("1e400")`` all succeed, and ``int()`` of a
+5000-digit string raises; a timeout or a retry count needs none of that. ``number``
+accepts a finite decimal within bounds and returns None for anything else, so each
+caller words its own one-line error with the flag or variable it came from.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["MAX_SECONDS", "number", "positive_seconds_arg", "seconds_arg"]
+
+#: The longest wait any flag or variable may ask for (a year): a bigger value overflows
+#: ``time.sleep`` and ``subprocess`` timeouts, and is never what was meant.
+MAX_SECONDS = 365 * 24 * 3600
+
+
+def number(text: str, *, integer: bool = False, low: float = 0, high: float = MAX_SECONDS,
+           low_open: bool = False) -> float | int | None:
+    """The value ``text`` spells when it is finite and in ``[low, high]`` (``(low, high]``
+    with ``low_open``), whole when ``integer``; None otherwise."""
+    text = text.strip()
+    if not text or len(text) > 32:
+        return None
+    try:
+        value = int(text) if integer else float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(value) or value < low or value > high or (low_open and value == low):
+        return None
+    return value
+
+
+def seconds_arg(text: str) -> float:
+    """argparse ``type=`` for a wait in seconds: finite, from 0 to ``MAX_SECONDS``."""
+    value = number(text)
+    if value is None:
+        import argparse
+
+        raise argparse.ArgumentTypeError(f"expected a number of seconds from 0 to {MAX_SECONDS}, got {text[:40]!r}")
+    return value
+
+
+def positive_seconds_arg(text: str) -> float:
+    """argparse ``type=`` for a wait in seconds that must be more than 0."""
+    value = number(text, low_open=True)
+    if value is None:
+        import argparse
+
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds up to {MAX_SECONDS}, "
+                                         f"got {text[:40]!r}")
+    return value

@@ -1,0 +1,123 @@
+"""Run the I/O hostile corpus (``io_cases.py``) through the real CLI, one process per case.
+
+Every case must end within ``BOUND`` seconds (a hang fails the test instead of stalling
+the suite), exit with its code, print no traceback and no secret, print exactly its one
+expected error line, and write nothing outside the workspace, the user catalog and the
+caches: everything else below the case's root is snapshotted before and compared after.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import kubefake
+from io_cases import CASES, SECRET, Case
+
+#: Seconds a case may take; the slowest (a 2-second ready deadline, a 1-second kubectl
+#: bound) need a few. Only a hang comes near it.
+BOUND = 90
+
+#: Where a case may write: the workspace, the user catalog and the caches.
+WRITABLE = ("ws", "config", "cache", "kube", "home", "bin")
+
+
+def _materialise(root: Path, files: dict) -> None:
+    for rel, spec in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(spec, tuple):
+            kind = spec[0]
+            if kind == "symlink":
+                os.symlink(spec[1].replace("{tmp}", str(root)), path)
+            elif kind == "fifo":
+                os.mkfifo(path)
+            elif kind == "dir":
+                path.mkdir()
+            elif kind == "bytes":
+                path.write_bytes(spec[1])
+            continue
+        path.write_text(spec.replace("{tmp}", str(root)))
+
+
+def _snapshot(root: Path) -> dict:
+    """Every path below ``root`` outside WRITABLE, with its type, bytes and mtime."""
+    seen = {}
+    for top, dirs, files in os.walk(root):
+        rel_top = Path(top).relative_to(root)
+        if rel_top.parts and rel_top.parts[0] in WRITABLE:
+            dirs[:] = []
+            continue
+        for name in dirs + files:
+            if not rel_top.parts and name in WRITABLE:
+                continue
+            path = Path(top) / name
+            st = os.lstat(path)
+            body = path.read_bytes() if path.is_file() and not path.is_symlink() else os.readlink(path) \
+                if path.is_symlink() else None
+            seen[str(path.relative_to(root))] = (st.st_mode, st.st_mtime_ns, body)
+    return seen
+
+
+def _env(root: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MANIFESTO_", "KUBE", "XDG_"))}
+    env.update({
+        "HOME": str(root / "home"), "XDG_CACHE_HOME": str(root / "cache"), "MANIFESTO_CONFIG_HOME": str(root / "config"),
+        "PATH": f"{root / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "FAKE_KUBE_DIR": str(root / "kube"),
+        "KUBECONFIG": str(root / "no-kubeconfig"), "HF_TOKEN": f"hf_{SECRET}", "EDITOR": "true", "COLUMNS": "200",
+    })
+    return env
+
+
+def prepare(case: Case, root: Path) -> None:
+    """The case's tree below ``root``: workspace, catalog, a sentinel outside, the fake kubectl."""
+    for sub in ("ws", "config", "outside", "home"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    (root / "outside" / "sentinel").write_text("untouched\n")
+    _materialise(root, case.files)
+    kubefake.fake_kubectl(root)
+    (root / "kube" / "state.json").write_text(json.dumps({"objects": [], "config": {}, **(case.kube or {})}))
+
+
+def run_case(case: Case, root: Path) -> subprocess.CompletedProcess:
+    env = {**_env(root), **{k: v.replace("{tmp}", str(root)) for k, v in case.env.items()}}
+    argv = [a.replace("{tmp}", str(root)) for a in case.argv]
+    try:
+        return subprocess.run([sys.executable, "-m", "manifesto", *argv], cwd=root / "ws", env=env,
+                              capture_output=True, text=True, timeout=BOUND, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{case.id}: no answer within {BOUND}s (a hang)")
+
+
+def error_lines(stderr: str) -> list[str]:
+    """The lines that report an error (``error: ...``, or argparse's ``manifesto X: error: ...``)."""
+    return [line for line in stderr.splitlines() if line.startswith("error: ") or ": error: " in line]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_hostile_io_case(case: Case, tmp_path):
+    root = tmp_path.resolve()
+    prepare(case, root)
+    before = _snapshot(root)
+    proc = run_case(case, root)
+    where = f"{case.id}: exit {proc.returncode}\nstdout:\n{proc.stdout[-2000:]}\nstderr:\n{proc.stderr[-4000:]}"
+    assert "Traceback" not in proc.stderr, where
+    assert SECRET not in proc.stderr and SECRET not in proc.stdout, where
+    assert proc.returncode == case.rc, where
+    expected = [] if case.expect is None else [case.expect.replace("{tmp}", str(root))]
+    assert error_lines(proc.stderr) == expected, where
+    assert _snapshot(root) == before, f"{case.id} wrote outside the workspace, the catalog and the caches"
+
+
+def test_the_corpus_is_large_and_covers_every_class():
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids)) and len(ids) >= 45
+    starts = ("alias", "int", "idle-timeout", "kubectl-", "cache-root", "extends-", "build-", "export-", "edit-",
+              "servers-", "ready-", "deploy-", "stop-")
+    assert all(any(i.startswith(s) for i in ids) for s in starts)
