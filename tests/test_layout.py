@@ -232,7 +232,7 @@ def test_multi_node_deployment_is_rejected(resolve_role, tmp_path):
     with pytest.raises(ResolveError) as info:
         resolve_role("- name: d\n  workload: deployment\n  lws: {size: 2}\n  parallelism: {tp: 16}\n")
     assert scrub(str(info.value), tmp_path) == (
-        '<tmp>/spec.yaml:5:5: roles[0].workload: workload: deployment cannot span 2 nodes (lws.size); multi-node '
+        '<tmp>/spec.yaml:5:5: roles[0].workload: a Deployment cannot span 2 nodes (lws.size); multi-node '
         'roles need a LeaderWorkerSet')
 
 

@@ -158,7 +158,7 @@ CASES = [
          "error: bad/gpus-over-node.yaml:6:5: roles[0].parallelism: 16 GPUs per pod (tp x pp x dp / lws.size = "
          "16 / 1) exceed the accelerator's gpus_per_node = 8; raise lws.size to spread the role over more nodes"),
     Case("multi-node-deployment", spec("multinode-deployment"),
-         "error: bad/multinode-deployment.yaml:6:5: roles[0].workload: workload: deployment cannot span 2 nodes "
+         "error: bad/multinode-deployment.yaml:6:5: roles[0].workload: a Deployment cannot span 2 nodes "
          "(lws.size); multi-node roles need a LeaderWorkerSet"),
     Case("resources-gpus-disagree", spec("resources-gpus-mismatch"),
          "error: bad/resources-gpus-mismatch.yaml:7:17: roles[0].resources.gpus: resources.gpus = 8 disagrees with "

@@ -201,7 +201,7 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
 def _workload_kind(role, layout, where: Where, base: tuple) -> str:
     if role.workload == "deployment":
         if layout.nodes > 1:
-            raise _fail(f"workload: deployment cannot span {layout.nodes} nodes (lws.size); "
+            raise _fail(f"a Deployment cannot span {layout.nodes} nodes (lws.size); "
                         "multi-node roles need a LeaderWorkerSet", where, base + ("workload",))
         return "Deployment"
     if role.workload == "leaderworkerset" or layout.nodes > 1:
