@@ -107,7 +107,7 @@ def entries(kind: str, environ: dict[str, str] | None = None) -> list[tuple[str,
 
 def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: SearchPath | None = None) -> Path:
     """A path for ``ref``: a build address (``//models/qwen:aggregated``) when the search path
-    resolves them, an existing file path, else a name in the search path's catalogs.
+    resolves them, an existing file path (or pipe: ``<(...)``; ``-`` is standard input), else a name in the search path's catalogs.
     ``environ`` (tests, ``config`` commands) selects that environment's user catalog."""
     where = default_search(environ) if environ is not None and search is None else _search(search)
     if ref.startswith("//"):
@@ -115,6 +115,12 @@ def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: 
             raise CatalogError(f"'{ref}' is a build address; only the manifesto CLI resolves build addresses "
                                "(pass a file path here)")
         return where.addresses(ref)
+    if ref in ("-", "/dev/stdin") or (ref.startswith("/dev/fd/") and os.path.exists(ref)):
+        from manifesto.yamlio import allow_stream  # named on the command line: read it once
+
+        path = Path("/dev/stdin" if ref == "-" else ref)
+        allow_stream(path)
+        return path
     path = Path(ref)
     if path.is_file():
         return path

@@ -96,6 +96,8 @@ def render_cached(directory: Path | None, *, command: str, spec: str, cluster: s
     file changed while it rendered.
     """
     started = time.time()
+    if not all(p is None or os.path.isfile(p) for p in (spec, cluster, routing)):
+        directory = None  # a pipe (`<(...)`, `-`) can be read once and has no stable identity
     request = {"command": command, "spec": spec, "cluster": cluster, "routing": routing, "options": options}
     hit = lookup(directory, request)
     if hit is not None:
@@ -113,6 +115,6 @@ def render_cached(directory: Path | None, *, command: str, spec: str, cluster: s
     text, suffix, inputs = render_text(load_spec(spec, loaded_cluster), loaded_cluster,
                                        msgspec.convert(options, Options))
     # A file edited while we rendered must not be remembered with the old text.
-    if all(os.stat(p).st_mtime < started for p in inputs):
+    if directory is not None and all(os.stat(p).st_mtime < started for p in inputs):
         store(directory, request, inputs, f"{suffix}\n{text}")
     return text, suffix

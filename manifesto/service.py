@@ -26,12 +26,16 @@ def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict]:
     from pathlib import Path
 
     from manifesto.catalog import find
-    from manifesto.load import display_name, load_typed
+    from manifesto.load import Loaded, display_name, validate
     from manifesto.schema.routing import EndpointPickerConfig
+    from manifesto.yamlio import parse_yaml, read_text
 
     path = find("routing", ref, search=search)
-    _, loaded = load_typed(EndpointPickerConfig, path)
-    return display_name(path), Path(path).read_text(encoding="utf-8"), str(Path(path).resolve()), loaded.data
+    text = read_text(path, display_name(path))  # once: the file may be a pipe (`<(...)`)
+    data, locs = parse_yaml(text, display_name(path))
+    real = str(Path(path).resolve())
+    validate(EndpointPickerConfig, Loaded(data, locs, [real]))
+    return f"--routing-profile {display_name(path)}", text, real, data
 
 
 def plan_for(spec, cluster, options, search=None):
@@ -56,5 +60,5 @@ def render_text(spec, cluster, options, search=None) -> tuple[str, str, list[str
     from manifesto.render import artifact_text
 
     plan, files = plan_for(spec, cluster, options, search)
-    text, suffix = artifact_text(plan, spec, cluster)
+    text, suffix = artifact_text(plan, spec, cluster, options)
     return text, suffix, files

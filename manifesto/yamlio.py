@@ -16,6 +16,8 @@ before anything is copied.
 
 from __future__ import annotations
 
+import os
+
 import re
 from collections.abc import Set as AbstractSet
 from pathlib import Path
@@ -23,7 +25,7 @@ from typing import Any
 
 from manifesto.errors import Origin, YamlSyntaxError, format_path, show_value
 
-__all__ = ["Locations", "load_yaml", "parse_yaml", "format_path", "file_problem", "confined", "outside_problem",
+__all__ = ["Locations", "load_yaml", "read_text", "allow_stream", "parse_yaml", "format_path", "file_problem", "confined", "outside_problem",
            "MAX_ALIASES", "MAX_ALIAS_NODES", "MAX_FILE_BYTES"]
 
 #: The largest YAML input read (a spec is a few KiB; /dev/zero or a log file is not one).
@@ -79,7 +81,23 @@ def load_yaml(path: str | Path, display: str | None = None) -> tuple[Any, Locati
     never end); inside ``confined(roots)`` it must also resolve below one of the roots.
     """
     name = display or str(path)
-    problem = file_problem(path) or outside_problem(path)
+    return parse_yaml(read_text(path, name), name)
+
+
+#: Pipes named on the command line (bash's ``<(...)``, ``-`` for standard input): the user
+#: asked for them, and they are read once, like a file (see ``allow_stream``).
+_streams: set[str] = set()
+
+
+def allow_stream(path: str | Path) -> None:
+    """Let ``read_text`` read the pipe or terminal ``path`` (an input named on the command line)."""
+    _streams.add(str(path))
+
+
+def read_text(path: str | Path, name: str) -> str:
+    """The UTF-8 text of ``path`` under the checks of :func:`load_yaml`."""
+    stream = str(path) in _streams and file_problem(path) is not None and os.path.exists(path)
+    problem = None if stream else file_problem(path) or outside_problem(path)
     if problem:
         raise YamlSyntaxError(problem, Origin(name))
     try:
@@ -93,7 +111,7 @@ def load_yaml(path: str | Path, display: str | None = None) -> tuple[Any, Locati
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise YamlSyntaxError(f"not UTF-8 text ({exc.reason})", Origin(name)) from None
-    return parse_yaml(text, name)
+    return text
 
 
 def file_problem(path: str | Path) -> str | None:

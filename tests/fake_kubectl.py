@@ -13,7 +13,8 @@ config:
   hang: ["apply", "get pods"]      never answer; a child process holds stdout open too
   stdout: {"get pods": "not json"}  print this instead of answering (exit 0)
   stdout_hex: {"get pods": "ff00"}  print these raw bytes instead of answering (exit 0)
-Supports: api-versions, get, apply -f FILE|-, delete REF.../-l, diff -f FILE.
+  current_context: "name"          what `config current-context` prints
+Supports: api-versions, config current-context, get, apply -f FILE|-, delete REF.../-l, diff -f FILE|-.
 """
 
 from __future__ import annotations
@@ -195,6 +196,12 @@ def main():
 def run(verb, pos, flags, stdin, state, missing) -> int:
     ns = flags.get("namespace") or "default"
     objs = state["objects"]
+    if verb == "config" and pos[1:2] == ["current-context"]:
+        current = state.get("config", {}).get("current_context")
+        if not current:
+            die("error: current-context is not set")
+        print(current)
+        return 0
     if verb == "api-versions":
         print("\n".join(v for v in VERSIONS if v.split("/")[0] not in missing))
         return 0

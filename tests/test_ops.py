@@ -332,6 +332,19 @@ def test_file_diff_and_apply(fake, tmp_path):
 
 
 @pytest.mark.integration
+def test_file_apply_refuses_a_namespace_the_file_does_not_name(fake, tmp_path):
+    target = tmp_path / "m.yaml"
+    target.write_text("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: example-ns\n")
+    rc, _, err = fake.run("file", "apply", str(target), "-n", "demo")
+    assert rc == 1
+    assert err == (f"error: --namespace demo: the objects in {target} name namespace example-ns; kubectl would apply "
+                   "them there and put hf-secret in another namespace. Render the file for that namespace (or "
+                   "deploy a deployment target) instead\n")
+    assert fake.calls() == []
+    assert fake.run("file", "apply", str(target), "-n", "example-ns")[0] == 0
+
+
+@pytest.mark.integration
 def test_file_output_flag_is_a_deprecated_alias(fake, tmp_path):
     target = tmp_path / "m.yaml"
     target.write_text("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: ns\n")

@@ -133,3 +133,52 @@ def test_submit_output_json_and_quiet(slurm_cluster, tmp_path):
 def test_commands_refuse_kubernetes_clusters(tmp_path):
     proc = _cli(tmp_path, "slurm", "servers", "--cluster", os.path.join(REPO, "clusters", "example-gb200.yaml"))
     assert proc.returncode == 1 and "not a Slurm cluster" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _slurm_workspace(root, host: str):
+    (root / "clusters").mkdir(parents=True)
+    (root / "models/qwen").mkdir(parents=True)
+    (root / "clusters/kit.yaml").write_text(CLUSTER)
+    with open(SPEC) as f:
+        (root / "models/qwen/qwen3-0.6b.yaml").write_text(f.read())
+    (root / "BUILD.yaml").write_text(
+        "targets:\n"
+        "  - {kind: cluster, path: clusters, sources: ['*.yaml']}\n"
+        "  - {kind: model, path: models, sources: ['**/*.yaml'], options: {user: u, namespace: ns}}\n"
+        f"  - {{kind: deployment, name: qwen-kit, model: //models/qwen:qwen3-0.6b, cluster: kit, user: slurmer,\n"
+        f"     namespace: ns, slurm_host: {host}}}\n")
+    return root
+
+
+@pytest.mark.slurm
+@pytest.mark.integration
+def test_a_slurm_deployment_target_submits_its_artifact(slurm_cluster, tmp_path):
+    import socket
+
+    root = _slurm_workspace(tmp_path / "ws", socket.gethostname())
+    assert _cli(root, "build", "//:qwen-kit").returncode == 0
+    script = (root / "out/deploy/qwen-kit.sbatch").read_text()
+    dry = _cli(root, "slurm", "submit", "//:qwen-kit", "--dry-run")
+    assert (dry.returncode, dry.stdout) == (0, "sbatch --parsable < out/deploy/qwen-kit.sbatch\n")
+    checked = _cli(root, "slurm", "submit", "//:qwen-kit", "--test-only")
+    assert checked.returncode == 0 and "to start at" in checked.stderr, checked.stderr
+    proc = _cli(root, "deploy", "out/deploy/qwen-kit.sbatch")
+    assert proc.returncode == 0, proc.stderr
+    job = proc.stdout.strip()
+    try:
+        assert job.isdigit()
+        shown = subprocess.run(["scontrol", "show", "job", job], capture_output=True, text=True).stdout
+        assert "JobName=manifesto-qwen3-0-6b" in shown, shown
+        assert "slurmer" in script  # the target's user, not the option set's
+    finally:
+        subprocess.run(["scancel", job], check=False)
+
+
+@pytest.mark.integration
+def test_a_slurm_target_on_another_host_is_refused(tmp_path):
+    root = _slurm_workspace(tmp_path / "ws", "login-elsewhere")
+    assert _cli(root, "build", "//:qwen-kit").returncode == 0
+    proc = _cli(root, "slurm", "submit", "//:qwen-kit")
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("error: //:qwen-kit belongs to Slurm host 'login-elsewhere', but this is ")
+    assert proc.stderr.endswith("and the cluster profile sets no slurm.ssh_host; run it there\n")

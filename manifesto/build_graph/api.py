@@ -13,7 +13,7 @@ from manifesto.build_graph.renderer import renderer_name
 from manifesto.build_graph.report import ConsoleUI
 from manifesto.build_graph.workspace import find_workspace, wrong_type
 
-__all__ = ["artifact_for", "build", "clean", "deps", "dependents", "list_targets", "matrix", "target_path"]
+__all__ = ["artifact_for", "build", "deployment", "clean", "deps", "dependents", "list_targets", "matrix", "target_path"]
 
 
 def _setup(root, renderer, ui):
@@ -38,6 +38,23 @@ def list_targets(addresses, *, root=None) -> list:
     return [found[a] for a in sorted(found)]
 
 
+def deployment(address: str, *, root=None):
+    """``(Deployment, render options, workspace)`` of the deployment target ``address``."""
+    from manifesto.build_graph.addresses import match, parse_address
+    from manifesto.errors import BuildError
+
+    ws, renderer, ui = _setup(root, None, None)
+    graph = Session(ws, renderer, ui).graph
+    targets = match(parse_address(address), graph)
+    if len(targets) != 1 or targets[0].kind != "deployment":
+        names = ", ".join(sorted(graph.deployments)) or "none in BUILD.yaml"
+        what = f"a {targets[0].kind} target" if len(targets) == 1 else f"{len(targets)} targets"
+        raise BuildError(f"{address} is {what}, not a deployment target (deployment targets: {names}); "
+                         "a deployment target (`kind: deployment` in BUILD.yaml) fixes the cluster, namespace, "
+                         "user and kube context it is deployed with")
+    return graph.deployments[targets[0].path], graph.options(targets[0].path), ws
+
+
 def target_path(address: str, *, root=None):
     """The file of the one target ``address`` names (for commands that take a spec
     or cluster path, such as ``render manifest``). Raises BuildError otherwise."""
@@ -48,6 +65,9 @@ def target_path(address: str, *, root=None):
     targets = list_targets([address], root=root)
     if len(targets) != 1:
         raise BuildError(f"{address} names {len(targets)} targets; expected one")
+    if targets[0].kind == "deployment":
+        raise BuildError(f"{address} is a deployment target, not a file: `manifesto build {address}` writes its "
+                         f"artifact, which `manifesto deploy {address}` applies")
     return Path(find_workspace(root).root) / targets[0].path
 
 

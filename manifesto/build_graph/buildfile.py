@@ -19,6 +19,15 @@
         sources: ["**/*", "!**/*-base.yaml"]
         clusters: ["//clusters::"]  # optional: addresses; default every cluster target
         options: default            # optional: a set name or an inline mapping
+      - kind: deployment            # one deployable artifact: out/deploy/<name>.yaml|.sbatch
+        name: qwen-demo             # address //:qwen-demo
+        model: //models/qwen:qwen3-0.6b   # a model target (address or root-relative path)
+        cluster: example-gb200      # a cluster target (name or address)
+        namespace: demo             # override the option set's namespace / user
+        user: alice
+        context: gb200-admin        # the kube context it belongs to (Kubernetes clusters)
+        slurm_host: login1          # or: the host whose Slurm it belongs to (Slurm clusters)
+        options: default
 
 ``parse_buildfile`` validates all of it (every error with file:line:col) and
 returns plain data that the manifest caches, keyed by the file's digest, so a
@@ -31,9 +40,10 @@ from manifesto.build_graph.renderer import OPTION_FIELDS
 
 __all__ = ["KINDS", "OPTION_FIELDS", "parse_buildfile", "origin_of"]
 
-KINDS = ("model", "cluster", "routing")
+KINDS = ("model", "cluster", "routing", "deployment")
 _TOP_KEYS = ("options", "targets")
 _TARGET_KEYS = ("kind", "path", "sources", "clusters", "options")
+_DEPLOY_KEYS = ("kind", "name", "model", "cluster", "namespace", "user", "context", "slurm_host", "options")
 _OPTION_KEYS = ("extends",) + OPTION_FIELDS
 _REQUIRED_OPTIONS = ("user", "namespace")
 
@@ -146,8 +156,10 @@ class _Checker:
 
     def generator(self, raw, i: int, options: dict) -> tuple:
         path = ("targets", i)
+        kind = raw.get("kind") if isinstance(raw, dict) else None
+        if kind == "deployment":
+            return self.deployment(raw, i, options)
         self.mapping(raw, path, _TARGET_KEYS)
-        kind = raw.get("kind")
         if kind not in KINDS:
             self.fail(path + ("kind",), f"expected one of {', '.join(KINDS)}, got {kind!r}")
         base = self.base_path(raw.get("path"), path + ("path",))
@@ -159,6 +171,38 @@ class _Checker:
             return (kind, base, includes, excludes, None, None)
         clusters = self.cluster_refs(raw.get("clusters"), path + ("clusters",))
         return (kind, base, includes, excludes, clusters, self.generator_options(raw, i, options))
+
+    def deployment(self, raw: dict, i: int, options: dict) -> tuple:
+        """``("deployment", name, model ref, cluster ref, (context, slurm_host), options)``."""
+        import re
+
+        path = ("targets", i)
+        self.mapping(raw, path, _DEPLOY_KEYS)
+        for key in ("name", "model", "cluster"):
+            if key not in raw:
+                self.fail(path, f"a deployment target needs '{key}'")
+        for key in _DEPLOY_KEYS[1:-1]:
+            if key in raw:
+                self.option_value("user", raw[key], path + (key,))  # a non-empty, trimmed string
+        name = raw["name"]
+        if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", name) or name == "all":
+            self.fail(path + ("name",), f"'{name}' is not a target name: use lowercase letters, digits and '-' "
+                      "(at most 63), not 'all'")
+        for key, pattern, what in (("namespace", r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", "a DNS label"),
+                                   ("context", r"[^\s'\"`$\\;&|<>]+", "a kube context name without spaces or "
+                                    "shell metacharacters"),
+                                   ("slurm_host", r"[A-Za-z0-9]([-A-Za-z0-9_.@]*[A-Za-z0-9])?", "a host name")):
+            if key in raw and not re.fullmatch(pattern, raw[key]):
+                self.fail(path + (key,), f"'{raw[key]}' is not {what}")
+        if "context" in raw and "slurm_host" in raw:
+            self.fail(path + ("slurm_host",), "a deployment target names a kube context or a Slurm host, not both")
+        resolved = dict(zip(OPTION_FIELDS, self.generator_options(raw, i, options, required=False)))
+        resolved.update({k: raw[k] for k in ("user", "namespace") if k in raw})
+        missing = [f for f in _REQUIRED_OPTIONS if resolved[f] is None]
+        if missing:
+            self.fail(path, f"the deployment has no {' and no '.join(missing)}: set it here or in its options")
+        where = (raw.get("context"), raw.get("slurm_host"))
+        return ("deployment", name, raw["model"], raw["cluster"], where, tuple(resolved[k] for k in OPTION_FIELDS))
 
     def base_path(self, value, path: tuple) -> str:
         import posixpath
@@ -196,7 +240,7 @@ class _Checker:
             self.fail(path, f"expected a list of cluster addresses, got {_kind(value)}")
         return tuple(value)
 
-    def generator_options(self, raw: dict, i: int, options: dict) -> tuple:
+    def generator_options(self, raw: dict, i: int, options: dict, required: bool = True) -> tuple:
         from manifesto.errors import did_you_mean
 
         path = ("targets", i, "options")
@@ -207,11 +251,15 @@ class _Checker:
             resolved = self.flatten({**_raw_sets(options), name: value}, name, (), {name: path})
         elif value in options:
             resolved = options[value]
+        elif "options" not in raw and not required:
+            return (None,) * len(OPTION_FIELDS)
         elif "options" not in raw:
             self.fail(("targets", i),
                       "model targets need render options: add `options:` or an option set named 'default'")
         else:
             self.fail(path, f"unknown option set '{value}'{did_you_mean(value, options)}")
+        if not required:
+            return resolved
         missing = [f for f, v in zip(OPTION_FIELDS, resolved) if f in _REQUIRED_OPTIONS and v is None]
         if missing:
             self.fail(path if "options" in raw else ("targets", i), f"render options lack {' and '.join(missing)}")

@@ -98,6 +98,8 @@ def _add_build(subparsers) -> None:
     p.add_argument("--cluster", action="append", default=[], metavar="C", help="only pairs for cluster C (repeatable)")
     p.add_argument("--changed-since", metavar="REV", help="only pairs whose inputs changed since git revision REV")
     _output(p, ("text", "json", "yaml"))
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="print only the summary and errors, not a line per rendered, pruned or skipped artifact")
     p.set_defaults(func=_run_build)
 
 
@@ -161,11 +163,12 @@ def _run_build(args) -> int:
     from manifesto.build_graph import api
 
     report = api.build(args.addresses, clusters=args.cluster, changed_since=args.changed_since,
-                       check=args.check, jobs=args.jobs)
+                       check=args.check, jobs=args.jobs, ui=api.ConsoleUI(quiet=getattr(args, "quiet", False)))
     if args.output != "text":
         _print(args, report.to_json())
     else:
-        for line in report.error_lines():
+        lines = report.error_lines() if args.quiet else report.work_lines() + report.error_lines()
+        for line in lines:
             print(line, file=sys.stderr)
         print(report.summary())
     return 0 if report.ok else 1

@@ -145,6 +145,8 @@ class Session:
 
         dirs, files, walked = {}, {}, {}
         for i, gen in enumerate(config["generators"]):
+            if gen[0] == "deployment":  # declared in BUILD.yaml, not found in a directory
+                continue
             base = gen[1]
             if base not in walked:
                 found = os.path.isdir(os.path.join(self.ws.root, base))
@@ -300,7 +302,7 @@ class Session:
         from manifesto.build_graph.executor import Job
 
         model, cluster = item.pair
-        return Job(item.pair, os.path.join(self.ws.root, model),
+        return Job(item.pair, os.path.join(self.ws.root, self.graph.source(model)),
                    os.path.join(self.ws.root, self.graph.clusters[cluster].path),
                    self.graph.options(model), item.context, self.graph.out_base(item.pair))
 

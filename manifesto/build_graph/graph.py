@@ -12,16 +12,40 @@ import posixpath
 
 from manifesto.build_graph.renderer import OPTION_FIELDS
 
-__all__ = ["Graph", "Target", "build_graph", "strip_suffix"]
+__all__ = ["Deployment", "Graph", "Target", "build_graph", "strip_suffix"]
+
+#: Where deployment artifacts go, below out/ (so no cluster target may have this name).
+DEPLOY_DIR = "deploy"
+
+
+class Deployment:
+    """A deployment target: one model on one cluster, where it runs, and its render options."""
+
+    __slots__ = ("name", "model", "cluster", "context", "slurm_host")
+
+    def __init__(self, name: str, model: str, cluster: str, context, slurm_host) -> None:
+        self.name, self.model, self.cluster = name, model, cluster
+        self.context, self.slurm_host = context, slurm_host
+
+    @property
+    def address(self) -> str:
+        return f"//:{self.name}"
 
 
 class Target:
-    """One file of the graph: ``//dir:name`` of ``kind`` model/cluster/routing."""
+    """One file of the graph: ``//dir:name`` of ``kind`` model/cluster/routing.
+
+    A deployment target is declared in BUILD.yaml itself: ``//:name``, and its ``path`` is
+    that address (it is no file; real paths never start with ``//``).
+    """
 
     __slots__ = ("kind", "path", "dir", "name", "gen")
 
     def __init__(self, kind: str, path: str, gen: int) -> None:
         self.kind, self.path, self.gen = kind, path, gen
+        if kind == "deployment":
+            self.dir, self.name = "", path[3:]
+            return
         self.dir = posixpath.dirname(path)
         self.name = strip_suffix(posixpath.basename(path))
 
@@ -49,6 +73,8 @@ class Graph:
         self.model_clusters: dict[str, tuple] = {}
         self.model_options: dict[str, tuple] = {}
         self.model_out: dict[str, str] = {}
+        #: deployment key (its address) -> Deployment
+        self.deployments: dict[str, Deployment] = {}
 
     def sorted_targets(self) -> list[Target]:
         return [self.targets[a] for a in sorted(self.targets)]
@@ -58,8 +84,16 @@ class Graph:
         return sorted((m, c) for m, cs in self.model_clusters.items() for c in cs)
 
     def out_base(self, pair: tuple[str, str]) -> str:
-        """``<cluster>/<model path below models/>``: the artifact path without suffix."""
+        """``<cluster>/<model path below models/>`` (a deployment: ``deploy/<name>``), the
+        artifact path below out/ without suffix."""
+        if pair[0] in self.deployments:
+            return f"{DEPLOY_DIR}/{self.deployments[pair[0]].name}"
         return f"{pair[1]}/{self.model_out[pair[0]]}"
+
+    def source(self, unit: str) -> str:
+        """The model file a pair's first member renders (itself, or a deployment's model)."""
+        dep = self.deployments.get(unit)
+        return dep.model if dep is not None else unit
 
     def address(self, path: str) -> str:
         return self.by_path[path].address
@@ -72,10 +106,14 @@ def build_graph(config: dict, files: dict, locations: dict, display: str, root: 
     """The graph for ``config`` given each generator's matched ``files``."""
     builder = _Builder(config, locations, display, root)
     for i, gen in enumerate(config["generators"]):
-        builder.add_generator(i, gen, files.get(i))
+        if gen[0] != "deployment":
+            builder.add_generator(i, gen, files.get(i))
     for i, gen in enumerate(config["generators"]):
         if gen[0] == "model":
             builder.wire_models(i, gen)
+    for i, gen in enumerate(config["generators"]):
+        if gen[0] == "deployment":
+            builder.add_deployment(i, gen)
     return builder.graph
 
 
@@ -144,6 +182,45 @@ class _Builder:
             self.graph.model_out[target.path] = out
             self.graph.model_clusters[target.path] = clusters
             self.graph.model_options[target.path] = options
+
+    def add_deployment(self, i: int, gen: tuple) -> None:
+        _, name, model_ref, cluster_ref, (context, slurm_host), options = gen
+        key = f"//:{name}"
+        if key in self.graph.targets:
+            self.fail(("targets", i, "name"), f"{key} is already a target; rename one")
+        if DEPLOY_DIR in self.graph.clusters:
+            self.fail(("targets", i), f"a cluster target is named '{DEPLOY_DIR}', which out/{DEPLOY_DIR}/ "
+                      "(where deployment artifacts go) needs; rename the cluster file")
+        model = self.one_model(model_ref, ("targets", i, "model"))
+        clusters = self.cluster_ref(cluster_ref, ("targets", i, "cluster"))
+        if len(clusters) != 1:
+            self.fail(("targets", i, "cluster"), f"{cluster_ref} names several clusters; a deployment has one")
+        cluster = clusters[0]
+        target = Target("deployment", key, i)
+        self.graph.targets[key] = target
+        self.graph.by_path[key] = target
+        self.graph.deployments[key] = Deployment(name, model, cluster, context, slurm_host)
+        self.graph.model_clusters[key] = (cluster,)
+        self.graph.model_options[key] = self.options(i, options)
+
+    def one_model(self, ref: str, where: tuple) -> str:
+        from manifesto.build_graph.addresses import match, parse_address
+        from manifesto.errors import BuildError, did_you_mean
+
+        if ref.startswith("//"):
+            try:
+                hits = match(parse_address(ref), self.graph)
+            except BuildError as exc:
+                self.fail(where, exc.message)
+        else:
+            norm = posixpath.normpath(ref)
+            hits = [self.graph.by_path[norm]] if norm in self.graph.by_path else []
+            if not hits:
+                models = [p for p, t in self.graph.by_path.items() if t.kind == "model"]
+                self.fail(where, f"'{ref}' is not a model target{did_you_mean(norm, models)}")
+        if len(hits) != 1 or hits[0].kind != "model":
+            self.fail(where, f"{ref} must name one model target")
+        return hits[0].path
 
     def cluster_names(self, i: int, refs) -> tuple:
         if refs is None:

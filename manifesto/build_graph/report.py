@@ -80,6 +80,26 @@ class Report:
             line += f"; check: {len(self.problems)} problem{'' if len(self.problems) == 1 else 's'}"
         return line
 
+    def work_lines(self, limit: int = 12) -> list[str]:
+        """What this build did, Bazel style: a line per artifact it wrote or pruned, per
+        explicitly named artifact already up to date, and per pair it found incompatible
+        (at most ``limit`` of those; the JSON output lists every reason)."""
+        if self.mode != "write":
+            return []
+        lines, skips = [], []
+        for item, status in zip(self.items, self.statuses):  # rows only where needed: a no-op stays cheap
+            if status == "rendered" or (status == "up to date" and item.explicit):
+                lines.append(f"{status:<12}{self._row(item, status)['artifact']}")
+            elif status == "skipped" and item.how != "none":  # evaluated by this build, not remembered
+                row = self._row(item, status)
+                skips.append(f"skipped     {row['model']} @ {row['cluster']}: {item.message}")
+        lines.sort(key=lambda line: line[12:])
+        lines += [f"pruned      {path}" for path in self.pruned]
+        if len(skips) > limit:
+            skips[limit:] = [f"skipped     ... and {len(skips) - limit} more incompatible pairs "
+                             "(`manifesto build --output json` lists every reason)"]
+        return lines + skips
+
     def error_lines(self) -> list[str]:
         """One line (or block) per failed pair and per check problem."""
         failed = [self.rows[i] for i, s in enumerate(self.statuses) if s == "failed"]

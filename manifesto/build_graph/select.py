@@ -3,7 +3,8 @@
 A model target selects its pairs, a cluster target every pair rendered against it,
 a routing target every pair whose last render read it. A pair is *explicit* when
 its model was named by a single-target address and its cluster by ``--cluster`` or
-a single-target address: an incompatible explicit pair is an error, not a skip.
+a single-target address, and always for a deployment target: an incompatible explicit
+pair is an error, not a skip.
 """
 
 from __future__ import annotations
@@ -41,12 +42,13 @@ def select_pairs(graph, state: dict, addresses, clusters=(), changed=None, code_
         named_clusters |= wanted
     if changed is not None:
         pairs = _changed(pairs, graph, state, changed, code_keys)
-    explicit = {p for p in pairs if p[0] in models and p[1] in named_clusters}
+    # A deployment names its one cluster itself: it cannot be skipped, only fail.
+    explicit = {p for p in pairs if (p[0] in models and p[1] in named_clusters) or p[0] in graph.deployments}
     return sorted(pairs), explicit
 
 
 def _pairs_of(target, graph) -> set:
-    if target.kind == "model":
+    if target.kind in ("model", "deployment"):
         return {(target.path, c) for c in graph.model_clusters[target.path]}
     return {(m, target.name) for m, cs in graph.model_clusters.items() if target.name in cs}
 
@@ -101,7 +103,7 @@ def _changed(pairs: set, graph, state: dict, changed: set, code_keys) -> set:
     keep = set()
     for pair in pairs:
         rec = state["pairs"].get(pair)
-        own = {pair[0], graph.clusters[pair[1]].path}
+        own = {graph.source(pair[0]), graph.clusters[pair[1]].path}
         if rec is None or rec.digests is None or not changed.isdisjoint(own.union(rec.inputs)):
             keep.add(pair)
     return keep

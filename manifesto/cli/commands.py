@@ -64,11 +64,13 @@ def register(sub) -> None:
     catalog_cmds.register(csub, add)
     completion.register(sub, add)
     manpage.register(sub, add)
-    from manifesto.cli import e2e_cmds, ops_cmds, slurm_cmds
+    from manifesto.cli import e2e_cmds, init_cmds, ops_cmds, slurm_cmds, target_cmds
 
     ops_cmds.register(sub, add)
     e2e_cmds.register(sub, add)
     slurm_cmds.register(sub, add)
+    target_cmds.register(sub, add)
+    init_cmds.register(sub, add)
 
     try:
         from manifesto.build_graph.cli import register as register_build
@@ -114,7 +116,9 @@ def _render_routing(args) -> int:
     if plan.routing is None:
         raise ResolveError(f"{args.spec} has routing disabled; there is no routing layer to render",
                            spec.where(("routing",)), "routing")
-    sys.stdout.write(render_routing(plan, *expanded_inputs(spec, cluster), k8s_objects(plan, spec, routing=True)))
+    sys.stdout.write(render_routing(plan, *expanded_inputs(spec, cluster), k8s_objects(plan, spec, routing=True),
+                                    options=opts,
+                                    routing_yaml=plan.routing.config_files[0][1] if opts.routing_profile else None))
     return 0
 
 

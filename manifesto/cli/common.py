@@ -27,6 +27,8 @@ __all__ = [
     "refuse_slurm_if_named",
     "slurm_cluster",
     "slurm_submit",
+    "target_args",
+    "target_command",
 ]
 
 
@@ -85,7 +87,10 @@ def spec_args(p: argparse.ArgumentParser, render: bool = True) -> None:
     p.add_argument("--routing-profile", help="EPP routing profile name or path (default: MANIFESTO_ROUTING_PROFILE)"
                    ).complete = CATALOG["routing"]
     p.add_argument("--idle-timeout", metavar="DURATION", help="idle-shutdown timeout, e.g. 15m or 2h")
-    p.add_argument("--no-idle-shutdown", action="store_true", help="leave the idle-shutdown controller out")
+    idle = p.add_mutually_exclusive_group()
+    idle.add_argument("--idle-shutdown", action="store_true", help="add the idle-shutdown controller even when "
+                      "the spec turns it off")
+    idle.add_argument("--no-idle-shutdown", action="store_true", help="leave the idle-shutdown controller out")
 
 
 def kube_args(p: argparse.ArgumentParser) -> None:
@@ -221,3 +226,26 @@ def slurm_submit(args) -> int:
     output = getattr(args, "output", "text")
     emit(output, {"job": job, "cluster": cluster.name}, text=lambda: print(job), names=lambda: [job])
     return 0
+
+
+# -- deployment targets -----------------------------------------------------------------
+
+def target_args(p: argparse.ArgumentParser, dry_run: bool = True) -> None:
+    """Flags of commands that take a deployment target address or out/ path."""
+    p.add_argument("--build", action="store_true", help="with a deployment target: build its out/ artifact first "
+                   "when stale (default: refuse a stale artifact)")
+    if dry_run:
+        p.add_argument("--dry-run", action="store_true", help="with a deployment target: print the kubectl or "
+                       "sbatch calls, run none")
+
+
+def target_command(args, action: str) -> int | None:
+    """Run ``action`` of ``manifesto.cli.target_cmds`` when SPEC names a deployment target
+    (an address or an out/ path); None when it is an ordinary spec."""
+    from manifesto.build_graph.deployments import is_target_ref
+
+    if not is_target_ref(getattr(args, "spec", None)):
+        return None
+    from manifesto.cli import target_cmds
+
+    return getattr(target_cmds, action)(args)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 
 from manifesto.cli.common import (info, kube, kube_args, load_cluster_for, pick_namespace, plan_for_args,
-                                  refuse_slurm_cluster, refuse_slurm_if_named, settings, slurm_submit, spec_args)
+                                  refuse_slurm_cluster, refuse_slurm_if_named, settings, slurm_submit, spec_args,
+                                  target_args, target_command)
 
 from manifesto.cli.complete import FILES, INSTANCES
 from manifesto.outputs import add_output
@@ -16,6 +17,7 @@ from manifesto.outputs import add_output
 __all__ = ["register"]
 
 _DEPLOY_USAGE = ("manifesto deploy SPEC [options]\n"
+                 "       manifesto deploy ADDR|out/deploy/NAME.yaml [--build] [--dry-run] [--context C]\n"
                  "       manifesto deploy routing SPEC [options]\n"
                  "       manifesto deploy bootstrap [--cluster C] [--namespace N]")
 
@@ -42,16 +44,20 @@ def register(sub, add) -> None:
             help="render a spec and apply it (or: deploy routing SPEC, deploy bootstrap)")
     spec_args(p)
     p.add_argument("spec_rest", nargs="?", metavar="SPEC", help=argparse.SUPPRESS)
+    target_args(p)
     p.set_defaults(func=_deploy)
 
-    p = add(sub, "servers", help="list live Manifesto instances in the namespace")
+    p = add(sub, "servers", help="list live Manifesto instances in the namespace (with ADDR: that deployment "
+            "target's status)")
+    p.add_argument("spec", nargs="?", metavar="ADDR", help="a deployment target: report in-sync, drifted or missing")
     add_output(p)
     p.add_argument("--cluster", "-c", help="cluster profile, only to refuse Slurm clusters")
     kube_args(p)
     p.set_defaults(func=_servers)
 
     p = add(sub, "stop", help="delete the live objects of an instance (interactive picker without a target)")
-    p.add_argument("spec", nargs="?", metavar="SPEC", help="model spec whose instance to stop")
+    p.add_argument("spec", nargs="?", metavar="SPEC", help="model spec (or deployment target address) whose "
+                   "instance to stop")
     p.add_argument("--instance", help="live instance ID (see `manifesto servers`)").complete = INSTANCES
     p.add_argument("--now", action="store_true", help="force-delete: --grace-period=0 --force")
     p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name")
@@ -64,6 +70,7 @@ def register(sub, add) -> None:
     spec_args(p, render=False)
     p.add_argument("--timeout", type=seconds_arg, default=3600.0, metavar="SECONDS", help="give up after this long")
     p.add_argument("--interval", type=seconds_arg, default=5.0, help=argparse.SUPPRESS)
+    target_args(p, dry_run=False)
     p.set_defaults(func=_ready)
 
 
@@ -89,13 +96,19 @@ def _file_namespace(args, env, path: str) -> str:
     import re
     from pathlib import Path
 
-    if args.namespace:
-        return args.namespace
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")  # kubectl judges the bytes
         found = set(re.findall(r"(?m)^  namespace: *['\"]?([A-Za-z0-9.-]+)", text))
     except OSError:
         found = set()
+    if args.namespace:
+        if len(found) == 1 and args.namespace not in found:
+            from manifesto.errors import OpsError
+
+            raise OpsError(f"--namespace {args.namespace}: the objects in {path} name namespace {found.pop()}; "
+                           "kubectl would apply them there and put hf-secret in another namespace. Render the "
+                           "file for that namespace (or deploy a deployment target) instead")
+        return args.namespace
     return found.pop() if len(found) == 1 else pick_namespace(args, env)
 
 
@@ -135,6 +148,9 @@ def _deploy(args) -> int:
         return _deploy_routing(args, env)
     if args.spec_rest:
         raise OpsError(f"unexpected argument '{args.spec_rest}'; deploy takes one SPEC")
+    done = target_command(args, "deploy")
+    if done is not None:
+        return done
     if load_cluster_for(args, env).platform == "slurm":
         args.test_only = False  # on Slurm, deploying is submitting the batch script
         return slurm_submit(args)
@@ -179,6 +195,9 @@ def _servers(args) -> int:
     from manifesto.ops.discovery import discover, group_by_instance
     from manifesto.ops.lifecycle import print_servers
 
+    done = target_command(args, "servers")
+    if done is not None:
+        return done
     env = settings()
     refuse_slurm_if_named(args, env, "servers")
     namespace = pick_namespace(args, env)
@@ -196,6 +215,9 @@ def _stop(args) -> int:
     env = settings()
     if args.spec and args.instance:
         raise OpsError("pass either SPEC or --instance, not both")
+    done = target_command(args, "stop")
+    if done is not None:
+        return done
     if args.spec:
         plan, _, _ = plan_for_args(args, env, "stop")
         return stop(kube(env, plan.namespace, args.context), plan.instance, now=args.now)
@@ -222,6 +244,9 @@ def _stop(args) -> int:
 def _ready(args) -> int:
     from manifesto.ops.lifecycle import wait_ready
 
+    done = target_command(args, "ready")
+    if done is not None:
+        return done
     env = settings()
     plan, _, _ = plan_for_args(args, env, "ready")
     wait_ready(kube(env, plan.namespace, args.context), plan, args.timeout, args.interval)

@@ -155,7 +155,8 @@ def raw_options(args, env: dict[str, str]) -> dict:
         "cache_root": getattr(args, "cache_root", None),
         "pre_launch": list(getattr(args, "pre_launch", None) or ()),
         "routing_profile": getattr(args, "routing_profile", None) or env.get("MANIFESTO_ROUTING_PROFILE") or None,
-        "idle_shutdown": False if getattr(args, "no_idle_shutdown", False) else None,
+        "idle_shutdown": False if getattr(args, "no_idle_shutdown", False) else (
+            True if getattr(args, "idle_shutdown", False) else None),
         "idle_timeout_minutes": _minutes(getattr(args, "idle_timeout", None)),
     }
 

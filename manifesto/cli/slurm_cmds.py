@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from manifesto.cli.common import info, slurm_cluster, slurm_submit, spec_args, verbose
+from manifesto.cli.common import info, slurm_cluster, slurm_submit, spec_args, target_args, target_command, verbose
 from manifesto.outputs import add_output
 
 __all__ = ["register"]
@@ -16,7 +16,8 @@ def register(sub, add) -> None:
     spec_args(p)
     p.add_argument("--test-only", action="store_true", help="validate with sbatch --test-only; submit nothing")
     add_output(p)
-    p.set_defaults(func=slurm_submit)
+    target_args(p)
+    p.set_defaults(func=_submit)
     p = add(ssub, "servers", help="list your Manifesto jobs")
     p.add_argument("--cluster", "-c", help="Slurm cluster profile: a path or catalog name")
     p.add_argument("--context", help="kube context used to pick a cluster profile")
@@ -27,6 +28,11 @@ def register(sub, add) -> None:
     p.add_argument("--cluster", "-c", help="Slurm cluster profile: a path or catalog name")
     p.add_argument("--context", help="kube context used to pick a cluster profile")
     p.set_defaults(func=_stop)
+
+
+def _submit(args) -> int:
+    done = target_command(args, "submit")
+    return slurm_submit(args) if done is None else done
 
 
 def _servers(args) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 
 from manifesto.errors import OpsError
 from manifesto.ops.discovery import Live, list_types, selector
@@ -15,8 +16,8 @@ from manifesto.ops.kubectl import Kube, conditions, dig, is_not_found, run
 from manifesto.resolve.names import KUEUE_QUEUE_LABEL, MANAGED_BY, MANAGED_BY_LABEL
 
 __all__ = ["SECRET", "secret_manifest", "ensure_secret", "required_apis", "check_apis", "pod_requests",
-           "check_kueue", "check_dra", "transitions", "frontend_leftovers", "apply_objects", "deploy",
-           "deploy_routing", "manifest_file", "file_diff", "file_apply"]
+           "check_kueue", "check_dra", "transitions", "frontend_leftovers", "apply_objects", "Facts", "plan_facts",
+           "object_facts", "deploy", "deploy_objects", "deploy_routing", "manifest_file", "file_diff", "file_apply"]
 
 SECRET = "hf-secret"
 QUEUE = KUEUE_QUEUE_LABEL
@@ -214,24 +215,59 @@ def _prune_frontend(kube: Kube, instance: str, frontend: str) -> None:
         _delete(kube, stale)
 
 
+@dataclass(frozen=True)
+class Facts:
+    """What deploying needs to know beyond the objects: the instance, its Kueue queue, the DRA
+    device classes it claims and its routing frontend (None: no routing)."""
+
+    instance: str
+    kueue_queue: str | None = None
+    device_classes: tuple[str, ...] = ()
+    frontend: str | None = None
+
+
+def plan_facts(plan) -> Facts:
+    dra = (plan.accelerator.device_class_name,) if plan.accelerator.backend == "dra" else ()
+    return Facts(plan.instance, plan.kueue_queue, dra, plan.routing.frontend if plan.routing is not None else None)
+
+
+def object_facts(objs: list[dict], instance: str) -> Facts:
+    """The same facts read from rendered objects (an artifact deployed as it is)."""
+    queue = next((q for o in objs if o["kind"] in WORKLOADS
+                  for q in [(o["metadata"].get("labels") or {}).get(QUEUE)] if q), None)
+    classes = sorted({r["exactly"]["deviceClassName"] for o in objs if o["kind"] == "ResourceClaimTemplate"
+                      for r in ((o.get("spec") or {}).get("spec") or {}).get("devices", {}).get("requests") or []
+                      if (r.get("exactly") or {}).get("deviceClassName")})
+    kinds = {o["kind"] for o in objs}
+    frontend = "gateway" if "Gateway" in kinds else ("standalone" if "InferencePool" in kinds else None)
+    return Facts(instance, queue, tuple(classes), frontend)
+
+
 def deploy(kube: Kube, plan, objs: list[dict], env: dict[str, str]) -> None:
     """Verify, ensure hf-secret, resolve kind transitions, apply, prune the old frontend."""
-    dra = plan.accelerator.backend == "dra"
-    check_apis(kube, required_apis(objs, plan.kueue_queue, dra))
-    if plan.kueue_queue:
-        check_kueue(kube, plan.kueue_queue, objs)
-    if dra:
-        check_dra(kube, plan.accelerator.device_class_name)
+    deploy_objects(kube, plan_facts(plan), objs, env)
+
+
+def deploy_objects(kube: Kube, facts: Facts, objs: list[dict], env: dict[str, str], text: str | None = None) -> None:
+    """:func:`deploy` from facts; ``text`` (an artifact's exact bytes) is applied instead of ``objs``."""
+    check_apis(kube, required_apis(objs, facts.kueue_queue, bool(facts.device_classes)))
+    if facts.kueue_queue:
+        check_kueue(kube, facts.kueue_queue, objs)
+    for device_class in facts.device_classes:
+        check_dra(kube, device_class)
     ensure_secret(kube, env)
     # Both kinds are listed even without an LWS in the plan: an older LWS of a role may remain.
-    live = list_types(kube, WORKLOADS, selector(plan.instance))
+    live = list_types(kube, WORKLOADS, selector(facts.instance))
     for obj, why in transitions(objs, live):
         _say(f"deleting {obj.ref} first: {why}")
         _delete(kube, [obj], "--wait=true")
-    apply_objects(kube, objs)
-    if plan.routing is not None:
-        _prune_frontend(kube, plan.instance, plan.routing.frontend)
-    _say(f"applied {len(objs)} objects of {plan.instance} to namespace {kube.namespace}")
+    if text is None:
+        apply_objects(kube, objs)
+    else:
+        sys.stdout.write(run(kube.write("apply", "-f", "-", stdin=text)).stdout)
+    if facts.frontend is not None:
+        _prune_frontend(kube, facts.instance, facts.frontend)
+    _say(f"applied {len(objs)} objects of {facts.instance} to namespace {kube.namespace}")
 
 
 def deploy_routing(kube: Kube, plan, objs: list[dict]) -> None:

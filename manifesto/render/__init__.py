@@ -34,18 +34,20 @@ def _cluster_of(spec, cluster):
 def render(spec, *, user: str, cluster=None, namespace: str = "default", **options) -> str:
     """Artifact text for ``spec`` on ``cluster``; ``options`` are Options fields (vllm_env, ...)."""
     cluster = _cluster_of(spec, cluster)
-    plan, _ = spec.resolve(cluster, _options(user, namespace, **options))
-    return artifact_text(plan, spec, cluster)[0]
+    opts = _options(user, namespace, **options)
+    plan, _ = spec.resolve(cluster, opts)
+    return artifact_text(plan, spec, cluster, opts)[0]
 
 
 def render_kubernetes(spec, *, user: str, cluster=None, namespace: str = "default", **options) -> list[dict]:
-    """The Kubernetes objects (plain dicts, in apply order) for ``spec`` on ``cluster``."""
-    from manifesto.render.k8s import objects
+    """The Kubernetes objects (plain dicts, in apply order) for ``spec`` on ``cluster``, as the
+    artifact holds them (with the artifact-digest annotation)."""
+    from manifesto.render.k8s import objects, with_digest
 
     plan, _ = spec.resolve(_cluster_of(spec, cluster), _options(user, namespace, **options))
     if plan.platform == "slurm":
         raise ValueError(f"cluster '{plan.cluster}' is a Slurm cluster; use render() for its batch script")
-    return objects(plan)
+    return with_digest(objects(plan))
 
 
 def expanded_inputs(spec, cluster) -> tuple[str, str]:
@@ -55,22 +57,31 @@ def expanded_inputs(spec, cluster) -> tuple[str, str]:
     return dump_yaml(spec.loaded.data), dump_yaml(cluster.loaded.data)
 
 
-def artifact_text(plan, spec, cluster) -> tuple[str, str]:
+def _routing_yaml(plan, options) -> str | None:
+    """The text of a --routing-profile that shaped the plan (None when it did not)."""
+    if options is None or options.routing_profile is None or plan.routing is None:
+        return None
+    return plan.routing.config_files[0][1]
+
+
+def artifact_text(plan, spec, cluster, options=None) -> tuple[str, str]:
     """(text, suffix) of ``plan`` for its platform; ``spec`` and ``cluster`` are the loaded
-    inputs, written into the provenance header and used to place a refusal in its file."""
+    inputs, written into the provenance header with the ``options`` that shaped the plan,
+    and used to place a refusal in its file."""
     model_yaml, cluster_yaml = expanded_inputs(spec, cluster)
+    header = {"options": options, "routing_yaml": _routing_yaml(plan, options)}
     if plan.platform == "slurm":
         from manifesto.errors import ResolveError
         from manifesto.render.slurm import SlurmUnsupported, render_slurm
 
         try:
-            return render_slurm(plan, model_yaml, cluster_yaml), ".sbatch"
+            return render_slurm(plan, model_yaml, cluster_yaml, **header), ".sbatch"
         except SlurmUnsupported as exc:  # point at the field in the file the refusal is about
             where = spec.where if exc.source == "spec" else cluster.where
             raise ResolveError(exc.message, where(exc.fields), exc.path) from None
     from manifesto.render.k8s import render_manifest
 
-    return render_manifest(plan, model_yaml, cluster_yaml, k8s_objects(plan, spec)), ".yaml"
+    return render_manifest(plan, model_yaml, cluster_yaml, k8s_objects(plan, spec), **header), ".yaml"
 
 
 def k8s_objects(plan, spec, routing: bool = False) -> list[dict]:

@@ -48,7 +48,7 @@ CASES = {
     ),
     "bad-kind": (
         "targets:\n  - kind: modle\n",
-        "BUILD.yaml:2:5: targets[0].kind: expected one of model, cluster, routing, got 'modle'",
+        "BUILD.yaml:2:5: targets[0].kind: expected one of model, cluster, routing, deployment, got 'modle'",
     ),
     "no-options": (
         "targets:\n  - kind: model\n    path: models\n    sources: ['**/*']\n",
@@ -61,6 +61,43 @@ CASES = {
     "two-owners": (
         HEAD + CLUSTERS + "  - kind: routing\n    path: clusters\n    sources: ['gpu.yaml']\n",
         "BUILD.yaml:9:5: targets[1].sources: clusters/gpu.yaml is already a source of targets[0]; exclude it from one of them",
+    ),
+    "deployment-unknown-model": (
+        HEAD + CLUSTERS + "  - kind: model\n    path: models\n    sources: ['**/*']\n"
+        "  - kind: deployment\n    name: d\n    model: //models/qwen:agregated\n    cluster: gpu\n",
+        "BUILD.yaml:12:5: targets[2].model: unknown target //models/qwen:agregated "
+        "(did you mean '//models/qwen:aggregated'?)",
+    ),
+    "deployment-unknown-cluster": (
+        HEAD + CLUSTERS + "  - kind: model\n    path: models\n    sources: ['**/*']\n"
+        "  - kind: deployment\n    name: d\n    model: models/qwen/aggregated.yaml\n    cluster: gppu\n",
+        "BUILD.yaml:13:5: targets[2].cluster: unknown cluster 'gppu' (did you mean 'gpu'?)",
+    ),
+    "deployment-model-is-a-cluster": (
+        HEAD + CLUSTERS + "  - kind: deployment\n    name: d\n    model: //clusters:gpu\n    cluster: gpu\n",
+        "BUILD.yaml:9:5: targets[1].model: //clusters:gpu must name one model target",
+    ),
+    "deployment-bad-name": (
+        HEAD + "  - kind: deployment\n    name: My_App\n    model: m\n    cluster: c\n",
+        "BUILD.yaml:5:5: targets[0].name: 'My_App' is not a target name: use lowercase letters, digits and '-' "
+        "(at most 63), not 'all'",
+    ),
+    "deployment-bad-context": (
+        HEAD + "  - kind: deployment\n    name: d\n    model: m\n    cluster: c\n    context: 'a; rm -rf /'\n",
+        "BUILD.yaml:8:5: targets[0].context: 'a; rm -rf /' is not a kube context name without spaces or "
+        "shell metacharacters",
+    ),
+    "deployment-no-cluster": (
+        HEAD + "  - kind: deployment\n    name: d\n    model: m\n",
+        "BUILD.yaml:4:5: targets[0]: a deployment target needs 'cluster'",
+    ),
+    "deployment-no-namespace": (
+        "targets:\n  - kind: deployment\n    name: d\n    model: m\n    cluster: c\n    user: u\n",
+        "BUILD.yaml:2:5: targets[0]: the deployment has no namespace: set it here or in its options",
+    ),
+    "deployment-unknown-key": (
+        HEAD + "  - kind: deployment\n    name: d\n    model: m\n    cluster: c\n    contxt: x\n",
+        "BUILD.yaml:8:5: targets[0].contxt: unknown key 'contxt' (did you mean 'context'?)",
     ),
     "yaml-syntax": (
         "targets: [\n",

@@ -172,9 +172,36 @@ def test_a_progress_line_is_drawn_only_on_a_terminal(run):
     os.close(master)
     assert stdout == b"8 rendered, 0 up to date, 4 skipped, 0 failed\n"
     assert b"\r\x1b[K[ 1/12] //models/qwen:aggregated @ gpu" in terminal
-    assert terminal.endswith(b"\r\x1b[K")
+    # The progress line is erased, then the build names its work on lines that stay.
+    progress, _, after = terminal.rpartition(b"\r\x1b[K")
+    assert progress and after.startswith(b"rendered    out/gpu/qwen/aggregated.yaml")
+    assert b"\x1b" not in after
     run("clean")
-    assert run("build").stderr == ""  # not a terminal: no progress
+    assert "\x1b" not in run("build").stderr  # not a terminal: no progress
+
+
+def test_build_names_its_work_and_q_keeps_quiet(run):
+    proc = run("build")
+    lines = proc.stderr.splitlines()
+    assert [line for line in lines if line.startswith("rendered")] == [
+        "rendered    out/gpu/qwen/aggregated.yaml", "rendered    out/gpu/qwen/laguna.yaml",
+        "rendered    out/gpu/wide/1p1d.yaml", "rendered    out/gpu/wide/2p1d.yaml",
+        "rendered    out/hopper/qwen/aggregated.yaml", "rendered    out/slurm/qwen/aggregated.sbatch",
+        "rendered    out/slurm/wide/1p1d.sbatch", "rendered    out/slurm/wide/2p1d.sbatch"]
+    assert len([line for line in lines if line.startswith("skipped     //")]) == 4
+    assert run("build").stderr == ""  # nothing done: nothing to name
+    assert run("build", "//models/qwen:aggregated", "--cluster", "gpu").stderr == \
+        "up to date  out/gpu/qwen/aggregated.yaml\n"
+    (run.root / "models/qwen/aggregated.yaml").write_text("release: qwen-2\n")
+    (run.root / "models/wide/2p1d.yaml").unlink()
+    quiet = run("build", "-q")
+    assert (quiet.stderr, quiet.stdout) == ("", "3 rendered, 3 up to date, 3 skipped, 0 failed, 2 pruned\n")
+    (run.root / "models/qwen/aggregated.yaml").write_text("release: qwen-3\n")
+    loud = run("build")
+    assert loud.stderr.splitlines() == ["rendered    out/gpu/qwen/aggregated.yaml",
+                                        "rendered    out/hopper/qwen/aggregated.yaml",
+                                        "rendered    out/slurm/qwen/aggregated.sbatch"]
+    assert run("build", "--output", "json").stderr == ""
 
 
 def test_the_main_cli_mounts_the_build_commands(run):

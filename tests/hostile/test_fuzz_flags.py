@@ -13,7 +13,6 @@ import io
 import os
 import signal
 import traceback
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings

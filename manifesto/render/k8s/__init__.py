@@ -11,7 +11,11 @@ from manifesto.render.k8s.sidecars import dcgm_configmap
 from manifesto.render.k8s.validity import check_objects
 from manifesto.yamlemit import dump_all
 
-__all__ = ["objects", "routing_only", "render_manifest", "render_routing"]
+__all__ = ["DIGEST_ANNOTATION", "objects", "routing_only", "render_manifest", "render_routing", "with_digest"]
+
+#: Every object of an artifact carries the digest of the artifact's objects (before this
+#: annotation), so `manifesto status` can tell a live object applied from it from one changed since.
+DIGEST_ANNOTATION = "manifesto.llm-d.ai/artifact-digest"
 
 
 def _model_account(plan) -> list[dict]:
@@ -68,11 +72,28 @@ def routing_only(plan) -> list[dict]:
     return check_objects([*r["rbac"], *r["ConfigMap"], *r["Service"], *r["pool"], *r["Deployment"], *r["frontend"]])
 
 
-def render_manifest(plan, model_yaml: str, cluster_yaml: str, objs: list[dict] | None = None) -> str:
+def with_digest(objs: list[dict]) -> list[dict]:
+    """``objs`` with :data:`DIGEST_ANNOTATION` set to the digest of their YAML."""
+    import hashlib
+
+    value = "sha256:" + hashlib.sha256(dump_all(objs).encode()).hexdigest()[:32]
+    out = []
+    for obj in objs:
+        metadata = dict(obj["metadata"])
+        metadata["annotations"] = {**(metadata.get("annotations") or {}), DIGEST_ANNOTATION: value}
+        out.append({**obj, "metadata": metadata})
+    return out
+
+
+def render_manifest(plan, model_yaml: str, cluster_yaml: str, objs: list[dict] | None = None, options=None,
+                    routing_yaml=None) -> str:
     objs = objects(plan) if objs is None else objs
-    return provenance_header("render manifest", model_yaml, cluster_yaml) + dump_all(objs)
+    header = provenance_header("render manifest", model_yaml, cluster_yaml, options=options, routing_yaml=routing_yaml)
+    return header + dump_all(with_digest(objs))
 
 
-def render_routing(plan, model_yaml: str, cluster_yaml: str, objs: list[dict] | None = None) -> str:
+def render_routing(plan, model_yaml: str, cluster_yaml: str, objs: list[dict] | None = None, options=None,
+                   routing_yaml=None) -> str:
     objs = routing_only(plan) if objs is None else objs
-    return provenance_header("render routing", model_yaml, cluster_yaml) + dump_all(objs)
+    header = provenance_header("render routing", model_yaml, cluster_yaml, options=options, routing_yaml=routing_yaml)
+    return header + dump_all(with_digest(objs))

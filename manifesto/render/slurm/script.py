@@ -216,7 +216,8 @@ def _routed(plan) -> list[str]:
     envoy_text = dump_yaml(envoy_config(s.port, EPP_GRPC_PORT, plan.routing_sizing.envoy_buffer_limit))
     body += [
         "",
-        f"# Endpoint picker policy ({plan.routing.profile_source}) plus file discovery of the endpoints above.",
+        f"# Endpoint picker policy ({_policy_source(plan.routing.profile_source)}) plus file discovery of the "
+        "endpoints above.",
         *_heredoc("MANIFESTO_EPP_CONFIG", "MANIFESTO_EPP", epp_text),
         f'printf \'%s\' "${{MANIFESTO_EPP_CONFIG//{rtg.ROUTER_DIR_TOKEN}/$MANIFESTO_ROUTER_DIR}}" '
         f'> "$MANIFESTO_ROUTER_DIR/epp/{epp_name}"',
@@ -331,7 +332,12 @@ def _router_steps(plan, het: bool) -> list[str]:
     return out
 
 
-def render_slurm(plan, model_yaml: str, cluster_yaml: str) -> str:
+def _policy_source(source: str) -> str:
+    """Where the EPP policy came from, without a file path (the header inlines that file)."""
+    return "the --routing-profile file" if source.startswith("--routing-profile") else source
+
+
+def render_slurm(plan, model_yaml: str, cluster_yaml: str, options=None, routing_yaml=None) -> str:
     """The complete sbatch script for a Slurm-platform Plan."""
     check_plan(plan)
     if plan.routing is None and len(plan.roles) != 1:
@@ -342,6 +348,7 @@ def render_slurm(plan, model_yaml: str, cluster_yaml: str) -> str:
     lines = _routed(plan) if plan.routing is not None else _direct(plan)
     directives = [line for line in lines if line.startswith("#SBATCH")]
     rest = lines[len(directives):]
-    head = ["#!/bin/bash", provenance_header("render manifest", model_yaml, cluster_yaml).rstrip("\n"),
+    head = ["#!/bin/bash", provenance_header("render manifest", model_yaml, cluster_yaml, options=options,
+                                              routing_yaml=routing_yaml).rstrip("\n"),
             *directives, *_notes(plan)]
     return "\n".join(head + rest) + "\n"

@@ -1,0 +1,53 @@
+"""``manifesto init [DIR]``: scaffold a workspace of one's own (see ``manifesto.scaffold``)."""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["register"]
+
+
+def register(sub, add) -> None:
+    from manifesto.cli.completion import CATALOG
+
+    p = add(sub, "init", help="scaffold a workspace: BUILD.yaml with a deployment target, models/, clusters/, "
+            ".gitignore and a CI workflow")
+    p.add_argument("directory", nargs="?", default=".", metavar="DIR", help="where to create it (default: .)")
+    p.add_argument("--model", default="qwen/qwen3-0.6b", help="model spec to start from: a path or catalog name "
+                   "(default: qwen/qwen3-0.6b)").complete = CATALOG["models"]
+    p.add_argument("--cluster", "-c", default="example-gb200", help="cluster profile to start from: a path or "
+                   "catalog name, e.g. your private one (default: example-gb200)").complete = CATALOG["clusters"]
+    p.add_argument("--user", help="user of the deployment target (default: $USER)")
+    p.add_argument("--namespace", "-n", default="default", help="namespace of the deployment target (default: default)")
+    p.add_argument("--context", help="kube context the deployment target belongs to (default: the current one, "
+                   "else the cluster's name)")
+    p.set_defaults(func=_init)
+
+
+def _init(args) -> int:
+    import re
+    from pathlib import Path
+
+    from manifesto.catalog import find
+    from manifesto.cli import settings as cli_settings
+    from manifesto.load import load_model_data
+    from manifesto.scaffold import workspace_files, write_workspace
+    from manifesto.yamlemit import dump_yaml
+
+    env = cli_settings.settings()
+    model_path = find("models", args.model)
+    cluster_path = find("clusters", args.cluster)
+    user = args.user or re.sub(r"[^a-z0-9-]+", "-", cli_settings.current_user(None, env).lower()).strip("-")
+    cluster_name = Path(cluster_path).name.removesuffix(".yaml")
+    context = args.context or cli_settings.kube_context(None) or cluster_name
+    model_name = Path(model_path).name.removesuffix(".yaml")
+    files = workspace_files(model_name, dump_yaml(load_model_data(model_path).data), cluster_name,
+                            Path(cluster_path).read_text(encoding="utf-8"), user=user or "user",
+                            namespace=args.namespace, context=context)
+    written = write_workspace(args.directory, files)
+    for rel in written:
+        print(f"wrote {Path(args.directory) / rel}", file=sys.stderr)
+    name = re.search(r"(?m)^    name: (\S+)$", files["BUILD.yaml"]).group(1)
+    where = "" if args.directory == "." else f"cd {args.directory} && "
+    print(f"next: {where}manifesto build && manifesto deploy //:{name} --dry-run", file=sys.stderr)
+    return 0

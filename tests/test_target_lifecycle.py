@@ -1,0 +1,209 @@
+"""Deployment targets end to end against the fake kubectl: build, deploy, diff, status, stop
+from out/, with the wrong-context and stale-artifact refusals and drift detection."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from manifesto.cli import main
+
+from kubefake import FAKE, TOKEN, FakeCluster, install
+
+pytestmark = pytest.mark.integration  # every test here starts processes
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = """\
+options:
+  default: {user: ci, namespace: ci}
+targets:
+  - kind: cluster
+    path: clusters
+    sources: ["*.yaml"]
+  - kind: model
+    path: models
+    sources: ["**/*.yaml"]
+  - kind: deployment
+    name: qwen-demo
+    model: //models/qwen:qwen3-0.6b
+    cluster: lab
+    namespace: demo
+    user: alice
+    context: lab-admin
+"""
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch, capsys) -> FakeCluster:
+    return FakeCluster(install(tmp_path, monkeypatch, FAKE.read_text()), capsys, main)
+
+
+@pytest.fixture
+def ws(fake, tmp_path, monkeypatch) -> Path:
+    root = tmp_path / "ws"
+    (root / "models/qwen").mkdir(parents=True)
+    (root / "clusters").mkdir()
+    (root / "BUILD.yaml").write_text(BUILD)
+    (root / "models/qwen/qwen3-0.6b.yaml").write_text((ROOT / "models/qwen/qwen3-0.6b.yaml").read_text())
+    (root / "clusters/lab.yaml").write_text((ROOT / "clusters/example-gb200.yaml").read_text()
+                                            .replace("name: example-gb200", "name: lab"))
+    monkeypatch.chdir(root)
+    fake.configure(current_context="lab-admin")
+    assert fake.run("build", "//:qwen-demo")[0] == 0
+    return root
+
+
+def _live(fake, kind: str, name: str) -> dict:
+    return next(o for o in fake.state["objects"] if o["kind"] == kind and o["metadata"]["name"] == name)
+
+
+def test_deploy_applies_exactly_the_artifact_bytes(fake, ws):
+    rc, out, err = fake.run("deploy", "//:qwen-demo")
+    assert rc == 0, err
+    text = (ws / "out/deploy/qwen-demo.yaml").read_text()
+    applies = [c for c in fake.calls() if "apply" in c["argv"]]
+    secret, manifest = applies
+    assert secret["argv"] == ["--context", "lab-admin", "-n", "demo", "apply", "-f", "-"]
+    assert json.loads(secret["stdin"])["stringData"] == {"HF_TOKEN": TOKEN}
+    assert manifest["argv"] == ["--context", "lab-admin", "-n", "demo", "apply", "-f", "-"]
+    assert manifest["stdin"] == text
+    assert TOKEN not in text and all(TOKEN not in " ".join(c["argv"]) for c in fake.calls())
+    assert _live(fake, "Deployment", "qwen3-0-6b-decode")["metadata"]["namespace"] == "demo"
+    assert _live(fake, "Deployment", "qwen3-0-6b-decode")["metadata"]["labels"]["llm-d.ai/owner"] == "alice"
+
+
+def test_the_out_path_names_the_same_target(fake, ws):
+    rc, _, err = fake.run("deploy", "out/deploy/qwen-demo.yaml")
+    assert rc == 0, err
+    assert fake.run("status", str(ws / "out/deploy/qwen-demo.yaml"))[0] == 0
+
+
+def test_status_reports_missing_in_sync_and_drifted(fake, ws):
+    rc, out, _ = fake.run("status", "//:qwen-demo")
+    assert rc == 1 and out.startswith("//:qwen-demo  missing  (qwen3-0-6b in namespace demo, context lab-admin")
+    fake.run("deploy", "//:qwen-demo")
+    rc, out, _ = fake.run("status", "//:qwen-demo")
+    assert rc == 0 and out.startswith("//:qwen-demo  in-sync")
+    assert "drifted" not in out and "missing" not in out
+
+    # Someone edits a live object: the digest still matches, the content does not.
+    state = fake.state
+    live = next(o for o in state["objects"] if o["kind"] == "Deployment" and o["metadata"]["name"] == "qwen3-0-6b-decode")
+    live["spec"]["replicas"] = 3
+    fake._write(state)
+    rc, out, _ = fake.run("status", "//:qwen-demo", "-o", "json")
+    report = json.loads(out)
+    assert rc == 1 and report["status"] == "drifted"
+    drifted = [o for o in report["objects"] if o["status"] != "in-sync"]
+    assert drifted == [{"kind": "Deployment", "name": "qwen3-0-6b-decode", "status": "drifted",
+                        "detail": "spec.replicas differs"}]
+    rc, out, _ = fake.run("servers", "//:qwen-demo")
+    assert rc == 1 and out.startswith("//:qwen-demo  drifted")
+    assert fake.run("diff", "//:qwen-demo")[0] == 1
+
+
+def test_an_object_applied_from_another_artifact_is_drifted(fake, ws):
+    fake.run("deploy", "//:qwen-demo")
+    state = fake.state
+    live = next(o for o in state["objects"] if o["kind"] == "Service")
+    live["metadata"]["annotations"]["manifesto.llm-d.ai/artifact-digest"] = "sha256:0000"
+    fake._write(state)
+    rc, out, _ = fake.run("status", "//:qwen-demo")
+    assert rc == 1 and f"Service/{live['metadata']['name']}" in out
+    assert "applied from another artifact (sha256:0000)" in out
+
+
+def test_diff_is_clean_after_deploy(fake, ws):
+    assert fake.run("diff", "//:qwen-demo")[0] == 1
+    fake.run("deploy", "//:qwen-demo")
+    fake.reset_log()
+    rc, _, err = fake.run("diff", "//:qwen-demo")
+    assert rc == 0 and "no differences" in err
+    assert fake.argvs() == [["config", "current-context"],
+                            ["--context", "lab-admin", "-n", "demo", "diff", "-f", str(ws / "out/deploy/qwen-demo.yaml")]]
+
+
+def test_the_wrong_context_is_refused_before_any_change(fake, ws):
+    fake.configure(current_context="prod-admin")
+    fake.reset_log()
+    for command in ("deploy", "diff", "status", "stop"):
+        rc, _, err = fake.run(command, "//:qwen-demo")
+        assert rc == 1
+        assert err == ("error: //:qwen-demo belongs to kube context 'lab-admin', but the current kube context is "
+                       "'prod-admin'; switch with `kubectl config use-context lab-admin` or pass --context lab-admin\n")
+    assert all(c["argv"][:2] == ["config", "current-context"] for c in fake.calls())
+    rc, _, err = fake.run("deploy", "//:qwen-demo", "--context", "other")
+    assert rc == 1 and "but --context is 'other'" in err
+    rc, _, err = fake.run("deploy", "//:qwen-demo", "--context", "lab-admin")
+    assert rc == 0, err
+
+
+def test_a_stale_artifact_is_refused_with_the_fix(fake, ws):
+    spec = ws / "models/qwen/qwen3-0.6b.yaml"
+    spec.write_text(spec.read_text().replace("max_model_len: 8192", "max_model_len: 4096"))
+    fake.reset_log()
+    rc, _, err = fake.run("deploy", "//:qwen-demo")
+    assert rc == 1
+    assert err == ("error: out/deploy/qwen-demo.yaml: stale: its inputs changed since it was built; run "
+                   "`manifesto build //:qwen-demo` first (or pass --build to build it now)\n")
+    assert fake.calls() == []
+    rc, _, err = fake.run("deploy", "//:qwen-demo", "--build")
+    assert rc == 0, err
+    assert "#     max_model_len: 4096\n" in (ws / "out/deploy/qwen-demo.yaml").read_text()
+    assert "max_model_len: 4096" in next(c["stdin"] for c in fake.calls() if c["argv"][-3:] == ["apply", "-f", "-"]
+                                         and "kind: Deployment" in (c["stdin"] or ""))
+
+
+def test_a_hand_edited_artifact_is_refused(fake, ws):
+    path = ws / "out/deploy/qwen-demo.yaml"
+    path.write_text(path.read_text().replace("namespace: demo", "namespace: other"))
+    rc, _, err = fake.run("deploy", "//:qwen-demo")
+    assert rc == 1 and "out/deploy/qwen-demo.yaml: hand-edited" in err
+
+
+def test_dry_run_prints_the_calls_and_runs_none(fake, ws):
+    fake.reset_log()
+    rc, out, _ = fake.run("deploy", "//:qwen-demo", "--dry-run")
+    assert rc == 0
+    assert out == ("kubectl --context lab-admin -n demo apply -f -  # stdin: Secret hf-secret from $HF_TOKEN\n"
+                   "kubectl --context lab-admin -n demo apply -f - < out/deploy/qwen-demo.yaml\n")
+    assert [c["argv"] for c in fake.calls()] == [["config", "current-context"]]
+
+
+def test_stop_deletes_the_target_instance(fake, ws):
+    fake.run("deploy", "//:qwen-demo")
+    rc, _, err = fake.run("stop", "//:qwen-demo")
+    assert rc == 0, err
+    assert [o for o in fake.state["objects"] if o["kind"] != "Secret"] == []
+    rc, out, _ = fake.run("status", "//:qwen-demo")
+    assert rc == 1 and out.startswith("//:qwen-demo  missing")
+
+
+def test_target_flags_that_the_target_fixes_are_refused(fake, ws):
+    rc, _, err = fake.run("deploy", "//:qwen-demo", "--namespace", "x")
+    assert rc == 1 and err.startswith("error: --namespace: //:qwen-demo is a deployment target")
+
+
+def test_a_model_address_or_matrix_artifact_is_not_deployable(fake, ws):
+    rc, _, err = fake.run("deploy", "//models/qwen:qwen3-0.6b")
+    assert rc == 1 and "is a model target, not a deployment target (deployment targets: //:qwen-demo)" in err
+    fake.run("build", "//models/qwen:qwen3-0.6b", "--cluster", "lab")
+    rc, _, err = fake.run("deploy", "out/lab/qwen/qwen3-0.6b.yaml")
+    assert rc == 1 and "is a matrix artifact of the build" in err
+
+
+def test_ready_waits_for_the_target_plan(fake, ws):
+    fake.run("deploy", "//:qwen-demo")
+    rc, _, err = fake.run("ready", "//:qwen-demo", "--timeout", "0")
+    assert rc == 1
+    assert err == "error: qwen3-0-6b not ready after 0s: role decode: 0/1 pods ready\n"
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "qwen3-0-6b-decode-0", "namespace": "demo",
+                        "labels": {**_live(fake, "Deployment", "qwen3-0-6b-decode")["spec"]["template"]["metadata"]
+                                   ["labels"]}},
+           "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+    fake.seed(pod)
+    rc, _, err = fake.run("ready", "//:qwen-demo", "--timeout", "0")
+    assert rc == 0 and "qwen3-0-6b is ready" in err
