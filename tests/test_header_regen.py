@@ -83,7 +83,7 @@ def test_every_option_is_in_the_header(cluster, tmp_path):
 
     routing = REPO / "routing" / sorted(p.name for p in (REPO / "routing").glob("*.yaml"))[0]
     args = ["render", "manifest", str(REPO / "models" / "qwen" / "qwen3-0.6b-pd.yaml"), "--cluster", cluster,
-            "--user", "o'brien", "--namespace", "team-a", "--routing-profile", str(routing),
+            "--user", "o.brien", "--namespace", "team-a", "--routing-profile", str(routing),
             "--pre-launch", "echo \"$HOSTNAME\" && ls -l"]
     if cluster == "example-gb200":
         args += ["--idle-timeout", "2h"]

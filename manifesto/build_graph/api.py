@@ -140,7 +140,9 @@ def artifact_for(address_or_path: str, cluster: str, *, root=None, renderer=None
 
     targets = list_targets([address_or_path], root=root)
     if len(targets) != 1 or targets[0].kind != "model":
-        raise BuildError(f"{address_or_path}: expected one model target")
+        found = (f"names {len(targets)} targets" if len(targets) != 1
+                 else f"names a {targets[0].kind} target")
+        raise BuildError(f"'{address_or_path}' {found}; expected one model target")
     report = build([targets[0].address], clusters=[cluster], root=root, renderer=renderer, ui=ui)
     item, row = report.items[0], report.rows[0]
     if item.status == "skipped":

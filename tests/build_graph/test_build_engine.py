@@ -91,7 +91,7 @@ def test_artifact_for_an_incompatible_pair_raises(tree):
     assert str(info.value) == "wide/1p1d.yaml: the spec pins accelerator 'gb200' but cluster 'hopper' offers h200"
     with pytest.raises(BuildError) as info:
         api.artifact_for("//models/wide:", "gpu", root=tree, renderer="fake_renderer", ui=Recorder())
-    assert str(info.value) == "//models/wide:: expected one model target"
+    assert str(info.value) == "'//models/wide:' names 2 targets; expected one model target"
 
 
 def test_a_renderer_bug_fails_its_pair_with_the_traceback(tree):
