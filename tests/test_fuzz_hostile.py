@@ -115,7 +115,7 @@ def check_slurm(text: str, work: Path) -> None:
 def isolated(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         for name in list(os.environ):
-            if name.startswith("MANIFESTO_"):
+            if name.startswith("MANIFESTO_") and name != "MANIFESTO_SHARED_DIR":
                 mp.delenv(name)
         mp.setenv("MANIFESTO_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
         mp.setenv("MANIFESTO_NO_CACHE", "1")

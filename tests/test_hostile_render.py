@@ -24,10 +24,8 @@ COMMANDS = [("config", "validate"), ("render", "manifest")]
 
 @pytest.fixture
 def scratch(tmp_path, monkeypatch):
-    """A working directory with no user catalog, no render cache and no ambient MANIFESTO_* settings."""
-    for name in list(os.environ):
-        if name.startswith("MANIFESTO_"):
-            monkeypatch.delenv(name)
+    """A working directory with no user catalog and no render cache (the autouse isolated_env
+    already drops ambient MANIFESTO_* settings, keeping the kits' MANIFESTO_SHARED_DIR)."""
     monkeypatch.setenv("MANIFESTO_CONFIG_HOME", str(tmp_path / "config-home"))
     monkeypatch.setenv("MANIFESTO_NO_CACHE", "1")
     monkeypatch.setenv("USER", "tester")
@@ -78,7 +76,7 @@ SUBPROCESS_SAMPLE = ("release-makes-names-too-long", "raw-arg-semicolon", "nul-i
 @pytest.mark.integration
 @pytest.mark.parametrize("case", [c for c in REFUSED if c.id in SUBPROCESS_SAMPLE], ids=SUBPROCESS_SAMPLE)
 def test_refused_in_a_real_process(case, scratch):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MANIFESTO_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MANIFESTO_") or k == "MANIFESTO_SHARED_DIR"}
     env.update(MANIFESTO_CONFIG_HOME=str(scratch / "home"), MANIFESTO_NO_CACHE="1", **case.env)
     proc = kit.run_cli("render", "manifest", *arguments(case, scratch), cwd=scratch, env=env)
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", case.expected + "\n")
