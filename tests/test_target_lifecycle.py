@@ -80,6 +80,13 @@ def test_the_out_path_names_the_same_target(fake, ws):
     assert fake.run("status", str(ws / "out/deploy/qwen-demo.yaml"))[0] == 0
 
 
+def test_an_address_without_its_leading_slashes_names_the_target(fake, ws):
+    rc, _, err = fake.run("deploy", ":qwen-demo")
+    assert rc == 0, err
+    rc, out, err = fake.run("status", ":qwen-demo")
+    assert rc == 0, err
+
+
 def test_status_reports_missing_in_sync_and_drifted(fake, ws):
     rc, out, _ = fake.run("status", "//:qwen-demo")
     assert rc == 1 and out.startswith("//:qwen-demo  missing  (qwen3-0-6b in namespace demo, context lab-admin")

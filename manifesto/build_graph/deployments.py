@@ -38,11 +38,21 @@ class TargetArtifact:
         return "slurm" if self.rel.endswith(".sbatch") else "kubernetes"
 
 
+def _as_address(ref: str) -> str | None:
+    """``ref`` as a build address: ``//...`` as written, or one written without its leading
+    ``//`` (``:NAME``, ``models/qwen:NAME``) when no file of that name exists."""
+    if ref.startswith("//"):
+        return ref
+    if ":" in ref and not os.path.exists(ref):
+        return "//" + ref.removeprefix("./")
+    return None
+
+
 def is_target_ref(ref: str | None) -> bool:
     """Whether ``ref`` names a build target (``//...``) or a file below a workspace's out/."""
     if not ref:
         return False
-    if ref.startswith("//"):
+    if _as_address(ref) is not None:
         return True
     return _out_path(ref) is not None
 
@@ -66,8 +76,9 @@ def _out_path(ref: str):
 
 def _address_of(ref: str) -> tuple[str, str | None]:
     """(address, workspace root or None for the working directory's) of ``ref``."""
-    if ref.startswith("//"):
-        return ref, None
+    address = _as_address(ref)
+    if address is not None:
+        return address, None
     ws, rel = _out_path(ref)
     from manifesto.build_graph.graph import DEPLOY_DIR
 
