@@ -24,7 +24,7 @@ from pathlib import Path
 from _timing import RUNS, baseline, measure, report
 
 REPO = Path(__file__).resolve().parent.parent
-FAKE_DIR = REPO / "tests" / "build"
+FAKE_DIR = REPO / "tests" / "build_graph"
 BUDGETS = {"no-op": 4.0}
 
 
