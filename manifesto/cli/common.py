@@ -63,18 +63,21 @@ def add(sub, name: str, **kwargs):
     return sub.add_parser(name, formatter_class=formatter(), **kwargs)
 
 
-def spec_args(p: argparse.ArgumentParser, render: bool = True) -> None:
+def spec_args(p: argparse.ArgumentParser, render: bool = True, *,
+              context_help: str = "kube context used to pick a cluster profile and namespace",
+              namespace_help: str = "namespace (default: MANIFESTO_NAMESPACE or the kube context's)") -> None:
     """SPEC and the options that pick a cluster, identity and namespace; with ``render``, the
-    options that change what is rendered."""
+    options that change what is rendered. A command whose --context or --namespace means more
+    (``test e2e``) passes its own help for them."""
     from manifesto.cli.completion import CATALOG
 
     p.add_argument("spec", metavar="SPEC", help="model spec: a path or a catalog name such as qwen/aggregated"
                    ).complete = CATALOG["models"]
     p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name "
                    "(default: MANIFESTO_CLUSTER or the kube context)").complete = CATALOG["clusters"]
-    p.add_argument("--context", help="kube context used to pick a cluster profile and namespace")
+    p.add_argument("--context", help=context_help)
     p.add_argument("--user", help="user for identity, labels and paths (default: $USER)")
-    p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
+    p.add_argument("--namespace", "-n", help=namespace_help)
     p.add_argument("--accelerator", help="accelerator profile of the cluster (default: spec, then cluster default)"
                    ).complete = "accelerators"
     if not render:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from manifesto.cli.common import kube, load_cluster_for, refuse_slurm_cluster, settings
+from manifesto.cli.common import kube, load_cluster_for, refuse_slurm_cluster, settings, spec_args
 
 __all__ = ["register"]
 
@@ -21,16 +21,9 @@ def register(sub, add) -> None:
     tsub.required = True
     p = add(tsub, "e2e", help="deploy a spec into a fresh namespace, send /v1/models and /v1/completions "
                               "from an unprivileged Job, then delete the namespace")
-    p.add_argument("spec", metavar="SPEC", help="model spec: a path or a catalog name such as qwen/aggregated"
-                   ).complete = CATALOG["models"]
-    p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name "
-                   "(default: MANIFESTO_CLUSTER or the kube context)").complete = CATALOG["clusters"]
-    p.add_argument("--context", help="kube context passed to kubectl and used to pick a cluster profile")
-    p.add_argument("--user", help="user for identity, labels and paths (default: $USER)")
-    p.add_argument("--namespace", "-n", help="namespace to create; it must not exist "
-                   "(default: manifesto-e2e-RELEASE-RANDOM)")
-    p.add_argument("--accelerator", help="accelerator profile of the cluster (default: spec, then cluster default)"
-                   ).complete = "accelerators"
+    spec_args(p, render=False,
+              context_help="kube context passed to kubectl and used to pick a cluster profile",
+              namespace_help="namespace to create; it must not exist (default: manifesto-e2e-RELEASE-RANDOM)")
     p.add_argument("--routing-profile", help="EPP routing profile name or path (default: MANIFESTO_ROUTING_PROFILE)"
                    ).complete = CATALOG["routing"]
     p.add_argument("--vllm-env", help="absolute path of an existing vllm-envs worktree to test; keeps the "
