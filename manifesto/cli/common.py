@@ -136,13 +136,14 @@ def load_pair(args):
     return spec, cluster, cli_settings.options(args, env)
 
 
-def plan_for_args(args, env, command: str):
-    """(plan, spec, cluster) of a Kubernetes cluster; Slurm clusters are refused."""
+def plan_for_args(args, env, command: str, cluster=None):
+    """(plan, spec, cluster) of a Kubernetes cluster; Slurm clusters are refused. ``cluster``:
+    the profile the caller already loaded with ``load_cluster_for``."""
     from manifesto.cli import settings as cli_settings
     from manifesto.service import plan_for
     from manifesto.spec import load_spec
 
-    cluster = load_cluster_for(args, env)
+    cluster = cluster or load_cluster_for(args, env)
     refuse_slurm_cluster(cluster, command)
     spec = load_spec(args.spec, cluster)
     plan, _ = plan_for(spec, cluster, cli_settings.options(args, env))
@@ -198,24 +199,26 @@ def refuse_slurm_if_named(args, env, command: str) -> None:
 
 # -- Slurm ------------------------------------------------------------------------------
 
-def slurm_cluster(args):
-    """The cluster --cluster (or the settings) names; anything but a Slurm cluster is refused."""
+def slurm_cluster(args, cluster=None):
+    """The cluster --cluster (or the settings) names (``cluster``: already loaded); anything but a
+    Slurm cluster is refused."""
     from manifesto.errors import OpsError
 
-    cluster = load_cluster_for(args, settings())
+    cluster = cluster or load_cluster_for(args, settings())
     if cluster.platform != "slurm":
         raise OpsError(f"cluster '{cluster.name}' is not a Slurm cluster (platform: {cluster.platform})")
     return cluster
 
 
-def slurm_submit(args) -> int:
-    """Render (through the render cache) and submit; the job ID goes to stdout (-o json: an object)."""
+def slurm_submit(args, cluster=None) -> int:
+    """Render (through the render cache) and submit; the job ID goes to stdout (-o json: an object).
+    ``cluster``: the profile the caller already loaded."""
     import sys
 
     from manifesto.ops import slurm
     from manifesto.outputs import emit
 
-    cluster = slurm_cluster(args)
+    cluster = slurm_cluster(args, cluster)
     text, _ = render_cached(args)
     s = cluster.profile.slurm
     proc = slurm.run(slurm.submit_call(text, s.ssh_host if s else None, args.test_only), trace=verbose())

@@ -151,13 +151,14 @@ def _deploy(args) -> int:
     done = target_command(args, "deploy")
     if done is not None:
         return done
-    if load_cluster_for(args, env).platform == "slurm":
+    cluster = load_cluster_for(args, env)
+    if cluster.platform == "slurm":
         args.test_only = False  # on Slurm, deploying is submitting the batch script
-        return slurm_submit(args)
+        return slurm_submit(args, cluster)
     from manifesto.ops.deploy import deploy
     from manifesto.render import k8s_objects
 
-    plan, spec, _ = plan_for_args(args, env, "deploy")
+    plan, spec, _ = plan_for_args(args, env, "deploy", cluster)
     deploy(kube(env, plan.namespace, args.context), plan, k8s_objects(plan, spec), env)
     return 0
 
