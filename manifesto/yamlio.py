@@ -118,7 +118,6 @@ def file_problem(path: str | Path) -> str | None:
     """Why ``path`` is not a readable regular file ("file not found", "symlink loop", "is a
     directory", ...), or None when it is one."""
     import errno
-    import os
     import stat
 
     try:
@@ -154,8 +153,6 @@ class confined:
     ``roots`` (real paths): the build graph renders only what its workspace holds."""
 
     def __init__(self, roots) -> None:
-        import os
-
         self.roots = tuple(os.path.join(os.path.realpath(r), "") for r in roots)
 
     def __enter__(self) -> "confined":
@@ -172,8 +169,6 @@ def outside_problem(path: str | Path) -> str | None:
     """Inside ``confined``: why ``path`` may not be read (it resolves outside the roots)."""
     if not _roots:
         return None
-    import os
-
     real = os.path.realpath(path)
     if any(real.startswith(root) for root in _roots):
         return None
@@ -328,8 +323,6 @@ def _marked_error(exc, text: str, name: str) -> YamlSyntaxError:
     opened = exc.context_mark
     if exc.problem and exc.context and opened is not None and mark is not None \
             and (opened.line, opened.column) != (mark.line, mark.column):
-        import re
-
         m = re.match(r"while (?:parsing|scanning|constructing) an? (.+)$", _one_line(exc.context))
         if m:
             noun = _CONTEXT_NOUNS.get(m.group(1), f"the {m.group(1)}")
@@ -340,8 +333,6 @@ def _marked_error(exc, text: str, name: str) -> YamlSyntaxError:
 
 def _duplicate_key_error(exc, text: str, name: str) -> YamlSyntaxError:
     """Name the key as written and the line of its first definition (ruamel marks the mapping)."""
-    import re
-
     mark = exc.problem_mark or exc.context_mark
     m = re.search(r'found duplicate key "([^"]*)"', str(exc))
     key = m.group(1) if m else "?"

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["pd_sidecar_args"]
+__all__ = ["image_release", "pd_sidecar_args"]
 
 
-def _release_at_least(image: str, major: int, minor: int) -> bool:
+def image_release(image: str) -> tuple[int, int] | None:
+    """The (major, minor) of an llm-d image tagged ``:vMAJOR.MINOR...``, or None (a digest, main, ...)."""
     m = re.search(r":v(\d+)\.(\d+)", image)
-    return m is None or (int(m.group(1)), int(m.group(2))) >= (major, minor)
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def pd_sidecar_args(plan, role) -> list[str]:
@@ -17,7 +18,8 @@ def pd_sidecar_args(plan, role) -> list[str]:
     image = plan.images["llm_d.routing_sidecar"]
     lay = role.layout
     # The sidecar renamed --vllm-port to --model-server-port in v0.10.
-    port_flag = "--model-server-port" if _release_at_least(image, 0, 10) else "--vllm-port"
+    release = image_release(image)
+    port_flag = "--model-server-port" if release is None or release >= (0, 10) else "--vllm-port"
     return [
         f"--port={lay.public_ports[0]}",
         f"{port_flag}={lay.backend_ports[0]}",

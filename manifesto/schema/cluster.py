@@ -243,7 +243,6 @@ class EnvoySize(ComponentSize):
         return value
 
 
-_INT32_MAX = 2**31 - 1
 # A duration in the form Istio accepts for DestinationRule fields: whole numbers with units,
 # largest first (900s, 15m, 1h30m, 250ms).
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$")
@@ -278,8 +277,8 @@ class ConnectionPool(Strict):
     @classmethod
     def _int32(cls, value: Any) -> Any:
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                  or not 1 <= value <= _INT32_MAX):
-            raise ValueError(f"{show_value(value)} must be a whole number from 1 to {_INT32_MAX} "
+                                  or not 1 <= value <= rules.INT32_MAX):
+            raise ValueError(f"{show_value(value)} must be a whole number from 1 to {rules.INT32_MAX} "
                              "(Istio's 32-bit connection-pool limits)")
         return value
 

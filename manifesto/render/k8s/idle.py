@@ -90,7 +90,7 @@ def _gateway(plan) -> dict | None:
 
 
 def _pod_selector(plan) -> str:
-    return f"app.kubernetes.io/instance={plan.instance},app.kubernetes.io/component=model-server"
+    return f"{INSTANCE_LABEL}={plan.instance},{COMPONENT_LABEL}=model-server"
 
 
 def _env(plan) -> list[dict]:

@@ -108,7 +108,7 @@ def _path(parts: tuple) -> str:
     return out
 
 
-# Keys whose mapping needs a closer look; every other mapping only has its strings scanned.
+# Keys whose mapping needs a closer look; every other mapping is only descended into.
 _INTERESTING = frozenset({
     "labels", "annotations", "matchLabels", "nodeSelector", "selector", *_GROUPS_OF_NAMES,
     "replicas", "size", "terminationGracePeriodSeconds", "topologyKey", "dnsPolicy", "requests", "limits",

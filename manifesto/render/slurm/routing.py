@@ -13,7 +13,7 @@ import json
 import re
 from functools import lru_cache
 
-from manifesto.render.pd_sidecar import pd_sidecar_args
+from manifesto.render.pd_sidecar import image_release, pd_sidecar_args
 from manifesto.render.slurm.checks import SlurmUnsupported
 
 __all__ = [
@@ -24,11 +24,6 @@ __all__ = [
 DISCOVERY_PLUGIN = "manifesto-file-discovery"
 ROUTER_DIR_TOKEN = "@MANIFESTO_ROUTER_DIR@"  # replaced by the batch host's router directory
 WORKER_INDEX = "leaderworkerset.sigs.k8s.io/worker-index"
-
-
-def _release(image: str) -> tuple[int, int] | None:
-    m = re.search(r":v(\d+)\.(\d+)", image)
-    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 # The one config apiVersion whose types know only the nested spelling (llm-d.ai/v1). Every
@@ -45,7 +40,7 @@ def _discovery_ref(image: str, api_version: object) -> dict:
     ``llm-d.ai/v1`` config type has only that. So the spelling follows the config's
     apiVersion, and the release only decides whether file discovery exists at all.
     """
-    release = _release(image)
+    release = image_release(image)
     if release is not None and release < (0, 9):
         raise SlurmUnsupported(
             f"the endpoint picker image {image} predates file discovery (llm-d router v0.9.0), which Slurm "
