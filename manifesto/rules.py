@@ -26,13 +26,13 @@ __all__ = [
 INT32_MAX = 2**31 - 1
 
 _LABEL = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
-_DNS_LABEL = re.compile(rf"^{_LABEL}$")
-_DNS1035 = re.compile(r"^[a-z](?:[-a-z0-9]*[a-z0-9])?$")
-_SUBDOMAIN = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*$")
-_NAME_PART = re.compile(r"^[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_PORT_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
-_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_DNS_LABEL = re.compile(rf"^{_LABEL}\Z")
+_DNS1035 = re.compile(r"^[a-z](?:[-a-z0-9]*[a-z0-9])?\Z")
+_SUBDOMAIN = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*\Z")
+_NAME_PART = re.compile(r"^[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
+_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+_PORT_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\Z")
+_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 # C0 controls except tab and line feed, DEL, C1 controls, and the Unicode line/paragraph
 # separators and BOM, which YAML readers treat as breaks or strip.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
@@ -126,12 +126,12 @@ def resource_name(text: str) -> str | None:
     return qualified_name(text)
 
 
-_SLURM_WORD = re.compile(r"^[A-Za-z0-9_.,-]+$")
-_SLURM_CONSTRAINT = re.compile(r"^[A-Za-z0-9_.,&|*\[\]():!-]+$")
+_SLURM_WORD = re.compile(r"^[A-Za-z0-9_.,-]+\Z")
+_SLURM_CONSTRAINT = re.compile(r"^[A-Za-z0-9_.,&|*\[\]():!-]+\Z")
 _SLURM_TIME = re.compile(
-    r"^(?:\d+(?::\d{1,2}){0,2}|\d+-\d+(?::\d{1,2}){0,2}|UNLIMITED|unlimited|INFINITE|infinite)$")
-_SLURM_GRES = re.compile(r"^[A-Za-z0-9_.-]+(?::[A-Za-z0-9_.-]+)?$")
-_HOST = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@:\[\]-]*$")
+    r"^(?:\d+(?::\d{1,2}){0,2}|\d+-\d+(?::\d{1,2}){0,2}|UNLIMITED|unlimited|INFINITE|infinite)\Z")
+_SLURM_GRES = re.compile(r"^[A-Za-z0-9_.-]+(?::[A-Za-z0-9_.-]+)?\Z")
+_HOST = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@:\[\]-]*\Z")
 
 
 def _grammar(pattern: re.Pattern, problem: str, doc: str):
@@ -156,7 +156,7 @@ host_name = _grammar(_HOST, "must be a host name or user@host (no spaces, not st
                      "An ssh destination that ssh cannot take for an option.")
 
 
-_FLAG_KEY = re.compile(r"^-{0,2}[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*$")
+_FLAG_KEY = re.compile(r"^-{0,2}[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*\Z")
 
 
 vllm_flag_key = _grammar(_FLAG_KEY, "is not a vLLM flag name: letters, digits, '_' and '-', with '.' only "

@@ -146,3 +146,22 @@ def test_writer_never_emits_raw_control_characters(text):
                for c in out), repr(out)
     assert yaml.safe_load(out) == {"k": text, text: [text]}
     assert list(yaml.safe_load_all(dump_all([{"k": text}]))) == [{"k": text}]
+
+
+@pytest.mark.parametrize("check", ["dns_label", "dns1035_label", "dns_subdomain", "label_value", "env_name",
+                                   "port_name", "path_segment"])
+def test_a_trailing_line_break_is_not_part_of_a_valid_name(check):
+    """``$`` in a pattern also matches before a final newline; every grammar must end at ``\\Z``."""
+    from manifesto import rules
+
+    func = getattr(rules, check)
+    assert func("demo") is None
+    assert func("demo\n") is not None
+
+
+def test_a_namespace_flag_with_a_trailing_line_break_is_refused(capsys):
+    from manifesto.cli import main
+
+    rc = main(["render", "manifest", "qwen/qwen3-0.6b", "-c", "example-gb200", "--user", "u", "-n", "demo\n"])
+    assert rc == 1
+    assert capsys.readouterr().err.startswith("error: --namespace 'demo\\n' must be a DNS label")

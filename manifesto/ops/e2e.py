@@ -22,7 +22,7 @@ __all__ = ["default_namespace", "swap_storage", "target_url", "e2e_job", "namesp
 
 COMPONENT = "e2e-test"
 PULL_SLACK = 600  # seconds the Job may spend being scheduled and pulling its image, on top of --timeout
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 
 
 def _say(text: str) -> None:

@@ -17,7 +17,7 @@ from manifesto.errors import OpsError
 __all__ = ["SlurmCall", "run", "submit_call", "servers_call", "stop_call", "check_cancelled", "parse_servers",
            "job_id"]
 
-_JOB = re.compile(r"^\d+(_\d+|\+\d+)?$")
+_JOB = re.compile(r"^\d+(_\d+|\+\d+)?\Z")
 SQUEUE_FORMAT = "%i|%j|%T|%N|%R"
 
 

@@ -63,7 +63,7 @@ def _env_value(value: Any) -> str:
     return str(value)
 
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 
 
 def _dns_label(value: str) -> str:

@@ -25,7 +25,7 @@ _PROGRAMS = {
 }
 
 
-_PLAIN = re.compile(r"^[A-Za-z0-9_@%+=:,./-][A-Za-z0-9_@%+=:,./#-]*$")
+_PLAIN = re.compile(r"^[A-Za-z0-9_@%+=:,./-][A-Za-z0-9_@%+=:,./#-]*\Z")
 
 
 def word(text: str) -> str:
