@@ -39,7 +39,8 @@ def list_targets(addresses, *, root=None) -> list:
 
 
 def deployment(address: str, *, root=None):
-    """``(Deployment, render options, workspace)`` of the deployment target ``address``."""
+    """``(Deployment, render options, workspace, cluster file)`` of the deployment target
+    ``address`` (the cluster file relative to the workspace root)."""
     from manifesto.build_graph.addresses import match, parse_address
     from manifesto.errors import BuildError
 
@@ -52,7 +53,8 @@ def deployment(address: str, *, root=None):
         raise BuildError(f"{address} is {what}, not a deployment target (deployment targets: {names}); "
                          "a deployment target (`kind: deployment` in BUILD.yaml) fixes the cluster, namespace, "
                          "user and kube context it is deployed with")
-    return graph.deployments[targets[0].path], graph.options(targets[0].path), ws
+    dep = graph.deployments[targets[0].path]
+    return dep, graph.options(targets[0].path), ws, graph.clusters[dep.cluster].path
 
 
 def target_path(address: str, *, root=None):

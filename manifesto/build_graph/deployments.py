@@ -98,7 +98,7 @@ def load_target(ref: str, *, build: bool = False, allow_stale: bool = False, ui=
     from manifesto.errors import BuildError
 
     address, root = _address_of(ref)
-    dep, options, ws = api.deployment(address, root=root)
+    dep, options, ws, cluster = api.deployment(address, root=root)
     report = api.build([address], check=not build, root=ws.root, ui=ui)
     item, row = report.items[0], report.rows[0]
     if row["status"] == "failed":
@@ -117,11 +117,4 @@ def load_target(ref: str, *, build: bool = False, allow_stale: bool = False, ui=
         raise OpsError(f"{rel} changed while it was checked; run the command again")
     return TargetArtifact(address, rel, path, data.decode(), options["namespace"], options["user"], dep.context,
                           dep.slurm_host, ws.root, os.path.join(ws.root, dep.model),
-                          os.path.join(ws.root, _cluster_file(ws, dep.cluster)), options)
-
-
-def _cluster_file(ws, name: str) -> str:
-    from manifesto.build_graph import api
-
-    (target,) = [t for t in api.list_targets(["//::"], root=ws.root) if t.kind == "cluster" and t.name == name]
-    return target.path
+                          os.path.join(ws.root, cluster), options)

@@ -13,6 +13,7 @@ import sys
 import time
 
 from manifesto.build_graph.fsio import dir_signature
+from manifesto.digest import combine
 
 __all__ = ["code_digest"]
 
@@ -29,8 +30,6 @@ def code_digest(state: dict, stat, renderer: str) -> str:
         if digests == cached[4]:
             return cached[5]
         if None not in digests:
-            from manifesto.build_graph.keys import combine
-
             value = combine(_label(renderer), cached[2], digests)
             state["code"] = cached[:4] + (digests, value)
             return value
@@ -51,7 +50,6 @@ def _dirs_unchanged(dirs: dict) -> bool:
 
 def _refresh(state: dict, stat, renderer: str) -> str:
     from manifesto.build_graph import renderer as renderers
-    from manifesto.build_graph.keys import combine
 
     paths = sorted({os.path.abspath(p) for p in renderers.load(renderer).code_fingerprint_paths()})
     now = time.time_ns()

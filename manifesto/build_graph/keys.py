@@ -7,9 +7,9 @@ root-relative where possible, so two checkouts of one commit share keys.
 
 from __future__ import annotations
 
-from manifesto.digest import combine, digest
+from manifesto.digest import digest
 
-__all__ = ["task_key", "combine"]
+__all__ = ["task_key"]
 
 _TASK = "manifesto-build-task/1"
 

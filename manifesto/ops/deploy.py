@@ -200,10 +200,13 @@ def _delete(kube: Kube, objs: list[Live], *extra: str) -> None:
 
 # -- apply ------------------------------------------------------------------------------
 
-def apply_objects(kube: Kube, objs: list[dict]) -> None:
-    from manifesto.yamlemit import dump_all
+def apply_objects(kube: Kube, objs: list[dict], text: str | None = None) -> None:
+    """``kubectl apply`` the objects (``text``: their exact bytes, applied as they are)."""
+    if text is None:
+        from manifesto.yamlemit import dump_all
 
-    result = run(kube.write("apply", "-f", "-", stdin=dump_all(objs)))
+        text = dump_all(objs)
+    result = run(kube.write("apply", "-f", "-", stdin=text))
     sys.stdout.write(result.stdout)
 
 
@@ -261,10 +264,7 @@ def deploy_objects(kube: Kube, facts: Facts, objs: list[dict], env: dict[str, st
     for obj, why in transitions(objs, live):
         _say(f"deleting {obj.ref} first: {why}")
         _delete(kube, [obj], "--wait=true")
-    if text is None:
-        apply_objects(kube, objs)
-    else:
-        sys.stdout.write(run(kube.write("apply", "-f", "-", stdin=text)).stdout)
+    apply_objects(kube, objs, text)
     if facts.frontend is not None:
         _prune_frontend(kube, facts.instance, facts.frontend)
     _say(f"applied {len(objs)} objects of {facts.instance} to namespace {kube.namespace}")
