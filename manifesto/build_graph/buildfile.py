@@ -159,9 +159,9 @@ class _Checker:
         kind = raw.get("kind") if isinstance(raw, dict) else None
         if kind == "deployment":
             return self.deployment(raw, i, options)
-        self.mapping(raw, path, _TARGET_KEYS)
-        if kind not in KINDS:
+        if isinstance(raw, dict) and kind not in KINDS:  # before the keys, which depend on the kind
             self.fail(path + ("kind",), f"expected one of {', '.join(KINDS)}, got {kind!r}")
+        self.mapping(raw, path, _TARGET_KEYS)
         base = self.base_path(raw.get("path"), path + ("path",))
         includes, excludes = self.sources(raw.get("sources"), path + ("sources",))
         if kind != "model":

@@ -50,6 +50,10 @@ CASES = {
         "targets:\n  - kind: modle\n",
         "BUILD.yaml:2:5: targets[0].kind: expected one of model, cluster, routing, deployment, got 'modle'",
     ),
+    "bad-kind-with-deployment-keys": (
+        "targets:\n  - kind: deploymnt\n    name: demo\n    model: models/qwen/aggregated.yaml\n",
+        "BUILD.yaml:2:5: targets[0].kind: expected one of model, cluster, routing, deployment, got 'deploymnt'",
+    ),
     "no-options": (
         "targets:\n  - kind: model\n    path: models\n    sources: ['**/*']\n",
         "BUILD.yaml:2:5: targets[0]: model targets need render options: add `options:` or an option set named 'default'",
