@@ -327,8 +327,12 @@ def test_layout_properties(layout, tmp_path, fake_vllm):
             assert "--data-parallel-size" not in a
     if npr > 1:
         for i, a in enumerate(argvs):
-            assert int(_flag(a, "--nnodes")) == npr
-            assert int(_flag(a, "--node-rank")) == i % npr, (i, a)
+            # vLLM 0.33 counts --nnodes/--node-rank across every DP rank of the world.
+            assert int(_flag(a, "--nnodes")) == npr * lay.dp
+            assert int(_flag(a, "--node-rank")) == i, (i, a)
+            # ParallelConfig.nnodes_within_dp: the nodes one DP rank spans, as vLLM derives it.
+            node_groups = lay.dp // int(_flag(a, "--data-parallel-size-local") or 1) if lay.dp > 1 else 1
+            assert max(int(_flag(a, "--nnodes")) // node_groups, 1) == npr, (i, a)
             head = (i // npr) * npr
             expect_head = ("gen-decode-0.gen-decode.test-ns" if head == 0
                            else f"gen-decode-0-{head}.gen-decode.test-ns")

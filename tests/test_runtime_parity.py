@@ -457,7 +457,8 @@ def test_kubernetes_gives_each_wide_rank_its_own_group(tmp_path):
             "LWS_WORKER_INDEX": index, "LWS_LEADER_ADDRESS": leader, "LWS_GROUP_INDEX": "3"}))
         assert (f["--data-parallel-rank"], f["--data-parallel-size"], f["--data-parallel-size-local"]) == ("1", "2", "1")
         assert f["--data-parallel-address"] == "wide-decode-2.wide-decode.ns"
-        assert (f["--nnodes"], f["--node-rank"], f["--master-addr"]) == ("2", index, leader)
+        # vLLM 0.33 counts nodes across the whole DP world: 2 ranks x 2 pods, this is rank 1.
+        assert (f["--nnodes"], f["--node-rank"], f["--master-addr"]) == ("4", str(2 + int(index)), leader)
         assert "--data-parallel-external-lb" in f
         if index == "0":
             assert f["--port"] == "8000" and "--headless" not in f

@@ -93,7 +93,9 @@ def _topology_block(role: RolePlan) -> list[str]:
             f'RANK=$((LWS_GROUP_INDEX % {lay.rank_groups}))',
             'RANK_NODE="$NODE_INDEX"',
             'RANK_HEAD="$LEADER"',
-            'args+=(--nnodes "$RANK_NODES" --node-rank "$RANK_NODE" --master-addr "$RANK_HEAD")',
+            # vLLM counts --nnodes/--node-rank across every DP rank, not within one.
+            f'args+=(--nnodes {lay.dp * npr} --node-rank "$((RANK * RANK_NODES + RANK_NODE))" '
+            '--master-addr "$RANK_HEAD")',
         ]
     elif npr > 1:
         lines += [
@@ -101,7 +103,10 @@ def _topology_block(role: RolePlan) -> list[str]:
             'RANK=$((NODE_INDEX / RANK_NODES))',
             'RANK_NODE=$((NODE_INDEX % RANK_NODES))',
             'RANK_HEAD=$(node_address $((RANK * RANK_NODES)))',
-            'args+=(--nnodes "$RANK_NODES" --node-rank "$RANK_NODE" --master-addr "$RANK_HEAD")',
+            # vLLM counts --nnodes/--node-rank across every DP rank (one rank: the same thing).
+            'args+=(--nnodes "$RANK_NODES" --node-rank "$RANK_NODE" --master-addr "$RANK_HEAD")'
+            if lay.dp == 1 else
+            f'args+=(--nnodes {lay.dp * npr} --node-rank "$NODE_INDEX" --master-addr "$RANK_HEAD")',
         ]
     if lay.launch == "single":
         if lay.nodes > 1:

@@ -20,7 +20,7 @@ LOAD_AWARE_POLICY = {
     "plugins": [
         {"type": "queue-scorer"},
         {"type": "active-request-scorer"},
-        {"type": "weighted-random-picker", "parameters": {"threshold": 0.1}},
+        {"type": "weighted-random-picker"},  # it takes only maxNumOfEndpoints (router v0.10)
     ],
     "schedulingProfiles": [
         {"name": "default", "plugins": [
