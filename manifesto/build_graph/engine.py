@@ -277,7 +277,8 @@ class Session:
 
         art_digest = digest(entry.text.encode()) if entry.status == "ok" else ""
         self._record(item, PairRecord(item.context, entry.inputs, entry.digests, entry.key,
-                                      entry.status, entry.suffix, art_digest, entry.reason))
+                                      entry.status, entry.suffix, art_digest, entry.reason,
+                                      self._written(item, entry.status, entry.suffix, art_digest)))
         item.settle(entry.status, entry.suffix, art_digest, entry.reason, "cache")
         if self.write and entry.status == "ok":
             self._store_artifact(item, entry.text.encode())
@@ -294,6 +295,16 @@ class Session:
         rel, sig, trusted, wrote = out
         self.stat.record(self.ws.out_key(rel), sig, item.art_digest, trusted)
         item.wrote = item.wrote or wrote
+
+    def _written(self, item: Item, status: str, suffix: str, art_digest: str) -> str:
+        """The digest of what out/ holds for the pair by the build's hand after this one:
+        a build writes the new artifact (or prunes it when the pair is skipped), a failed
+        render leaves the last good one and ``--check`` writes nothing."""
+        if self.write and status != "failed":
+            return art_digest if status == "ok" else ""
+        if status == "ok" and self.stat.digest(self.artifact_key(item.pair, suffix)) == art_digest:
+            return art_digest  # out/ holds just what the build produces, whoever wrote it
+        return item.old.written if item.old is not None else ""
 
     def _record(self, item: Item, rec: PairRecord) -> None:
         self.state["pairs"][item.pair] = rec
@@ -336,7 +347,8 @@ class Session:
             item.settle("failed", message=result.message, how="render")
             return
         self._record(item, PairRecord(item.context, result.inputs, result.digests, result.key,
-                                      result.status, result.suffix, result.art_digest, result.message))
+                                      result.status, result.suffix, result.art_digest, result.message,
+                                      self._written(item, result.status, result.suffix, result.art_digest)))
         item.settle(result.status, result.suffix, result.art_digest, result.message, "render")
         if result.out is not None:
             self._record_out(item, result.out)

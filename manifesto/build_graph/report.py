@@ -54,12 +54,12 @@ class Report:
             return None
         if on_disk is None:
             return (f"out/{rel}", "missing")
-        old = item.old if item.old is not None and item.old.status == "ok" else None
-        if old is not None and on_disk == old.art_digest:
+        written = item.old.written if item.old is not None else ""
+        if not written:
+            return (f"out/{rel}", "differs from what its inputs render (hand-edited or stale)")
+        if on_disk == written:
             return (f"out/{rel}", "stale: its inputs changed since it was built")
-        if old is not None and old.art_digest == item.art_digest and old.suffix == item.suffix:
-            return (f"out/{rel}", "hand-edited: differs from what the build wrote")
-        return (f"out/{rel}", "differs from what its inputs render (hand-edited or stale)")
+        return (f"out/{rel}", "hand-edited: differs from what the build wrote")
 
     def counts(self) -> dict:
         counts = dict.fromkeys(STATUSES, 0)

@@ -20,7 +20,7 @@ from manifesto.build_graph.fsio import atomic_write
 
 __all__ = ["FORMAT", "PairRecord", "load_state", "new_state", "save_state"]
 
-FORMAT = 5
+FORMAT = 6
 _MAGIC = b"manifesto-build\0"
 _HEADER = len(_MAGIC) + 4 + 4
 
@@ -39,14 +39,17 @@ def new_state() -> dict:
 
 
 PairRecord = namedtuple(
-    "PairRecord", ("context", "inputs", "digests", "key", "status", "suffix", "art_digest", "reason")
+    "PairRecord", ("context", "inputs", "digests", "key", "status", "suffix", "art_digest", "reason", "written")
 )
 PairRecord.__doc__ = """What one pair's last render read and produced (a plain tuple on disk).
 
 ``context`` is (code digest, options); ``inputs`` the files it read and
 ``digests`` their digests then (None when one changed during the build, which
 forces a re-render); ``status`` is "ok", "skipped" or "failed" (an error that
-listed the files it read, so it is as reproducible as an artifact)."""
+listed the files it read, so it is as reproducible as an artifact). ``art_digest`` is
+the digest of the artifact the inputs render to now; ``written`` the digest of the
+artifact a build last wrote to out/ ("" when none), which ``build --check`` leaves
+alone: an out/ file equal to it is stale, any other one hand-edited, on every run."""
 
 
 def load_state(path: str, warn) -> dict:
