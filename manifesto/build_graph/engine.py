@@ -43,7 +43,7 @@ class Item:
     """One selected pair through the build: its old record and its fate."""
 
     __slots__ = ("pair", "explicit", "context", "old", "kind", "status", "message",
-                 "suffix", "art_digest", "how", "wrote")
+                 "suffix", "art_digest", "how", "wrote", "why")
 
     def __init__(self, pair, explicit: bool, context: tuple, old) -> None:
         self.pair, self.explicit, self.context, self.old = pair, explicit, context, old
@@ -51,6 +51,7 @@ class Item:
         self.status = self.message = self.suffix = self.art_digest = ""
         self.how = "none"  # "none" (record), "cache" (task cache) or "render"
         self.wrote = False
+        self.why = ""  # what changed since the last build, when the pair must be evaluated
 
     def settle(self, status, suffix="", art_digest="", message="", how="none") -> None:
         self.status, self.suffix, self.art_digest, self.message, self.how = status, suffix, art_digest, message, how
@@ -191,8 +192,10 @@ class Session:
         """Settle ``item`` from its record when nothing it read has changed."""
         rec = item.old
         if rec is None or rec.digests is None or rec.context != item.context:
+            item.why = self._why_context(rec, item.context)
             return
         if tuple(map(current.__getitem__, rec.inputs)) != rec.digests:
+            item.why = _why_inputs(rec, current)
             return
         digest = self.stat.digest
         if rec.status != "ok":  # "skipped", or "failed" with known inputs
@@ -204,6 +207,24 @@ class Session:
             item.kind = "fresh"
         else:
             item.kind = "mismatch" if mode == "check" else "restore"
+            item.why = f"out/{self.artifact_rel(item.pair, rec.suffix)} was missing or not what the build wrote"
+
+    @staticmethod
+    def _why_context(rec, context: tuple) -> str:
+        """Why a pair without a usable record, or with another code or options, is evaluated."""
+        if rec is None:
+            return "not built before"
+        if rec.digests is None:
+            return "an input changed while the last build read it"
+        reasons = []
+        if rec.context[0] != context[0]:
+            reasons.append("the code changed")
+        if rec.context[1] != context[1]:
+            from manifesto.build_graph.renderer import OPTION_FIELDS
+
+            changed = [n for n, a, b in zip(OPTION_FIELDS, rec.context[1], context[1]) if a != b]
+            reasons.append("options changed: " + ", ".join(changed) if changed else "its options changed")
+        return "; ".join(reasons)
 
     def needs_lock(self, items: list[Item], mode: str) -> bool:
         """Whether this request has anything to render, restore, prune or record."""
@@ -421,6 +442,13 @@ class Session:
                 save_state(self.ws.state_path, self.state)
         finally:
             lock.release()
+
+
+def _why_inputs(rec, current: dict) -> str:
+    """The input files whose bytes differ from what the pair's last render read."""
+    changed = [key + (" removed" if current[key] is None else " changed")
+               for key, was in zip(rec.inputs, rec.digests) if current[key] != was]
+    return ", ".join(changed)
 
 
 class _no_gc:
