@@ -23,6 +23,7 @@ from manifesto.build_graph.graph import build_graph
 from manifesto.build_graph.state import PairRecord, load_state, save_state
 from manifesto.build_graph.statcache import StatCache
 from manifesto.build_graph.workspace import BUILD_FILE
+from manifesto.status import Status
 
 __all__ = ["Item", "Request", "Session", "run"]
 
@@ -202,7 +203,7 @@ class Session:
             item.kind = rec.status
             item.settle(rec.status, message=rec.reason)
             return
-        item.settle("ok", rec.suffix, rec.art_digest)
+        item.settle(Status.OK, rec.suffix, rec.art_digest)
         if mode == "plan" or digest(self.artifact_key(item.pair, rec.suffix)) == rec.art_digest:
             item.kind = "fresh"
         else:
@@ -249,9 +250,9 @@ class Session:
 
     def execute(self, items: list[Item], request: Request, render=None) -> None:
         """Evaluate every stale pair, then prune (write) or inspect (check) ``out/``."""
-        from manifesto.build_graph.taskcache import TaskCache
+        from manifesto.store import Store
 
-        self.tasks = TaskCache(self.ws.tasks_dir, self.ui.warn)
+        self.tasks = Store(self.ws.tasks_dir, self.ui.warn)
         self.write = request.mode == "write"
         jobs, by_pair = [], {i.pair: i for i in items}
         for item in items:
@@ -265,7 +266,7 @@ class Session:
 
     def _collect_tasks(self, written: int) -> None:
         """Bound the task cache: prune it when it may hold KEEP_FACTOR x the pairs."""
-        from manifesto.build_graph.taskcache import KEEP_FACTOR
+        from manifesto.store import KEEP_FACTOR
 
         count = self.state.get("tasks", 0) + written
         limit = KEEP_FACTOR * max(len(self.state["pairs"]), 64)
@@ -277,13 +278,13 @@ class Session:
     def _from_cache(self, item: Item) -> bool:
         key = item.old.key if item.kind == "restore" else self._current_key(item)
         entry = self.tasks.get(key) if key else None
-        if entry is None:
+        if entry is None or getattr(entry, "status", None) is None:  # absent, or not a result
             return False
         self._apply_entry(item, entry)
         return True
 
     def _current_key(self, item: Item) -> str | None:
-        from manifesto.build_graph.keys import task_key
+        from manifesto.build_graph.keys import pair_key
 
         rec = item.old
         if rec is None:
@@ -291,7 +292,7 @@ class Session:
         digests = [self.stat.digest(p) for p in rec.inputs]
         if None in digests:
             return None
-        return task_key(item.pair, item.context, rec.inputs, digests)
+        return pair_key(self.renderer, item.pair, item.context, rec.inputs, digests)
 
     def _apply_entry(self, item: Item, entry) -> None:
         from manifesto.build_graph.fsio import digest
@@ -365,7 +366,7 @@ class Session:
         for key, sig, value, trusted in result.stats:
             self.stat.record(key, sig, value, trusted)
         if result.status == "failed" and not result.key:  # not cacheable: the old record stays
-            item.settle("failed", message=result.message, how="render")
+            item.settle(Status.FAILED, message=result.message, how="render")
             return
         self._record(item, PairRecord(item.context, result.inputs, result.digests, result.key,
                                       result.status, result.suffix, result.art_digest, result.message,
