@@ -69,7 +69,7 @@ def _hit(store: Store, key: str, code: str):
 
 
 def cached(directory: Path | None, *, command: str, spec: str, cluster: str, routing: str | None,
-           options: dict, produce) -> tuple[str, str, str]:
+           options: dict, produce, refs: tuple[str, str] | None = None) -> tuple[str, str, str]:
     """``(text, suffix, label)`` of ``command`` on these files, from the store while valid.
 
     ``spec``, ``cluster`` and ``routing`` are the resolved file paths and ``options`` the plain
@@ -77,6 +77,8 @@ def cached(directory: Path | None, *, command: str, spec: str, cluster: str, rou
     ``command`` they key the index entry. On a miss, ``produce(spec, cluster, options)`` returns
     ``(text, suffix, files read, label)``; the result is stored unless an input file changed
     while it ran (``label`` is a short fact to hand back with a hit, e.g. the cluster's name).
+    ``refs``: the spec and cluster paths as the user named them, to load from (so errors
+    name the files as the user does); by default ``spec`` and ``cluster``.
     """
     started = time.time()
     if not all(p is None or os.path.isfile(p) for p in (spec, cluster, routing)):
@@ -97,8 +99,9 @@ def cached(directory: Path | None, *, command: str, spec: str, cluster: str, rou
     from manifesto.spec import load_spec
 
     opts = msgspec.convert(options, Options)
-    loaded_cluster = load_cluster(cluster)
-    text, suffix, inputs, label = produce(load_spec(spec, loaded_cluster), loaded_cluster, opts)
+    spec_ref, cluster_ref = refs or (spec, cluster)
+    loaded_cluster = load_cluster(cluster_ref)
+    text, suffix, inputs, label = produce(load_spec(spec_ref, loaded_cluster), loaded_cluster, opts)
     # A file edited while we ran must not be remembered with the old text.
     if directory is not None and all(os.stat(p).st_mtime < started for p in inputs):
         _remember(store, key, command, code, opts, sorted(set(inputs)), text, suffix, label)

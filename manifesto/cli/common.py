@@ -168,14 +168,15 @@ def cached_command(args, command: str, produce) -> tuple[str, str, str]:
     from manifesto.cli import settings as cli_settings
 
     env = cli_settings.settings()
-    cluster = os.path.abspath(find("clusters", cli_settings.pick_cluster(args.cluster, env, args.context)))
-    spec = os.path.abspath(find("models", args.spec))
+    cluster_ref = str(find("clusters", cli_settings.pick_cluster(args.cluster, env, args.context)))
+    spec_ref = str(find("models", args.spec))
+    cluster, spec = os.path.abspath(cluster_ref), os.path.abspath(spec_ref)
     raw = cli_settings.raw_options(args, env)
     # Names resolve through the catalogs, so key on the files they resolve to: a user entry
     # that starts shadowing a bundled one must not be answered from the old entry.
     routing = os.path.abspath(find("routing", raw["routing_profile"])) if raw["routing_profile"] else None
     return rendercache.cached(rendercache.cache_dir(env), command=command, spec=spec, cluster=cluster,
-                              routing=routing, options=raw, produce=produce)
+                              routing=routing, options=raw, produce=produce, refs=(spec_ref, cluster_ref))
 
 
 # -- Kubernetes -------------------------------------------------------------------------

@@ -34,13 +34,13 @@ class FieldError(ValueError):
 class Strict(BaseModel):
     """Frozen, strict types, unknown keys rejected."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 class Loose(BaseModel):
     """For embedded third-party objects (Kubernetes volume sources...): keys pass through."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
 
 
 def _quantity(value: Any) -> str:
