@@ -45,21 +45,30 @@ class Products:
     """
 
     def __init__(self) -> None:
-        self.yaml: dict = {}  # (display name, text) -> (data, locations); never mutated
+        self.yaml: dict = {}  # text -> (display name, data, locations); never mutated
+        self.named: dict = {}  # (display name, text) -> (data, locations named after it)
         self.made: dict = {}  # (kind, path) -> (product, ((file, digest), ...))
         self.parses = 0
         self.validations = 0
 
     def parse(self, path, name):
-        """(data, locations) of the YAML file at ``path`` (``yamlio.load_yaml``'s checks)."""
+        """(data, locations) of the YAML file at ``path`` (``yamlio.load_yaml``'s checks).
+
+        Parsing is keyed by the file's bytes: two files with one content (copies of a spec)
+        are parsed once, and the second gets the positions under its own name.
+        """
         from manifesto import yamlio
 
         text = yamlio.read_text(path, name)
-        key = (name, text)
-        hit = self.yaml.get(key)
-        if hit is None:
+        hit = self.named.get((name, text))
+        if hit is not None:
+            return hit
+        parsed = self.yaml.get(text)
+        if parsed is None:
             self.parses += 1
-            hit = self.yaml[key] = yamlio.parse_yaml(text, name)
+            parsed = self.yaml[text] = (name, *yamlio.parse_yaml(text, name))
+        first, data, locs = parsed
+        hit = self.named[(name, text)] = (data, locs if first == name else _renamed(locs, name))
         return hit
 
     def get(self, kind: str, path: str, make, files):
@@ -74,6 +83,14 @@ class Products:
         self.validations += 1
         self.made[key] = (product, tuple((f, file_digest(f)) for f in files(product)))
         return product
+
+
+def _renamed(locs, name: str):
+    """``locs`` (the positions of one parse) as positions in the file ``name``."""
+    from manifesto.errors import Origin
+    from manifesto.yamlio import Locations
+
+    return Locations(name, {k: Origin(name, o.line, o.col) for k, o in locs.table.items()})
 
 
 #: The products of this process's renders (``render_pair``'s default).

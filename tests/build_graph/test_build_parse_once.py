@@ -36,11 +36,12 @@ def test_a_cold_build_parses_and_validates_each_file_once(tmp_path, monkeypatch)
     from manifesto.build_graph.report import Report
 
     root = _tree(tmp_path / "tree", copies=3)
-    parsed, validated = Counter(), Counter()
+    parsed, texts, validated = Counter(), Counter(), Counter()
     parse_yaml, validate = yamlio.parse_yaml, load.validate
 
     def counting_parse(text, name):
         parsed[name] += 1
+        texts[text] += 1
         return parse_yaml(text, name)
 
     def counting_validate(model_cls, loaded):
@@ -63,11 +64,22 @@ def test_a_cold_build_parses_and_validates_each_file_once(tmp_path, monkeypatch)
 
     inputs = sorted(p.relative_to(root).as_posix() for d in ("models", "clusters", "routing")
                     for p in (root / d).rglob("*.yaml"))
-    assert {name for name in parsed if not name.startswith("/")} == {"BUILD.yaml"} | {
-        n for n in inputs if not n.startswith("routing/") or n == "routing/kv-aware.yaml"}
-    assert {n: c for n, c in parsed.items() if c != 1} == {}
+    read = [n for n in inputs if not n.startswith("routing/") or n == "routing/kv-aware.yaml"]
+    # Every input's bytes were parsed, once: a copy of a spec is parsed with its original.
+    assert {(root / n).read_text() for n in read} <= set(texts)
+    assert {t[:40]: c for t, c in texts.items() if c != 1} == {}
+    assert sum(parsed.values()) == len(texts)
+    assert len(parsed) < len(read)  # copies were not parsed again
+    # Each spec (copies included: it is its own file) and cluster was validated once.
     assert {k: c for k, c in validated.items() if c != 1} == {}
     assert sum(1 for kind, _ in validated if kind == "ClusterProfile") == 4
+    assert sum(1 for kind, _ in validated if kind == "ModelSpec") == sum(1 for n in read if n.startswith("models/")
+                                                                       and not n.endswith("-base.yaml"))
+    # A copy parsed as its original still points errors at its own lines.
+    skipped = {(i.pair[0].rsplit("/", 1)[-1], i.pair[1]): i.message for i in report.items if i.status == "skipped"}
+    assert skipped[("h200-aggregated-copy1.yaml", "example-gb200")] == (
+        "models/qwen/h200-aggregated-copy1.yaml:14:1: accelerator: 'h200' is not offered by cluster "
+        "'example-gb200'; it offers: b200, gb200")
     # The specs and clusters went through the build's products (not BUILD.yaml, the image
     # catalog, or the routing profile, which is kept whole as a validated product).
     assert build_renderer.PRODUCTS.parses == sum(1 for n in parsed if n.startswith(("models/", "clusters/")))
