@@ -57,6 +57,7 @@ def main() -> None:
         # On a busy machine the wall-clock speed-up says more about the neighbours than
         # about the build: the CPU time shows what parallelism costs the build itself.
         print(f"{'  CPU seconds, all processes':<36} {cpu1:8.2f} (--jobs 1) / {cpu2:.2f} (--jobs 2)")
+        print(f"{'  CPU per rendered pair, --jobs 1':<36} {cpu1 / rendered * 1000:8.2f} ms")
         root = _checkout(template, next(checkouts))
         _runner(root, env)("build", "//::")
         for name, argv in _noop_commands():
