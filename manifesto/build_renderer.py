@@ -10,7 +10,7 @@ import os
 
 import msgspec
 
-__all__ = ["RenderOptions", "Artifact", "Products", "PRODUCTS", "render_pair", "code_fingerprint_paths", "options_from", "confine"]
+__all__ = ["RenderOptions", "Artifact", "Products", "PRODUCTS", "prepare", "render_pair", "code_fingerprint_paths", "options_from", "confine"]
 
 
 class RenderOptions(msgspec.Struct, frozen=True):
@@ -153,6 +153,22 @@ def _routing(ref: str):
     from manifesto.service import load_routing_profile
 
     return load_routing_profile(ref, PATHS_ONLY)
+
+
+def prepare() -> None:
+    """Import what every render needs and build its validators: a process pool forked after
+    this shares them, instead of each worker importing and building them again."""
+    import ruamel.yaml  # noqa: F401
+
+    from manifesto import render, service  # noqa: F401
+    from manifesto.resolve import core  # noqa: F401
+    from manifesto.schema.cluster import ClusterProfile
+    from manifesto.schema.model import ModelSpec
+    from manifesto.schema.routing import EndpointPickerConfig
+
+    for model in (ClusterProfile, ModelSpec, EndpointPickerConfig):
+        model.model_rebuild()
+    service.load_images()
 
 
 def code_fingerprint_paths() -> list[str]:

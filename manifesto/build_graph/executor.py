@@ -128,6 +128,9 @@ def _run_pool(jobs: list, settings: Settings, n_jobs: int, on_result) -> None:
     from concurrent.futures.process import BrokenProcessPool
 
     method = "fork" if sys.platform == "linux" and sys.version_info < (3, 12) else "forkserver"
+    prepare = getattr(renderers.load(settings.renderer), "prepare", None)
+    if method == "fork" and prepare is not None:
+        prepare()  # the workers inherit the imports and validators instead of each making them
     context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(n_jobs, mp_context=context, initializer=_init,
                              initargs=(settings, None, True)) as pool:
