@@ -38,16 +38,17 @@ def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict]:
     return f"--routing-profile {display_name(path)}", text, real, data
 
 
-def plan_for(spec, cluster, options, search=None):
+def plan_for(spec, cluster, options, search=None, routing=None):
     """Resolve a loaded spec against a loaded cluster. Returns (Plan, files read).
-    ``search`` (a catalog.SearchPath) is where a routing profile name resolves."""
+    ``search`` (a catalog.SearchPath) is where a routing profile name resolves;
+    ``routing`` is the profile already loaded (``load_routing_profile``'s tuple), if it is."""
     from manifesto.catalog import images_path
     from manifesto.resolve.core import resolve
 
     files = list(spec.files) + list(cluster.loaded.files) + [str(images_path().resolve())]
     epp = None
     if options.routing_profile:
-        source, text, path, data = load_routing_profile(options.routing_profile, search)
+        source, text, path, data = routing or load_routing_profile(options.routing_profile, search)
         epp = (source, text, data)
         files.append(path)
     plan = resolve(spec.model, cluster.profile, load_images(), options, where=spec.where,
@@ -55,10 +56,10 @@ def plan_for(spec, cluster, options, search=None):
     return plan, files
 
 
-def render_text(spec, cluster, options, search=None) -> tuple[str, str, list[str]]:
+def render_text(spec, cluster, options, search=None, routing=None) -> tuple[str, str, list[str]]:
     """(artifact text, suffix, files read) for the cluster's platform."""
     from manifesto.render import artifact_text
 
-    plan, files = plan_for(spec, cluster, options, search)
+    plan, files = plan_for(spec, cluster, options, search, routing)
     text, suffix = artifact_text(plan, spec, cluster, options)
     return text, suffix, files

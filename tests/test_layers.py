@@ -26,7 +26,7 @@ def lint(root: Path) -> subprocess.CompletedProcess:
 def test_contracts_hold():
     proc = lint(REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Contracts: 4 kept, 0 broken." in proc.stdout
+    assert "Contracts: 5 kept, 0 broken." in proc.stdout
 
 
 # (module that gains the import, the import, the contract that must break)
@@ -41,6 +41,9 @@ BITES = [
      "renderers consume the Plan, never the input schemas"),
     ("manifesto/render/slurm/script.py", "import manifesto.render.k8s.model",
      "the Kubernetes and Slurm renderers share code only through neutral modules"),
+    ("manifesto/service.py", "import shelve", "one store: no module keeps a cache of its own"),
+    ("manifesto/build_graph/report.py", "import marshal", "one store: no module keeps a cache of its own"),
+    ("manifesto/cli/commands.py", "import manifesto.store.entries", "one store: no module keeps a cache of its own"),
 ]
 
 

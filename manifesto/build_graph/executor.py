@@ -13,8 +13,8 @@ import time
 import traceback
 
 from manifesto.build_graph import renderer as renderers
+from manifesto.status import Status
 from manifesto.build_graph.fsio import atomic_write, digest, hash_file, is_racy, read_bytes, signature
-from manifesto.build_graph.keys import task_key
 
 __all__ = ["Job", "Result", "Settings", "run_jobs", "write_artifact"]
 
@@ -128,6 +128,9 @@ def _run_pool(jobs: list, settings: Settings, n_jobs: int, on_result) -> None:
     from concurrent.futures.process import BrokenProcessPool
 
     method = "fork" if sys.platform == "linux" and sys.version_info < (3, 12) else "forkserver"
+    prepare = getattr(renderers.load(settings.renderer), "prepare", None)
+    if method == "fork" and prepare is not None:
+        prepare()  # the workers inherit the imports and validators instead of each making them
     context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(n_jobs, mp_context=context, initializer=_init,
                              initargs=(settings, None, True)) as pool:
@@ -136,9 +139,9 @@ def _run_pool(jobs: list, settings: Settings, n_jobs: int, on_result) -> None:
             try:
                 results = future.result()
             except BrokenProcessPool as exc:
-                results = [Result(job.pair, "failed", f"a worker process died: {exc}") for job in futures[future]]
+                results = [Result(job.pair, Status.FAILED, f"a worker process died: {exc}") for job in futures[future]]
             except Exception as exc:  # pickling trouble and the like: still one failure per pair
-                results = [Result(job.pair, "failed", f"internal error: {exc!r}") for job in futures[future]]
+                results = [Result(job.pair, Status.FAILED, f"internal error: {exc!r}") for job in futures[future]]
             for result in results:
                 on_result(result)
 
@@ -161,13 +164,13 @@ def execute(job: Job) -> Result:
     try:
         outcome = _render_one(job, settings, render)
     except Exception:  # a bug in the renderer: report it with the pair, keep going
-        return Result(job.pair, "failed", "internal error in the renderer:\n" + traceback.format_exc())
+        return Result(job.pair, Status.FAILED, "internal error in the renderer:\n" + traceback.format_exc())
     if isinstance(outcome, Result):
         return outcome
     try:
         return _finish(job, settings, *outcome)
     except OSError as exc:  # a full disk, a read-only out/: this pair fails, the others go on
-        return Result(job.pair, "failed", _store_error(settings, job.out_base + outcome[1], exc))
+        return Result(job.pair, Status.FAILED, _store_error(settings, job.out_base + outcome[1], exc))
 
 
 def _render_one(job: Job, settings: Settings, render):
@@ -181,13 +184,13 @@ def _render_one(job: Job, settings: Settings, render):
         art = render(job.model, job.cluster, module.RenderOptions(**options))
     except IncompatiblePairError as exc:
         inputs = getattr(exc, "inputs", None) or _fallback_inputs(job)
-        return "skipped", "", "", str(exc), inputs
+        return Status.SKIPPED, "", "", str(exc), inputs
     except ManifestoError as exc:
         inputs = getattr(exc, "inputs", None)
         if not inputs:  # without the files it read, the error cannot be cached
-            return Result(job.pair, "failed", str(exc))
-        return "failed", "", "", str(exc), inputs
-    return "ok", art.suffix, art.text, "", art.inputs
+            return Result(job.pair, Status.FAILED, str(exc))
+        return Status.FAILED, "", "", str(exc), inputs
+    return Status.OK, art.suffix, art.text, "", art.inputs
 
 
 def _fallback_inputs(job: Job) -> list[str]:
@@ -222,16 +225,19 @@ def _mentioned_files(path: str) -> list[str]:
 
 
 def _finish(job, settings, status, suffix, text, reason, inputs) -> Result:
-    from manifesto.build_graph.taskcache import TaskCache, TaskEntry
+    from manifesto.build_graph.keys import pair_key
+    from manifesto.store import Store
+    from manifesto.store.entries import Result as Entry
 
     keys, digests, stats, steady = _hash_inputs(job, settings, inputs)
     data = text.encode()
     text_digest = digest(data)
     art_digest = text_digest if status == "ok" else ""
-    key = task_key(job.pair, job.context, keys, digests)
+    key = pair_key(settings.renderer, job.pair, job.context, keys, digests)
     if steady:
-        entry = TaskEntry(key, job.pair[0], job.pair[1], status, suffix, text, text_digest, reason, keys, digests)
-        TaskCache(settings.tasks_dir, None).put(entry)
+        entry = Entry(key, f"render {job.pair[0]} @ {job.pair[1]}", status, suffix, text, text_digest, reason,
+                      keys, digests)
+        Store(settings.tasks_dir).put(entry)
     out = None
     if settings.write and status == "ok":
         out = write_artifact(settings.out_dir, job.out_base + suffix, data)

@@ -6,6 +6,7 @@ A renderer is a module providing::
     render_pair(model_path, cluster_path, options) -> Artifact(text, suffix, inputs)
     code_fingerprint_paths() -> list[str]
     confine(roots) -> context manager (optional): renders read only files below roots
+    prepare() (optional): import what renders need before a pool of workers is forked
 
 The product's renderer is ``manifesto.build_renderer``. Engine tests substitute a small fake
 through ``MANIFESTO_BUILD_RENDERER`` (a module name), read once at the CLI edge;

@@ -42,6 +42,8 @@ class Report:
             row["message"] = item.message
         if item.how == "cache":
             row["cached"] = True
+        if item.why and status == "rendered":
+            row["why"] = item.why
         return row
 
     @staticmethod
@@ -54,12 +56,12 @@ class Report:
             return None
         if on_disk is None:
             return (f"out/{rel}", "missing")
-        old = item.old if item.old is not None and item.old.status == "ok" else None
-        if old is not None and on_disk == old.art_digest:
+        written = item.old.written if item.old is not None else ""
+        if not written:
+            return (f"out/{rel}", "differs from what its inputs render (hand-edited or stale)")
+        if on_disk == written:
             return (f"out/{rel}", "stale: its inputs changed since it was built")
-        if old is not None and old.art_digest == item.art_digest and old.suffix == item.suffix:
-            return (f"out/{rel}", "hand-edited: differs from what the build wrote")
-        return (f"out/{rel}", "differs from what its inputs render (hand-edited or stale)")
+        return (f"out/{rel}", "hand-edited: differs from what the build wrote")
 
     def counts(self) -> dict:
         counts = dict.fromkeys(STATUSES, 0)
@@ -80,16 +82,20 @@ class Report:
             line += f"; check: {len(self.problems)} problem{'' if len(self.problems) == 1 else 's'}"
         return line
 
-    def work_lines(self, limit: int = 12) -> list[str]:
+    def work_lines(self, limit: int = 12, explain: bool = False) -> list[str]:
         """What this build did, Bazel style: a line per artifact it wrote or pruned, per
         explicitly named artifact already up to date, and per pair it found incompatible
-        (at most ``limit`` of those; the JSON output lists every reason)."""
+        (at most ``limit`` of those; the JSON output lists every reason). ``explain`` adds
+        to each rendered artifact's line what changed since the last build."""
         if self.mode != "write":
             return []
         lines, skips = [], []
         for item, status in zip(self.items, self.statuses):  # rows only where needed: a no-op stays cheap
             if status == "rendered" or (status == "up to date" and item.explicit):
-                lines.append(f"{status:<12}{self._row(item, status)['artifact']}")
+                line = f"{status:<12}{self._row(item, status)['artifact']}"
+                if explain and status == "rendered" and item.why:
+                    line += f"  ({item.why})"
+                lines.append(line)
             elif status == "skipped" and item.how != "none":  # evaluated by this build, not remembered
                 row = self._row(item, status)
                 skips.append(f"skipped     {row['model']} @ {row['cluster']}: {item.message}")

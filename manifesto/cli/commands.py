@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from manifesto.cli.common import (add, info, load_cluster_for, load_pair, pick_namespace, render_cached, settings,
-                                  spec_args)
+from manifesto.cli.common import (add, cached_command, info, load_cluster_for, load_pair, pick_namespace,
+                                  render_cached, settings, spec_args)
 from manifesto.cli.complete import FILES
 from manifesto.outputs import add_output
 
@@ -80,6 +80,9 @@ def register(sub) -> None:
 
 
 def _explain(args) -> int:
+    if args.output == "text":  # the text is a task result in the store, like a render
+        sys.stdout.write(cached_command(args, "explain", _explain_product)[0])
+        return 0
     from manifesto.outputs import emit
     from manifesto.resolve.plan import to_builtins
     from manifesto.service import plan_for
@@ -95,6 +98,14 @@ def _explain(args) -> int:
     emit(args.output, to_builtins(plan) if args.output in ("json", "yaml") else None, text=text,
          names=lambda: [plan.instance])
     return 0
+
+
+def _explain_product(spec, cluster, opts):
+    from manifesto.explain import explain_text
+    from manifesto.service import plan_for
+
+    plan, files = plan_for(spec, cluster, opts)
+    return explain_text(plan), "", files, cluster.name
 
 
 def _render_manifest(args) -> int:
@@ -162,14 +173,14 @@ def _render_file(args) -> int:
 
 def _config_validate(args) -> int:
     from manifesto.outputs import emit
-    from manifesto.service import render_text
+    from manifesto.rendercache import render_product
 
-    spec, cluster, opts = load_pair(args)
-    text, suffix, _ = render_text(spec, cluster, opts)
+    # The same task as `render manifest`: a render of these inputs is a hit for both.
+    text, suffix, cluster = cached_command(args, "render manifest", render_product)
     kind = "batch script" if suffix == ".sbatch" else "Kubernetes manifest"
     lines = len(text.splitlines())
-    emit(args.output, {"spec": args.spec, "cluster": cluster.name, "kind": kind, "lines": lines, "ok": True},
-         text=lambda: print(f"ok: {args.spec} renders against {cluster.name} ({kind}, {lines} lines)"),
+    emit(args.output, {"spec": args.spec, "cluster": cluster, "kind": kind, "lines": lines, "ok": True},
+         text=lambda: print(f"ok: {args.spec} renders against {cluster} ({kind}, {lines} lines)"),
          names=lambda: [args.spec])
     return 0
 

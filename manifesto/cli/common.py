@@ -21,6 +21,7 @@ __all__ = [
     "load_pair",
     "plan_for_args",
     "pick_namespace",
+    "cached_command",
     "render_cached",
     "kube",
     "refuse_slurm_cluster",
@@ -151,7 +152,15 @@ def plan_for_args(args, env, command: str, cluster=None):
 
 
 def render_cached(args, command: str = "render manifest") -> tuple[str, str]:
-    """(text, suffix) of a render, served from the local render cache when inputs are unchanged."""
+    """(text, suffix) of a render, served from the store when its inputs are unchanged."""
+    from manifesto.rendercache import render_product
+
+    text, suffix, _ = cached_command(args, command, render_product)
+    return text, suffix
+
+
+def cached_command(args, command: str, produce) -> tuple[str, str, str]:
+    """``rendercache.cached`` for SPEC, --cluster and the settings: (text, suffix, label)."""
     import os
 
     from manifesto import rendercache
@@ -159,14 +168,15 @@ def render_cached(args, command: str = "render manifest") -> tuple[str, str]:
     from manifesto.cli import settings as cli_settings
 
     env = cli_settings.settings()
-    cluster = os.path.abspath(find("clusters", cli_settings.pick_cluster(args.cluster, env, args.context)))
-    spec = os.path.abspath(find("models", args.spec))
+    cluster_ref = str(find("clusters", cli_settings.pick_cluster(args.cluster, env, args.context)))
+    spec_ref = str(find("models", args.spec))
+    cluster, spec = os.path.abspath(cluster_ref), os.path.abspath(spec_ref)
     raw = cli_settings.raw_options(args, env)
     # Names resolve through the catalogs, so key on the files they resolve to: a user entry
     # that starts shadowing a bundled one must not be answered from the old entry.
     routing = os.path.abspath(find("routing", raw["routing_profile"])) if raw["routing_profile"] else None
-    return rendercache.render_cached(rendercache.cache_dir(env), command=command, spec=spec, cluster=cluster,
-                                     routing=routing, options=raw)
+    return rendercache.cached(rendercache.cache_dir(env), command=command, spec=spec, cluster=cluster,
+                              routing=routing, options=raw, produce=produce, refs=(spec_ref, cluster_ref))
 
 
 # -- Kubernetes -------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import math
 import re
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from manifesto import quantity, rules
 from manifesto.errors import show_value
@@ -15,6 +15,7 @@ __all__ = [
     "Strict", "Loose", "Quantity", "EnvValue", "DnsLabel", "PositiveInt", "Scalar", "Number", "FieldError", "rule",
     "ServiceName", "Count", "GraceSeconds", "Port", "Subdomain", "LabelKey", "LabelValue", "ResourceName", "AbsPath",
     "PathSegment", "EnvMap", "Labels", "Annotations", "SecretNames", "key_rule", "item_rule", "value_rule",
+    "default_of",
 ]
 
 
@@ -34,13 +35,26 @@ class FieldError(ValueError):
 class Strict(BaseModel):
     """Frozen, strict types, unknown keys rejected."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
+
+
+def default_of(cls: type[BaseModel], **field):
+    """A field default of a ``cls`` with all its defaults, made when a value lacks the field.
+
+    ``x: T = T()`` would build ``T``'s validator at import (the models defer that to first
+    use: ``defer_build``). A model without model validators is made with ``model_construct``
+    (the same value: field validators never run on defaults), so it needs no validator at all.
+    ``field``: other ``Field`` arguments (a description).
+    """
+    if cls.__pydantic_decorators__.model_validators:
+        return Field(default_factory=cls, **field)
+    return Field(default_factory=cls.model_construct, **field)
 
 
 class Loose(BaseModel):
     """For embedded third-party objects (Kubernetes volume sources...): keys pass through."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
 
 
 def _quantity(value: Any) -> str:

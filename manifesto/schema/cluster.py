@@ -11,7 +11,7 @@ from manifesto.errors import did_you_mean, show_value
 from manifesto import rules
 from manifesto.schema.base import (
     AbsPath, Annotations, Count, EnvMap, FieldError, GraceSeconds, LabelKey, Labels, PathSegment, Port, Quantity,
-    ResourceName, SecretNames, Strict, Subdomain, key_rule, rule,
+    ResourceName, SecretNames, Strict, Subdomain, default_of, key_rule, rule,
 )
 
 __all__ = [
@@ -294,18 +294,18 @@ class ConnectionPool(Strict):
 class RoutingSizing(Strict):
     """Requests of the llm-d routing components; each unset value keeps the production default."""
 
-    endpoint_picker: ComponentSize = ComponentSize()
-    envoy: EnvoySize = EnvoySize()
-    routing_sidecar: ComponentSize = ComponentSize()
-    gateway_proxy: ComponentSize = ComponentSize()
-    gateway_connection_pool: ConnectionPool = Field(
-        ConnectionPool(), description="Connection pools of the Gateway frontend's DestinationRules.")
+    endpoint_picker: ComponentSize = default_of(ComponentSize)
+    envoy: EnvoySize = default_of(EnvoySize)
+    routing_sidecar: ComponentSize = default_of(ComponentSize)
+    gateway_proxy: ComponentSize = default_of(ComponentSize)
+    gateway_connection_pool: ConnectionPool = default_of(
+        ConnectionPool, description="Connection pools of the Gateway frontend's DestinationRules.")
 
 
 class LlmD(Strict):
     release: str | None = None
-    images: LlmDImages = LlmDImages()
-    sizing: RoutingSizing = RoutingSizing()
+    images: LlmDImages = default_of(LlmDImages)
+    sizing: RoutingSizing = default_of(RoutingSizing)
 
 
 class SlurmBind(Strict):
@@ -342,18 +342,18 @@ class ClusterProfile(Strict):
     platform: Literal["kubernetes", "openshift", "slurm"] = "kubernetes"
     gpus_per_node: Count | None = Field(None, description="Older shape: per-node GPUs for every profile.")
     accelerators: Accelerators
-    storage: Storage = Storage()
+    storage: Storage = default_of(Storage)
     logging: Logging | None = None
-    paths: Paths = Paths()
-    cache: ClusterCache = ClusterCache()
+    paths: Paths = default_of(Paths)
+    cache: ClusterCache = default_of(ClusterCache)
     rdma: Rdma | None = None
-    pod_defaults: PodDefaults = PodDefaults()
-    fabric: Fabric = Fabric()
-    naming: Naming = Naming()
+    pod_defaults: PodDefaults = default_of(PodDefaults)
+    fabric: Fabric = default_of(Fabric)
+    naming: Naming = default_of(Naming)
     kueue: Kueue | None = None
-    gateway: Gateway = Gateway()
+    gateway: Gateway = default_of(Gateway)
     openshift: OpenShift | None = None
-    llm_d: LlmD = LlmD()
+    llm_d: LlmD = default_of(LlmD)
     slurm: Slurm | None = None
 
     @model_validator(mode="after")

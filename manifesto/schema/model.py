@@ -10,8 +10,8 @@ from manifesto.errors import did_you_mean
 from manifesto import rules
 from manifesto.schema.routing import EndpointPickerConfig
 from manifesto.schema.base import (
-    Count, DnsLabel, EnvMap, FieldError, LabelKey, Number, PathSegment, Quantity, Scalar, ServiceName, Strict, item_rule,
-    key_rule, rule,
+    Count, DnsLabel, EnvMap, FieldError, LabelKey, Number, PathSegment, Quantity, Scalar, ServiceName, Strict,
+    default_of, item_rule, key_rule, rule,
 )
 
 __all__ = [
@@ -95,14 +95,14 @@ class Role(Strict):
     name: DnsLabel
     workload_name: ServiceName | None = None
     workload: Literal["deployment", "leaderworkerset"] | None = None
-    lws: Lws = Lws()
-    parallelism: Parallelism = Parallelism()
-    computed: Computed = Computed()
+    lws: Lws = default_of(Lws)
+    parallelism: Parallelism = default_of(Parallelism)
+    computed: Computed = default_of(Computed)
     env: EnvMap = Field(default_factory=dict)
     vllm: VllmMap = Field(default_factory=dict)
     vllm_raw_args: Annotated[list[str], item_rule(rules.shell_fragment, "")] = Field(
         default_factory=list, description="Trusted shell words appended to `vllm serve` (one line each).")
-    resources: Resources = Resources()
+    resources: Resources = default_of(Resources)
     kv_transfer_config: dict[str, Any] | None = None
     fabric_profile: str | None = None
     pre_launch: list[str] = Field(default_factory=list)
@@ -180,8 +180,8 @@ class ModelSpec(Strict):
     vllm: VllmMap = Field(default_factory=dict, description="vLLM args shared by every role.")
     roles: list[Role] = Field(min_length=1)
     routing: Routing | None = None
-    runtime: Runtime = Runtime()
-    cache: SpecCache = SpecCache()
+    runtime: Runtime = default_of(Runtime)
+    cache: SpecCache = default_of(SpecCache)
 
     @field_validator("roles")
     @classmethod
