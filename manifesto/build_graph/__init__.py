@@ -1,4 +1,4 @@
-"""Hermetic build graph: BUILD.yaml targets, a content-hashed task cache and ``out/``.
+"""Hermetic build graph: BUILD.yaml targets, render tasks whose results go to the one store, ``out/``.
 
 Mechanism only; the renderer is injected (``renderer.py``). Modules, bottom up:
 

@@ -127,14 +127,20 @@ def _run_pool(jobs: list, settings: Settings, n_jobs: int, on_result) -> None:
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
+    import gc
+
     method = "fork" if sys.platform == "linux" and sys.version_info < (3, 12) else "forkserver"
     prepare = getattr(renderers.load(settings.renderer), "prepare", None)
     if method == "fork" and prepare is not None:
         prepare()  # the workers inherit the imports and validators instead of each making them
+    gc.freeze()  # inherited objects stay out of the workers' collections: no copy-on-write of them
     context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(n_jobs, mp_context=context, initializer=_init,
                              initargs=(settings, None, True)) as pool:
-        futures = {pool.submit(execute_batch, batch): batch for batch in _batches(jobs, n_jobs)}
+        try:
+            futures = {pool.submit(execute_batch, batch): batch for batch in _batches(jobs, n_jobs)}
+        finally:
+            gc.unfreeze()  # the workers are forked (at the first submit): the parent collects as before
         for future in as_completed(futures):
             try:
                 results = future.result()
