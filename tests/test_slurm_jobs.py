@@ -177,6 +177,14 @@ def standins(tmp_path, monkeypatch):
     return bin_dir
 
 
+def _job_script(tmp_path: Path, text: str) -> Path:
+    """The batch script in tmp_path, with its log directory made (as `slurm submit` does)."""
+    from manifesto.ops.slurm import script_log_dir
+
+    os.makedirs(script_log_dir(text), exist_ok=True)
+    return write(tmp_path / "job.sbatch", text)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -193,7 +201,7 @@ def _kit_cluster(tmp_path: Path, runtime: str) -> Path:
 
 
 def _job_log(tmp_path: Path, pattern: str) -> Path:
-    logs = sorted(tmp_path.glob(pattern))
+    logs = sorted((tmp_path / "logs").rglob(pattern))
     assert logs, f"no {pattern} in {tmp_path}: {sorted(p.name for p in tmp_path.iterdir())}"
     return logs[0]
 
@@ -216,7 +224,7 @@ def test_two_node_direct_job(standins, tmp_path, monkeypatch, sbatch_wait):
     monkeypatch.setenv("STANDIN_PORT", str(port))
     text = render_pair(write(tmp_path / "model.yaml", TWO_NODES), _kit_cluster(tmp_path, "native"))
     check_script(text)
-    script = write(tmp_path / "job.sbatch", text)
+    script = _job_script(tmp_path, text)
 
     found: dict = {}
     poller = threading.Thread(target=_poll, args=(port, time.monotonic() + 90, found), daemon=True)
@@ -257,7 +265,7 @@ def test_pyxis_job_array(standins, tmp_path, monkeypatch, sbatch_wait):
     text = render_pair(write(tmp_path / "model.yaml", TWO_REPLICAS), _kit_cluster(tmp_path, "pyxis"))
     check_script(text)
     assert "hf_from_the_submitter" not in text and "#SBATCH --array=0-1" in text
-    job_id, state = sbatch_wait(write(tmp_path / "job.sbatch", text), cwd=tmp_path, timeout=100)
+    job_id, state = sbatch_wait(_job_script(tmp_path, text), cwd=tmp_path, timeout=100)
     assert state == "COMPLETED"
     for index in (0, 1):
         log = _job_log(tmp_path, f"manifesto-standin-array-{job_id}_{index}.out")
@@ -284,7 +292,7 @@ def test_pd_heterogeneous_job(standins, tmp_path, monkeypatch, sbatch_wait):
     monkeypatch.setenv("STANDIN_RECORDS", str(records_dir))
     text = render_pair(REPO_ROOT / "models" / "qwen" / "qwen3-0.6b-pd.yaml", _kit_cluster(tmp_path, "native"))
     check_script(text)
-    job_id, state = sbatch_wait(write(tmp_path / "job.sbatch", text), cwd=tmp_path, timeout=100)
+    job_id, state = sbatch_wait(_job_script(tmp_path, text), cwd=tmp_path, timeout=100)
     log = _job_log(tmp_path, f"manifesto-qwen3-0-6b-pd-{job_id}.out")
     assert state == "COMPLETED", log.read_text()
     found = [json.loads(p.read_text()) for p in sorted(records_dir.glob("*.json"))]
@@ -338,7 +346,7 @@ def test_hostile_values_never_run(standins, tmp_path, monkeypatch, sbatch_wait):
     monkeypatch.setenv("STANDIN_NO_WAIT", "1")
     text = render_pair(write(tmp_path / "model.yaml", HOSTILE.format(m=marker)), _kit_cluster(tmp_path, "native"))
     check_script(text)
-    job_id, state = sbatch_wait(write(tmp_path / "job.sbatch", text), cwd=tmp_path, timeout=100)
+    job_id, state = sbatch_wait(_job_script(tmp_path, text), cwd=tmp_path, timeout=100)
     log = _job_log(tmp_path, f"manifesto-standin-hostile-{job_id}_0.out")
     assert state == "COMPLETED", log.read_text()
     [record] = _records(log)
