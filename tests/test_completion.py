@@ -52,7 +52,7 @@ def _bash_words(line: str) -> list[str]:
     return words
 
 
-def bash(env: dict, line: str) -> list[str]:
+def bash(env: dict, line: str, cwd=REPO_ROOT) -> list[str]:
     words = _bash_words(line)
     quoted = " ".join("'" + w.replace("'", "'\\''") + "'" for w in words)
     probe = (f'source "$TMP/c.bash" && [[ $(complete -p manifesto) == *"-F _manifesto"* ]] || exit 9; '
@@ -60,7 +60,7 @@ def bash(env: dict, line: str) -> list[str]:
              f"COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; "
              '_manifesto manifesto; printf "%s\\n" "${COMPREPLY[@]}"')
     proc = subprocess.run([_shell("bash"), "--norc", "-c", probe], capture_output=True, text=True, env=env,
-                          cwd=REPO_ROOT, timeout=120)
+                          cwd=cwd, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return [w for w in proc.stdout.splitlines() if w]
 
@@ -88,20 +88,20 @@ compset() { [[ $1 == -P && $PREFIX == *=* ]] && PREFIX=${PREFIX#*=}; return 0 }
 """
 
 
-def zsh(env: dict, line: str) -> list[str]:
+def zsh(env: dict, line: str, cwd=REPO_ROOT) -> list[str]:
     words = line.split(" ")
     quoted = " ".join("'" + w.replace("'", "'\\''") + "'" for w in words)
     probe = _ZSH_HARNESS + f"words=({quoted}); CURRENT={len(words)}; PREFIX=${{words[CURRENT]}}; _manifesto\n"
     proc = subprocess.run([_shell("zsh"), "-f", "-c", probe], capture_output=True, text=True, env=env,
-                          cwd=REPO_ROOT, timeout=120)
+                          cwd=cwd, timeout=120)
     assert proc.returncode == 0 and "can only be called" not in proc.stderr, proc.stderr
     return [w for w in proc.stdout.splitlines() if w]
 
 
-def fish(env: dict, line: str) -> list[str]:
+def fish(env: dict, line: str, cwd=REPO_ROOT) -> list[str]:
     probe = f'source $TMP/c.fish; complete -C "{line}"'
     proc = subprocess.run([_shell("fish"), "--no-config", "-c", probe], capture_output=True, text=True,
-                          env=env, cwd=REPO_ROOT, timeout=120)
+                          env=env, cwd=cwd, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return [w.split("\t", 1)[0] for w in proc.stdout.splitlines() if w]
 
@@ -112,7 +112,7 @@ DRIVERS = {"bash": bash, "zsh": zsh, "fish": fish}
 @pytest.fixture(params=SHELLS)
 def complete(request, env):
     drive = DRIVERS[request.param]
-    return lambda line: drive(env, line)
+    return lambda line, cwd=REPO_ROOT: drive(env, line, cwd)
 
 
 def test_commands_and_subcommands(complete):
@@ -260,3 +260,35 @@ def test_zsh_interactive_tab_after_compinit(env):
     out = proc.stdout.replace("\r", "")
     assert "manifest qwen/qwen3-0.6b" in out, out[-800:] + proc.stderr
     assert "can only be called from completion function" not in out
+
+
+@pytest.mark.parametrize("command", ["deploy", "status", "diff", "stop", "ready", "servers", "slurm stop",
+                                     "slurm submit"])
+def test_deployment_addresses_after_commands_that_take_a_target(request, complete, command):
+    found = complete(f"manifesto {command} //:qwen")
+    # bash completes after its last ':' (COMP_WORDBREAKS); the others see the whole address
+    assert ("qwen-demo" if "bash" in request.node.name else "//:qwen-demo") in found, found
+    assert "//models/qwen:aggregated" not in complete(f"manifesto {command} //")
+
+
+def test_workspace_cluster_profiles_after_cluster(tmp_path, complete):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    assert run_cli("init", cwd=ws).returncode == 0
+    (ws / "clusters" / "acme-h100.yaml").write_text((ws / "clusters" / "example-gb200.yaml").read_text())
+    found = complete("manifesto render manifest models/qwen3-0.6b.yaml --cluster ac", ws)
+    assert [f for f in found if not f.startswith("<files:")] == ["acme-h100"], found
+    assert "acme-h100" not in complete("manifesto render manifest qwen/qwen3-0.6b --cluster ac")  # outside it
+
+
+def test_live_lookups_are_bounded_below_a_second(monkeypatch):
+    """A hung API server costs a TAB at most LIVE_TIMEOUT: one unretried attempt per type."""
+    from manifesto.cli import complete as comp
+    from manifesto.ops import discovery
+
+    seen = []
+    monkeypatch.setattr(discovery, "discover", lambda kube, *a, **k: seen.append((kube.timeout, kube.retries)) or [])
+    state = comp._State(None)
+    state.values = {"namespace": "demo"}
+    assert comp._instances(state) == []
+    assert seen == [(comp.LIVE_TIMEOUT, 0)] and comp.LIVE_TIMEOUT <= 1.0

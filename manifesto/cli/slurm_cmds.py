@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from manifesto.cli.common import info, slurm_cluster, slurm_submit, spec_args, target_args, target_command, verbose
-from manifesto.cli.completion import ADDRESSES, CATALOG
+from manifesto.cli.complete import DEPLOYMENTS
+from manifesto.cli.completion import CATALOG
 from manifesto.outputs import add_output
 
 __all__ = ["register"]
@@ -20,7 +21,7 @@ def register(sub, add) -> None:
     target_args(p)
     p.set_defaults(func=_submit)
     p = add(ssub, "servers", help="list your Manifesto jobs (with ADDR: that deployment target's jobs and status)")
-    p.add_argument("spec", nargs="?", metavar="ADDR", help="a Slurm deployment target (//:NAME)").complete = ADDRESSES
+    p.add_argument("spec", nargs="?", metavar="ADDR", help="a Slurm deployment target (//:NAME)").complete = DEPLOYMENTS
     p.add_argument("--cluster", "-c", help="Slurm cluster profile: a path or catalog name").complete = CATALOG["clusters"]
     p.add_argument("--context", help="kube context used to pick a cluster profile")
     add_output(p)
@@ -28,7 +29,7 @@ def register(sub, add) -> None:
     p.set_defaults(func=_servers)
     p = add(ssub, "stop", help="cancel a job (N), one array element (N_I), a whole heterogeneous job, or every "
             "job of a deployment target (ADDR)")
-    p.add_argument("job", metavar="JOB|ADDR").complete = ADDRESSES
+    p.add_argument("job", metavar="JOB|ADDR").complete = DEPLOYMENTS
     p.add_argument("--cluster", "-c", help="Slurm cluster profile: a path or catalog name").complete = CATALOG["clusters"]
     p.add_argument("--context", help="kube context used to pick a cluster profile")
     p.set_defaults(func=_stop)

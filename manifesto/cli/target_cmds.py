@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+from manifesto.cli.complete import DEPLOYMENTS
 from manifesto.cli.common import info, kube, settings, target_args, verbose
 from manifesto.outputs import add_output, emit
 
@@ -20,13 +21,13 @@ _ADDR = ("a deployment target address (//:NAME, `kind: deployment` in BUILD.yaml
 
 def register(sub, add) -> None:
     p = add(sub, "diff", help="kubectl diff a deployment target's out/ artifact against the cluster (exit 1: differs)")
-    p.add_argument("spec", metavar="ADDR", help=_ADDR)
+    p.add_argument("spec", metavar="ADDR", help=_ADDR).complete = DEPLOYMENTS
     p.add_argument("--context", help="kube context (must be the target's)")
     target_args(p, dry_run=False)
     p.set_defaults(func=diff)
     p = add(sub, "status", help="whether a deployment target's live objects are in-sync, drifted or missing "
             "(exit 1 unless in-sync)")
-    p.add_argument("spec", metavar="ADDR", help=_ADDR)
+    p.add_argument("spec", metavar="ADDR", help=_ADDR).complete = DEPLOYMENTS
     p.add_argument("--context", help="kube context (must be the target's)")
     add_output(p)
     target_args(p, dry_run=False)
