@@ -287,3 +287,29 @@ def test_slurm_target_commands_refuse_a_stale_artifact_and_another_host(tmp_path
         assert proc.returncode == 1, argv
         assert proc.stderr.startswith("error: out/deploy/qwen-kit.sbatch: "), proc.stderr
         assert proc.stderr.endswith("; run `manifesto build //:qwen-kit` first (or pass --build to build it now)\n")
+
+
+@pytest.mark.integration
+def test_render_slurm_writes_the_batch_script(tmp_path):
+    """`render slurm SPEC -o FILE` (the spec's save-and-submit step); Kubernetes clusters and a
+    format name given as -o are refused."""
+    (tmp_path / "kit.yaml").write_text(CLUSTER)
+    common = ("--cluster", "kit.yaml", "--user", "u", "-n", "ns")
+    proc = _cli(tmp_path, "render", "slurm", SPEC, *common, "-o", "qwen.sbatch")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "wrote qwen.sbatch\n")
+    stdout = _cli(tmp_path, "render", "slurm", SPEC, *common)
+    assert stdout.returncode == 0 and stdout.stdout == (tmp_path / "qwen.sbatch").read_text()
+    assert stdout.stdout.startswith("#!/bin/bash\n")
+    assert subprocess.run(["bash", "-n", str(tmp_path / "qwen.sbatch")]).returncode == 0
+    k8s = _cli(tmp_path, "render", "slurm", SPEC, "--cluster", os.path.join(REPO, "clusters", "example-gb200.yaml"),
+               "--user", "u", "-n", "ns")
+    assert (k8s.returncode, k8s.stderr) == (1, "error: cluster 'example-gb200' is a kubernetes cluster; render slurm "
+                                               "writes Slurm batch scripts (use `manifesto render manifest` or "
+                                               "`render file` for it)\n")
+    for command in ("slurm", "file"):
+        fmt = _cli(tmp_path, "render", command, SPEC, *common, "-o", "json")
+        assert (fmt.returncode, fmt.stderr) == (1, "error: --output json: here -o is the file to write, not an "
+                                                   "output format; write ./json for a file of that name\n")
+        assert not (tmp_path / "json").exists()
+    assert _cli(tmp_path, "render", "file", SPEC, *common, "-o", "./json").returncode == 0
+    assert (tmp_path / "json").read_text() == stdout.stdout

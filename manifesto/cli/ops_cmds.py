@@ -65,6 +65,7 @@ def register(sub, add) -> None:
     p.add_argument("--user", help="user for the instance identity (default: $USER)")
     p.add_argument("--accelerator", help=argparse.SUPPRESS)
     kube_args(p)
+    add_output(p)
     p.set_defaults(func=_stop)
 
     p = add(sub, "ready", help="wait until a spec's model pods and routing frontend are ready")
@@ -222,11 +223,11 @@ def _stop(args) -> int:
         return done
     if args.spec:
         plan, _, _ = plan_for_args(args, env, "stop")
-        return stop(kube(env, plan.namespace, args.context), plan.instance, now=args.now)
+        return stop(kube(env, plan.namespace, args.context), plan.instance, now=args.now, output=args.output)
     refuse_slurm_if_named(args, env, "stop")
     client = kube(env, pick_namespace(args, env), args.context)
     if args.instance:
-        return stop(client, args.instance, now=args.now)
+        return stop(client, args.instance, now=args.now, output=args.output)
     from manifesto.ops.discovery import discover, group_by_instance
 
     if not sys.stdin.isatty():
@@ -240,7 +241,7 @@ def _stop(args) -> int:
     if choice is None:
         print("manifesto: nothing selected", file=sys.stderr)
         return 1
-    return stop(client, choice, now=args.now)
+    return stop(client, choice, now=args.now, output=args.output)
 
 
 def _ready(args) -> int:

@@ -140,10 +140,10 @@ def stop(args) -> int:
 
     art = _target(args, allow_stale=True)  # the bytes in out/ name what was deployed
     if art.platform == "slurm":
-        return _slurm_stop(art)
+        return _slurm_stop(art, getattr(args, "output", "text"))
     _, client = _kube_for(art, args)
     _, instance = _objects(art)
-    return stop_instance(client, instance, now=args.now)
+    return stop_instance(client, instance, now=args.now, output=getattr(args, "output", "text"))
 
 
 def ready(args) -> int:
@@ -254,16 +254,19 @@ def _slurm_status(art, args) -> int:
     return 0 if overall == "in-sync" else 1
 
 
-def _slurm_stop(art) -> int:
+def _slurm_stop(art, output: str = "text") -> int:
     from manifesto.ops import slurm
 
     ssh_host, instance, jobs = _slurm_jobs(art)
     if not jobs:
         info(f"manifesto: no queued or running Slurm job of {art.address} ({instance}); nothing to stop")
-        return 0
     for job in jobs:
         slurm.check_cancelled(job["job"], slurm.run(slurm.stop_call(job["job"], ssh_host), trace=verbose()))
         info(f"cancelled Slurm job {job['job']} of {art.address}")
+    if output != "text":
+        cancelled = [job["job"] for job in jobs]
+        emit(output, {"target": art.address, "instance": instance, "cancelled": cancelled},
+             names=lambda: cancelled)
     return 0
 
 
