@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -65,37 +66,47 @@ def bash(env: dict, line: str, cwd=REPO_ROOT) -> list[str]:
     return [w for w in proc.stdout.splitlines() if w]
 
 
-# compadd / _files stand-ins: the widget adds matches through them.
-_ZSH_HARNESS = r"""
-autoload -Uz compinit && compinit -u -D
-source "$TMP/c.zsh" || exit 8
-(( ${+_comps[manifesto]} )) || exit 9
-compadd() {
-  local array=""
-  while (( $# )); do
-    case $1 in
-      -a) array=$2; shift 2 ;;
-      -d|-J|-X|-S) shift 2 ;;
-      --) shift; print -rl -- "$@"; return 0 ;;
-      *) shift ;;
-    esac
+# A real interactive zsh in a zpty: TAB after the line, with compadd recording every match it
+# is given (calls that only filter, -O/-A/-D, pass through) and _files recording its prefix.
+_ZSH_DRIVER = r"""
+zmodload zsh/zpty
+zpty -b z 'zsh -f -i'
+local out="" chunk
+integer i
+expect() {
+  for (( i = 0; i < 600; i++ )); do
+    while zpty -r -t z chunk; do out+=$chunk; done
+    [[ $out == *$1* ]] && return 0
+    sleep 0.05
   done
-  [[ -n $array ]] && print -rl -- "${(@P)array}"
-  return 0
+  print -u2 -r -- "never saw $1: ${out[-600,-1]}"; exit 7
 }
-_files() { print -r -- "<files:$PREFIX>" }
-compset() { [[ $1 == -P && $PREFIX == *=* ]] && PREFIX=${PREFIX#*=}; return 0 }
+zpty -w z 'PS1="> "; setopt no_beep no_auto_list no_list_ambiguous no_auto_menu no_menu_complete'
+zpty -w z "$SETUP"
+zpty -w z 'compadd() { if [[ " ${(j: :)@[1,(i)(-|--)]} " == *" -"[OAD]" "* ]]; then builtin compadd "$@"; return; fi; local -a __m; builtin compadd -O __m "$@"; (( ${#__m} )) && print -rl -- "${IPREFIX}"${^__m} >> "$MATCHES"; builtin compadd "$@"; }'
+zpty -w z '_files() { print -r -- "<files:$IPREFIX$PREFIX>" >> "$MATCHES"; }'
+zpty -w z 'print -r -- __RE""ADY__'
+expect __READY__
+out=""
+zpty -w -n z "$LINE"$'\t'
+sleep 0.2
+zpty -w -n z $'\x15'
+zpty -w z 'print -r -- __DO""NE__'
+expect __DONE__
+zpty -d z
+[[ $out != *"can only be called"* ]] || { print -u2 -r -- "$out"; exit 6 }
 """
 
+_SOURCED = 'autoload -Uz compinit; compinit -u -D; source "$TMP/c.zsh"'
 
-def zsh(env: dict, line: str, cwd=REPO_ROOT) -> list[str]:
-    words = line.split(" ")
-    quoted = " ".join("'" + w.replace("'", "'\\''") + "'" for w in words)
-    probe = _ZSH_HARNESS + f"words=({quoted}); CURRENT={len(words)}; PREFIX=${{words[CURRENT]}}; _manifesto\n"
-    proc = subprocess.run([_shell("zsh"), "-f", "-c", probe], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=120)
-    assert proc.returncode == 0 and "can only be called" not in proc.stderr, proc.stderr
-    return [w for w in proc.stdout.splitlines() if w]
+
+def zsh(env: dict, line: str, cwd=REPO_ROOT, setup: str = _SOURCED) -> list[str]:
+    matches = Path(env["TMP"]) / f"zsh-matches-{uuid.uuid4().hex}"
+    proc = subprocess.run([_shell("zsh"), "-f", "-c", _ZSH_DRIVER], capture_output=True, text=True,
+                          env={**env, "SETUP": setup, "LINE": line, "MATCHES": str(matches)}, cwd=cwd, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    found = matches.read_text().splitlines() if matches.exists() else []
+    return list(dict.fromkeys(w for w in found if w))
 
 
 def fish(env: dict, line: str, cwd=REPO_ROOT) -> list[str]:
@@ -213,13 +224,8 @@ def test_zsh_script_works_from_fpath(tmp_path, env):
     fdir = tmp_path / "zfunc"
     fdir.mkdir()
     (fdir / "_manifesto").write_text(run_cli("completion", "zsh").stdout)
-    probe = _ZSH_HARNESS.replace('source "$TMP/c.zsh" || exit 8\n', "").replace(
-        "autoload -Uz compinit && compinit -u -D", f"fpath=({fdir} $fpath); autoload -Uz compinit && compinit -u -D")
-    probe += "words=(manifesto ren); CURRENT=2; PREFIX=ren; $_comps[manifesto]\n"
-    proc = subprocess.run([_shell("zsh"), "-f", "-c", probe], capture_output=True, text=True, env=env,
-                          cwd=REPO_ROOT, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert "render" in proc.stdout.split(), proc.stdout + proc.stderr
+    found = zsh(env, "manifesto ren", setup=f"fpath=({fdir} $fpath); autoload -Uz compinit; compinit -u -D")
+    assert "render" in found, found
 
 
 def test_complete_never_prints_a_traceback():

@@ -55,17 +55,20 @@ _BASH_HEAD = """\
 # shellcheck disable=SC2004,SC2086,SC2199,SC2219
 """
 
-_ZSH = r"""#compdef manifesto
-# zsh completion for manifesto.
-#   source <(manifesto completion zsh)      # this shell, after compinit
-#   manifesto completion zsh > "${fpath[1]}/_manifesto"
-_manifesto() {
+# zsh: shtab writes the _arguments specs; the same hook answers for every argument that names
+# something, from the whole line ($LBUFFER). A `--opt=value` word goes to it directly (the
+# generated specs declare `--opt value` only).
+_ZSH_PREAMBLE = r"""
+_manifesto_values() {
   local -a values shown
   local line value files=0
-  for line in "${(@f)$(manifesto __complete zsh -- "${(@Q)words[2,CURRENT]}" 2>/dev/null)}"; do
+  local -a typed=("${(@Q)${(z)LBUFFER}}")
+  [[ -z $LBUFFER || $LBUFFER == *[[:space:]] ]] && typed+=("")
+  for line in "${(@f)$(manifesto __complete zsh -- "${(@)typed[2,-1]}" 2>/dev/null)}"; do
     [[ -z $line ]] && continue
     if [[ $line == :files ]]; then files=1; continue; fi
     value=${line%%$'\t'*}
+    [[ -n $IPREFIX && $value == "$IPREFIX"* ]] && value=${value#"$IPREFIX"}
     values+=("$value")
     if [[ $line == *$'\t'* ]]; then shown+=("$value  -- ${line#*$'\t'}"); else shown+=("$value"); fi
   done
@@ -76,12 +79,42 @@ _manifesto() {
   fi
   return 0
 }
+"""
+
+_ZSH_TAIL = r"""
+_manifesto() {
+  if [[ $PREFIX == --*=* ]]; then
+    _manifesto_values
+  else
+    _shtab_manifesto "$@"
+  fi
+}
+
 if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
   _manifesto "$@"
 elif (( $+functions[compdef] )); then
   compdef _manifesto manifesto
 else
   print -u2 "manifesto: run compinit before sourcing the completion script"
+fi
+"""
+
+_ZSH_HEAD = """\
+#compdef manifesto
+# zsh completion for manifesto (written by shtab from the CLI's parser).
+#   source <(manifesto completion zsh)      # this shell, after compinit
+#   manifesto completion zsh > "${fpath[1]}/_manifesto"
+"""
+
+_ZSH_SHTAB_TAIL = """\
+typeset -A opt_args
+
+if [[ $zsh_eval_context[-1] == eval ]]; then
+  # eval/source/. command, register function for later
+  compdef _shtab_manifesto -N manifesto
+else
+  # autoload from fpath, call function directly
+  _shtab_manifesto "$@"
 fi
 """
 
@@ -127,8 +160,6 @@ def register(sub, add) -> None:
 def script(shell: str) -> str:
     if shell == "fish":
         return _FISH
-    if shell == "zsh":
-        return _ZSH
     return _shtab_script(shell)
 
 
@@ -152,10 +183,16 @@ def _hooked_parser():
 def _shtab_script(shell: str) -> str:
     import shtab  # only here: never on the completion or --help path
 
-    body = shtab.complete(_hooked_parser(), shell, preamble={"bash": _BASH_PREAMBLE})
-    # shtab registers its own function with -o bashdefault; ours (below) takes over.
-    body = body.rstrip("\n").removesuffix("complete -o bashdefault -F _shtab_manifesto manifesto") + "\n"
-    return _BASH_HEAD + body + _BASH_TAIL
+    body = shtab.complete(_hooked_parser(), shell, preamble={"bash": _BASH_PREAMBLE, "zsh": _ZSH_PREAMBLE})
+    # shtab registers its own function; ours (the tail) takes over, sending --opt=value to the hook.
+    if shell == "bash":
+        body = body.rstrip("\n").removesuffix("complete -o bashdefault -F _shtab_manifesto manifesto") + "\n"
+        return _BASH_HEAD + body + _BASH_TAIL
+    body = body.removeprefix("#compdef manifesto\n")
+    tail = body.rfind("typeset -A opt_args")
+    if tail < 0 or body[tail:].strip() != _ZSH_SHTAB_TAIL.strip():
+        raise RuntimeError("shtab's zsh script changed shape; update manifesto.cli.completion")
+    return _ZSH_HEAD + body[:tail] + "typeset -A opt_args\n" + _ZSH_TAIL
 
 
 def _completion(args) -> int:
