@@ -252,6 +252,8 @@ def test_a_slurm_target_by_address_status_servers_and_stop(slurm_cluster, tmp_pa
         listed = _cli(root, "slurm", "servers", "//:qwen-kit", "-o", "name")
         assert (listed.returncode, listed.stdout) == (0, f"{job}\n")
         assert _cli(root, "servers", "//:qwen-kit", "-o", "name").stdout == f"{job}\n"
+        offered = _cli(root, "__complete", "zsh", "--", "slurm", "stop", "").stdout.splitlines()
+        assert f"{job}\tqwen3-0-6b running" in offered and "//:qwen-kit\tdeployment target" in offered, offered
         assert _cli(root, "diff", "//:qwen-kit").returncode == 0
         log = logs / "slurmer" / "qwen3-0-6b" / f"manifesto-qwen3-0-6b-{job}_0.out"
         for _ in range(20):

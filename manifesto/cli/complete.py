@@ -21,6 +21,7 @@ __all__ = ["candidates", "main"]
 MODELS, CLUSTERS, ROUTING = "models", "clusters", "routing"
 INSTANCES, ADDRESSES, FILES, ACCELERATORS = "instances", "addresses", "files", "accelerators"
 DEPLOYMENTS = "deployments"  # deployment target addresses (//:NAME)
+SLURM_JOBS = "slurm-jobs"  # your queued and running Manifesto jobs, and deployment addresses
 
 #: A TAB must not hang on an unreachable API server: every live lookup ends within this.
 LIVE_TIMEOUT = 0.8
@@ -144,6 +145,23 @@ def _instances(state: _State) -> list[tuple[str, str]]:
     return [(name, f"live in {namespace}") for name in groups]
 
 
+def _slurm_jobs(state: _State) -> list[tuple[str, str]]:
+    """Your Manifesto jobs on the Slurm cluster the line (or MANIFESTO_CLUSTER) names: one quick squeue."""
+    from manifesto.cli import settings as cli_settings
+    from manifesto.cluster import load_cluster
+    from manifesto.errors import ManifestoError
+    from manifesto.ops import slurm
+
+    try:
+        name = state.values.get("cluster") or cli_settings.settings().get("MANIFESTO_CLUSTER")
+        profile = load_cluster(name).profile.slurm if name else None
+        call = slurm.servers_call(profile.ssh_host if profile else None)
+        rows = slurm.parse_servers(slurm.run(call, timeout=LIVE_TIMEOUT).stdout)
+    except ManifestoError:
+        return []
+    return [(row["job"], f"{row['instance']} {row['state'].lower()}") for row in rows]
+
+
 def _accelerators(state: _State) -> list[tuple[str, str]]:
     """Accelerator profiles of the cluster named on the line (or by MANIFESTO_CLUSTER)."""
     from manifesto.catalog import find
@@ -204,6 +222,8 @@ def _values(action: argparse.Action, state: _State, current: str) -> tuple[list[
         found += _instances(state)
     elif kind == ACCELERATORS:
         found += _accelerators(state)
+    elif kind == SLURM_JOBS:
+        found += _slurm_jobs(state) + _deployments(current)
     elif kind in (ADDRESSES, DEPLOYMENTS):
         found += _addresses(current) if kind == ADDRESSES else _deployments(current)
         files = current.startswith(".") or (current.startswith("/") and not current.startswith("//"))

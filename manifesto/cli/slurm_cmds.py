@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from manifesto.cli.common import info, slurm_cluster, slurm_submit, spec_args, target_args, target_command, verbose
-from manifesto.cli.complete import DEPLOYMENTS
+from manifesto.cli.complete import DEPLOYMENTS, SLURM_JOBS
 from manifesto.cli.completion import CATALOG
 from manifesto.outputs import add_output
 
@@ -29,7 +29,7 @@ def register(sub, add) -> None:
     p.set_defaults(func=_servers)
     p = add(ssub, "stop", help="cancel a job (N), one array element (N_I), a whole heterogeneous job, or every "
             "job of a deployment target (ADDR)")
-    p.add_argument("job", metavar="JOB|ADDR").complete = DEPLOYMENTS
+    p.add_argument("job", metavar="JOB|ADDR").complete = SLURM_JOBS
     p.add_argument("--cluster", "-c", help="Slurm cluster profile: a path or catalog name").complete = CATALOG["clusters"]
     p.add_argument("--context", help="kube context used to pick a cluster profile")
     p.set_defaults(func=_stop)
