@@ -1,11 +1,10 @@
 """Shell completion candidates, computed from the argparse tree.
 
-The bash, zsh and fish scripts (``manifesto completion SHELL``) are thin: on every TAB
-they run ``manifesto __complete SHELL -- WORD... CURRENT`` and show what it prints, the
-way kubectl's (Cobra's) completion works. So every shell completes the same commands,
-flags, choices, catalog names, build addresses and live instance IDs, straight from
-the parser that parses the command line, and ``--flag=value`` and ``-n NS`` on the line
-are understood in one place.
+The completion scripts (``manifesto completion SHELL``) run ``manifesto __complete SHELL
+-- WORD... CURRENT`` for every value that names something (fish: for everything) and show
+what it prints, the way kubectl's (Cobra's) completion works. So every shell completes the
+same catalog names, build addresses and live IDs, straight from the parser that parses the
+command line, and ``--flag=value`` and ``-n NS`` on the line are understood in one place.
 
 Output: one candidate per line (``value<TAB>description`` for zsh and fish), then
 ``:files`` when the shell should also offer local paths for the current word.

@@ -1,9 +1,11 @@
-"""``manifesto completion SHELL``: the bash, zsh and fish glue around ``manifesto __complete``.
+"""``manifesto completion SHELL``: the bash, zsh and fish scripts.
 
-Each script only passes the words before the cursor to ``manifesto __complete`` (see
-``manifesto.cli.complete``), which answers from the argparse tree, and hands the
-candidates to the shell. Paths are completed by the shell itself, so quoting, ``~`` and
-directories behave as the user expects.
+bash and zsh: shtab writes the script from the parser (commands, flags, choices), with a
+custom-completer hook on every argument that names something (a catalog entry, an address,
+an accelerator, a live ID, a path); the hook passes the whole line to ``manifesto
+__complete`` (see ``manifesto.cli.complete``). fish: a small script that asks ``__complete``
+for everything. shtab is imported only here, when a script is written. Paths are completed
+by the shell itself, so quoting, ``~`` and directories behave as the user expects.
 """
 
 from __future__ import annotations
@@ -40,9 +42,14 @@ _manifesto() {
   if [[ ${COMP_WORDS[COMP_CWORD]} == [=:] || ${COMP_WORDS[COMP_CWORD-1]} == [=:] ]]; then
     COMPREPLY=()
     while IFS= read -r c; do COMPREPLY+=("$c"); done < <(_manifesto_values)
-    return 0
+  else
+    _shtab_manifesto "$@"
   fi
-  _shtab_manifesto "$@"
+  # A directory among the candidates: complete it as a path (trailing /, no space).
+  for c in "${COMPREPLY[@]}"; do
+    if [[ -d $c ]]; then compopt -o filenames 2>/dev/null; break; fi
+  done
+  return 0
 }
 complete -F _manifesto manifesto
 """
