@@ -298,3 +298,23 @@ def test_live_lookups_are_bounded_below_a_second(monkeypatch):
     state.values = {"namespace": "demo"}
     assert comp._instances(state) == []
     assert seen == [(comp.LIVE_TIMEOUT, 0)] and comp.LIVE_TIMEOUT <= 1.0
+
+
+_IMPORTED = ("import runpy, sys\n"
+             "sys.argv = ['manifesto', *sys.argv[1:]]\n"
+             "try:\n    runpy.run_module('manifesto', run_name='__main__')\n"
+             "except SystemExit:\n    pass\n"
+             "print('HEAVY=' + ','.join(sorted(m for m in ('shtab', 'pydantic', 'ruamel') if m in sys.modules)),"
+             " file=sys.stderr)\n")
+
+
+@pytest.mark.parametrize("argv, heavy", [
+    (["__complete", "bash", "--", "manifesto render manifest qw"], ""),
+    (["__complete", "zsh", "--", "render", "--"], ""),
+    (["--help"], ""),
+    (["completion", "bash"], "shtab"),
+])
+def test_shtab_is_imported_only_to_write_a_script(argv, heavy):
+    proc = subprocess.run([sys.executable, "-c", _IMPORTED, *argv], capture_output=True, text=True, cwd=REPO_ROOT,
+                          timeout=120)
+    assert proc.stderr.strip().splitlines()[-1] == f"HEAVY={heavy}", proc.stderr
