@@ -43,11 +43,13 @@ def config_home(environ: dict[str, str] | None = None) -> Path:
 class SearchPath:
     """Catalog roots (first wins) and the resolver for build addresses (None: not accepted)."""
 
-    __slots__ = ("roots", "addresses")
+    __slots__ = ("roots", "addresses", "workspace")
 
-    def __init__(self, roots: tuple[Path, ...] = (), addresses: Callable[[str], Path] | None = None) -> None:
+    def __init__(self, roots: tuple[Path, ...] = (), addresses: Callable[[str], Path] | None = None,
+                 workspace: Callable[[str, str], Path | None] | None = None) -> None:
         self.roots = tuple(roots)
         self.addresses = addresses
+        self.workspace = workspace  # (kind, name) -> the file of the workspace's target of that name, or None
 
 
 #: Inputs named by path only: what a hermetic build renders with.
@@ -57,9 +59,11 @@ _default: SearchPath | None = None
 
 
 def default_search(environ: dict[str, str] | None = None,
-                   addresses: Callable[[str], Path] | None = None) -> SearchPath:
-    """The user catalog of ``environ`` (default: the process environment), then the bundled one."""
-    return SearchPath((config_home(environ), bundled_root()), addresses)
+                   addresses: Callable[[str], Path] | None = None,
+                   workspace: Callable[[str, str], Path | None] | None = None) -> SearchPath:
+    """The user catalog of ``environ`` (default: the process environment), then the bundled one;
+    ``workspace`` first, for cluster names, when the CLI runs inside a workspace."""
+    return SearchPath((config_home(environ), bundled_root()), addresses, workspace)
 
 
 def use_search(search: SearchPath | None) -> None:
@@ -125,6 +129,11 @@ def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: 
     if path.is_file():
         return path
     name = ref[:-5] if ref.endswith(".yaml") else ref
+    if kind == "clusters" and where.workspace is not None and "/" not in name:
+        # Inside a workspace its own cluster targets (clusters/acme-h100.yaml) win over the catalogs.
+        found = where.workspace(kind, name)
+        if found is not None:
+            return found
     known: list[str] = []
     for root in where.roots:
         table = _names(root, kind)

@@ -319,6 +319,9 @@ def test_file_diff_and_apply(fake, tmp_path):
     assert rc == 0, err
     assert fake.argvs() == [APPLY_STDIN, ["apply", "-f", str(target)]]
     _no_token_leaks(fake, out, err)
+    assert "manifesto: hf-secret created in namespace ns\n" in err, err  # it did not exist before
+    rc, out, err = fake.run("file", "apply", "-f", str(target))
+    assert "manifesto: hf-secret updated in namespace ns\n" in err, err
     rc, _, err = fake.run("file", "diff", "--filename", str(target))
     assert (rc, err) == (0, f"manifesto: no differences between {target} and the cluster\n")
     script = tmp_path / "job.sbatch"
@@ -464,8 +467,23 @@ def test_stop_spec_now_and_unknown(fake):
     deletes = [a for a in fake.argvs() if "delete" in a]
     assert all(a[2:6] == ["delete", "--ignore-not-found", "--grace-period=0", "--force"] for a in deletes[:-1])
     assert deletes[-1][-2:] == ["--grace-period=0", "--force"]
-    rc, _, err = fake.run("stop", "--instance", "qwen3-0-6b", "-n", "ns")
-    assert (rc, err) == (1, "error: no live objects of instance qwen3-0-6b in namespace ns\n")
+    rc, out, err = fake.run("stop", "--instance", "qwen3-0-6b", "-n", "ns")
+    # stop is idempotent: nothing live is said, and is no failure
+    assert (rc, out, err) == (0, "", "manifesto: nothing to stop: no live objects of instance qwen3-0-6b in "
+                                     "namespace ns\n")
+
+
+@pytest.mark.integration
+def test_stop_output_json_lists_what_it_deleted(fake):
+    assert _deploy(fake, QWEN)[0] == 0
+    rc, out, err = fake.run("stop", QWEN, "--cluster", GB200, "--user", "u", "--namespace", "ns", "-o", "json")
+    assert rc == 0, err
+    data = json.loads(out)
+    assert (data["instance"], data["namespace"]) == ("qwen3-0-6b", "ns")
+    assert data["deleted"] and all("/" in ref for ref in data["deleted"]), data
+    assert any(ref.startswith("deployment") for ref in data["deleted"]), data
+    rc, out, _ = fake.run("stop", "--instance", "qwen3-0-6b", "-n", "ns", "-o", "json")
+    assert (rc, json.loads(out)["deleted"]) == (0, [])
 
 
 class _Terminal:

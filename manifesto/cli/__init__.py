@@ -133,6 +133,20 @@ def _build_address(ref: str):
     return target_path(ref)
 
 
+def _workspace_entry(kind: str, name: str):
+    """The file of the workspace's ``kind`` target called ``name`` (None: no workspace, or none
+    or several of that name)."""
+    from manifesto.build_graph import api
+    from manifesto.errors import ManifestoError
+
+    singular = {"clusters": "cluster", "models": "model", "routing": "routing"}[kind]
+    try:
+        hits = [t for t in api.list_targets(["//::"]) if t.kind == singular and t.name == name]
+        return api.target_path(hits[0].address) if len(hits) == 1 else None
+    except ManifestoError:
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     from manifesto.cli import common
     from manifesto.errors import ManifestoError
@@ -156,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         # for importing the catalog (and pathlib with it).
         from manifesto import catalog
 
-        catalog.use_search(catalog.default_search(addresses=_build_address))
+        catalog.use_search(catalog.default_search(addresses=_build_address, workspace=_workspace_entry))
     try:
         return int(args.func(args) or 0)
     except ManifestoError as exc:

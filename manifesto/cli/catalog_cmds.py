@@ -150,6 +150,60 @@ def _copy_with_parents(kind: str, source, target) -> None:
 
 
 
+# What `config edit KIND NEW` opens: a valid minimal entry whose comments name the next fields
+# to set (saved unchanged, it still validates).
+SKELETONS = {
+    "models": """\
+# A new model spec: `manifesto explain NAME --cluster C` shows how it resolves,
+# `manifesto render manifest NAME --cluster C` what it renders.
+release: {release}           # instance name: a DNS label, unique per user and namespace
+model:
+  id: Qwen/Qwen3-0.6B        # the Hugging Face model id vLLM serves
+  # image_ref: vllm.standard # catalog image (catalog/images.yaml)
+routing: {{kind: disabled}}    # or {{kind: load_aware, target_role: decode}}, {{kind: pd, ...}}
+roles:
+  - name: decode
+    lws: {{size: 1}}           # nodes per replica; add `replicas: N` for more copies
+    parallelism: {{tp: 1}}     # tensor-parallel GPUs (dp, ep: data/expert parallelism)
+    # resources: {{cpu: "8", memory: 32Gi}}
+    # vllm: {{max_model_len: 8192}}
+""",
+    "clusters": """\
+# A new cluster profile: `manifesto config validate SPEC --cluster NAME` checks it.
+name: {release}
+platform: kubernetes          # or openshift, slurm (then add a slurm: section)
+accelerators:
+  default: gpu
+  profiles:
+    gpu:
+      gpus_per_node: 8
+      allocation:
+        extended_resource: {{resource_name: nvidia.com/gpu}}
+# storage, paths, cache: see clusters/example-*.yaml in the bundled catalog
+""",
+    "routing": """\
+# A new endpoint picker policy: select it with --routing-profile NAME.
+apiVersion: llm-d.ai/v1alpha1
+kind: EndpointPickerConfig
+plugins:
+  - {{type: queue-scorer}}
+  - {{type: max-score-picker}}
+schedulingProfiles:
+  - name: default
+    plugins:
+      - {{pluginRef: queue-scorer, weight: 1}}
+      - {{pluginRef: max-score-picker}}
+""",
+}
+
+
+def skeleton(kind: str, name: str) -> str:
+    import re
+
+    release = re.sub(r"[^a-z0-9-]+", "-", name.rsplit("/", 1)[-1].lower()).strip("-")[:40].strip("-") or "new"
+    return SKELETONS[kind].format(release=release)
+
+
 def edit_entry(kind: str, name: str) -> int:
     import os
     from pathlib import Path
@@ -168,7 +222,8 @@ def edit_entry(kind: str, name: str) -> int:
             _copy_with_parents(kind, source, target)
             info(f"copied {source} to {target}")
         elif source is None:
-            _write(target, b"", "user entry")
+            _write(target, skeleton(kind, name).encode(), "user entry")
+            info(f"new {kind[:-1] if kind != 'routing' else 'routing profile'} {target}, from a skeleton")
     import shlex
 
     editor = os.environ.get("EDITOR") or "vi"

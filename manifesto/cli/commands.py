@@ -25,8 +25,13 @@ def register(sub) -> None:
     p.set_defaults(func=_render_manifest)
     p = add(render, "file", help="render a spec to a file (default /tmp/manifesto.yaml or MANIFESTO_RENDER_OUT)")
     spec_args(p)
-    p.add_argument("--output", "-o", metavar="FILE", help="file to write").complete = FILES
+    p.add_argument("--output", "-o", metavar="FILE", help="file to write (not a format: `-o json` is refused, "
+                   "write ./json for a file of that name)").complete = FILES
     p.set_defaults(func=_render_file)
+    p = add(render, "slurm", help="render a spec for a Slurm cluster: the sbatch script, to stdout or -o FILE")
+    spec_args(p)
+    p.add_argument("--output", "-o", metavar="FILE", help="file to write (default: stdout)").complete = FILES
+    p.set_defaults(func=_render_slurm)
 
     p = add(render, "routing", help="render only the llm-d routing layer of a spec")
     spec_args(p)
@@ -151,15 +156,21 @@ def _render_bootstrap(args) -> int:
     return 0
 
 
-def _render_file(args) -> int:
+def _check_output_file(value: str | None) -> None:
+    """-o of render file/slurm names a file; elsewhere -o is an output format, so a bare format
+    name here is almost surely that mistake (``./json`` still writes a file called json)."""
+    from manifesto.errors import InputError
+    from manifesto.outputs import FORMATS
+
+    if value in FORMATS:
+        raise InputError(f"--output {value}: here -o is the file to write, not an output format; "
+                         f"write ./{value} for a file of that name")
+
+
+def _write_rendered(text: str, target: str, flag: str) -> None:
     from manifesto.errors import InputError
     from manifesto.fsutil import target_problem, write_atomic
 
-    text, suffix = render_cached(args)
-    env = settings()
-    target = args.output or env.get("MANIFESTO_RENDER_OUT") or f"/tmp/manifesto{suffix}"
-    flag = "--output" if args.output else "MANIFESTO_RENDER_OUT" if env.get("MANIFESTO_RENDER_OUT") \
-        else "the default output"
     problem = target_problem(target)
     if problem:
         raise InputError(f"{flag}: {target} {problem}")
@@ -168,6 +179,32 @@ def _render_file(args) -> int:
     except OSError as exc:
         raise InputError(f"{flag}: cannot write {target}: {exc.strerror or exc}") from None
     info(f"wrote {target}")
+
+
+def _render_file(args) -> int:
+    _check_output_file(args.output)
+    text, suffix = render_cached(args)
+    env = settings()
+    target = args.output or env.get("MANIFESTO_RENDER_OUT") or f"/tmp/manifesto{suffix}"
+    flag = "--output" if args.output else "MANIFESTO_RENDER_OUT" if env.get("MANIFESTO_RENDER_OUT") \
+        else "the default output"
+    _write_rendered(text, target, flag)
+    return 0
+
+
+def _render_slurm(args) -> int:
+    from manifesto.errors import InputError
+
+    _check_output_file(args.output)
+    cluster = load_cluster_for(args, settings())
+    if cluster.platform != "slurm":
+        raise InputError(f"cluster '{cluster.name}' is a {cluster.platform} cluster; render slurm writes Slurm "
+                         "batch scripts (use `manifesto render manifest` or `render file` for it)")
+    text, _ = render_cached(args)
+    if args.output:
+        _write_rendered(text, args.output, "--output")
+    else:
+        sys.stdout.write(text)
     return 0
 
 

@@ -223,6 +223,7 @@ def slurm_cluster(args, cluster=None):
 def slurm_submit(args, cluster=None) -> int:
     """Render (through the render cache) and submit; the job ID goes to stdout (-o json: an object).
     ``cluster``: the profile the caller already loaded."""
+    import shlex
     import sys
 
     from manifesto.ops import slurm
@@ -237,8 +238,10 @@ def slurm_submit(args, cluster=None) -> int:
         return 0
     job = slurm.job_id(proc.stdout)
     where = f" over ssh to {s.ssh_host}" if s and s.ssh_host else ""
-    info(f"submitted Slurm job {job} to {cluster.name}{where}; list it with `manifesto slurm servers "
-         f"--cluster {args.cluster or cluster.name}`, cancel it with `manifesto slurm stop {job}`")
+    # The same selection again: the flag as given, or nothing when the settings picked the profile.
+    flag = f" --cluster {shlex.quote(args.cluster)}" if args.cluster else ""
+    info(f"submitted Slurm job {job} to {cluster.name}{where}; list it with `manifesto slurm servers{flag}`, "
+         f"cancel it with `manifesto slurm stop {job}{flag}`")
     output = getattr(args, "output", "text")
     emit(output, {"job": job, "cluster": cluster.name}, text=lambda: print(job), names=lambda: [job])
     return 0

@@ -30,7 +30,8 @@ def register(sub, add) -> None:
                    "cluster profile's storage so the worktree stays visible")
     p.add_argument("--keep-namespace", action="store_true", help="keep the namespace and all test resources")
     p.add_argument("--timeout", type=positive_seconds_arg, default=600.0, metavar="SECONDS",
-                   help="inference deadline for /v1/models and /v1/completions (default: 600)")
+                   help="deadline of the e2e Job from its creation, scheduling and image pull included "
+                   "(default: 600)")
     p.add_argument("--ready-timeout", type=seconds_arg, default=3600.0, metavar="SECONDS",
                    help="how long the model may take to become ready (default: 3600)")
     p.add_argument("--image", help="Python image of the test Job, e.g. a mirror (default: the catalog's test.e2e image)")

@@ -11,7 +11,7 @@ from manifesto.cli.common import (info, kube, kube_args, load_cluster_for, pick_
                                   refuse_slurm_cluster, refuse_slurm_if_named, settings, slurm_submit, spec_args,
                                   target_args, target_command)
 
-from manifesto.cli.complete import FILES, INSTANCES
+from manifesto.cli.complete import DEPLOYMENTS, FILES, INSTANCES, MODELS
 from manifesto.outputs import add_output
 
 __all__ = ["register"]
@@ -49,7 +49,8 @@ def register(sub, add) -> None:
 
     p = add(sub, "servers", help="list live Manifesto instances in the namespace (with ADDR: that deployment "
             "target's status)")
-    p.add_argument("spec", nargs="?", metavar="ADDR", help="a deployment target: report in-sync, drifted or missing")
+    p.add_argument("spec", nargs="?", metavar="ADDR", help="a deployment target: report in-sync, drifted or missing"
+                   ).complete = DEPLOYMENTS
     add_output(p)
     p.add_argument("--cluster", "-c", help="cluster profile, only to refuse Slurm clusters")
     kube_args(p)
@@ -57,13 +58,14 @@ def register(sub, add) -> None:
 
     p = add(sub, "stop", help="delete the live objects of an instance (interactive picker without a target)")
     p.add_argument("spec", nargs="?", metavar="SPEC", help="model spec (or deployment target address) whose "
-                   "instance to stop")
+                   "instance to stop").complete = MODELS
     p.add_argument("--instance", help="live instance ID (see `manifesto servers`)").complete = INSTANCES
     p.add_argument("--now", action="store_true", help="force-delete: --grace-period=0 --force")
     p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name")
     p.add_argument("--user", help="user for the instance identity (default: $USER)")
     p.add_argument("--accelerator", help=argparse.SUPPRESS)
     kube_args(p)
+    add_output(p)
     p.set_defaults(func=_stop)
 
     p = add(sub, "ready", help="wait until a spec's model pods and routing frontend are ready")
@@ -221,11 +223,11 @@ def _stop(args) -> int:
         return done
     if args.spec:
         plan, _, _ = plan_for_args(args, env, "stop")
-        return stop(kube(env, plan.namespace, args.context), plan.instance, now=args.now)
+        return stop(kube(env, plan.namespace, args.context), plan.instance, now=args.now, output=args.output)
     refuse_slurm_if_named(args, env, "stop")
     client = kube(env, pick_namespace(args, env), args.context)
     if args.instance:
-        return stop(client, args.instance, now=args.now)
+        return stop(client, args.instance, now=args.now, output=args.output)
     from manifesto.ops.discovery import discover, group_by_instance
 
     if not sys.stdin.isatty():
@@ -239,7 +241,7 @@ def _stop(args) -> int:
     if choice is None:
         print("manifesto: nothing selected", file=sys.stderr)
         return 1
-    return stop(client, choice, now=args.now)
+    return stop(client, choice, now=args.now, output=args.output)
 
 
 def _ready(args) -> int:

@@ -54,7 +54,10 @@ def ensure_secret(kube: Kube, env: dict[str, str]) -> None:
         # kubectl may echo the object it rejected; never repeat stdout or stderr that could hold the token.
         raise OpsError(f"could not create or update {SECRET} in namespace {kube.namespace} "
                        f"(kubectl apply exit {result.returncode})")
-    _say(f"{SECRET} up to date in namespace {kube.namespace}")
+    # kubectl says `secret/hf-secret created|configured|unchanged`; only that last word is read.
+    outcome = result.stdout.split()[-1] if result.stdout.split() else ""
+    said = {"created": "created", "configured": "updated", "unchanged": "up to date"}.get(outcome, "applied")
+    _say(f"{SECRET} {said} in namespace {kube.namespace}")
 
 
 # -- preconditions ----------------------------------------------------------------------

@@ -76,19 +76,39 @@ def teardown_phases(objs: list[Live]) -> list[tuple[str, list[Live]]]:
             (("routing", routing), ("model workloads", workloads), ("supporting objects", support)) if group]
 
 
-def stop(kube: Kube, instance: str, *, now: bool = False) -> int:
+def stop(kube: Kube, instance: str, *, now: bool = False, output: str = "text") -> int:
+    """Delete the instance's live objects, routing first. Nothing live is no error: stop is
+    idempotent, as ``kubectl delete --ignore-not-found`` is. ``output`` other than text: the
+    deleted objects as data, instead of kubectl's lines."""
+    from manifesto.outputs import emit
+
     objs = discover(kube, instance)
+    deleted: list[str] = []
     if not objs:
-        raise OpsError(f"no live objects of instance {instance} in namespace {kube.namespace}")
-    force = ("--grace-period=0", "--force") if now else ()
-    for phase, group in teardown_phases(objs):
-        print(f"manifesto: deleting {phase} of {instance}: {len(group)} object(s)", file=sys.stderr)
-        result = run(kube.write("delete", "--ignore-not-found", *force, *[o.ref for o in group]))
-        sys.stdout.write(result.stdout)
-    result = run(kube.write("delete", "pods", "-l", selector(instance), "--ignore-not-found", *force))
-    sys.stdout.write(result.stdout)
-    print(f"manifesto: stopped {instance}", file=sys.stderr)
+        print(f"manifesto: nothing to stop: no live objects of instance {instance} in namespace {kube.namespace}",
+              file=sys.stderr)
+    else:
+        force = ("--grace-period=0", "--force") if now else ()
+        for phase, group in teardown_phases(objs):
+            print(f"manifesto: deleting {phase} of {instance}: {len(group)} object(s)", file=sys.stderr)
+            deleted += _deleted(run(kube.write("delete", "--ignore-not-found", *force, *[o.ref for o in group])).stdout,
+                                output)
+        deleted += _deleted(run(kube.write("delete", "pods", "-l", selector(instance), "--ignore-not-found",
+                                           *force)).stdout, output)
+        print(f"manifesto: stopped {instance}", file=sys.stderr)
+    if output != "text":
+        emit(output, {"instance": instance, "namespace": kube.namespace, "deleted": deleted},
+             names=lambda: deleted)
     return 0
+
+
+def _deleted(stdout: str, output: str) -> list[str]:
+    """``kind/name`` of each ``TYPE "NAME" deleted`` line; in text mode the lines are passed on."""
+    import re
+
+    if output == "text":
+        sys.stdout.write(stdout)
+    return [f"{m.group(1)}/{m.group(2)}" for m in re.finditer(r'^(\S+) "([^"]+)" deleted', stdout, re.M)]
 
 
 def pick(instances: list[str], *, fzf: str | None, ask=None) -> str | None:
