@@ -105,10 +105,116 @@ def test_status_reports_missing_in_sync_and_drifted(fake, ws):
     assert rc == 1 and report["status"] == "drifted"
     drifted = [o for o in report["objects"] if o["status"] != "in-sync"]
     assert drifted == [{"kind": "Deployment", "name": "qwen3-0-6b-decode", "status": "drifted",
-                        "detail": "spec.replicas differs"}]
+                        "detail": "spec.replicas: live 3, desired 1",
+                        "differences": [{"path": "spec.replicas", "live": 3, "desired": 1}]}]
     rc, out, _ = fake.run("servers", "//:qwen-demo")
     assert rc == 1 and out.startswith("//:qwen-demo  drifted")
     assert fake.run("diff", "//:qwen-demo")[0] == 1
+
+
+def _edit_live(fake, kind: str, name: str, edit) -> None:
+    state = fake.state
+    edit(next(o for o in state["objects"] if o["kind"] == kind and o["metadata"]["name"] == name))
+    fake._write(state)
+
+
+def test_the_fake_stores_objects_with_the_api_servers_defaults(fake, ws):
+    """The fake answers like an API server, so in-sync right after deploy is not a tautology."""
+    fake.run("deploy", "//:qwen-demo")
+    live = _live(fake, "Deployment", "qwen3-0-6b-decode")
+    pod = live["spec"]["template"]["spec"]
+    assert (live["spec"]["revisionHistoryLimit"], live["spec"]["progressDeadlineSeconds"]) == (10, 600)
+    assert (pod["dnsPolicy"], pod["schedulerName"], pod["securityContext"]) == ("ClusterFirst", "default-scheduler", {})
+    assert pod["containers"][0]["terminationMessagePath"] == "/dev/termination-log"
+    assert live["metadata"]["uid"] and live["metadata"]["generation"] == 1 and "status" in live
+    assert live["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "1"
+    service = next(o for o in fake.state["objects"] if o["kind"] == "Service")
+    assert service["spec"]["sessionAffinity"] == "None" and service["spec"]["clusterIP"].startswith("10.96.")
+    rc, out, err = fake.run("status", "//:qwen-demo")
+    assert rc == 0 and out.startswith("//:qwen-demo  in-sync"), out + err
+
+
+def test_dangerous_live_edits_are_drift_and_each_field_is_named(fake, ws):
+    fake.run("deploy", "//:qwen-demo")
+
+    def edit(obj):
+        pod = obj["spec"]["template"]["spec"]
+        pod["hostNetwork"] = True
+        pod["containers"][0]["securityContext"] = {"privileged": True}
+        pod["nodeSelector"]["kubernetes.io/hostname"] = "node-7"
+
+    _edit_live(fake, "Deployment", "qwen3-0-6b-decode", edit)
+    rc, out, _ = fake.run("status", "//:qwen-demo")
+    assert rc == 1 and out.startswith("//:qwen-demo  drifted")
+    lines = out.splitlines()
+    at = lines.index(next(line for line in lines if "Deployment/qwen3-0-6b-decode" in line))
+    assert lines[at].split()[1:] == ["drifted"]
+    assert lines[at + 1:at + 4] == [
+        '      spec.template.spec.containers[0].securityContext: live {"privileged": true}, desired (absent)',
+        '      spec.template.spec.nodeSelector.kubernetes.io/hostname: live "node-7", desired (absent)',
+        "      spec.template.spec.hostNetwork: live true, desired (absent)",
+    ]
+
+
+def test_extra_containers_and_volumes_are_drift(fake, ws):
+    fake.run("deploy", "//:qwen-demo")
+
+    def edit(obj):
+        pod = obj["spec"]["template"]["spec"]
+        pod["containers"].append({"name": "miner", "image": "evil/miner:1"})
+        pod["volumes"].append({"name": "host-root", "hostPath": {"path": "/"}})
+
+    _edit_live(fake, "Deployment", "qwen3-0-6b-decode", edit)
+    rc, out, _ = fake.run("status", "//:qwen-demo", "-o", "json")
+    (obj,) = [o for o in json.loads(out)["objects"] if o["status"] != "in-sync"]
+    assert rc == 1 and obj["differences"] == [
+        {"path": "spec.template.spec.containers[name=miner]", "live": {"name": "miner", "image": "evil/miner:1"},
+         "desired": None},
+        {"path": "spec.template.spec.volumes[name=host-root]", "live": {"name": "host-root", "hostPath": {"path": "/"}},
+         "desired": None},
+    ]
+
+
+def test_a_changed_server_default_is_drift(fake, ws):
+    """A field the artifact leaves to the server is drift once someone sets it to another value."""
+    fake.run("deploy", "//:qwen-demo")
+    _edit_live(fake, "Deployment", "qwen3-0-6b-decode",
+               lambda o: o["spec"]["template"]["spec"].update(dnsPolicy="None", restartPolicy="Always"))
+    rc, out, _ = fake.run("status", "//:qwen-demo", "-o", "json")
+    (obj,) = [o for o in json.loads(out)["objects"] if o["status"] != "in-sync"]
+    assert rc == 1 and obj["differences"] == [
+        {"path": "spec.template.spec.dnsPolicy", "live": "None", "desired": None}]
+
+
+def test_a_workload_scaled_to_zero_by_idle_shutdown_is_idle_not_drifted(fake, ws):
+    fake.run("deploy", "//:qwen-demo")
+    _edit_live(fake, "Deployment", "qwen3-0-6b-decode", lambda o: o["spec"].update(replicas=0))
+    rc, out, err = fake.run("status", "//:qwen-demo")
+    assert rc == 0, out + err
+    assert out.startswith("//:qwen-demo  idle  (qwen3-0-6b")
+    assert "  Deployment/qwen3-0-6b-decode" in out and "idle  scaled to 0 by the idle-shutdown controller" in out
+    # Idle and edited: drifted, naming the edit only.
+    _edit_live(fake, "Deployment", "qwen3-0-6b-decode",
+               lambda o: o["spec"]["template"]["spec"].update(hostNetwork=True))
+    rc, out, _ = fake.run("status", "//:qwen-demo", "-o", "json")
+    (obj,) = [o for o in json.loads(out)["objects"] if o["status"] != "in-sync"]
+    assert rc == 1 and obj["differences"] == [
+        {"path": "spec.template.spec.hostNetwork", "live": True, "desired": None}]
+
+
+def test_server_and_controller_fields_are_not_drift(fake, ws):
+    fake.run("deploy", "//:qwen-demo")
+    fake.run("deploy", "//:qwen-demo")  # a second apply: new resourceVersion, same generation
+
+    def edit(obj):
+        obj["status"] = {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1}
+        obj["metadata"]["annotations"]["deployment.kubernetes.io/revision"] = "4"
+        obj["metadata"]["resourceVersion"] = "99999"
+        obj["metadata"]["managedFields"].append({"manager": "kube-controller-manager"})
+
+    _edit_live(fake, "Deployment", "qwen3-0-6b-decode", edit)
+    rc, out, err = fake.run("status", "//:qwen-demo")
+    assert rc == 0 and out.startswith("//:qwen-demo  in-sync"), out + err
 
 
 def test_an_object_applied_from_another_artifact_is_drifted(fake, ws):
