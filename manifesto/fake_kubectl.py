@@ -20,6 +20,9 @@ config:
   stdout: {"get pods": "not json"}  print this instead of answering (exit 0)
   stdout_hex: {"get pods": "ff00"}  print these raw bytes instead of answering (exit 0)
   current_context: "name"          what `config current-context` prints
+  contexts: {"name": {"cluster": "c", "namespace": "ns"}}   what `config view --minify [--context
+                                                            NAME] -o jsonpath=...` reads
+  signal: {"config current-context": 9}  be killed by this signal instead of answering
 Supports: api-versions, config current-context|use-context NAME, get, apply -f FILE|-,
 delete REF.../-l, diff -f FILE|- (the defaulted object against the live one, server fields aside).
 """
@@ -459,12 +462,17 @@ def main():
     stdin = None if sys.stdin.isatty() else sys.stdin.read()
     with open(os.path.join(DIR, "calls.jsonl"), "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
-        f.write(json.dumps({"argv": argv, "stdin": stdin or None}) + "\n")
+        f.write(json.dumps({"argv": argv, "stdin": stdin or None, "kubeconfig": os.environ.get("KUBECONFIG")})
+                + "\n")
     flags, pos = parse(argv)
     verb = pos[0] if pos else ""
     key = f"{verb} {pos[1]}" if len(pos) > 1 else verb
     config = load().get("config", {})
     for k in (key, verb):
+        if k in (config.get("signal") or {}):
+            import signal
+
+            os.kill(os.getpid(), config["signal"][k] or signal.SIGKILL)
         if k in (config.get("hang") or ()):
             hang()
         if k in (config.get("stdout") or {}):
@@ -501,6 +509,15 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
     if verb == "config" and pos[1:2] == ["use-context"] and len(pos) == 3:
         state.setdefault("config", {})["current_context"] = pos[2]
         print(f'Switched to context "{pos[2]}".')
+        return 0
+    if verb == "config" and pos[1:2] == ["view"] and "minify" in flags:
+        name = flags.get("context") or state.get("config", {}).get("current_context")
+        context = (state.get("config", {}).get("contexts") or {}).get(name)
+        if context is None:
+            die(f"error: context was not found for specified context: {name}" if name
+                else "error: current-context must exist in order to minify")
+        field = str(flags.get("o", "")).removeprefix("jsonpath={.contexts[0].context.").removesuffix("}")
+        print(context.get(field, ""), end="")
         return 0
     if verb == "config" and pos[1:2] == ["current-context"]:
         current = state.get("config", {}).get("current_context")

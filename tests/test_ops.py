@@ -627,6 +627,24 @@ def test_context_flag_reaches_kubectl(fake):
     assert all(a[:4] == ["--context", "ctx-a", "-n", "ns"] for a in fake.argvs())
 
 
+@pytest.mark.integration
+def test_the_profile_named_for_the_kube_cluster_follows_context(fake, isolated_env):
+    """With no --cluster, the profile is the one named for the cluster of --context, not of the
+    current context."""
+    clusters = isolated_env.config_home / "clusters"
+    clusters.mkdir()
+    base = Path(GB200).read_text()
+    for name in ("acme-a", "acme-b"):
+        (clusters / f"{name}.yaml").write_text(base.replace("name: example-gb200", f"name: {name}"))
+    fake.configure(current_context="ctx-a", contexts={"ctx-a": {"cluster": "acme-a"}, "ctx-b": {"cluster": "acme-b"}})
+    rc, out, err = fake.run("explain", "qwen/qwen3-0.6b", "--context", "ctx-b", "--user", "u", "--namespace", "ns",
+                            "-o", "json")
+    assert rc == 0, err
+    assert json.loads(out)["cluster"] == "acme-b"
+    assert ["config", "view", "--minify", "--context", "ctx-b", "-o",
+            "jsonpath={.contexts[0].context.cluster}"] in fake.argvs()
+
+
 # -- pure helpers -----------------------------------------------------------------------
 
 def test_call_values_are_data():

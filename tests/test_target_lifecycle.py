@@ -217,6 +217,38 @@ def test_server_and_controller_fields_are_not_drift(fake, ws):
     assert rc == 0 and out.startswith("//:qwen-demo  in-sync"), out + err
 
 
+def test_kubeconfig_from_dotenv_reaches_every_kubectl_call(fake, ws, monkeypatch):
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    (ws / ".env").write_text("KUBECONFIG=/home/alice/.kube/lab.yaml\n")
+    fake.reset_log()
+    rc, _, err = fake.run("deploy", "//:qwen-demo")
+    assert rc == 0, err
+    assert fake.argvs()[0] == ["config", "current-context"]
+    assert {c["kubeconfig"] for c in fake.calls()} == {"/home/alice/.kube/lab.yaml"}
+
+
+def test_a_missing_kubectl_is_named_not_read_as_no_context(fake, ws, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
+    rc, _, err = fake.run("status", "//:qwen-demo")
+    assert (rc, err) == (1, "error: kubectl not found on PATH; install kubectl to use cluster commands\n")
+
+
+def test_a_kubectl_killed_by_a_signal_is_named(fake, ws):
+    fake.configure(signal={"config current-context": 9})
+    rc, _, err = fake.run("deploy", "//:qwen-demo")
+    assert (rc, err) == (1, "error: could not read the current kube context: `kubectl config current-context` "
+                            "failed: killed by signal SIGKILL\n")
+    assert not [c for c in fake.calls() if "apply" in c["argv"]]
+
+
+def test_no_current_context_is_said_plainly(fake, ws):
+    fake.configure(current_context=None)
+    rc, _, err = fake.run("deploy", "//:qwen-demo")
+    assert (rc, err) == (1, "error: //:qwen-demo belongs to kube context 'lab-admin', but no kube context is "
+                            "current; switch with `kubectl config use-context lab-admin` or pass --context "
+                            "lab-admin\n")
+
+
 def test_an_object_applied_from_another_artifact_is_drifted(fake, ws):
     fake.run("deploy", "//:qwen-demo")
     state = fake.state

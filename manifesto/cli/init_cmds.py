@@ -39,7 +39,7 @@ def _init(args) -> int:
     cluster_path = find("clusters", args.cluster)
     user = args.user or re.sub(r"[^a-z0-9-]+", "-", cli_settings.current_user(None, env).lower()).strip("-")
     cluster_name = Path(cluster_path).name.removesuffix(".yaml")
-    context = args.context or cli_settings.kube_context(None) or cluster_name
+    context = args.context or cli_settings.kube_context(None, env) or cluster_name
     model_name = Path(model_path).name.removesuffix(".yaml")
     files = workspace_files(model_name, dump_yaml(load_model_data(model_path).data), cluster_name,
                             Path(cluster_path).read_text(encoding="utf-8"), user=user or "user",

@@ -62,7 +62,7 @@ def _kube_for(art, args):
                        "`manifesto slurm ...`")
     env = settings()
     explicit = getattr(args, "context", None)
-    context = check_context(art, explicit, None if explicit else cli_settings.kube_context(None))
+    context = check_context(art, explicit, None if explicit else cli_settings.current_context(env))
     return env, kube(env, art.namespace, context)
 
 

@@ -41,7 +41,8 @@ def check_context(art, explicit: str | None, current: str | None) -> str:
                        "manifesto knows which cluster it belongs to")
     have = explicit or current
     if have != art.context:
-        said = f"--context is '{explicit}'" if explicit else f"the current kube context is '{current or '(none)'}'"
+        said = (f"--context is '{explicit}'" if explicit else
+                f"the current kube context is '{current}'" if current else "no kube context is current")
         raise OpsError(f"{art.address} belongs to kube context '{art.context}', but {said}; switch with "
                        f"`kubectl config use-context {art.context}` or pass --context {art.context}")
     return art.context
