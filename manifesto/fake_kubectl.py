@@ -533,10 +533,16 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
         found = [o for o in objs if o["kind"] == kind and (not namespaced or ns_of(o) == ns)
                  and matches(o, flags.get("l"))]
         if len(pos) > 2:
-            found = [o for o in found if o["metadata"]["name"] == pos[2]]
-            if not found:
-                die(f'Error from server (NotFound): {pos[1]} "{pos[2]}" not found')
-            print(json.dumps(found[0]))
+            named = []
+            for name in pos[2:]:
+                hit = [o for o in found if o["metadata"]["name"] == name]
+                if not hit and "ignore-not-found" not in flags:
+                    die(f'Error from server (NotFound): {pos[1]} "{name}" not found')
+                named += hit
+            if len(pos) == 3 and named:
+                print(json.dumps(named[0]))
+            elif named or "ignore-not-found" not in flags:
+                print(json.dumps({"apiVersion": "v1", "kind": "List", "items": named}))
             return 0
         print(json.dumps({"apiVersion": "v1", "kind": "List", "items": found}))
         return 0

@@ -89,7 +89,8 @@ def deploy(args) -> int:
         print(f"{client.write('apply', '-f', '-').show()} < {art.rel}")
         print(f"# then: delete leftovers of the other routing frontend of {instance}, if any", file=sys.stderr)
         return 0
-    deploy_objects(client, object_facts(objs, instance), objs, env, text=art.text)
+    deploy_objects(client, object_facts(objs, instance), objs, env, text=art.text,
+                   take_over=getattr(args, "take_over", False))
     return 0
 
 
