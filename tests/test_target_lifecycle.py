@@ -317,6 +317,18 @@ def test_dry_run_prints_the_calls_and_runs_none(fake, ws):
     assert [c["argv"] for c in fake.calls()] == [["config", "current-context"]]
 
 
+def test_dry_run_stops_where_deploy_would_without_hf_token(fake, ws, monkeypatch):
+    monkeypatch.delenv("HF_TOKEN")
+    expected = (1, "error: HF_TOKEN is not set; set it in the environment or .env so hf-secret can be created in "
+                   "namespace demo\n")
+    rc, out, err = fake.run("deploy", "//:qwen-demo", "--dry-run")
+    assert ((rc, err), out) == (expected, "")
+    rc, _, err = fake.run("deploy", "//:qwen-demo")
+    assert (rc, err) == expected
+    (ws / ".env").write_text("HF_TOKEN=hf_from_dotenv\n")
+    assert fake.run("deploy", "//:qwen-demo", "--dry-run")[0] == 0
+
+
 def test_stop_deletes_the_target_instance(fake, ws):
     fake.run("deploy", "//:qwen-demo")
     rc, _, err = fake.run("stop", "//:qwen-demo")

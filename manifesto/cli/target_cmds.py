@@ -76,7 +76,7 @@ def _objects(art):
 # -- commands ---------------------------------------------------------------------------
 
 def deploy(args) -> int:
-    from manifesto.ops.deploy import SECRET, deploy_objects, object_facts
+    from manifesto.ops.deploy import SECRET, deploy_objects, hf_token, object_facts
 
     art = _target(args)
     if art.platform == "slurm":
@@ -84,6 +84,7 @@ def deploy(args) -> int:
     env, client = _kube_for(art, args)
     objs, instance = _objects(art)
     if args.dry_run:
+        hf_token(env, art.namespace)  # what the real deploy would stop at, a dry run reports too
         secret = client.write("apply", "-f", "-")
         print(f"{secret.show()}  # stdin: Secret {SECRET} from $HF_TOKEN")
         print(f"{client.write('apply', '-f', '-').show()} < {art.rel}")
