@@ -227,7 +227,9 @@ def _deployment(spec: dict) -> None:
         rolling = strategy.setdefault("rollingUpdate", {})
         _put(rolling, "maxSurge", "25%")
         _put(rolling, "maxUnavailable", "25%")
-    _pod_spec(spec.setdefault("template", {}).setdefault("spec", {}))
+    template = spec.setdefault("template", {})
+    template.setdefault("metadata", {}).setdefault("creationTimestamp", None)  # as kubectl get shows it
+    _pod_spec(template.setdefault("spec", {}))
 
 
 def _job(spec: dict, uid: str) -> None:

@@ -202,6 +202,19 @@ def test_a_workload_scaled_to_zero_by_idle_shutdown_is_idle_not_drifted(fake, ws
         {"path": "spec.template.spec.hostNetwork", "live": True, "desired": None}]
 
 
+def test_replicas_zero_without_an_idle_controller_is_drift():
+    """Only an artifact that runs the idle-shutdown controller explains a workload at 0."""
+    from manifesto.ops.targets import object_states, parse_objects
+
+    objs = [o for o in parse_objects((ROOT / "out/deploy/qwen-demo.yaml").read_text())
+            if "idle-shutdown" not in o["metadata"]["name"]]
+    (deployment,) = [o for o in objs if o["kind"] == "Deployment"]
+    live = {(o["kind"], o["metadata"]["name"]): o for o in objs}
+    live[("Deployment", deployment["metadata"]["name"])] = {**deployment, "spec": {**deployment["spec"], "replicas": 0}}
+    states = {(k, s) for k, _, s, _ in object_states(objs, live)}
+    assert ("Deployment", "drifted") in states and ("Deployment", "idle") not in states
+
+
 def test_server_and_controller_fields_are_not_drift(fake, ws):
     fake.run("deploy", "//:qwen-demo")
     fake.run("deploy", "//:qwen-demo")  # a second apply: new resourceVersion, same generation
