@@ -4,9 +4,10 @@
 ``manifesto-fake-kubectl --install DIR`` links it into DIR as ``kubectl``; put DIR first on
 PATH. It keeps objects in ``$FAKE_KUBE_DIR/state.json`` ({"objects": [...], "config": {...}};
 default ``${XDG_CACHE_HOME:-~/.cache}/manifesto/fake-kube``); every call appends {"argv",
-"stdin"} to ``$FAKE_KUBE_DIR/calls.jsonl`` (stdin may hold the HF token: the directory is
-created private). ``apply`` stores objects the way an API server does: with the server's
-defaults for the kinds Manifesto renders (see :func:`server_defaults`), server metadata
+"stdin", "kubeconfig"} to ``$FAKE_KUBE_DIR/calls.jsonl`` (stdin only with
+FAKE_KUBE_LOG_STDIN=1, as it may hold the HF token; the directory is created private).
+``apply`` stores objects the way an API server does: with the server's defaults for the
+kinds Manifesto renders (see :func:`server_defaults`), server metadata
 (uid, resourceVersion, generation, creationTimestamp, managedFields), kubectl's
 last-applied annotation, and a status. It starts no pods and runs no controllers.
 
@@ -438,6 +439,14 @@ def _track_overlap(step: int) -> None:
             json.dump([now, max(most, now)], f)
 
 
+def _logged(stdin: str | None) -> str | None:
+    """What the call log keeps of stdin: nothing but its size, since it may hold the HF token
+    (hf-secret), unless FAKE_KUBE_LOG_STDIN=1 (the tests check what was sent)."""
+    if not stdin or os.environ.get("FAKE_KUBE_LOG_STDIN") == "1":
+        return stdin or None
+    return f"({len(stdin)} characters, not logged; FAKE_KUBE_LOG_STDIN=1 logs them)"
+
+
 def install(directory: str) -> int:
     """Link this program into ``directory`` as ``kubectl`` (the directory is created)."""
     import shutil
@@ -456,6 +465,9 @@ def install(directory: str) -> int:
 
 def main():
     argv = sys.argv[1:]
+    if argv[:1] in (["--help"], ["-h"]) and os.path.basename(sys.argv[0]) != "kubectl":
+        print(__doc__)
+        return
     if argv[:1] == ["--install"]:
         if len(argv) != 2:
             die("usage: manifesto-fake-kubectl --install DIR", 2)
@@ -464,7 +476,7 @@ def main():
     stdin = None if sys.stdin.isatty() else sys.stdin.read()
     with open(os.path.join(DIR, "calls.jsonl"), "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
-        f.write(json.dumps({"argv": argv, "stdin": stdin or None, "kubeconfig": os.environ.get("KUBECONFIG")})
+        f.write(json.dumps({"argv": argv, "stdin": _logged(stdin), "kubeconfig": os.environ.get("KUBECONFIG")})
                 + "\n")
     flags, pos = parse(argv)
     verb = pos[0] if pos else ""

@@ -35,6 +35,7 @@ def install(tmp_path: Path, monkeypatch, script: str) -> Path:
     bin_dir, state = fake_kubectl(tmp_path, script)
     monkeypatch.setenv("PATH", str(bin_dir))  # no fzf: the picker falls back to a numbered prompt
     monkeypatch.setenv("FAKE_KUBE_DIR", str(state))
+    monkeypatch.setenv("FAKE_KUBE_LOG_STDIN", "1")  # the tests check what was sent over stdin
     monkeypatch.setenv("MANIFESTO_NO_CACHE", "1")
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     monkeypatch.chdir(tmp_path)

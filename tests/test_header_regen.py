@@ -96,7 +96,7 @@ def test_regen_print_command_is_the_header_command(tmp_path):
     path = REPO / "tests/golden/single-gpu-deployment/expected.yaml"
     proc = _regen("--print-command", str(path), cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout == regenerate_command(path.read_text())
-    assert proc.stdout.startswith("${MANIFESTO:-manifesto} render manifest \\\n    <(cat <<'MANIFESTO_MODEL'\n")
+    assert proc.stdout.startswith("  ${MANIFESTO:-manifesto} render manifest \\\n    <(cat <<'MANIFESTO_MODEL'\n")
 
 
 def test_regen_without_a_header_is_an_error(tmp_path):

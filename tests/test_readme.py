@@ -94,6 +94,7 @@ def test_walkthroughs_run_as_printed(tmp_path, index):
     _run(blocks("walkthrough")[index], work, env)
     calls = (tmp_path / "cache" / "manifesto" / "fake-kube" / "calls.jsonl").read_text()
     assert calls.count('"apply"') >= 2 and '"delete"' in calls  # the fake cluster was really asked
+    assert "hf_xxx" not in calls  # the token is not in the fake's call log
 
 
 @pytest.mark.slurm
