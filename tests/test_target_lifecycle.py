@@ -377,3 +377,28 @@ def test_ready_waits_for_the_target_plan(fake, ws):
     fake.seed(pod)
     rc, _, err = fake.run("ready", "//:qwen-demo", "--timeout", "0")
     assert rc == 0 and "qwen3-0-6b is ready" in err
+
+
+def test_every_rendered_object_is_in_sync_as_the_server_stores_it():
+    """Each kind Manifesto emits (Deployment, LeaderWorkerSet, Service, RBAC, InferencePool,
+    Gateway, HTTPRoute, ResourceClaimTemplate...) compares in-sync with itself as the fake
+    API server stores it (its defaults filled in), and out of sync once a default is changed."""
+    import yaml
+
+    from manifesto.fake_kubectl import stored
+    from manifesto.ops.targets import differences
+
+    paths = sorted((ROOT / "out").rglob("*.yaml")) + sorted((ROOT / "tests/golden").glob("*/expected.yaml"))
+    objects = [(path, obj) for path in paths
+               for obj in yaml.load_all(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if obj]
+    kinds = set()
+    for n, (path, obj) in enumerate(objects):
+        kinds.add(obj["kind"])
+        live = stored(obj, None, "{}", n + 1)
+        assert differences(obj, live) == [], (path, obj["kind"], obj["metadata"]["name"])
+    assert {"Deployment", "LeaderWorkerSet", "Service", "ServiceAccount", "Role", "RoleBinding", "ConfigMap",
+            "InferencePool", "Gateway", "HTTPRoute", "ResourceClaimTemplate", "DestinationRule"} <= kinds
+    lws = next(o for _, o in objects if o["kind"] == "LeaderWorkerSet")
+    live = stored(lws, None, "{}", 1)
+    live["spec"]["startupPolicy"] = "None"
+    assert differences(lws, live) == [("spec.startupPolicy", "None", "(absent)")]
