@@ -352,7 +352,8 @@ def server_defaults(obj: dict, uid: str, serial: int) -> None:
 
 _STATUS = {
     "Deployment": lambda o: {"observedGeneration": o["metadata"]["generation"], "replicas": 0,
-                             "conditions": [{"type": "Progressing", "status": "True", "reason": "NewReplicaSetCreated"}]},
+                             "conditions": [{"type": "Progressing", "status": "True",
+                                             "reason": "NewReplicaSetCreated"}]},
     "LeaderWorkerSet": lambda o: {"replicas": 0, "conditions": [{"type": "Progressing", "status": "True"}]},
     "Service": lambda o: {"loadBalancer": {}},
     "Job": lambda o: {"active": 0},

@@ -53,7 +53,9 @@ def kube_env(env: dict[str, str] | None) -> tuple[tuple[str, str], ...]:
     """What kubectl must see of the settings beyond the process environment: KUBECONFIG
     (set in a .env file, it would otherwise never reach kubectl)."""
     value = (env or {}).get("KUBECONFIG")
-    return (("KUBECONFIG", value),) if value else ()
+    if not value:
+        return ()
+    return (("KUBECONFIG", os.pathsep.join(os.path.expanduser(p) for p in value.split(os.pathsep))),)
 
 
 def _kubectl(*args: str, env: dict[str, str] | None = None) -> str | None:

@@ -16,7 +16,8 @@ from manifesto.ops.kubectl import Kube, conditions, dig, is_not_found, is_not_se
 from manifesto.resolve.names import INSTANCE_LABEL, KUEUE_QUEUE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL
 
 __all__ = ["SECRET", "secret_manifest", "hf_token", "ensure_secret", "required_apis", "check_apis", "pod_requests",
-           "check_kueue", "check_dra", "foreign_objects", "live_by_name", "check_owners", "transitions", "frontend_leftovers", "apply_objects", "Facts", "plan_facts",
+           "check_kueue", "check_dra", "foreign_objects", "live_by_name", "check_owners", "transitions",
+           "frontend_leftovers", "apply_objects", "Facts", "plan_facts",
            "object_facts", "deploy", "deploy_objects", "deploy_routing", "manifest_file", "file_diff", "file_apply"]
 
 SECRET = "hf-secret"

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 from manifesto.errors import OpsError
 
-__all__ = ["Call", "Result", "Kube", "run", "failure", "settings_from_env", "config_value", "current_context", "is_not_served",
+__all__ = ["Call", "Result", "Kube", "run", "failure", "settings_from_env", "config_value", "current_context",
+           "is_not_served",
            "is_not_found", "is_transient", "dig", "conditions", "items"]
 
 _TRANSIENT = (

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from manifesto import __version__
 
-__all__ = ["PROJECT", "RUN_NOTE", "EDIT_NOTE", "command_lines", "option_flags", "provenance_header", "regenerate_command"]
+__all__ = ["PROJECT", "RUN_NOTE", "EDIT_NOTE", "command_lines", "option_flags", "provenance_header",
+           "regenerate_command"]
 
 PROJECT = "llm-manifesto"
 RUN_NOTE = (f"# Run that with bash and {PROJECT} {__version__}: MANIFESTO names how you run it (default:"
