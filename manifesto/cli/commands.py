@@ -69,13 +69,14 @@ def register(sub) -> None:
     catalog_cmds.register(csub, add)
     completion.register(sub, add)
     manpage.register(sub, add)
-    from manifesto.cli import e2e_cmds, init_cmds, ops_cmds, slurm_cmds, target_cmds
+    from manifesto.cli import e2e_cmds, init_cmds, ops_cmds, regen_cmds, slurm_cmds, target_cmds
 
     ops_cmds.register(sub, add)
     e2e_cmds.register(sub, add)
     slurm_cmds.register(sub, add)
     target_cmds.register(sub, add)
     init_cmds.register(sub, add)
+    regen_cmds.register(sub, add)
 
     try:
         from manifesto.build_graph.cli import register as register_build

@@ -183,11 +183,12 @@ def cached_command(args, command: str, produce) -> tuple[str, str, str]:
 
 def kube(env, namespace, kube_context):
     """The kubectl call builder for one namespace and context, tuned by MANIFESTO_KUBECTL_*."""
+    from manifesto.cli.settings import kube_env
     from manifesto.ops.kubectl import Kube, settings_from_env
 
     tuned = settings_from_env(env)
     tuned["trace"] = tuned["trace"] or verbose()
-    return Kube(namespace=namespace, context=kube_context, **tuned)
+    return Kube(namespace=namespace, context=kube_context, extra_env=kube_env(env), **tuned)
 
 
 def refuse_slurm_cluster(cluster, command: str) -> None:

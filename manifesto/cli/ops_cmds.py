@@ -17,7 +17,7 @@ from manifesto.outputs import add_output
 __all__ = ["register"]
 
 _DEPLOY_USAGE = ("manifesto deploy SPEC [options]\n"
-                 "       manifesto deploy ADDR|out/deploy/NAME.yaml [--build] [--dry-run] [--context C]\n"
+                 "       manifesto deploy ADDR|out/deploy/NAME.yaml [--build] [--dry-run] [--take-over] [--context C]\n"
                  "       manifesto deploy routing SPEC [options]\n"
                  "       manifesto deploy bootstrap [--cluster C] [--namespace N]")
 
@@ -45,6 +45,8 @@ def register(sub, add) -> None:
     spec_args(p)
     p.add_argument("spec_rest", nargs="?", metavar="SPEC", help=argparse.SUPPRESS)
     target_args(p)
+    p.add_argument("--take-over", action="store_true", help="modify live objects of the same names that another "
+                   "instance or user owns (default: refuse, naming the owner)")
     p.set_defaults(func=_deploy)
 
     p = add(sub, "servers", help="list live Manifesto instances in the namespace (with ADDR: that deployment "
@@ -161,7 +163,7 @@ def _deploy(args) -> int:
     from manifesto.render import k8s_objects
 
     plan, spec, _ = plan_for_args(args, env, "deploy", cluster)
-    deploy(kube(env, plan.namespace, args.context), plan, k8s_objects(plan, spec), env)
+    deploy(kube(env, plan.namespace, args.context), plan, k8s_objects(plan, spec), env, take_over=args.take_over)
     return 0
 
 

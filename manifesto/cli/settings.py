@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 __all__ = ["settings", "current_user", "pick_cluster", "pick_namespace", "checked_namespace", "kube_context",
-           "options"]
+           "kube_env", "current_context", "options"]
 
 
 def _dotenv(path: Path) -> dict[str, str]:
@@ -49,15 +49,32 @@ def current_user(explicit: str | None, env: dict[str, str]) -> str:
     return explicit or env.get("USER") or env.get("LOGNAME") or "user"
 
 
-def _kubectl(*args: str) -> str | None:
+def kube_env(env: dict[str, str] | None) -> tuple[tuple[str, str], ...]:
+    """What kubectl must see of the settings beyond the process environment: KUBECONFIG
+    (set in a .env file, it would otherwise never reach kubectl)."""
+    value = (env or {}).get("KUBECONFIG")
+    if not value:
+        return ()
+    return (("KUBECONFIG", os.pathsep.join(os.path.expanduser(p) for p in value.split(os.pathsep))),)
+
+
+def _kubectl(*args: str, env: dict[str, str] | None = None) -> str | None:
     """A quick kubeconfig read through the one kubectl runner; None when it fails or says nothing."""
     from manifesto.ops.kubectl import config_value
 
-    return config_value(*args)
+    return config_value(*args, env=kube_env(env))
 
 
-def kube_context(explicit: str | None) -> str | None:
-    return explicit or _kubectl("config", "current-context")
+def kube_context(explicit: str | None, env: dict[str, str] | None = None) -> str | None:
+    return explicit or _kubectl("config", "current-context", env=env)
+
+
+def current_context(env: dict[str, str]) -> str | None:
+    """The current kube context; None when none is set; an OpsError naming why kubectl could not
+    say (missing, killed by a signal, a broken kubeconfig)."""
+    from manifesto.ops.kubectl import current_context as read
+
+    return read(kube_env(env))
 
 
 def pick_cluster(explicit: str | None, env: dict[str, str], context: str | None = None, need_context=True) -> str:
@@ -69,10 +86,12 @@ def pick_cluster(explicit: str | None, env: dict[str, str], context: str | None 
         return explicit
     if env.get("MANIFESTO_CLUSTER"):
         return env["MANIFESTO_CLUSTER"]
-    ctx = kube_context(context) if need_context else context
+    ctx = kube_context(context, env) if need_context else context
     names = [ctx] if ctx else []
     if ctx:
-        cluster_name = _kubectl("config", "view", "--minify", "-o", "jsonpath={.contexts[0].context.cluster}")
+        # The cluster of that context (--context when given), not of the current one.
+        cluster_name = _kubectl("config", "view", "--minify", "--context", ctx, "-o",
+                                "jsonpath={.contexts[0].context.cluster}", env=env)
         if cluster_name:
             names.append(cluster_name)
     table = dict(item.split("=", 1) for item in env.get("MANIFESTO_CLUSTER_MAP", "").replace(",", " ").split() if "=" in item)
@@ -95,7 +114,7 @@ def pick_namespace(explicit: str | None, env: dict[str, str], context: str | Non
     args = ["config", "view", "--minify", "-o", "jsonpath={.contexts[0].context.namespace}"]
     if context:
         args[2:2] = ["--context", context]
-    return _kubectl(*args) or "default"
+    return _kubectl(*args, env=env) or "default"
 
 
 #: The longest idle timeout: a year of minutes.

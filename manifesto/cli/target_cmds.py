@@ -25,8 +25,8 @@ def register(sub, add) -> None:
     p.add_argument("--context", help="kube context (must be the target's)")
     target_args(p, dry_run=False)
     p.set_defaults(func=diff)
-    p = add(sub, "status", help="whether a deployment target's live objects are in-sync, drifted or missing "
-            "(exit 1 unless in-sync)")
+    p = add(sub, "status", help="whether a deployment target's live objects are in-sync, idle, drifted or missing "
+            "(exit 1 unless in-sync or idle)")
     p.add_argument("spec", metavar="ADDR", help=_ADDR).complete = DEPLOYMENTS
     p.add_argument("--context", help="kube context (must be the target's)")
     add_output(p)
@@ -63,7 +63,7 @@ def _kube_for(art, args):
                        "`manifesto slurm ...`")
     env = settings()
     explicit = getattr(args, "context", None)
-    context = check_context(art, explicit, None if explicit else cli_settings.kube_context(None))
+    context = check_context(art, explicit, None if explicit else cli_settings.current_context(env))
     return env, kube(env, art.namespace, context)
 
 
@@ -77,7 +77,7 @@ def _objects(art):
 # -- commands ---------------------------------------------------------------------------
 
 def deploy(args) -> int:
-    from manifesto.ops.deploy import SECRET, deploy_objects, object_facts
+    from manifesto.ops.deploy import SECRET, deploy_objects, hf_token, object_facts
 
     art = _target(args)
     if art.platform == "slurm":
@@ -85,12 +85,14 @@ def deploy(args) -> int:
     env, client = _kube_for(art, args)
     objs, instance = _objects(art)
     if args.dry_run:
+        hf_token(env, art.namespace)  # what the real deploy would stop at, a dry run reports too
         secret = client.write("apply", "-f", "-")
         print(f"{secret.show()}  # stdin: Secret {SECRET} from $HF_TOKEN")
         print(f"{client.write('apply', '-f', '-').show()} < {art.rel}")
         print(f"# then: delete leftovers of the other routing frontend of {instance}, if any", file=sys.stderr)
         return 0
-    deploy_objects(client, object_facts(objs, instance), objs, env, text=art.text)
+    deploy_objects(client, object_facts(objs, instance), objs, env, text=art.text,
+                   take_over=getattr(args, "take_over", False))
     return 0
 
 
@@ -105,29 +107,44 @@ def diff(args) -> int:
 
 
 def status(args) -> int:
-    from manifesto.ops.targets import live_objects, object_states, summarize
+    from manifesto.ops.targets import live_objects, object_report, summarize
 
     art = _target(args)
     if art.platform == "slurm":
         return _slurm_status(art, args)
     _, client = _kube_for(art, args)
     objs, instance = _objects(art)
-    rows = object_states(objs, live_objects(client, objs, instance))
+    rows = object_report(objs, live_objects(client, objs, instance))
     overall = summarize(rows)
     data = {"target": art.address, "artifact": art.rel, "namespace": art.namespace, "context": art.context,
             "instance": instance, "status": overall,
-            "objects": [{"kind": k, "name": n, "status": s, "detail": d} for k, n, s, d in rows]}
+            "objects": [{"kind": k, "name": n, "status": s, "detail": d,
+                         "differences": [{"path": p, "live": _absent(a), "desired": _absent(b)} for p, a, b in diffs]}
+                        for k, n, s, d, diffs in rows]}
 
     def text() -> None:
         print(f"{art.address}  {overall}  ({instance} in namespace {art.namespace}, context {art.context}, "
               f"from {art.rel})")
-        width = max(len(f"{k}/{n}") for k, n, _, _ in rows)
-        for kind, name, state, detail in rows:
-            print(f"  {f'{kind}/{name}'.ljust(width)}  {state}{'  ' + detail if detail else ''}")
+        width = max(len(f"{k}/{n}") for k, n, *_ in rows)
+        for kind, name, state, detail, diffs in rows:
+            print(f"  {f'{kind}/{name}'.ljust(width)}  {state}{'  ' + detail if detail and not diffs else ''}")
+            for path, live, desired in diffs:
+                print(f"      {path}: live {_shown(live)}, desired {_shown(desired)}")
 
     emit(getattr(args, "output", "text"), data, text=text,
-         names=lambda: [f"{k}/{n}" for k, n, s, _ in rows if s != "in-sync"])
-    return 0 if overall == "in-sync" else 1
+         names=lambda: [f"{k}/{n}" for k, n, s, *_ in rows if s not in ("in-sync", "idle")])
+    return 0 if overall in ("in-sync", "idle") else 1
+
+
+def _absent(value):
+    """A difference's side for JSON: None when the field is absent on that side."""
+    return None if value == "(absent)" else value
+
+
+def _shown(value) -> str:
+    import json
+
+    return value if value == "(absent)" else json.dumps(value, sort_keys=True)
 
 
 def servers(args) -> int:

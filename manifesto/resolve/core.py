@@ -18,7 +18,7 @@ from manifesto.resolve import features as feats
 from manifesto.resolve.accelerator import project_accelerator
 from manifesto.resolve.args import DEFAULT_QUIET_ENDPOINTS, to_args
 from manifesto.resolve.failures import Where, fail as _fail
-from manifesto.resolve.identity import instance_labels, instance_name, role_labels, role_selector
+from manifesto.resolve.identity import instance_labels, instance_name, role_labels, role_selector, user_prefixed
 from manifesto.resolve.layout import plan_layout
 from manifesto.resolve.names import COMPUTE_DOMAIN_CLAIM, LWS_GROUP_INDEX_LABEL
 from manifesto.resolve.plan import (
@@ -199,8 +199,15 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
     )
     claims = (Claim(COMPUTE_DOMAIN_CLAIM, accel.compute_domain_template),) if accel.compute_domain_template else ()
     label = spec.model.label or spec.model.id.rsplit("/", 1)[-1]
+    workload_name = f"{instance}-{role.name}"
+    if role.workload_name:  # the user prefix covers a chosen name too, or users would share it
+        try:
+            workload_name = user_prefixed(role.workload_name, options.user, cluster.naming.user_prefix,
+                                          what="workload name", fix="shorten it")
+        except ResolveError as exc:
+            raise _fail(exc.message, where, base + ("workload_name",)) from None
     return RolePlan(
-        name=role.name, workload_name=role.workload_name or f"{instance}-{role.name}", workload_kind=kind,
+        name=role.name, workload_name=workload_name, workload_kind=kind,
         layout=layout, image=image, args=args, env=env, resources=resources, storage=storage, claims=claims,
         features=features, backends=backends, fabric_profile=_fabric_profile(cluster, role, where, base),
         pre_launch=tuple(spec.runtime.pre_launch) + tuple(options.pre_launch) + tuple(role.pre_launch),
