@@ -10,20 +10,21 @@ from manifesto.resolve.plan import Accelerator, Budget, RoleBudget
 __all__ = ["plan_budget", "role_budget"]
 
 
-def role_budget(role, accel: Accelerator) -> RoleBudget:
-    """A pod sits on one node; pods that leave room on a node may share it, so a role needs
-    ceil(pods / pods per node) nodes (each multi-GPU pod that fills a node takes a whole one)."""
+def role_budget(role, accel: Accelerator, whole_nodes: bool = False) -> RoleBudget:
+    """A pod sits on one node; on Kubernetes pods that leave room on a node may share it, so a
+    role needs ceil(pods / pods per node) nodes. ``whole_nodes``: each pod is a node of its own
+    (a Slurm job step per node)."""
     lay = role.layout
     pods = lay.nodes * lay.replicas
     gpus = lay.gpus_per_pod * pods
-    per_node = max(accel.gpus_per_node // lay.gpus_per_pod, 1) if lay.gpus_per_pod else 1
+    per_node = 1 if whole_nodes or not lay.gpus_per_pod else max(accel.gpus_per_node // lay.gpus_per_pod, 1)
     nodes = math.ceil(pods / per_node)
     cost = None if accel.hourly_price is None else round(gpus * accel.hourly_price, 4)
     return RoleBudget(role=role.name, gpus=gpus, nodes=nodes, pods=pods, hourly_cost=cost)
 
 
-def plan_budget(roles, accel: Accelerator) -> Budget:
-    per_role = tuple(role_budget(r, accel) for r in roles)
+def plan_budget(roles, accel: Accelerator, whole_nodes: bool = False) -> Budget:
+    per_role = tuple(role_budget(r, accel, whole_nodes) for r in roles)
     gpus = sum(b.gpus for b in per_role)
     cost = None if accel.hourly_price is None else round(gpus * accel.hourly_price, 4)
     return Budget(roles=per_role, gpus=gpus, nodes=sum(b.nodes for b in per_role), pods=sum(b.pods for b in per_role),

@@ -68,7 +68,7 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
         gateway_class=cluster.gateway.class_name, gateway_service_type=cluster.gateway.service_type,
         openshift_scc=cluster.openshift.scc if cluster.openshift else None,
         shared_claim=_shared_claim(cluster), slurm=_slurm(cluster), routing_sizing=_routing_sizing(cluster),
-        budget=plan_budget(roles, accel),
+        budget=plan_budget(roles, accel, whole_nodes=cluster.platform == "slurm"),
     )
 
 
