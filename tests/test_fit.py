@@ -337,3 +337,17 @@ def test_cluster_memory_and_price_are_validated(tmp_path):
                              "-n", "ns")
         assert out.returncode == 1
         assert message in out.stderr, out.stderr
+
+
+def test_explain_reads_the_hugging_face_cache_named_by_hf_home(tmp_path, monkeypatch):
+    snap = tmp_path / "hf/hub/models--org--private-model/snapshots/abc123"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text(json.dumps({**LLAMA31_8B, "max_position_embeddings": 8192}))
+    (tmp_path / "hf/hub/models--org--private-model/refs").mkdir()
+    (tmp_path / "hf/hub/models--org--private-model/refs/main").write_text("abc123\n")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    model = _spec(tmp_path, UNKNOWN)
+    out = cli_in_process("explain", str(model), "--cluster", str(CLUSTERS / "example-h200.yaml"), "-n", "ns")
+    assert out.returncode == 0, out.stderr
+    assert (f"memory fit      per GPU (tp=1 pp=1 ep=off), facts from {snap}/config.json (Hugging Face cache)"
+            in out.stdout)
