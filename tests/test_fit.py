@@ -351,3 +351,22 @@ def test_explain_reads_the_hugging_face_cache_named_by_hf_home(tmp_path, monkeyp
     assert out.returncode == 0, out.stderr
     assert (f"memory fit      per GPU (tp=1 pp=1 ep=off), facts from {snap}/config.json (Hugging Face cache)"
             in out.stdout)
+
+
+@pytest.mark.parametrize(("text", "tokens"), [(None, 40960), ("8192", 8192), ("32k", 32000), ("32K", 32768),
+                                              ("1M", 1024**2), ("-1", 0), ("[]", None), ("-1k", None)])
+def test_max_model_len_is_read_as_vllm_reads_it(text, tokens):
+    from manifesto.resolve.fit import _max_len
+
+    assert _max_len(text, 40960) == tokens
+
+
+def test_values_vllm_would_refuse_leave_the_fit_unknown():
+    from manifesto.resolve.fit import plan_fit
+    from manifesto.resolve.layout import plan_layout
+    from manifesto.resolve.plan import Arg
+
+    lay = plan_layout(tp=1, pp=1, dp=False, ep=False, nodes=1, replicas=1, gpus_per_node=8, routed=False,
+                      proxied=False, where="")
+    fit = plan_fit(_catalog("Qwen/Qwen3-0.6B"), lay, (Arg("--gpu-memory-utilization", "9.0"),), 141 * 10**9)
+    assert (fit.status, fit.note) == ("unknown", "--gpu-memory-utilization 9.0 is not a value vLLM takes")

@@ -108,6 +108,30 @@ def _arg(args, flag: str) -> str | None:
     return next((x.value for x in args if x.flag == flag and not x.raw), None)
 
 
+_LEN = {"": 1, "k": 1000, "m": 1000**2, "K": 1024, "M": 1024**2}
+
+
+def _max_len(text: str | None, default: int) -> int | None:
+    """vLLM's --max-model-len: a count, or 1k/1K-style (decimal/binary) thousands; -1 (fit the
+    memory, vLLM 0.33.0) counts as no requirement. None: not a value vLLM takes."""
+    import re
+
+    if text is None:
+        return default
+    m = re.fullmatch(r"(-1|\d+)([kKmM]?)", text.strip())
+    if m is None or (m.group(1) == "-1" and m.group(2)):
+        return None
+    return 0 if m.group(1) == "-1" else int(m.group(1)) * _LEN[m.group(2)]
+
+
+def _utilization(text: str | None) -> float | None:
+    try:
+        value = DEFAULT_UTILIZATION if text is None else float(text)
+    except ValueError:
+        return None
+    return value if 0 < value <= 1 else None
+
+
 def plan_fit(a: Architecture | None, lay: Layout, args, memory: int | None, *, note: str = "") -> Fit:
     """The fit of one role. ``args`` are its resolved vLLM Args; ``memory`` the GPU's bytes."""
     if a is None:
@@ -119,9 +143,12 @@ def plan_fit(a: Architecture | None, lay: Layout, args, memory: int | None, *, n
     if p is None:
         return Fit(status="unknown", source=a.source,
                    note=f"{a.attention} attention and no published activated-parameter count to size its layers")
-    util = float(_arg(args, "--gpu-memory-utilization") or DEFAULT_UTILIZATION)
+    util = _utilization(_arg(args, "--gpu-memory-utilization"))
     kv_dtype = _arg(args, "--kv-cache-dtype") or "auto"
-    max_len = int(_arg(args, "--max-model-len") or a.max_position_embeddings or 0)
+    max_len = _max_len(_arg(args, "--max-model-len"), a.max_position_embeddings)
+    if util is None or max_len is None:
+        bad = "--gpu-memory-utilization" if util is None else "--max-model-len"
+        return Fit(status="unknown", source=a.source, note=f"{bad} {_arg(args, bad)} is not a value vLLM takes")
     group = lay.tp * lay.dp if lay.ep else lay.tp
     parts = weights_per_gpu(a, p, tp=lay.tp, pp=lay.pp, expert_group=group)
     weights = sum(b for _, b in parts)
