@@ -200,12 +200,11 @@ def _check_world(c: dict, script: str, dp: int | None, role_gpus: int, pods_per_
     if dp is not None:  # one DP world of dp ranks: its GPUs are whole pods of this role
         assert dp == c["dp"]
         assert (dp * tp * pp) % per_pod == 0
-    if "--enable-expert-parallel" in script:
-        assert c["ep"]
-        ep_group = tp * (dp or 1)  # vLLM: the EP group spans DP x TP of one world
-        assert ep_group == tp * (c["dp"] or 1) or dp is None
-    else:
-        assert not c["ep"]
+    # vLLM's EP group is tp x data_parallel_size: with DP flags (checked above: dp is the spec's)
+    # it spans the spec's whole DP world; an independent server's EP group is its own tp.
+    assert ("--enable-expert-parallel" in script) == c["ep"]
+    if c["ep"] and dp is None and (c["dp"] or 1) > 1:
+        assert re.search(r"for rank in|RANK_NODES=", script) or per_pod == tp * pp, script
 
 
 def check_slurm(c: dict, text: str, plan) -> None:
