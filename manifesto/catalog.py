@@ -78,7 +78,8 @@ def images_path() -> Path:
 
 
 def architectures_path() -> Path:
-    return bundled_root() / "catalog" / "architectures.yaml"
+    """The folder of architecture records: ``<org>/<name>.json`` per model id."""
+    return bundled_root() / "catalog" / "architectures"
 
 
 def _names(root: Path, kind: str) -> dict[str, Path]:

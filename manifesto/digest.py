@@ -47,7 +47,10 @@ def code_files() -> list[str]:
         out += [os.path.join(dirpath, name) for name in sorted(filenames) if name.endswith(".py")]
     from manifesto.catalog import architectures_path, images_path
 
-    out += [str(images_path()), str(architectures_path())]
+    out.append(str(images_path()))
+    for dirpath, dirnames, filenames in os.walk(architectures_path()):
+        dirnames.sort()
+        out += [os.path.join(dirpath, name) for name in sorted(filenames) if name.endswith(".json")]
     return sorted(out)
 
 

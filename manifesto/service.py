@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-__all__ = ["load_images", "load_routing_profile", "load_architecture", "plan_for", "render_text"]
+__all__ = ["load_images", "load_routing_profile", "load_architecture", "catalog_record", "plan_for", "render_text"]
 
 
 @lru_cache(maxsize=4)
@@ -21,17 +21,32 @@ def load_images():
     return _images(str(images_path()))
 
 
-@lru_cache(maxsize=4)
-def _architectures(path: str) -> dict:
-    """The bundled architecture catalog: model id -> Architecture."""
-    from manifesto.load import display_name
-    from manifesto.resolve.architecture import from_config
-    from manifesto.yamlio import parse_yaml, read_text
+@lru_cache(maxsize=64)
+def _catalog_architecture(path: str):
+    """The bundled record at ``path`` (one model), or None when there is none."""
+    import json
+    import os
 
-    data, _ = parse_yaml(read_text(path, display_name(path)), display_name(path))
-    return {mid: from_config(entry["config"], source=f"catalog/architectures.yaml ({entry['source']})",
-                             params=entry.get("params"), active_params=entry.get("active_params"))
-            for mid, entry in data.items()}
+    from manifesto.resolve.architecture import from_config
+
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        entry = json.load(f)
+    return from_config(entry["config"], source=f"catalog/architectures ({entry['source']})",
+                       params=entry.get("params"), active_params=entry.get("active_params"))
+
+
+def catalog_record(model_id: str):
+    """(path of the bundled record of ``model_id``, its Architecture or None)."""
+    import re
+
+    from manifesto.catalog import architectures_path
+
+    if not re.fullmatch(r"[\w.-]+/[\w.-]+", model_id) or ".." in model_id:
+        return None, None
+    path = str(architectures_path() / f"{model_id}.json")
+    return path, _catalog_architecture(path)
 
 
 def _read_config_json(path: str, source: str, name: str):
@@ -70,7 +85,6 @@ def load_architecture(spec, hf_home: str | None = None):
     (only when the caller passes one: builds never do, so they stay hermetic)."""
     import os
 
-    from manifesto.catalog import architectures_path
     from manifesto.load import display_name
 
     model = spec.model.model
@@ -80,17 +94,15 @@ def load_architecture(spec, hf_home: str | None = None):
         path = os.path.join(base, model.config_json)
         name = display_name(path)
         return _read_config_json(path, f"{name} (model.config_json)", name), "", [os.path.realpath(path)]
-    catalog = architectures_path()
-    known = _architectures(str(catalog))
-    if model.id in known:
-        return known[model.id], "", [str(catalog.resolve())]
+    path, known = catalog_record(model.id)
+    if known is not None:
+        return known, "", [os.path.realpath(path)]
     if hf_home:
-        path = _hf_cache_config(hf_home, model.id, model.revision)
-        if path:
-            return _read_config_json(path, f"{path} (Hugging Face cache)", path), "", [path]
-    return None, (f"no architecture for {model.id}: it is not in catalog/architectures.yaml and the spec sets no "
-                  "model.config_json" + ("" if hf_home is None else " (nor is it in the Hugging Face cache)")), \
-        [str(catalog.resolve())]
+        found = _hf_cache_config(hf_home, model.id, model.revision)
+        if found:
+            return _read_config_json(found, f"{found} (Hugging Face cache)", found), "", [found]
+    return None, (f"no architecture for {model.id}: catalog/architectures has no record of it and the spec sets "
+                  "no model.config_json" + ("" if hf_home is None else " (nor is it in the Hugging Face cache)")), []
 
 
 def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict]:

@@ -20,10 +20,9 @@ CLUSTERS = REPO / "clusters"
 
 
 def _catalog(model_id: str):
-    from manifesto.catalog import architectures_path
-    from manifesto.service import _architectures
+    from manifesto.service import catalog_record
 
-    return _architectures(str(architectures_path()))[model_id]
+    return catalog_record(model_id)[1]
 
 
 def _arch(config: dict, **published):
@@ -241,7 +240,7 @@ def test_weights_that_do_not_fit_are_refused(tmp_path):
         "error: <tmp>/m.yaml:5:5: roles[0].parallelism: role 'decode' does not fit: its weights need 61.0 GiB per "
         "GPU (tp=1 pp=1 ep=off: embedding and LM head 2.9 GiB, attention and dense layers 58.1 GiB), but "
         "gpu_memory_utilization 0.3 of the h200's 131.3 GiB allows 39.4 GiB. Spread the model over more GPUs "
-        "(raise tp or pp, or dp with ep on) or use a GPU with more memory. Facts from catalog/architectures.yaml "
+        "(raise tp or pp, or dp with ep on) or use a GPU with more memory. Facts from catalog/architectures "
         "(https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json (config); model card (32.8B params, "
         "31.2B non-embedding))\n")
 
@@ -278,13 +277,21 @@ UNKNOWN = """\
 """
 
 
+def test_catalog_lookup_takes_only_plain_model_ids():
+    from manifesto.service import catalog_record
+
+    assert catalog_record("../../etc/passwd") == (None, None)
+    assert catalog_record("org/..") == (None, None)
+    assert catalog_record("Qwen/Qwen3-0.6B")[1].layers == 28
+
+
 def test_unknown_model_says_so_and_skips(tmp_path):
     model = _spec(tmp_path, UNKNOWN)
     plan = plan_of(model, CLUSTERS / "example-h200.yaml")[0]
     assert plan.roles[0].fit.status == "unknown"
     out = cli_in_process("explain", str(model), "--cluster", str(CLUSTERS / "example-h200.yaml"), "-n", "ns")
-    assert ("memory fit      not checked: no architecture for org/private-model: it is not in "
-            "catalog/architectures.yaml and the spec sets no model.config_json") in out.stdout
+    assert ("memory fit      not checked: no architecture for org/private-model: catalog/architectures has no "
+            "record of it and the spec sets no model.config_json (nor is it in the Hugging Face cache)") in out.stdout
 
 
 def test_config_json_pointer_is_read_relative_to_the_spec(tmp_path):
