@@ -120,3 +120,23 @@ def test_independent_servers_run_on_their_own_gpus_and_stop_together(tmp_path):
         "2,3 8000", "4,5 8001", "6,7 8002", "8,9 8003"]
     assert sorted(line for line in lines if line.startswith("stopped")) == [
         "stopped 8000", "stopped 8002", "stopped 8003"]
+
+
+@pytest.mark.integration
+def test_slurm_script_of_independent_servers_passes_its_checks(tmp_path):
+    """The batch script and the launch script it carries pass bash -n and shellcheck."""
+    import re
+
+    from manifesto.render import artifact_text
+    from manifesto.service import plan_for
+    from manifesto.resolve.plan import Options
+
+    spec, cluster = kit.load_pair(_spec(tmp_path, "Qwen/Qwen3-0.6B", "{tp: 2, dp: 4}"), CLUSTERS / "example-slurm.yaml")
+    plan, _ = plan_for(spec, cluster, Options(user="u", namespace="ns"))
+    assert plan.roles[0].layout.launch == "independent"
+    text, suffix = artifact_text(plan, spec, cluster)
+    assert suffix == ".sbatch" and "--data-parallel" not in text
+    kit.shellcheck(text)
+    launch = re.search(r"<<'MANIFESTO_LAUNCH'[^\n]*\n(.*?)\nMANIFESTO_LAUNCH\n", text, re.S).group(1)
+    assert "for rank in $(seq 0 3); do" in launch
+    kit.shellcheck(launch)
