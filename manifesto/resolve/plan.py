@@ -72,7 +72,7 @@ class Layout(_S):
     ranks_per_node: int  # DP ranks started by one pod (1 when a rank spans nodes)
     nodes_per_rank: int  # >1 when one rank spans several nodes
     dp_mode: str  # none | internal | external
-    launch: str  # single | internal | external-rank | multi-port
+    launch: str  # single | internal | external-rank | multi-port | independent (dense model: a server per rank)
     serving_nodes: tuple[int, ...]  # node indices that expose HTTP
     public_ports: tuple[int, ...]  # per serving node: ports clients/routers use
     backend_ports: tuple[int, ...]  # per serving node: ports vLLM listens on
