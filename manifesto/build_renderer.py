@@ -10,7 +10,8 @@ import os
 
 import msgspec
 
-__all__ = ["RenderOptions", "Artifact", "Products", "PRODUCTS", "prepare", "render_pair", "code_fingerprint_paths", "options_from", "confine"]
+__all__ = ["RenderOptions", "Artifact", "Products", "PRODUCTS", "prepare", "render_pair", "budget_pair",
+           "code_fingerprint_paths", "options_from", "confine"]
 
 
 class RenderOptions(msgspec.Struct, frozen=True):
@@ -169,6 +170,20 @@ def prepare() -> None:
     for model in (ClusterProfile, ModelSpec, EndpointPickerConfig):
         model.model_rebuild()
     service.load_images()
+
+
+def budget_pair(model: str, cluster: str, options: RenderOptions) -> dict:
+    """The GPU budget (``manifesto.resolve.budget``) of the artifact ``render_pair`` makes from
+    the same inputs, as plain data for the build report."""
+    from manifesto.catalog import PATHS_ONLY
+    from manifesto.cluster import load_cluster
+    from manifesto.resolve.plan import to_builtins
+    from manifesto.service import plan_for
+    from manifesto.spec import load_spec
+
+    c = load_cluster(cluster, search=PATHS_ONLY)
+    plan, _ = plan_for(load_spec(model, c, search=PATHS_ONLY), c, options_from(options), PATHS_ONLY)
+    return to_builtins(plan.budget)
 
 
 def code_fingerprint_paths() -> list[str]:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from manifesto.errors import CatalogError, did_you_mean
 
 __all__ = ["KINDS", "SearchPath", "PATHS_ONLY", "bundled_root", "config_home", "default_search", "use_search",
-           "find", "entries", "images_path"]
+           "find", "entries", "images_path", "architectures_path"]
 
 KINDS = ("models", "clusters", "routing")
 
@@ -79,6 +79,11 @@ def _search(search: SearchPath | None) -> SearchPath:
 
 def images_path() -> Path:
     return bundled_root() / "catalog" / "images.yaml"
+
+
+def architectures_path() -> Path:
+    """The folder of architecture records: ``<org>/<name>.json`` per model id."""
+    return bundled_root() / "catalog" / "architectures"
 
 
 def _names(root: Path, kind: str) -> dict[str, Path]:

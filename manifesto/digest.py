@@ -49,9 +49,12 @@ def code_files() -> list[str]:
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         out += [os.path.join(dirpath, name) for name in sorted(filenames) if name.endswith(".py")]
-    from manifesto.catalog import images_path
+    from manifesto.catalog import architectures_path, images_path
 
     out.append(str(images_path()))
+    for dirpath, dirnames, filenames in os.walk(architectures_path()):
+        dirnames.sort()
+        out += [os.path.join(dirpath, name) for name in sorted(filenames) if name.endswith(".json")]
     return sorted(out)
 
 

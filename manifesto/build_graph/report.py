@@ -22,6 +22,7 @@ class Report:
         self.problems = sorted(problems)
         self.pruned = sorted(session.pruned)
         self._rows = None
+        self._budgets = None
 
     @property
     def rows(self) -> list[dict]:
@@ -101,6 +102,7 @@ class Report:
                 skips.append(f"skipped     {row['model']} @ {row['cluster']}: {item.message}")
         lines.sort(key=lambda line: line[12:])
         lines += [f"pruned      {path}" for path in self.pruned]
+        lines += self.budget_lines()
         if len(skips) > limit:
             skips[limit:] = [f"skipped     ... and {len(skips) - limit} more incompatible pairs "
                              "(`manifesto build --output json` lists every reason)"]
@@ -118,10 +120,25 @@ class Report:
     def to_json(self) -> dict:
         return {
             "summary": {k.replace(" ", "_"): v for k, v in self.counts().items()},
-            "pairs": self.rows,
+            "pairs": self.budget_rows(),
             "problems": [{"path": p, "problem": why} for p, why in self.problems],
             "pruned": self.pruned,
         }
+
+    # GPU budget (manifesto/build_graph/budget.py): per pair in JSON, totals per cluster in text.
+    def budget_rows(self) -> list[dict]:
+        """``rows``, each built pair with its ``budget`` (GPUs, nodes, pods, roles, cost)."""
+        if self._budgets is None:
+            from manifesto.build_graph.budget import pair_budgets
+
+            self._budgets = pair_budgets(self.session, self.items)
+        return [{**row, "budget": self._budgets[item.pair]} if item.pair in self._budgets else row
+                for item, row in zip(self.items, self.rows)]
+
+    def budget_lines(self) -> list[str]:
+        from manifesto.build_graph.budget import budget_lines
+
+        return budget_lines(self.budget_rows())
 
 
 def _status(item) -> str:

@@ -85,6 +85,14 @@ def register(sub) -> None:
     register_build(sub)
 
 
+def _hf_home() -> str:
+    """The Hugging Face cache explain may read a model's config.json from (HF_HOME, else the
+    library's default ~/.cache/huggingface). Renders and builds never read it."""
+    import os
+
+    return os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface")
+
+
 def _explain(args) -> int:
     if args.output == "text":  # the text is a task result in the store, like a render
         sys.stdout.write(cached_command(args, "explain", _explain_product)[0])
@@ -94,7 +102,7 @@ def _explain(args) -> int:
     from manifesto.service import plan_for
 
     spec, cluster, opts = load_pair(args)
-    plan, _ = plan_for(spec, cluster, opts)
+    plan, _ = plan_for(spec, cluster, opts, hf_home=_hf_home())
 
     def text() -> None:
         from manifesto.explain import explain_text

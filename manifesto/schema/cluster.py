@@ -73,6 +73,29 @@ class AcceleratorProfile(Strict):
     torch_cuda_arch_list: Annotated[str, rule(rules.one_word)] | None = None
     node_selector: Labels = Field(default_factory=dict)
     compute_domain: ComputeDomain | None = None
+    memory: Quantity | None = Field(
+        None, description="Memory of one GPU (e.g. 141G for an H200), for the memory-fit check.")
+    hourly_price: float | None = Field(
+        None, description="Price of one GPU for one hour, in any currency; build reports and explain add cost.")
+
+    @field_validator("memory")
+    @classmethod
+    def _memory(cls, value: str | None) -> str | None:
+        from manifesto.quantity import parse
+
+        if value is not None and not 1024**3 <= parse(value) <= 2**50:
+            raise ValueError(f"{value} is not a GPU's memory; write it as a quantity from 1Gi to 1Pi, e.g. 141G")
+        return value
+
+    @field_validator("hourly_price", mode="before")
+    @classmethod
+    def _price(cls, value: Any) -> Any:
+        import math
+
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value) or value < 0 or value > 1e6):
+            raise ValueError(f"{show_value(value)} must be a number from 0 to 1000000 (the price of one GPU-hour)")
+        return value
 
     @model_validator(mode="after")
     def _shape(self) -> "AcceleratorProfile":
@@ -231,6 +254,18 @@ class EnvoySize(ComponentSize):
     concurrency: Count | None = Field(None, description="Envoy worker threads (--concurrency).")
     buffer_limit: Quantity | None = Field(
         None, description="Envoy's per-connection buffer limit on the client listener and the model endpoints.")
+    circuit_breaker_limit: int | None = Field(
+        None, description="Envoy's circuit-breaker limits (connections, pending and active requests, retries) to "
+                          "the endpoint picker and to the model servers (1 to 2147483647; default 40000).")
+
+    @field_validator("circuit_breaker_limit", mode="before")
+    @classmethod
+    def _limit(cls, value: Any) -> Any:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or not 1 <= value <= rules.INT32_MAX):
+            raise ValueError(f"{show_value(value)} must be a whole number from 1 to {rules.INT32_MAX} "
+                             "(Envoy's 32-bit circuit-breaker thresholds)")
+        return value
 
 
     @field_validator("buffer_limit")

@@ -16,7 +16,7 @@ from manifesto.schema.base import (
 
 __all__ = [
     "ModelRef", "Lws", "Parallelism", "Computed", "Resources", "Profiling", "Role",
-    "Routing", "IdleShutdown", "Runtime", "SpecCache", "ModelSpec", "SIDECARS",
+    "Routing", "IdleShutdown", "Runtime", "SpecCache", "Fit", "ModelSpec", "SIDECARS",
 ]
 
 SIDECARS = ("dcgm-exporter", "node-exporter")
@@ -30,6 +30,9 @@ class ModelRef(Strict):
     image_ref: str | None = Field(None, description="Key in catalog/images.yaml, e.g. vllm.standard.")
     image: str | None = Field(None, description="Explicit one-off container image.")
     revision: Annotated[str, rule(rules.one_word)] | None = Field(None, description="Branch, tag or commit; rendered as --revision.")
+    config_json: Annotated[str, rule(rules.one_word)] | None = Field(
+        None, description="The model's config.json (a path, relative to this spec file), for the memory-fit check "
+                          "of a model the bundled architecture catalog does not know.")
 
     @model_validator(mode="after")
     def _one_image(self) -> "ModelRef":
@@ -164,6 +167,13 @@ class SpecCache(Strict):
     gpu_arch: PathSegment | None = Field(None, description="Override the accelerator's gpu_arch in cache paths.")
 
 
+class Fit(Strict):
+    check: bool = Field(True, description="Check that each role's weights and KV cache fit its GPUs.")
+    short_kv_cache: Literal["warn", "refuse"] = Field(
+        "warn", description="When the KV cache holds fewer tokens than max_model_len: warn (explain shows it) "
+                            "or refuse the render.")
+
+
 class ModelSpec(Strict):
     # Fields whose strings may span lines (shell hooks, env values, JSON arguments); see load.scan_values.
     MULTILINE: ClassVar[frozenset[str]] = frozenset(
@@ -182,6 +192,7 @@ class ModelSpec(Strict):
     routing: Routing | None = None
     runtime: Runtime = default_of(Runtime)
     cache: SpecCache = default_of(SpecCache)
+    fit: Fit = default_of(Fit, description="Memory-fit check of every role.")
 
     @field_validator("roles")
     @classmethod

@@ -231,7 +231,8 @@ def _routed(plan) -> list[str]:
         if needs_node_ip(role):
             body.append(f'IPLIST_{g}=$(IFS=,; echo "${{IPS_{g}[*]}}")')
     epp_name, epp_text = rtg.epp_config(plan)
-    envoy_text = dump_yaml(envoy_config(s.port, EPP_GRPC_PORT, plan.routing_sizing.envoy_buffer_limit))
+    envoy_text = dump_yaml(envoy_config(s.port, EPP_GRPC_PORT, plan.routing_sizing.envoy_buffer_limit,
+                                          plan.routing_sizing.envoy_circuit_limit))
     body += [
         "",
         f"# Endpoint picker policy ({_policy_source(plan.routing.profile_source)}) plus file discovery of the "
