@@ -249,16 +249,6 @@ def _render_one(c: dict, clusters, tmp_path_factory) -> bool:
     return True
 
 
-# The lead's fix on main counts --nnodes over every DP rank (vLLM 0.33.0); until it is merged, a
-# MoE model's routed DP ranks wider than one pod still pass the per-rank count. That case is
-# checked by test_wide_moe_ranks_count_nodes_over_the_whole_world below.
-def _awaits_nnodes_fix(c: dict) -> bool:
-    dp, rank = c["dp"] or 1, c["tp"] * c["pp"]
-    independent = (c["routed"] or c["pd"]) and (c["model"] == "Qwen/Qwen3-0.6B"
-                                                or c["model"] == "org/unknown" and not c["ep"])
-    return dp > 1 and rank > rank * dp // c["size"] and not independent
-
-
 def test_parallelism_invariants_hold_in_every_artifact(clusters, tmp_path_factory):
     """At least 1,000 generated pairs render, and every one keeps the invariants."""
     rendered = []
@@ -267,7 +257,6 @@ def test_parallelism_invariants_hold_in_every_artifact(clusters, tmp_path_factor
               database=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
     @given(c=layouts())
     def each(c):
-        assume(not _awaits_nnodes_fix(c))
         if _render_one(c, clusters, tmp_path_factory):
             rendered.append(c)
 
@@ -278,7 +267,6 @@ def test_parallelism_invariants_hold_in_every_artifact(clusters, tmp_path_factor
     assert {c["model"] for c in rendered} == set(MODELS)
 
 
-@pytest.mark.xfail(strict=True, reason="the lead's --nnodes fix for DP ranks wider than a pod lands on main")
 def test_wide_moe_ranks_count_nodes_over_the_whole_world(clusters, tmp_path_factory):
     c = {"cluster": "ext4", "model": "Qwen/Qwen3-30B-A3B", "tp": 8, "pp": 1, "dp": 2, "ep": True, "size": 4,
          "replicas": 1, "routed": True, "pd": False}
