@@ -10,8 +10,8 @@ import os
 
 import msgspec
 
-__all__ = ["RenderOptions", "Artifact", "Products", "PRODUCTS", "prepare", "render_pair", "budget_pair",
-           "code_fingerprint_paths", "options_from", "confine"]
+__all__ = ["RenderOptions", "Artifact", "Products", "PRODUCTS", "prepare", "render_pair", "code_fingerprint_paths",
+           "options_from", "confine"]
 
 
 class RenderOptions(msgspec.Struct, frozen=True):
@@ -26,6 +26,7 @@ class Artifact(msgspec.Struct, frozen=True):
     text: str
     suffix: str  # .yaml or .sbatch
     inputs: tuple[str, ...]
+    budget: dict | None = None  # the Plan's GPU budget as plain data (manifesto.resolve.budget)
 
 
 def options_from(ro: RenderOptions):
@@ -107,7 +108,9 @@ def render_pair(model: str, cluster: str, options: RenderOptions, products: Prod
     """
     from manifesto.catalog import PATHS_ONLY, images_path
     from manifesto.errors import ManifestoError
-    from manifesto.service import render_text
+    from manifesto.render import artifact_text
+    from manifesto.resolve.plan import to_builtins
+    from manifesto.service import plan_for
 
     products = PRODUCTS if products is None else products
     read = [os.path.realpath(model), os.path.realpath(cluster), str(images_path().resolve())]
@@ -122,11 +125,13 @@ def render_pair(model: str, cluster: str, options: RenderOptions, products: Prod
         if ro.routing_profile:
             ref = ro.routing_profile
             routing = products.get("routing", ref, lambda: _routing(ref), lambda r: [r[2]])
-        text, suffix, inputs = render_text(s, c, ro, PATHS_ONLY, routing)
+        plan, inputs = plan_for(s, c, ro, PATHS_ONLY, routing)
+        text, suffix = artifact_text(plan, s, c, ro)
     except ManifestoError as exc:
         exc.inputs = tuple(sorted(set(read)))
         raise
-    return Artifact(text=text, suffix=suffix, inputs=tuple(sorted(set(inputs))))
+    budget = to_builtins(plan.budget) if plan.budget is not None else None
+    return Artifact(text=text, suffix=suffix, inputs=tuple(sorted(set(inputs))), budget=budget)
 
 
 def _cluster(path: str, products: Products):
@@ -170,20 +175,6 @@ def prepare() -> None:
     for model in (ClusterProfile, ModelSpec, EndpointPickerConfig):
         model.model_rebuild()
     service.load_images()
-
-
-def budget_pair(model: str, cluster: str, options: RenderOptions) -> dict:
-    """The GPU budget (``manifesto.resolve.budget``) of the artifact ``render_pair`` makes from
-    the same inputs, as plain data for the build report."""
-    from manifesto.catalog import PATHS_ONLY
-    from manifesto.cluster import load_cluster
-    from manifesto.resolve.plan import to_builtins
-    from manifesto.service import plan_for
-    from manifesto.spec import load_spec
-
-    c = load_cluster(cluster, search=PATHS_ONLY)
-    plan, _ = plan_for(load_spec(model, c, search=PATHS_ONLY), c, options_from(options), PATHS_ONLY)
-    return to_builtins(plan.budget)
 
 
 def code_fingerprint_paths() -> list[str]:

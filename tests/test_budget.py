@@ -92,12 +92,12 @@ def test_build_reports_budget_per_pair_and_per_cluster(tmp_path, monkeypatch):
         "budget      plain: 22 GPUs, 3 nodes, 5 pods over 1 artifact",
         "budget      priced: 22 GPUs, 3 nodes, 5 pods over 1 artifact, 77 per hour",
     ]
-    assert sorted(os.listdir(tmp_path / "out/.cache/budgets"))  # cached by artifact digest
+    assert not (tmp_path / "out/.cache/budgets").exists()  # kept with the render's record, no cache of its own
     report = json.loads(cli_in_process("build", "//::", "-o", "json").stdout)
     budgets = {row["cluster"]: row["budget"] for row in report["pairs"]}
     assert budgets["priced"]["hourly_cost"] == 77.0 and budgets["plain"]["hourly_cost"] is None
     assert [r["gpus"] for r in budgets["plain"]["roles"]] == [6, 16]
-    # A no-op build reads the cached budgets: same lines, nothing rendered.
+    # A no-op build reads the budgets from the manifest: same lines, nothing rendered.
     again = cli_in_process("build", "//::")
     assert again.stderr.splitlines()[-2:] == out.stderr.splitlines()[-2:]
     assert again.stdout == "0 rendered, 2 up to date, 0 skipped, 0 failed\n"

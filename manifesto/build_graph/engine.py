@@ -300,7 +300,8 @@ class Session:
         art_digest = digest(entry.text.encode()) if entry.status == "ok" else ""
         self._record(item, PairRecord(item.context, entry.inputs, entry.digests, entry.key,
                                       entry.status, entry.suffix, art_digest, entry.reason,
-                                      self._written(item, entry.status, entry.suffix, art_digest)))
+                                      self._written(item, entry.status, entry.suffix, art_digest),
+                                      entry.budget))
         item.settle(entry.status, entry.suffix, art_digest, entry.reason, "cache")
         if self.write and entry.status == "ok":
             self._store_artifact(item, entry.text.encode())
@@ -370,7 +371,8 @@ class Session:
             return
         self._record(item, PairRecord(item.context, result.inputs, result.digests, result.key,
                                       result.status, result.suffix, result.art_digest, result.message,
-                                      self._written(item, result.status, result.suffix, result.art_digest)))
+                                      self._written(item, result.status, result.suffix, result.art_digest),
+                                      result.budget))
         item.settle(result.status, result.suffix, result.art_digest, result.message, "render")
         if result.out is not None:
             self._record_out(item, result.out)

@@ -64,13 +64,14 @@ class Result(_Slots):
     """
 
     __slots__ = ("pair", "status", "suffix", "art_digest", "message", "key",
-                 "inputs", "digests", "stats", "out")
+                 "inputs", "digests", "stats", "out", "budget")
 
     def __init__(self, pair, status, message="", suffix="", art_digest="", key="",
-                 inputs=(), digests=None, stats=(), out=None) -> None:
+                 inputs=(), digests=None, stats=(), out=None, budget=None) -> None:
         self.pair, self.status, self.message = pair, status, message
         self.suffix, self.art_digest, self.key = suffix, art_digest, key
         self.inputs, self.digests, self.stats, self.out = inputs, digests, stats, out
+        self.budget = budget  # the artifact's GPU budget (plain data), when the renderer gives one
 
 
 _settings: Settings | None = None
@@ -190,13 +191,13 @@ def _render_one(job: Job, settings: Settings, render):
         art = render(job.model, job.cluster, module.RenderOptions(**options))
     except IncompatiblePairError as exc:
         inputs = getattr(exc, "inputs", None) or _fallback_inputs(job)
-        return Status.SKIPPED, "", "", str(exc), inputs
+        return Status.SKIPPED, "", "", str(exc), inputs, None
     except ManifestoError as exc:
         inputs = getattr(exc, "inputs", None)
         if not inputs:  # without the files it read, the error cannot be cached
             return Result(job.pair, Status.FAILED, str(exc))
-        return Status.FAILED, "", "", str(exc), inputs
-    return Status.OK, art.suffix, art.text, "", art.inputs
+        return Status.FAILED, "", "", str(exc), inputs, None
+    return Status.OK, art.suffix, art.text, "", art.inputs, getattr(art, "budget", None)
 
 
 def _fallback_inputs(job: Job) -> list[str]:
@@ -230,7 +231,7 @@ def _mentioned_files(path: str) -> list[str]:
     return hits
 
 
-def _finish(job, settings, status, suffix, text, reason, inputs) -> Result:
+def _finish(job, settings, status, suffix, text, reason, inputs, budget) -> Result:
     from manifesto.build_graph.keys import pair_key
     from manifesto.store import Store
     from manifesto.store.entries import Result as Entry
@@ -242,13 +243,13 @@ def _finish(job, settings, status, suffix, text, reason, inputs) -> Result:
     key = pair_key(settings.renderer, job.pair, job.context, keys, digests)
     if steady:
         entry = Entry(key, f"render {job.pair[0]} @ {job.pair[1]}", status, suffix, text, text_digest, reason,
-                      keys, digests)
+                      keys, digests, budget)
         Store(settings.tasks_dir).put(entry)
     out = None
     if settings.write and status == "ok":
         out = write_artifact(settings.out_dir, job.out_base + suffix, data)
     return Result(job.pair, status, reason, suffix, art_digest, key, keys,
-                  digests if steady else None, stats, out)
+                  digests if steady else None, stats, out, budget)
 
 
 def _hash_inputs(job: Job, settings: Settings, inputs):

@@ -22,7 +22,6 @@ class Report:
         self.problems = sorted(problems)
         self.pruned = sorted(session.pruned)
         self._rows = None
-        self._budgets = None
 
     @property
     def rows(self) -> list[dict]:
@@ -125,20 +124,42 @@ class Report:
             "pruned": self.pruned,
         }
 
-    # GPU budget (manifesto/build_graph/budget.py): per pair in JSON, totals per cluster in text.
+    # GPU budget: per pair in JSON, totals per cluster in text. It comes from the pair's record,
+    # stored with the render that made the artifact, so a no-op build reports it too.
     def budget_rows(self) -> list[dict]:
         """``rows``, each built pair with its ``budget`` (GPUs, nodes, pods, roles, cost)."""
-        if self._budgets is None:
-            from manifesto.build_graph.budget import pair_budgets
-
-            self._budgets = pair_budgets(self.session, self.items)
-        return [{**row, "budget": self._budgets[item.pair]} if item.pair in self._budgets else row
-                for item, row in zip(self.items, self.rows)]
+        records = self.session.state["pairs"]
+        out = []
+        for item, row in zip(self.items, self.rows):
+            rec = records.get(item.pair)
+            budget = rec.budget if rec is not None and item.status == "ok" else None
+            out.append({**row, "budget": budget} if budget else row)
+        return out
 
     def budget_lines(self) -> list[str]:
-        from manifesto.build_graph.budget import budget_lines
-
-        return budget_lines(self.budget_rows())
+        """One line per cluster: the GPUs, nodes and pods its built artifacts ask for, and their
+        hourly cost when every priced artifact's accelerator has a price."""
+        totals: dict[str, dict] = {}
+        for row in self.budget_rows():
+            b = row.get("budget")
+            if not b:
+                continue
+            t = totals.setdefault(row["cluster"], {"gpus": 0, "nodes": 0, "pods": 0, "artifacts": 0, "cost": 0.0,
+                                                   "priced": True})
+            for key in ("gpus", "nodes", "pods"):
+                t[key] += b[key]
+            t["artifacts"] += 1
+            if b.get("hourly_cost") is None:
+                t["priced"] = False
+            else:
+                t["cost"] += b["hourly_cost"]
+        lines = []
+        for cluster in sorted(totals):
+            t = totals[cluster]
+            cost = f", {round(t['cost'], 4):g} per hour" if t["priced"] else ""
+            lines.append(f"budget      {cluster}: {t['gpus']} GPUs, {t['nodes']} nodes, {t['pods']} pods over "
+                         f"{t['artifacts']} artifact{'' if t['artifacts'] == 1 else 's'}{cost}")
+        return lines
 
 
 def _status(item) -> str:

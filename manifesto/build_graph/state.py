@@ -21,7 +21,7 @@ from manifesto.status import Status
 
 __all__ = ["FORMAT", "PairRecord", "load_state", "new_state", "save_state"]
 
-FORMAT = 6
+FORMAT = 7
 _MAGIC = b"manifesto-build\0"
 _HEADER = len(_MAGIC) + 4 + 4
 _STATUS = {s.value: s for s in Status}
@@ -41,7 +41,8 @@ def new_state() -> dict:
 
 
 PairRecord = namedtuple(
-    "PairRecord", ("context", "inputs", "digests", "key", "status", "suffix", "art_digest", "reason", "written")
+    "PairRecord",
+    ("context", "inputs", "digests", "key", "status", "suffix", "art_digest", "reason", "written", "budget"),
 )
 PairRecord.__doc__ = """What one pair's last render read and produced (a plain tuple on disk).
 
@@ -51,7 +52,9 @@ forces a re-render); ``status`` is a :class:`manifesto.status.Status` (FAILED: a
 listed the files it read, so it is as reproducible as an artifact). ``art_digest`` is
 the digest of the artifact the inputs render to now; ``written`` the digest of the
 artifact a build last wrote to out/ ("" when none), which ``build --check`` leaves
-alone: an out/ file equal to it is stale, any other one hand-edited, on every run."""
+alone: an out/ file equal to it is stale, any other one hand-edited, on every run.
+``budget`` is the artifact's GPU budget as plain data (None when the renderer gives none),
+so a build that renders nothing still reports it."""
 
 
 def load_state(path: str, warn) -> dict:

@@ -22,6 +22,7 @@ class Result(msgspec.Struct, frozen=True, tag="result", tag_field="kind"):
     reason: str
     inputs: tuple[str, ...]  # the files it read ...
     digests: tuple[str, ...]  # ... and their digests then
+    budget: dict | None = None  # the artifact's GPU budget (manifesto.resolve.budget, plain data)
 
 
 class Request(msgspec.Struct, frozen=True, tag="request", tag_field="kind"):
