@@ -10,15 +10,14 @@ import os
 
 import msgspec
 
+import manifesto.options as _options
+
 __all__ = ["RenderOptions", "Artifact", "render_pair", "code_fingerprint_paths", "options_from", "confine"]
 
 
-class RenderOptions(msgspec.Struct, frozen=True):
-    user: str
-    namespace: str
-    routing_profile: str | None = None  # path of a routing profile file
-    idle_shutdown: bool | None = None
-    idle_timeout_minutes: int | None = None
+#: The options of one render: the Struct of every render option (``manifesto.options``),
+#: the same class as ``resolve.plan.Options``.
+RenderOptions = _options.Options
 
 
 class Artifact(msgspec.Struct, frozen=True):
@@ -28,10 +27,8 @@ class Artifact(msgspec.Struct, frozen=True):
 
 
 def options_from(ro: RenderOptions):
-    from manifesto.resolve.plan import Options
-
-    return Options(user=ro.user, namespace=ro.namespace, routing_profile=ro.routing_profile,
-                   idle_shutdown=ro.idle_shutdown, idle_timeout_minutes=ro.idle_timeout_minutes)
+    """The resolution options of a render: the same Struct (kept for callers of the old API)."""
+    return ro
 
 
 def render_pair(model: str, cluster: str, options: RenderOptions) -> Artifact:

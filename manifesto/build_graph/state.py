@@ -20,7 +20,7 @@ from manifesto.build_graph.fsio import atomic_write
 
 __all__ = ["FORMAT", "PairRecord", "load_state", "new_state", "save_state"]
 
-FORMAT = 5
+FORMAT = 6  # 6: option tuples hold every BUILD.yaml-settable render option (manifesto.options)
 _MAGIC = b"manifesto-build\0"
 _HEADER = len(_MAGIC) + 4 + 4
 

@@ -69,6 +69,8 @@ def spec_args(p: argparse.ArgumentParser, render: bool = True, *,
     """SPEC and the options that pick a cluster, identity and namespace; with ``render``, the
     options that change what is rendered. A command whose --context or --namespace means more
     (``test e2e``) passes its own help for them."""
+    if not isinstance(p, argparse.ArgumentParser):  # a command this run does not build
+        return
     from manifesto.cli.completion import CATALOG
 
     p.add_argument("spec", metavar="SPEC", help="model spec: a path or a catalog name such as qwen/aggregated"
@@ -76,24 +78,12 @@ def spec_args(p: argparse.ArgumentParser, render: bool = True, *,
     p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name "
                    "(default: MANIFESTO_CLUSTER or the kube context)").complete = CATALOG["clusters"]
     p.add_argument("--context", help=context_help)
-    p.add_argument("--user", help="user for identity, labels and paths (default: $USER)")
-    p.add_argument("--namespace", "-n", help=namespace_help)
-    p.add_argument("--accelerator", help="accelerator profile of the cluster (default: spec, then cluster default)"
-                   ).complete = "accelerators"
-    if not render:
-        return
-    p.add_argument("--vllm-env", help="absolute path of an existing vllm-envs worktree to run instead of the image's vLLM")
-    p.add_argument("--user-root", help="override the cluster's user root path")
-    p.add_argument("--log-root", help="override the cluster's log root path")
-    p.add_argument("--cache-root", help="override the cluster's compiled-cache root path")
-    p.add_argument("--pre-launch", action="append", metavar="CMD", help="shell command run before vLLM starts (repeatable)")
-    p.add_argument("--routing-profile", help="EPP routing profile name or path (default: MANIFESTO_ROUTING_PROFILE)"
-                   ).complete = CATALOG["routing"]
-    p.add_argument("--idle-timeout", metavar="DURATION", help="idle-shutdown timeout, e.g. 15m or 2h")
-    idle = p.add_mutually_exclusive_group()
-    idle.add_argument("--idle-shutdown", action="store_true", help="add the idle-shutdown controller even when "
-                      "the spec turns it off")
-    idle.add_argument("--no-idle-shutdown", action="store_true", help="leave the idle-shutdown controller out")
+    from manifesto import options
+
+    completers = {"routing": CATALOG["routing"]}
+    options.add_arguments(p, "select", help_for={"namespace": namespace_help}, complete=completers)
+    if render:
+        options.add_arguments(p, "render", complete=completers)
 
 
 def kube_args(p: argparse.ArgumentParser) -> None:

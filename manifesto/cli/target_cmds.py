@@ -35,15 +35,18 @@ def register(sub, add) -> None:
 
 # -- shared edges -----------------------------------------------------------------------
 
-_FIXED = ("cluster", "user", "namespace", "accelerator", "vllm_env", "user_root", "log_root", "cache_root",
-          "pre_launch", "routing_profile", "idle_timeout", "idle_shutdown", "no_idle_shutdown", "instance")
+def _fixed() -> tuple[str, ...]:
+    """Flags a deployment target fixes: the cluster, the instance and every render option it fixes."""
+    from manifesto.options import fixed_dests
+
+    return ("cluster", *fixed_dests(), "instance")
 
 
 def _target(args, *, allow_stale: bool = False):
     from manifesto.errors import OpsError
     from manifesto.build_graph.deployments import load_target
 
-    given = [name for name in _FIXED if getattr(args, name, None)]
+    given = [name for name in _fixed() if getattr(args, name, None)]
     if given:
         flag = "--" + given[0].replace("_", "-")
         raise OpsError(f"{flag}: {args.spec} is a deployment target, which fixes its cluster, namespace, user and "

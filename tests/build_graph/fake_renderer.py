@@ -27,13 +27,8 @@ from dataclasses import dataclass
 from manifesto.errors import ExtendsError, IncompatiblePairError, InputError, Origin
 
 
-@dataclass(frozen=True)
-class RenderOptions:
-    user: str
-    namespace: str
-    routing_profile: str | None = None
-    idle_shutdown: bool | None = None
-    idle_timeout_minutes: int | None = None
+# The renderer interface takes the one Struct of every render option.
+from manifesto.options import Options as RenderOptions  # noqa: E402
 
 
 @dataclass(frozen=True)
