@@ -27,8 +27,14 @@ from dataclasses import dataclass
 from manifesto.errors import ExtendsError, IncompatiblePairError, InputError, Origin
 
 
-# The renderer interface takes the one Struct of every render option.
-from manifesto.options import Options as RenderOptions  # noqa: E402
+def __getattr__(name: str):
+    """``RenderOptions``: the one Struct of every render option, imported on first use (a
+    no-op build must not import msgspec)."""
+    if name == "RenderOptions":
+        from manifesto.options import Options
+
+        return Options
+    raise AttributeError(name)
 
 
 @dataclass(frozen=True)
@@ -43,7 +49,7 @@ def code_fingerprint_paths() -> list[str]:
     return [os.path.abspath(__file__)] + ([extra] if extra else [])
 
 
-def render_pair(model: str, cluster: str, options: RenderOptions) -> Artifact:
+def render_pair(model: str, cluster: str, options) -> Artifact:
     _log(model, cluster)
     _spend_time()
     chain = _chain(model, ())
@@ -121,7 +127,7 @@ def _check_accelerator(model, cluster, fields, cluster_fields, inputs) -> None:
         raise err
 
 
-def _text(inputs, options: RenderOptions) -> str:
+def _text(inputs, options) -> str:
     lines = [f"# options: {options.user} {options.namespace} {options.idle_shutdown} {options.idle_timeout_minutes}"]
     for path in inputs:
         with open(path, encoding="utf-8") as f:
