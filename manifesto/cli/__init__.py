@@ -16,6 +16,10 @@ __all__ = ["get_parser", "main", "run"]
 class Parser(argparse.ArgumentParser):
     """argparse with a "did you mean" for mistyped commands, choices and options."""
 
+    #: The words being parsed (set by ``main``), so an error can tell options from words
+    #: that follow ``--`` and are positional whatever they look like.
+    argv: list[str] | None = None
+
     def error(self, message: str):
         super().error(_suggest(self, message))
 
@@ -33,6 +37,15 @@ def _suggest(parser: argparse.ArgumentParser, message: str) -> str:
             return f"unknown command '{word}'{hint}"
         return f"argument {what}: invalid choice '{word}'{hint}"
     m = re.match(r"unrecognized arguments: (.*)$", message)
+    argv = getattr(parser, "argv", None) or []
+    if m and "--" in argv:
+        extra = m.group(1).split()
+        tail = argv[argv.index("--") + 1:]
+        if extra and tail[-len(extra):] == extra:  # they all came after '--'
+            import shlex
+
+            return (f"unexpected argument{'s' if len(extra) > 1 else ''} after '--': {shlex.join(extra)} "
+                    "(after '--' every word is a positional argument, never an option)")
     if m:
         word = next((w for w in m.group(1).split() if w.startswith("-")), "")
         hint = did_you_mean(word.partition("=")[0], _option_strings(parser)) if word else ""
@@ -147,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv:
         parser.print_help()
         return 0
+    parser.argv = argv
     args = parser.parse_args(argv)
     common.set_verbosity(quiet=flags["quiet"], verbose=flags["verbose"])
     args.quiet, args.verbose = flags["quiet"], flags["verbose"]  # for handlers outside manifesto.cli
