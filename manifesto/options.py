@@ -66,6 +66,11 @@ class Option:
         return self.flags[0]
 
     @property
+    def label(self) -> str:
+        """How an error names the flag: every long spelling (``--accelerator/--gpu``)."""
+        return "/".join(f for f in self.flags if f.startswith("--"))
+
+    @property
     def dests(self) -> tuple[str, ...]:
         """The argparse destinations of its flags."""
         dest = self.flag.lstrip("-").replace("-", "_")
@@ -241,13 +246,13 @@ def value_of(option: Option, given, env, fallback=None):
     else its default; checked, an error naming the source."""
     if given is not None:
         if option.kind == "list":
-            return [_checked(option, v, option.flag) for v in given]
+            return [_checked(option, v, option.label) for v in given]
         if option.kind == "minutes":
             got = minutes(given)
             if got is None:
-                _refuse(option.flag, given, _MINUTES_PROBLEM)
+                _refuse(option.label, given, _MINUTES_PROBLEM)
             return got
-        return _checked(option, given, option.flag)
+        return _checked(option, given, option.label)
     for var in option.env:
         if env.get(var):
             return _checked(option, env[var], env_origin(env, var))

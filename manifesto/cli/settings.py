@@ -117,7 +117,7 @@ def cluster_map(env: dict[str, str]) -> dict[str, str]:
     for item in env.get("MANIFESTO_CLUSTER_MAP", "").replace(",", " ").split():
         context, eq, cluster = item.partition("=")
         if not eq or not context or not cluster or "=" in cluster:
-            raise InputError(f"{env_origin(env, 'MANIFESTO_CLUSTER_MAP')}: {show_value(item)} is not "
+            raise InputError(f"{env_origin(env, 'MANIFESTO_CLUSTER_MAP')} {show_value(item)} is not "
                              "CONTEXT=CLUSTER; write the map as ctx1=cluster1,ctx2=cluster2")
         table[context] = cluster
     return table
