@@ -6,10 +6,17 @@ import sys
 
 from manifesto.cli.common import (add, info, load_cluster_for, load_pair, pick_namespace, render_cached, settings,
                                   spec_args)
-from manifesto.cli.complete import FILES
+from manifesto.cli.hints import FILES
 from manifesto.outputs import add_output
 
 __all__ = ["register"]
+
+
+def _module(name: str):
+    """A sibling command module, imported by name: command modules never import each other."""
+    import importlib
+
+    return importlib.import_module(f"manifesto.cli.{name}")
 
 
 def register(sub) -> None:
@@ -36,9 +43,7 @@ def register(sub) -> None:
     p.add_argument("--context", help="kube context used to pick a cluster profile and namespace")
     p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
     p.set_defaults(func=_render_bootstrap)
-    from manifesto.cli import workload_cmds
-
-    workload_cmds.register(render, add)
+    _module("workload_cmds").register(render, add)
 
     config = add(sub, "config", help="inspect and validate the user and bundled catalogs")
     csub = config.add_subparsers(dest="action", metavar="ACTION")
@@ -59,18 +64,9 @@ def register(sub) -> None:
     p.add_argument("name")
     add_output(p)
     p.set_defaults(func=_config_resolve)
-    from manifesto.cli import catalog_cmds, completion, manpage
-
-    catalog_cmds.register(csub, add)
-    completion.register(sub, add)
-    manpage.register(sub, add)
-    from manifesto.cli import e2e_cmds, init_cmds, ops_cmds, slurm_cmds, target_cmds
-
-    ops_cmds.register(sub, add)
-    e2e_cmds.register(sub, add)
-    slurm_cmds.register(sub, add)
-    target_cmds.register(sub, add)
-    init_cmds.register(sub, add)
+    _module("catalog_cmds").register(csub, add)
+    for name in ("completion", "manpage", "ops_cmds", "e2e_cmds", "slurm_cmds", "target_cmds", "init_cmds"):
+        _module(name).register(sub, add)
 
     try:
         from manifesto.build_graph.cli import register as register_build

@@ -28,7 +28,6 @@ __all__ = [
     "slurm_cluster",
     "slurm_submit",
     "target_args",
-    "target_command",
 ]
 
 
@@ -71,7 +70,7 @@ def spec_args(p: argparse.ArgumentParser, render: bool = True, *,
     (``test e2e``) passes its own help for them."""
     if not isinstance(p, argparse.ArgumentParser):  # a command this run does not build
         return
-    from manifesto.cli.completion import CATALOG
+    from manifesto.cli.hints import CATALOG
 
     p.add_argument("spec", metavar="SPEC", help="model spec: a path or a catalog name such as qwen/aggregated"
                    ).complete = CATALOG["models"]
@@ -233,15 +232,3 @@ def target_args(p: argparse.ArgumentParser, dry_run: bool = True) -> None:
     if dry_run:
         p.add_argument("--dry-run", action="store_true", help="with a deployment target: print the kubectl or "
                        "sbatch calls, run none")
-
-
-def target_command(args, action: str) -> int | None:
-    """Run ``action`` of ``manifesto.cli.target_cmds`` when SPEC names a deployment target
-    (an address or an out/ path); None when it is an ordinary spec."""
-    from manifesto.build_graph.deployments import is_target_ref
-
-    if not is_target_ref(getattr(args, "spec", None)):
-        return None
-    from manifesto.cli import target_cmds
-
-    return getattr(target_cmds, action)(args)

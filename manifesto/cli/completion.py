@@ -8,12 +8,9 @@ directories behave as the user expects.
 
 from __future__ import annotations
 
-from manifesto.cli.complete import ADDRESSES, CLUSTERS, FILES, INSTANCES, MODELS, ROUTING
+from manifesto.cli.hints import ADDRESSES, CATALOG, FILES, INSTANCES  # noqa: F401
 
 __all__ = ["register", "script", "CATALOG", "INSTANCES", "ADDRESSES", "FILES"]
-
-# The ``complete`` attribute of an argument that takes a catalog name (or a path).
-CATALOG = {"models": MODELS, "clusters": CLUSTERS, "routing": ROUTING}
 
 _BASH = r"""# bash completion for manifesto.
 #   source <(manifesto completion bash)                     # this shell

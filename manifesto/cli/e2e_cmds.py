@@ -13,7 +13,7 @@ __all__ = ["register"]
 
 
 def register(sub, add) -> None:
-    from manifesto.cli.completion import CATALOG
+    from manifesto.cli.hints import CATALOG
     from manifesto.numbers import positive_seconds_arg, seconds_arg
 
     test = add(sub, "test", help="end-to-end tests against a cluster")

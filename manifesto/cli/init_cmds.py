@@ -8,7 +8,7 @@ __all__ = ["register"]
 
 
 def register(sub, add) -> None:
-    from manifesto.cli.completion import CATALOG
+    from manifesto.cli.hints import CATALOG
 
     p = add(sub, "init", help="scaffold a workspace: BUILD.yaml with a deployment target, models/, clusters/, "
             ".gitignore and a CI workflow")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from manifesto.cli.common import info, slurm_cluster, slurm_submit, spec_args, target_args, target_command, verbose
+from manifesto.cli.common import info, slurm_cluster, slurm_submit, spec_args, target_args, verbose
+from manifesto.cli.target_cmds import target_command
 from manifesto.outputs import add_output
 
 __all__ = ["register"]

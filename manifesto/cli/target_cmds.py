@@ -12,7 +12,7 @@ import sys
 from manifesto.cli.common import kube, settings, target_args
 from manifesto.outputs import add_output
 
-__all__ = ["register", "deploy", "diff", "status", "stop", "ready", "servers", "submit"]
+__all__ = ["register", "target_command", "deploy", "diff", "status", "stop", "ready", "servers", "submit"]
 
 _ADDR = ("a deployment target address (//:NAME, `kind: deployment` in BUILD.yaml) or its artifact "
          "out/deploy/NAME.yaml")
@@ -31,6 +31,16 @@ def register(sub, add) -> None:
     add_output(p)
     target_args(p, dry_run=False)
     p.set_defaults(func=status)
+
+
+def target_command(args, action: str) -> int | None:
+    """Run ``action`` of this module when SPEC names a deployment target (an address or an
+    out/ path); None when it is an ordinary spec."""
+    from manifesto.build_graph.deployments import is_target_ref
+
+    if not is_target_ref(getattr(args, "spec", None)):
+        return None
+    return globals()[action](args)
 
 
 # -- shared edges -----------------------------------------------------------------------
