@@ -5,10 +5,11 @@ else ``~/.config/llm-manifesto``) and the bundled one shipped with the package. 
 entry shadows a bundled entry of the same name. Names may omit ``.yaml``.
 
 Where names resolve is a ``SearchPath`` value: its catalog roots in order, and the function
-that turns a build address (``//models/qwen:aggregated``) into a file. Callers that must
-not depend on the environment (the build graph) pass their own; everyone else gets the
-process default, which the CLI sets once at start-up (user catalog, bundled catalog and
-build addresses) and which otherwise is the user and bundled catalogs without addresses.
+that turns a build address (``//models/qwen:aggregated``) into a file. It is always passed
+explicitly: the build graph passes ``PATHS_ONLY``, the CLI the search path it builds at its
+edge (user catalog, bundled catalog and build addresses); a caller that passes none gets
+the user and bundled catalogs of the environment, without addresses. There is no process
+default to set.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable
 
 from manifesto.errors import CatalogError, did_you_mean
 
-__all__ = ["KINDS", "SearchPath", "PATHS_ONLY", "bundled_root", "config_home", "default_search", "use_search",
+__all__ = ["KINDS", "SearchPath", "PATHS_ONLY", "bundled_root", "config_home", "default_search",
            "find", "entries", "images_path"]
 
 KINDS = ("models", "clusters", "routing")
@@ -53,24 +54,14 @@ class SearchPath:
 #: Inputs named by path only: what a hermetic build renders with.
 PATHS_ONLY = SearchPath()
 
-_default: SearchPath | None = None
-
-
 def default_search(environ: dict[str, str] | None = None,
                    addresses: Callable[[str], Path] | None = None) -> SearchPath:
     """The user catalog of ``environ`` (default: the process environment), then the bundled one."""
     return SearchPath((config_home(environ), bundled_root()), addresses)
 
 
-def use_search(search: SearchPath | None) -> None:
-    """Set the process default used when a lookup names no search path (None: back to the
-    environment's catalogs). The CLI calls this once, at its edge."""
-    global _default
-    _default = search
-
-
 def _search(search: SearchPath | None) -> SearchPath:
-    return search if search is not None else (_default or default_search())
+    return search if search is not None else default_search()
 
 
 def images_path() -> Path:

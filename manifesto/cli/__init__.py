@@ -58,13 +58,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     common.set_verbosity(quiet=flags["quiet"], verbose=flags["verbose"])
     args.quiet, args.verbose = flags["quiet"], flags["verbose"]  # for handlers outside manifesto.cli
+    args.search = None  # where names resolve, passed explicitly to every lookup (no process default)
     if not args.func.__module__.startswith("manifesto.build_graph"):
         # Names resolve in the user and bundled catalogs; the CLI also accepts build addresses.
         # The build graph's own commands never look names up, and a no-op build must not pay
         # for importing the catalog (and pathlib with it).
         from manifesto import catalog
 
-        catalog.use_search(catalog.default_search(addresses=_build_address))
+        args.search = catalog.default_search(addresses=_build_address)
     try:
         return int(args.func(args) or 0)
     except ManifestoError as exc:

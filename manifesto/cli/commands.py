@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from manifesto.cli.common import (add, info, load_cluster_for, load_pair, pick_namespace, render_cached, settings,
-                                  spec_args)
+from manifesto.cli.common import (add, info, load_cluster_for, load_pair, pick_namespace, render_cached, search_of,
+                                  settings, spec_args)
 from manifesto.cli.hints import FILES
 from manifesto.outputs import add_output
 
@@ -81,7 +81,7 @@ def _explain(args) -> int:
     from manifesto.service import plan_for
 
     spec, cluster, opts = load_pair(args)
-    plan, _ = plan_for(spec, cluster, opts)
+    plan, _ = plan_for(spec, cluster, opts, search_of(args))
 
     def text() -> None:
         from manifesto.explain import explain_text
@@ -106,7 +106,7 @@ def _render_routing(args) -> int:
     from manifesto.render.k8s import render_routing
 
     spec, cluster, opts = load_pair(args)
-    plan, _ = plan_for(spec, cluster, opts)
+    plan, _ = plan_for(spec, cluster, opts, search_of(args))
     if plan.platform == "slurm":
         raise ResolveError("render routing is for Kubernetes clusters; Slurm batch scripts embed their router")
     if plan.routing is None:
@@ -161,7 +161,7 @@ def _config_validate(args) -> int:
     from manifesto.service import render_text
 
     spec, cluster, opts = load_pair(args)
-    text, suffix, _ = render_text(spec, cluster, opts)
+    text, suffix, _ = render_text(spec, cluster, opts, search_of(args))
     kind = "batch script" if suffix == ".sbatch" else "Kubernetes manifest"
     lines = len(text.splitlines())
     emit(args.output, {"spec": args.spec, "cluster": cluster.name, "kind": kind, "lines": lines, "ok": True},
@@ -199,7 +199,7 @@ def _config_resolve(args) -> int:
     from manifesto.catalog import find
     from manifesto.outputs import emit
 
-    path = str(find(args.kind, args.name))
+    path = str(find(args.kind, args.name, search=search_of(args)))
     emit(args.output, {"kind": args.kind, "name": args.name, "path": path}, text=lambda: print(path),
          names=lambda: [path])
     return 0

@@ -17,6 +17,7 @@ __all__ = [
     "spec_args",
     "kube_args",
     "settings",
+    "search_of",
     "load_cluster_for",
     "load_pair",
     "plan_for_args",
@@ -92,6 +93,12 @@ def kube_args(p: argparse.ArgumentParser) -> None:
 
 # -- loading ----------------------------------------------------------------------------
 
+def search_of(args):
+    """Where names resolve for this run (``catalog.SearchPath``), which ``main`` puts on
+    ``args``; None (the environment's catalogs, no build addresses) for a caller that did not."""
+    return getattr(args, "search", None)
+
+
 def settings() -> dict[str, str]:
     from manifesto.cli import settings as cli_settings
 
@@ -111,7 +118,7 @@ def load_cluster_for(args, env):
     from manifesto.cli import settings as cli_settings
     from manifesto.cluster import load_cluster
 
-    return load_cluster(cli_settings.pick_cluster(args.cluster, env, args.context))
+    return load_cluster(cli_settings.pick_cluster(args.cluster, env, args.context), search=search_of(args))
 
 
 def load_pair(args):
@@ -121,7 +128,7 @@ def load_pair(args):
 
     env = cli_settings.settings()
     cluster = load_cluster_for(args, env)
-    spec = load_spec(args.spec, cluster)
+    spec = load_spec(args.spec, cluster, search=search_of(args))
     return spec, cluster, cli_settings.options(args, env)
 
 
@@ -134,8 +141,8 @@ def plan_for_args(args, env, command: str, cluster=None):
 
     cluster = cluster or load_cluster_for(args, env)
     refuse_slurm_cluster(cluster, command)
-    spec = load_spec(args.spec, cluster)
-    plan, _ = plan_for(spec, cluster, cli_settings.options(args, env))
+    spec = load_spec(args.spec, cluster, search=search_of(args))
+    plan, _ = plan_for(spec, cluster, cli_settings.options(args, env), search_of(args))
     return plan, spec, cluster
 
 
@@ -148,12 +155,15 @@ def render_cached(args, command: str = "render manifest") -> tuple[str, str]:
     from manifesto.cli import settings as cli_settings
 
     env = cli_settings.settings()
-    cluster = os.path.abspath(find("clusters", cli_settings.pick_cluster(args.cluster, env, args.context)))
-    spec = os.path.abspath(find("models", args.spec))
+    search = search_of(args)
+    cluster = os.path.abspath(find("clusters", cli_settings.pick_cluster(args.cluster, env, args.context),
+                                   search=search))
+    spec = os.path.abspath(find("models", args.spec, search=search))
     raw = cli_settings.raw_options(args, env)
     # Names resolve through the catalogs, so key on the files they resolve to: a user entry
     # that starts shadowing a bundled one must not be answered from the old entry.
-    routing = os.path.abspath(find("routing", raw["routing_profile"])) if raw["routing_profile"] else None
+    routing = (os.path.abspath(find("routing", raw["routing_profile"], search=search))
+               if raw["routing_profile"] else None)
     return rendercache.render_cached(rendercache.cache_dir(env), command=command, spec=spec, cluster=cluster,
                                      routing=routing, options=raw)
 
@@ -183,7 +193,7 @@ def refuse_slurm_if_named(args, env, command: str) -> None:
     if name:
         from manifesto.cluster import load_cluster
 
-        refuse_slurm_cluster(load_cluster(name), command)
+        refuse_slurm_cluster(load_cluster(name, search=search_of(args)), command)
 
 
 # -- Slurm ------------------------------------------------------------------------------

@@ -35,8 +35,8 @@ def _init(args) -> int:
     from manifesto.yamlemit import dump_yaml
 
     env = cli_settings.settings()
-    model_path = find("models", args.model)
-    cluster_path = find("clusters", args.cluster)
+    model_path = find("models", args.model, search=getattr(args, "search", None))
+    cluster_path = find("clusters", args.cluster, search=getattr(args, "search", None))
     user = args.user or re.sub(r"[^a-z0-9-]+", "-", cli_settings.current_user(None, env).lower()).strip("-")
     cluster_name = Path(cluster_path).name.removesuffix(".yaml")
     context = args.context or cli_settings.kube_context(None) or cluster_name
