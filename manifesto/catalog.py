@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from manifesto.errors import CatalogError, did_you_mean
 
-__all__ = ["KINDS", "SearchPath", "PATHS_ONLY", "bundled_root", "config_home", "default_search",
+__all__ = ["KINDS", "SearchPath", "PATHS_ONLY", "bundled_root", "config_home", "default_search", "within",
            "find", "entries", "images_path"]
 
 KINDS = ("models", "clusters", "routing")
@@ -42,13 +42,17 @@ def config_home(environ: dict[str, str] | None = None) -> Path:
 
 
 class SearchPath:
-    """Catalog roots (first wins) and the resolver for build addresses (None: not accepted)."""
+    """Catalog roots (first wins), the resolver for build addresses (None: not accepted), and
+    ``within``: the only directories files may be read from (``yamlio.confinement``; empty:
+    anywhere), which a build sets to its workspace and the bundled catalog."""
 
-    __slots__ = ("roots", "addresses")
+    __slots__ = ("roots", "addresses", "within")
 
-    def __init__(self, roots: tuple[Path, ...] = (), addresses: Callable[[str], Path] | None = None) -> None:
+    def __init__(self, roots: tuple[Path, ...] = (), addresses: Callable[[str], Path] | None = None,
+                 within: tuple[str, ...] = ()) -> None:
         self.roots = tuple(roots)
         self.addresses = addresses
+        self.within = tuple(within)
 
 
 #: Inputs named by path only: what a hermetic build renders with.
@@ -58,6 +62,11 @@ def default_search(environ: dict[str, str] | None = None,
                    addresses: Callable[[str], Path] | None = None) -> SearchPath:
     """The user catalog of ``environ`` (default: the process environment), then the bundled one."""
     return SearchPath((config_home(environ), bundled_root()), addresses)
+
+
+def within(search: SearchPath | None) -> tuple[str, ...]:
+    """The directories ``search`` confines reads to (empty: anywhere)."""
+    return search.within if search is not None else ()
 
 
 def _search(search: SearchPath | None) -> SearchPath:
@@ -107,11 +116,9 @@ def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: 
                                "(pass a file path here)")
         return where.addresses(ref)
     if ref in ("-", "/dev/stdin") or (ref.startswith("/dev/fd/") and os.path.exists(ref)):
-        from manifesto.yamlio import allow_stream  # named on the command line: read it once
+        from manifesto.yamlio import StreamPath  # named on the command line: read it once
 
-        path = Path("/dev/stdin" if ref == "-" else ref)
-        allow_stream(path)
-        return path
+        return StreamPath("/dev/stdin" if ref == "-" else ref)
     path = Path(ref)
     if path.is_file():
         return path

@@ -45,8 +45,10 @@ def display_name(path: str | Path) -> str:
     return p
 
 
-def load_model_data(path: str | Path, _chain: tuple[str, ...] = (), _via: Origin | None = None) -> Loaded:
-    """Load a model spec and its ``extends`` parents, merged (no schema validation yet).
+def load_model_data(path: str | Path, _chain: tuple[str, ...] = (), _via: Origin | None = None,
+                    within: tuple[str, ...] = ()) -> Loaded:
+    """Load a model spec and its ``extends`` parents, merged (no schema validation yet);
+    ``within``: the only directories they may be read from (``yamlio.confinement``).
 
     ``_via`` is the ``extends:`` line that led here, so a cycle points at the line closing it.
     """
@@ -59,7 +61,7 @@ def load_model_data(path: str | Path, _chain: tuple[str, ...] = (), _via: Origin
             + ". To fix this, remove this extends line or point it at a file outside the chain.",
             _via or Origin(name), "extends" if _via else "",
         )
-    data, locs = load_yaml(path, name)
+    data, locs = load_yaml(path, name, within)
     if not isinstance(data, dict):
         raise SchemaError([ManifestoError("expected a mapping at the top of a model spec", locs.find(()))])
     parent = data.pop("extends", None)
@@ -74,10 +76,10 @@ def load_model_data(path: str | Path, _chain: tuple[str, ...] = (), _via: Origin
     if problem:
         shown = parent_path if parent_path.isprintable() else repr(parent_path)  # one line, no raw control bytes
         raise ExtendsError(f"{problem}: {shown}", origin, "extends")
-    problem = outside_problem(parent_path)
+    problem = outside_problem(parent_path, within)
     if problem:
         raise ExtendsError(f"{parent} {problem}", origin, "extends")
-    base = load_model_data(parent_path, _chain + (real,), origin)
+    base = load_model_data(parent_path, _chain + (real,), origin, within)
     merged = merge(base, Loaded(data, locs, []))
     merged.files = base.files + [real]
     return merged
@@ -254,26 +256,26 @@ def _kind(value: Any) -> str:
     return "nothing (an empty file)" if value is None else show_value(value)
 
 
-def load_typed(model_cls: type[T], path: str | Path) -> tuple[T, Loaded]:
+def load_typed(model_cls: type[T], path: str | Path, within: tuple[str, ...] = ()) -> tuple[T, Loaded]:
     """Load and validate a single (non-extending) YAML file."""
     real = os.path.realpath(path)
-    data, locs = load_yaml(path, display_name(path))
+    data, locs = load_yaml(path, display_name(path), within)
     loaded = Loaded(data, locs, [real])
     return validate(model_cls, loaded), loaded
 
 
-def load_model(path: str | Path):
+def load_model(path: str | Path, within: tuple[str, ...] = ()):
     """Load, merge and validate a model spec. Returns (ModelSpec, Loaded)."""
     from manifesto.schema.model import ModelSpec
 
-    loaded = load_model_data(path)
+    loaded = load_model_data(path, within=within)
     return validate(ModelSpec, loaded), loaded
 
 
-def load_cluster_file(path: str | Path):
+def load_cluster_file(path: str | Path, within: tuple[str, ...] = ()):
     from manifesto.schema.cluster import ClusterProfile
 
-    return load_typed(ClusterProfile, path)
+    return load_typed(ClusterProfile, path, within)
 
 
 # -- pydantic errors -> messages with positions -------------------------------------------

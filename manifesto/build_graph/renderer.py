@@ -3,9 +3,9 @@
 A renderer is a module providing::
 
     RenderOptions(**{field: value for field in OPTION_FIELDS})
-    render_pair(model_path, cluster_path, options) -> Artifact(text, suffix, inputs)
+    render_pair(model_path, cluster_path, options, roots) -> Artifact(text, suffix, inputs)
+        (roots: the build's workspace; renders read only files below them)
     code_fingerprint_paths() -> list[str]
-    confine(roots) -> context manager (optional): renders read only files below roots
 
 The product's renderer is ``manifesto.build_renderer``. Engine tests substitute a small fake
 through ``MANIFESTO_BUILD_RENDERER`` (a module name), read once at the CLI edge;

@@ -49,7 +49,7 @@ def code_fingerprint_paths() -> list[str]:
     return [os.path.abspath(__file__)] + ([extra] if extra else [])
 
 
-def render_pair(model: str, cluster: str, options) -> Artifact:
+def render_pair(model: str, cluster: str, options, roots: tuple = ()) -> Artifact:
     _log(model, cluster)
     _spend_time()
     chain = _chain(model, ())
