@@ -112,3 +112,20 @@ def _cycles(package: str) -> list[list[str]]:
 def test_the_cli_modules_form_no_import_cycle():
     """Issue 15: all 13 cli modules used to form one cycle (function-level imports count)."""
     assert _cycles("manifesto.cli") == []
+
+
+@pytest.mark.parametrize("module", ["manifesto/catalog.py", "manifesto/yamlio.py", "manifesto/options.py",
+                                    "manifesto/build_renderer.py", "manifesto/cli/settings.py"])
+def test_no_process_wide_state_in_lookups_and_readers(module):
+    """Issue 15: the catalog search path and the yamlio confinement roots were process globals
+    set by one caller and read by another; they are now values passed to each call."""
+    import ast
+
+    tree = ast.parse((REPO / module).read_text())
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.Global)], f"{module} rebinds a module global"
+    for node in tree.body:  # no module-level set or list that calls could fill
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
+            assert getattr(node.value.func, "id", "") not in ("set", "list"), ast.unparse(node)
+        names = [t.id for t in getattr(node, "targets", [getattr(node, "target", None)]) if isinstance(t, ast.Name)]
+        if names != ["__all__"] and isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, (ast.Set, ast.List)):
+            raise AssertionError(f"{module}: module-level mutable {ast.unparse(node)}")
