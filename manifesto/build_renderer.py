@@ -10,16 +10,15 @@ import os
 
 import msgspec
 
+import manifesto.options as _options
+
 __all__ = ["RenderOptions", "Artifact", "Products", "PRODUCTS", "prepare", "render_pair", "code_fingerprint_paths",
-           "options_from", "confine"]
+           "options_from"]
 
 
-class RenderOptions(msgspec.Struct, frozen=True):
-    user: str
-    namespace: str
-    routing_profile: str | None = None  # path of a routing profile file
-    idle_shutdown: bool | None = None
-    idle_timeout_minutes: int | None = None
+#: The options of one render: the Struct of every render option (``manifesto.options``),
+#: the same class as ``resolve.plan.Options``.
+RenderOptions = _options.Options
 
 
 class Artifact(msgspec.Struct, frozen=True):
@@ -30,10 +29,8 @@ class Artifact(msgspec.Struct, frozen=True):
 
 
 def options_from(ro: RenderOptions):
-    from manifesto.resolve.plan import Options
-
-    return Options(user=ro.user, namespace=ro.namespace, routing_profile=ro.routing_profile,
-                   idle_shutdown=ro.idle_shutdown, idle_timeout_minutes=ro.idle_timeout_minutes)
+    """The resolution options of a render: the same Struct (kept for callers of the old API)."""
+    return ro
 
 
 class Products:
@@ -53,15 +50,16 @@ class Products:
         self.parses = 0
         self.validations = 0
 
-    def parse(self, path, name):
-        """(data, locations) of the YAML file at ``path`` (``yamlio.load_yaml``'s checks).
+    def parse(self, path, name, within=()):
+        """(data, locations) of the YAML file at ``path`` (``yamlio.load_yaml``'s checks,
+        ``within`` the directories it may be read from).
 
         Parsing is keyed by the file's bytes: two files with one content (copies of a spec)
         are parsed once, and the second gets the positions under its own name.
         """
         from manifesto import yamlio
 
-        text = yamlio.read_text(path, name)
+        text = yamlio.read_text(path, name, within)
         hit = self.named.get((name, text))
         if hit is not None:
             return hit
@@ -99,33 +97,39 @@ def _renamed(locs, name: str):
 PRODUCTS = Products()
 
 
-def render_pair(model: str, cluster: str, options: RenderOptions, products: Products | None = None) -> Artifact:
+def render_pair(model: str, cluster: str, options: RenderOptions, roots: tuple[str, ...] = (),
+                products: Products | None = None) -> Artifact:
     """Render ``model`` against ``cluster``; raises IncompatiblePairError or another ManifestoError.
+    With ``roots`` (the build's workspace), every file read must resolve below one of them or
+    the bundled catalog: a symlink or an ``extends`` that leads elsewhere is an error naming
+    the file, not a silent read of, say, a home directory.
 
     An error carries ``inputs``: the files read before it, so the build graph can cache the
     failure (or the skip) against exactly those bytes. ``products`` holds what earlier
     renders parsed (by default this process's :data:`PRODUCTS`).
     """
-    from manifesto.catalog import PATHS_ONLY, images_path
+    from manifesto.catalog import PATHS_ONLY, SearchPath, bundled_root, images_path
     from manifesto.errors import ManifestoError
     from manifesto.render import artifact_text
     from manifesto.resolve.plan import to_builtins
     from manifesto.service import plan_for
+    from manifesto.yamlio import confinement
 
     products = PRODUCTS if products is None else products
     read = [os.path.realpath(model), os.path.realpath(cluster), str(images_path().resolve())]
     ro = options_from(options)
+    # Every input is a path: no catalog name, user catalog or environment can leak in.
+    search = SearchPath(within=confinement([*roots, str(bundled_root())])) if roots else PATHS_ONLY
     try:
-        # Every input is a path: no catalog name, user catalog or environment can leak in.
-        c = products.get("cluster", cluster, lambda: _cluster(cluster, products), lambda c: c.loaded.files)
+        c = products.get("cluster", cluster, lambda: _cluster(cluster, products, search), lambda c: c.loaded.files)
         read += c.loaded.files
-        s = products.get("spec", model, lambda: _spec(model, products), lambda s: s.files)
+        s = products.get("spec", model, lambda: _spec(model, products, search), lambda s: s.files)
         read += s.files
         routing = None
         if ro.routing_profile:
             ref = ro.routing_profile
-            routing = products.get("routing", ref, lambda: _routing(ref), lambda r: [r[2]])
-        plan, inputs = plan_for(s, c, ro, PATHS_ONLY, routing)
+            routing = products.get("routing", ref, lambda: _routing(ref, search), lambda r: [r[2]])
+        plan, inputs = plan_for(s, c, ro, search, routing)
         text, suffix = artifact_text(plan, s, c, ro)
     except ManifestoError as exc:
         exc.inputs = tuple(sorted(set(read)))
@@ -134,31 +138,30 @@ def render_pair(model: str, cluster: str, options: RenderOptions, products: Prod
     return Artifact(text=text, suffix=suffix, inputs=tuple(sorted(set(inputs))), budget=budget)
 
 
-def _cluster(path: str, products: Products):
-    from manifesto.catalog import PATHS_ONLY, find
+def _cluster(path: str, products: Products, search):
+    from manifesto.catalog import find, within
     from manifesto.cluster import Cluster
     from manifesto.load import load_cluster_file
 
-    found = find("clusters", path, search=PATHS_ONLY)
-    profile, loaded = load_cluster_file(found, products.parse)
+    found = find("clusters", path, search=search)
+    profile, loaded = load_cluster_file(found, within(search), products.parse)
     return Cluster(profile, loaded, str(found))
 
 
-def _spec(path: str, products: Products):
-    from manifesto.catalog import PATHS_ONLY, find
+def _spec(path: str, products: Products, search):
+    from manifesto.catalog import find, within
     from manifesto.load import load_model
     from manifesto.spec import Spec
 
-    found = find("models", path, search=PATHS_ONLY)
-    model, loaded = load_model(found, products.parse)
+    found = find("models", path, search=search)
+    model, loaded = load_model(found, within(search), products.parse)
     return Spec(model, loaded, str(found))
 
 
-def _routing(ref: str):
-    from manifesto.catalog import PATHS_ONLY
+def _routing(ref: str, search):
     from manifesto.service import load_routing_profile
 
-    return load_routing_profile(ref, PATHS_ONLY)
+    return load_routing_profile(ref, search)
 
 
 def prepare() -> None:
@@ -182,13 +185,3 @@ def code_fingerprint_paths() -> list[str]:
     from manifesto.digest import code_files
 
     return code_files()
-
-
-def confine(roots):
-    """A context manager under which renders read only files below ``roots`` (the build's
-    workspace) or the bundled catalog: a symlink or an ``extends`` that leads elsewhere is
-    an error naming the file, not a silent read of, say, a home directory."""
-    from manifesto.catalog import bundled_root
-    from manifesto.yamlio import confined
-
-    return confined([*roots, str(bundled_root())])

@@ -5,10 +5,11 @@ else ``~/.config/llm-manifesto``) and the bundled one shipped with the package. 
 entry shadows a bundled entry of the same name. Names may omit ``.yaml``.
 
 Where names resolve is a ``SearchPath`` value: its catalog roots in order, and the function
-that turns a build address (``//models/qwen:aggregated``) into a file. Callers that must
-not depend on the environment (the build graph) pass their own; everyone else gets the
-process default, which the CLI sets once at start-up (user catalog, bundled catalog and
-build addresses) and which otherwise is the user and bundled catalogs without addresses.
+that turns a build address (``//models/qwen:aggregated``) into a file. It is always passed
+explicitly: the build graph passes ``PATHS_ONLY``, the CLI the search path it builds at its
+edge (user catalog, bundled catalog and build addresses); a caller that passes none gets
+the user and bundled catalogs of the environment, without addresses. There is no process
+default to set.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable
 
 from manifesto.errors import CatalogError, did_you_mean
 
-__all__ = ["KINDS", "SearchPath", "PATHS_ONLY", "bundled_root", "config_home", "default_search", "use_search",
+__all__ = ["KINDS", "SearchPath", "PATHS_ONLY", "bundled_root", "config_home", "default_search", "within",
            "find", "entries", "images_path", "architectures_path"]
 
 KINDS = ("models", "clusters", "routing")
@@ -41,22 +42,22 @@ def config_home(environ: dict[str, str] | None = None) -> Path:
 
 
 class SearchPath:
-    """Catalog roots (first wins) and the resolver for build addresses (None: not accepted)."""
+    """Catalog roots (first wins), the resolver for build addresses (None: not accepted), and
+    ``within``: the only directories files may be read from (``yamlio.confinement``; empty:
+    anywhere), which a build sets to its workspace and the bundled catalog."""
 
-    __slots__ = ("roots", "addresses", "workspace")
+    __slots__ = ("roots", "addresses", "workspace", "within")
 
     def __init__(self, roots: tuple[Path, ...] = (), addresses: Callable[[str], Path] | None = None,
-                 workspace: Callable[[str, str], Path | None] | None = None) -> None:
+                 workspace: Callable[[str, str], Path | None] | None = None, within: tuple[str, ...] = ()) -> None:
         self.roots = tuple(roots)
         self.addresses = addresses
         self.workspace = workspace  # (kind, name) -> the file of the workspace's target of that name, or None
+        self.within = tuple(within)
 
 
 #: Inputs named by path only: what a hermetic build renders with.
 PATHS_ONLY = SearchPath()
-
-_default: SearchPath | None = None
-
 
 def default_search(environ: dict[str, str] | None = None,
                    addresses: Callable[[str], Path] | None = None,
@@ -66,15 +67,13 @@ def default_search(environ: dict[str, str] | None = None,
     return SearchPath((config_home(environ), bundled_root()), addresses, workspace)
 
 
-def use_search(search: SearchPath | None) -> None:
-    """Set the process default used when a lookup names no search path (None: back to the
-    environment's catalogs). The CLI calls this once, at its edge."""
-    global _default
-    _default = search
+def within(search: SearchPath | None) -> tuple[str, ...]:
+    """The directories ``search`` confines reads to (empty: anywhere)."""
+    return search.within if search is not None else ()
 
 
 def _search(search: SearchPath | None) -> SearchPath:
-    return search if search is not None else (_default or default_search())
+    return search if search is not None else default_search()
 
 
 def images_path() -> Path:
@@ -125,11 +124,9 @@ def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: 
                                "(pass a file path here)")
         return where.addresses(ref)
     if ref in ("-", "/dev/stdin") or (ref.startswith("/dev/fd/") and os.path.exists(ref)):
-        from manifesto.yamlio import allow_stream  # named on the command line: read it once
+        from manifesto.yamlio import StreamPath  # named on the command line: read it once
 
-        path = Path("/dev/stdin" if ref == "-" else ref)
-        allow_stream(path)
-        return path
+        return StreamPath("/dev/stdin" if ref == "-" else ref)
     path = Path(ref)
     if path.is_file():
         return path

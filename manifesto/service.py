@@ -109,13 +109,13 @@ def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict]:
     """(source name, YAML text, path, data) of a validated routing profile."""
     from pathlib import Path
 
-    from manifesto.catalog import find
+    from manifesto.catalog import find, within
     from manifesto.load import Loaded, display_name, validate
     from manifesto.schema.routing import EndpointPickerConfig
     from manifesto.yamlio import parse_yaml, read_text
 
     path = find("routing", ref, search=search)
-    text = read_text(path, display_name(path))  # once: the file may be a pipe (`<(...)`)
+    text = read_text(path, display_name(path), within(search))  # once: the file may be a pipe (`<(...)`)
     data, locs = parse_yaml(text, display_name(path))
     real = str(Path(path).resolve())
     validate(EndpointPickerConfig, Loaded(data, locs, [real]))

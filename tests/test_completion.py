@@ -161,6 +161,9 @@ def test_accelerator_names_of_the_cluster_on_the_line(complete):
     line = "manifesto render manifest qwen/aggregated --cluster example-gb200 --accelerator "
     assert set(complete(line)) == {"gb200", "b200"}
     assert complete("manifesto explain qwen/aggregated -c example-h200 --accelerator h") == ["h200"]
+    # --gpu, the reference implementation's spelling, completes the same names.
+    assert set(complete(line.replace("--accelerator", "--gpu"))) == {"gb200", "b200"}
+    assert "--gpu" in complete("manifesto render manifest qwen/aggregated --cluster example-gb200 --gp")
 
 
 def test_build_addresses(request, complete):

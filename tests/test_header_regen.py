@@ -172,3 +172,33 @@ def test_every_option_is_in_the_header(cluster, tmp_path):
     proc = _run_header(first.stdout, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == first.stdout
+
+
+def test_a_build_with_every_build_option_regenerates_from_its_header(tmp_path):
+    """Every render option BUILD.yaml may set reaches the artifact and its header, and the
+    header command (run by the CLI, with the CLI's grammar and bounds) renders the same bytes."""
+    ws = tmp_path / "ws"
+    (ws / "clusters").mkdir(parents=True)
+    (ws / "models").mkdir()
+    (ws / "clusters" / "gpu.yaml").write_text((REPO / "clusters" / "example-gb200.yaml").read_text())
+    (ws / "models" / "m.yaml").write_text((REPO / "models" / "qwen" / "qwen3-0.6b.yaml").read_text())
+    (ws / "BUILD.yaml").write_text(
+        "options:\n  default:\n    user: o.brien\n    namespace: team-a\n    accelerator: gb200\n"
+        "    vllm_env: /mnt/shared/vllm-envs/main\n    user_root: /mnt/shared/users/{user}\n"
+        "    log_root: /mnt/shared/logs/{user}\n    cache_root: /mnt/shared/cache/{user}\n"
+        "    pre_launch: [nvidia-smi, \"echo 'ready; go'\"]\n    idle_shutdown: true\n    idle_timeout_minutes: 2h\n"
+        "targets:\n  - {kind: cluster, path: clusters, sources: ['*.yaml']}\n"
+        "  - {kind: model, path: models, sources: ['*.yaml']}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MANIFESTO_")}
+    build = subprocess.run([sys.executable, "-m", "manifesto", "build", "//::"], cwd=ws, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr
+    text = (ws / "out" / "gpu" / "m.yaml").read_text()
+    flags = ("--user o.brien --namespace team-a --accelerator gb200 --vllm-env /mnt/shared/vllm-envs/main "
+             "--user-root '/mnt/shared/users/{user}' --log-root '/mnt/shared/logs/{user}' "
+             "--cache-root '/mnt/shared/cache/{user}' --pre-launch nvidia-smi --pre-launch 'echo '\"'\"'ready; go'\"'\"'' "
+             "--idle-shutdown --idle-timeout 120m")
+    assert f"#     {flags}\n" in text
+    proc = _run_header(text, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == text

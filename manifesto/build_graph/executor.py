@@ -83,16 +83,7 @@ def _init(settings: Settings, render=None, worker: bool = False) -> None:
     _settings, _render = settings, render
     if worker:
         _exit_with_parent(os.getppid())
-        _confinement(settings).__enter__()
     renderers.load(settings.renderer)
-
-
-def _confinement(settings: Settings):
-    """The renderer's ``confine([root])`` (renders read only the workspace), if it has one."""
-    import contextlib
-
-    confine = getattr(renderers.load(settings.renderer), "confine", None)
-    return confine([settings.root]) if confine is not None else contextlib.nullcontext()
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -114,10 +105,9 @@ def _exit_with_parent(parent: int) -> None:
 def run_jobs(jobs: list, settings: Settings, n_jobs: int, on_result, render=None) -> None:
     """Run ``jobs``, calling ``on_result(result)`` as each one finishes."""
     if n_jobs <= 1 or len(jobs) <= 1 or render is not None:
-        with _confinement(settings):
-            _init(settings, render)
-            for job in jobs:
-                on_result(execute(job))
+        _init(settings, render)
+        for job in jobs:
+            on_result(execute(job))
         return
     _run_pool(jobs, settings, min(n_jobs, len(jobs)), on_result)
 
@@ -188,7 +178,9 @@ def _render_one(job: Job, settings: Settings, render):
     if options.get("routing_profile"):
         options["routing_profile"] = os.path.join(settings.root, options["routing_profile"])
     try:
-        art = render(job.model, job.cluster, module.RenderOptions(**options))
+        # The module's renderer reads only the workspace (an injected test function takes 3 arguments).
+        roots = {"roots": (settings.root,)} if render is getattr(module, "render_pair", None) else {}
+        art = render(job.model, job.cluster, module.RenderOptions(**options), **roots)
     except IncompatiblePairError as exc:
         inputs = getattr(exc, "inputs", None) or _fallback_inputs(job)
         return Status.SKIPPED, "", "", str(exc), inputs, None

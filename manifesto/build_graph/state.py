@@ -21,6 +21,8 @@ from manifesto.status import Status
 
 __all__ = ["FORMAT", "PairRecord", "load_state", "new_state", "save_state"]
 
+# 6: what a build last wrote; every BUILD.yaml-settable render option (manifesto.options)
+# 7: the GPU budget of each pair's artifact
 FORMAT = 7
 _MAGIC = b"manifesto-build\0"
 _HEADER = len(_MAGIC) + 4 + 4

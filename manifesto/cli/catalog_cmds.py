@@ -3,7 +3,7 @@ user catalog without touching the bundled one."""
 
 from __future__ import annotations
 
-from manifesto.cli.common import info
+from manifesto.cli.common import info, search_of
 from manifesto.errors import CatalogError
 
 __all__ = ["register", "export_entry", "import_entry", "edit_entry"]
@@ -17,7 +17,7 @@ def register(csub, add) -> None:
     p.add_argument("name")
     p.add_argument("--output", "-o", required=True, metavar="FILE", help="file to write").complete = "files"
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
-    p.set_defaults(func=lambda a: export_entry(a.kind, a.name, a.output, a.force))
+    p.set_defaults(func=lambda a: export_entry(a.kind, a.name, a.output, a.force, search_of(a)))
     p = add(csub, "import", help="validate a file and install it in the user catalog")
     p.add_argument("kind", choices=_KINDS)
     p.add_argument("file").complete = "files"
@@ -27,7 +27,7 @@ def register(csub, add) -> None:
     p = add(csub, "edit", help="edit the user-catalog copy of an entry in $EDITOR (bundled entries are copied first)")
     p.add_argument("kind", choices=_KINDS)
     p.add_argument("name")
-    p.set_defaults(func=lambda a: edit_entry(a.kind, a.name))
+    p.set_defaults(func=lambda a: edit_entry(a.kind, a.name, search_of(a)))
 
 
 def _validate(kind: str, path):
@@ -77,13 +77,13 @@ def _user_path(kind: str, name: str):
     return config_home() / kind / f"{clean}.yaml"
 
 
-def export_entry(kind: str, name: str, output: str, force: bool) -> int:
+def export_entry(kind: str, name: str, output: str, force: bool, search=None) -> int:
     from pathlib import Path
 
     from manifesto.catalog import find
     from manifesto.yamlemit import dump_yaml
 
-    source = find(kind, name)
+    source = find(kind, name, search=search)
     data = _validate(kind, Path(source))
     target = Path(output)
     _refuse_overwrite(target, force, "output file")
@@ -204,7 +204,7 @@ def skeleton(kind: str, name: str) -> str:
     return SKELETONS[kind].format(release=release)
 
 
-def edit_entry(kind: str, name: str) -> int:
+def edit_entry(kind: str, name: str, search=None) -> int:
     import os
     from pathlib import Path
 
@@ -215,7 +215,7 @@ def edit_entry(kind: str, name: str) -> int:
     target = _user_path(kind, name)
     if not target.exists():
         try:
-            source = Path(find(kind, name))
+            source = Path(find(kind, name, search=search))
         except CatalogError:
             source = None  # a new name starts a new user entry
         if source is not None and config_home() not in source.resolve().parents:

@@ -5,11 +5,18 @@ from __future__ import annotations
 import sys
 
 from manifesto.cli.common import (add, cached_command, info, load_cluster_for, load_pair, pick_namespace,
-                                  render_cached, settings, spec_args)
-from manifesto.cli.complete import FILES
+                                  render_cached, search_of, settings, spec_args)
+from manifesto.cli.hints import FILES
 from manifesto.outputs import add_output
 
 __all__ = ["register"]
+
+
+def _module(name: str):
+    """A sibling command module, imported by name: command modules never import each other."""
+    import importlib
+
+    return importlib.import_module(f"manifesto.cli.{name}")
 
 
 def register(sub) -> None:
@@ -41,9 +48,7 @@ def register(sub) -> None:
     p.add_argument("--context", help="kube context used to pick a cluster profile and namespace")
     p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
     p.set_defaults(func=_render_bootstrap)
-    from manifesto.cli import workload_cmds
-
-    workload_cmds.register(render, add)
+    _module("workload_cmds").register(render, add)
 
     config = add(sub, "config", help="inspect and validate the user and bundled catalogs")
     csub = config.add_subparsers(dest="action", metavar="ACTION")
@@ -64,19 +69,10 @@ def register(sub) -> None:
     p.add_argument("name")
     add_output(p)
     p.set_defaults(func=_config_resolve)
-    from manifesto.cli import catalog_cmds, completion, manpage
-
-    catalog_cmds.register(csub, add)
-    completion.register(sub, add)
-    manpage.register(sub, add)
-    from manifesto.cli import e2e_cmds, init_cmds, ops_cmds, regen_cmds, slurm_cmds, target_cmds
-
-    ops_cmds.register(sub, add)
-    e2e_cmds.register(sub, add)
-    slurm_cmds.register(sub, add)
-    target_cmds.register(sub, add)
-    init_cmds.register(sub, add)
-    regen_cmds.register(sub, add)
+    _module("catalog_cmds").register(csub, add)
+    for name in ("completion", "manpage", "ops_cmds", "e2e_cmds", "slurm_cmds", "target_cmds", "init_cmds",
+                 "regen_cmds"):
+        _module(name).register(sub, add)
 
     try:
         from manifesto.build_graph.cli import register as register_build
@@ -102,7 +98,7 @@ def _explain(args) -> int:
     from manifesto.service import plan_for
 
     spec, cluster, opts = load_pair(args)
-    plan, _ = plan_for(spec, cluster, opts, hf_home=_hf_home())
+    plan, _ = plan_for(spec, cluster, opts, search_of(args), hf_home=_hf_home())
 
     def text() -> None:
         from manifesto.explain import explain_text
@@ -135,7 +131,7 @@ def _render_routing(args) -> int:
     from manifesto.render.k8s import render_routing
 
     spec, cluster, opts = load_pair(args)
-    plan, _ = plan_for(spec, cluster, opts)
+    plan, _ = plan_for(spec, cluster, opts, search_of(args))
     if plan.platform == "slurm":
         raise ResolveError("render routing is for Kubernetes clusters; Slurm batch scripts embed their router")
     if plan.routing is None:
@@ -260,7 +256,7 @@ def _config_resolve(args) -> int:
     from manifesto.catalog import find
     from manifesto.outputs import emit
 
-    path = str(find(args.kind, args.name))
+    path = str(find(args.kind, args.name, search=search_of(args)))
     emit(args.output, {"kind": args.kind, "name": args.name, "path": path}, text=lambda: print(path),
          names=lambda: [path])
     return 0

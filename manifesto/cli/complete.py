@@ -16,11 +16,8 @@ import argparse
 
 __all__ = ["candidates", "main"]
 
-# What an action's ``complete`` attribute may name, besides its ``choices``.
-MODELS, CLUSTERS, ROUTING = "models", "clusters", "routing"
-INSTANCES, ADDRESSES, FILES, ACCELERATORS = "instances", "addresses", "files", "accelerators"
-DEPLOYMENTS = "deployments"  # deployment target addresses (//:NAME)
-SLURM_JOBS = "slurm-jobs"  # your queued and running Manifesto jobs, and deployment addresses
+from manifesto.cli.hints import (  # noqa: F401
+    ACCELERATORS, ADDRESSES, CLUSTERS, DEPLOYMENTS, FILES, INSTANCES, MODELS, ROUTING, SLURM_JOBS)
 
 #: A TAB must not hang on an unreachable API server: every live lookup ends within this.
 LIVE_TIMEOUT = 0.8
@@ -231,10 +228,10 @@ def _values(action: argparse.Action, state: _State, current: str) -> tuple[list[
 
 def candidates(words: list[str]) -> tuple[list[tuple[str, str]], bool]:
     """(candidates with descriptions, whether to offer paths) for the last of ``words``."""
-    from manifesto.cli import _command_word, get_parser
+    from manifesto.cli.parser import command_word, get_parser
 
     *before, current = words or [""]
-    state = _walk(get_parser(_command_word(before)), before)
+    state = _walk(get_parser(command_word(before)), before)
     prefix = ""
     if state.pending is not None:
         action = state.pending

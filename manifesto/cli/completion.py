@@ -10,12 +10,9 @@ by the shell itself, so quoting, ``~`` and directories behave as the user expect
 
 from __future__ import annotations
 
-from manifesto.cli.complete import ADDRESSES, CLUSTERS, FILES, INSTANCES, MODELS, ROUTING
+from manifesto.cli.hints import ADDRESSES, CATALOG, FILES, INSTANCES  # noqa: F401
 
 __all__ = ["register", "script", "CATALOG", "INSTANCES", "ADDRESSES", "FILES"]
-
-# The ``complete`` attribute of an argument that takes a catalog name (or a path).
-CATALOG = {"models": MODELS, "clusters": CLUSTERS, "routing": ROUTING}
 
 # bash: shtab writes the parser walk (commands, options, choices); every argument that names
 # something (catalog entries, addresses, accelerators, live IDs, paths) calls this hook, which
@@ -174,7 +171,7 @@ def _hooked_parser():
     """The whole parser, with every argument that names something completed by the hook."""
     import argparse
 
-    from manifesto.cli import get_parser
+    from manifesto.cli.parser import get_parser
 
     parser = get_parser()
     todo = [parser]

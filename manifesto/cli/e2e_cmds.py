@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import argparse
 
-from manifesto.cli.common import kube, load_cluster_for, refuse_slurm_cluster, settings, spec_args
+from manifesto.cli.common import kube, load_cluster_for, refuse_slurm_cluster, search_of, settings, spec_args
 
 __all__ = ["register"]
 
 
 def register(sub, add) -> None:
-    from manifesto.cli.completion import CATALOG
+    from manifesto.cli.hints import CATALOG
     from manifesto.numbers import positive_seconds_arg, seconds_arg
 
     test = add(sub, "test", help="end-to-end tests against a cluster")
@@ -44,7 +44,7 @@ def _plan(args, env, namespace: str):
     from manifesto.service import plan_for
 
     scoped = argparse.Namespace(**{**vars(args), "namespace": namespace})
-    return plan_for(args._spec, args._cluster, cli_settings.options(scoped, env))[0]
+    return plan_for(args._spec, args._cluster, cli_settings.options(scoped, env), search_of(args))[0]
 
 
 def _e2e(args) -> int:
@@ -61,7 +61,7 @@ def _e2e(args) -> int:
                        "in its namespace)")
     cluster = load_cluster_for(args, env)
     refuse_slurm_cluster(cluster, "test e2e")
-    args._cluster, args._spec = cluster, load_spec(args.spec, cluster)
+    args._cluster, args._spec = cluster, load_spec(args.spec, cluster, search=search_of(args))
     if args.namespace:
         namespace = check_namespace_name(args.namespace)
     else:

@@ -8,7 +8,7 @@ __all__ = ["register"]
 
 
 def register(sub, add) -> None:
-    from manifesto.cli.completion import CATALOG
+    from manifesto.cli.hints import CATALOG
 
     p = add(sub, "init", help="scaffold a workspace: BUILD.yaml with a deployment target, models/, clusters/, "
             ".gitignore and a CI workflow")
@@ -38,8 +38,8 @@ def _init(args) -> int:
     from manifesto.yamlemit import dump_yaml
 
     env = cli_settings.settings()
-    model_path = find("models", args.model)
-    cluster_path = find("clusters", args.cluster)
+    model_path = find("models", args.model, search=getattr(args, "search", None))
+    cluster_path = find("clusters", args.cluster, search=getattr(args, "search", None))
     user = args.user or re.sub(r"[^a-z0-9-]+", "-", cli_settings.current_user(None, env).lower()).strip("-")
     cluster_name = Path(cluster_path).name.removesuffix(".yaml")
     context = args.context or cli_settings.kube_context(None, env) or cluster_name

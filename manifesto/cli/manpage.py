@@ -256,7 +256,7 @@ def manpage(env=None) -> str:
     from argparse_manpage.manpage import Manpage
 
     from manifesto import __version__
-    from manifesto.cli import get_parser
+    from manifesto.cli.parser import get_parser
 
     page = Manpage(get_parser(), format="single-commands-section", _data={
         "project_name": "llm-manifesto", "version": __version__, "manual_title": "llm-manifesto manual",

@@ -9,9 +9,9 @@ import argparse
 
 from manifesto.cli.common import (info, kube, kube_args, load_cluster_for, pick_namespace, plan_for_args,
                                   refuse_slurm_cluster, refuse_slurm_if_named, settings, slurm_submit, spec_args,
-                                  target_args, target_command)
-
-from manifesto.cli.complete import DEPLOYMENTS, FILES, INSTANCES, MODELS
+                                  target_args)
+from manifesto.cli.hints import DEPLOYMENTS, FILES, INSTANCES, MODELS
+from manifesto.cli.target_cmds import target_command
 from manifesto.outputs import add_output
 
 __all__ = ["register"]

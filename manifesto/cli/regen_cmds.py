@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from manifesto.cli.complete import FILES
+from manifesto.cli.hints import FILES
 
 __all__ = ["register", "regenerate"]
 

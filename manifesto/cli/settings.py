@@ -13,10 +13,24 @@ __all__ = ["settings", "current_user", "pick_cluster", "pick_namespace", "checke
            "kube_env", "current_context", "options"]
 
 
-def _dotenv(path: Path) -> dict[str, str]:
-    out: dict[str, str] = {}
+class Settings(dict):
+    """Variables by name (the environment over ./.env over the user catalog's .env), and where
+    each came from, so an error can name a settings file line instead of a variable nobody set."""
+
+    def __init__(self, values=(), origins: dict | None = None) -> None:
+        super().__init__(values)
+        self.origins = dict(origins or {})
+
+    def where(self, key: str) -> str | None:
+        """``FILE:LINE`` of the settings file that supplied ``key``; None for the environment."""
+        return self.origins.get(key)
+
+
+def _dotenv(path: Path, display: str) -> Settings:
+    out = Settings()
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        # utf-8-sig: a byte-order mark some editors write must not glue itself to the first key.
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
     except OSError:
         return out
     except UnicodeDecodeError as exc:
@@ -24,7 +38,7 @@ def _dotenv(path: Path) -> dict[str, str]:
 
         raise InputError(f"not UTF-8 text ({exc.reason}); fix or remove this settings file",
                          path=str(path)) from None
-    for line in lines:
+    for number, line in enumerate(lines, 1):
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
@@ -32,16 +46,22 @@ def _dotenv(path: Path) -> dict[str, str]:
         key = key.removeprefix("export ").strip()
         value = value.split(" #", 1)[0].strip().strip("'\"")
         out[key] = value
+        out.origins[key] = f"{display}:{number}"
     return out
 
 
-def settings() -> dict[str, str]:
+def settings() -> Settings:
     """Environment over ./.env over the user catalog's .env."""
     from manifesto.catalog import config_home
 
-    merged = _dotenv(config_home() / ".env")
-    merged.update(_dotenv(Path(".env")))
+    user = config_home() / ".env"
+    merged = _dotenv(user, str(user))
+    local = _dotenv(Path(".env"), ".env")
+    merged.update(local)
+    merged.origins.update(local.origins)
     merged.update(os.environ)
+    for key in os.environ:
+        merged.origins.pop(key, None)
     return merged
 
 
@@ -82,6 +102,7 @@ def pick_cluster(explicit: str | None, env: dict[str, str], context: str | None 
     from manifesto.catalog import entries
     from manifesto.errors import CatalogError
 
+    table = cluster_map(env)  # checked even when unused: a malformed setting is not silently skipped
     if explicit:
         return explicit
     if env.get("MANIFESTO_CLUSTER"):
@@ -94,7 +115,6 @@ def pick_cluster(explicit: str | None, env: dict[str, str], context: str | None 
                                 "jsonpath={.contexts[0].context.cluster}", env=env)
         if cluster_name:
             names.append(cluster_name)
-    table = dict(item.split("=", 1) for item in env.get("MANIFESTO_CLUSTER_MAP", "").replace(",", " ").split() if "=" in item)
     for name in names:
         if name in table:
             return table[name]
@@ -104,6 +124,22 @@ def pick_cluster(explicit: str | None, env: dict[str, str], context: str | None 
             return name
     raise CatalogError("no cluster profile selected: pass --cluster NAME|PATH, set MANIFESTO_CLUSTER, "
                        "or map your kube context in MANIFESTO_CLUSTER_MAP")
+
+
+def cluster_map(env: dict[str, str]) -> dict[str, str]:
+    """MANIFESTO_CLUSTER_MAP (``context=cluster`` pairs separated by commas or spaces) as a
+    table; a malformed entry is an error naming the variable (and its .env line)."""
+    from manifesto.errors import InputError, show_value
+    from manifesto.options import env_origin
+
+    table: dict[str, str] = {}
+    for item in env.get("MANIFESTO_CLUSTER_MAP", "").replace(",", " ").split():
+        context, eq, cluster = item.partition("=")
+        if not eq or not context or not cluster or "=" in cluster:
+            raise InputError(f"{env_origin(env, 'MANIFESTO_CLUSTER_MAP')} {show_value(item)} is not "
+                             "CONTEXT=CLUSTER; write the map as ctx1=cluster1,ctx2=cluster2")
+        table[context] = cluster
+    return table
 
 
 def pick_namespace(explicit: str | None, env: dict[str, str], context: str | None = None) -> str:
@@ -117,72 +153,36 @@ def pick_namespace(explicit: str | None, env: dict[str, str], context: str | Non
     return _kubectl(*args, env=env) or "default"
 
 
-#: The longest idle timeout: a year of minutes.
-MAX_IDLE_MINUTES = 365 * 24 * 60
-
-
-def _minutes(text: str | None) -> int | None:
-    from manifesto.errors import InputError
-    from manifesto.numbers import number
-
-    if text is None:
-        return None
-    units = {"m": 1, "h": 60, "s": 1 / 60}
-    t = text.strip().lower()
-    factor = units.get(t[-1:], None)
-    value = number(t[:-1] if factor is not None else t, low=0, high=MAX_IDLE_MINUTES, low_open=True)
-    if value is None or value * (factor or 1) > MAX_IDLE_MINUTES:
-        raise InputError(f"--idle-timeout '{text}': expected a positive duration of at most a year, "
-                         "such as 15m, 2h or 90 (minutes)")
-    return max(1, round(value * (factor or 1)))
-
-
-def _checked(value: str, check, sources: list[tuple[str, str | None]]) -> str:
-    """``value`` if ``check`` passes, else an InputError naming where it came from: the first of
-    ``sources`` ((flag or variable, its value)) that supplied it."""
-    from manifesto.errors import InputError, show_value
-
-    problem = check(value)
-    if problem:
-        origin = next((name for name, given in sources if given), "the default")
-        raise InputError(f"{origin} {show_value(value)} {problem}")
-    return value
-
-
 def checked_namespace(explicit: str | None, env: dict[str, str], context: str | None = None) -> str:
     """``pick_namespace``, refusing a value that is not a DNS label (naming where it came from)."""
-    from manifesto import rules
+    from manifesto import options as opts
 
-    return _checked(pick_namespace(explicit, env, context), rules.dns_label,
-                    [("--namespace", explicit), ("MANIFESTO_NAMESPACE", env.get("MANIFESTO_NAMESPACE")),
-                     ("the kube context's namespace", "x")])
+    return opts.value_of(opts.by_name("namespace"), explicit, env, _kube_namespace(context))
+
+
+def _kube_namespace(context: str | None):
+    """(how to name it, reader) of the kube context's namespace, or "default"."""
+    def read() -> str:
+        args = ["config", "view", "--minify", "-o", "jsonpath={.contexts[0].context.namespace}"]
+        if context:
+            args[2:2] = ["--context", context]
+        return _kubectl(*args) or "default"
+
+    return ("the kube context's namespace", read)
 
 
 def raw_options(args, env: dict[str, str]) -> dict:
-    """Resolution options as plain data (cheap: usable as a render-cache key)."""
-    from manifesto import rules
+    """Resolution options as plain data (cheap: usable as a render-cache key), every value
+    checked against its option's grammar, an error naming its flag, variable or .env line."""
+    from manifesto import options as opts
 
-    user = getattr(args, "user", None)
-    return {
-        "user": _checked(current_user(user, env), rules.path_segment,
-                         [("--user", user), ("$USER", env.get("USER")), ("$LOGNAME", env.get("LOGNAME"))]),
-        "namespace": checked_namespace(getattr(args, "namespace", None), env, getattr(args, "context", None)),
-        "accelerator": getattr(args, "accelerator", None),
-        "vllm_env": getattr(args, "vllm_env", None),
-        "user_root": getattr(args, "user_root", None),
-        "log_root": getattr(args, "log_root", None),
-        "cache_root": getattr(args, "cache_root", None),
-        "pre_launch": list(getattr(args, "pre_launch", None) or ()),
-        "routing_profile": getattr(args, "routing_profile", None) or env.get("MANIFESTO_ROUTING_PROFILE") or None,
-        "idle_shutdown": False if getattr(args, "no_idle_shutdown", False) else (
-            True if getattr(args, "idle_shutdown", False) else None),
-        "idle_timeout_minutes": _minutes(getattr(args, "idle_timeout", None)),
-    }
+    return opts.from_sources(args, env, {"user": ("the default", lambda: "user"),
+                                         "namespace": _kube_namespace(getattr(args, "context", None))})
 
 
 def options(args, env: dict[str, str], raw: dict | None = None):
     """Resolution options from parsed CLI arguments and settings."""
-    from manifesto.resolve.plan import Options
+    from manifesto.options import Options
 
     raw = raw_options(args, env) if raw is None else raw
     return Options(**{**raw, "pre_launch": tuple(raw["pre_launch"])})

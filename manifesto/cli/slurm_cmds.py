@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from manifesto.cli.common import info, slurm_cluster, slurm_submit, spec_args, target_args, target_command, verbose
-from manifesto.cli.complete import DEPLOYMENTS, SLURM_JOBS
-from manifesto.cli.completion import CATALOG
+from manifesto.cli.common import info, slurm_cluster, slurm_submit, spec_args, target_args, verbose
+from manifesto.cli.hints import CATALOG, DEPLOYMENTS, SLURM_JOBS
+from manifesto.cli.target_cmds import target_command
 from manifesto.outputs import add_output
 
 __all__ = ["register"]

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import sys
 
-from manifesto.cli.complete import DEPLOYMENTS
+from manifesto.cli.hints import DEPLOYMENTS
 from manifesto.cli.common import info, kube, settings, target_args, verbose
 from manifesto.outputs import add_output, emit
 
-__all__ = ["register", "deploy", "diff", "status", "stop", "ready", "servers", "submit"]
+__all__ = ["register", "target_command", "deploy", "diff", "status", "stop", "ready", "servers", "submit"]
 
 _ADDR = ("a deployment target address (//:NAME, `kind: deployment` in BUILD.yaml) or its artifact "
          "out/deploy/NAME.yaml")
@@ -34,17 +34,30 @@ def register(sub, add) -> None:
     p.set_defaults(func=status)
 
 
+def target_command(args, action: str) -> int | None:
+    """Run ``action`` of this module when SPEC names a deployment target (an address or an
+    out/ path); None when it is an ordinary spec."""
+    from manifesto.build_graph.deployments import is_target_ref
+
+    if not is_target_ref(getattr(args, "spec", None)):
+        return None
+    return globals()[action](args)
+
+
 # -- shared edges -----------------------------------------------------------------------
 
-_FIXED = ("cluster", "user", "namespace", "accelerator", "vllm_env", "user_root", "log_root", "cache_root",
-          "pre_launch", "routing_profile", "idle_timeout", "idle_shutdown", "no_idle_shutdown", "instance")
+def _fixed() -> tuple[str, ...]:
+    """Flags a deployment target fixes: the cluster, the instance and every render option it fixes."""
+    from manifesto.options import fixed_dests
+
+    return ("cluster", *fixed_dests(), "instance")
 
 
 def _target(args, *, allow_stale: bool = False):
     from manifesto.errors import OpsError
     from manifesto.build_graph.deployments import load_target
 
-    given = [name for name in _FIXED if getattr(args, name, None)]
+    given = [name for name in _fixed() if getattr(args, name, None)]
     if given:
         flag = "--" + given[0].replace("_", "-")
         raise OpsError(f"{flag}: {args.spec} is a deployment target, which fixes its cluster, namespace, user and "

@@ -36,25 +36,14 @@ def _heredoc(flag: str, tag: str, text: str) -> list[str]:
 
 
 def option_flags(options) -> list[str]:
-    """Shell words for every resolution option that differs from the CLI default (``Options``).
+    """Shell words for every resolution option that differs from the CLI default (``Options``),
+    generated from the option definition (``manifesto.options``).
 
     The routing profile is not here: its text is inlined as a heredoc by the caller.
     """
-    import shlex
+    from manifesto.options import header_flags
 
-    words = ["--user", options.user, "--namespace", options.namespace]
-    for flag, value in (("--accelerator", options.accelerator), ("--vllm-env", options.vllm_env),
-                        ("--user-root", options.user_root), ("--log-root", options.log_root),
-                        ("--cache-root", options.cache_root)):
-        if value is not None:
-            words += [flag, value]
-    for command in options.pre_launch:
-        words += ["--pre-launch", command]
-    if options.idle_shutdown is not None:
-        words.append("--idle-shutdown" if options.idle_shutdown else "--no-idle-shutdown")
-    if options.idle_timeout_minutes is not None:
-        words += ["--idle-timeout", f"{options.idle_timeout_minutes}m"]
-    return [shlex.quote(w) for w in words]
+    return header_flags(options)
 
 
 def command_lines(command: str, inputs: list[tuple[str, str, str]], flags: list[str]) -> list[str]:

@@ -11,6 +11,8 @@ from typing import Any
 
 import msgspec
 
+import manifesto.options as _options
+
 __all__ = [
     "Options", "EnvVar", "Arg", "Layout", "Volume", "Mount", "Storage", "Resources", "Claim",
     "Accelerator", "Placement", "RolePlan", "RoutingPlan", "Size", "ConnectionPool", "RoutingSizing", "IdlePlan",
@@ -23,20 +25,9 @@ class _S(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=
     pass
 
 
-class Options(_S):
-    """Edge inputs to resolution: read once by the CLI (or declared in BUILD.yaml)."""
-
-    user: str
-    namespace: str = "default"
-    accelerator: str | None = None
-    vllm_env: str | None = None
-    user_root: str | None = None
-    log_root: str | None = None
-    cache_root: str | None = None
-    pre_launch: tuple[str, ...] = ()
-    routing_profile: str | None = None
-    idle_shutdown: bool | None = None
-    idle_timeout_minutes: int | None = None
+#: Edge inputs to resolution, read once by the CLI or declared in BUILD.yaml: one Struct
+#: generated from the single definition of every render option (``manifesto.options``).
+Options = _options.Options
 
 
 class EnvVar(_S):
