@@ -91,7 +91,8 @@ def _hf_home() -> str:
 
 def _explain(args) -> int:
     if args.output == "text":  # the text is a task result in the store, like a render
-        sys.stdout.write(cached_command(args, "explain", _explain_product)[0])
+        # The Hugging Face cache it may read a config.json from is part of what was asked.
+        sys.stdout.write(cached_command(args, f"explain --hf-home {_hf_home()}", _explain_product)[0])
         return 0
     from manifesto.outputs import emit
     from manifesto.resolve.plan import to_builtins
@@ -114,7 +115,7 @@ def _explain_product(spec, cluster, opts):
     from manifesto.explain import explain_text
     from manifesto.service import plan_for
 
-    plan, files = plan_for(spec, cluster, opts)
+    plan, files = plan_for(spec, cluster, opts, hf_home=_hf_home())
     return explain_text(plan), "", files, cluster.name
 
 
