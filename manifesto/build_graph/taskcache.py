@@ -15,6 +15,7 @@ import os
 import msgspec
 
 from manifesto.build_graph.fsio import atomic_write, digest
+from manifesto.fsutil import open_regular
 
 __all__ = ["KEEP_FACTOR", "TaskEntry", "TaskCache"]
 
@@ -54,7 +55,7 @@ class TaskCache:
         """The entry for ``key``; None (with a warning if it is damaged) otherwise."""
         path = self.path(key)
         try:
-            with open(path, "rb") as f:
+            with open(open_regular(path, root=os.sep), "rb") as f:
                 blob = f.read()
         except FileNotFoundError:
             return None

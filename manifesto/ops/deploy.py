@@ -282,9 +282,14 @@ def manifest_file(path: str) -> str:
     """``path`` if it is an existing Kubernetes manifest; Slurm scripts are pointed at `manifesto slurm`."""
     from pathlib import Path
 
+    from manifesto.yamlio import file_problem
+
     p = Path(path)
-    if not p.is_file():
+    problem = file_problem(path)
+    if problem == "file not found":
         raise OpsError(f"{path} does not exist; write it first with `manifesto render file SPEC`")
+    if problem:  # a FIFO would hang the read below and kubectl; a directory applies a whole tree
+        raise OpsError(f"{path}: {problem.replace('YAML file', 'manifest file')}")
     head = p.read_text(encoding="utf-8", errors="replace")[:200]
     if path.endswith(".sbatch") or head.startswith("#!"):
         raise OpsError(f"{path} is a Slurm batch script; submit it with sbatch or use `manifesto slurm ...`")
