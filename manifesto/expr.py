@@ -15,7 +15,7 @@ from manifesto.errors import ExpressionError, Origin, did_you_mean, show_value
 
 __all__ = ["evaluate", "is_expression"]
 
-_TOKEN = re.compile(r"\s*(?:(\d+\.\d*|\.\d+|\d+)|([A-Za-z_][A-Za-z0-9_]*)|(//|[-+*/%()]))")
+_TOKEN = re.compile(r"[ \t\r\n]*(?:([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)|([A-Za-z_][A-Za-z0-9_]*)|(//|[-+*/%()]))")
 
 Number = int | float
 

@@ -117,7 +117,7 @@ def workspace_files(model_name: str, model_yaml: str, cluster_name: str, cluster
     for flag, value in (("--model", model_name), ("--cluster", cluster_name)):
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value) or value == "all":
             raise InputError(f"{flag}: '{value}' cannot name a target file; use letters, digits, '.', '_' and '-'")
-    if not re.fullmatch(r"[^\s'\"`$\\;&|<>#]+", context):
+    if not re.fullmatch(r"[^\s'\"`$\\;&|<>#]+", context) or not context.isprintable():
         raise InputError(f"--context '{context}': not a kube context name (no spaces or shell metacharacters)")
     name = re.sub(r"[^a-z0-9]+", "-", f"{model_name}-{cluster_name}".lower()).strip("-")[:63].rstrip("-")
     return {

@@ -20,7 +20,7 @@ _NUMBERISH = re.compile(
     r"^[-+]?(?:\.?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?|0[xX][0-9a-fA-F_]+|0[oO]?[0-7_]+|0[bB][01_]+"
     r"|\.(?:inf|Inf|INF|nan|NaN|NAN)|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?)$"
 )
-_DATEISH = re.compile(r"^\d{4}-\d\d?-\d\d?")
+_DATEISH = re.compile(r"^[0-9]{4}-[0-9][0-9]?-[0-9][0-9]?")
 # Characters a YAML reader would not read back as written: C0 controls but tab and line feed,
 # DEL, C1 controls (NEL is a line break to YAML 1.1), line/paragraph separators and the BOM.
 # Inputs refuse them; the writer still escapes them, as a second line of defence.

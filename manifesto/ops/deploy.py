@@ -143,7 +143,7 @@ def check_kueue(kube: Kube, queue: str, objs: list[dict]) -> None:
     requests = pod_requests(objs)
     for where, req in requests:
         shown = ", ".join(f"{k}={v}" for k, v in sorted(req.items())) or "(none)"
-        print(f"kueue {queue}: {where}: {shown}")
+        print(printable(f"kueue {queue}: {where}: {shown}"))
     missing = sorted({k for _, req in requests for k in req} - covered)
     if missing:
         raise OpsError(f"Kueue ClusterQueue {cq_name} does not cover requested resource(s) {', '.join(missing)}; "

@@ -306,7 +306,9 @@ def run(call: Call) -> Result:
 
 def failure(call: Call, result: Result) -> str:
     """One line describing a failed call: the argv, the attempts, kubectl's last stderr line."""
-    last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else f"exit {result.returncode}"
+    from manifesto.errors import excerpt
+
+    last = excerpt(result.stderr.strip().splitlines()[-1]) if result.stderr.strip() else f"exit {result.returncode}"
     tried = f" after {result.attempts} attempts" if result.attempts > 1 else ""
     return f"`{call.show()}` failed{tried}: {last}"
 

@@ -48,10 +48,12 @@ def _servers_table(groups: dict[str, list[Live]], namespace: str | None) -> None
     if not groups:
         print(f"no Manifesto servers in namespace {namespace}", file=sys.stderr)
         return
-    rows = [("INSTANCE", "OWNER", "RESOURCES"), *servers_rows(groups)]
+    from manifesto.errors import printable
+
+    rows = [("INSTANCE", "OWNER", "RESOURCES"), *(tuple(map(printable, r)) for r in servers_rows(groups))]
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)
-    for a, b, c in rows:
+    for a, b, c in rows:  # labels come from the cluster: printable() escapes what a terminal would run
         print(f"{a.ljust(w0)}  {b.ljust(w1)}  {c}".rstrip())
 
 
@@ -100,15 +102,17 @@ def pick(instances: list[str], *, fzf: str | None, ask=None) -> str | None:
                               stdout=subprocess.PIPE, text=True)
         choice = proc.stdout.strip()
         return choice if proc.returncode == 0 and choice in instances else None
+    from manifesto.errors import printable
+
     for i, name in enumerate(instances, 1):
-        print(f"{i:3d}) {name}", file=sys.stderr)
+        print(f"{i:3d}) {printable(name)}", file=sys.stderr)
     try:
         answer = (ask or input)(f"instance to stop [1-{len(instances)}]: ").strip()
     except EOFError:
         return None
     if answer in instances:
         return answer
-    if answer.isdigit() and 1 <= int(answer) <= len(instances):
+    if answer.isascii() and answer.isdigit() and 1 <= int(answer) <= len(instances):
         return instances[int(answer) - 1]
     if answer:
         raise OpsError(f"'{answer}' is not one of 1-{len(instances)}")

@@ -46,13 +46,17 @@ class Loose(BaseModel):
 def _quantity(value: Any) -> str:
     if isinstance(value, bool):
         raise ValueError(f"expected a quantity such as 8, 500m or 64Gi, got {show_value(value)}")
-    if isinstance(value, (int, float)) and math.isfinite(value):
-        value = str(value)
+    if isinstance(value, int) or isinstance(value, float) and math.isfinite(value):
+        value = str(value)  # the loader bounds whole numbers at 4300 digits
     try:
         if not isinstance(value, str):
             raise ValueError
-        quantity.parse(value)
-    except ValueError:
+        if len(value) > 64 or quantity.parse(value) > quantity.MAX:
+            shown = show_value(value) if len(value) <= 64 else f"a quantity of {len(value)} characters"
+            raise ValueError(f"{shown} is too large: a Kubernetes quantity is at most {quantity.MAX} (2**63 - 1)")
+    except ValueError as exc:
+        if "too large" in str(exc):
+            raise
         raise ValueError(f"{show_value(value)} is not a Kubernetes quantity (examples: 8, 500m, 64Gi, 2G)") from None
     return value
 
@@ -117,7 +121,7 @@ def rule(check, what: str = ""):
 
 
 def _starts_with_letter(value: str) -> str:
-    if value[:1].isdigit():
+    if rules.ascii_digits(value[:1]):
         raise ValueError(f"{show_value(value)} must start with a letter: it begins the names of Services, "
                          "which are DNS-1035 labels")
     return value
