@@ -10,7 +10,7 @@ import json
 import sys
 from dataclasses import dataclass
 
-from manifesto.errors import OpsError
+from manifesto.errors import OpsError, printable
 from manifesto.ops.discovery import Live, list_types, selector
 from manifesto.ops.kubectl import Kube, conditions, dig, is_not_found, run
 from manifesto.resolve.names import KUEUE_QUEUE_LABEL, MANAGED_BY, MANAGED_BY_LABEL
