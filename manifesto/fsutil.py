@@ -102,7 +102,13 @@ def open_regular(path: str | os.PathLike, flags: int = os.O_RDONLY, mode: int = 
     flags |= os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     path = os.fspath(path)
     if follow and root is None:
-        fd = os.open(path, flags, mode)
+        try:
+            fd = os.open(path, flags, mode)
+        except OSError as exc:
+            if exc.errno not in (errno.ENXIO, errno.ELOOP):  # a socket; a symlink loop
+                raise
+            st = os.lstat(path)
+            raise UnsafePath(exc.errno, safe_problem(path, st.st_mode, False, "a link in a loop"), path) from None
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             os.close(fd)
