@@ -78,7 +78,7 @@ def _plain(value):
 READERS = {"pyyaml": yaml.safe_load, "ruamel-safe": _ruamel("safe"), "ruamel-rt": _ruamel("rt")}
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=DATA)
 @example(data={"a\nb": 1})
 @example(data={"x": 1e-05, "y": 5e-324, "...": "---", "---": {"... x": ["- x"]}})
@@ -97,6 +97,35 @@ def test_round_trips_through_three_readers(data):
 def test_documents_round_trip(docs):
     back = list(yaml.safe_load_all(dump_all(docs)))
     assert len(back) == len(docs) and all(same(a, b) for a, b in zip(back, docs))
+
+
+#: Hand-made hostile documents (issue 19, class 8), each a shape the hypothesis search might take long to find.
+CASES = {
+    "key-with-line-break": {"a\nb": 1, "c\n": "d"},
+    "key-document-markers": {"---": 1, "...": 2, "--- x": 3, "... y": {"---": "..."}},
+    "key-yaml-specials": {"? x": 1, "- x": 2, "&a": 3, "*a": 4, "!t": 5, "|": 6, ">": 7, "%": 8, "@": 9, "`": 10},
+    "key-reserved-words": {"null": "~", "true": "no", "y": "n", "<<": "=", "1": 1, "1e3": "0x1F", "": ""},
+    "key-bidi-and-zero-width": {"a\u202eb": "\u2066x\u2069", "q\u200b": "\u00ad", "\ufeff": "\ufffe"},
+    "key-control-characters": {"\x00": "\x1b[2J", "\x85": "\u2028", "\t": "\r", "\x7f": "\x9f"},
+    "float-exponents": [1e-05, 5e-324, 1e16, 1e300, -2.5e-10, 1.7976931348623157e308, -0.0, 1e22],
+    "float-specials": {"inf": float("inf"), "ninf": float("-inf"), "nan": float("nan")},
+    "big-ints-and-bools": [2 ** 70, -(2 ** 70), 0, True, False, None, "True", "0o17", "017", "+1"],
+    "block-edge-strings": ["a\n \nb", "a\n  ", "x\n\ty", "a\r\nb", "a\n\n", "\na", "a\n#b", "a\n---\nb"],
+    "deep-nesting": {"a": [[[{"b": [[{}], []], "c\nd": [{"e": None}]}]]]},
+    "lone-surrogate": {"\ud800": "\udfff", "k": "a\ud83d"},
+    "sexagesimal-and-dates": ["1:20", "190:20:30", "2001-12-14", "2001-12-14 21:59:43.10 -5", "12:30:45.5"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_hostile_documents_round_trip(name):
+    data = CASES[name]
+    text = dump_yaml(data)
+    text.encode("utf-8")
+    assert all(c.isprintable() or c in "\n\t" for c in text), text  # escapes, never raw invisible characters
+    for reader, read in READERS.items():
+        back = _plain(read(text))
+        assert same(back, data), f"{reader} read back {back!r} from\n{text}"
 
 
 @pytest.mark.parametrize("value", [object(), b"bytes", {1, 2}])

@@ -51,11 +51,14 @@ def _quantity(value: Any) -> str:
     try:
         if not isinstance(value, str):
             raise ValueError
-        if len(value) > 64 or quantity.parse(value) > quantity.MAX:
-            shown = show_value(value) if len(value) <= 64 else f"a quantity of {len(value)} characters"
-            raise ValueError(f"{shown} is too large: a Kubernetes quantity is at most {quantity.MAX} (2**63 - 1)")
+        if len(value) > 64:
+            raise ValueError(f"a quantity of {len(value)} characters is too long (at most 64; examples: 8, 500m, "
+                             "64Gi)")
+        if quantity.parse(value) > quantity.MAX:
+            raise ValueError(f"{show_value(value)} is too large: a Kubernetes quantity is at most {quantity.MAX} "
+                             "(2**63 - 1)")
     except ValueError as exc:
-        if "too large" in str(exc):
+        if "too l" in str(exc):  # too large, too long: said above
             raise
         raise ValueError(f"{show_value(value)} is not a Kubernetes quantity (examples: 8, 500m, 64Gi, 2G)") from None
     return value
@@ -129,7 +132,8 @@ def _starts_with_letter(value: str) -> str:
 
 def _int32(value: int) -> int:
     if value > rules.INT32_MAX:
-        raise ValueError(f"{value} is too large: Kubernetes counts are 32-bit (at most {rules.INT32_MAX})")
+        shown = value if value < 10**20 else f"a whole number of {len(str(value))} digits"
+        raise ValueError(f"{shown} is too large: Kubernetes counts are 32-bit (at most {rules.INT32_MAX})")
     return value
 
 
