@@ -14,6 +14,7 @@ __all__ = ["settings", "current_user", "pick_cluster", "pick_namespace", "checke
 
 
 def _dotenv(path: Path) -> dict[str, str]:
+    _refuse_special(path)
     out: dict[str, str] = {}
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -33,6 +34,23 @@ def _dotenv(path: Path) -> dict[str, str]:
         value = value.split(" #", 1)[0].strip().strip("'\"")
         out[key] = value
     return out
+
+
+def _refuse_special(path: Path) -> None:
+    """A FIFO, socket or device named .env would hang or feed every command; a directory
+    (a virtualenv called .env) is not a settings file and is passed over."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        from manifesto.errors import InputError
+        from manifesto.fsutil import kind_of
+
+        raise InputError(f"is {kind_of(mode)}, expected a settings file of NAME=value lines; remove it",
+                         path=str(path))
 
 
 def settings() -> dict[str, str]:

@@ -14,7 +14,7 @@ that is not printable (but line feed and tab) on stdout or stderr.
 
 from __future__ import annotations
 
-from io_cases import BUILD_YAML, QWEN, SERVERS, Case, _workspace
+from io_cases import BUILD_YAML, QWEN, RENDER, SERVERS, Case, _workspace
 
 __all__ = ["CASES"]
 
@@ -119,6 +119,13 @@ CASES: list[Case] = [
          "manifest file", files={"ws/pipe": ("fifo",)}),
     Case("s-file-apply-directory", ("file", "apply", "d", "-n", "ns"), "error: d: is a directory, expected a "
          "manifest file", files={"ws/d": ("dir",)}),
+
+    Case("s-dotenv-fifo", RENDER, "error: .env: is a FIFO, expected a settings file of NAME=value lines; remove it",
+         files={"ws/.env": ("fifo",)}),
+    Case("s-dotenv-socket", RENDER, "error: .env: is a socket, expected a settings file of NAME=value lines; remove "
+         "it", files={"ws/.env": ("socket",)}),
+    Case("s-user-dotenv-fifo", RENDER, "error: {tmp}/config/.env: is a FIFO, expected a settings file of NAME=value "
+         "lines; remove it", files={"config/.env": ("fifo",)}),
 
     # -- class 4: Unicode digits and invisible characters at the I/O edge ----------------------
     Case("u-slurm-stop-arabic-digits", ("slurm", "stop", "١٢", *SLURM), "error: '١٢' is not a Slurm job ID "
