@@ -115,7 +115,8 @@ def _instances(state: _State) -> list[tuple[str, str]]:
         groups = group_by_instance(discover(Kube(namespace=namespace, context=context, timeout=3.0, retries=0)))
     except ManifestoError:
         return []
-    return [(name, f"live in {namespace}") for name in groups]
+    # a label that is not printable (a line break, an escape) is no word to put on a command line
+    return [(name, f"live in {namespace}") for name in groups if name.isprintable()]
 
 
 def _accelerators(state: _State) -> list[tuple[str, str]]:

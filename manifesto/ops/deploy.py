@@ -207,7 +207,7 @@ def apply_objects(kube: Kube, objs: list[dict], text: str | None = None) -> None
 
         text = dump_all(objs)
     result = run(kube.write("apply", "-f", "-", stdin=text))
-    sys.stdout.write(result.stdout)
+    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
 
 
 def _prune_frontend(kube: Kube, instance: str, frontend: str) -> None:
@@ -299,7 +299,7 @@ def manifest_file(path: str) -> str:
 def file_diff(kube: Kube, path: str) -> int:
     """kubectl diff's exit code: 0 no differences, 1 differences; anything else is an error."""
     result = run(kube.read("diff", "-f", manifest_file(path), check=False, retries=0))  # changes nothing
-    sys.stdout.write(result.stdout)
+    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
     if result.returncode in (0, 1):
         if result.returncode == 0:
             _say(f"no differences between {path} and the cluster")
@@ -315,5 +315,5 @@ def file_apply(kube: Kube, path: str, env: dict[str, str], secret_namespace: str
     manifest_file(path)
     ensure_secret(replace(kube, namespace=secret_namespace or kube.namespace), env)
     result = run(kube.write("apply", "-f", path))
-    sys.stdout.write(result.stdout)
+    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from manifesto.errors import OpsError
+from manifesto.errors import OpsError, printable
 from manifesto.ops.discovery import OWNER, Live, discover, selector
 from manifesto.ops.kubectl import Kube, conditions, dig, items, run
 
@@ -48,8 +48,6 @@ def _servers_table(groups: dict[str, list[Live]], namespace: str | None) -> None
     if not groups:
         print(f"no Manifesto servers in namespace {namespace}", file=sys.stderr)
         return
-    from manifesto.errors import printable
-
     rows = [("INSTANCE", "OWNER", "RESOURCES"), *(tuple(map(printable, r)) for r in servers_rows(groups))]
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)
@@ -84,12 +82,12 @@ def stop(kube: Kube, instance: str, *, now: bool = False) -> int:
         raise OpsError(f"no live objects of instance {instance} in namespace {kube.namespace}")
     force = ("--grace-period=0", "--force") if now else ()
     for phase, group in teardown_phases(objs):
-        print(f"manifesto: deleting {phase} of {instance}: {len(group)} object(s)", file=sys.stderr)
+        print(f"manifesto: deleting {phase} of {printable(instance)}: {len(group)} object(s)", file=sys.stderr)
         result = run(kube.write("delete", "--ignore-not-found", *force, *[o.ref for o in group]))
-        sys.stdout.write(result.stdout)
+        sys.stdout.write(printable(result.stdout, keep="\n"))
     result = run(kube.write("delete", "pods", "-l", selector(instance), "--ignore-not-found", *force))
-    sys.stdout.write(result.stdout)
-    print(f"manifesto: stopped {instance}", file=sys.stderr)
+    sys.stdout.write(printable(result.stdout, keep="\n"))
+    print(f"manifesto: stopped {printable(instance)}", file=sys.stderr)
     return 0
 
 
@@ -102,8 +100,6 @@ def pick(instances: list[str], *, fzf: str | None, ask=None) -> str | None:
                               stdout=subprocess.PIPE, text=True)
         choice = proc.stdout.strip()
         return choice if proc.returncode == 0 and choice in instances else None
-    from manifesto.errors import printable
-
     for i, name in enumerate(instances, 1):
         print(f"{i:3d}) {printable(name)}", file=sys.stderr)
     try:
@@ -185,7 +181,7 @@ def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=No
                 if plan.routing.frontend == "gateway":
                     gw = _get_json(kube, "gateways.gateway.networking.k8s.io", names.gateway(plan.instance),
                                    deadline=calls_deadline)
-            waiting = ready_report(plan, pods, epp, gw)
+            waiting = [printable(w) for w in ready_report(plan, pods, epp, gw)]  # pod states: the cluster's text
         except OpsError as exc:
             if clock() < deadline:
                 raise

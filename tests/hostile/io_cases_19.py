@@ -14,7 +14,7 @@ that is not printable (but line feed and tab) on stdout or stderr.
 
 from __future__ import annotations
 
-from io_cases import BUILD_YAML, QWEN, RENDER, SERVERS, Case, _workspace
+from io_cases import BUILD_YAML, MANIFEST, QWEN, RENDER, SERVERS, Case, _workspace
 
 __all__ = ["CASES"]
 
@@ -196,6 +196,17 @@ CASES: list[Case] = [
          "app.kubernetes.io/managed-by=manifesto -o json` failed: denied\\x1b[31m\\u202e",
          env={"MANIFESTO_KUBECTL_RETRIES": "0"},
          kube={"config": {"fail": {"get deployments.apps": {"times": 9, "stderr": "denied\x1b[31m\u202e", "rc": 1}}}}),
+
+    Case("o-stop-kubectl-output-escape", ("stop", "--instance", "x", "-n", "ns"), None, rc=0,
+         kube={"objects": [_pod("x")], "config": {"stdout": {"delete": f"deleted {ESC}\n"}}},
+         stdout="deleted \\x1b]0;pwned\\x07\\x1b[2J\n" * 2),
+    Case("o-complete-instance-newline", ("__complete", "zsh", "--", "stop", "-n", "ns", "--instance", ""), None,
+         rc=0,
+         kube={"objects": [_pod("good"), _pod("evil\nrm -rf ~"), _pod(f"esc{ESC}")]}, stdout="good\tlive in ns\n"),
+
+    Case("o-file-diff-output-escape", ("file", "diff", "m.yaml", "-n", "ns"), None, rc=0,
+         files={"ws/m.yaml": MANIFEST}, kube={"config": {"stdout": {"diff": f"-  a: {ESC}\u202e\n+  a: b\n"}}},
+         stdout="-  a: \\x1b]0;pwned\\x07\\x1b[2J\\u202e\n+  a: b\n"),
 
     # -- class 7: too large to parse quickly, too large for the type ---------------------------
     Case("b-import-200k-env", ("config", "import", "models", "big.yaml", "--name", "big"),
