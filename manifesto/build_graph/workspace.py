@@ -95,8 +95,15 @@ def find_workspace(start: str | None = None) -> Workspace:
     here = os.path.realpath(start or os.getcwd())
     probe = here
     while True:
-        if os.path.isfile(os.path.join(probe, BUILD_FILE)):
+        candidate = os.path.join(probe, BUILD_FILE)
+        if os.path.isfile(candidate):
             return Workspace(probe)
+        if os.path.lexists(candidate):  # a FIFO (it would hang the read), a socket, a directory
+            from manifesto.errors import BuildError
+
+            problem = (f"is a broken symlink (to {os.readlink(candidate)})" if os.path.islink(candidate)
+                       else wrong_type(candidate, False))
+            raise BuildError(f"{os.path.relpath(candidate)} {problem}")
         parent = os.path.dirname(probe)
         if parent == probe:
             from manifesto.errors import BuildError

@@ -120,6 +120,12 @@ CASES: list[Case] = [
     Case("s-file-apply-directory", ("file", "apply", "d", "-n", "ns"), "error: d: is a directory, expected a "
          "manifest file", files={"ws/d": ("dir",)}),
 
+    Case("s-buildfile-fifo", ("build",), "error: BUILD.yaml is a FIFO, expected a file",
+         files={"ws/BUILD.yaml": ("fifo",)}),
+    Case("s-buildfile-directory", ("list", "//::"), "error: BUILD.yaml is a directory, expected a file",
+         files={"ws/BUILD.yaml": ("dir",)}),
+    Case("s-buildfile-broken-link", ("build",), "error: BUILD.yaml is a broken symlink (to ../outside/gone.yaml)",
+         files={"ws/BUILD.yaml": ("symlink", "../outside/gone.yaml")}),
     Case("s-dotenv-fifo", RENDER, "error: .env: is a FIFO, expected a settings file of NAME=value lines; remove it",
          files={"ws/.env": ("fifo",)}),
     Case("s-dotenv-socket", RENDER, "error: .env: is a socket, expected a settings file of NAME=value lines; remove "
