@@ -12,8 +12,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import tempfile
-from pathlib import Path
 
 __all__ = ["UnsafePath", "kind_of", "open_below", "open_regular", "safe_problem", "target_problem", "write_atomic"]
 
@@ -152,6 +150,9 @@ def write_atomic(path: str | os.PathLike, data: str | bytes, mode: int = 0o644, 
     if root is not None:
         _write_confined(os.fspath(root), os.fspath(path), raw, mode, suffix, durable)
         return
+    import tempfile  # not at the top: a no-op build imports this module only to read
+    from pathlib import Path
+
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
