@@ -93,8 +93,32 @@ def _names(root: Path, kind: str) -> dict[str, Path]:
     for path in sorted(base.rglob("*")):
         if path.is_file() and not path.name.startswith("."):
             rel = path.relative_to(base).as_posix()
-            out[rel[:-5] if rel.endswith(".yaml") else rel] = path
+            if name_problem(rel) is None:  # a look-alike or line-breaking name is no entry
+                out[rel[:-5] if rel.endswith(".yaml") else rel] = path
     return out
+
+
+def name_problem(rel: str) -> str | None:
+    """Why a catalog file's name cannot name an entry: it holds a character that is not
+    printable (a control, a line break, a zero-width or bidi character), so it could pass
+    for another entry or break one-name-per-line output."""
+    if rel.isprintable():
+        return None
+    bad = next(c for c in rel if not c.isprintable())
+    return f"its name holds the invisible or control character U+{ord(bad):04X}"
+
+
+def unusable(kind: str, environ: dict[str, str] | None = None) -> list[tuple[Path, str]]:
+    """User catalog files of ``kind`` that ``name_problem`` keeps out of the catalog."""
+    base = config_home(environ) / kind
+    if not base.is_dir():
+        return []
+    found = []
+    for path in sorted(base.rglob("*")):
+        problem = name_problem(path.relative_to(base).as_posix())
+        if problem and path.is_file() and not path.name.startswith("."):
+            found.append((path, problem))
+    return found
 
 
 def _listed(path: Path) -> bool:

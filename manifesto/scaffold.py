@@ -156,7 +156,7 @@ def workspace_files(model_name: str, model_yaml: str, cluster_name: str, cluster
     for flag, value in (("--model", model_name), ("--cluster", cluster_name)):
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value) or value == "all":
             raise InputError(f"{flag}: '{value}' cannot name a target file; use letters, digits, '.', '_' and '-'")
-    if not re.fullmatch(r"[^\s'\"`$\\;&|<>#]+", context):
+    if not re.fullmatch(r"[^\s'\"`$\\;&|<>#]+", context) or not context.isprintable():
         raise InputError(f"--context '{context}': not a kube context name (no spaces or shell metacharacters)")
     name = re.sub(r"[^a-z0-9]+", "-", f"{model_name}-{cluster_name}".lower()).strip("-")[:63].rstrip("-")
     return {
@@ -169,14 +169,49 @@ def workspace_files(model_name: str, model_yaml: str, cluster_name: str, cluster
 
 
 def write_workspace(root: str | Path, files: dict[str, str]) -> list[str]:
-    """Write ``files`` below ``root``; refuses to overwrite anything. Returns the paths written."""
+    """Write ``files`` below ``root``; refuses to overwrite anything, and to write through a
+    symlink or into something that is not a directory (one error naming the path, before
+    anything is written). Returns the paths written."""
+    import os
+
     from manifesto.errors import InputError
-    from manifesto.fsutil import write_atomic
+    from manifesto.fsutil import UnsafePath, write_atomic
 
     root = Path(root)
-    present = sorted(rel for rel in files if (root / rel).exists())
+    problem = _in_the_way(root, files)
+    if problem:
+        raise InputError(f"{problem}; nothing was written")
+    present = sorted(rel for rel in files if os.path.lexists(root / rel))
     if present:
         raise InputError(f"{root}: {', '.join(present)} already exist(s); `manifesto init` only writes new files")
+    root.mkdir(parents=True, exist_ok=True)
     for rel in sorted(files):
-        write_atomic(root / rel, files[rel])
+        try:
+            write_atomic(root / rel, files[rel], root=root)
+        except UnsafePath as exc:  # changed since the check above
+            raise InputError(f"{exc.filename} {exc.strerror}") from None
     return sorted(files)
+
+
+def _in_the_way(root: Path, files: dict[str, str]) -> str | None:
+    """``root``, or a directory below it that a file needs, when it exists as something
+    other than a directory (a symlink below ``root`` included: never followed)."""
+    import os
+    import stat
+
+    from manifesto.fsutil import kind_of
+
+    checks = [(root, True)] + sorted({(root.joinpath(*Path(rel).parts[:i]), False)
+                                      for rel in files for i in range(1, len(Path(rel).parts))})
+    for path, is_root in checks:
+        try:
+            st = os.stat(path) if is_root else os.lstat(path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            return f"{path}: cannot be used ({exc.strerror})"
+        if stat.S_ISLNK(st.st_mode):
+            return f"{path} is a symlink (to {os.readlink(path)}); refusing to write through it"
+        if not stat.S_ISDIR(st.st_mode):
+            return f"{path} is {kind_of(st.st_mode)}, expected a directory"
+    return None

@@ -26,11 +26,14 @@ from typing import Any
 from manifesto.errors import Origin, YamlSyntaxError, format_path, show_value
 
 __all__ = ["Locations", "load_yaml", "read_text", "StreamPath", "parse_yaml", "format_path", "file_problem", "confinement",
-           "outside_problem",
-           "MAX_ALIASES", "MAX_ALIAS_NODES", "MAX_FILE_BYTES"]
+           "outside_problem", "MAX_ALIASES", "MAX_ALIAS_NODES", "MAX_FILE_BYTES", "MAX_ENTRIES"]
 
 #: The largest YAML input read (a spec is a few KiB; /dev/zero or a log file is not one).
 MAX_FILE_BYTES = 16 * 1024 * 1024
+
+#: The most lines plus ','-separated flow items a YAML input may hold: a bound on how long
+#: parsing takes. The largest bundled file has about 110 lines.
+MAX_ENTRIES = 20_000
 
 #: At most this many ``*name`` uses in one file (a spec needs a handful).
 MAX_ALIASES = 1_000
@@ -164,6 +167,10 @@ def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    size = text.count("\n") + text.count(",")
+    if size > MAX_ENTRIES:  # the YAML library spends ~0.1 ms per entry: 200k env entries took 20 s
+        raise YamlSyntaxError(f"holds {size} lines and ','-separated items; a YAML input holds at most "
+                              f"{MAX_ENTRIES} (a spec or a profile is a few hundred lines)", Origin(name))
     if "&" in text and _ALIAS.search(text):  # no alias without an anchor: most files skip the pre-pass
         _check_aliases(text, name)
     yaml = YAML(typ="rt", pure=True)

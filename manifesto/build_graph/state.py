@@ -17,6 +17,7 @@ import zlib
 from collections import namedtuple
 
 from manifesto.build_graph.fsio import atomic_write
+from manifesto.fsutil import open_regular
 from manifesto.status import Status
 
 __all__ = ["FORMAT", "PairRecord", "load_state", "new_state", "save_state"]
@@ -62,7 +63,7 @@ so a build that renders nothing still reports it."""
 def load_state(path: str, warn) -> dict:
     """The manifest at ``path``; a fresh one (with a warning if corrupt) otherwise."""
     try:
-        with open(path, "rb") as f:
+        with open(open_regular(path, root=os.sep), "rb") as f:
             blob = f.read()
     except FileNotFoundError:
         return new_state()

@@ -241,12 +241,18 @@ def _config_list(args) -> int:
     from manifesto.catalog import entries
     from manifesto.outputs import emit
 
+    from manifesto.catalog import unusable
+    from manifesto.errors import printable
+
     rows = entries(args.kind)
+    for path, problem in unusable(args.kind):
+        print(f"manifesto: warning: {printable(str(path))} is not in the catalog: {problem}; rename it",
+              file=sys.stderr)
 
     def text() -> None:
         width = max((len(r[0]) for r in rows), default=0)
         for name, origin, _, _ in rows:
-            print(f"{name.ljust(width)}  {origin}")
+            print(f"{printable(name).ljust(width)}  {origin}")
 
     emit(args.output, [{"name": n, "source": o, "path": str(p), "shadows_bundled": s} for n, o, p, s in rows],
          text=text, names=lambda: [r[0] for r in rows])

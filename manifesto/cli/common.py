@@ -233,7 +233,10 @@ def slurm_submit(args, cluster=None) -> int:
     s = cluster.profile.slurm
     proc = slurm.run(slurm.submit_call(text, s.ssh_host if s else None, args.test_only), trace=verbose())
     if args.test_only:
-        print((proc.stderr or proc.stdout).strip(), file=sys.stderr)  # sbatch answers on stderr
+        from manifesto.errors import printable
+
+        answer = (proc.stderr or proc.stdout).strip()  # sbatch answers on stderr
+        print(printable(answer[-4000:], keep="\n"), file=sys.stderr)
         return 0
     job = slurm.job_id(proc.stdout)
     where = f" over ssh to {s.ssh_host}" if s and s.ssh_host else ""

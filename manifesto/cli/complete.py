@@ -138,7 +138,8 @@ def _instances(state: _State) -> list[tuple[str, str]]:
         groups = group_by_instance(discover(kube))
     except ManifestoError:
         return []
-    return [(name, f"live in {namespace}") for name in groups]
+    # a label that is not printable (a line break, an escape) is no word to put on a command line
+    return [(name, f"live in {namespace}") for name in groups if name.isprintable()]
 
 
 def _slurm_jobs(state: _State) -> list[tuple[str, str]]:

@@ -224,7 +224,7 @@ def _date(env) -> str:
     import time
 
     epoch = env.get("SOURCE_DATE_EPOCH", "").strip()
-    year, month, day = time.gmtime(int(epoch))[:3] if epoch.isdigit() else RELEASE_DATE
+    year, month, day = time.gmtime(int(epoch))[:3] if epoch.isascii() and epoch.isdigit() else RELEASE_DATE
     return f"{_MONTHS[month - 1]} {day}, {year}"
 
 

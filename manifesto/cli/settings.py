@@ -27,6 +27,7 @@ class Settings(dict):
 
 
 def _dotenv(path: Path, display: str) -> Settings:
+    _refuse_special(path)
     out = Settings()
     try:
         # utf-8-sig: a byte-order mark some editors write must not glue itself to the first key.
@@ -48,6 +49,23 @@ def _dotenv(path: Path, display: str) -> Settings:
         out[key] = value
         out.origins[key] = f"{display}:{number}"
     return out
+
+
+def _refuse_special(path: Path) -> None:
+    """A FIFO, socket or device named .env would hang or feed every command; a directory
+    (a virtualenv called .env) is not a settings file and is passed over."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        from manifesto.errors import InputError
+        from manifesto.fsutil import kind_of
+
+        raise InputError(f"is {kind_of(mode)}, expected a settings file of NAME=value lines; remove it",
+                         path=str(path))
 
 
 def settings() -> Settings:

@@ -52,8 +52,12 @@ def _servers(args) -> int:
     rows = slurm.parse_servers(slurm.run(slurm.servers_call(s.ssh_host if s else None), trace=verbose()).stdout)
 
     def text() -> None:
-        for row in rows:
-            print(f"{row['job']:<10} {row['instance']:<32} {row['state']:<10} {row['nodes'] or row['reason']}")
+        from manifesto.errors import printable
+
+        for row in rows:  # squeue's fields (job names above all) are data from outside: escaped
+            job, instance, state, nodes, reason = (printable(row[k]) for k in ("job", "instance", "state", "nodes",
+                                                                               "reason"))
+            print(f"{job:<14} {instance:<32} {state:<10} {nodes or reason}")
 
     emit(args.output, rows, text=text, names=lambda: [row["job"] for row in rows])
     return 0

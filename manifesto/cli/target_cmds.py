@@ -212,7 +212,10 @@ def _submit(art, args, *, test_only: bool) -> int:
         return 0
     proc = slurm.run(call, trace=verbose())
     if test_only:
-        print((proc.stderr or proc.stdout).strip(), file=sys.stderr)  # sbatch answers on stderr
+        from manifesto.errors import printable
+
+        answer = (proc.stderr or proc.stdout).strip()  # sbatch answers on stderr
+        print(printable(answer[-4000:], keep="\n"), file=sys.stderr)
         return 0
     job = slurm.job_id(proc.stdout)
     info(f"submitted Slurm job {job} for {art.address}; see it with `manifesto status {art.address}`, cancel it "

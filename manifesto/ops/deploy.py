@@ -10,7 +10,7 @@ import json
 import sys
 from dataclasses import dataclass
 
-from manifesto.errors import OpsError
+from manifesto.errors import OpsError, printable
 from manifesto.ops.discovery import Live, list_types, selector
 from manifesto.ops.kubectl import Kube, conditions, dig, is_not_found, is_not_served, run
 from manifesto.resolve.names import INSTANCE_LABEL, KUEUE_QUEUE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL
@@ -153,7 +153,7 @@ def check_kueue(kube: Kube, queue: str, objs: list[dict]) -> None:
     requests = pod_requests(objs)
     for where, req in requests:
         shown = ", ".join(f"{k}={v}" for k, v in sorted(req.items())) or "(none)"
-        print(f"kueue {queue}: {where}: {shown}")
+        print(printable(f"kueue {queue}: {where}: {shown}"))
     missing = sorted({k for _, req in requests for k in req} - covered)
     if missing:
         raise OpsError(f"Kueue ClusterQueue {cq_name} does not cover requested resource(s) {', '.join(missing)}; "
@@ -279,7 +279,7 @@ def apply_objects(kube: Kube, objs: list[dict], text: str | None = None) -> None
 
         text = dump_all(objs)
     result = run(kube.write("apply", "-f", "-", stdin=text))
-    sys.stdout.write(result.stdout)
+    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
 
 
 def _prune_frontend(kube: Kube, instance: str, frontend: str) -> None:
@@ -358,9 +358,14 @@ def manifest_file(path: str) -> str:
     """``path`` if it is an existing Kubernetes manifest; Slurm scripts are pointed at `manifesto slurm`."""
     from pathlib import Path
 
+    from manifesto.yamlio import file_problem
+
     p = Path(path)
-    if not p.is_file():
+    problem = file_problem(path)
+    if problem == "file not found":
         raise OpsError(f"{path} does not exist; write it first with `manifesto render file SPEC`")
+    if problem:  # a FIFO would hang the read below and kubectl; a directory applies a whole tree
+        raise OpsError(f"{path}: {problem.replace('YAML file', 'manifest file')}")
     head = p.read_text(encoding="utf-8", errors="replace")[:200]
     if path.endswith(".sbatch") or head.startswith("#!"):
         raise OpsError(f"{path} is a Slurm batch script; submit it with sbatch or use `manifesto slurm ...`")
@@ -370,7 +375,7 @@ def manifest_file(path: str) -> str:
 def file_diff(kube: Kube, path: str) -> int:
     """kubectl diff's exit code: 0 no differences, 1 differences; anything else is an error."""
     result = run(kube.read("diff", "-f", manifest_file(path), check=False, retries=0))  # changes nothing
-    sys.stdout.write(result.stdout)
+    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
     if result.returncode in (0, 1):
         if result.returncode == 0:
             _say(f"no differences between {path} and the cluster")
@@ -386,5 +391,5 @@ def file_apply(kube: Kube, path: str, env: dict[str, str], secret_namespace: str
     manifest_file(path)
     ensure_secret(replace(kube, namespace=secret_namespace or kube.namespace), env)
     result = run(kube.write("apply", "-f", path))
-    sys.stdout.write(result.stdout)
+    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
 

@@ -13,7 +13,7 @@ import math
 import re
 import sys
 
-from manifesto.errors import OpsError
+from manifesto.errors import OpsError, printable
 from manifesto.ops.kubectl import Kube, conditions, run
 from manifesto.ops.lifecycle import POLL_FLOOR
 from manifesto.resolve.names import COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL
@@ -265,7 +265,7 @@ def wait_job(kube: Kube, name: str, timeout: float, interval: float = 5.0, clock
 
 def job_logs(kube: Kube, name: str) -> None:
     result = run(kube.read("logs", f"job/{name}", "--all-containers", check=False, retries=1))
-    sys.stdout.write(result.stdout)
+    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
     sys.stdout.flush()
     if not result.ok:
         _say(f"could not read the logs of Job {name}")

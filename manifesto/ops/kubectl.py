@@ -320,7 +320,9 @@ def _ended(returncode: int) -> str:
 def failure(call: Call, result: Result) -> str:
     """One line describing a failed call: the argv, the attempts, kubectl's last stderr line
     (or how it ended: an exit status or the signal that killed it)."""
-    last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else _ended(result.returncode)
+    from manifesto.errors import excerpt
+
+    last = excerpt(result.stderr.strip().splitlines()[-1]) if result.stderr.strip() else _ended(result.returncode)
     if result.returncode < 0 and result.stderr.strip():
         last += f" ({_ended(result.returncode)})"
     tried = f" after {result.attempts} attempts" if result.attempts > 1 else ""

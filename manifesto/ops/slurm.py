@@ -12,15 +12,15 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 
-from manifesto.errors import OpsError
+from manifesto.errors import OpsError, excerpt, show_value
 
 __all__ = ["SlurmCall", "run", "submit_call", "servers_call", "stop_call", "check_cancelled", "parse_servers",
            "job_id", "script_instance", "script_log_dir", "batch_script_call", "instance_jobs"]
 
-_JOB = re.compile(r"^\d+(_\d+|\+\d+)?\Z")
+_JOB = re.compile(r"^[0-9]+(_[0-9]+|\+[0-9]+)?\Z")  # ASCII digits: "١٢".isdigit() is true
 # %r is the reason alone; %R would print the node list for a running job.
 SQUEUE_FORMAT = "%i|%j|%T|%N|%r"
-_ELEMENT = re.compile(r"^(\d+)(?:_(\d+|\[[^\]]*\])|\+(\d+))?\Z")
+_ELEMENT = re.compile(r"^([0-9]+)(?:_([0-9]+|\[[^\]]*\])|\+([0-9]+))?\Z")
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def run(call: SlurmCall, timeout: float = 120, trace: bool = False) -> subproces
     except subprocess.TimeoutExpired:
         raise OpsError(f"{shlex.join(call.command())} did not answer within {timeout:g} s") from None
     if proc.returncode != 0:
-        detail = (proc.stderr or proc.stdout).strip() or f"exit status {proc.returncode}"
+        detail = excerpt(proc.stderr or proc.stdout) or f"exit status {proc.returncode}"
         raise OpsError(f"{call.argv[0]} failed: {detail}")
     return proc
 
@@ -114,8 +114,8 @@ def job_id(sbatch_stdout: str) -> str:
     """``--parsable`` prints ``ID`` or ``ID;cluster``."""
     first = sbatch_stdout.strip().splitlines()[-1] if sbatch_stdout.strip() else ""
     jid = first.split(";", 1)[0]
-    if not jid.isdigit():
-        raise OpsError(f"sbatch printed no job ID: {sbatch_stdout.strip()!r}")
+    if not (jid.isascii() and jid.isdigit()):  # "²³".isdigit() is true
+        raise OpsError(f"sbatch printed no job ID: {show_value(excerpt(sbatch_stdout, 200))}")
     return jid
 
 
@@ -135,7 +135,9 @@ def parse_servers(text: str) -> list[dict]:
             continue
         jid, name, state, nodes, reason = parts
         m = _ELEMENT.match(jid)
-        base = m.group(1) if m else jid
+        if m is None:  # not a job squeue would print: a forged or garbled line
+            continue
+        base = m.group(1)
         row = jobs.setdefault(base, {"job": base, "instance": name.removeprefix("manifesto-"), "elements": []})
         row["elements"].append({"id": jid, "state": state, "nodes": nodes,
                                 "reason": "" if reason == "None" else reason})
@@ -163,6 +165,6 @@ def check_cancelled(job: str, proc: subprocess.CompletedProcess) -> None:
     """Raise when ``scancel --verbose`` reported an error for ``job`` (unknown or finished job)."""
     errors = [line.split("error:", 1)[1].strip() for line in (proc.stderr or "").splitlines() if "error:" in line]
     if errors:
-        reason = errors[-1].rsplit(": ", 1)[-1]
+        reason = excerpt(errors[-1].rsplit(": ", 1)[-1], 300)
         raise OpsError(f"could not cancel Slurm job {job}: {reason} (it may have finished already; "
                        "`manifesto slurm servers` lists your jobs)")

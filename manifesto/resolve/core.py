@@ -364,7 +364,7 @@ def _args(spec, role, computed, where: Where, base: tuple, profiler: dict[str, A
     try:
         return to_args(layers, role.vllm_raw_args, format_path(base + ("vllm_raw_args",)))
     except ResolveError as exc:
-        path = tuple(int(p) if p.isdigit() else p for p in exc.path.replace("[", ".").replace("]", "").split("."))
+        path = tuple(int(p) if p.isascii() and p.isdigit() else p for p in exc.path.replace("[", ".").replace("]", "").split("."))
         raise ResolveError(exc.message, where(path), exc.path) from None
 
 

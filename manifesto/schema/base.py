@@ -60,13 +60,20 @@ class Loose(BaseModel):
 def _quantity(value: Any) -> str:
     if isinstance(value, bool):
         raise ValueError(f"expected a quantity such as 8, 500m or 64Gi, got {show_value(value)}")
-    if isinstance(value, (int, float)) and math.isfinite(value):
-        value = str(value)
+    if isinstance(value, int) or isinstance(value, float) and math.isfinite(value):
+        value = str(value)  # the loader bounds whole numbers at 4300 digits
     try:
         if not isinstance(value, str):
             raise ValueError
-        quantity.parse(value)
-    except ValueError:
+        if len(value) > 64:
+            raise ValueError(f"a quantity of {len(value)} characters is too long (at most 64; examples: 8, 500m, "
+                             "64Gi)")
+        if quantity.parse(value) > quantity.MAX:
+            raise ValueError(f"{show_value(value)} is too large: a Kubernetes quantity is at most {quantity.MAX} "
+                             "(2**63 - 1)")
+    except ValueError as exc:
+        if "too l" in str(exc):  # too large, too long: said above
+            raise
         raise ValueError(f"{show_value(value)} is not a Kubernetes quantity (examples: 8, 500m, 64Gi, 2G)") from None
     return value
 
@@ -131,7 +138,7 @@ def rule(check, what: str = ""):
 
 
 def _starts_with_letter(value: str) -> str:
-    if value[:1].isdigit():
+    if rules.ascii_digits(value[:1]):
         raise ValueError(f"{show_value(value)} must start with a letter: it begins the names of Services, "
                          "which are DNS-1035 labels")
     return value
@@ -139,7 +146,8 @@ def _starts_with_letter(value: str) -> str:
 
 def _int32(value: int) -> int:
     if value > rules.INT32_MAX:
-        raise ValueError(f"{value} is too large: Kubernetes counts are 32-bit (at most {rules.INT32_MAX})")
+        shown = value if value < 10**20 else f"a whole number of {len(str(value))} digits"
+        raise ValueError(f"{shown} is too large: Kubernetes counts are 32-bit (at most {rules.INT32_MAX})")
     return value
 
 

@@ -280,7 +280,7 @@ class EnvoySize(ComponentSize):
 
 # A duration in the form Istio accepts for DestinationRule fields: whole numbers with units,
 # largest first (900s, 15m, 1h30m, 250ms).
-_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?\Z")
+_DURATION = re.compile(r"^(?:([0-9]+)h)?(?:([0-9]+)m(?!s))?(?:([0-9]+)s)?(?:([0-9]+)ms)?\Z")
 
 
 def _duration_ms(text: str) -> int | None:

@@ -70,8 +70,10 @@ class Store:
         """The raw bytes of entry ``key`` (None when absent or unreadable)."""
         if self.directory is None:
             return None
-        try:
-            with open(self.path(key), "rb") as f:
+        from manifesto.fsutil import open_regular
+
+        try:  # a regular file only: a FIFO planted in the store must not hang a build
+            with open(open_regular(self.path(key)), "rb") as f:
                 return f.read()
         except OSError:
             return None

@@ -8,7 +8,7 @@ Each ``Case`` is one command run as a user would run it, in a fresh directory tr
     <tmp>/bin       a fake kubectl (tests/fake_kubectl.py) whose state is ``kube``
 
 ``files`` maps paths below <tmp> to text, or to ``("symlink", target)``, ``("fifo",)``,
-``("dir",)`` or ``("bytes", b"...")``. ``expect`` is the one error line the command must print (``{tmp}`` is
+``("socket",)``, ``("dir",)``, ``("exec", script)`` (e.g. a fake ``bin/sbatch``) or ``("bytes", b"...")``. ``expect`` is the one error line the command must print (``{tmp}`` is
 the tree's root), or None for a command that must succeed without one. Anything with
 "SECRET" in it must never be printed.
 """
@@ -31,6 +31,7 @@ class Case:
     files: dict = field(default_factory=dict)
     env: dict = field(default_factory=dict)
     kube: dict | None = None  # fake kubectl state: {"config": {...}, "objects": [...]}
+    stdout: str | None = None  # the exact standard output, when given
 
 
 QWEN = ("qwen/aggregated", "--cluster", "example-gb200", "--user", "u", "--namespace", "ns")
