@@ -152,3 +152,14 @@ def test_empty_github_matrix_prints_nothing(tmp_path):
     assert proc.stdout == "" and proc.stderr == "matrix: no renderable pairs; nothing to run\n"
     full = _cli("matrix", "--format", "github", "//models/qwen:qwen3-0.6b", "--cluster", "example-gb200")
     assert json.loads(full.stdout) == {"include": [{"model": "//models/qwen:qwen3-0.6b", "cluster": "example-gb200"}]}
+
+
+def test_a_double_dash_option_value_is_refused_not_a_traceback():
+    # argparse hands `--output=--` to the option as an empty list; the parser says what is wrong.
+    from kit import cli_in_process
+
+    result = cli_in_process("config", "export", "models", "qwen/aggregated", "--output=--")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "manifesto config export: error: argument --output/-o: expected one value, got '--' "
+        "(write ./-- for a file of that name)")

@@ -252,7 +252,7 @@ class Session:
         """Evaluate every stale pair, then prune (write) or inspect (check) ``out/``."""
         from manifesto.store import Store
 
-        self.tasks = Store(self.ws.tasks_dir, self.ui.warn)
+        self.tasks = Store(self.ws.tasks_dir, self.ui.warn, confined=True)
         self.write = request.mode == "write"
         jobs, by_pair = [], {i.pair: i for i in items}
         for item in items:

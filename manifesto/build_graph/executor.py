@@ -236,7 +236,7 @@ def _finish(job, settings, status, suffix, text, reason, inputs, budget) -> Resu
     if steady:
         entry = Entry(key, f"render {job.pair[0]} @ {job.pair[1]}", status, suffix, text, text_digest, reason,
                       keys, digests, budget)
-        Store(settings.tasks_dir).put(entry)
+        Store(settings.tasks_dir, confined=True).put(entry)
     out = None
     if settings.write and status == "ok":
         out = write_artifact(settings.out_dir, job.out_base + suffix, data)

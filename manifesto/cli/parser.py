@@ -25,6 +25,13 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str):
         super().error(_suggest(self, message))
 
+    def _get_values(self, action, arg_strings):
+        # argparse drops a '--' value (`--output=--`) and hands the option an empty list.
+        if action.option_strings and action.nargs is None and arg_strings == ["--"]:
+            self.error(f"argument {'/'.join(action.option_strings)}: expected one value, got '--' "
+                       "(write ./-- for a file of that name)")
+        return super()._get_values(action, arg_strings)
+
 
 def _suggest(parser: argparse.ArgumentParser, message: str) -> str:
     import re

@@ -59,9 +59,12 @@ def request_key(request: str) -> str:
 class Store:
     """Entries below ``directory`` (None: a store that holds nothing and keeps nothing)."""
 
-    def __init__(self, directory: str | None, warn=None) -> None:
+    def __init__(self, directory: str | None, warn=None, confined: bool = False) -> None:
+        """``confined``: writes never go through a symlink (a build's store lives in out/,
+        which a pull request can plant links in); a user's cache directory may be a link."""
         self.directory = None if directory is None else os.fspath(directory)
         self.warn = warn
+        self.confined = confined
 
     def path(self, key: str) -> str:
         return os.path.join(self.directory, key[:2], key)
@@ -118,7 +121,8 @@ class Store:
         from manifesto.store.entries import encode
 
         try:
-            write_atomic(self.path(entry.key), encode(entry), suffix=TMP_MARK, durable=False)
+            write_atomic(self.path(entry.key), encode(entry), suffix=TMP_MARK, durable=False,
+                         root=os.sep if self.confined else None)
         except OSError:
             if self.warn is None:
                 raise
