@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-__all__ = ["load_images", "load_routing_profile", "plan_for", "render_text"]
+__all__ = ["load_images", "load_routing_profile", "plan_for", "render_text", "monitoring_text"]
 
 
 @lru_cache(maxsize=4)
@@ -62,3 +62,27 @@ def render_text(spec, cluster, options, search=None) -> tuple[str, str, list[str
     plan, files = plan_for(spec, cluster, options, search)
     text, suffix = artifact_text(plan, spec, cluster, options)
     return text, suffix, files
+
+
+def monitoring_text(specs, cluster, options, shown: list[str], search=None) -> tuple[str, list[str]]:
+    """(monitoring YAML, files read) for the loaded ``specs`` on a Kubernetes ``cluster``;
+    ``shown`` names the specs in the header, as the user gave them."""
+    import shlex
+
+    from manifesto.errors import ResolveError
+    from manifesto.render.header import option_flags
+    from manifesto.render.monitoring import render_monitoring
+    from manifesto.yamlemit import dump_yaml
+
+    if cluster.platform == "slurm":
+        raise ResolveError(f"cluster '{cluster.name}' is a Slurm cluster; monitoring objects are Kubernetes-only")
+    plans, files = [], list(cluster.loaded.files)
+    for spec in specs:
+        plan, read = plan_for(spec, cluster, options, search)
+        plans.append(plan)
+        files += read
+    words = [shlex.quote(s) for s in shown] + option_flags(options)
+    if options.routing_profile:
+        words += ["--routing-profile", shlex.quote(options.routing_profile)]
+    text = render_monitoring(plans, options.namespace, words, dump_yaml(cluster.loaded.data))
+    return text, sorted(set(files))

@@ -39,6 +39,9 @@ def register(sub) -> None:
     from manifesto.cli import workload_cmds
 
     workload_cmds.register(render, add)
+    from manifesto.cli import monitoring_cmds
+
+    monitoring_cmds.register(render, add)
 
     config = add(sub, "config", help="inspect and validate the user and bundled catalogs")
     csub = config.add_subparsers(dest="action", metavar="ACTION")

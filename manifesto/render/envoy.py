@@ -7,11 +7,13 @@ in ``x-gateway-destination-endpoint`` through an ORIGINAL_DST cluster.
 
 from __future__ import annotations
 
-__all__ = ["envoy_config", "CLIENT_PORT", "ADMIN_PORT", "READY_PORT", "EPP_GRPC_PORT"]
+__all__ = ["envoy_config", "CLIENT_PORT", "ADMIN_PORT", "READY_PORT", "EPP_GRPC_PORT", "STATS_PATH"]
 
 CLIENT_PORT = 8081
 ADMIN_PORT = 19000
 READY_PORT = 19001
+#: Envoy's Prometheus statistics, served on READY_PORT (the only admin path reachable off loopback).
+STATS_PATH = "/stats/prometheus"
 EPP_GRPC_PORT = 9002
 
 _HCM = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
@@ -36,7 +38,10 @@ def _ready_listener() -> dict:
                 "route_config": {"virtual_hosts": [{
                     "name": "ready", "domains": ["*"],
                     "routes": [{"match": {"prefix": "/ready"},
-                                "direct_response": {"status": 200, "body": {"inline_string": "ready\n"}}}],
+                                "direct_response": {"status": 200, "body": {"inline_string": "ready\n"}}},
+                               # Prometheus reaches Envoy's statistics here; the admin
+                               # interface itself stays on loopback.
+                               {"match": {"path": STATS_PATH}, "route": {"cluster": "envoy-admin"}}],
                 }]},
                 "http_filters": [_ROUTER],
             },
@@ -116,7 +121,14 @@ def _clusters(epp_port: int, buffer_limit: int) -> list[dict]:
         "circuit_breakers": {"thresholds": [{"max_connections": limit, "max_pending_requests": limit,
                                              "max_requests": limit, "max_retries": limit}]},
     }
-    return [picker, picked]
+    admin = {
+        "name": "envoy-admin",
+        "type": "STATIC",
+        "connect_timeout": "1s",
+        "load_assignment": {"cluster_name": "envoy-admin", "endpoints": [{"lb_endpoints": [
+            {"endpoint": {"address": _address("127.0.0.1", ADMIN_PORT)}}]}]},
+    }
+    return [picker, picked, admin]
 
 
 def envoy_config(listen_port: int, epp_port: int, buffer_limit: str) -> dict:
