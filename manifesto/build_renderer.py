@@ -46,6 +46,8 @@ def render_pair(model: str, cluster: str, options: RenderOptions) -> Artifact:
     from manifesto.service import render_text
     from manifesto.spec import load_spec
 
+    if isinstance(model, tuple):
+        return _render_monitoring(model, cluster, options)
     read = [os.path.realpath(model), os.path.realpath(cluster), str(images_path().resolve())]
     try:
         # Every input is a path: no catalog name, user catalog or environment can leak in.
@@ -58,6 +60,38 @@ def render_pair(model: str, cluster: str, options: RenderOptions) -> Artifact:
         exc.inputs = tuple(sorted(set(read)))
         raise
     return Artifact(text=text, suffix=suffix, inputs=tuple(sorted(set(inputs))))
+
+
+def _render_monitoring(models: tuple, cluster: str, options: RenderOptions) -> Artifact:
+    """The monitoring of the instances of ``models`` ((shown name, path) each) on ``cluster``;
+    models the cluster cannot run (another accelerator) are left out."""
+    from manifesto.catalog import PATHS_ONLY, images_path
+    from manifesto.cluster import load_cluster
+    from manifesto.errors import IncompatiblePairError, ManifestoError
+    from manifesto.load import load_model_data
+    from manifesto.service import monitoring_text, plan_for
+    from manifesto.spec import load_spec
+
+    read = [os.path.realpath(cluster), str(images_path().resolve())]
+    try:
+        c = load_cluster(cluster, search=PATHS_ONLY)
+        read += c.loaded.files
+        specs, shown = [], []
+        for name, path in models:
+            read += load_model_data(path).files  # the spec and its extends chain, even when skipped
+            try:
+                s = load_spec(path, c, search=PATHS_ONLY)
+                read += s.files
+                plan_for(s, c, options_from(options), PATHS_ONLY)
+            except IncompatiblePairError:
+                continue
+            specs.append(s)
+            shown.append(name)
+        text, inputs = monitoring_text(specs, c, options_from(options), shown, PATHS_ONLY)
+    except ManifestoError as exc:
+        exc.inputs = tuple(sorted(set(read)))
+        raise
+    return Artifact(text=text, suffix=".yaml", inputs=tuple(sorted(set(read + inputs))))
 
 
 def code_fingerprint_paths() -> list[str]:

@@ -1,0 +1,87 @@
+"""Monitoring targets (``kind: monitoring`` in BUILD.yaml): the namespace monitoring of the
+bundled models' instances, built into out/monitoring/<name>.yaml with the product's renderer."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_build_real_renderer import cli, copy_examples
+
+pytestmark = pytest.mark.integration  # every test here runs the build CLI as a process
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+
+
+def _rows(proc) -> dict:
+    return {(r["model"], r["cluster"]): r for r in json.loads(proc.stdout)["pairs"]}
+
+
+def test_monitoring_target_builds_what_render_monitoring_prints(tmp_path):
+    from kit import cli_in_process
+
+    root = copy_examples(tmp_path / "examples")
+    proc = cli(root, "build", "//:example-gb200", "--output", "json")
+    assert _rows(proc)[("//:example-gb200", "example-gb200")]["status"] == "rendered", proc.stderr
+    built = (root / "out/monitoring/example-gb200.yaml").read_text()
+    committed = (REPO / "out/monitoring/example-gb200.yaml").read_text()
+    assert built == committed
+    # The models the header names (the cluster can run them: the h200-only spec is left out).
+    words = built.split("MANIFESTO_CLUSTER\n#     ) \\\n#     ", 1)[1].split("\n", 1)[0].split()
+    specs = [w for w in words[:words.index("--user")]]
+    assert "models/qwen/h200-aggregated.yaml" not in specs and "models/qwen/qwen3-0.6b.yaml" in specs
+    import os
+
+    here = os.getcwd()
+    os.chdir(root)
+    try:
+        rc, out, err = cli_in_process("render", "monitoring", *specs, "--cluster", "clusters/example-gb200.yaml",
+                                      "--user", "example-user", "--namespace", "example-ns")
+    finally:
+        os.chdir(here)
+    assert (rc, err) == (0, "")
+    assert out.split("# MANIFESTO_CLUSTER\n", 1)[1] == built.split("# MANIFESTO_CLUSTER\n", 1)[1]
+
+
+def test_editing_a_spec_re_renders_the_monitoring(tmp_path):
+    root = copy_examples(tmp_path / "examples")
+    cli(root, "build", "//::")
+    spec = root / "models/qwen/qwen3-0.6b.yaml"
+    spec.write_text(spec.read_text().replace("release: qwen3-0-6b", "release: qwen3-small"))
+    proc = cli(root, "build", "//::", "--output", "json")
+    rendered = sorted(k for k, r in _rows(proc).items() if r["status"] == "rendered")
+    assert ("//:example-gb200", "example-gb200") in rendered
+    assert "qwen3-small-vllm-decode" in (root / "out/monitoring/example-gb200.yaml").read_text()
+
+
+def test_monitoring_of_a_slurm_cluster_fails_with_the_reason(tmp_path):
+    root = copy_examples(tmp_path / "examples")
+    build = root / "BUILD.yaml"
+    build.write_text(build.read_text().replace("    cluster: example-gb200\n    # models:",
+                                               "    cluster: example-slurm\n    # models:"))
+    proc = cli(root, "build", "//:example-gb200", "--output", "json")
+    row = _rows(proc)[("//:example-gb200", "example-slurm")]
+    assert row["status"] == "failed"
+    assert row["message"] == "cluster 'example-slurm' is a Slurm cluster; monitoring objects are Kubernetes-only"
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("  - kind: monitoring\n    name: mon\n", "51:5: targets[5]: a monitoring target needs 'cluster'"),
+    ("  - kind: monitoring\n    name: mon\n    cluster: example-gb200\n    model: '//models::'\n",
+     "54:5: targets[5].model: unknown key 'model' (did you mean 'models'?)"),
+    ("  - kind: monitoring\n    name: mon\n    cluster: example-gb200\n    models: '//models::'\n",
+     "54:5: targets[5].models: expected a non-empty list of model addresses, got a string"),
+    ("  - kind: monitoring\n    name: mon\n    cluster: example-gb200\n    models: ['//nowhere::']\n",
+     "54:14: targets[5].models[0]: unknown target //nowhere::"),
+])
+def test_buildfile_errors_name_the_monitoring_field(tmp_path, body, message):
+    root = copy_examples(tmp_path / "examples")
+    build = root / "BUILD.yaml"
+    build.write_text(build.read_text() + body)
+    proc = cli(root, "list", "//::")
+    assert proc.returncode != 0
+    assert proc.stderr == f"error: BUILD.yaml:{message}\n"
