@@ -444,10 +444,13 @@ def _support_images(images, cluster) -> dict[str, str]:
 
 
 # Production sizes of the routing components under high-concurrency serving: the picker
-# parses every request body and scores every endpoint; Envoy streams bodies both ways.
+# parses every request body and scores every endpoint; Envoy streams bodies both ways. The
+# Gateway's proxy is the one entry point of the instance: Istio gives it one worker thread per
+# CPU of its limit, so 8 CPUs match the standalone Envoy's 8 workers, and 64Gi holds 2048
+# in-flight requests each buffering up to 32Mi of body (the standalone Envoy's buffer limit).
 ROUTING_DEFAULTS = {
     "endpoint_picker": ("8", "16Gi"), "envoy": ("4", "8Gi"), "routing_sidecar": ("8", "16Gi"),
-    "gateway_proxy": ("4", "8Gi"),
+    "gateway_proxy": ("8", "64Gi"),
 }
 ENVOY_CONCURRENCY = 8
 ENVOY_BUFFER_LIMIT = "32Mi"
