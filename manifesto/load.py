@@ -264,16 +264,43 @@ def load_typed(model_cls: type[T], path: str | Path) -> tuple[T, Loaded]:
 
 def load_model(path: str | Path):
     """Load, merge and validate a model spec. Returns (ModelSpec, Loaded)."""
+    from manifesto.legacy import migrate_spec
     from manifesto.schema.model import ModelSpec
 
     loaded = load_model_data(path)
+    _apply_legacy(loaded, migrate_spec)
     return validate(ModelSpec, loaded), loaded
 
 
 def load_cluster_file(path: str | Path):
+    from manifesto.legacy import migrate_cluster
     from manifesto.schema.cluster import ClusterProfile
 
-    return load_typed(ClusterProfile, path)
+    real = os.path.realpath(path)
+    data, locs = load_yaml(path, display_name(path))
+    loaded = Loaded(data, locs, [real])
+    _apply_legacy(loaded, migrate_cluster)
+    return validate(ClusterProfile, loaded), loaded
+
+
+def _apply_legacy(loaded: Loaded, rules) -> None:
+    """Map the reference implementation's spellings onto ours (``manifesto.legacy``): a mapped
+    or dropped key is a warning with its position, a refused one an error with the reason."""
+    from manifesto.legacy import warn
+
+    notes = rules(loaded.data)
+    refused = [ManifestoError(n.message, loaded.locs.find(n.path), format_path(n.path))
+               for n in notes if n.action == "refused"]
+    if refused:
+        raise SchemaError(refused)
+    for note in notes:
+        origin = loaded.locs.find(note.path)
+        if note.new_path and "<each>" not in note.new_path:
+            n = len(note.path)
+            for key, where in list(loaded.locs.table.items()):
+                if key[:n] == note.path:
+                    loaded.locs.table.setdefault(note.new_path + key[n:], where)
+        warn(f"{origin}: {note.message}")
 
 
 # -- pydantic errors -> messages with positions -------------------------------------------

@@ -65,6 +65,9 @@ def register(sub) -> None:
     from manifesto.cli import catalog_cmds, completion, manpage
 
     catalog_cmds.register(csub, add)
+    from manifesto.cli import migrate_cmds
+
+    migrate_cmds.register(sub, add)
     completion.register(sub, add)
     manpage.register(sub, add)
     from manifesto.cli import e2e_cmds, init_cmds, ops_cmds, slurm_cmds, target_cmds
