@@ -100,11 +100,29 @@ def _dp_enabled(role: dict) -> bool:
     return not (dp is False or dp is None or dp == 1 or dp == 0)
 
 
-def migrate_spec(data) -> list[Note]:
-    """Rewrite the reference keys of a merged spec in place; returns what was done."""
+def migrate_spec(data, *, renames: bool = True, derived: bool = True) -> list[Note]:
+    """Rewrite the reference keys of a spec in place; returns what was done. The loader runs
+    ``renames`` on each file before ``extends`` merges them (so a child's ``vllm_args`` merges
+    into its parent's ``vllm``) and ``derived`` on the merged spec, whose topology and routing
+    decide what the derived keys must say."""
     r = _Rules()
     if not isinstance(data, dict):
         return r.notes
+    if renames:
+        _renames(data, r)
+    if derived:
+        _derived(data, r)
+    return r.notes
+
+
+def _roles(data: dict):
+    """(path key, role) of every role: a list, or (in an override file) a map keyed by name."""
+    roles = data.get("roles")
+    entries = roles.items() if isinstance(roles, dict) else enumerate(roles if isinstance(roles, list) else [])
+    return [(key, role) for key, role in entries if isinstance(role, dict)]
+
+
+def _renames(data: dict, r: _Rules) -> None:
     model = data.get("model")
     if isinstance(model, dict):
         if "served_name" in model:
@@ -134,18 +152,18 @@ def migrate_spec(data) -> list[Note]:
         r.refused(("cache", "cuda"), "the {cuda} cache-path piece comes from the accelerator's "
                   "torch_cuda_arch_list here; use cache.key to separate compiled caches")
     _migrate_routing(data, r)
+    for key, role in _roles(data):
+        _role_renames(role, ("roles", key), r)
+
+
+def _derived(data: dict, r: _Rules) -> None:
     routing = data.get("routing") if isinstance(data.get("routing"), dict) else {}
     routed = routing.get("kind", "disabled") not in ("disabled", None)
     target = routing.get("target_role") or "decode"
-    roles = data.get("roles")
-    # A list, or (in an override file) a map keyed by role name.
-    entries = roles.items() if isinstance(roles, dict) else enumerate(roles if isinstance(roles, list) else [])
-    for key, role in entries:
-        if isinstance(role, dict):
-            role_name = role.get("name", key if isinstance(key, str) else None)
-            _migrate_role(role, key, r, routed=routed, pd=data.get("topology") == "pd" and routed, target=target,
-                          name=role_name)
-    return r.notes
+    for key, role in _roles(data):
+        name = role.get("name", key if isinstance(key, str) else None)
+        _role_derived(role, ("roles", key), r, routed=routed, pd=data.get("topology") == "pd" and routed,
+                      proxy_role=target, name=name)
 
 
 def _migrate_routing(data: dict, r: _Rules) -> None:
@@ -180,8 +198,7 @@ def _picker_field(parent: dict, key: str, path: tuple, r: _Rules) -> None:
               "catalog, so the picker and the P/D sidecar stay on one router release")
 
 
-def _migrate_role(role: dict, i, r: _Rules, *, routed: bool, pd: bool, target: str, name) -> None:
-    at = ("roles", i)
+def _role_renames(role: dict, at: tuple, r: _Rules) -> None:
     r.rename(role, "vllm_args", role, "vllm", at + ("vllm_args",), at + ("vllm",))
     if "shm_size" in role:
         r.rename(role, "shm_size", _child(role, "resources", role), "shm_size", at + ("shm_size",),
@@ -195,7 +212,14 @@ def _migrate_role(role: dict, i, r: _Rules, *, routed: bool, pd: bool, target: s
     if "vars" in role:
         r.refused(at + ("vars",), "vars are spec-wide here; move them to the top-level vars (with names distinct "
                   "per role)")
-    proxy = pd and name == target
+    prof = role.get("profiling")
+    if isinstance(prof, dict):
+        r.rename(prof, "trace_dir", prof, "torch_profiler_dir", at + ("profiling", "trace_dir"),
+                 at + ("profiling", "torch_profiler_dir"))
+
+
+def _role_derived(role: dict, at: tuple, r: _Rules, *, routed: bool, pd: bool, proxy_role: str, name) -> None:
+    proxy = pd and name == proxy_role
     derived = {
         "dp_load_balancing": ("external" if routed and _dp_enabled(role) else "internal",
                               "it follows from routing.kind (llm-d routing balances DP ranks externally, direct "
@@ -213,10 +237,6 @@ def _migrate_role(role: dict, i, r: _Rules, *, routed: bool, pd: bool, target: s
             r.dropped(at + (key,), f"it restates what is derived: {why}")
         else:
             r.refused(at + (key,), f"derived as {value!r} here ({why}), not {role[key]!r}; remove it")
-    prof = role.get("profiling")
-    if isinstance(prof, dict):
-        r.rename(prof, "trace_dir", prof, "torch_profiler_dir", at + ("profiling", "trace_dir"),
-                 at + ("profiling", "torch_profiler_dir"))
 
 
 # ---------------------------------------------------------------------------------- clusters

@@ -62,6 +62,7 @@ def load_model_data(path: str | Path, _chain: tuple[str, ...] = (), _via: Origin
     data, locs = load_yaml(path, name)
     if not isinstance(data, dict):
         raise SchemaError([ManifestoError("expected a mapping at the top of a model spec", locs.find(()))])
+    _apply_legacy(Loaded(data, locs, []), _spec_renames)
     parent = data.pop("extends", None)
     if parent is None:
         return Loaded(_strip_deletes(data), locs, [real])
@@ -268,7 +269,7 @@ def load_model(path: str | Path):
     from manifesto.schema.model import ModelSpec
 
     loaded = load_model_data(path)
-    _apply_legacy(loaded, migrate_spec)
+    _apply_legacy(loaded, lambda data: migrate_spec(data, renames=False))
     return validate(ModelSpec, loaded), loaded
 
 
@@ -281,6 +282,12 @@ def load_cluster_file(path: str | Path):
     loaded = Loaded(data, locs, [real])
     _apply_legacy(loaded, migrate_cluster)
     return validate(ClusterProfile, loaded), loaded
+
+
+def _spec_renames(data):
+    from manifesto.legacy import migrate_spec
+
+    return migrate_spec(data, derived=False)
 
 
 def _apply_legacy(loaded: Loaded, rules) -> None:
