@@ -76,8 +76,8 @@ def _render_monitoring(models: tuple, cluster: str, options: RenderOptions) -> A
     try:
         c = load_cluster(cluster, search=PATHS_ONLY)
         read += c.loaded.files
-        specs, shown = [], []
-        for name, path in models:
+        specs = []
+        for _name, path in models:
             read += load_model_data(path).files  # the spec and its extends chain, even when skipped
             try:
                 s = load_spec(path, c, search=PATHS_ONLY)
@@ -86,8 +86,7 @@ def _render_monitoring(models: tuple, cluster: str, options: RenderOptions) -> A
             except IncompatiblePairError:
                 continue
             specs.append(s)
-            shown.append(name)
-        text, inputs = monitoring_text(specs, c, options_from(options), shown, PATHS_ONLY)
+        text, inputs = monitoring_text(specs, c, options_from(options), PATHS_ONLY)
     except ManifestoError as exc:
         exc.inputs = tuple(sorted(set(read)))
         raise

@@ -64,25 +64,27 @@ def render_text(spec, cluster, options, search=None) -> tuple[str, str, list[str
     return text, suffix, files
 
 
-def monitoring_text(specs, cluster, options, shown: list[str], search=None) -> tuple[str, list[str]]:
-    """(monitoring YAML, files read) for the loaded ``specs`` on a Kubernetes ``cluster``;
-    ``shown`` names the specs in the header, as the user gave them."""
-    import shlex
-
+def monitoring_text(specs, cluster, options, search=None) -> tuple[str, list[str]]:
+    """(monitoring YAML, files read) for the loaded ``specs`` on a Kubernetes ``cluster``."""
     from manifesto.errors import ResolveError
-    from manifesto.render.header import option_flags
+    from manifesto.render import expanded_inputs
     from manifesto.render.monitoring import render_monitoring
-    from manifesto.yamlemit import dump_yaml
 
     if cluster.platform == "slurm":
         raise ResolveError(f"cluster '{cluster.name}' is a Slurm cluster; monitoring objects are Kubernetes-only")
-    plans, files = [], list(cluster.loaded.files)
+    plans, files, models = [], list(cluster.loaded.files), []
+    cluster_yaml = expanded_inputs(specs[0], cluster)[1] if specs else None
+    routing_yaml = None
     for spec in specs:
         plan, read = plan_for(spec, cluster, options, search)
         plans.append(plan)
         files += read
-    words = [shlex.quote(s) for s in shown] + option_flags(options)
-    if options.routing_profile:
-        words += ["--routing-profile", shlex.quote(options.routing_profile)]
-    text = render_monitoring(plans, options.namespace, words, dump_yaml(cluster.loaded.data))
+        models.append(expanded_inputs(spec, cluster)[0])
+        if options.routing_profile and plan.routing is not None:
+            routing_yaml = plan.routing.config_files[0][1]
+    if cluster_yaml is None:
+        from manifesto.yamlemit import dump_yaml
+
+        cluster_yaml = dump_yaml(cluster.loaded.data)
+    text = render_monitoring(plans, options, models, cluster_yaml, routing_yaml)
     return text, sorted(set(files))

@@ -348,3 +348,72 @@ def test_every_field_an_upstream_spec_sets_reaches_the_render(model, cluster):
             assert "--profiler-config" in text
     if data.get("model", {}).get("revision"):
         assert "--revision" in text
+
+
+# --------------------------------------------------------------------------- source commit
+
+
+def _fake_checkout(tmp_path, layout: str):
+    """A package folder inside a fake checkout whose HEAD resolves to SHA through ``layout``."""
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    root = tmp_path / "checkout"
+    (root / "manifesto").mkdir(parents=True)
+    git = root / ".git"
+    if layout == "worktree":
+        common = tmp_path / "main.git"
+        git = common / "worktrees" / "wt"
+        git.mkdir(parents=True)
+        (root / ".git").write_text(f"gitdir: {git}\n")
+        (git / "commondir").write_text("../..\n")
+        (git / "HEAD").write_text("ref: refs/heads/topic\n")
+        (common / "packed-refs").write_text(f"# pack-refs with: peeled\n{sha} refs/heads/topic\n")
+    else:
+        (git / "refs" / "heads").mkdir(parents=True)
+        if layout == "detached":
+            (git / "HEAD").write_text(sha + "\n")
+        else:
+            (git / "HEAD").write_text("ref: refs/heads/main\n")
+            (git / "refs" / "heads" / "main").write_text(sha + "\n")
+    return root / "manifesto", sha
+
+
+@pytest.mark.parametrize("layout", ["branch", "detached", "worktree"])
+def test_source_commit_is_read_from_the_checkout(tmp_path, layout):
+    from manifesto.cli.provenance import source_commit
+
+    package, sha = _fake_checkout(tmp_path, layout)
+    assert source_commit(package) == sha
+
+
+def test_no_source_commit_outside_a_checkout(tmp_path):
+    from manifesto.cli.provenance import source_commit
+
+    (tmp_path / "site-packages" / "manifesto").mkdir(parents=True)
+    assert source_commit(tmp_path / "site-packages" / "manifesto") is None
+
+
+@pytest.mark.integration
+def test_single_renders_name_the_commit_and_builds_never_do(monkeypatch, tmp_path):
+    import subprocess
+
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        pytest.skip("not a git checkout")
+    monkeypatch.setenv("MANIFESTO_SOURCE_COMMIT", "auto")
+    common = ("qwen/qwen3-0.6b", "--cluster", "example-gb200", "--user", "u", "--namespace", "ns")
+    line = (f"# Source: llm-manifesto {__import__('manifesto').__version__} (checkout at git commit "
+            f"{head.stdout.strip()}; uncommitted changes not shown)\n")
+    for argv in (("render", "manifest", *common), ("render", "routing", "qwen/qwen3-0.6b-pd", *common[1:]),
+                 ("render", "monitoring", *common)):
+        rc, out, err = cli_in_process(*argv)
+        assert (rc, err) == (0, ""), err
+        assert line in out, argv
+    rc, out, _ = cli_in_process("render", "file", *common, "-o", str(tmp_path / "x.yaml"))
+    assert rc == 0 and line in (tmp_path / "x.yaml").read_text()
+    monkeypatch.setenv("MANIFESTO_SOURCE_COMMIT", "off")
+    rc, out, _ = cli_in_process("render", "manifest", *common)
+    assert "git commit" not in out
+    # Committed build artifacts carry no commit: they would change with every commit.
+    for path in (REPO / "out").rglob("*"):
+        if path.is_file() and ".cache" not in path.parts:
+            assert "git commit" not in path.read_text(), path

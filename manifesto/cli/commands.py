@@ -104,8 +104,10 @@ def _explain(args) -> int:
 
 
 def _render_manifest(args) -> int:
+    from manifesto.cli.provenance import with_source
+
     text, _ = render_cached(args)
-    sys.stdout.write(text)
+    sys.stdout.write(with_source(text, settings()))
     return 0
 
 
@@ -122,9 +124,11 @@ def _render_routing(args) -> int:
     if plan.routing is None:
         raise ResolveError(f"{args.spec} has routing disabled; there is no routing layer to render",
                            spec.where(("routing",)), "routing")
-    sys.stdout.write(render_routing(plan, *expanded_inputs(spec, cluster), k8s_objects(plan, spec, routing=True),
-                                    options=opts,
-                                    routing_yaml=plan.routing.config_files[0][1] if opts.routing_profile else None))
+    from manifesto.cli.provenance import with_source
+
+    text = render_routing(plan, *expanded_inputs(spec, cluster), k8s_objects(plan, spec, routing=True), options=opts,
+                          routing_yaml=plan.routing.config_files[0][1] if opts.routing_profile else None)
+    sys.stdout.write(with_source(text, settings()))
     return 0
 
 
@@ -150,8 +154,11 @@ def _render_file(args) -> int:
     from manifesto.errors import InputError
     from manifesto.fsutil import target_problem, write_atomic
 
+    from manifesto.cli.provenance import with_source
+
     text, suffix = render_cached(args)
     env = settings()
+    text = with_source(text, env)
     target = args.output or env.get("MANIFESTO_RENDER_OUT") or f"/tmp/manifesto{suffix}"
     flag = "--output" if args.output else "MANIFESTO_RENDER_OUT" if env.get("MANIFESTO_RENDER_OUT") \
         else "the default output"

@@ -33,6 +33,8 @@ def _render_monitoring(args) -> int:
     cluster = load_cluster_for(args, env)
     options = cli_settings.options(args, env)
     specs = [load_spec(s, cluster) for s in args.specs]
-    text, _ = monitoring_text(specs, cluster, options, args.specs)
-    sys.stdout.write(text)
+    text, _ = monitoring_text(specs, cluster, options)
+    from manifesto.cli.provenance import with_source
+
+    sys.stdout.write(with_source(text, env))
     return 0
