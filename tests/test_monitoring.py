@@ -327,3 +327,29 @@ def test_every_query_returns_data_from_a_real_prometheus(tmp_path):
         proc.terminate()
         proc.wait(timeout=30)
         server.shutdown()
+
+
+def test_helm_values_use_the_stack_rbac_and_the_same_jobs():
+    from manifesto.render.monitoring import scrape_config
+    from manifesto.render.monitoring.queries import rules
+
+    docs = _docs(_render(*SPECS))
+    (cm,) = [d for d in docs if d["metadata"]["name"] == "manifesto-monitoring-helm-values"]
+    prom = yaml.safe_load(cm["data"]["prometheus-values.yaml"])
+    graf = yaml.safe_load(cm["data"]["grafana-values.yaml"])
+    assert cm["data"]["prometheus-values.yaml"].startswith("# Values for prometheus-community/prometheus 29.27.0")
+    assert prom["rbac"] == {"create": False} and graf["rbac"] == {"create": False}
+    accounts = {d["metadata"]["name"] for d in _by_kind(docs, "ServiceAccount")}
+    assert prom["serviceAccounts"]["server"]["name"] in accounts and graf["serviceAccount"]["name"] in accounts
+    jobs = scrape_config(_by_kind(docs, "PodMonitor"), rule_file="/etc/config/manifesto.rules.yml")
+    assert prom["serverFiles"]["prometheus.yml"] == {"rule_files": jobs["rule_files"],
+                                                    "scrape_configs": jobs["scrape_configs"]}
+    assert prom["serverFiles"]["manifesto.rules.yml"] == rules()
+    assert prom["scrapeConfigs"] is None  # the chart's cluster-wide default jobs are removed
+    # Grafana's datasource reaches the Service the chart creates under that override.
+    (ds,) = [d for d in docs if d["metadata"]["name"] == "manifesto-monitoring-grafana-datasources"]
+    url = yaml.safe_load(ds["data"]["manifesto.yaml"])["datasources"][0]["url"]
+    assert url == f"http://{prom['server']['fullnameOverride']}.demo.svc:{prom['server']['service']['servicePort']}"
+    (boards,) = [d for d in docs if d["metadata"]["name"] == "manifesto-monitoring-grafana-dashboards"]
+    assert boards["metadata"]["labels"]["grafana_dashboard"] == graf["sidecar"]["dashboards"]["labelValue"]
+    assert ds["metadata"]["labels"]["grafana_datasource"] == graf["sidecar"]["datasources"]["labelValue"]

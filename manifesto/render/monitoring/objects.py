@@ -13,8 +13,8 @@ from manifesto.resolve.names import (
 )
 from manifesto.yamlemit import dump_yaml
 
-__all__ = ["monitoring_objects", "pod_monitors", "scrape_config", "STACK", "ENVOY_STATS_PATH",
-           "ISTIO_STATS_PORT", "WORKER_INDEX_LABEL"]
+__all__ = ["monitoring_objects", "pod_monitors", "scrape_config", "helm_values", "STACK", "ENVOY_STATS_PATH",
+           "ISTIO_STATS_PORT", "WORKER_INDEX_LABEL", "PROMETHEUS_CHART", "GRAFANA_CHART"]
 
 #: Name prefix of the namespace-wide objects (RBAC, configuration, dashboards).
 STACK = "manifesto-monitoring"
@@ -171,6 +171,45 @@ def _rbac(namespace: str, account: str, rules: list[dict]) -> list[dict]:
 
 
 _READ = ["get", "list", "watch"]
+#: The community charts the Helm values are written for (keys read from their values.yaml).
+PROMETHEUS_CHART = "prometheus-community/prometheus 29.27.0"
+GRAFANA_CHART = "grafana/grafana 10.5.14"
+
+
+def helm_values(monitors: list[dict]) -> dict[str, dict]:
+    """Values for installing Prometheus and Grafana in the namespace with the community charts,
+    using this stack's ServiceAccounts and Roles (so the charts create no cluster-wide RBAC)."""
+    from manifesto.render.monitoring.queries import rules
+
+    config = scrape_config(monitors, rule_file="/etc/config/manifesto.rules.yml")
+    prometheus = {
+        "rbac": {"create": False},
+        "serviceAccounts": {"server": {"create": False, "name": f"{STACK}-prometheus"}},
+        "alertmanager": {"enabled": False},
+        "kube-state-metrics": {"enabled": False},
+        "prometheus-node-exporter": {"enabled": False},
+        "prometheus-pushgateway": {"enabled": False},
+        # The chart's default jobs discover the whole cluster; null removes them (Helm semantics).
+        "scrapeConfigs": None,
+        # The Service the Grafana datasource names: <STACK>-prometheus on port 9090.
+        "server": {"fullnameOverride": f"{STACK}-prometheus", "service": {"servicePort": 9090},
+                   "global": config["global"], "persistentVolume": {"enabled": False}},
+        "serverFiles": {
+            "prometheus.yml": {"rule_files": config["rule_files"], "scrape_configs": config["scrape_configs"]},
+            "manifesto.rules.yml": rules(),
+        },
+    }
+    grafana = {
+        "rbac": {"create": False},
+        "serviceAccount": {"create": False, "name": f"{STACK}-grafana"},
+        "persistence": {"enabled": False},
+        "testFramework": {"enabled": False},
+        "sidecar": {
+            "dashboards": {"enabled": True, "label": "grafana_dashboard", "labelValue": "1"},
+            "datasources": {"enabled": True, "label": "grafana_datasource", "labelValue": "1"},
+        },
+    }
+    return {"prometheus-values.yaml": prometheus, "grafana-values.yaml": grafana}
 
 
 def monitoring_objects(plans, namespace: str) -> list[dict]:
@@ -197,6 +236,10 @@ def monitoring_objects(plans, namespace: str) -> list[dict]:
          "metadata": _stack_meta(namespace, f"{graf}-dashboards", {"grafana_dashboard": "1"}),
          "data": {f"{key}.json": json.dumps(board, indent=2, sort_keys=True) + "\n"
                   for key, board in dashboards().items()}},
+        {"apiVersion": "v1", "kind": "ConfigMap",
+         "metadata": _stack_meta(namespace, f"{STACK}-helm-values"),
+         "data": {name: f"# Values for {chart}: helm install ... -f {name}\n" + dump_yaml(values)
+                  for (name, values), chart in zip(helm_values(monitors).items(), (PROMETHEUS_CHART, GRAFANA_CHART))}},
     ]
     accounts = prom_rbac + graf_rbac
     return ([o for o in accounts if o["kind"] == "ServiceAccount"] + [o for o in accounts if o["kind"] == "Role"]
