@@ -61,11 +61,13 @@ def _move(container: dict, old: str, new_parent: dict, new: str) -> None:
     new_parent[new] = value
 
 
-def _child(parent: dict, key: str, like: dict) -> dict:
-    """``parent[key]``, created as an empty mapping of ``like``'s type when absent."""
-    if not isinstance(parent.get(key), dict):
+def _child(parent: dict, key: str, like: dict) -> dict | None:
+    """``parent[key]``, created as an empty mapping of ``like``'s type when absent; None when it
+    holds something else (the schema reports that value; nothing is overwritten)."""
+    if key not in parent or parent[key] is None:
         parent[key] = type(like)() if isinstance(like, dict) else {}
-    return parent[key]
+    value = parent[key]
+    return value if isinstance(value, dict) else None
 
 
 class _Rules:
@@ -82,8 +84,8 @@ class _Rules:
     def refused(self, path, why: str) -> None:
         self.notes.append(Note("refused", path, why))
 
-    def rename(self, parent: dict, old: str, target: dict, new: str, path: tuple, new_path: tuple) -> None:
-        if old not in parent:
+    def rename(self, parent: dict, old: str, target: dict | None, new: str, path: tuple, new_path: tuple) -> None:
+        if old not in parent or target is None:
             return
         if new in target:
             self.refused(path, f"the reference's spelling of {_fmt(new_path)}, which is set too; keep one")
@@ -96,7 +98,8 @@ class _Rules:
 
 
 def _dp_enabled(role: dict) -> bool:
-    dp = (role.get("parallelism") or {}).get("dp", False)
+    par = role.get("parallelism")
+    dp = par.get("dp", False) if isinstance(par, dict) else False
     return not (dp is False or dp is None or dp == 1 or dp == 0)
 
 
@@ -136,8 +139,8 @@ def _renames(data: dict, r: _Rules) -> None:
         r.refused(("namespace",), "the namespace is a render option here: pass --namespace (or set "
                   "MANIFESTO_NAMESPACE, or `namespace:` in a BUILD.yaml option set)")
     runtime = data.get("runtime")
-    if isinstance(runtime, dict) and isinstance(runtime.get("env"), dict):
-        env = _child(data, "env", data)
+    env = _child(data, "env", data) if isinstance(runtime, dict) and isinstance(runtime.get("env"), dict) else None
+    if env is not None:
         clash = sorted(set(runtime["env"]) & set(env))
         if clash:
             r.refused(("runtime", "env"), f"the reference's spelling of env, which also sets {clash[0]}; keep one")
@@ -250,7 +253,9 @@ def migrate_cluster(data) -> list[Note]:
     fabric = data.get("fabric")
     if isinstance(fabric, dict) and "imex_resource_claim_template" in fabric:
         template = fabric["imex_resource_claim_template"]
-        profiles = ((data.get("accelerators") or {}).get("profiles") or {})
+        accelerators = data.get("accelerators")
+        profiles = accelerators.get("profiles") if isinstance(accelerators, dict) else None
+        profiles = profiles if isinstance(profiles, dict) else {}
         own = [name for name, p in profiles.items() if isinstance(p, dict) and p.get("compute_domain")]
         if own:
             r.refused(("fabric", "imex_resource_claim_template"),
@@ -260,8 +265,8 @@ def migrate_cluster(data) -> list[Note]:
         else:
             del fabric["imex_resource_claim_template"]
             for name, prof in profiles.items():
-                if isinstance(prof, dict):
-                    cd = _child(prof, "compute_domain", prof)
+                cd = _child(prof, "compute_domain", prof) if isinstance(prof, dict) else None
+                if cd is not None:
                     cd["resource_claim_template_name"] = template
             r.mapped(("fabric", "imex_resource_claim_template"),
                      ("accelerators", "profiles", "<each>", "compute_domain", "resource_claim_template_name"))

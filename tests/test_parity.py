@@ -417,3 +417,47 @@ def test_single_renders_name_the_commit_and_builds_never_do(monkeypatch, tmp_pat
     for path in (REPO / "out").rglob("*"):
         if path.is_file() and ".cache" not in path.parts:
             assert "git commit" not in path.read_text(), path
+
+
+def _paths(value, prefix=()):
+    yield prefix
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _paths(v, prefix + (i,))
+
+
+def _replaced(value, path, new):
+    import copy
+
+    out = copy.deepcopy(value)
+    if not path:
+        return new
+    target = out
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = new
+    return out
+
+
+@pytest.mark.parametrize("which", ["spec", "cluster"])
+def test_reference_rules_never_crash_on_malformed_input(which):
+    """Any value of any shape at any place: the rules map, drop or refuse, or leave it to the schema."""
+    import yaml as pyyaml
+
+    from manifesto.legacy import migrate_cluster, migrate_spec
+
+    text = REF_CLUSTER if which == "cluster" else (
+        "release: x\nnamespace: n\ntopology: pd\nmodel: {id: a/b, served_name: b, hf_home: /h}\n"
+        "runtime: {env: {A: '1'}}\nenv: {B: '2'}\ncache: {cuda: cu13}\n"
+        "routing: {kind: pd, epp_image: i, replicas: 1, epp: {image: i, replicas: 2, plugin_configs: {a: {}}}}\n"
+        "roles:\n  - {name: decode, vllm_args: {a: 1}, shm_size: 1Gi, parallelism: {gpus: 1, dp: 2}, vars: {v: 1},\n"
+        "     dp_load_balancing: external, routing_proxy: true, serving_port_base: 8000, backend_port_base: 8200,\n"
+        "     profiling: {trace_dir: /t}, resources: {cpu: '1'}}\n")
+    base = pyyaml.safe_load(text)
+    rules = migrate_cluster if which == "cluster" else migrate_spec
+    for path in list(_paths(base)):
+        for new in (None, "x", 7, [1, {"a": 1}], {}, {"z": [None]}):
+            rules(_replaced(base, path, new))
