@@ -115,11 +115,13 @@ def render_pair(model: str, cluster: str, options: RenderOptions, roots: tuple[s
     from manifesto.service import plan_for
     from manifesto.yamlio import confinement
 
+    # Every input is a path: no catalog name, user catalog or environment can leak in.
+    search = SearchPath(within=confinement([*roots, str(bundled_root())])) if roots else PATHS_ONLY
+    if isinstance(model, tuple):
+        return _render_monitoring(model, cluster, options, search)
     products = PRODUCTS if products is None else products
     read = [os.path.realpath(model), os.path.realpath(cluster), str(images_path().resolve())]
     ro = options_from(options)
-    # Every input is a path: no catalog name, user catalog or environment can leak in.
-    search = SearchPath(within=confinement([*roots, str(bundled_root())])) if roots else PATHS_ONLY
     try:
         c = products.get("cluster", cluster, lambda: _cluster(cluster, products, search), lambda c: c.loaded.files)
         read += c.loaded.files
@@ -178,6 +180,37 @@ def prepare() -> None:
     for model in (ClusterProfile, ModelSpec, EndpointPickerConfig):
         model.model_rebuild()
     service.load_images()
+
+
+def _render_monitoring(models: tuple, cluster: str, options: RenderOptions, search) -> Artifact:
+    """The monitoring of the instances of ``models`` ((shown name, path) each) on ``cluster``;
+    models the cluster cannot run (another accelerator) are left out."""
+    from manifesto.catalog import images_path, within
+    from manifesto.cluster import load_cluster
+    from manifesto.errors import IncompatiblePairError, ManifestoError
+    from manifesto.load import load_model_data
+    from manifesto.service import monitoring_text, plan_for
+    from manifesto.spec import load_spec
+
+    read = [os.path.realpath(cluster), str(images_path().resolve())]
+    try:
+        c = load_cluster(cluster, search=search)
+        read += c.loaded.files
+        specs = []
+        for _name, path in models:
+            read += load_model_data(path, within=within(search)).files  # the chain, even when skipped
+            try:
+                s = load_spec(path, c, search=search)
+                read += s.files
+                plan_for(s, c, options_from(options), search)
+            except IncompatiblePairError:
+                continue
+            specs.append(s)
+        text, inputs = monitoring_text(specs, c, options_from(options), search)
+    except ManifestoError as exc:
+        exc.inputs = tuple(sorted(set(read)))
+        raise
+    return Artifact(text=text, suffix=".yaml", inputs=tuple(sorted(set(read + inputs))))
 
 
 def code_fingerprint_paths() -> list[str]:

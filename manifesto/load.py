@@ -66,6 +66,7 @@ def load_model_data(path: str | Path, _chain: tuple[str, ...] = (), _via: Origin
     data, locs = (parse or load_yaml)(path, name, within)
     if not isinstance(data, dict):
         raise SchemaError([ManifestoError("expected a mapping at the top of a model spec", locs.find(()))])
+    data, locs = _legacy(data, locs, _spec_renames)  # a copy when a reference spelling is mapped
     parent = data.get("extends")
     if "extends" in data:
         data = {k: v for k, v in data.items() if k != "extends"}
@@ -270,16 +271,57 @@ def load_typed(model_cls: type[T], path: str | Path, within: tuple[str, ...] = (
 
 def load_model(path: str | Path, within: tuple[str, ...] = (), parse=None):
     """Load, merge and validate a model spec. Returns (ModelSpec, Loaded)."""
+    from manifesto.legacy import migrate_spec
     from manifesto.schema.model import ModelSpec
 
     loaded = load_model_data(path, within=within, parse=parse)
+    loaded.data, loaded.locs = _legacy(loaded.data, loaded.locs, lambda data: migrate_spec(data, renames=False))
     return validate(ModelSpec, loaded), loaded
 
 
 def load_cluster_file(path: str | Path, within: tuple[str, ...] = (), parse=None):
+    from manifesto.legacy import migrate_cluster
     from manifesto.schema.cluster import ClusterProfile
 
-    return load_typed(ClusterProfile, path, within, parse)
+    real = os.path.realpath(path)
+    data, locs = (parse or load_yaml)(path, display_name(path), within)
+    data, locs = _legacy(data, locs, migrate_cluster)
+    return validate(ClusterProfile, Loaded(data, locs, [real])), Loaded(data, locs, [real])
+
+
+def _spec_renames(data):
+    from manifesto.legacy import migrate_spec
+
+    return migrate_spec(data, derived=False)
+
+
+def _legacy(data, locs: Locations, rules) -> tuple[Any, Locations]:
+    """Map the reference implementation's spellings onto ours (``manifesto.legacy``): a mapped
+    or dropped key is a warning with its position, a refused one an error with the reason.
+    ``data`` and ``locs`` are never changed (a build shares one parse between renders): when a
+    rule applies, the mapped copies are returned."""
+    import copy
+
+    from manifesto.legacy import warn
+
+    mapped = copy.deepcopy(data)
+    notes = rules(mapped)
+    if not notes:
+        return data, locs
+    locs = Locations(locs.file, dict(locs.table))
+    refused = [ManifestoError(n.message, locs.find(n.path), format_path(n.path))
+               for n in notes if n.action == "refused"]
+    if refused:
+        raise SchemaError(refused)
+    for note in notes:
+        origin = locs.find(note.path)
+        if note.new_path and "<each>" not in note.new_path:
+            n = len(note.path)
+            for key, where in list(locs.table.items()):
+                if key[:n] == note.path:
+                    locs.table.setdefault(note.new_path + key[n:], where)
+        warn(f"{origin}: {note.message}")
+    return mapped, locs
 
 
 # -- pydantic errors -> messages with positions -------------------------------------------

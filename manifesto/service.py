@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-__all__ = ["load_images", "load_routing_profile", "load_architecture", "catalog_record", "plan_for", "render_text"]
+__all__ = ["load_images", "load_routing_profile", "load_architecture", "catalog_record", "plan_for", "render_text",
+           "monitoring_text"]
 
 
 @lru_cache(maxsize=4)
@@ -150,3 +151,29 @@ def render_text(spec, cluster, options, search=None, routing=None) -> tuple[str,
     plan, files = plan_for(spec, cluster, options, search, routing)
     text, suffix = artifact_text(plan, spec, cluster, options)
     return text, suffix, files
+
+
+def monitoring_text(specs, cluster, options, search=None) -> tuple[str, list[str]]:
+    """(monitoring YAML, files read) for the loaded ``specs`` on a Kubernetes ``cluster``."""
+    from manifesto.errors import ResolveError
+    from manifesto.render import expanded_inputs
+    from manifesto.render.monitoring import render_monitoring
+
+    if cluster.platform == "slurm":
+        raise ResolveError(f"cluster '{cluster.name}' is a Slurm cluster; monitoring objects are Kubernetes-only")
+    plans, files, models = [], list(cluster.loaded.files), []
+    cluster_yaml = expanded_inputs(specs[0], cluster)[1] if specs else None
+    routing_yaml = None
+    for spec in specs:
+        plan, read = plan_for(spec, cluster, options, search)
+        plans.append(plan)
+        files += read
+        models.append(expanded_inputs(spec, cluster)[0])
+        if options.routing_profile and plan.routing is not None:
+            routing_yaml = plan.routing.config_files[0][1]
+    if cluster_yaml is None:
+        from manifesto.yamlemit import dump_yaml
+
+        cluster_yaml = dump_yaml(cluster.loaded.data)
+    text = render_monitoring(plans, options, models, cluster_yaml, routing_yaml)
+    return text, sorted(set(files))

@@ -70,6 +70,9 @@ def target_path(address: str, *, root=None):
     if targets[0].kind == "deployment":
         raise BuildError(f"{address} is a deployment target, not a file: `manifesto build {address}` writes its "
                          f"artifact, which `manifesto deploy {address}` applies")
+    if targets[0].kind == "monitoring":
+        raise BuildError(f"{address} is a monitoring target, not a file: `manifesto build {address}` writes "
+                         "its artifact")
     return Path(find_workspace(root).root) / targets[0].path
 
 

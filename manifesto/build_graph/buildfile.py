@@ -31,6 +31,13 @@
         context: gb200-admin        # the kube context it belongs to (Kubernetes clusters)
         slurm_host: login1          # or: the host whose Slurm it belongs to (Slurm clusters)
         options: default
+      - kind: monitoring            # namespace monitoring: out/monitoring/<name>.yaml
+        name: example-gb200         # address //:example-gb200
+        cluster: example-gb200      # one Kubernetes cluster target
+        models: ["//models::"]      # optional: model addresses (default every model target);
+                                    # models the cluster cannot run are left out
+        namespace: demo             # optional, as for a deployment
+        options: default
 
 ``parse_buildfile`` validates all of it (every error with file:line:col) and
 returns plain data that the manifest caches, keyed by the file's digest, so a
@@ -43,10 +50,11 @@ from manifesto.build_graph.renderer import OPTION_FIELDS
 
 __all__ = ["KINDS", "OPTION_FIELDS", "parse_buildfile", "origin_of"]
 
-KINDS = ("model", "cluster", "routing", "deployment")
+KINDS = ("model", "cluster", "routing", "deployment", "monitoring")
 _TOP_KEYS = ("options", "targets")
 _TARGET_KEYS = ("kind", "path", "sources", "clusters", "options")
 _DEPLOY_KEYS = ("kind", "name", "model", "cluster", "namespace", "user", "context", "slurm_host", "options")
+_MONITORING_KEYS = ("kind", "name", "models", "cluster", "namespace", "user", "options")
 _OPTION_KEYS = ("extends",) + OPTION_FIELDS
 _REQUIRED_OPTIONS = ("user", "namespace")
 
@@ -162,6 +170,8 @@ class _Checker:
         kind = raw.get("kind") if isinstance(raw, dict) else None
         if kind == "deployment":
             return self.deployment(raw, i, options)
+        if kind == "monitoring":
+            return self.monitoring(raw, i, options)
         if isinstance(raw, dict) and kind not in KINDS:  # before the keys, which depend on the kind
             self.fail(path + ("kind",), f"expected one of {', '.join(KINDS)}, got {kind!r}")
         self.mapping(raw, path, _TARGET_KEYS)
@@ -220,6 +230,35 @@ class _Checker:
             return options.build_value(options.by_name(field), value)
         except ValueError as exc:
             self.fail(path, str(exc))
+
+    def monitoring(self, raw: dict, i: int, options: dict) -> tuple:
+        """``("monitoring", name, model refs, cluster ref, None, options)``."""
+        import re
+
+        path = ("targets", i)
+        self.mapping(raw, path, _MONITORING_KEYS)
+        for key in ("name", "cluster"):
+            if key not in raw:
+                self.fail(path, f"a monitoring target needs '{key}'")
+        for key in ("name", "cluster"):
+            if key in raw:
+                self.text(raw[key], path + (key,))
+        for key in ("user", "namespace"):  # the option's own grammar, reported here
+            if key in raw:
+                self.option(key, raw[key], path + (key,))
+        name = raw["name"]
+        if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", name) or name == "all":
+            self.fail(path + ("name",), f"'{name}' is not a target name: use lowercase letters, digits and '-' "
+                      "(at most 63), not 'all'")
+        models = raw.get("models", ["//models::"])
+        if not isinstance(models, list) or not models or not all(isinstance(m, str) and m for m in models):
+            self.fail(path + ("models",), f"expected a non-empty list of model addresses, got {_kind(models)}")
+        resolved = dict(zip(OPTION_FIELDS, self.generator_options(raw, i, options, required=False)))
+        resolved.update({k: raw[k] for k in ("user", "namespace") if k in raw})
+        missing = [f for f in _REQUIRED_OPTIONS if resolved[f] is None]
+        if missing:
+            self.fail(path, f"the monitoring target has no {' and no '.join(missing)}: set it here or in its options")
+        return ("monitoring", name, tuple(models), raw["cluster"], None, tuple(resolved[k] for k in OPTION_FIELDS))
 
     def base_path(self, value, path: tuple) -> str:
         import posixpath

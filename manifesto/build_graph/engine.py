@@ -147,7 +147,7 @@ class Session:
 
         dirs, files, walked = {}, {}, {}
         for i, gen in enumerate(config["generators"]):
-            if gen[0] == "deployment":  # declared in BUILD.yaml, not found in a directory
+            if gen[0] in ("deployment", "monitoring"):  # declared in BUILD.yaml, not found in a directory
                 continue
             base = gen[1]
             if base not in walked:
@@ -336,7 +336,12 @@ class Session:
         from manifesto.build_graph.executor import Job
 
         model, cluster = item.pair
-        return Job(item.pair, os.path.join(self.ws.root, self.graph.source(model)),
+        mon = self.graph.monitors.get(model)
+        if mon is not None:  # (shown name, path) of every model whose instances it monitors
+            source = tuple((m, os.path.join(self.ws.root, m)) for m in mon.models)
+        else:
+            source = os.path.join(self.ws.root, self.graph.source(model))
+        return Job(item.pair, source,
                    os.path.join(self.ws.root, self.graph.clusters[cluster].path),
                    self.graph.options(model), item.context, self.graph.out_base(item.pair))
 

@@ -47,7 +47,9 @@ class Settings(_Slots):
 
 
 class Job(_Slots):
-    """Render ``pair`` (model path, cluster name) from these files with these options."""
+    """Render ``pair`` (model path, cluster name) from these files with these options.
+
+    A monitoring target's ``model`` is a tuple of (shown name, path), one per model."""
 
     __slots__ = ("pair", "model", "cluster", "options", "context", "out_base")
 
@@ -197,7 +199,8 @@ def _fallback_inputs(job: Job) -> list[str]:
     the model, the cluster, and every file the model mentions by a relative path, and
     so on down the chain: its ``extends`` parents, found without parsing YAML. A
     parent named another way is missed, so renderers should attach ``inputs``."""
-    found, todo = {job.model, job.cluster}, [job.model]
+    models = [path for _, path in job.model] if isinstance(job.model, tuple) else [job.model]
+    found, todo = {*models, job.cluster}, list(models)
     while todo:
         for path in _mentioned_files(todo.pop()):
             if path not in found:
@@ -248,7 +251,8 @@ def _hash_inputs(job: Job, settings: Settings, inputs):
     """Root-relative input keys, their digests, stat entries, and whether all held still."""
     root = settings.root
     prefix = os.path.join(root, "")
-    paths = {os.path.abspath(p) for p in inputs} | {job.model, job.cluster}
+    models = {path for _, path in job.model} if isinstance(job.model, tuple) else {job.model}
+    paths = {os.path.abspath(p) for p in inputs} | models | {job.cluster}
     if job.options.get("routing_profile"):
         paths.add(os.path.join(root, job.options["routing_profile"]))
     keys, digests, stats, steady = [], [], [], True

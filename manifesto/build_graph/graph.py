@@ -12,10 +12,23 @@ import posixpath
 
 from manifesto.build_graph.renderer import OPTION_FIELDS
 
-__all__ = ["Deployment", "Graph", "Target", "build_graph", "strip_suffix"]
+__all__ = ["Deployment", "Graph", "Monitoring", "Target", "build_graph", "strip_suffix"]
 
 #: Where deployment artifacts go, below out/ (so no cluster target may have this name).
 DEPLOY_DIR = "deploy"
+#: Where monitoring artifacts go, below out/ (likewise reserved).
+MONITORING_DIR = "monitoring"
+#: Target kinds declared in BUILD.yaml itself (``//:name``), not found in a directory.
+DECLARED = ("deployment", "monitoring")
+
+
+class Monitoring:
+    """A monitoring target: the namespace monitoring of some models' instances on one cluster."""
+
+    __slots__ = ("name", "models", "cluster")
+
+    def __init__(self, name: str, models: tuple, cluster: str) -> None:
+        self.name, self.models, self.cluster = name, models, cluster
 
 
 class Deployment:
@@ -43,7 +56,7 @@ class Target:
 
     def __init__(self, kind: str, path: str, gen: int) -> None:
         self.kind, self.path, self.gen = kind, path, gen
-        if kind == "deployment":
+        if kind in DECLARED:
             self.dir, self.name = "", path[3:]
             return
         self.dir = posixpath.dirname(path)
@@ -75,6 +88,8 @@ class Graph:
         self.model_out: dict[str, str] = {}
         #: deployment key (its address) -> Deployment
         self.deployments: dict[str, Deployment] = {}
+        #: monitoring key (its address) -> Monitoring
+        self.monitors: dict[str, Monitoring] = {}
 
     def sorted_targets(self) -> list[Target]:
         return [self.targets[a] for a in sorted(self.targets)]
@@ -88,10 +103,15 @@ class Graph:
         artifact path below out/ without suffix."""
         if pair[0] in self.deployments:
             return f"{DEPLOY_DIR}/{self.deployments[pair[0]].name}"
+        if pair[0] in self.monitors:
+            return f"{MONITORING_DIR}/{self.monitors[pair[0]].name}"
         return f"{pair[1]}/{self.model_out[pair[0]]}"
 
     def source(self, unit: str) -> str:
-        """The model file a pair's first member renders (itself, or a deployment's model)."""
+        """The model file a pair's first member renders (itself, or a deployment's model); a
+        monitoring target's own address (its models are in ``monitors``)."""
+        if unit in self.monitors:
+            return unit
         dep = self.deployments.get(unit)
         return dep.model if dep is not None else unit
 
@@ -106,7 +126,7 @@ def build_graph(config: dict, files: dict, locations: dict, display: str, root: 
     """The graph for ``config`` given each generator's matched ``files``."""
     builder = _Builder(config, locations, display, root)
     for i, gen in enumerate(config["generators"]):
-        if gen[0] != "deployment":
+        if gen[0] not in DECLARED:
             builder.add_generator(i, gen, files.get(i))
     for i, gen in enumerate(config["generators"]):
         if gen[0] == "model":
@@ -114,6 +134,8 @@ def build_graph(config: dict, files: dict, locations: dict, display: str, root: 
     for i, gen in enumerate(config["generators"]):
         if gen[0] == "deployment":
             builder.add_deployment(i, gen)
+        elif gen[0] == "monitoring":
+            builder.add_monitoring(i, gen)
     return builder.graph
 
 
@@ -201,6 +223,36 @@ class _Builder:
         self.graph.by_path[key] = target
         self.graph.deployments[key] = Deployment(name, model, cluster, context, slurm_host)
         self.graph.model_clusters[key] = (cluster,)
+        self.graph.model_options[key] = self.options(i, options)
+
+    def add_monitoring(self, i: int, gen: tuple) -> None:
+        from manifesto.build_graph.addresses import match, parse_address
+        from manifesto.errors import BuildError
+
+        _, name, model_refs, cluster_ref, _, options = gen
+        key = f"//:{name}"
+        if key in self.graph.targets:
+            self.fail(("targets", i, "name"), f"{key} is already a target; rename one")
+        if MONITORING_DIR in self.graph.clusters:
+            self.fail(("targets", i), f"a cluster target is named '{MONITORING_DIR}', which out/{MONITORING_DIR}/ "
+                      "(where monitoring artifacts go) needs; rename the cluster file")
+        models: set[str] = set()
+        for j, ref in enumerate(model_refs):
+            try:
+                hits = [t.path for t in match(parse_address(ref), self.graph) if t.kind == "model"]
+            except BuildError as exc:
+                self.fail(("targets", i, "models", j), exc.message)
+            if not hits:
+                self.fail(("targets", i, "models", j), f"{ref} names no model target")
+            models.update(hits)
+        clusters = self.cluster_ref(cluster_ref, ("targets", i, "cluster"))
+        if len(clusters) != 1:
+            self.fail(("targets", i, "cluster"), f"{cluster_ref} names several clusters; monitoring has one")
+        target = Target("monitoring", key, i)
+        self.graph.targets[key] = target
+        self.graph.by_path[key] = target
+        self.graph.monitors[key] = Monitoring(name, tuple(sorted(models)), clusters[0])
+        self.graph.model_clusters[key] = (clusters[0],)
         self.graph.model_options[key] = self.options(i, options)
 
     def one_model(self, ref: str, where: tuple) -> str:

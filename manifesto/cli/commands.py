@@ -49,6 +49,7 @@ def register(sub) -> None:
     p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
     p.set_defaults(func=_render_bootstrap)
     _module("workload_cmds").register(render, add)
+    _module("monitoring_cmds").register(render, add)
 
     config = add(sub, "config", help="inspect and validate the user and bundled catalogs")
     csub = config.add_subparsers(dest="action", metavar="ACTION")
@@ -70,8 +71,8 @@ def register(sub) -> None:
     add_output(p)
     p.set_defaults(func=_config_resolve)
     _module("catalog_cmds").register(csub, add)
-    for name in ("completion", "manpage", "ops_cmds", "e2e_cmds", "slurm_cmds", "target_cmds", "init_cmds",
-                 "regen_cmds"):
+    for name in ("migrate_cmds", "completion", "manpage", "ops_cmds", "e2e_cmds", "slurm_cmds", "target_cmds",
+                 "init_cmds", "regen_cmds"):
         _module(name).register(sub, add)
 
     try:
@@ -120,8 +121,10 @@ def _explain_product(spec, cluster, opts):
 
 
 def _render_manifest(args) -> int:
+    from manifesto.cli.provenance import with_source
+
     text, _ = render_cached(args)
-    sys.stdout.write(text)
+    sys.stdout.write(with_source(text, settings()))
     return 0
 
 
@@ -138,9 +141,11 @@ def _render_routing(args) -> int:
     if plan.routing is None:
         raise ResolveError(f"{args.spec} has routing disabled; there is no routing layer to render",
                            spec.where(("routing",)), "routing")
-    sys.stdout.write(render_routing(plan, *expanded_inputs(spec, cluster), k8s_objects(plan, spec, routing=True),
-                                    options=opts,
-                                    routing_yaml=plan.routing.config_files[0][1] if opts.routing_profile else None))
+    from manifesto.cli.provenance import with_source
+
+    text = render_routing(plan, *expanded_inputs(spec, cluster), k8s_objects(plan, spec, routing=True), options=opts,
+                          routing_yaml=plan.routing.config_files[0][1] if opts.routing_profile else None)
+    sys.stdout.write(with_source(text, settings()))
     return 0
 
 
@@ -188,9 +193,12 @@ def _write_rendered(text: str, target: str, flag: str) -> None:
 
 
 def _render_file(args) -> int:
+    from manifesto.cli.provenance import with_source
+
     _check_output_file(args.output)
     text, suffix = render_cached(args)
     env = settings()
+    text = with_source(text, env)
     target = args.output or env.get("MANIFESTO_RENDER_OUT") or f"/tmp/manifesto{suffix}"
     flag = "--output" if args.output else "MANIFESTO_RENDER_OUT" if env.get("MANIFESTO_RENDER_OUT") \
         else "the default output"
@@ -206,7 +214,9 @@ def _render_slurm(args) -> int:
     if cluster.platform != "slurm":
         raise InputError(f"cluster '{cluster.name}' is a {cluster.platform} cluster; render slurm writes Slurm "
                          "batch scripts (use `manifesto render manifest` or `render file` for it)")
-    text, _ = render_cached(args)
+    from manifesto.cli.provenance import with_source
+
+    text = with_source(render_cached(args)[0], settings())
     if args.output:
         _write_rendered(text, args.output, "--output")
     else:

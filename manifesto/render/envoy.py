@@ -7,11 +7,13 @@ in ``x-gateway-destination-endpoint`` through an ORIGINAL_DST cluster.
 
 from __future__ import annotations
 
-__all__ = ["envoy_config", "CLIENT_PORT", "ADMIN_PORT", "READY_PORT", "EPP_GRPC_PORT", "CIRCUIT_LIMIT"]
+__all__ = ["envoy_config", "CLIENT_PORT", "ADMIN_PORT", "READY_PORT", "EPP_GRPC_PORT", "CIRCUIT_LIMIT", "STATS_PATH"]
 
 CLIENT_PORT = 8081
 ADMIN_PORT = 19000
 READY_PORT = 19001
+#: Envoy's Prometheus statistics, served on READY_PORT (the only admin path reachable off loopback).
+STATS_PATH = "/stats/prometheus"
 EPP_GRPC_PORT = 9002
 #: Circuit-breaker limits of both upstream clusters (llm-d's standalone Envoy uses 40,000).
 CIRCUIT_LIMIT = 40000
@@ -38,7 +40,10 @@ def _ready_listener() -> dict:
                 "route_config": {"virtual_hosts": [{
                     "name": "ready", "domains": ["*"],
                     "routes": [{"match": {"prefix": "/ready"},
-                                "direct_response": {"status": 200, "body": {"inline_string": "ready\n"}}}],
+                                "direct_response": {"status": 200, "body": {"inline_string": "ready\n"}}},
+                               # Prometheus reaches Envoy's statistics here; the admin
+                               # interface itself stays on loopback.
+                               {"match": {"path": STATS_PATH}, "route": {"cluster": "envoy-admin"}}],
                 }]},
                 "http_filters": [_ROUTER],
             },
@@ -124,7 +129,14 @@ def _clusters(epp_port: int, buffer_limit: int, limit: int) -> list[dict]:
         "original_dst_lb_config": {"use_http_header": True, "http_header_name": "x-gateway-destination-endpoint"},
         "circuit_breakers": _breakers(limit),
     }
-    return [picker, picked]
+    admin = {
+        "name": "envoy-admin",
+        "type": "STATIC",
+        "connect_timeout": "1s",
+        "load_assignment": {"cluster_name": "envoy-admin", "endpoints": [{"lb_endpoints": [
+            {"endpoint": {"address": _address("127.0.0.1", ADMIN_PORT)}}]}]},
+    }
+    return [picker, picked, admin]
 
 
 def envoy_config(listen_port: int, epp_port: int, buffer_limit: str, circuit_limit: int = CIRCUIT_LIMIT) -> dict:

@@ -25,8 +25,8 @@ from manifesto.resolve.architecture import Architecture
 from manifesto.resolve.budget import plan_budget
 from manifesto.resolve.fit import check_fit, plan_fit
 from manifesto.resolve.plan import (
-    Accelerator, Claim, ConnectionPool, EnvVar, Fit, IdlePlan, Options, Placement, Plan, Resources, RolePlan,
-    RoutingSizing, Size, SlurmPlan,
+    Accelerator, Claim, ConnectionPool, EnvVar, Fit, IdlePlan, Mount, Options, Placement, Plan, Resources, RolePlan,
+    RoutingSizing, Size, SlurmPlan, Volume,
 )
 from manifesto.resolve.routing import plan_routing
 from manifesto.resolve.storage import cache_key_for, cuda_tag, plan_storage
@@ -216,6 +216,7 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
     except ResolveError as exc:  # exc.path is a cluster field (paths.log_root) or a flag (--log-root)
         origin = None if exc.path.startswith("--") else cluster_where(tuple(exc.path.split(".")))
         raise ResolveError(exc.message, origin, exc.path) from None
+    storage = _extra_volumes(cluster, storage, cluster_where)
     args = _args(spec, role, computed, where, base, _profiling(cluster, role, storage.log_dir, where, base))
     vllm_env = options.vllm_env or spec.runtime.vllm_env
     env = _env(spec, cluster, role, computed, features, backends, cache_env, accel, vllm_env, layout, where, base,
@@ -434,6 +435,43 @@ def _env(spec, cluster, role, computed, features, backends, cache_env, accel, vl
     return tuple(env[k] for k in sorted(env))
 
 
+#: Volume names the Kubernetes renderer adds to model pods itself.
+_RENDERED_VOLUMES = ("dshm", "dcgm-metrics", "host-sys", "host-proc")
+
+
+def _extra_volumes(cluster, storage, cluster_where: Where):
+    """``storage`` plus the cluster's ``pod_defaults.extra_volumes`` and their mounts, which may
+    take no name or mount path the pod already uses."""
+    import msgspec
+
+    pd = cluster.pod_defaults
+    if not pd.extra_volumes and not pd.extra_volume_mounts:
+        return storage
+    base = ("pod_defaults", "extra_volumes")
+    if cluster.platform == "slurm":
+        raise ResolveError(f"pod_defaults.extra_volumes are Kubernetes volumes, which Slurm cluster '{cluster.name}' "
+                           "cannot mount; bind host paths into the containers with slurm.binds instead",
+                           cluster_where(base), format_path(base))
+    taken = {v.name for v in storage.volumes} | set(_RENDERED_VOLUMES)
+    taken |= {f"device-{i}" for i in range(len(pd.extra_devices))}
+    volumes = list(storage.volumes)
+    for i, vol in enumerate(pd.extra_volumes):
+        if vol["name"] in taken:
+            path = base + (i, "name")
+            raise ResolveError(f"volume name '{vol['name']}' is one the model pods already use "
+                               f"({', '.join(sorted(taken))}); choose another", cluster_where(path), format_path(path))
+        volumes.append(Volume(vol["name"], {k: v for k, v in vol.items() if k != "name"}))
+    used = {m.path for m in storage.mounts} | {"/dev/shm"} | set(pd.extra_devices)
+    mounts = list(storage.mounts)
+    for i, m in enumerate(pd.extra_volume_mounts):
+        if m.mountPath in used:
+            path = ("pod_defaults", "extra_volume_mounts", i, "mountPath")
+            raise ResolveError(f"{m.mountPath} is already a mount of the model pods ({', '.join(sorted(used))}); "
+                               "mount the volume elsewhere", cluster_where(path), format_path(path))
+        mounts.append(Mount(m.name, m.mountPath, m.readOnly, m.subPath))
+    return msgspec.structs.replace(storage, volumes=tuple(volumes), mounts=tuple(mounts))
+
+
 def _check_vllm_env(path: str, storage, where: Where, flag: str | None = None) -> None:
     """The worktree must sit on a persistent volume of the model pods (an emptyDir starts empty)."""
     import posixpath
@@ -484,10 +522,13 @@ def _support_images(images, cluster) -> dict[str, str]:
 
 
 # Production sizes of the routing components under high-concurrency serving: the picker
-# parses every request body and scores every endpoint; Envoy streams bodies both ways.
+# parses every request body and scores every endpoint; Envoy streams bodies both ways. The
+# Gateway's proxy is the one entry point of the instance: Istio gives it one worker thread per
+# CPU of its limit, so 8 CPUs match the standalone Envoy's 8 workers, and 64Gi holds 2048
+# in-flight requests each buffering up to 32Mi of body (the standalone Envoy's buffer limit).
 ROUTING_DEFAULTS = {
     "endpoint_picker": ("8", "16Gi"), "envoy": ("4", "8Gi"), "routing_sidecar": ("8", "16Gi"),
-    "gateway_proxy": ("4", "8Gi"),
+    "gateway_proxy": ("8", "64Gi"),
 }
 ENVOY_CONCURRENCY = 8
 ENVOY_BUFFER_LIMIT = "32Mi"

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from manifesto.errors import did_you_mean, show_value
 from manifesto import rules
 from manifesto.schema.base import (
-    AbsPath, Annotations, Count, EnvMap, FieldError, GraceSeconds, LabelKey, Labels, PathSegment, Port, Quantity,
-    ResourceName, SecretNames, Strict, Subdomain, default_of, key_rule, rule,
+    AbsPath, Annotations, Count, DnsLabel, EnvMap, FieldError, GraceSeconds, LabelKey, Labels, PathSegment, Port,
+    Quantity, ResourceName, SecretNames, Strict, Subdomain, default_of, key_rule, rule,
 )
 
 __all__ = [
@@ -179,6 +179,50 @@ class Rdma(Strict):
     value: Quantity = "1"
 
 
+#: Kubernetes volume source kinds (core/v1 Volume) an extra volume may use.
+VOLUME_SOURCES = frozenset({
+    "awsElasticBlockStore", "azureDisk", "azureFile", "cephfs", "cinder", "configMap", "csi", "downwardAPI",
+    "emptyDir", "ephemeral", "fc", "flexVolume", "flocker", "gcePersistentDisk", "gitRepo", "glusterfs",
+    "hostPath", "image", "iscsi", "nfs", "persistentVolumeClaim", "photonPersistentDisk", "portworxVolume",
+    "projected", "quobyte", "rbd", "scaleIO", "secret", "storageos", "vsphereVolume",
+})
+
+
+def _extra_volume(value: dict) -> dict:
+    """A Kubernetes Volume: ``name`` (a DNS label) and exactly one source, itself a mapping."""
+    name = value.get("name")
+    if not isinstance(name, str):
+        raise FieldError(("name",), "an extra volume needs a name")
+    problem = rules.dns_label(name)
+    if problem:
+        raise FieldError(("name",), f"{show_value(name)} {problem}")
+    sources = [k for k in value if k != "name"]
+    for key in sources:
+        if key not in VOLUME_SOURCES:
+            raise FieldError((key,), f"unknown volume source '{key}'{did_you_mean(key, VOLUME_SOURCES)}")
+        if not isinstance(value[key], dict):
+            raise FieldError((key,), f"expected a mapping (the {key} volume source), got {show_value(value[key])}")
+    if len(sources) != 1:
+        raise FieldError((), f"volume '{name}' needs exactly one source (hostPath, persistentVolumeClaim, nfs, ...), "
+                             f"got {len(sources)}")
+    return value
+
+
+def _sub_path(value: str) -> str:
+    if value.startswith("/") or ".." in value.split("/"):
+        raise ValueError(f"{show_value(value)} must be a relative path inside the volume (no leading '/' or '..')")
+    return value
+
+
+class ExtraVolumeMount(Strict):
+    """A mount of an extra volume into the vLLM container (Kubernetes VolumeMount fields)."""
+
+    name: DnsLabel = Field(description="An entry of pod_defaults.extra_volumes.")
+    mountPath: AbsPath  # noqa: N815 (the Kubernetes spelling, so entries paste from a pod spec)
+    readOnly: bool = False  # noqa: N815
+    subPath: Annotated[str, AfterValidator(_sub_path)] | None = None  # noqa: N815
+
+
 class PodDefaults(Strict):
     shm_size: Quantity | None = None
     ephemeral_storage: Quantity | None = None
@@ -195,6 +239,26 @@ class PodDefaults(Strict):
     dns_policy: Literal["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"] | None = None
     dns_config: dict[str, Any] | None = None
     extra_devices: list[AbsPath] = Field(default_factory=list, description="Host device paths mounted into model pods.")
+    extra_volumes: list[Annotated[dict[str, Any], AfterValidator(_extra_volume)]] = Field(
+        default_factory=list, description="Kubernetes volumes added to model pods (datasets, licences, caches).")
+    extra_volume_mounts: list[ExtraVolumeMount] = Field(
+        default_factory=list, description="Mounts of pod_defaults.extra_volumes into the vLLM container.")
+
+    @model_validator(mode="after")
+    def _mounts_name_volumes(self):
+        names = [v["name"] for v in self.extra_volumes]
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                raise FieldError(("extra_volumes", i, "name"), f"volume '{name}' is declared twice")
+        paths: list[str] = []
+        for i, mount in enumerate(self.extra_volume_mounts):
+            if mount.name not in names:
+                raise FieldError(("extra_volume_mounts", i, "name"), f"no extra volume is named '{mount.name}'"
+                                 f"{did_you_mean(mount.name, names)}; declare it in pod_defaults.extra_volumes")
+            if mount.mountPath in paths:
+                raise FieldError(("extra_volume_mounts", i, "mountPath"), f"{mount.mountPath} is mounted twice")
+            paths.append(mount.mountPath)
+        return self
 
 
 class FabricProfile(Strict):
@@ -371,7 +435,7 @@ class ClusterProfile(Strict):
     # Fields whose strings may span lines (site shell set-up, env values, opaque Kubernetes fragments).
     MULTILINE: ClassVar[frozenset[str]] = frozenset(
         {"setup", "env", "default_env", "computed_env", "shared_volume", "affinity", "tolerations",
-         "security_context", "container_security_context", "dns_config"})
+         "security_context", "container_security_context", "dns_config", "extra_volumes"})
 
     name: PathSegment
     platform: Literal["kubernetes", "openshift", "slurm"] = "kubernetes"

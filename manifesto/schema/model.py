@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from manifesto.errors import did_you_mean
 from manifesto import rules
@@ -85,13 +85,32 @@ class Resources(Strict):
     shm_size: Quantity | None = None
 
 
+def _at_least(low: int):
+    def check(value: int) -> int:
+        if value < low:
+            raise ValueError(f"must be at least {low}, got {value}")
+        return value
+
+    return check
+
+
 class Profiling(Strict):
+    """vLLM's ``--profiler-config`` (ProfilerConfig of vLLM 0.33.0); unset fields keep vLLM's defaults."""
+
     profiler: Literal["torch", "cuda"] = "torch"
     torch_profiler_dir: str | None = None
     torch_profiler_with_stack: bool | None = None
+    torch_profiler_record_shapes: bool | None = None
+    torch_profiler_with_memory: bool | None = None
+    torch_profiler_with_flops: bool | None = None
+    capture_torch_profiler: bool | None = None
+    detailed_trace_annotation: bool | None = None
     ignore_frontend: bool | None = None
     delay_iterations: int | None = None
     max_iterations: int | None = None
+    warmup_iterations: Annotated[int, AfterValidator(_at_least(0))] | None = None
+    active_iterations: Annotated[int, AfterValidator(_at_least(1))] | None = None
+    wait_iterations: Annotated[int, AfterValidator(_at_least(0))] | None = None
 
 
 class Role(Strict):

@@ -13,6 +13,17 @@ DCGM_FI_DEV_FB_USED, gauge, Framebuffer memory used (MiB).
 DCGM_FI_DEV_FB_FREE, gauge, Framebuffer memory free (MiB).
 DCGM_FI_PROF_NVLINK_TX_BYTES, gauge, NVLink bytes transmitted.
 DCGM_FI_PROF_NVLINK_RX_BYTES, gauge, NVLink bytes received.
+DCGM_FI_PROF_PIPE_TENSOR_ACTIVE, gauge, Ratio of cycles the tensor pipe is active.
+DCGM_FI_DEV_GPU_TEMP, gauge, GPU temperature (C).
+DCGM_FI_DEV_POWER_USAGE, gauge, Power draw (W).
+DCGM_FI_DEV_XID_ERRORS, gauge, Value of the last XID error.
+DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL, counter, NVLink bandwidth counters, all lanes.
+DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL, counter, NVLink flow-control CRC errors.
+DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL, counter, NVLink data CRC errors.
+DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL, counter, NVLink retries.
+DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL, counter, NVLink recovery errors.
+DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS, counter, Rows remapped for uncorrectable errors.
+DCGM_FI_DEV_ROW_REMAP_FAILURE, gauge, Whether row remapping has failed.
 """
 _DCGM_PATH = "/etc/dcgm-exporter/custom-counters.csv"
 

@@ -1,0 +1,84 @@
+"""The source commit in the header of a single render, when Manifesto runs from a git checkout.
+
+Only single renders (``render manifest``, ``render file``, ``render routing``, ``render
+monitoring``) carry it; build artifacts never do, because out/ is committed and a commit hash
+there would change with every commit, related or not (and could never name the commit that
+holds it). The commit is read from the checkout's files (no ``git`` process, so the warm render
+path stays fast): the branch HEAD points at, through a worktree's common directory and
+``packed-refs``. ``MANIFESTO_SOURCE_COMMIT=off`` leaves it out.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+__all__ = ["source_commit", "with_source"]
+
+_SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _git_dir(root: Path) -> Path | None:
+    dot = root / ".git"
+    if dot.is_dir():
+        return dot
+    text = _read(dot) if dot.is_file() else None  # a worktree: "gitdir: <path>"
+    if text and text.startswith("gitdir: "):
+        path = Path(text[len("gitdir: "):])
+        return path if path.is_absolute() else (root / path)
+    return None
+
+
+def source_commit(package_dir: str | os.PathLike | None = None) -> str | None:
+    """The commit the checkout holding the package is at, or None (an installed copy, a
+    checkout whose HEAD cannot be read)."""
+    import manifesto
+
+    package = Path(package_dir) if package_dir else Path(manifesto.__file__).resolve().parent
+    git = _git_dir(package.parent)
+    if git is None:
+        return None
+    head = _read(git / "HEAD")
+    if head is None:
+        return None
+    if _SHA.fullmatch(head):
+        return head
+    if not head.startswith("ref: "):
+        return None
+    ref = head[len("ref: "):]
+    common = git
+    shared = _read(git / "commondir")
+    if shared:
+        common = Path(shared) if Path(shared).is_absolute() else (git / shared)
+    for base in (git, common):
+        sha = _read(base / ref)
+        if sha and _SHA.fullmatch(sha):
+            return sha
+    packed = _read(common / "packed-refs") or ""
+    for line in packed.splitlines():
+        sha, _, name = line.partition(" ")
+        if name == ref and _SHA.fullmatch(sha):
+            return sha
+    return None
+
+
+def with_source(text: str, env: dict[str, str]) -> str:
+    """``text`` with the commit on its header's ``# Source:`` line, when there is one."""
+    if env.get("MANIFESTO_SOURCE_COMMIT", "").lower() in ("off", "0", "false", "no"):
+        return text
+    commit = source_commit()
+    if commit is None:
+        return text
+    head, sep, rest = text.partition("\n# Source: llm-manifesto ")
+    if not sep:
+        return text
+    version, nl, tail = rest.partition("\n")
+    return f"{head}{sep}{version} (checkout at git commit {commit}; uncommitted changes not shown){nl}{tail}"

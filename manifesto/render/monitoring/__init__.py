@@ -1,0 +1,38 @@
+"""Namespace-scoped monitoring of rendered instances: PodMonitors for every metrics endpoint
+the renders expose, the same scrape jobs as a plain Prometheus configuration (for a
+Prometheus without the operator), alerting and recording rules, RBAC for a Prometheus and a
+Grafana confined to the namespace, and Grafana dashboards.
+
+Everything comes from the instances' Plans (names, labels, ports, sidecars, routing
+frontend), so the monitors select exactly what the manifests run. Pure: no files, no clock.
+"""
+
+from __future__ import annotations
+
+from manifesto.render.monitoring.objects import monitoring_objects, pod_monitors, scrape_config
+from manifesto.render.monitoring.queries import dashboards, rules
+
+__all__ = ["monitoring_objects", "pod_monitors", "scrape_config", "dashboards", "rules", "render_monitoring"]
+
+
+def render_monitoring(plans, options, model_yamls: list[str], cluster_yaml: str,
+                      routing_yaml: str | None = None) -> str:
+    """The monitoring objects as YAML, under a header whose command regenerates them: every
+    spec (flattened), the cluster and a routing profile inlined as heredocs, then the options."""
+    from manifesto import __version__
+    from manifesto.render.header import PROJECT, RUN_NOTE, command_lines, option_flags
+    from manifesto.render.k8s.validity import check_objects
+    from manifesto.yamlemit import dump_all
+
+    inputs = [("", f"MANIFESTO_MODEL_{i + 1}", text) for i, text in enumerate(model_yamls)]
+    inputs.append(("--cluster", "MANIFESTO_CLUSTER", cluster_yaml))
+    if routing_yaml is not None:
+        inputs.append(("--routing-profile", "MANIFESTO_ROUTING", routing_yaml))
+    lines = [
+        *command_lines("render monitoring", inputs, option_flags(options)),
+        RUN_NOTE,
+        f"# Source: {PROJECT} {__version__}",
+        "# Apply with kubectl apply -f; PodMonitors need the Prometheus operator's CRDs, while the",
+        "# ConfigMap's prometheus.yml scrapes the same targets for a Prometheus without it.",
+    ]
+    return "\n".join(lines) + "\n" + dump_all(check_objects(monitoring_objects(plans, options.namespace)))
