@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-__all__ = ["load_images", "load_routing_profile", "plan_for", "render_text"]
+__all__ = ["load_images", "load_routing_profile", "plan_for", "render_text", "forget_warnings"]
 
 
 @lru_cache(maxsize=4)
@@ -41,7 +41,7 @@ def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict]:
 def plan_for(spec, cluster, options, search=None):
     """Resolve a loaded spec against a loaded cluster. Returns (Plan, files read).
     ``search`` (a catalog.SearchPath) is where a routing profile name resolves."""
-    from manifesto.catalog import images_path
+    from manifesto.catalog import images_path, runtime_tables
     from manifesto.resolve.core import resolve
 
     files = list(spec.files) + list(cluster.loaded.files) + [str(images_path().resolve())]
@@ -50,9 +50,40 @@ def plan_for(spec, cluster, options, search=None):
         source, text, path, data = load_routing_profile(options.routing_profile, search)
         epp = (source, text, data)
         files.append(path)
+    tables = runtime_tables()
     plan = resolve(spec.model, cluster.profile, load_images(), options, where=spec.where,
-                   cluster_where=cluster.where, epp_config=epp)
+                   cluster_where=cluster.where, epp_config=epp, tables=tables)
+    _warn_untabled(plan, tables)
     return plan, files
+
+
+_WARNED: set[str] = set()
+
+
+def forget_warnings() -> None:
+    _WARNED.clear()
+
+
+def _warn_untabled(plan, tables) -> None:
+    """Say once per process that the checks against vLLM's table were skipped, and why."""
+    import sys
+
+    from manifesto.resolve.vllm_check import vllm_version
+
+    for role in plan.roles[:1]:
+        version = vllm_version(role.image)
+        if role.vllm_env:
+            why = f"runtime.vllm_env runs vLLM from the worktree {role.vllm_env}, whose release Manifesto cannot know"
+        elif version is None:
+            why = f"the image {role.image} names no vLLM release"
+        elif tables.vllm(version) is None:
+            why = f"Manifesto has no table of vLLM {version} (the image {role.image})"
+        else:
+            continue
+        if why not in _WARNED:
+            _WARNED.add(why)
+            print(f"manifesto: warning: {why}; vLLM arguments and VLLM_* variables are not checked",
+                  file=sys.stderr)
 
 
 def render_text(spec, cluster, options, search=None) -> tuple[str, str, list[str]]:
