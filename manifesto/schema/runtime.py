@@ -57,8 +57,15 @@ class RouterParam(_T):
     type: str  # string | integer | number | boolean | array | object | duration | any
 
 
+class RouterDeprecation(_T):
+    since: str | None = None
+    removed_in: str | None = None
+    replacement: str | None = None
+
+
 class RouterPlugin(_T):
     type: str
+    deprecated: RouterDeprecation | None = None
     # None: the factory never decodes its parameters (anything is ignored); otherwise the
     # fields its parameter struct declares, decoded with DisallowUnknownFields.
     parameters: list[RouterParam] | None = None
