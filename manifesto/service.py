@@ -21,8 +21,8 @@ def load_images():
     return _images(str(images_path()))
 
 
-def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict]:
-    """(source name, YAML text, path, data) of a validated routing profile."""
+def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict, object]:
+    """(source name, YAML text, path, data, field path -> Origin) of a validated routing profile."""
     from pathlib import Path
 
     from manifesto.catalog import find
@@ -35,7 +35,7 @@ def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict]:
     data, locs = parse_yaml(text, display_name(path))
     real = str(Path(path).resolve())
     validate(EndpointPickerConfig, Loaded(data, locs, [real]))
-    return f"--routing-profile {display_name(path)}", text, real, data
+    return f"--routing-profile {display_name(path)}", text, real, data, locs.find
 
 
 def plan_for(spec, cluster, options, search=None):
@@ -46,13 +46,15 @@ def plan_for(spec, cluster, options, search=None):
 
     files = list(spec.files) + list(cluster.loaded.files) + [str(images_path().resolve())]
     epp = None
+    epp_where = None
     if options.routing_profile:
-        source, text, path, data = load_routing_profile(options.routing_profile, search)
+        source, text, path, data, epp_where = load_routing_profile(options.routing_profile, search)
         epp = (source, text, data)
         files.append(path)
     tables = runtime_tables()
     plan = resolve(spec.model, cluster.profile, load_images(), options, where=spec.where,
-                   cluster_where=cluster.where, epp_config=epp, tables=tables)
+                   cluster_where=cluster.where, epp_config=epp, tables=tables,
+                   **({"epp_where": epp_where} if epp_where else {}))
     _warn_untabled(plan, tables)
     return plan, files
 

@@ -81,11 +81,20 @@ def block(source: str, start: int) -> str:
     return source[start:]
 
 
-def const_value(repo: Repo, directory: str, name: str) -> str | None:
+def const_value(repo: Repo, directory: str, name: str, depth: int = 0) -> str | None:
+    """The string a constant names, following ``X = otherpkg.Y`` and ``X = Y`` a few steps."""
     for _, src in repo.package(directory):
-        m = re.search(r"\b" + name + r'\s*(?:string\s*)?=\s*"([^"]+)"', src)
-        if m:
+        m = re.search(r"\b" + name + r'\s*(?:string\s*)?=\s*(?:"([^"]+)"|(\w+)\.(\w+)\b|(\w+)\s*$)', src, re.M)
+        if not m:
+            continue
+        if m.group(1) is not None:
             return m.group(1)
+        if depth > 4:
+            return None
+        if m.group(2):
+            target = imports(src).get(m.group(2))
+            return const_value(repo, target, m.group(3), depth + 1) if target else None
+        return const_value(repo, directory, m.group(4), depth + 1)
     return None
 
 

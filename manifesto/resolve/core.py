@@ -37,7 +37,7 @@ def _nowhere(path: tuple) -> Origin | None:
 
 def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
             cluster_where: Where = _nowhere, epp_config: tuple[str, str, dict] | None = None,
-            tables=None) -> Plan:
+            tables=None, epp_where: Where = _nowhere) -> Plan:
     """Resolve one (spec, cluster) pair. ``epp_config`` is (source, YAML text, data) of a routing profile.
     ``tables`` (a ``schema.runtime.RuntimeTables``) turns on the checks of vLLM arguments, ``VLLM_*``
     variables and the endpoint-picker configuration against the pinned releases."""
@@ -49,6 +49,8 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
     if vllm_table is not None:
         _check_cluster_env(vllm_table, cluster, cluster_where)
     routing = plan_routing(spec, epp_config, where)
+    if routing is not None and tables is not None:
+        _check_router(tables, spec, cluster, images, epp_config, where, epp_where)
     routed_roles = _routed_roles(spec, routing)
     idle = _idle(spec, options)
     roles = tuple(
@@ -80,6 +82,32 @@ def _vllm_table(tables, image: str, vllm_env: str | None):
     if tables is None or version is None or vllm_env:
         return None
     return tables.vllm(version)
+
+
+def router_release(images, cluster) -> str | None:
+    """The llm-d-router release the endpoint picker runs; None when the cluster names its own image."""
+    if cluster.llm_d.images.epp is not None and "{release}" not in cluster.llm_d.images.epp:
+        return None
+    return cluster.llm_d.release or images.llm_d.get("release") or "main"
+
+
+def _check_router(tables, spec, cluster, images, epp_config, where: Where, epp_where: Where) -> None:
+    """Routing profiles and inline plugin configs against the pinned router's plugin table."""
+    from manifesto.resolve.router_check import check_epp_config
+
+    release = router_release(images, cluster)
+    table = tables.router(release) if release else None
+    if table is None:
+        return
+    if epp_config is not None:
+        check_epp_config(table, epp_config[2], epp_where, ())
+        return
+    r = spec.routing
+    if r is not None and r.plugin_configs is not None:
+        for name, config in sorted(r.plugin_configs.items()):
+            check_epp_config(table, config, where, ("routing", "plugin_configs", name))
+    elif r is not None and r.plugin_config is not None:
+        check_epp_config(table, r.plugin_config, where, ("routing", "plugin_config"))
 
 
 def _check_cluster_env(table, cluster, cluster_where: Where) -> None:
