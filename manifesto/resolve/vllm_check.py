@@ -180,6 +180,7 @@ def check_raw_args(table, raw: list[str], where: Where, base: tuple, present: fr
 def check_flag_words(table, words: list[str], present: frozenset = frozenset()) -> str | None:
     """The first problem in a ``vllm serve`` argument list (flags and values as the shell passes them)."""
     index = _index(table)
+    words = _expand_o(words)
     i = 0
     while i < len(words):
         word = words[i]
@@ -191,8 +192,6 @@ def check_flag_words(table, words: list[str], present: frozenset = frozenset()) 
             flag = "--" + flag[2:].split(".", 1)[0].replace("_", "-")
         arg = index.get(flag)
         if arg is None:
-            if flag.startswith("-O") and "-O" in index:  # -O3: the optimisation level glued on
-                continue
             return _unknown(table, flag.lstrip("-"), flag)
         if arg.deprecated:
             return _deprecated(table, arg, flag.lstrip("-"))
@@ -216,6 +215,19 @@ def check_flag_words(table, words: list[str], present: frozenset = frozenset()) 
             if why:
                 return f"{flag} {why}"
     return None
+
+
+def _expand_o(words: list[str]) -> list[str]:
+    """vLLM's parser reads ``-O3``, ``-O=3`` and ``-O 3`` as ``--optimization-level 3``."""
+    out: list[str] = []
+    for i, word in enumerate(words):
+        if word.startswith("-O") and word != "-O":
+            out += ["--optimization-level", word[3:] if word[2:3] == "=" else word[2:]]
+        elif word == "-O" and i + 1 < len(words) and words[i + 1] in ("0", "1", "2", "3"):
+            out.append("--optimization-level")
+        else:
+            out.append(word)
+    return out
 
 
 def check_env(table, mapping: dict, where: Where, base: tuple) -> None:
