@@ -56,6 +56,8 @@ def plan_for(spec, cluster, options, search=None):
                    cluster_where=cluster.where, epp_config=epp, tables=tables,
                    **({"epp_where": epp_where} if epp_where else {}))
     _warn_untabled(plan, tables)
+    if plan.routing is not None:
+        _warn_no_router_table(load_images(), cluster.profile, tables)
     return plan, files
 
 
@@ -64,6 +66,21 @@ _WARNED: set[str] = set()
 
 def forget_warnings() -> None:
     _WARNED.clear()
+
+
+def _warn_no_router_table(images, profile, tables) -> None:
+    import sys
+
+    from manifesto.resolve.core import router_release
+
+    release = router_release(images, profile)
+    if release is not None and tables.router(release) is not None:
+        return
+    why = (f"Manifesto has no table of llm-d-router {release}" if release else
+           f"cluster '{profile.name}' runs its own endpoint-picker image, whose router release Manifesto cannot know")
+    if why not in _WARNED:
+        _WARNED.add(why)
+        print(f"manifesto: warning: {why}; the endpoint-picker configuration is not checked", file=sys.stderr)
 
 
 def _warn_untabled(plan, tables) -> None:

@@ -382,3 +382,16 @@ def test_artifact_flags_exist_in_the_pinned_releases(path):
     for component, argv in _router_commands(text, path):
         known = router.epp_flags if component == "epp" else router.sidecar_flags
         assert check_flags(known, argv) is None, f"{path}: {component} {argv}"
+
+
+def test_a_router_release_without_a_table_is_said_and_skipped(tmp_path, monkeypatch):
+    cluster = (ROOT / "clusters" / "example-stateless-b200.yaml").read_text()
+    assert "\nllm_d:" not in cluster
+    (tmp_path / "c.yaml").write_text(cluster + "llm_d: {release: v0.9.0}\n")
+    (tmp_path / "m.yaml").write_text("release: demo\nmodel: {id: org/model}\nrouting: {kind: load_aware}\n"
+                                     "roles:\n  - name: decode\n")
+    monkeypatch.chdir(tmp_path)
+    r = cli_in_process("render", "manifest", "m.yaml", "--cluster", "c.yaml", "--user", "u", "--namespace", "ns")
+    assert (r.returncode, r.stderr) == (0, (
+        "manifesto: warning: Manifesto has no table of llm-d-router v0.9.0; the endpoint-picker configuration "
+        "is not checked\n"))
