@@ -74,10 +74,14 @@ def _warn_no_router_table(images, profile, tables) -> None:
     from manifesto.resolve.core import router_release
 
     release = router_release(images, profile)
-    if release is not None and tables.router(release) is not None:
+    if release not in (None, "main") and tables.router(release) is not None:
         return
-    why = (f"Manifesto has no table of llm-d-router {release}" if release else
-           f"cluster '{profile.name}' runs its own endpoint-picker image, whose router release Manifesto cannot know")
+    if release == "main":
+        why = "llm-d-router main changes with every commit, so no table describes the image"
+    elif release:
+        why = f"Manifesto has no table of llm-d-router {release}"
+    else:
+        why = f"cluster '{profile.name}' runs its own endpoint-picker image, whose router release Manifesto cannot know"
     if why not in _WARNED:
         _WARNED.add(why)
         print(f"manifesto: warning: {why}; the endpoint-picker configuration is not checked", file=sys.stderr)

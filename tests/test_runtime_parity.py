@@ -33,7 +33,7 @@ paths:
 """
 ROLE = """\
 release: parity
-model: {id: Qwen/Qwen3-0.6B, image: vllm/vllm-openai:v0.20.0}
+model: {id: Qwen/Qwen3-0.6B, image: vllm/vllm-openai:v0.33.0}
 roles:
   - name: decode
     resources: {cpu: "8", memory: 32Gi}
@@ -248,7 +248,7 @@ ROUTED = ROLE + "routing: {kind: load_aware, target_role: decode}\nruntime: {sid
 PD = """\
 release: parity
 topology: pd
-model: {id: Qwen/Qwen3-0.6B, image: vllm/vllm-openai:v0.20.0}
+model: {id: Qwen/Qwen3-0.6B, image: vllm/vllm-openai:v0.33.0}
 runtime: {sidecars: []}
 roles:
   - name: prefill
@@ -404,7 +404,7 @@ def test_pool_service_name_follows_istio_truncation():
 
 WIDE = """\
 release: wide
-model: {id: org/m, image: vllm/vllm-openai:v0.20.0}
+model: {id: org/m, image: vllm/vllm-openai:v0.33.0}
 routing: {kind: load_aware}
 runtime: {sidecars: []}
 roles:

@@ -395,3 +395,25 @@ def test_a_router_release_without_a_table_is_said_and_skipped(tmp_path, monkeypa
     assert (r.returncode, r.stderr) == (0, (
         "manifesto: warning: Manifesto has no table of llm-d-router v0.9.0; the endpoint-picker configuration "
         "is not checked\n"))
+
+
+def test_router_main_is_not_checked_against_a_dated_snapshot(tmp_path, monkeypatch):
+    cluster = (ROOT / "clusters" / "example-stateless-b200.yaml").read_text()
+    (tmp_path / "c.yaml").write_text(cluster + "llm_d: {release: main}\n")
+    (tmp_path / "r.yaml").write_text((ROOT / "routing" / "kv-aware.yaml").read_text()
+                                     .replace("apiVersion: llm-d.ai/v1alpha1", "apiVersion: llm-d.ai/v1"))
+    (tmp_path / "m.yaml").write_text("release: demo\nmodel: {id: org/model}\nrouting: {kind: load_aware}\n"
+                                     "roles:\n  - name: decode\n")
+    monkeypatch.chdir(tmp_path)
+    r = cli_in_process("render", "manifest", "m.yaml", "--cluster", "c.yaml", "--user", "u", "--namespace", "ns",
+                       "--routing-profile", "r.yaml")
+    assert (r.returncode, r.stderr) == (0, (
+        "manifesto: warning: llm-d-router main changes with every commit, so no table describes the image; "
+        "the endpoint-picker configuration is not checked\n"))
+
+
+def test_owned_flag_in_raw_args_keeps_its_message(tmp_path, monkeypatch):
+    r = _render(tmp_path, monkeypatch, "    vllm_raw_args: ['--revision']")
+    assert (r.returncode, r.stderr) == (1, (
+        "error: m.yaml:8:21: roles[0].vllm_raw_args[0]: --revision is set by Manifesto; configure it through "
+        "model.revision\n"))

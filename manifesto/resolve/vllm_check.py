@@ -172,13 +172,16 @@ def check_raw_args(table, raw: list[str], where: Where, base: tuple, present: fr
             words = shlex.split(text)
         except ValueError:
             continue  # the launch script's own quoting check reports it
-        why = check_flag_words(table, words, present)
+        why = check_flag_words(table, words, present, skip_owned=True)
         if why:
             raise fail(why, where, base + (i,))
 
 
-def check_flag_words(table, words: list[str], present: frozenset = frozenset()) -> str | None:
-    """The first problem in a ``vllm serve`` argument list (flags and values as the shell passes them)."""
+def check_flag_words(table, words: list[str], present: frozenset = frozenset(), skip_owned: bool = False) -> str | None:
+    """The first problem in a ``vllm serve`` argument list (flags and values as the shell passes them).
+    ``skip_owned``: leave flags Manifesto derives to ``to_args``, which names the field to use."""
+    from manifesto.resolve.args import _SHORT, owned_flag
+
     index = _index(table)
     words = _expand_o(words)
     i = 0
@@ -190,6 +193,10 @@ def check_flag_words(table, words: list[str], present: frozenset = frozenset()) 
         flag, eq, inline = word.partition("=")
         if flag.startswith("--"):
             flag = "--" + flag[2:].split(".", 1)[0].replace("_", "-")
+        if skip_owned and owned_flag(_SHORT.get(flag, flag[2:])):
+            if not eq and i < len(words) and not words[i].startswith("-"):
+                i += 1
+            continue
         arg = index.get(flag)
         if arg is None:
             return _unknown(table, flag.lstrip("-"), flag)
