@@ -113,7 +113,7 @@ BAD = [
      "(did you mean 'max_model_len'?)"),
     ("misspelt-kebab", "    vllm: {tensor-paralel-size: 3}",
      "m.yaml:8:12: roles[0].vllm.tensor-paralel-size: vLLM 0.33.0 has no argument --tensor-paralel-size "
-     "(did you mean 'tensor_parallel_size'?)"),
+     "(did you mean 'tensor_parallel_size'? Manifesto sets it from parallelism.tp)"),
     ("removed-flag", "    vllm: {task: embed}",
      "m.yaml:8:12: roles[0].vllm.task: --task is not an argument of vLLM 0.33.0: --task is not a vllm serve "
      "option. For embedding, reranking, or reward models, use --runner pooling. To adapt a generative model "

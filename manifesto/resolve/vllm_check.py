@@ -47,8 +47,13 @@ def _key_of(option: str) -> str:
 def _unknown(table, flag: str, written: str) -> str:
     if flag in table.removed:
         return f"--{flag} is not an argument of vLLM {table.vllm}: {table.removed[flag]}"
+    from manifesto.resolve.args import owned_flag
+
     longs = sorted({_key_of(o) for o in _index(table) if o.startswith("--")})
     hint = did_you_mean(_key_of(written), longs)
+    owner = owned_flag(hint[len(" (did you mean '"):-len("'?)")].replace("_", "-")) if hint else None
+    if owner:  # the near name is one Manifesto derives: point at the field that sets it
+        hint = hint[:-1] + f" Manifesto sets it from {owner})"
     return f"vLLM {table.vllm} has no argument --{flag}{hint}"
 
 
