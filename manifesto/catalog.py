@@ -15,13 +15,15 @@ default to set.
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 from collections.abc import Callable
 
 from manifesto.errors import CatalogError, did_you_mean
 
 __all__ = ["KINDS", "SearchPath", "PATHS_ONLY", "bundled_root", "config_home", "default_search", "within",
-           "find", "entries", "images_path", "architectures_path"]
+           "find", "entries", "images_path", "architectures_path", "vllm_table", "router_table", "table_versions",
+           "runtime_tables"]
 
 KINDS = ("models", "clusters", "routing")
 
@@ -83,6 +85,51 @@ def images_path() -> Path:
 def architectures_path() -> Path:
     """The folder of architecture records: ``<org>/<name>.json`` per model id."""
     return bundled_root() / "catalog" / "architectures"
+
+
+def _data():
+    from importlib.resources import files
+
+    return files("manifesto") / "data"
+
+
+def table_versions(kind: str) -> list[str]:
+    """Versions that have a bundled ``kind`` table (``vllm`` or ``llm-d-router``)."""
+    prefix = kind + "-"
+    return sorted(p.name[len(prefix):-5] for p in _data().iterdir()
+                  if p.name.startswith(prefix) and p.name.endswith(".json"))
+
+
+@lru_cache(maxsize=8)
+def _table(kind: str, version: str):
+    import msgspec
+
+    from manifesto.schema.runtime import FORMAT, RouterTable, VllmTable
+
+    res = _data() / f"{kind}-{version}.json"
+    if not res.is_file():
+        return None
+    table = msgspec.json.decode(res.read_bytes(), type=VllmTable if kind == "vllm" else RouterTable)
+    if table.format != FORMAT:
+        raise CatalogError(f"{res}: table format {table.format}, this Manifesto reads format {FORMAT}; "
+                           f"regenerate it with {table.generator}")
+    return table
+
+
+def vllm_table(version: str):
+    """The bundled table of vLLM ``version``'s ``serve`` arguments and variables, or None."""
+    return _table("vllm", version)
+
+
+def router_table(release: str):
+    """The bundled table of llm-d-router ``release``'s plugins and flags, or None."""
+    return _table("llm-d-router", release)
+
+
+def runtime_tables():
+    from manifesto.schema.runtime import RuntimeTables
+
+    return RuntimeTables(vllm=vllm_table, router=router_table)
 
 
 def _names(root: Path, kind: str) -> dict[str, Path]:

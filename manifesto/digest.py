@@ -42,13 +42,15 @@ def combine(label: str, names, digests) -> str:
 
 
 def code_files() -> list[str]:
-    """The files whose bytes define the renderer: the package's Python code and the
-    bundled image catalog, as absolute paths in a stable order."""
+    """The files whose bytes define the renderer: the package's Python code, its runtime
+    tables and the bundled image catalog, as absolute paths in a stable order."""
     root = os.path.dirname(os.path.abspath(__file__))
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        out += [os.path.join(dirpath, name) for name in sorted(filenames) if name.endswith(".py")]
+        # The runtime tables (data/*.json) decide which specs render, so they key the cache too.
+        out += [os.path.join(dirpath, name) for name in sorted(filenames)
+                if name.endswith(".py") or (name.endswith(".json") and os.path.basename(dirpath) == "data")]
     from manifesto.catalog import architectures_path, images_path
 
     out.append(str(images_path()))

@@ -372,8 +372,10 @@ PAYLOAD = "$(touch /tmp/manifesto-pwned); `touch /tmp/manifesto-pwned`"
 accepted("env-value-with-command-substitution-k8s", spec(f"    env: {{X: '{PAYLOAD}'}}\n"), k8s())
 accepted("env-value-with-command-substitution-slurm", spec(f"    env: {{X: '{PAYLOAD}'}}\n"), slurm())
 accepted("env-value-multiline-with-quotes", spec("    env: {X: \"it's \\\"quoted\\\"\\nsecond line\\n\"}\n"), slurm())
-accepted("raw-arg-quoted-metacharacters", spec("    vllm_raw_args: [\"--x='a;b|c&d>e'\", '--y=\"$HOME\"', "
-                                               "\"--z='$(id)'\", '--w=a\\;b']\n"), slurm())
+# Real flags of the pinned vLLM (the table refuses made-up ones), each taking a free string.
+accepted("raw-arg-quoted-metacharacters", spec("    vllm_raw_args: [\"--served-model-name='a;b|c&d>e'\", "
+                                               "'--download-dir=\"$HOME\"', \"--chat-template='$(id)'\", "
+                                               "'--tokenizer=a\\;b']\n"), slurm())
 accepted("vllm-value-with-payload", spec(f"    vllm: {{served_model_name: '{PAYLOAD}'}}\n"), slurm())
 accepted("model-label-with-payload", spec(model=f"  label: '{PAYLOAD}'\n"), k8s())
 accepted("model-id-with-shell-characters", spec().replace("Qwen/Qwen3-0.6B", "'Qwen/x;$(id)'"), slurm())

@@ -5,7 +5,8 @@ A case folder holds its inputs and one expected artifact:
 * ``model.yaml`` + ``cluster.yaml`` (+ ``args.txt``, extra arguments): the case is
   ``render manifest model.yaml --cluster cluster.yaml --user golden-user --namespace golden-ns
   ARGS``; or ``command.txt``, a whole command line (with ``cluster.yaml`` and so on beside it);
-* ``expected.yaml`` (Kubernetes) or ``expected.sbatch`` (Slurm).
+* ``expected.yaml`` (Kubernetes) or ``expected.sbatch`` (Slurm);
+* ``stderr.txt`` when the case expects a warning (otherwise stderr must be empty).
 
 The CLI runs in-process (``manifesto.cli.main``) from the case folder, so provenance headers
 hold relative paths. ``--update-golden`` rewrites the expected files; a mismatch fails with a
@@ -69,7 +70,8 @@ def cases_with(suffix: str) -> list[str]:
 def render(case: Path, monkeypatch) -> str:
     monkeypatch.chdir(case)  # relative paths keep the provenance header free of machine prefixes
     rc, out, err = cli_in_process(*argv(case))
-    assert (rc, err) == (0, ""), f"{case.name}: exit {rc}\n{err}"
+    said = case / "stderr.txt"  # a case may expect a warning, word for word
+    assert (rc, err) == (0, said.read_text() if said.is_file() else ""), f"{case.name}: exit {rc}\n{err}"
     return out
 
 

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 BASE = """\
 release: cache-demo
-model: {id: org/model, image: vllm/vllm-openai:v0.20.0}
+model: {id: org/model, image: vllm/vllm-openai:v0.33.0}
 roles:
   - name: decode
     parallelism: {tp: 1}

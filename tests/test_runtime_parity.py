@@ -33,7 +33,7 @@ paths:
 """
 ROLE = """\
 release: parity
-model: {id: Qwen/Qwen3-0.6B, image: vllm/vllm-openai:v0.20.0}
+model: {id: Qwen/Qwen3-0.6B, image: vllm/vllm-openai:v0.33.0}
 roles:
   - name: decode
     resources: {cpu: "8", memory: 32Gi}
@@ -248,7 +248,7 @@ ROUTED = ROLE + "routing: {kind: load_aware, target_role: decode}\nruntime: {sid
 PD = """\
 release: parity
 topology: pd
-model: {id: Qwen/Qwen3-0.6B, image: vllm/vllm-openai:v0.20.0}
+model: {id: Qwen/Qwen3-0.6B, image: vllm/vllm-openai:v0.33.0}
 runtime: {sidecars: []}
 roles:
   - name: prefill
@@ -405,7 +405,7 @@ def test_pool_service_name_follows_istio_truncation():
 # A MoE model: vLLM runs a dense model's routed DP ranks as independent servers (tests/test_dp_mode.py).
 WIDE = """\
 release: wide
-model: {id: Qwen/Qwen3-30B-A3B, image: vllm/vllm-openai:v0.20.0}
+model: {id: Qwen/Qwen3-30B-A3B, image: vllm/vllm-openai:v0.33.0}
 routing: {kind: load_aware}
 runtime: {sidecars: []}
 roles:

@@ -322,7 +322,7 @@ roles:
     resources: {{cpu: "1", memory: 1Gi}}
     env: {{HOSTILE: "$(touch {m}) `touch {m}`; touch {m}"}}
     vllm: {{served_model_name: "x'; touch {m}; '"}}
-    vllm_raw_args: ["--hostile='$(touch {m})'"]
+    vllm_raw_args: ["--chat-template='$(touch {m})'"]
 """
 
 
@@ -340,7 +340,7 @@ def test_hostile_values_never_run(standins, tmp_path, monkeypatch, sbatch_wait):
     [record] = _records(log)
     assert "--served-model-name" in record["args"], record
     assert record["args"][record["args"].index("--served-model-name") + 1] == f"x'; touch {marker}; '"
-    assert f"--hostile=$(touch {marker})" in record["args"]
+    assert f"--chat-template=$(touch {marker})" in record["args"]
     assert not marker.exists()
 
 

@@ -71,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.argv = argv
     args = parser.parse_args(argv)
     common.set_verbosity(quiet=flags["quiet"], verbose=flags["verbose"])
+    service = sys.modules.get("manifesto.service")
+    if service is not None:  # "said once" means once per command, also when called in-process
+        service.forget_warnings()
     args.quiet, args.verbose = flags["quiet"], flags["verbose"]  # for handlers outside manifesto.cli
     args.search = None  # where names resolve, passed explicitly to every lookup (no process default)
     if not args.func.__module__.startswith("manifesto.build_graph"):

@@ -40,19 +40,28 @@ def _nowhere(path: tuple) -> Origin | None:
 
 def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
             cluster_where: Where = _nowhere, epp_config: tuple[str, str, dict] | None = None,
-            architecture: Architecture | None = None, architecture_note: str = "") -> Plan:
+            architecture: Architecture | None = None, architecture_note: str = "", tables=None,
+            epp_where: Where = _nowhere) -> Plan:
     """Resolve one (spec, cluster) pair. ``epp_config`` is (source, YAML text, data) of a routing profile;
-    ``architecture`` the model's (loaded by the caller; None: unknown, ``architecture_note`` says why)."""
+    ``architecture`` the model's (loaded by the caller; None: unknown, ``architecture_note`` says why).
+    ``tables`` (a ``schema.runtime.RuntimeTables``) turns on the checks of vLLM arguments, ``VLLM_*``
+    variables and the endpoint-picker configuration against the pinned releases."""
     _check_options(options)
     accel = _accelerator(spec, cluster, options, where)
     instance = instance_name(spec.release, options.user, cluster.naming.user_prefix)
     image = _image(spec, images, where)
+    vllm_table = _vllm_table(tables, image, options.vllm_env or spec.runtime.vllm_env)
+    if vllm_table is not None:
+        _check_cluster_env(vllm_table, cluster, cluster_where)
     routing = plan_routing(spec, epp_config, where)
+    if routing is not None and tables is not None:
+        _check_router(tables, spec, cluster, images, epp_config, where, epp_where)
     routed_roles = _routed_roles(spec, routing)
     idle = _idle(spec, options)
     moe = architecture.is_moe if architecture is not None else None
     roles = tuple(
-        _role(spec, cluster, accel, options, instance, image, role, i, routing, routed_roles, where, cluster_where, moe)
+        _role(spec, cluster, accel, options, instance, image, role, i, routing, routed_roles, where, cluster_where,
+              moe, vllm_table)
         for i, role in enumerate(spec.roles)
     )
     roles = tuple(_with_fit(spec, r, i, accel, architecture, architecture_note, where) for i, r in enumerate(roles))
@@ -70,6 +79,53 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
         shared_claim=_shared_claim(cluster), slurm=_slurm(cluster), routing_sizing=_routing_sizing(cluster),
         budget=plan_budget(roles, accel, whole_nodes=cluster.platform == "slurm"),
     )
+
+
+def _vllm_table(tables, image: str, vllm_env: str | None):
+    """The table of the vLLM release ``image`` runs, or None when it cannot be known: a custom
+    image, a release without a bundled table, or a vllm-envs worktree (its own build)."""
+    from manifesto.resolve.vllm_check import vllm_version
+
+    version = vllm_version(image)
+    if tables is None or version is None or vllm_env:
+        return None
+    return tables.vllm(version)
+
+
+def router_release(images, cluster) -> str | None:
+    """The llm-d-router release the endpoint picker runs; None when the cluster names its own image."""
+    if cluster.llm_d.images.epp is not None and "{release}" not in cluster.llm_d.images.epp:
+        return None
+    return cluster.llm_d.release or images.llm_d.get("release") or "main"
+
+
+def _check_router(tables, spec, cluster, images, epp_config, where: Where, epp_where: Where) -> None:
+    """Routing profiles and inline plugin configs against the pinned router's plugin table."""
+    from manifesto.resolve.router_check import check_epp_config
+
+    release = router_release(images, cluster)
+    # main moves with every commit: its table is a dated snapshot, not what the image runs.
+    table = tables.router(release) if release and release != "main" else None
+    if table is None:
+        return
+    if epp_config is not None:
+        check_epp_config(table, epp_config[2], epp_where, ())
+        return
+    r = spec.routing
+    if r is not None and r.plugin_configs is not None:
+        for name, config in sorted(r.plugin_configs.items()):
+            check_epp_config(table, config, where, ("routing", "plugin_configs", name))
+    elif r is not None and r.plugin_config is not None:
+        check_epp_config(table, r.plugin_config, where, ("routing", "plugin_config"))
+
+
+def _check_cluster_env(table, cluster, cluster_where: Where) -> None:
+    from manifesto.resolve.vllm_check import check_env
+
+    check_env(table, cluster.fabric.default_env, cluster_where, ("fabric", "default_env"))
+    for name, profile in cluster.fabric.profiles.items():
+        check_env(table, profile.env, cluster_where, ("fabric", "profiles", name, "env"))
+        check_env(table, profile.computed_env, cluster_where, ("fabric", "profiles", name, "computed_env"))
 
 
 def _check_options(options: Options) -> None:
@@ -176,7 +232,8 @@ def _dp_launch(layout, moe: bool | None):
 
 
 def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, image: str, role, index: int,
-          routing, routed_roles: set[str], where: Where, cluster_where: Where, moe: bool | None = None) -> RolePlan:
+          routing, routed_roles: set[str], where: Where, cluster_where: Where, moe: bool | None = None,
+          vllm_table=None) -> RolePlan:
     base = ("roles", index)
     routed = role.name in routed_roles
     proxied = routing is not None and routing.kind == "pd" and role.name == routing.target_role
@@ -195,6 +252,8 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
     kind = _workload_kind(role, layout, where, base)
     features, backends = _features(spec, role, routing, routed, proxied, layout, where, base)
     computed = _computed(spec, role, where, base)
+    if vllm_table is not None:
+        _check_vllm(vllm_table, spec, role, computed, where, base)
     routing_label = None
     if routed:
         routing_label = "decode" if (routing.kind != "pd" or role.name == routing.target_role) else "prefill"
@@ -327,6 +386,20 @@ def _check_computed_flag(key: str, expr, value, origin, path: str) -> None:
     if isinstance(value, float) and flag not in FLOAT_FLAGS and "." not in flag:
         hint = "; use // for whole-number division" if formula else ""
         raise ExpressionError(f"{shown}, but --{flag} takes a whole number{hint}", origin, path)
+
+
+def _check_vllm(table, spec, role, computed, where: Where, base: tuple) -> None:
+    """The role's vLLM arguments and variables against the release its image runs."""
+    from manifesto.resolve import vllm_check as vc
+
+    present = vc.present_flags(spec.vllm, role.vllm, computed["vllm"], raw=role.vllm_raw_args)
+    vc.check_vllm_mapping(table, spec.vllm, where, ("vllm",), present)
+    vc.check_vllm_mapping(table, role.vllm, where, base + ("vllm",), present)
+    vc.check_vllm_mapping(table, computed["vllm"], where, base + ("computed", "vllm"), present)
+    vc.check_raw_args(table, role.vllm_raw_args, where, base + ("vllm_raw_args",), present)
+    vc.check_env(table, spec.env, where, ("env",))
+    vc.check_env(table, role.env, where, base + ("env",))
+    vc.check_env(table, computed["env"], where, base + ("computed", "env"))
 
 
 def _profiling(cluster, role, log_dir: str | None, where: Where, base: tuple) -> dict[str, Any] | None:
