@@ -67,6 +67,8 @@ class RoleFacts(msgspec.Struct, frozen=True):
     ep: bool = False
     image: str = ""
     args: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()  # NAME=value of the model server container (valueFrom shown as <ref>)
+    resources: tuple[str, ...] = ()
 
 
 class ObjectChange(msgspec.Struct, frozen=True):
@@ -171,7 +173,16 @@ def _workload_facts(obj: dict, claims: dict[str, int]) -> RoleFacts | None:
     return RoleFacts(name=str(role), kind=obj["kind"], pods=replicas * size, gpus=replicas * size * gpus,
                      tp=_int_flag(args, "--tensor-parallel-size", 1), pp=_int_flag(args, "--pipeline-parallel-size", 1),
                      dp=_int_flag(args, "--data-parallel-size", 1), ep="--enable-expert-parallel" in args,
-                     image=str(main.get("image", "")), args=_reviewed_args(script))
+                     image=str(main.get("image", "")), args=_reviewed_args(script),
+                     env=tuple(sorted(f"{e.get('name')}={e['value'] if 'value' in e else '<ref>'}"
+                                      for e in main.get("env") or [])),
+                     resources=_resources(main.get("resources") or {}))
+
+
+def _resources(resources: dict) -> tuple[str, ...]:
+    """``kind name value`` per request and limit, GPUs left out (the summary states them)."""
+    return tuple(f"{side} {key} {value}" for side in ("requests", "limits")
+                 for key, value in sorted((resources.get(side) or {}).items()) if "gpu" not in key.lower())
 
 
 def _script(container: dict) -> str:
@@ -345,6 +356,15 @@ def _role_changes(before: Facts, after: Facts):
         added, removed, changed = _arg_changes(old.args, new.args)
         if added or removed or changed:
             parts.append("args: " + ", ".join([f"+{a}" for a in added] + [f"\u2212{a}" for a in removed] + changed))
+        added, removed, changed = _arg_changes(tuple(e.replace("=", " ", 1) for e in old.env),
+                                               tuple(e.replace("=", " ", 1) for e in new.env))
+        if added or removed or changed:
+            parts.append("env: " + ", ".join([f"+{a.split(' ', 1)[0]}" for a in added] +
+                                             [f"\u2212{a.split(' ', 1)[0]}" for a in removed] +
+                                             [f"~{c.split(' ', 1)[0]}" for c in changed]))
+        resources = _value_changes(old.resources, new.resources)
+        if resources:
+            parts.append("resources: " + ", ".join(resources))
         if parts:
             yield f"{name}: " + "; ".join(parts)
 
@@ -362,6 +382,15 @@ def _arg_changes(old: tuple[str, ...], new: tuple[str, ...]):
     removed = [_join(f, v) for f in a if f not in b for v in a[f]]
     changed = [f"{f} {'/'.join(a[f]) or 'on'}\u2192{'/'.join(b[f]) or 'on'}" for f in a if f in b and a[f] != b[f]]
     return added, removed, changed
+
+
+def _value_changes(old: tuple[str, ...], new: tuple[str, ...]) -> list[str]:
+    """``requests memory 128Gi->256Gi`` per entry (``kind name value`` items) that differs."""
+    def table(items):
+        return {item.rsplit(" ", 1)[0]: item.rsplit(" ", 1)[1] for item in items}
+
+    a, b = table(old), table(new)
+    return [f"{k} {a.get(k, 'unset')}\u2192{b.get(k, 'unset')}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
 
 
 def _join(flag: str, value: str) -> str:
