@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 
-__all__ = ["RUNS", "baseline", "measure", "report"]
+__all__ = ["RUNS", "baseline", "measure", "report", "samples"]
 
 RUNS = 15
 
@@ -36,6 +36,17 @@ def measure(
 
     Output is discarded; a non-zero exit raises, since its time would mean nothing.
     """
+    return statistics.median(samples(argv, runs, env=env, cwd=cwd))
+
+
+def samples(
+    argv: Sequence[str],
+    runs: int = RUNS,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike | None = None,
+) -> list[float]:
+    """The wall times in seconds of ``runs`` runs of ``argv``, after one warm-up run."""
     env = {**os.environ, **env} if env is not None else None
     times = []
     for i in range(runs + 1):
@@ -56,7 +67,7 @@ def measure(
             )
         if i:  # the first run only warms the OS caches
             times.append(elapsed)
-    return statistics.median(times)
+    return times
 
 
 def baseline(runs: int = RUNS) -> float:
@@ -64,10 +75,14 @@ def baseline(runs: int = RUNS) -> float:
     return measure([sys.executable, "-c", "pass"], runs)
 
 
-def report(name: str, seconds: float, base: float, budget: float | None = None) -> None:
-    """Print one line: time, ratio to the baseline and, when given, the budget."""
+def report(name: str, seconds: float, base: float, budget: float | None = None,
+           spread: Sequence[float] | None = None) -> None:
+    """Print one line: time, ratio to the baseline and, when given, the budget; with
+    ``spread`` (all samples) also the best and the worst run as ratios."""
     ratio = seconds / base
     line = f"{name:<36} {seconds * 1000:8.1f} ms  {ratio:5.2f}x"
+    if spread:
+        line += f"  [best {min(spread) / base:.2f}x, worst {max(spread) / base:.2f}x]"
     if budget is not None:
         verdict = "ok" if ratio <= budget else "OVER BUDGET"
         line += f"  (budget {budget:g}x: {verdict})"

@@ -4,9 +4,10 @@ uv run python benchmarks/render.py [--runs N] [--inproc-runs N]
 
 (a) In-process: spec and cluster are loaded once, then ``resolve + render``
     (``manifesto.service.render_text``) is timed; median against the 7 ms budget.
-(b) One ``manifesto render manifest`` process, as a ratio to ``python3 -c pass``
-    (budget 6x, ARCHITECTURE.md): cold (render cache off: imports and builds the schemas)
-    and warm (a repeat of the same render, served from the local render cache).
+(b) One ``manifesto render manifest`` process, as a ratio to ``python3 -c pass``: cold
+    (the store off: imports the schemas; budget 10x, issue 15) and warm (a repeat of the
+    same render, served from the store; budget 6x, ARCHITECTURE.md), each as the median
+    with the best and worst run.
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ import sys
 import time
 from pathlib import Path
 
-from _timing import RUNS, baseline, measure, report
+from _timing import RUNS, baseline, report, samples
 
 REPO = Path(__file__).resolve().parent.parent
 MODEL = REPO / "models" / "deepseek-v4" / "1P-EP8-1D-EP8.yaml"
 CLUSTER = REPO / "clusters" / "example-gb200.yaml"
 INPROC_BUDGET_MS = 7.0
 PROCESS_BUDGET = 6.0
+COLD_BUDGET = 10.0  # issue 15: a cold process imports the schemas, the YAML parser and msgspec
 
 
 def inproc(runs: int) -> float:
@@ -65,11 +67,13 @@ def main() -> None:
     import tempfile
 
     cold = {**os.environ, "MANIFESTO_NO_CACHE": "1"}
-    report("render manifest, cold (no cache)", measure(argv, args.runs, env=cold), base, PROCESS_BUDGET)
+    times = samples(argv, args.runs, env=cold)
+    report("render manifest, cold (no cache)", statistics.median(times), base, COLD_BUDGET, spread=times)
     with tempfile.TemporaryDirectory() as cache:
         warm = {**os.environ, "XDG_CACHE_HOME": cache}
         warm.pop("MANIFESTO_NO_CACHE", None)
-        report("render manifest, warm (render cache)", measure(argv, args.runs, env=warm), base, PROCESS_BUDGET)
+        times = samples(argv, args.runs, env=warm)
+        report("render manifest, warm (the store)", statistics.median(times), base, PROCESS_BUDGET, spread=times)
     # An in-process ratio to the interpreter start, for comparison with the issue's wording.
     print(f"{'in-process render / python -c pass':<36} {seconds / base:8.2f}x", flush=True)
 

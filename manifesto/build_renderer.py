@@ -10,54 +10,174 @@ import os
 
 import msgspec
 
-__all__ = ["RenderOptions", "Artifact", "render_pair", "code_fingerprint_paths", "options_from", "confine"]
+import manifesto.options as _options
+
+__all__ = ["RenderOptions", "Artifact", "Products", "PRODUCTS", "prepare", "render_pair", "code_fingerprint_paths",
+           "options_from"]
 
 
-class RenderOptions(msgspec.Struct, frozen=True):
-    user: str
-    namespace: str
-    routing_profile: str | None = None  # path of a routing profile file
-    idle_shutdown: bool | None = None
-    idle_timeout_minutes: int | None = None
+#: The options of one render: the Struct of every render option (``manifesto.options``),
+#: the same class as ``resolve.plan.Options``.
+RenderOptions = _options.Options
 
 
 class Artifact(msgspec.Struct, frozen=True):
     text: str
     suffix: str  # .yaml or .sbatch
     inputs: tuple[str, ...]
+    budget: dict | None = None  # the Plan's GPU budget as plain data (manifesto.resolve.budget)
 
 
 def options_from(ro: RenderOptions):
-    from manifesto.resolve.plan import Options
-
-    return Options(user=ro.user, namespace=ro.namespace, routing_profile=ro.routing_profile,
-                   idle_shutdown=ro.idle_shutdown, idle_timeout_minutes=ro.idle_timeout_minutes)
+    """The resolution options of a render: the same Struct (kept for callers of the old API)."""
+    return ro
 
 
-def render_pair(model: str, cluster: str, options: RenderOptions) -> Artifact:
+class Products:
+    """The parse tasks' products in one process (a build, or one worker of its pool).
+
+    Each input file is read and parsed once (``parse``, keyed by its name and text), and
+    each cluster profile, spec and routing profile validated once (``get``), whatever the
+    number of pairs that use it. A validated product is reused only while every file it
+    was made from still has the bytes it had, so an edit is seen by the next render.
+    ``parses`` and ``validations`` count the work done (the tests read them).
+    """
+
+    def __init__(self) -> None:
+        self.yaml: dict = {}  # text -> (display name, data, locations); never mutated
+        self.named: dict = {}  # (display name, text) -> (data, locations named after it)
+        self.made: dict = {}  # (kind, path) -> (product, ((file, digest), ...))
+        self.parses = 0
+        self.validations = 0
+
+    def parse(self, path, name, within=()):
+        """(data, locations) of the YAML file at ``path`` (``yamlio.load_yaml``'s checks,
+        ``within`` the directories it may be read from).
+
+        Parsing is keyed by the file's bytes: two files with one content (copies of a spec)
+        are parsed once, and the second gets the positions under its own name.
+        """
+        from manifesto import yamlio
+
+        text = yamlio.read_text(path, name, within)
+        hit = self.named.get((name, text))
+        if hit is not None:
+            return hit
+        parsed = self.yaml.get(text)
+        if parsed is None:
+            self.parses += 1
+            parsed = self.yaml[text] = (name, *yamlio.parse_yaml(text, name))
+        first, data, locs = parsed
+        hit = self.named[(name, text)] = (data, locs if first == name else _renamed(locs, name))
+        return hit
+
+    def get(self, kind: str, path: str, make, files):
+        """The product ``make()`` for ``(kind, path)``; ``files(product)`` lists what it read."""
+        from manifesto.digest import file_digest
+
+        key = (kind, path)
+        hit = self.made.get(key)
+        if hit is not None and all(file_digest(f) == d for f, d in hit[1]):
+            return hit[0]
+        product = make()
+        self.validations += 1
+        self.made[key] = (product, tuple((f, file_digest(f)) for f in files(product)))
+        return product
+
+
+def _renamed(locs, name: str):
+    """``locs`` (the positions of one parse) as positions in the file ``name``."""
+    from manifesto.errors import Origin
+    from manifesto.yamlio import Locations
+
+    return Locations(name, {k: Origin(name, o.line, o.col) for k, o in locs.table.items()})
+
+
+#: The products of this process's renders (``render_pair``'s default).
+PRODUCTS = Products()
+
+
+def render_pair(model: str, cluster: str, options: RenderOptions, roots: tuple[str, ...] = (),
+                products: Products | None = None) -> Artifact:
     """Render ``model`` against ``cluster``; raises IncompatiblePairError or another ManifestoError.
+    With ``roots`` (the build's workspace), every file read must resolve below one of them or
+    the bundled catalog: a symlink or an ``extends`` that leads elsewhere is an error naming
+    the file, not a silent read of, say, a home directory.
 
     An error carries ``inputs``: the files read before it, so the build graph can cache the
-    failure (or the skip) against exactly those bytes.
+    failure (or the skip) against exactly those bytes. ``products`` holds what earlier
+    renders parsed (by default this process's :data:`PRODUCTS`).
     """
-    from manifesto.catalog import PATHS_ONLY, images_path
-    from manifesto.cluster import load_cluster
+    from manifesto.catalog import PATHS_ONLY, SearchPath, bundled_root, images_path
     from manifesto.errors import ManifestoError
-    from manifesto.service import render_text
-    from manifesto.spec import load_spec
+    from manifesto.render import artifact_text
+    from manifesto.resolve.plan import to_builtins
+    from manifesto.service import plan_for
+    from manifesto.yamlio import confinement
 
+    products = PRODUCTS if products is None else products
     read = [os.path.realpath(model), os.path.realpath(cluster), str(images_path().resolve())]
+    ro = options_from(options)
+    # Every input is a path: no catalog name, user catalog or environment can leak in.
+    search = SearchPath(within=confinement([*roots, str(bundled_root())])) if roots else PATHS_ONLY
     try:
-        # Every input is a path: no catalog name, user catalog or environment can leak in.
-        c = load_cluster(cluster, search=PATHS_ONLY)
+        c = products.get("cluster", cluster, lambda: _cluster(cluster, products, search), lambda c: c.loaded.files)
         read += c.loaded.files
-        s = load_spec(model, c, search=PATHS_ONLY)
+        s = products.get("spec", model, lambda: _spec(model, products, search), lambda s: s.files)
         read += s.files
-        text, suffix, inputs = render_text(s, c, options_from(options), PATHS_ONLY)
+        routing = None
+        if ro.routing_profile:
+            ref = ro.routing_profile
+            routing = products.get("routing", ref, lambda: _routing(ref, search), lambda r: [r[2]])
+        plan, inputs = plan_for(s, c, ro, search, routing)
+        text, suffix = artifact_text(plan, s, c, ro)
     except ManifestoError as exc:
         exc.inputs = tuple(sorted(set(read)))
         raise
-    return Artifact(text=text, suffix=suffix, inputs=tuple(sorted(set(inputs))))
+    budget = to_builtins(plan.budget) if plan.budget is not None else None
+    return Artifact(text=text, suffix=suffix, inputs=tuple(sorted(set(inputs))), budget=budget)
+
+
+def _cluster(path: str, products: Products, search):
+    from manifesto.catalog import find, within
+    from manifesto.cluster import Cluster
+    from manifesto.load import load_cluster_file
+
+    found = find("clusters", path, search=search)
+    profile, loaded = load_cluster_file(found, within(search), products.parse)
+    return Cluster(profile, loaded, str(found))
+
+
+def _spec(path: str, products: Products, search):
+    from manifesto.catalog import find, within
+    from manifesto.load import load_model
+    from manifesto.spec import Spec
+
+    found = find("models", path, search=search)
+    model, loaded = load_model(found, within(search), products.parse)
+    return Spec(model, loaded, str(found))
+
+
+def _routing(ref: str, search):
+    from manifesto.service import load_routing_profile
+
+    return load_routing_profile(ref, search)
+
+
+def prepare() -> None:
+    """Import what every render needs and build its validators: a process pool forked after
+    this shares them, instead of each worker importing and building them again."""
+    import ruamel.yaml  # noqa: F401
+
+    from manifesto import render, service  # noqa: F401
+    from manifesto.resolve import core  # noqa: F401
+    from manifesto.schema.cluster import ClusterProfile
+    from manifesto.schema.model import ModelSpec
+    from manifesto.schema.routing import EndpointPickerConfig
+
+    for model in (ClusterProfile, ModelSpec, EndpointPickerConfig):
+        model.model_rebuild()
+    service.load_images()
 
 
 def code_fingerprint_paths() -> list[str]:
@@ -65,13 +185,3 @@ def code_fingerprint_paths() -> list[str]:
     from manifesto.digest import code_files
 
     return code_files()
-
-
-def confine(roots):
-    """A context manager under which renders read only files below ``roots`` (the build's
-    workspace) or the bundled catalog: a symlink or an ``extends`` that leads elsewhere is
-    an error naming the file, not a silent read of, say, a home directory."""
-    from manifesto.catalog import bundled_root
-    from manifesto.yamlio import confined
-
-    return confined([*roots, str(bundled_root())])

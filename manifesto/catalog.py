@@ -5,10 +5,11 @@ else ``~/.config/llm-manifesto``) and the bundled one shipped with the package. 
 entry shadows a bundled entry of the same name. Names may omit ``.yaml``.
 
 Where names resolve is a ``SearchPath`` value: its catalog roots in order, and the function
-that turns a build address (``//models/qwen:aggregated``) into a file. Callers that must
-not depend on the environment (the build graph) pass their own; everyone else gets the
-process default, which the CLI sets once at start-up (user catalog, bundled catalog and
-build addresses) and which otherwise is the user and bundled catalogs without addresses.
+that turns a build address (``//models/qwen:aggregated``) into a file. It is always passed
+explicitly: the build graph passes ``PATHS_ONLY``, the CLI the search path it builds at its
+edge (user catalog, bundled catalog and build addresses); a caller that passes none gets
+the user and bundled catalogs of the environment, without addresses. There is no process
+default to set.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from collections.abc import Callable
 
 from manifesto.errors import CatalogError, did_you_mean
 
-__all__ = ["KINDS", "SearchPath", "PATHS_ONLY", "bundled_root", "config_home", "default_search", "use_search",
-           "find", "entries", "images_path"]
+__all__ = ["KINDS", "SearchPath", "PATHS_ONLY", "bundled_root", "config_home", "default_search", "within",
+           "find", "entries", "images_path", "architectures_path"]
 
 KINDS = ("models", "clusters", "routing")
 
@@ -41,40 +42,47 @@ def config_home(environ: dict[str, str] | None = None) -> Path:
 
 
 class SearchPath:
-    """Catalog roots (first wins) and the resolver for build addresses (None: not accepted)."""
+    """Catalog roots (first wins), the resolver for build addresses (None: not accepted), and
+    ``within``: the only directories files may be read from (``yamlio.confinement``; empty:
+    anywhere), which a build sets to its workspace and the bundled catalog."""
 
-    __slots__ = ("roots", "addresses")
+    __slots__ = ("roots", "addresses", "workspace", "within")
 
-    def __init__(self, roots: tuple[Path, ...] = (), addresses: Callable[[str], Path] | None = None) -> None:
+    def __init__(self, roots: tuple[Path, ...] = (), addresses: Callable[[str], Path] | None = None,
+                 workspace: Callable[[str, str], Path | None] | None = None, within: tuple[str, ...] = ()) -> None:
         self.roots = tuple(roots)
         self.addresses = addresses
+        self.workspace = workspace  # (kind, name) -> the file of the workspace's target of that name, or None
+        self.within = tuple(within)
 
 
 #: Inputs named by path only: what a hermetic build renders with.
 PATHS_ONLY = SearchPath()
 
-_default: SearchPath | None = None
-
-
 def default_search(environ: dict[str, str] | None = None,
-                   addresses: Callable[[str], Path] | None = None) -> SearchPath:
-    """The user catalog of ``environ`` (default: the process environment), then the bundled one."""
-    return SearchPath((config_home(environ), bundled_root()), addresses)
+                   addresses: Callable[[str], Path] | None = None,
+                   workspace: Callable[[str, str], Path | None] | None = None) -> SearchPath:
+    """The user catalog of ``environ`` (default: the process environment), then the bundled one;
+    ``workspace`` first, for cluster names, when the CLI runs inside a workspace."""
+    return SearchPath((config_home(environ), bundled_root()), addresses, workspace)
 
 
-def use_search(search: SearchPath | None) -> None:
-    """Set the process default used when a lookup names no search path (None: back to the
-    environment's catalogs). The CLI calls this once, at its edge."""
-    global _default
-    _default = search
+def within(search: SearchPath | None) -> tuple[str, ...]:
+    """The directories ``search`` confines reads to (empty: anywhere)."""
+    return search.within if search is not None else ()
 
 
 def _search(search: SearchPath | None) -> SearchPath:
-    return search if search is not None else (_default or default_search())
+    return search if search is not None else default_search()
 
 
 def images_path() -> Path:
     return bundled_root() / "catalog" / "images.yaml"
+
+
+def architectures_path() -> Path:
+    """The folder of architecture records: ``<org>/<name>.json`` per model id."""
+    return bundled_root() / "catalog" / "architectures"
 
 
 def _names(root: Path, kind: str) -> dict[str, Path]:
@@ -85,8 +93,32 @@ def _names(root: Path, kind: str) -> dict[str, Path]:
     for path in sorted(base.rglob("*")):
         if path.is_file() and not path.name.startswith("."):
             rel = path.relative_to(base).as_posix()
-            out[rel[:-5] if rel.endswith(".yaml") else rel] = path
+            if name_problem(rel) is None:  # a look-alike or line-breaking name is no entry
+                out[rel[:-5] if rel.endswith(".yaml") else rel] = path
     return out
+
+
+def name_problem(rel: str) -> str | None:
+    """Why a catalog file's name cannot name an entry: it holds a character that is not
+    printable (a control, a line break, a zero-width or bidi character), so it could pass
+    for another entry or break one-name-per-line output."""
+    if rel.isprintable():
+        return None
+    bad = next(c for c in rel if not c.isprintable())
+    return f"its name holds the invisible or control character U+{ord(bad):04X}"
+
+
+def unusable(kind: str, environ: dict[str, str] | None = None) -> list[tuple[Path, str]]:
+    """User catalog files of ``kind`` that ``name_problem`` keeps out of the catalog."""
+    base = config_home(environ) / kind
+    if not base.is_dir():
+        return []
+    found = []
+    for path in sorted(base.rglob("*")):
+        problem = name_problem(path.relative_to(base).as_posix())
+        if problem and path.is_file() and not path.name.startswith("."):
+            found.append((path, problem))
+    return found
 
 
 def _listed(path: Path) -> bool:
@@ -116,15 +148,18 @@ def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: 
                                "(pass a file path here)")
         return where.addresses(ref)
     if ref in ("-", "/dev/stdin") or (ref.startswith("/dev/fd/") and os.path.exists(ref)):
-        from manifesto.yamlio import allow_stream  # named on the command line: read it once
+        from manifesto.yamlio import StreamPath  # named on the command line: read it once
 
-        path = Path("/dev/stdin" if ref == "-" else ref)
-        allow_stream(path)
-        return path
+        return StreamPath("/dev/stdin" if ref == "-" else ref)
     path = Path(ref)
     if path.is_file():
         return path
     name = ref[:-5] if ref.endswith(".yaml") else ref
+    if kind == "clusters" and where.workspace is not None and "/" not in name:
+        # Inside a workspace its own cluster targets (clusters/acme-h100.yaml) win over the catalogs.
+        found = where.workspace(kind, name)
+        if found is not None:
+            return found
     known: list[str] = []
     for root in where.roots:
         table = _names(root, kind)

@@ -35,9 +35,9 @@ class Cluster:
 
 def load_cluster(ref: str | Path, *, search=None) -> Cluster:
     """Load a cluster profile by path or catalog name (``search``: a catalog.SearchPath)."""
-    from manifesto.catalog import find
+    from manifesto.catalog import find, within
     from manifesto.load import load_cluster_file
 
     path = find("clusters", str(ref), search=search)
-    profile, loaded = load_cluster_file(path)
+    profile, loaded = load_cluster_file(path, within(search))
     return Cluster(profile, loaded, str(path))

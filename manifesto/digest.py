@@ -1,11 +1,15 @@
-"""Content digests and the code fingerprint, one definition for the build graph's task
-cache and the CLI's render cache: both must agree on what "unchanged" means."""
+"""Content digests and THE code fingerprint: one definition for the build graph and the
+single commands, which share one store (``manifesto.store``) and must agree on what
+"unchanged" means."""
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["digest", "file_digest", "combine", "code_files", "code_fingerprint"]
+__all__ = ["digest", "file_digest", "combine", "code_files", "code_names", "fingerprint", "code_fingerprint"]
+
+#: The product's renderer module (``manifesto.build_graph.renderer.DEFAULT``).
+RENDERER = "manifesto.build_renderer"
 
 _blake2b = None
 
@@ -45,15 +49,34 @@ def code_files() -> list[str]:
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         out += [os.path.join(dirpath, name) for name in sorted(filenames) if name.endswith(".py")]
-    from manifesto.catalog import images_path
+    from manifesto.catalog import architectures_path, images_path
 
     out.append(str(images_path()))
+    for dirpath, dirnames, filenames in os.walk(architectures_path()):
+        dirnames.sort()
+        out += [os.path.join(dirpath, name) for name in sorted(filenames) if name.endswith(".json")]
     return sorted(out)
 
 
-def code_fingerprint(label: str = "manifesto-code/1") -> str:
-    """One digest of every code file's bytes (named relative to the package's parent, so two
-    checkouts of one commit agree)."""
+def code_names(paths) -> tuple:
+    """Code file paths relative to their common directory: the same in every checkout."""
+    if not paths:
+        return ()
+    base = os.path.commonpath([os.path.dirname(p) for p in paths])
+    return tuple(os.path.relpath(p, base).replace(os.sep, "/") for p in paths)
+
+
+def fingerprint(names, digests, renderer: str = RENDERER) -> str:
+    """The code fingerprint of the code files ``names`` (see ``code_names``) with ``digests``,
+    for the renderer module ``renderer`` under this Python version."""
+    import sys
+
+    label = f"manifesto-code/2 {renderer} py{sys.version_info[0]}.{sys.version_info[1]}"
+    return combine(label, names, digests)
+
+
+def code_fingerprint() -> str:
+    """The product renderer's code fingerprint, from every code file's bytes read now (the
+    build computes the same value through its stat cache: ``build_graph.fingerprint``)."""
     files = code_files()
-    base = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return combine(label, [os.path.relpath(p, base) for p in files], [file_digest(p) for p in files])
+    return fingerprint(code_names(files), [file_digest(p) or "-" for p in files])

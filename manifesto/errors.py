@@ -35,6 +35,8 @@ __all__ = [
     "did_you_mean",
     "format_path",
     "show_value",
+    "printable",
+    "excerpt",
 ]
 
 
@@ -73,16 +75,14 @@ class ManifestoError(Exception):
         super().__init__(self.format())
 
     def format(self) -> str:
-        import re
-
         # A key quoted into the path, or a value into the message, must not print a raw control
         # character (messages may hold deliberate line breaks; paths never do).
         parts = []
         if self.origin is not None:
-            parts.append(str(self.origin))
+            parts.append(printable(str(self.origin)))
         if self.path:
-            parts.append(re.sub(_CONTROL_CHARS, _escape, self.path))
-        parts.append(re.sub(_CONTROL_IN_TEXT, _escape, self.message))
+            parts.append(printable(self.path))
+        parts.append(printable(self.message, keep="\n\t"))
         return ": ".join(parts)
 
 
@@ -167,13 +167,29 @@ def did_you_mean(word: str, choices) -> str:
     return f" (did you mean '{match[0]}'?)" if match else ""
 
 
-_CONTROL_CHARS = "[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]"
-_CONTROL_IN_TEXT = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]"
+def printable(text: str, keep: str = "") -> str:
+    """``text`` safe to print on a terminal or as one line of ``-o name``: every character
+    that is not printable (controls such as ESC and line breaks, format characters such as
+    bidi overrides and zero-width spaces, separators other than the space) becomes an
+    escape such as ``\\x1b`` or ``\\u202e``. Characters in ``keep`` (say "\\n") pass.
+    Everything read from outside the process (a cluster, a tool, a file name) goes through
+    this before it is printed."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in keep else _escape_code(ord(c)) for c in text)
 
 
-def _escape(match) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}"
+def excerpt(text: str, limit: int = 1000) -> str:
+    """A tool's output for an error message: on one line, printable, and at most ``limit``
+    characters (the end, where tools put the reason), so 50 MB of output stays one line."""
+    text = text.strip()
+    if len(text) > limit:
+        text = f"[{len(text) - limit} characters cut] ..." + text[-limit:]
+    return printable(text.replace("\r\n", "\n").replace("\n", " | "))
+
+
+def _escape_code(code: int) -> str:
+    return f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def show_value(value) -> str:
@@ -186,10 +202,8 @@ def show_value(value) -> str:
     from collections.abc import Set
 
     if isinstance(value, str):
-        import re
-
         text = value.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
-        text = re.sub(_CONTROL_CHARS, _escape, text)
+        text = printable(text)
         return f"'{text[:77]}...'" if len(text) > 80 else f"'{text}'"
     if isinstance(value, bool):
         return "true" if value else "false"

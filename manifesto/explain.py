@@ -35,6 +35,43 @@ def _layout_lines(lay) -> list[str]:
     return lines
 
 
+def _fit_lines(fit) -> list[str]:
+    """The memory-fit arithmetic of one role (resolve/fit.py), one step per line."""
+    from manifesto.resolve.fit import gib
+
+    if fit is None:
+        return []
+    if fit.status == "unknown" and not fit.weights:
+        return [f"memory fit      not checked: {fit.note}"]
+    usable = int(fit.gpu_memory * fit.utilization)
+    lines = [
+        f"memory fit      per GPU ({fit.layout}), facts from {fit.source}",
+        f"  GPU memory      {gib(fit.gpu_memory)} x gpu_memory_utilization {fit.utilization:g} = {gib(usable)}",
+        f"  weights         {gib(fit.weights)} = " + " + ".join(f"{gib(b)} {name}" for name, b in fit.weight_parts),
+        f"  headroom        {gib(fit.headroom)} for activations, CUDA graphs, NCCL buffers and the CUDA context",
+        f"  KV cache        {gib(usable)} - {gib(fit.weights)} - {gib(fit.headroom)} = {gib(fit.kv_budget)}",
+    ]
+    if fit.kv_per_token:
+        lines.append(f"  KV per token    {fit.kv_per_token} bytes (kv_cache_dtype {fit.kv_dtype}) -> {fit.kv_tokens} tokens, "
+                     f"{fit.kv_tokens / fit.max_model_len:.1f}x max_model_len {fit.max_model_len}"
+                     if fit.max_model_len else f"  KV per token    {fit.kv_per_token} bytes -> {fit.kv_tokens} tokens")
+    else:
+        lines.append(f"  KV per token    not estimated: {fit.note}")
+    if fit.status == "kv-short":
+        lines.append(f"  warning         the KV cache holds {fit.kv_tokens} tokens, fewer than max_model_len "
+                     f"{fit.max_model_len}: vLLM will refuse to start. Lower max_model_len, raise "
+                     "gpu_memory_utilization, use kv_cache_dtype fp8 or spread the model over more GPUs")
+    return lines
+
+
+def _budget_lines(plan) -> list[str]:
+    b = plan.budget
+    if b is None:
+        return []
+    price = "" if b.hourly_cost is None else f", {b.hourly_cost:g} per hour at {b.hourly_price:g} per GPU-hour"
+    return [f"GPU budget      {b.gpus} {b.accelerator} GPU(s) on {b.nodes} node(s) in {b.pods} pod(s){price}"]
+
+
 def explain_text(plan) -> str:
     out = [
         f"instance        {plan.instance} (release {plan.release}, user {plan.user}, namespace {plan.namespace})",
@@ -50,6 +87,7 @@ def explain_text(plan) -> str:
         out.append("routing         disabled (direct vLLM)")
     out.append("idle shutdown   " + (f"after {plan.idle.timeout_minutes} min" if plan.idle.enabled else "off"))
     out.append("sidecars        " + (", ".join(plan.sidecars) or "(none)"))
+    out += _budget_lines(plan)
     for role in plan.roles:
         out += ["", f"role {role.name}: {role.workload_kind} {role.workload_name}"]
         body = _layout_lines(role.layout)
@@ -64,6 +102,11 @@ def explain_text(plan) -> str:
         if plan.accelerator.backend == "dra":
             claims.insert(0, f"accelerator -> DeviceClass {plan.accelerator.device_class_name} x {role.resources.gpus}")
         body.append("claims          " + (", ".join(claims) or "(none)"))
+        body += _fit_lines(role.fit)
+        rb = next((x for x in plan.budget.roles if x.role == role.name), None) if plan.budget else None
+        if rb is not None:
+            body.append(f"GPU budget      {rb.gpus} GPU(s) on {rb.nodes} node(s) in {rb.pods} pod(s)"
+                        + ("" if rb.hourly_cost is None else f", {rb.hourly_cost:g} per hour"))
         body.append("image           " + role.image)
         body.append("vllm args")
         body += [f"  {a.flag}{'' if a.value is None else ' ' + a.value}    [{a.source}]" for a in role.args]

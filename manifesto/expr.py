@@ -15,9 +15,12 @@ from manifesto.errors import ExpressionError, Origin, did_you_mean, show_value
 
 __all__ = ["evaluate", "is_expression"]
 
-_TOKEN = re.compile(r"\s*(?:(\d+\.\d*|\.\d+|\d+)|([A-Za-z_][A-Za-z0-9_]*)|(//|[-+*/%()]))")
+_TOKEN = re.compile(r"[ \t\r\n]*(?:([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)|([A-Za-z_][A-Za-z0-9_]*)|(//|[-+*/%()]))")
 
 Number = int | float
+
+#: Whole numbers in and out of an expression fit an int64, as every flag they feed does.
+_MAX = 2**63 - 1
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:
@@ -86,7 +89,7 @@ class _Parser:
         self.i += 1
         if kind == "num":
             value = float(text) if "." in text else int(text)
-            if isinstance(value, float) and not math.isfinite(value):
+            if isinstance(value, float) and not math.isfinite(value) or isinstance(value, int) and value > _MAX:
                 raise ValueError(f"the number {text[:20]}... is too large")
             return value
         if kind == "name":
@@ -113,6 +116,8 @@ def evaluate(expr: str | int | float, names: Mapping[str, Number], origin: Origi
     if isinstance(expr, (int, float)):
         if isinstance(expr, float) and not math.isfinite(expr):
             raise ExpressionError(f"expected a finite number, got {show_value(expr)}", origin, path)
+        if isinstance(expr, int) and abs(expr) > _MAX:
+            raise ExpressionError(f"{len(str(abs(expr)))}-digit number is too large (at most {_MAX})", origin, path)
         return expr
     if not isinstance(expr, str):
         raise ExpressionError("expected an expression or a number", origin, path)
@@ -129,8 +134,10 @@ def evaluate(expr: str | int | float, names: Mapping[str, Number], origin: Origi
         if not math.isfinite(value):
             raise ExpressionError(f"in expression {shown}: the result is not a finite number "
                                   f"({show_value(value)})", origin, path)
-        if value.is_integer():
+        if value.is_integer() and abs(value) <= _MAX:
             return int(value)
+    elif abs(value) > _MAX:
+        raise ExpressionError(f"in expression {shown}: the result is too large (at most {_MAX})", origin, path)
     return value
 
 

@@ -1,24 +1,160 @@
-"""Atomic file writes: a reader sees the old bytes or the new ones, never half."""
+"""Atomic file writes that stay where they were aimed.
+
+A reader sees the old bytes or the new ones, never half. A confined write (``root=``)
+walks from ``root`` to the file one component at a time through directory descriptors
+opened with ``O_NOFOLLOW``, so a symlink (or a FIFO, a device, a file where a directory
+belongs) anywhere below ``root`` stops the write with ``UnsafePath`` naming it, instead of
+carrying it out of the tree: ``out/`` is committed, and a pull request can plant links.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
-import tempfile
-from pathlib import Path
+import stat
 
-__all__ = ["target_problem", "write_atomic"]
+__all__ = ["UnsafePath", "kind_of", "open_below", "open_regular", "safe_problem", "target_problem", "write_atomic"]
+
+
+class UnsafePath(OSError):
+    """A path a confined write refuses; ``filename`` is the component in the way and
+    ``strerror`` says why ("is a symlink (to ../x); ..."), so existing OSError
+    reporting names both."""
+
+
+_KINDS = ((stat.S_ISLNK, "a symlink"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+          (stat.S_ISREG, "a file"))
+
+
+def kind_of(mode: int) -> str:
+    """"a symlink", "a directory", "a FIFO", "a socket", "a device" or "a file"."""
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
+
+
+def safe_problem(path: str, mode: int, want_dir: bool, link: str | None = None) -> str:
+    """Why ``path`` of ``mode`` cannot be written through (the ``strerror`` of UnsafePath)."""
+    if stat.S_ISLNK(mode):
+        return f"is a symlink (to {link}); refusing to go through it"
+    return f"is {kind_of(mode)}, expected {'a directory' if want_dir else 'a file'}"
+
+
+def _refuse(dir_fd: int, name: str, shown: str, want_dir: bool) -> UnsafePath:
+    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    link = os.readlink(name, dir_fd=dir_fd) if stat.S_ISLNK(st.st_mode) else None
+    return UnsafePath(errno.ELOOP if link is not None else errno.ENOTDIR, safe_problem(shown, st.st_mode, want_dir, link),
+                      shown)
+
+
+def _parts(root: str, path: str) -> list[str]:
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    parts = [p for p in rel.split(os.sep) if p not in ("", ".")]
+    if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel) or ".." in parts:
+        raise UnsafePath(0, f"is outside {root}; refusing to write it", str(path))
+    return parts
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+
+
+def open_below(root: str | os.PathLike, parts: list[str], create: bool = True) -> int:
+    """A descriptor of the directory ``root/parts...``, every component opened without
+    following symlinks (missing ones are made when ``create``). Raises UnsafePath for a
+    symlink or a non-directory on the way, FileNotFoundError when one is missing."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for i, part in enumerate(parts):
+            shown = os.path.join(root, *parts[: i + 1])
+            try:
+                nxt = _open_dir(fd, part, shown)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                try:
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                nxt = _open_dir(fd, part, shown)
+            os.close(fd)
+            fd = nxt
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _open_dir(fd: int, part: str, shown: str) -> int:
+    try:
+        return os.open(part, _DIR_FLAGS, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise _refuse(fd, part, shown, True) from None
+        raise
+
+
+def open_regular(path: str | os.PathLike, flags: int = os.O_RDONLY, mode: int = 0o644, *, root=None,
+                 follow: bool = False) -> int:
+    """Open ``path`` as a regular file: never a FIFO (no hang), device or directory; never
+    a symlink unless ``follow`` (then the file it leads to must be regular); with ``root``,
+    never through a symlinked directory below it. Raises UnsafePath naming the problem."""
+    flags |= os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    path = os.fspath(path)
+    if follow and root is None:
+        try:
+            fd = os.open(path, flags, mode)
+        except OSError as exc:
+            if exc.errno not in (errno.ENXIO, errno.ELOOP):  # a socket; a symlink loop
+                raise
+            st = os.lstat(path)
+            raise UnsafePath(exc.errno, safe_problem(path, st.st_mode, False, "a link in a loop"), path) from None
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            raise UnsafePath(errno.ENOTDIR, safe_problem(path, st.st_mode, False), path)
+        os.set_blocking(fd, True)
+        return fd
+    if root is None:
+        parent, name, dir_fd = os.path.dirname(path) or ".", os.path.basename(path), None
+        fd_parent = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    else:
+        parts = _parts(root, path)
+        name = parts[-1]
+        fd_parent = open_below(root, parts[:-1], create=bool(flags & os.O_CREAT))
+    try:
+        try:
+            fd = os.open(name, flags, mode, dir_fd=fd_parent)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO, errno.ENOTDIR):
+                raise _refuse(fd_parent, name, path, False) from None
+            raise
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            raise _refuse(fd_parent, name, path, False)
+        os.set_blocking(fd, True)
+        return fd
+    finally:
+        os.close(fd_parent)
 
 
 def write_atomic(path: str | os.PathLike, data: str | bytes, mode: int = 0o644, *,
-                 suffix: str = ".tmp", durable: bool = True) -> None:
+                 suffix: str = ".tmp", durable: bool = True, root: str | os.PathLike | None = None) -> None:
     """Write through a temporary file in the same directory and ``os.replace``.
 
     ``suffix`` names the temporary file (so a cleaner can find ones a killed process left);
     ``durable`` fsyncs before the rename, worth it for a user's file, not for a cache.
+    With ``root``, the write is confined: no component below ``root`` (the file itself
+    included) may be a symlink or of the wrong type (``UnsafePath`` names it).
     """
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if root is not None:
+        _write_confined(os.fspath(root), os.fspath(path), raw, mode, suffix, durable)
+        return
+    import tempfile  # not at the top: a no-op build imports this module only to read
+    from pathlib import Path
+
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -36,11 +172,52 @@ def write_atomic(path: str | os.PathLike, data: str | bytes, mode: int = 0o644, 
         raise
 
 
+def _write_confined(root: str, path: str, raw: bytes, mode: int, suffix: str, durable: bool) -> None:
+    parts = _parts(root, path)
+    if not parts:
+        raise UnsafePath(0, "is the root itself, expected a file below it", path)
+    name = parts[-1]
+    dir_fd = open_below(root, parts[:-1])
+    try:
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise _refuse(dir_fd, name, path, False)
+        tmp, fd = _create_temp(dir_fd, name, suffix)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(raw)
+                os.fchmod(fh.fileno(), mode)
+                if durable:
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dir_fd)
+            except FileNotFoundError:
+                pass
+            raise
+    finally:
+        os.close(dir_fd)
+
+
+def _create_temp(dir_fd: int, name: str, suffix: str) -> tuple[str, int]:
+    for _ in range(100):
+        tmp = f".{name}.{os.urandom(6).hex()}{suffix}"
+        try:
+            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                                dir_fd=dir_fd)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name for {name}")
+
+
 def target_problem(path: str | os.PathLike) -> str | None:
     """Why a user's output file should not be replaced: it is a directory, a symlink or
     another non-regular file (None when it is a regular file or absent)."""
-    import stat
-
     try:
         st = os.lstat(path)
     except FileNotFoundError:

@@ -45,10 +45,14 @@ def display_name(path: str | Path) -> str:
     return p
 
 
-def load_model_data(path: str | Path, _chain: tuple[str, ...] = (), _via: Origin | None = None) -> Loaded:
-    """Load a model spec and its ``extends`` parents, merged (no schema validation yet).
+def load_model_data(path: str | Path, _chain: tuple[str, ...] = (), _via: Origin | None = None,
+                    within: tuple[str, ...] = (), parse=None) -> Loaded:
+    """Load a model spec and its ``extends`` parents, merged (no schema validation yet);
+    ``within``: the only directories they may be read from (``yamlio.confinement``).
 
     ``_via`` is the ``extends:`` line that led here, so a cycle points at the line closing it.
+    ``parse(path, display name, within) -> (data, locations)`` reads one file (``load_yaml``
+    by default; a build passes one that parses each file once). Its results are never mutated.
     """
     real = os.path.realpath(path)
     name = display_name(path)
@@ -59,10 +63,12 @@ def load_model_data(path: str | Path, _chain: tuple[str, ...] = (), _via: Origin
             + ". To fix this, remove this extends line or point it at a file outside the chain.",
             _via or Origin(name), "extends" if _via else "",
         )
-    data, locs = load_yaml(path, name)
+    data, locs = (parse or load_yaml)(path, name, within)
     if not isinstance(data, dict):
         raise SchemaError([ManifestoError("expected a mapping at the top of a model spec", locs.find(()))])
-    parent = data.pop("extends", None)
+    parent = data.get("extends")
+    if "extends" in data:
+        data = {k: v for k, v in data.items() if k != "extends"}
     if parent is None:
         return Loaded(_strip_deletes(data), locs, [real])
     origin = locs.find(("extends",))
@@ -74,10 +80,10 @@ def load_model_data(path: str | Path, _chain: tuple[str, ...] = (), _via: Origin
     if problem:
         shown = parent_path if parent_path.isprintable() else repr(parent_path)  # one line, no raw control bytes
         raise ExtendsError(f"{problem}: {shown}", origin, "extends")
-    problem = outside_problem(parent_path)
+    problem = outside_problem(parent_path, within)
     if problem:
         raise ExtendsError(f"{parent} {problem}", origin, "extends")
-    base = load_model_data(parent_path, _chain + (real,), origin)
+    base = load_model_data(parent_path, _chain + (real,), origin, within, parse)
     merged = merge(base, Loaded(data, locs, []))
     merged.files = base.files + [real]
     return merged
@@ -254,26 +260,26 @@ def _kind(value: Any) -> str:
     return "nothing (an empty file)" if value is None else show_value(value)
 
 
-def load_typed(model_cls: type[T], path: str | Path) -> tuple[T, Loaded]:
-    """Load and validate a single (non-extending) YAML file."""
+def load_typed(model_cls: type[T], path: str | Path, within: tuple[str, ...] = (), parse=None) -> tuple[T, Loaded]:
+    """Load and validate a single (non-extending) YAML file (``parse``: see load_model_data)."""
     real = os.path.realpath(path)
-    data, locs = load_yaml(path, display_name(path))
+    data, locs = (parse or load_yaml)(path, display_name(path), within)
     loaded = Loaded(data, locs, [real])
     return validate(model_cls, loaded), loaded
 
 
-def load_model(path: str | Path):
+def load_model(path: str | Path, within: tuple[str, ...] = (), parse=None):
     """Load, merge and validate a model spec. Returns (ModelSpec, Loaded)."""
     from manifesto.schema.model import ModelSpec
 
-    loaded = load_model_data(path)
+    loaded = load_model_data(path, within=within, parse=parse)
     return validate(ModelSpec, loaded), loaded
 
 
-def load_cluster_file(path: str | Path):
+def load_cluster_file(path: str | Path, within: tuple[str, ...] = (), parse=None):
     from manifesto.schema.cluster import ClusterProfile
 
-    return load_typed(ClusterProfile, path)
+    return load_typed(ClusterProfile, path, within, parse)
 
 
 # -- pydantic errors -> messages with positions -------------------------------------------

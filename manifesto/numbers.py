@@ -22,7 +22,7 @@ def number(text: str, *, integer: bool = False, low: float = 0, high: float = MA
     """The value ``text`` spells when it is finite and in ``[low, high]`` (``(low, high]``
     with ``low_open``), whole when ``integer``; None otherwise."""
     text = text.strip()
-    if not text or len(text) > 32:
+    if not text or len(text) > 32 or not text.isascii():  # int("١٢") is 12
         return None
     try:
         value = int(text) if integer else float(text)

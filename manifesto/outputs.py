@@ -34,7 +34,35 @@ def emit(fmt: str, data, *, text=None, names=None, sort_keys: bool = False) -> N
         # Through JSON first, so YAML carries exactly the JSON value (tuples become lists).
         sys.stdout.write(dump_yaml(json.loads(json.dumps(data, sort_keys=sort_keys))))
     elif fmt == "name":
-        for name in names():
-            print(name)
+        from manifesto.errors import printable
+
+        for name in names():  # one identifier per line, whatever a cluster or a file name holds
+            print(printable(str(name)))
     else:
+        _escaped(text)
+
+
+class _Printable:
+    """stdout for a text printer: names, labels and tool output it shows come from outside
+    the process, so every character but line feed and tab that is not printable (ESC and
+    other controls, bidi overrides, zero-width characters) goes out as an escape."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        from manifesto.errors import printable
+
+        return self.stream.write(printable(text, keep="\n\t"))
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def _escaped(text) -> None:
+    stream = sys.stdout
+    sys.stdout = _Printable(stream)
+    try:
         text()
+    finally:
+        sys.stdout = stream

@@ -7,7 +7,10 @@ import math
 import re
 from fractions import Fraction
 
-__all__ = ["SUFFIXES", "parse", "cpus", "mebibytes", "byte_count"]
+__all__ = ["SUFFIXES", "MAX", "parse", "cpus", "mebibytes", "byte_count"]
+
+#: The largest value the API server keeps exactly (an int64).
+MAX = 2**63 - 1
 
 #: Every suffix Kubernetes accepts, with its multiplier.
 SUFFIXES = {

@@ -1,11 +1,15 @@
-"""A local cache of single renders, so repeating ``render manifest`` skips the heavy path.
+"""The single commands as clients of the store (``manifesto.store``): ``render manifest``,
+``render file``, ``config validate`` and ``explain`` skip the heavy path when nothing they
+read has changed.
 
-An entry is found by what the command was asked (spec and cluster paths, options,
-command) and is valid only while every file the render read has the same bytes and
-the renderer's code is unchanged. A hit reads a few small files and prints; it never
-imports pydantic or the YAML loader. Entries live under
-``$XDG_CACHE_HOME/llm-manifesto/render`` (``MANIFESTO_NO_CACHE=1`` turns the cache off)
-and are written atomically; a corrupt entry is simply a miss.
+A command's request (its name, the spec, cluster and routing files it resolved, its options)
+keys an index entry in the store naming the files its last render read, with their digests,
+and the key of the result they produced (``store.task_key``: their digests, the options
+as msgpack, the code fingerprint). A hit checks those digests and the code fingerprint
+(remembered under the stat signature of the code files, so a hit stats them instead of
+reading them all), reads the result and prints: it never imports pydantic, msgspec or the
+YAML loader. The commands' store is ``$XDG_CACHE_HOME/llm-manifesto/render``
+(``MANIFESTO_NO_CACHE=1`` turns it off).
 """
 
 from __future__ import annotations
@@ -16,10 +20,9 @@ import time
 from pathlib import Path
 
 from manifesto.digest import code_files, code_fingerprint, digest, file_digest
+from manifesto.store import Store, request_key, task_key
 
-__all__ = ["cache_dir", "lookup", "store", "render_cached"]
-
-_VERSION = 1
+__all__ = ["cache_dir", "cached", "render_cached"]
 
 
 def cache_dir(env) -> Path | None:
@@ -29,92 +32,106 @@ def cache_dir(env) -> Path | None:
     return Path(base) / "llm-manifesto" / "render"
 
 
-def _code(directory: Path) -> str:
-    """The code fingerprint (``manifesto.digest.code_fingerprint``), remembered under the
-    stat signature of the code files, so a hit stats them instead of reading them all."""
-    files = code_files()
+def _code(store: Store) -> str:
+    """The code fingerprint (``manifesto.digest.code_fingerprint``), remembered in the store
+    under the stat signature of the code files."""
     parts = []
-    for path in files:
+    for path in code_files():
         st = os.stat(path)
         parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}")
-    memo = directory / "code" / digest("\n".join(parts).encode())
-    try:
-        return memo.read_text(encoding="utf-8")
-    except OSError:
-        pass
+    key = digest(("code\n" + "\n".join(parts)).encode())
+    entry = store.load(key)
+    if entry is not None and entry.get("kind") == "code" and isinstance(entry.get("fingerprint"), str):
+        return entry["fingerprint"]
     value = code_fingerprint()
-    try:
-        from manifesto.fsutil import write_atomic
+    if store.directory is not None:
+        from manifesto.store.entries import Code
 
-        write_atomic(memo, value)
-    except OSError:
-        pass
+        store.put(Code(key, value))
     return value
 
 
-def _entry_path(directory: Path, request: dict) -> Path:
-    key = digest(json.dumps([_VERSION, request], sort_keys=True).encode())
-    return directory / key[:2] / f"{key}.json"
-
-
-def lookup(directory: Path | None, request: dict) -> str | None:
-    """The cached artifact text for ``request``, or None."""
-    if directory is None:
+def _hit(store: Store, key: str, code: str):
+    """The result entry (plain data) the index entry ``key`` names, while still valid."""
+    index = store.load(key)
+    if index is None or index.get("kind") != "request" or index.get("code") != code:
         return None
     try:
-        entry = json.loads(_entry_path(directory, request).read_text(encoding="utf-8"))
-        if entry["code"] != _code(directory):
-            return None
-        for path, expected in entry["inputs"]:
+        for path, expected in zip(index["inputs"], index["digests"], strict=True):
             if file_digest(path) != expected:
                 return None
-        return entry["text"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (KeyError, TypeError, ValueError):
         return None
+    result = store.load(str(index.get("result")))
+    if result is None or result.get("kind") != "result" or result.get("status") != "ok":
+        return None
+    return result
 
 
-def store(directory: Path | None, request: dict, inputs: list[str], text: str) -> None:
-    """Remember ``text`` for ``request`` with the digests of ``inputs`` (best effort)."""
-    if directory is None:
-        return
-    from manifesto.fsutil import write_atomic
-
-    entry = {"code": _code(directory), "inputs": [[p, file_digest(p)] for p in sorted(set(inputs))], "text": text}
-    try:
-        write_atomic(_entry_path(directory, request), json.dumps(entry))
-    except OSError:
-        pass  # a cache that cannot be written is only slower
-
-
-def render_cached(directory: Path | None, *, command: str, spec: str, cluster: str, routing: str | None,
-                  options: dict) -> tuple[str, str]:
-    """(text, suffix) of rendering ``spec`` for ``cluster``, from the cache when it is still valid.
+def cached(directory: Path | None, *, command: str, spec: str, cluster: str, routing: str | None,
+           options: dict, produce, refs: tuple[str, str] | None = None) -> tuple[str, str, str]:
+    """``(text, suffix, label)`` of ``command`` on these files, from the store while valid.
 
     ``spec``, ``cluster`` and ``routing`` are the resolved file paths and ``options`` the plain
     resolution options (:class:`manifesto.resolve.plan.Options` fields); together with
-    ``command`` they are the cache key. A miss renders and stores the result, unless an input
-    file changed while it rendered.
+    ``command`` they key the index entry. On a miss, ``produce(spec, cluster, options)`` returns
+    ``(text, suffix, files read, label)``; the result is stored unless an input file changed
+    while it ran (``label`` is a short fact to hand back with a hit, e.g. the cluster's name).
+    ``refs``: the spec and cluster paths as the user named them, to load from (so errors
+    name the files as the user does); by default ``spec`` and ``cluster``.
     """
     started = time.time()
     if not all(p is None or os.path.isfile(p) for p in (spec, cluster, routing)):
         directory = None  # a pipe (`<(...)`, `-`) can be read once and has no stable identity
-    request = {"command": command, "spec": spec, "cluster": cluster, "routing": routing, "options": options}
-    hit = lookup(directory, request)
-    if hit is not None:
-        suffix, _, text = hit.partition("\n")
-        return text, suffix
+    store = Store(None if directory is None else str(directory))
+    request = json.dumps([command, spec, cluster, routing, options], sort_keys=True)
+    key = request_key(request)
+    code = _code(store) if directory is not None else ""
+    if directory is not None:
+        hit = _hit(store, key, code)
+        if hit is not None:
+            return hit["text"], hit["suffix"], hit["reason"]
 
     import msgspec
 
     from manifesto.cluster import load_cluster
     from manifesto.resolve.plan import Options
-    from manifesto.service import render_text
     from manifesto.spec import load_spec
 
-    loaded_cluster = load_cluster(cluster)
-    text, suffix, inputs = render_text(load_spec(spec, loaded_cluster), loaded_cluster,
-                                       msgspec.convert(options, Options))
-    # A file edited while we rendered must not be remembered with the old text.
+    opts = msgspec.convert(options, Options)
+    spec_ref, cluster_ref = refs or (spec, cluster)
+    loaded_cluster = load_cluster(cluster_ref)
+    text, suffix, inputs, label = produce(load_spec(spec_ref, loaded_cluster), loaded_cluster, opts)
+    # A file edited while we ran must not be remembered with the old text.
     if directory is not None and all(os.stat(p).st_mtime < started for p in inputs):
-        store(directory, request, inputs, f"{suffix}\n{text}")
+        _remember(store, key, command, code, opts, sorted(set(inputs)), text, suffix, label)
+    return text, suffix, label
+
+
+def _remember(store: Store, key: str, command: str, code: str, options, inputs: list[str],
+              text: str, suffix: str, label: str) -> None:
+    import msgspec
+
+    from manifesto.status import Status
+    from manifesto.store.entries import Request, Result
+
+    digests = tuple(file_digest(p) or "-" for p in inputs)
+    result = task_key(command, inputs, digests, msgspec.msgpack.encode(options), code)
+    store.put(Result(result, command, Status.OK, suffix, text, digest(text.encode()), label, tuple(inputs), digests))
+    store.put(Request(key, code, tuple(inputs), digests, result))
+
+
+def render_cached(directory: Path | None, *, command: str, spec: str, cluster: str, routing: str | None,
+                  options: dict) -> tuple[str, str]:
+    """(text, suffix) of rendering ``spec`` for ``cluster`` (see :func:`cached`)."""
+    text, suffix, _ = cached(directory, command=command, spec=spec, cluster=cluster, routing=routing,
+                             options=options, produce=render_product)
     return text, suffix
+
+
+def render_product(spec, cluster, options) -> tuple[str, str, list[str], str]:
+    """The render task on loaded inputs: (text, suffix, files read, the cluster's name)."""
+    from manifesto.service import render_text
+
+    text, suffix, inputs = render_text(spec, cluster, options)
+    return text, suffix, inputs, cluster.name

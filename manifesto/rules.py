@@ -20,7 +20,7 @@ __all__ = [
     "INT32_MAX", "control_char", "dns_label", "dns1035_label", "dns_subdomain", "qualified_name",
     "label_value", "env_name", "port_name", "path_segment", "absolute_path", "resource_name",
     "slurm_word", "slurm_constraint", "slurm_time", "slurm_gres", "host_name", "vllm_flag_key",
-    "shell_fragment", "one_word", "bind_path",
+    "shell_fragment", "one_word", "bind_path", "ascii_digits",
 ]
 
 INT32_MAX = 2**31 - 1
@@ -41,8 +41,29 @@ _DNS_WORDS = "lowercase letters, digits and '-', starting and ending with a lett
 
 
 def control_char(text: str) -> str | None:
+    """Characters no input string may hold: controls (above), and invisible format
+    characters (Unicode category Cf: zero-width spaces and joiners, bidi overrides and
+    isolates, soft hyphens...) and lone surrogates. Format characters make a name look like
+    another (``qwen3-0.6b`` + U+200B) or reorder what a reviewer reads (Trojan Source)."""
     m = _CONTROL.search(text)
-    return f"contains the control character U+{ord(m.group()):04X}" if m else None
+    if m:
+        return f"contains the control character U+{ord(m.group()):04X}"
+    if text.isascii():
+        return None
+    import unicodedata
+
+    for c in text:
+        kind = unicodedata.category(c)
+        if kind == "Cf":
+            return f"contains the invisible format character U+{ord(c):04X} ({unicodedata.name(c, 'unnamed')})"
+        if kind == "Cs":
+            return f"contains the lone surrogate U+{ord(c):04X}"
+    return None
+
+
+def ascii_digits(text: str) -> bool:
+    """Whether ``text`` is one or more ASCII digits (``"١٢".isdigit()`` and ``"²".isdigit()`` are true)."""
+    return text.isascii() and text.isdigit()
 
 
 def _too_long(text: str, limit: int) -> str | None:
@@ -129,7 +150,7 @@ def resource_name(text: str) -> str | None:
 _SLURM_WORD = re.compile(r"^[A-Za-z0-9_.,-]+\Z")
 _SLURM_CONSTRAINT = re.compile(r"^[A-Za-z0-9_.,&|*\[\]():!-]+\Z")
 _SLURM_TIME = re.compile(
-    r"^(?:\d+(?::\d{1,2}){0,2}|\d+-\d+(?::\d{1,2}){0,2}|UNLIMITED|unlimited|INFINITE|infinite)\Z")
+    r"^(?:[0-9]+(?::[0-9]{1,2}){0,2}|[0-9]+-[0-9]+(?::[0-9]{1,2}){0,2}|UNLIMITED|unlimited|INFINITE|infinite)\Z")
 _SLURM_GRES = re.compile(r"^[A-Za-z0-9_.-]+(?::[A-Za-z0-9_.-]+)?\Z")
 _HOST = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@:\[\]-]*\Z")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-__all__ = ["load_images", "load_routing_profile", "plan_for", "render_text"]
+__all__ = ["load_images", "load_routing_profile", "load_architecture", "catalog_record", "plan_for", "render_text"]
 
 
 @lru_cache(maxsize=4)
@@ -21,44 +21,132 @@ def load_images():
     return _images(str(images_path()))
 
 
+@lru_cache(maxsize=64)
+def _catalog_architecture(path: str):
+    """The bundled record at ``path`` (one model), or None when there is none."""
+    import json
+    import os
+
+    from manifesto.resolve.architecture import from_config
+
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        entry = json.load(f)
+    return from_config(entry["config"], source=f"catalog/architectures ({entry['source']})",
+                       params=entry.get("params"), active_params=entry.get("active_params"))
+
+
+def catalog_record(model_id: str):
+    """(path of the bundled record of ``model_id``, its Architecture or None)."""
+    import re
+
+    from manifesto.catalog import architectures_path
+
+    if not re.fullmatch(r"[\w.-]+/[\w.-]+", model_id) or ".." in model_id:
+        return None, None
+    path = str(architectures_path() / f"{model_id}.json")
+    return path, _catalog_architecture(path)
+
+
+def _read_config_json(path: str, source: str, name: str):
+    import json
+
+    from manifesto.errors import InputError, Origin
+    from manifesto.resolve.architecture import from_config
+    from manifesto.yamlio import read_text
+
+    text = read_text(path, name)
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"not valid JSON: {exc}", Origin(name)) from None
+    return from_config(data, source=source)
+
+
+def _hf_cache_config(hf_home: str, model_id: str, revision: str | None) -> str | None:
+    """config.json of the snapshot that refs/<revision or main> names in the Hugging Face cache."""
+    import os
+
+    repo = os.path.join(hf_home, "hub", "models--" + model_id.replace("/", "--"))
+    ref = os.path.join(repo, "refs", revision or "main")
+    try:
+        with open(ref, encoding="utf-8") as f:
+            commit = f.read().strip()
+    except OSError:
+        commit = revision or ""  # a revision may name the snapshot (commit) directly
+    path = os.path.join(repo, "snapshots", commit, "config.json") if commit and "/" not in commit else ""
+    return path if path and os.path.isfile(path) else None
+
+
+def load_architecture(spec, hf_home: str | None = None):
+    """(Architecture or None, why none, files read) for a loaded spec: the config.json the spec
+    names, else the bundled catalog's record, else the Hugging Face cache under ``hf_home``
+    (only when the caller passes one: builds never do, so they stay hermetic)."""
+    import os
+
+    from manifesto.load import display_name
+
+    model = spec.model.model
+    if model.config_json:
+        origin = spec.where(("model", "config_json"))
+        base = os.path.dirname(origin.file) if origin is not None else os.path.dirname(spec.path)
+        path = os.path.join(base, model.config_json)
+        name = display_name(path)
+        return _read_config_json(path, f"{name} (model.config_json)", name), "", [os.path.realpath(path)]
+    path, known = catalog_record(model.id)
+    if known is not None:
+        return known, "", [os.path.realpath(path)]
+    if hf_home:
+        found = _hf_cache_config(hf_home, model.id, model.revision)
+        if found:
+            return _read_config_json(found, f"{found} (Hugging Face cache)", found), "", [found]
+    return None, (f"no architecture for {model.id}: catalog/architectures has no record of it and the spec sets "
+                  "no model.config_json" + ("" if hf_home is None else " (nor is it in the Hugging Face cache)")), []
+
+
 def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict]:
     """(source name, YAML text, path, data) of a validated routing profile."""
     from pathlib import Path
 
-    from manifesto.catalog import find
+    from manifesto.catalog import find, within
     from manifesto.load import Loaded, display_name, validate
     from manifesto.schema.routing import EndpointPickerConfig
     from manifesto.yamlio import parse_yaml, read_text
 
     path = find("routing", ref, search=search)
-    text = read_text(path, display_name(path))  # once: the file may be a pipe (`<(...)`)
+    text = read_text(path, display_name(path), within(search))  # once: the file may be a pipe (`<(...)`)
     data, locs = parse_yaml(text, display_name(path))
     real = str(Path(path).resolve())
     validate(EndpointPickerConfig, Loaded(data, locs, [real]))
     return f"--routing-profile {display_name(path)}", text, real, data
 
 
-def plan_for(spec, cluster, options, search=None):
+def plan_for(spec, cluster, options, search=None, routing=None, hf_home: str | None = None):
     """Resolve a loaded spec against a loaded cluster. Returns (Plan, files read).
-    ``search`` (a catalog.SearchPath) is where a routing profile name resolves."""
+    ``search`` (a catalog.SearchPath) is where a routing profile name resolves;
+    ``routing`` is the profile already loaded (``load_routing_profile``'s tuple), if it is;
+    ``hf_home`` a Hugging Face cache to look for the model's config.json in (see load_architecture)."""
     from manifesto.catalog import images_path
     from manifesto.resolve.core import resolve
 
     files = list(spec.files) + list(cluster.loaded.files) + [str(images_path().resolve())]
+    arch, arch_note, arch_files = load_architecture(spec, hf_home)
+    files += arch_files
     epp = None
     if options.routing_profile:
-        source, text, path, data = load_routing_profile(options.routing_profile, search)
+        source, text, path, data = routing or load_routing_profile(options.routing_profile, search)
         epp = (source, text, data)
         files.append(path)
     plan = resolve(spec.model, cluster.profile, load_images(), options, where=spec.where,
-                   cluster_where=cluster.where, epp_config=epp)
+                   cluster_where=cluster.where, epp_config=epp, architecture=arch, architecture_note=arch_note)
     return plan, files
 
 
-def render_text(spec, cluster, options, search=None) -> tuple[str, str, list[str]]:
+def render_text(spec, cluster, options, search=None, routing=None) -> tuple[str, str, list[str]]:
     """(artifact text, suffix, files read) for the cluster's platform."""
     from manifesto.render import artifact_text
 
-    plan, files = plan_for(spec, cluster, options, search)
+    plan, files = plan_for(spec, cluster, options, search, routing)
     text, suffix = artifact_text(plan, spec, cluster, options)
     return text, suffix, files

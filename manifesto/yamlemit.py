@@ -20,12 +20,16 @@ _NUMBERISH = re.compile(
     r"^[-+]?(?:\.?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?|0[xX][0-9a-fA-F_]+|0[oO]?[0-7_]+|0[bB][01_]+"
     r"|\.(?:inf|Inf|INF|nan|NaN|NAN)|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?)$"
 )
-_DATEISH = re.compile(r"^\d{4}-\d\d?-\d\d?")
+_DATEISH = re.compile(r"^[0-9]{4}-[0-9][0-9]?-[0-9][0-9]?")
 # Characters a YAML reader would not read back as written: C0 controls but tab and line feed,
 # DEL, C1 controls (NEL is a line break to YAML 1.1), line/paragraph separators and the BOM.
 # Inputs refuse them; the writer still escapes them, as a second line of defence.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
-_NOT_JSON_ESCAPED = re.compile("[\x7f-\x9f\u2028\u2029\ufeff]")
+# Format characters (zero-width, bidi), lone surrogates and the non-characters U+FFFE/U+FFFF
+# are escaped as well: a reader would keep them, but a reviewer would not see them.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e"
+                     "\u2028\u2029\u2060-\u206f\ufeff\ufff9-\ufffb\ufffe\uffff\ud800-\udfff]")
+_NOT_JSON_ESCAPED = re.compile("[\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2028\u2029"
+                               "\u2060-\u206f\ufeff\ufff9-\ufffb\ufffe\uffff\ud800-\udfff]")
 
 
 def _scalar(value) -> str:
@@ -38,8 +42,24 @@ def _scalar(value) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return repr(value)
+        return _float(value)
+    if not isinstance(value, str):
+        raise TypeError(f"cannot write a {type(value).__name__} as YAML: {value!r}")
     return _string(value)
+
+
+def _float(value: float) -> str:
+    """A float every reader reads back as that float: YAML 1.1 (PyYAML) needs a dot before
+    the exponent (``1.0e-05``, not ``1e-05``) and spells infinities and NaN ``.inf``/``.nan``."""
+    if value != value:
+        return ".nan"
+    if value in (float("inf"), float("-inf")):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    if "e" in text and "." not in text:
+        mantissa, exp = text.split("e")
+        text = f"{mantissa}.0e{exp}"
+    return text
 
 
 _STRINGS: dict[str, str] = {}
@@ -60,7 +80,9 @@ def _quote(s: str) -> str:
         return _NOT_JSON_ESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(s, ensure_ascii=False))
     if (
         s
+        and "\n" not in s  # '$' in _PLAIN also matches before a final line feed
         and _PLAIN.match(s)
+        and not s.startswith(("---", "..."))  # document markers at column 0
         and not _RESERVED.match(s)
         and not _NUMBERISH.match(s)
         and not _DATEISH.match(s)
@@ -75,7 +97,7 @@ def _quote(s: str) -> str:
 
 def _block(s: str, indent: str) -> str | None:
     """A literal block for a multi-line string, or None when one cannot hold it exactly."""
-    if "\n" not in s or s[0] in " \n" or "\r" in s or _UNSAFE.search(s) or "\t" in s.split("\n", 1)[0][:1]:
+    if not indent or "\n" not in s or s[0] in " \n" or "\r" in s or _UNSAFE.search(s) or "\t" in s.split("\n", 1)[0][:1]:
         return None
     if s.endswith("\n\n"):
         return None
@@ -89,7 +111,7 @@ def _emit(value, indent: str, out: list[str]) -> None:
     """Append the lines for a mapping or sequence value at ``indent``."""
     if isinstance(value, dict):
         for key, item in value.items():
-            k = _string(str(key))
+            k = _string(key if isinstance(key, str) else str(key))  # keys are written as their text
             if isinstance(item, dict) and item:
                 out.append(f"{indent}{k}:")
                 _emit(item, indent + "  ", out)

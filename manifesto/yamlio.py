@@ -25,11 +25,15 @@ from typing import Any
 
 from manifesto.errors import Origin, YamlSyntaxError, format_path, show_value
 
-__all__ = ["Locations", "load_yaml", "read_text", "allow_stream", "parse_yaml", "format_path", "file_problem", "confined", "outside_problem",
-           "MAX_ALIASES", "MAX_ALIAS_NODES", "MAX_FILE_BYTES"]
+__all__ = ["Locations", "load_yaml", "read_text", "StreamPath", "parse_yaml", "format_path", "file_problem", "confinement",
+           "outside_problem", "MAX_ALIASES", "MAX_ALIAS_NODES", "MAX_FILE_BYTES", "MAX_ENTRIES"]
 
 #: The largest YAML input read (a spec is a few KiB; /dev/zero or a log file is not one).
 MAX_FILE_BYTES = 16 * 1024 * 1024
+
+#: The most lines plus ','-separated flow items a YAML input may hold: a bound on how long
+#: parsing takes. The largest bundled file has about 110 lines.
+MAX_ENTRIES = 20_000
 
 #: At most this many ``*name`` uses in one file (a spec needs a handful).
 MAX_ALIASES = 1_000
@@ -74,30 +78,26 @@ class Locations:
                 self.table[prefix + k] = v
 
 
-def load_yaml(path: str | Path, display: str | None = None) -> tuple[Any, Locations]:
+def load_yaml(path: str | Path, display: str | None = None, within: tuple[str, ...] = ()) -> tuple[Any, Locations]:
     """Parse one YAML document from ``path``; ``display`` is the name used in errors.
 
     Only a regular file of at most ``MAX_FILE_BYTES`` is read (a FIFO would block, a device
-    never end); inside ``confined(roots)`` it must also resolve below one of the roots.
+    never end); with ``within`` (``confinement(roots)``) it must also resolve below one of the roots.
     """
     name = display or str(path)
-    return parse_yaml(read_text(path, name), name)
+    return parse_yaml(read_text(path, name, within), name)
 
 
-#: Pipes named on the command line (bash's ``<(...)``, ``-`` for standard input): the user
-#: asked for them, and they are read once, like a file (see ``allow_stream``).
-_streams: set[str] = set()
+class StreamPath(type(Path())):
+    """A pipe or terminal named on the command line (bash's ``<(...)``, ``-`` for standard
+    input): the user asked for it, so ``read_text`` reads it once, like a file. Only
+    ``catalog.find`` makes one, for a name given as such; any other pipe is refused."""
 
 
-def allow_stream(path: str | Path) -> None:
-    """Let ``read_text`` read the pipe or terminal ``path`` (an input named on the command line)."""
-    _streams.add(str(path))
-
-
-def read_text(path: str | Path, name: str) -> str:
+def read_text(path: str | Path, name: str, within: tuple[str, ...] = ()) -> str:
     """The UTF-8 text of ``path`` under the checks of :func:`load_yaml`."""
-    stream = str(path) in _streams and file_problem(path) is not None and os.path.exists(path)
-    problem = None if stream else file_problem(path) or outside_problem(path)
+    stream = isinstance(path, StreamPath) and file_problem(path) is not None and os.path.exists(path)
+    problem = None if stream else file_problem(path) or outside_problem(path, within)
     if problem:
         raise YamlSyntaxError(problem, Origin(name))
     try:
@@ -145,34 +145,21 @@ def file_problem(path: str | Path) -> str | None:
 
 # -- confinement (the build reads only its workspace) ---------------------------------------
 
-_roots: tuple[str, ...] = ()
+def confinement(roots) -> tuple[str, ...]:
+    """``roots`` as the ``within`` value of the readers: real paths ending in a separator.
+    A reader given one refuses a file whose real path is outside every root (the build
+    graph renders only what its workspace holds); the empty tuple allows any file."""
+    return tuple(os.path.join(os.path.realpath(r), "") for r in roots)
 
 
-class confined:
-    """While active, ``load_yaml`` refuses a file whose real path is outside every one of
-    ``roots`` (real paths): the build graph renders only what its workspace holds."""
-
-    def __init__(self, roots) -> None:
-        self.roots = tuple(os.path.join(os.path.realpath(r), "") for r in roots)
-
-    def __enter__(self) -> "confined":
-        global _roots
-        self.saved, _roots = _roots, self.roots
-        return self
-
-    def __exit__(self, *exc) -> None:
-        global _roots
-        _roots = self.saved
-
-
-def outside_problem(path: str | Path) -> str | None:
-    """Inside ``confined``: why ``path`` may not be read (it resolves outside the roots)."""
-    if not _roots:
+def outside_problem(path: str | Path, within: tuple[str, ...] = ()) -> str | None:
+    """Why ``path`` may not be read under ``within`` (it resolves outside the roots), or None."""
+    if not within:
         return None
     real = os.path.realpath(path)
-    if any(real.startswith(root) for root in _roots):
+    if any(real.startswith(root) for root in within):
         return None
-    return (f"resolves to {real}, outside the build workspace {_roots[0].rstrip('/')}; a build reads only "
+    return (f"resolves to {real}, outside the build workspace {within[0].rstrip('/')}; a build reads only "
             "files inside it (copy the file in, or render it with `manifesto render manifest`)")
 
 
@@ -180,6 +167,10 @@ def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    size = text.count("\n") + text.count(",")
+    if size > MAX_ENTRIES:  # the YAML library spends ~0.1 ms per entry: 200k env entries took 20 s
+        raise YamlSyntaxError(f"holds {size} lines and ','-separated items; a YAML input holds at most "
+                              f"{MAX_ENTRIES} (a spec or a profile is a few hundred lines)", Origin(name))
     if "&" in text and _ALIAS.search(text):  # no alias without an anchor: most files skip the pre-pass
         _check_aliases(text, name)
     yaml = YAML(typ="rt", pure=True)

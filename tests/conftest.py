@@ -18,6 +18,9 @@ import pytest
 import kit
 
 SLURM_KIT = kit.shared_dir() / "slurm"
+# The kit's node names resolve (to 127.0.0.1) only with this option, and routed batch scripts
+# resolve them, as they do a site's hosts. It adds one /etc/hosts line; nothing restarts.
+os.environ.setdefault("LOCAL_SLURM_ETC_HOSTS", "1")
 
 if (SLURM_KIT / "pytest_local_slurm.py").is_file():
     if str(SLURM_KIT) not in sys.path:

@@ -385,3 +385,102 @@ accepted("slurm-strict-values", spec(), slurm("  partition: gpu,debug\n  account
                                             "  constraint: '[a100|h100]&ib'\n  time: 1-12:00:00\n",
                                             gres="gpu:h100"))
 accepted("pre-launch-trusted-shell", spec(top="runtime:\n  pre_launch: ['echo \"start; $(date)\" >&2']\n"), slurm())
+
+# ---- issue 19, class 4: Unicode where ASCII is meant; invisible characters in names ------------------
+
+ZW = "\u200b"  # zero-width space
+RLO = "\u202e"  # right-to-left override
+refused("u19-model-id-zero-width", spec().replace("Qwen/Qwen3-0.6B", f'"Qwen/Qwen3-0.6B{ZW}"'), k8s(),
+        "error: spec.yaml:3:3: model.id: 'Qwen/Qwen3-0.6B\\u200b' contains the invisible format character U+200B (ZERO WIDTH SPACE)")
+refused("u19-model-label-rtl-override", spec(model=f'  label: "qwen {RLO}llams"\n'), k8s(),
+        "error: spec.yaml:4:3: model.label: 'qwen \\u202ellams' contains the invisible format character U+202E (RIGHT-TO-LEFT OVERRIDE)")
+refused("u19-model-id-bidi-isolate", spec().replace("Qwen/Qwen3-0.6B", '"Qwen/\\u2066Qwen3\\u2069"'), k8s(),
+        "error: spec.yaml:3:3: model.id: 'Qwen/\\u2066Qwen3\\u2069' contains the invisible format character U+2066 (LEFT-TO-RIGHT ISOLATE)")
+refused("u19-env-value-rtl-mark", spec('    env: {NOTE: "a\\u200fb"}\n'), k8s(),
+        "error: spec.yaml:6:11: roles[0].env.NOTE: 'a\\u200fb' contains the invisible format character U+200F (RIGHT-TO-LEFT MARK)")
+refused("u19-vllm-key-zero-width", spec(f'    vllm: {{"max-model-len{ZW}": 1024}}\n'), k8s(),
+        "error: spec.yaml:6:12: roles[0].vllm.max-model-len\\u200b: key 'max-model-len\\u200b' contains the invisible format character U+200B (ZERO WIDTH SPACE)")
+refused("u19-annotation-soft-hyphen", spec(), k8s(pod='  annotations: {example.com/team: "in\\u00adfra"}\n'),
+        "error: cluster.yaml:12:17: pod_defaults.annotations.example.com/team: 'in\\xadfra' contains the invisible format character U+00AD (SOFT HYPHEN)")
+refused("u19-served-name-word-joiner", spec('    vllm: {served_model_name: "qwen\\u2060small"}\n'), slurm(),
+        "error: spec.yaml:6:12: roles[0].vllm.served_model_name: 'qwen\\u2060small' contains the invisible format character U+2060 (WORD JOINER)")
+refused("u19-cluster-name-zero-width-joiner", spec(), k8s().replace("name: hostile", 'name: "hostile\\u200d"'),
+        "error: cluster.yaml:1:1: name: 'hostile\\u200d' contains the invisible format character U+200D (ZERO WIDTH JOINER)")
+refused("u19-release-bom-inside", spec(release='"demo\\uFEFFx"'), k8s(),
+        "error: spec.yaml:1:1: release: 'demo\\ufeffx' contains the control character U+FEFF")
+refused("u19-label-lone-surrogate", spec(model='  label: "qwen\\uD800"\n'), k8s(),
+        "error: spec.yaml:4:3: model.label: 'qwen\\ud800' contains the lone surrogate U+D800")
+refused("u19-slurm-time-arabic-digits", spec(), slurm('  time: "٠٤:00:00"\n'),
+        "error: cluster.yaml:6:3: slurm.time: '٠٤:00:00' is not a Slurm time limit: use minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED")
+refused("u19-slurm-time-superscript", spec(), slurm('  time: "²:00"\n'),
+        "error: cluster.yaml:6:3: slurm.time: '²:00' is not a Slurm time limit: use minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED")
+refused("u19-slurm-time-fullwidth", spec(), slurm('  time: "１-00:00"\n'),
+        "error: cluster.yaml:6:3: slurm.time: '１-00:00' is not a Slurm time limit: use minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED")
+refused("u19-computed-arabic-digits", spec("    computed:\n      vllm: {max_num_seqs: 'max_len // ٢'}\n",
+                                           top="vars: {max_len: 256}\n"), k8s(),
+        "error: spec.yaml:8:14: roles[0].computed.vllm.max_num_seqs: in expression 'max_len // ٢': unexpected character '٢' at position 11")
+refused("u19-quantity-arabic-digits", spec("    resources: {memory: ٦٤Gi}\n"), k8s(),
+        "error: spec.yaml:6:17: roles[0].resources.memory: '٦٤Gi' is not a Kubernetes quantity (examples: 8, 500m, 64Gi, 2G)")
+refused("u19-idle-timeout-arabic-digits", spec(),
+        k8s(top="llm_d:\n  sizing:\n    gateway_connection_pool: {idle_timeout: ١٥m}\n"),
+        "error: cluster.yaml:14:31: llm_d.sizing.gateway_connection_pool.idle_timeout: '١٥m' is not a duration of at least 1ms; write whole numbers with units h, m, s, ms, largest first (examples: 900s, 15m, 1h30m)")
+
+# ---- issue 19, class 6: Kubernetes size limits -----------------------------------------------------
+
+BIG = "x" * 100_000
+refused("k19-annotations-total-over-256k", spec(),
+        k8s(pod="  annotations:\n" + "".join(f"    example.com/a{i}: {BIG}\n" for i in range(3))),
+        "error: cluster.yaml:12:3: pod_defaults.annotations: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.metadata.annotations: annotation keys and values total 300042 bytes (at most 262144)")
+refused("k19-one-annotation-over-256k", spec(), k8s(pod=f"  annotations: {{example.com/a: {'y' * 270_000}}}\n"),
+        "error: cluster.yaml:12:3: pod_defaults.annotations: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.metadata.annotations: annotation keys and values total 270013 bytes (at most 262144)")
+refused("k19-object-over-1-5-mib-env", spec("    env:\n" + "".join(f"      V{i}: {BIG}\n" for i in range(17))),
+        k8s(),
+        "error: spec.yaml:1:1: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.spec.containers[0].env: the object is 1703977 bytes, 1700789 of them here; the API server stores objects of at most 1572864 bytes")
+refused("k19-object-over-1-5-mib-vllm", spec(f"    vllm: {{served_model_name: {'z' * 1_700_000}}}\n"), k8s(),
+        "error: spec.yaml:1:1: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.spec.containers[0].command[2]: the object is 1703569 bytes, 1700224 of them here; the API server stores objects of at most 1572864 bytes")
+refused("k19-object-over-1-5-mib-pre-launch", spec(top=f"runtime:\n  pre_launch: ['echo {'p' * 1_700_000}']\n"),
+        k8s(),
+        "error: spec.yaml:1:1: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.spec.containers[0].command[2]: the object is 1703552 bytes, 1700207 of them here; the API server stores objects of at most 1572864 bytes")
+refused("k19-configmap-over-1-mib", routed(routing="  plugin_config:\n    apiVersion: "
+        "inference.networking.x-k8s.io/v1alpha1\n    kind: EndpointPickerConfig\n    plugins:\n"
+        "    - type: queue-scorer\n      parameters: {note: " + "n" * 1_100_000 + "}\n"), k8s(),
+        "error: spec.yaml:1:1: the rendered ConfigMap 'demo-epp-config' is over a Kubernetes limit at data: keys and values total 1100145 bytes (at most 1048576)")
+refused("k19-label-key-name-over-63", spec(), k8s(pod=f"  node_selector: {{example.com/{'k' * 64}: v}}\n"),
+        "error: cluster.yaml:12:19: pod_defaults.node_selector.example.com/kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk: label key 'example.com/kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk' name part 'kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk' must be at most 63 characters (it has 64)")
+refused("k19-label-key-prefix-over-253", spec(),
+        k8s(pod=f"  node_selector: {{{'.'.join(['a' * 60] * 5)}/k: v}}\n"),
+        "error: cluster.yaml:12:19: pod_defaults.node_selector.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/k: label key 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaa...' has an invalid prefix 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa': it must be a DNS subdomain such as example.com")
+refused("k19-annotation-key-name-over-63", spec(), k8s(pod=f"  annotations: {{example.com/{'a' * 64}: v}}\n"),
+        "error: cluster.yaml:12:17: pod_defaults.annotations.example.com/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa: annotation key 'example.com/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' name part 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' must be at most 63 characters (it has 64)")
+refused("k19-label-value-over-63", spec(), k8s(pod=f"  node_selector: {{example.com/k: {'v' * 64}}}\n"),
+        "error: cluster.yaml:12:19: pod_defaults.node_selector.example.com/k: label value 'vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv' must be at most 63 characters (it has 64)")
+refused("k19-pull-secret-over-253", spec(), k8s(pod=f"  image_pull_secrets: [{'.'.join(['s' * 60] * 5)}]\n"),
+        "error: cluster.yaml:12:24: pod_defaults.image_pull_secrets[0]: 'ssssssssssssssssssssssssssssssssssssssssssssssssssssssssssss.ssssssssssssssss...' must be at most 253 characters (it has 304)")
+refused("k19-priority-class-over-253", spec(),
+        k8s(top=f"kueue: {{local_queue: q, priority_class: {'.'.join(['p' * 60] * 5)}}}\n"),
+        "error: cluster.yaml:12:25: kueue.priority_class: 'pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp.pppppppppppppppp...' must be at most 253 characters (it has 304)")
+
+# ---- issue 19, class 7: numbers too large for their type -------------------------------------------
+
+refused("b19-quantity-400-digits", spec(f"    resources: {{memory: {'9' * 400}}}\n"), k8s(),
+        'error: spec.yaml:6:17: roles[0].resources.memory: a quantity of 400 characters is too long (at most 64; examples: 8, 500m, 64Gi)')
+refused("b19-quantity-huge-suffix", spec("    resources: {memory: 99999999999Ei}\n"), k8s(),
+        "error: spec.yaml:6:17: roles[0].resources.memory: '99999999999Ei' is too large: a Kubernetes quantity is at most 9223372036854775807 (2**63 - 1)")
+refused("b19-cpu-over-int64", spec(f"    resources: {{cpu: {2 ** 64}}}\n"), k8s(),
+        "error: spec.yaml:6:17: roles[0].resources.cpu: '18446744073709551616' is too large: a Kubernetes quantity is at most 9223372036854775807 (2**63 - 1)")
+refused("b19-shm-size-400-digits", spec(), k8s().replace("shm_size: 2Gi", f"shm_size: {'8' * 400}"),
+        'error: cluster.yaml:11:3: pod_defaults.shm_size: a quantity of 400 characters is too long (at most 64; examples: 8, 500m, 64Gi)')
+refused("b19-quantity-float-exponent", spec("    resources: {ephemeral_storage: 1.0e+300}\n"), k8s(),
+        "error: spec.yaml:6:17: roles[0].resources.ephemeral_storage: '1e+300' is not a Kubernetes quantity (examples: 8, 500m, 64Gi, 2G)")
+refused("b19-quantity-long-fraction", spec(f"    resources: {{memory: 1.{'5' * 100}Gi}}\n"), k8s(),
+        'error: spec.yaml:6:17: roles[0].resources.memory: a quantity of 104 characters is too long (at most 64; examples: 8, 500m, 64Gi)')
+refused("b19-quantity-on-slurm", spec(f"    resources: {{memory: {'7' * 300}Mi}}\n"), slurm(),
+        'error: spec.yaml:6:17: roles[0].resources.memory: a quantity of 302 characters is too long (at most 64; examples: 8, 500m, 64Gi)')
+refused("b19-int32-400-digits", spec(f"    parallelism: {{tp: {'9' * 400}}}\n"), k8s(),
+        'error: spec.yaml:6:19: roles[0].parallelism.tp: a whole number of 400 digits is too large: Kubernetes counts are 32-bit (at most 2147483647)')
+refused("b19-expression-huge-literal", spec(f"    computed:\n      vllm: {{max_num_seqs: '{'9' * 400} // 2'}}\n"),
+        k8s(),
+        "error: spec.yaml:7:14: roles[0].computed.vllm.max_num_seqs: in expression '99999999999999999999999999999999999999999999999999999999999999999999999999999...': the number 99999999999999999999... is too large")
+refused("b19-expression-float-overflow", spec(f"    computed:\n      vllm: {{gpu_memory_utilization: "
+                                              f"'{'9' * 400}.0 / 2'}}\n"), k8s(),
+        "error: spec.yaml:7:14: roles[0].computed.vllm.gpu_memory_utilization: in expression '99999999999999999999999999999999999999999999999999999999999999999999999999999...': the number 99999999999999999999... is too large")

@@ -35,6 +35,7 @@ def install(tmp_path: Path, monkeypatch, script: str) -> Path:
     bin_dir, state = fake_kubectl(tmp_path, script)
     monkeypatch.setenv("PATH", str(bin_dir))  # no fzf: the picker falls back to a numbered prompt
     monkeypatch.setenv("FAKE_KUBE_DIR", str(state))
+    monkeypatch.setenv("FAKE_KUBE_LOG_STDIN", "1")  # the tests check what was sent over stdin
     monkeypatch.setenv("MANIFESTO_NO_CACHE", "1")
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     monkeypatch.chdir(tmp_path)
@@ -69,8 +70,11 @@ class FakeCluster:
         path = self.dir / "calls.jsonl"
         return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
-    def argvs(self) -> list[list[str]]:
-        return [c["argv"] for c in self.calls()]
+    def argvs(self, owner_reads: bool = True) -> list[list[str]]:
+        """Every call's argv; without ``owner_reads``, less deploy's reads of the objects it is
+        about to apply by name (``get KIND NAME... --ignore-not-found``, to refuse others' objects)."""
+        return [c["argv"] for c in self.calls()
+                if owner_reads or not ("get" in c["argv"] and "--ignore-not-found" in c["argv"])]
 
     def reset_log(self) -> None:
         (self.dir / "calls.jsonl").unlink(missing_ok=True)

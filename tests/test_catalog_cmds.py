@@ -77,6 +77,22 @@ def test_edit_keeps_an_invalid_file_and_says_so(tmp_path):
     proc = run_cli("config", "edit", "models", "brand/new", env=_env(tmp_path, EDITOR=editor), cwd=tmp_path)
     assert proc.returncode == 1
     assert scrub(proc.stderr, tmp_path) == (
+        "new model <tmp>/home/models/brand/new.yaml, from a skeleton\n"
         "error: <tmp>/home/models/brand/new.yaml was kept but does not validate; run the same command to fix it:\n"
         "error: home/models/brand/new.yaml:3:1: roles: must not be empty\n")
     assert (tmp_path / "home" / "models" / "brand" / "new.yaml").is_file()
+
+
+@pytest.mark.parametrize("kind", ["models", "clusters", "routing"])
+def test_edit_of_a_new_name_opens_a_commented_skeleton_that_validates(tmp_path, kind):
+    seen = tmp_path / "seen.yaml"
+    editor = _editor(tmp_path, f"pathlib.Path({str(seen)!r}).write_text(p.read_text())\n")  # saved unchanged
+    proc = run_cli("config", "edit", kind, "brand/New_One", env=_env(tmp_path, EDITOR=editor), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    path = tmp_path / "home" / kind / "brand" / "New_One.yaml"
+    what = {"models": "model", "clusters": "cluster", "routing": "routing profile"}[kind]
+    assert proc.stderr == f"new {what} {path}, from a skeleton\n{path} is valid\n"
+    text = seen.read_text()
+    assert text.startswith("# A new ") and text == path.read_text()
+    if kind != "routing":
+        assert ": new-one" in text  # release / name from the entry's name

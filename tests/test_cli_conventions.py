@@ -88,6 +88,24 @@ def test_typos_get_a_suggestion(argv, message):
     assert proc.returncode == 2 and proc.stderr.splitlines()[-1] == message
 
 
+USAGE = "usage: manifesto [-h] [--version] [--quiet] [--verbose] COMMAND ...\n"
+
+
+@pytest.mark.parametrize("argv, message", [
+    # After '--' every word is positional: '--help' is init's DIR, the rest are extra words,
+    # not an unknown option '--namespace' "(did you mean '--namespace'?)".
+    (("init", "--", "--help", "--namespace", "demo"), "manifesto: error: unexpected arguments after '--': "
+     "--namespace demo (after '--' every word is a positional argument, never an option)"),
+    (("init", "--", "a", "b"), "manifesto: error: unexpected argument after '--': b (after '--' every word is a "
+     "positional argument, never an option)"),
+    (("init", "--nmespace", "x"), "manifesto: error: unknown option '--nmespace' (did you mean '--namespace'?)"),
+])
+def test_words_after_double_dash_are_never_called_options(tmp_path, argv, message):
+    proc = run_cli(*argv, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", USAGE + message + "\n")
+    assert list(tmp_path.iterdir()) == []  # nothing was scaffolded
+
+
 def test_quiet_silences_notes_but_not_data(tmp_path):
     target = tmp_path / "q.yaml"
     loud = _cli("render", "file", *PAIR, "-o", str(target))

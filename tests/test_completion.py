@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,7 @@ def _bash_words(line: str) -> list[str]:
     return words
 
 
-def bash(env: dict, line: str) -> list[str]:
+def bash(env: dict, line: str, cwd=REPO_ROOT) -> list[str]:
     words = _bash_words(line)
     quoted = " ".join("'" + w.replace("'", "'\\''") + "'" for w in words)
     probe = (f'source "$TMP/c.bash" && [[ $(complete -p manifesto) == *"-F _manifesto"* ]] || exit 9; '
@@ -60,48 +61,58 @@ def bash(env: dict, line: str) -> list[str]:
              f"COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; "
              '_manifesto manifesto; printf "%s\\n" "${COMPREPLY[@]}"')
     proc = subprocess.run([_shell("bash"), "--norc", "-c", probe], capture_output=True, text=True, env=env,
-                          cwd=REPO_ROOT, timeout=120)
+                          cwd=cwd, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return [w for w in proc.stdout.splitlines() if w]
 
 
-# compadd / _files stand-ins: the widget adds matches through them.
-_ZSH_HARNESS = r"""
-autoload -Uz compinit && compinit -u -D
-source "$TMP/c.zsh" || exit 8
-(( ${+_comps[manifesto]} )) || exit 9
-compadd() {
-  local array=""
-  while (( $# )); do
-    case $1 in
-      -a) array=$2; shift 2 ;;
-      -d|-J|-X|-S) shift 2 ;;
-      --) shift; print -rl -- "$@"; return 0 ;;
-      *) shift ;;
-    esac
+# A real interactive zsh in a zpty: TAB after the line, with compadd recording every match it
+# is given (calls that only filter, -O/-A/-D, pass through) and _files recording its prefix.
+_ZSH_DRIVER = r"""
+zmodload zsh/zpty
+zpty -b z 'zsh -f -i'
+local out="" chunk
+integer i
+expect() {
+  for (( i = 0; i < 600; i++ )); do
+    while zpty -r -t z chunk; do out+=$chunk; done
+    [[ $out == *$1* ]] && return 0
+    sleep 0.05
   done
-  [[ -n $array ]] && print -rl -- "${(@P)array}"
-  return 0
+  print -u2 -r -- "never saw $1: ${out[-600,-1]}"; exit 7
 }
-_files() { print -r -- "<files:$PREFIX>" }
-compset() { [[ $1 == -P && $PREFIX == *=* ]] && PREFIX=${PREFIX#*=}; return 0 }
+zpty -w z 'PS1="> "; setopt no_beep no_auto_list no_list_ambiguous no_auto_menu no_menu_complete'
+zpty -w z "$SETUP"
+zpty -w z 'compadd() { if [[ " ${(j: :)@[1,(i)(-|--)]} " == *" -"[OAD]" "* ]]; then builtin compadd "$@"; return; fi; local -a __m; builtin compadd -O __m "$@"; (( ${#__m} )) && print -rl -- "${IPREFIX}"${^__m} >> "$MATCHES"; builtin compadd "$@"; }'
+zpty -w z '_files() { print -r -- "<files:$IPREFIX$PREFIX>" >> "$MATCHES"; }'
+zpty -w z 'print -r -- __RE""ADY__'
+expect __READY__
+out=""
+zpty -w -n z "$LINE"$'\t'
+sleep 0.2
+zpty -w -n z $'\x15'
+zpty -w z 'print -r -- __DO""NE__'
+expect __DONE__
+zpty -d z
+[[ $out != *"can only be called"* ]] || { print -u2 -r -- "$out"; exit 6 }
 """
 
-
-def zsh(env: dict, line: str) -> list[str]:
-    words = line.split(" ")
-    quoted = " ".join("'" + w.replace("'", "'\\''") + "'" for w in words)
-    probe = _ZSH_HARNESS + f"words=({quoted}); CURRENT={len(words)}; PREFIX=${{words[CURRENT]}}; _manifesto\n"
-    proc = subprocess.run([_shell("zsh"), "-f", "-c", probe], capture_output=True, text=True, env=env,
-                          cwd=REPO_ROOT, timeout=120)
-    assert proc.returncode == 0 and "can only be called" not in proc.stderr, proc.stderr
-    return [w for w in proc.stdout.splitlines() if w]
+_SOURCED = 'autoload -Uz compinit; compinit -u -D; source "$TMP/c.zsh"'
 
 
-def fish(env: dict, line: str) -> list[str]:
+def zsh(env: dict, line: str, cwd=REPO_ROOT, setup: str = _SOURCED) -> list[str]:
+    matches = Path(env["TMP"]) / f"zsh-matches-{uuid.uuid4().hex}"
+    proc = subprocess.run([_shell("zsh"), "-f", "-c", _ZSH_DRIVER], capture_output=True, text=True,
+                          env={**env, "SETUP": setup, "LINE": line, "MATCHES": str(matches)}, cwd=cwd, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    found = matches.read_text().splitlines() if matches.exists() else []
+    return list(dict.fromkeys(w for w in found if w))
+
+
+def fish(env: dict, line: str, cwd=REPO_ROOT) -> list[str]:
     probe = f'source $TMP/c.fish; complete -C "{line}"'
     proc = subprocess.run([_shell("fish"), "--no-config", "-c", probe], capture_output=True, text=True,
-                          env=env, cwd=REPO_ROOT, timeout=120)
+                          env=env, cwd=cwd, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return [w.split("\t", 1)[0] for w in proc.stdout.splitlines() if w]
 
@@ -112,7 +123,7 @@ DRIVERS = {"bash": bash, "zsh": zsh, "fish": fish}
 @pytest.fixture(params=SHELLS)
 def complete(request, env):
     drive = DRIVERS[request.param]
-    return lambda line: drive(env, line)
+    return lambda line, cwd=REPO_ROOT: drive(env, line, cwd)
 
 
 def test_commands_and_subcommands(complete):
@@ -150,6 +161,9 @@ def test_accelerator_names_of_the_cluster_on_the_line(complete):
     line = "manifesto render manifest qwen/aggregated --cluster example-gb200 --accelerator "
     assert set(complete(line)) == {"gb200", "b200"}
     assert complete("manifesto explain qwen/aggregated -c example-h200 --accelerator h") == ["h200"]
+    # --gpu, the reference implementation's spelling, completes the same names.
+    assert set(complete(line.replace("--accelerator", "--gpu"))) == {"gb200", "b200"}
+    assert "--gpu" in complete("manifesto render manifest qwen/aggregated --cluster example-gb200 --gp")
 
 
 def test_build_addresses(request, complete):
@@ -213,13 +227,8 @@ def test_zsh_script_works_from_fpath(tmp_path, env):
     fdir = tmp_path / "zfunc"
     fdir.mkdir()
     (fdir / "_manifesto").write_text(run_cli("completion", "zsh").stdout)
-    probe = _ZSH_HARNESS.replace('source "$TMP/c.zsh" || exit 8\n', "").replace(
-        "autoload -Uz compinit && compinit -u -D", f"fpath=({fdir} $fpath); autoload -Uz compinit && compinit -u -D")
-    probe += "words=(manifesto ren); CURRENT=2; PREFIX=ren; $_comps[manifesto]\n"
-    proc = subprocess.run([_shell("zsh"), "-f", "-c", probe], capture_output=True, text=True, env=env,
-                          cwd=REPO_ROOT, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert "render" in proc.stdout.split(), proc.stdout + proc.stderr
+    found = zsh(env, "manifesto ren", setup=f"fpath=({fdir} $fpath); autoload -Uz compinit; compinit -u -D")
+    assert "render" in found, found
 
 
 def test_complete_never_prints_a_traceback():
@@ -260,3 +269,55 @@ def test_zsh_interactive_tab_after_compinit(env):
     out = proc.stdout.replace("\r", "")
     assert "manifest qwen/qwen3-0.6b" in out, out[-800:] + proc.stderr
     assert "can only be called from completion function" not in out
+
+
+@pytest.mark.parametrize("command", ["deploy", "status", "diff", "stop", "ready", "servers", "slurm stop",
+                                     "slurm submit"])
+def test_deployment_addresses_after_commands_that_take_a_target(request, complete, command):
+    found = complete(f"manifesto {command} //:qwen")
+    # bash completes after its last ':' (COMP_WORDBREAKS); the others see the whole address
+    assert ("qwen-demo" if "bash" in request.node.name else "//:qwen-demo") in found, found
+    assert "//models/qwen:aggregated" not in complete(f"manifesto {command} //")
+
+
+def test_workspace_cluster_profiles_after_cluster(tmp_path, complete):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    assert run_cli("init", cwd=ws).returncode == 0
+    (ws / "clusters" / "acme-h100.yaml").write_text((ws / "clusters" / "example-gb200.yaml").read_text())
+    found = complete("manifesto render manifest models/qwen3-0.6b.yaml --cluster ac", ws)
+    assert [f for f in found if not f.startswith("<files:")] == ["acme-h100"], found
+    assert "acme-h100" not in complete("manifesto render manifest qwen/qwen3-0.6b --cluster ac")  # outside it
+
+
+def test_live_lookups_are_bounded_below_a_second(monkeypatch):
+    """A hung API server costs a TAB at most LIVE_TIMEOUT: one unretried attempt per type."""
+    from manifesto.cli import complete as comp
+    from manifesto.ops import discovery
+
+    seen = []
+    monkeypatch.setattr(discovery, "discover", lambda kube, *a, **k: seen.append((kube.timeout, kube.retries)) or [])
+    state = comp._State(None)
+    state.values = {"namespace": "demo"}
+    assert comp._instances(state) == []
+    assert seen == [(comp.LIVE_TIMEOUT, 0)] and comp.LIVE_TIMEOUT <= 1.0
+
+
+_IMPORTED = ("import runpy, sys\n"
+             "sys.argv = ['manifesto', *sys.argv[1:]]\n"
+             "try:\n    runpy.run_module('manifesto', run_name='__main__')\n"
+             "except SystemExit:\n    pass\n"
+             "print('HEAVY=' + ','.join(sorted(m for m in ('shtab', 'pydantic', 'ruamel') if m in sys.modules)),"
+             " file=sys.stderr)\n")
+
+
+@pytest.mark.parametrize("argv, heavy", [
+    (["__complete", "bash", "--", "manifesto render manifest qw"], ""),
+    (["__complete", "zsh", "--", "render", "--"], ""),
+    (["--help"], ""),
+    (["completion", "bash"], "shtab"),
+])
+def test_shtab_is_imported_only_to_write_a_script(argv, heavy):
+    proc = subprocess.run([sys.executable, "-c", _IMPORTED, *argv], capture_output=True, text=True, cwd=REPO_ROOT,
+                          timeout=120)
+    assert proc.stderr.strip().splitlines()[-1] == f"HEAVY={heavy}", proc.stderr

@@ -66,7 +66,9 @@ if verb == "create":
            and o["metadata"].get("namespace") == doc["metadata"].get("namespace") for o in state["objects"]):
         sys.exit(print(f'Error from server (AlreadyExists): {doc["kind"].lower()}s "{doc["metadata"]["name"]}" '
                        'already exists', file=sys.stderr) or 1)
-    if doc["kind"] == "Job":
+    if doc["kind"] == "Job" and conf.get("job_hangs"):
+        pass  # never scheduled: no condition ever appears
+    elif doc["kind"] == "Job":
         kind = "Failed" if conf.get("job_fails") else "Complete"
         doc["status"] = {"conditions": [{"type": kind, "status": "True", "reason": "BackoffLimitExceeded"}]}
     state["objects"].append(doc)
@@ -141,7 +143,7 @@ def test_exact_lifecycle_argv(fake):
     rc, out, err = _e2e(fake, QWEN, "--namespace", NS)
     assert rc == 0, err
     sel = "app.kubernetes.io/managed-by=manifesto,app.kubernetes.io/instance=qwen3-0-6b"
-    argvs = fake.argvs()
+    argvs = fake.argvs(owner_reads=False)
     # the two workload listings of deploy run concurrently, so their order is free
     assert sorted(argvs[2:4]) == [["-n", NS, "get", "deployments.apps", "-l", sel, "-o", "json"],
                                   ["-n", NS, "get", "leaderworkersets.leaderworkerset.x-k8s.io", "-l", sel, "-o", "json"]]
@@ -155,7 +157,7 @@ def test_exact_lifecycle_argv(fake):
         ["-n", NS, "logs", "job/qwen3-0-6b-e2e", "--all-containers"],
         ["delete", "namespace", NS, "--ignore-not-found", "--wait=false"],
     ]
-    calls = fake.calls()
+    calls = [c for c in fake.calls() if "--ignore-not-found" not in c["argv"] or "get" not in c["argv"]]
     secret = json.loads(calls[1]["stdin"])
     assert secret["kind"] == "Secret" and secret["stringData"]["HF_TOKEN"] == TOKEN
     assert all(TOKEN not in " ".join(c["argv"]) for c in calls)
@@ -233,6 +235,7 @@ def test_job_is_unprivileged_cpu_only_and_deterministic(fake):
     assert set(c["resources"]["limits"]) == {"cpu", "memory"}
     assert not any("kueue" in k for k in json.dumps(job["metadata"]["labels"]).split('"'))
     assert {"name": "MANIFESTO_E2E_TIMEOUT", "value": "42"} in c["env"]
+    assert job["spec"]["activeDeadlineSeconds"] == 42  # --timeout bounds the Job, image pull included
     script = c["command"][-1]
     assert "/v1/models" in script and "/v1/completions" in script and "max_tokens" in script
     compile(script, "e2e", "exec")
@@ -313,3 +316,13 @@ def test_default_namespace_is_a_dns_label():
 
     name = default_namespace("x" * 80, "abc123")
     assert len(name) <= 63 and name.endswith("-abc123") and name.startswith("manifesto-e2e-x")
+
+
+@pytest.mark.integration
+def test_timeout_bounds_the_whole_wait_for_the_job(fake):
+    """A Job that is never scheduled (an image that never pulls) fails at --timeout, with no
+    pull allowance added on top."""
+    fake.configure(job_hangs=True)
+    rc, _, err = _e2e(fake, AGG, "--namespace", NS, "--timeout", "1")
+    assert rc == 1
+    assert f"error: e2e Job qwen3-30b-e2e in namespace {NS} failed: not finished after 1s\n" in err, err

@@ -38,8 +38,12 @@ HOSTILE_STRINGS = [
     "nel\x85", "ls\u2028", "\ufeffbom", "$(touch /tmp/fuzz-pwned)", "`id`", "a;b", "a'b", 'a"b', "a\\", "a b",
     "../..", "/etc/passwd", "a/b", "..", "UPPER", "1digit", "-dash", "x" * 70, "é", "a=b", "a:b,c", "#x",
     "{user}", "{unknown", "*", "a|b", "a&b", ">x", "(x)",
+    # issue 19: invisible and bidi characters, non-ASCII digits, numbers too large for their type
+    "qwen\u200b", "a\u202eb", "\u2066x\u2069", "soft\u00adhyphen", "\ud800", "٠٤:00:00", "²", "١٢Gi", "9" * 400,
+    "99999999999Ei", "x" * 300_000,
 ]
-HOSTILE_NUMBERS = [-1, 0, 2**31, 2**63, 1.5, -0.5, float("nan"), float("inf"), float("-inf"), 10**30]
+HOSTILE_NUMBERS = [-1, 0, 2**31, 2**63, 1.5, -0.5, float("nan"), float("inf"), float("-inf"), 10**30, 10**400, 1e-05,
+                   5e-324]
 
 
 def _merged(name: str) -> dict:
@@ -91,6 +95,7 @@ def check_error(out: str, err: str) -> None:
     for line in err[:-1].split("\n"):
         assert line.startswith("error: "), err
     assert not _RAW_CONTROL.search(err), err
+    assert all(c.isprintable() for c in err[:-1].replace("\n", "")), err  # bidi, zero-width: escaped too
 
 
 def check_kubernetes(text: str) -> None:

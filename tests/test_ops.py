@@ -78,14 +78,21 @@ def _no_token_leaks(fake: FakeCluster, *texts: str) -> None:
 def test_deploy_single_deployment_exact_argv(fake):
     rc, out, err = _deploy(fake, QWEN)
     assert rc == 0, err
-    argvs = fake.argvs()
+    assert sorted(a for a in fake.argvs() if "--ignore-not-found" in a) == [  # nothing of someone else's
+        ["-n", "ns", "get", kind, *names, "--ignore-not-found", "-o", "json"] for kind, *names in [
+            ("configmaps", "qwen3-0-6b-idle-shutdown"),
+            ("deployments.apps", "qwen3-0-6b-decode", "qwen3-0-6b-idle-shutdown"),
+            ("rolebindings.rbac.authorization.k8s.io", "qwen3-0-6b-idle-shutdown"),
+            ("roles.rbac.authorization.k8s.io", "qwen3-0-6b-idle-shutdown"),
+            ("serviceaccounts", "qwen3-0-6b-idle-shutdown"), ("services", "qwen3-0-6b-decode-http")]]
+    argvs = fake.argvs(owner_reads=False)
     assert argvs[0] == APPLY_STDIN  # hf-secret, from stdin
     assert sorted(map(tuple, argvs[1:3])) == sorted(map(tuple, [_get("deployments.apps", "qwen3-0-6b"),
                                                                  _get("leaderworkersets.leaderworkerset.x-k8s.io",
                                                                       "qwen3-0-6b")]))
     assert argvs[3] == APPLY_STDIN  # the artifact, from stdin
     assert len(argvs) == 4  # no routing layer: nothing to prune, no API preflight for Deployments
-    secret = json.loads(fake.calls()[0]["stdin"])
+    secret = json.loads(next(c["stdin"] for c in fake.calls() if "apply" in c["argv"]))
     assert secret["kind"] == "Secret" and secret["stringData"] == {"HF_TOKEN": TOKEN}
     assert secret["metadata"]["namespace"] == "ns"
     assert fake.objects("Deployment") == ["qwen3-0-6b-decode", "qwen3-0-6b-idle-shutdown"]
@@ -95,7 +102,7 @@ def test_deploy_single_deployment_exact_argv(fake):
 @pytest.mark.integration
 def test_deploy_with_routing_prunes_nothing_when_frontend_unchanged(fake):
     assert _deploy(fake, AGG)[0] == 0
-    argvs = fake.argvs()
+    argvs = fake.argvs(owner_reads=False)
     assert argvs[3] == APPLY_STDIN
     assert sorted(map(tuple, argvs[4:])) == sorted(map(tuple, [
         _get("configmaps", "qwen3-30b"), _get("gateways.gateway.networking.k8s.io", "qwen3-30b"),
@@ -189,7 +196,7 @@ def test_kueue_verified_and_requests_printed(fake, tmp_path):
     fake.seed(*_queues())
     rc, out, err = _deploy(fake, QWEN, cluster)
     assert rc == 0, err
-    argvs = fake.argvs()
+    argvs = fake.argvs(owner_reads=False)
     assert argvs[:4] == [["api-versions"],
                          ["-n", "ns", "get", "localqueues.kueue.x-k8s.io", "q", "-o", "json"],
                          ["get", "clusterqueues.kueue.x-k8s.io", "cq", "-o", "json"],
@@ -319,6 +326,9 @@ def test_file_diff_and_apply(fake, tmp_path):
     assert rc == 0, err
     assert fake.argvs() == [APPLY_STDIN, ["apply", "-f", str(target)]]
     _no_token_leaks(fake, out, err)
+    assert "manifesto: hf-secret created in namespace ns\n" in err, err  # it did not exist before
+    rc, out, err = fake.run("file", "apply", "-f", str(target))
+    assert "manifesto: hf-secret updated in namespace ns\n" in err, err
     rc, _, err = fake.run("file", "diff", "--filename", str(target))
     assert (rc, err) == (0, f"manifesto: no differences between {target} and the cluster\n")
     script = tmp_path / "job.sbatch"
@@ -464,8 +474,23 @@ def test_stop_spec_now_and_unknown(fake):
     deletes = [a for a in fake.argvs() if "delete" in a]
     assert all(a[2:6] == ["delete", "--ignore-not-found", "--grace-period=0", "--force"] for a in deletes[:-1])
     assert deletes[-1][-2:] == ["--grace-period=0", "--force"]
-    rc, _, err = fake.run("stop", "--instance", "qwen3-0-6b", "-n", "ns")
-    assert (rc, err) == (1, "error: no live objects of instance qwen3-0-6b in namespace ns\n")
+    rc, out, err = fake.run("stop", "--instance", "qwen3-0-6b", "-n", "ns")
+    # stop is idempotent: nothing live is said, and is no failure
+    assert (rc, out, err) == (0, "", "manifesto: nothing to stop: no live objects of instance qwen3-0-6b in "
+                                     "namespace ns\n")
+
+
+@pytest.mark.integration
+def test_stop_output_json_lists_what_it_deleted(fake):
+    assert _deploy(fake, QWEN)[0] == 0
+    rc, out, err = fake.run("stop", QWEN, "--cluster", GB200, "--user", "u", "--namespace", "ns", "-o", "json")
+    assert rc == 0, err
+    data = json.loads(out)
+    assert (data["instance"], data["namespace"]) == ("qwen3-0-6b", "ns")
+    assert data["deleted"] and all("/" in ref for ref in data["deleted"]), data
+    assert any(ref.startswith("deployment") for ref in data["deleted"]), data
+    rc, out, _ = fake.run("stop", "--instance", "qwen3-0-6b", "-n", "ns", "-o", "json")
+    assert (rc, json.loads(out)["deleted"]) == (0, [])
 
 
 class _Terminal:
@@ -614,6 +639,9 @@ def test_trace_logs_argv_and_duration_never_stdin(fake, monkeypatch):
     rc, out, err = _deploy(fake, QWEN)
     assert rc == 0, err
     traces = [line for line in err.splitlines() if line.startswith("trace: ")]
+    owner_reads = [t for t in traces if " --ignore-not-found " in t]
+    traces = [t for t in traces if t not in owner_reads]
+    assert len(owner_reads) == 6 and all(t.startswith("trace: kubectl -n ns get ") for t in owner_reads)
     assert traces[0].startswith("trace: kubectl -n ns apply -f - (") and traces[0].endswith("s, rc=0)")
     assert len(traces) == 4
     assert TOKEN not in err and "stringData" not in err
@@ -625,6 +653,45 @@ def test_context_flag_reaches_kubectl(fake):
     rc, _, err = fake.run("servers", "-n", "ns", "--context", "ctx-a")
     assert rc == 0, err
     assert all(a[:4] == ["--context", "ctx-a", "-n", "ns"] for a in fake.argvs())
+
+
+@pytest.mark.integration
+def test_the_profile_named_for_the_kube_cluster_follows_context(fake, isolated_env):
+    """With no --cluster, the profile is the one named for the cluster of --context, not of the
+    current context."""
+    clusters = isolated_env.config_home / "clusters"
+    clusters.mkdir()
+    base = Path(GB200).read_text()
+    for name in ("acme-a", "acme-b"):
+        (clusters / f"{name}.yaml").write_text(base.replace("name: example-gb200", f"name: {name}"))
+    fake.configure(current_context="ctx-a", contexts={"ctx-a": {"cluster": "acme-a"}, "ctx-b": {"cluster": "acme-b"}})
+    rc, out, err = fake.run("explain", "qwen/qwen3-0.6b", "--context", "ctx-b", "--user", "u", "--namespace", "ns",
+                            "-o", "json")
+    assert rc == 0, err
+    assert json.loads(out)["cluster"] == "acme-b"
+    assert ["config", "view", "--minify", "--context", "ctx-b", "-o",
+            "jsonpath={.contexts[0].context.cluster}"] in fake.argvs()
+
+
+@pytest.mark.integration
+def test_deploy_refuses_objects_of_another_owner_unless_take_over(fake):
+    assert fake.run("deploy", QWEN, "--cluster", GB200, "--user", "alice", "--namespace", "ns")[0] == 0
+    fake.reset_log()
+    rc, _, err = fake.run("deploy", QWEN, "--cluster", GB200, "--user", "bob", "--namespace", "ns")
+    assert rc == 1
+    assert err == ("error: 7 object(s) to apply already exist in namespace ns and belong to instance qwen3-0-6b "
+                   "of user alice: ServiceAccount qwen3-0-6b-idle-shutdown, Role qwen3-0-6b-idle-shutdown, "
+                   "RoleBinding qwen3-0-6b-idle-shutdown, ConfigMap qwen3-0-6b-idle-shutdown, "
+                   "Service qwen3-0-6b-decode-http, Deployment qwen3-0-6b-decode, Deployment qwen3-0-6b-idle-shutdown; "
+                   "pass --take-over to modify them anyway\n")
+    assert not [c for c in fake.calls() if "apply" in c["argv"]]  # nothing changed, the secret included
+    owners = {o["metadata"]["labels"].get("llm-d.ai/owner") for o in fake.state["objects"] if o["kind"] != "Secret"}
+    assert owners == {"alice"}
+    rc, _, err = fake.run("deploy", QWEN, "--cluster", GB200, "--user", "bob", "--namespace", "ns", "--take-over")
+    assert rc == 0 and "manifesto: taking over objects of instance qwen3-0-6b of user alice: ServiceAccount " \
+        "qwen3-0-6b-idle-shutdown, " in err
+    owners = {o["metadata"]["labels"].get("llm-d.ai/owner") for o in fake.state["objects"] if o["kind"] != "Secret"}
+    assert owners == {"bob"}
 
 
 # -- pure helpers -----------------------------------------------------------------------

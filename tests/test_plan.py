@@ -197,6 +197,28 @@ def test_instance_identity_and_selectors(tmp_path):
         assert len({tuple(sorted(r.selector.items())) for r in plan.roles}) == len(plan.roles)
 
 
+def test_the_user_prefix_covers_workload_names(tmp_path):
+    """With naming.user_prefix, a role's workload_name (every bundled DeepSeek spec sets one) is
+    prefixed too: two users' renders share no object name."""
+    from manifesto.render import k8s_objects
+    from manifesto.cluster import load_cluster
+    from manifesto.spec import load_spec
+
+    cluster = tmp_path / "prefixed.yaml"
+    cluster.write_text((CLUSTERS / "example-gb200.yaml").read_text() + "naming: {user_prefix: true}\n")
+    model = REPO / "models/deepseek-v4/1P-EP8-1D-EP8.yaml"
+    names = {}
+    for user in ("alice", "bob"):
+        plan = _plan(model, cluster, user=user)
+        assert [r.workload_name for r in plan.roles] == [f"{user}-dsv4-decode-ep8", f"{user}-dsv4-prefill-ep8"]
+        c = load_cluster(str(cluster))
+        objs = k8s_objects(plan, load_spec(str(model), c))
+        names[user] = {(o["kind"], o["metadata"]["name"]) for o in objs}
+        assert all(name.startswith(f"{user}-") for _, name in names[user])
+    assert not names["alice"] & names["bob"]
+    assert ("LeaderWorkerSet", "bob-dsv4-decode-ep8") in names["bob"]
+
+
 def test_env_provenance_layers(tmp_path):
     """Later layers win: cluster default env < fabric profile < spec env < role env < computed."""
     cluster = tmp_path / "cluster.yaml"

@@ -15,7 +15,7 @@ PUBLIC = {
     "manifesto.errors": ["Origin", "ManifestoError", "InputError", "YamlSyntaxError", "SchemaError",
                          "ExtendsError", "ExpressionError", "CatalogError", "ResolveError",
                          "IncompatiblePairError", "RenderCheckError", "BuildError", "OpsError", "did_you_mean",
-                         "format_path", "show_value"],
+                         "format_path", "show_value", "printable", "excerpt"],
 }
 
 

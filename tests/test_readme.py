@@ -2,8 +2,10 @@
 
 Every ```sh block announced by ``<!-- readme-test: KIND -->`` runs under ``bash -e`` with
 ``manifesto`` on PATH: ``offline`` blocks in a copy of the workspace, ``kubectl`` blocks
-against the scripted fake kubectl, ``slurm`` blocks against the local Slurm kit with
-``my-slurm`` in the user catalog. A block that is announced but not run fails the test.
+against the scripted fake kubectl, ``walkthrough`` blocks exactly as a reader pastes them
+(no HF_TOKEN and no kubectl from the harness: the block brings its own), ``slurm`` blocks
+against the local Slurm kit with ``my-slurm`` in the user catalog. A block that is
+announced but not run fails the test.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def blocks(kind: str) -> list[str]:
 
 def test_every_announced_block_has_a_runner():
     kinds = [k for k, _ in _BLOCK.findall((REPO_ROOT / "README.md").read_text())]
-    assert kinds and set(kinds) <= {"offline", "kubectl", "slurm"}
+    assert kinds and set(kinds) <= {"offline", "kubectl", "walkthrough", "slurm"}
     assert (REPO_ROOT / "README.md").read_text().count("<!-- readme-test:") == len(kinds)
     assert "(see below)" not in (REPO_ROOT / "README.md").read_text()
 
@@ -84,6 +86,20 @@ def test_kubectl_workflows(tmp_path, index):
     work.mkdir()
     _run(blocks("kubectl")[index], work, env)
     assert (state / "calls.jsonl").read_text().count("apply") >= 1  # the cluster was really asked
+
+
+@pytest.mark.parametrize("index", range(len(blocks("walkthrough"))))
+def test_walkthroughs_run_as_printed(tmp_path, index):
+    """No HF_TOKEN and no fake kubectl from the harness; the real kubectl, if /usr/bin has one,
+    is on PATH as it would be for a reader."""
+    env = _env(tmp_path)
+    assert "HF_TOKEN" not in env and "FAKE_KUBE_DIR" not in env
+    work = tmp_path / "work"
+    work.mkdir()
+    _run(blocks("walkthrough")[index], work, env)
+    calls = (tmp_path / "cache" / "manifesto" / "fake-kube" / "calls.jsonl").read_text()
+    assert calls.count('"apply"') >= 2 and '"delete"' in calls  # the fake cluster was really asked
+    assert "hf_xxx" not in calls  # the token is not in the fake's call log
 
 
 @pytest.mark.slurm

@@ -85,14 +85,51 @@ def test_other_options_are_other_entries(tree):
     assert "pydantic" in heavy and a != b
 
 
-def test_corrupt_entry_is_a_miss(tree, isolated_env):
+def _entries(store: Path) -> list[Path]:
+    return [p for p in store.rglob("*") if p.is_file()]
+
+
+def _results(store: Path) -> list[dict]:
+    entries = [json.loads(p.read_bytes()) for p in _entries(store)]
+    return [e for e in entries if e["kind"] == "result"]
+
+
+@pytest.mark.parametrize("damage", [b"{not json", b"", b'{"kind": "result", "key": "x"}'])
+def test_corrupt_entry_is_a_miss(tree, isolated_env, damage):
     first, _ = _render(tree)
-    for entry in isolated_env.render_cache.rglob("*.json"):
-        entry.write_text("{not json")
+    entries = _entries(isolated_env.render_cache)
+    assert {json.loads(e.read_bytes())["kind"] for e in entries} == {"code", "request", "result"}
+    for entry in entries:
+        entry.write_bytes(damage)
     second, heavy = _render(tree)
     assert second == first and "pydantic" in heavy
-    entries = list(isolated_env.render_cache.rglob("*.json"))
-    assert entries and all(json.loads(e.read_text())["text"] for e in entries)
+    results = [json.loads(e.read_bytes()) for e in _entries(isolated_env.render_cache)]
+    assert [r["text"] for r in results if r["kind"] == "result"] == [first]
+
+
+def test_a_result_whose_text_was_altered_is_a_miss(tree, isolated_env):
+    first, _ = _render(tree)
+    for entry in _entries(isolated_env.render_cache):
+        data = json.loads(entry.read_bytes())
+        if data["kind"] == "result":
+            entry.write_text(json.dumps({**data, "text": data["text"] + "# forged\n"}))
+    second, heavy = _render(tree)
+    assert second == first and "pydantic" in heavy
+
+
+def test_config_validate_and_explain_use_the_same_store(tree, isolated_env):
+    _render(tree)  # `render manifest` stored the render task's result
+    proc = subprocess.run([sys.executable, "-c", PROBE, "config", "validate", *RENDER[2:]], cwd=tree,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ok: child.yaml renders against cache-cluster (Kubernetes manifest, ")
+    assert proc.stderr.strip().splitlines()[-1] == "HEAVY="  # a hit: no schema, YAML or msgspec import
+    explain = [sys.executable, "-c", PROBE, "explain", *RENDER[2:]]
+    first = subprocess.run(explain, cwd=tree, capture_output=True, text=True, timeout=120)
+    second = subprocess.run(explain, cwd=tree, capture_output=True, text=True, timeout=120)
+    assert first.returncode == second.returncode == 0
+    assert first.stdout == second.stdout and first.stdout.startswith("instance ")
+    assert "pydantic" in first.stderr.splitlines()[-1] and second.stderr.splitlines()[-1] == "HEAVY="
 
 
 def test_cache_can_be_turned_off(tree):
@@ -127,10 +164,10 @@ def test_renders_see_the_isolated_environment(tree, isolated_env, monkeypatch):
     rc, in_process, err = cli_in_process(*RENDER, "--routing-profile", "mine")
     assert (rc, err) == (0, "")
     assert "# only in the isolated catalog" in in_process
-    assert len(list(isolated_env.render_cache.rglob("*.json"))) == 1
+    assert len(_results(isolated_env.render_cache)) == 1
 
     spawned, heavy = _render(tree, "--routing-profile", "mine")
     assert spawned == in_process and heavy == ""  # the subprocess hit the in-process entry
     fresh, heavy = _render(tree, "--routing-profile", "mine", "--no-idle-shutdown")
     assert "pydantic" in heavy and "# only in the isolated catalog" in fresh
-    assert len(list(isolated_env.render_cache.rglob("*.json"))) == 2
+    assert len(_results(isolated_env.render_cache)) == 2

@@ -145,10 +145,12 @@ fabric:
     standard: {{}}
 """
 
+# A MoE model, so routed DP keeps vLLM's DP flags (a dense model's routed ranks are independent
+# servers: tests/test_dp_mode.py).
 GEN_MODEL = """\
 release: gen
 topology: aggregated
-model: {{id: Qwen/Qwen3-0.6B, label: Qwen3-0.6B, image_ref: vllm.standard}}
+model: {{id: Qwen/Qwen3-30B-A3B, label: Qwen3-30B-A3B, image_ref: vllm.standard}}
 routing: {{kind: {routing}}}
 runtime: {{sidecars: []}}
 roles:

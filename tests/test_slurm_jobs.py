@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from kit import REPO_ROOT
+from kit import REPO_ROOT, shared_dir
 from test_slurm_render import check_script, render_pair, write
 
 pytestmark = [pytest.mark.slurm, pytest.mark.integration]
@@ -112,18 +113,6 @@ server.shutdown()
 sys.exit(0 if ok else 3)
 """
 
-# Resolve the kit's node names (node1, gnode2, ...) to loopback inside the batch script's
-# resolver, as a site's DNS would resolve its hosts.
-SITECUSTOMIZE = """\
-import re, socket
-_getaddrinfo = socket.getaddrinfo
-def getaddrinfo(host, *args, **kwargs):
-    if isinstance(host, str) and re.fullmatch(r"g?node[0-9]+", host):
-        host = "127.0.0.1"
-    return _getaddrinfo(host, *args, **kwargs)
-socket.getaddrinfo = getaddrinfo
-"""
-
 KIT_CLUSTER = """\
 name: kit-{runtime}
 platform: slurm
@@ -177,6 +166,14 @@ def standins(tmp_path, monkeypatch):
     return bin_dir
 
 
+def _job_script(tmp_path: Path, text: str) -> Path:
+    """The batch script in tmp_path, with its log directory made (as `slurm submit` does)."""
+    from manifesto.ops.slurm import script_log_dir
+
+    os.makedirs(script_log_dir(text), exist_ok=True)
+    return write(tmp_path / "job.sbatch", text)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -193,7 +190,7 @@ def _kit_cluster(tmp_path: Path, runtime: str) -> Path:
 
 
 def _job_log(tmp_path: Path, pattern: str) -> Path:
-    logs = sorted(tmp_path.glob(pattern))
+    logs = sorted((tmp_path / "logs").rglob(pattern))
     assert logs, f"no {pattern} in {tmp_path}: {sorted(p.name for p in tmp_path.iterdir())}"
     return logs[0]
 
@@ -216,7 +213,7 @@ def test_two_node_direct_job(standins, tmp_path, monkeypatch, sbatch_wait):
     monkeypatch.setenv("STANDIN_PORT", str(port))
     text = render_pair(write(tmp_path / "model.yaml", TWO_NODES), _kit_cluster(tmp_path, "native"))
     check_script(text)
-    script = write(tmp_path / "job.sbatch", text)
+    script = _job_script(tmp_path, text)
 
     found: dict = {}
     poller = threading.Thread(target=_poll, args=(port, time.monotonic() + 90, found), daemon=True)
@@ -257,7 +254,7 @@ def test_pyxis_job_array(standins, tmp_path, monkeypatch, sbatch_wait):
     text = render_pair(write(tmp_path / "model.yaml", TWO_REPLICAS), _kit_cluster(tmp_path, "pyxis"))
     check_script(text)
     assert "hf_from_the_submitter" not in text and "#SBATCH --array=0-1" in text
-    job_id, state = sbatch_wait(write(tmp_path / "job.sbatch", text), cwd=tmp_path, timeout=100)
+    job_id, state = sbatch_wait(_job_script(tmp_path, text), cwd=tmp_path, timeout=100)
     assert state == "COMPLETED"
     for index in (0, 1):
         log = _job_log(tmp_path, f"manifesto-standin-array-{job_id}_{index}.out")
@@ -274,9 +271,8 @@ def test_pyxis_job_array(standins, tmp_path, monkeypatch, sbatch_wait):
         assert pyxis["FAKE_PYXIS_NO_CONTAINER_ENTRYPOINT"] == "1", pyxis
 
 
-def test_pd_heterogeneous_job(standins, tmp_path, monkeypatch, sbatch_wait):
-    site = write(tmp_path / "site" / "sitecustomize.py", SITECUSTOMIZE)
-    monkeypatch.setenv("PYTHONPATH", str(site.parent))
+def test_pd_heterogeneous_job(kit_hosts, standins, tmp_path, monkeypatch, sbatch_wait):
+    """The batch script resolves the node names itself (through /etc/hosts, as on a site)."""
     monkeypatch.setenv("STANDIN_NO_BIND", "1")
     monkeypatch.setenv("STANDIN_IDLE_SECONDS", "60")
     records_dir = tmp_path / "records"
@@ -284,7 +280,7 @@ def test_pd_heterogeneous_job(standins, tmp_path, monkeypatch, sbatch_wait):
     monkeypatch.setenv("STANDIN_RECORDS", str(records_dir))
     text = render_pair(REPO_ROOT / "models" / "qwen" / "qwen3-0.6b-pd.yaml", _kit_cluster(tmp_path, "native"))
     check_script(text)
-    job_id, state = sbatch_wait(write(tmp_path / "job.sbatch", text), cwd=tmp_path, timeout=100)
+    job_id, state = sbatch_wait(_job_script(tmp_path, text), cwd=tmp_path, timeout=100)
     log = _job_log(tmp_path, f"manifesto-qwen3-0-6b-pd-{job_id}.out")
     assert state == "COMPLETED", log.read_text()
     found = [json.loads(p.read_text()) for p in sorted(records_dir.glob("*.json"))]
@@ -338,7 +334,7 @@ def test_hostile_values_never_run(standins, tmp_path, monkeypatch, sbatch_wait):
     monkeypatch.setenv("STANDIN_NO_WAIT", "1")
     text = render_pair(write(tmp_path / "model.yaml", HOSTILE.format(m=marker)), _kit_cluster(tmp_path, "native"))
     check_script(text)
-    job_id, state = sbatch_wait(write(tmp_path / "job.sbatch", text), cwd=tmp_path, timeout=100)
+    job_id, state = sbatch_wait(_job_script(tmp_path, text), cwd=tmp_path, timeout=100)
     log = _job_log(tmp_path, f"manifesto-standin-hostile-{job_id}_0.out")
     assert state == "COMPLETED", log.read_text()
     [record] = _records(log)
@@ -346,3 +342,186 @@ def test_hostile_values_never_run(standins, tmp_path, monkeypatch, sbatch_wait):
     assert record["args"][record["args"].index("--served-model-name") + 1] == f"x'; touch {marker}; '"
     assert f"--hostile=$(touch {marker})" in record["args"]
     assert not marker.exists()
+
+
+# ---- llm-d routing, served end to end ----------------------------------------------------------
+#
+# The stand-ins of tests/standins/llmd_fake.py serve the real ports and health paths of vLLM,
+# the endpoint picker, Envoy and the P/D sidecar; the job is submitted and cancelled with the
+# CLI. The batch script resolves the kit's node names through /etc/hosts (the kit's
+# LOCAL_SLURM_ETC_HOSTS option), which maps them all to 127.0.0.1. P/D serves port 8000 on two
+# nodes (prefill, and the decode proxy), which one network stack cannot do, so that test also
+# gives each node its own loopback address, as a site's DNS gives each host its own.
+
+FAKE = REPO_ROOT / "tests" / "standins" / "llmd_fake.py"
+
+OWN_ADDRESSES = """\
+import re, socket
+_getaddrinfo = socket.getaddrinfo
+def getaddrinfo(host, *args, **kwargs):
+    m = isinstance(host, str) and re.fullmatch(r"(g?)node([0-9]+)", host)
+    if m:
+        host = f"127.0.{2 if m.group(1) else 1}.{m.group(2)}"
+    return _getaddrinfo(host, *args, **kwargs)
+socket.getaddrinfo = getaddrinfo
+"""
+
+ROUTED_CLUSTER = """\
+name: kit-routed
+platform: slurm
+slurm:
+  partition: gpu
+  time: "00:05:00"
+  runtime: native
+  exclusive: true
+accelerators:
+  default: fake
+  profiles:
+    fake:
+      gpus_per_node: 8
+      allocation:
+        slurm: {{gres: gpu}}
+cache:
+  hf_home: {root}/hf
+paths:
+  cache_root: {root}/jit/{{release}}
+  log_root: {root}/logs/{{release}}
+"""
+
+LOAD_AWARE = """\
+release: fake-load-aware
+model: {id: test/fake-model}
+routing: {kind: load_aware, target_role: decode}
+runtime: {sidecars: []}
+roles:
+  - name: decode
+    lws: {size: 1}
+    parallelism: {tp: 1, dp: false}
+    resources: {cpu: "1", memory: 1Gi}
+"""
+
+
+@pytest.fixture
+def kit_hosts(slurm_cluster):
+    """The kit's node names in /etc/hosts (LOCAL_SLURM_ETC_HOSTS=1: no restart, only that line)."""
+    proc = subprocess.run([str(shared_dir() / "slurm" / "start-local-slurm")], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "LOCAL_SLURM_ETC_HOSTS": "1"})
+    assert proc.returncode == 0, proc.stderr
+    assert socket.gethostbyname("node1") == "127.0.0.1"
+
+
+@pytest.fixture
+def llmd_fakes(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("vllm", "epp", "envoy", "pd-sidecar"):
+        write(bin_dir / name, f"#!{sys.executable}\n" + FAKE.read_text()).chmod(0o755)
+    records = tmp_path / "records"
+    records.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("STANDIN_RECORDS", str(records))
+    monkeypatch.setenv("STANDIN_LIFETIME", "150")
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    return records
+
+
+def _manifesto(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "manifesto", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "MANIFESTO_NO_CACHE": "1"})
+
+
+def _wait_for(what: str, check, timeout: float = 90):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _get(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as r:
+            return r.status
+    except OSError:
+        return 0
+
+
+def _serve_routed(tmp_path: Path, records: Path, spec: Path, want: set[str]):
+    """Submit ``spec`` with the CLI, wait until every stand-in serves, send one completion
+    through Envoy; (job, records by name, the answer, the job log). The job is cancelled after."""
+    cluster = write(tmp_path / "cluster.yaml", ROUTED_CLUSTER.format(root=tmp_path))
+    common = ("--cluster", str(cluster), "--user", "u", "-n", "ns")
+    submitted = _manifesto("slurm", "submit", str(spec), *common, cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    job = submitted.stdout.strip()
+    try:
+        def all_started():
+            found = {}
+            for path in records.glob("*.json"):
+                r = json.loads(path.read_text())
+                found[r["prog"] + ("/" + r["uid"].rsplit("-", 2)[1] if r["prog"] == "vllm" else "")] = r
+            return found if set(found) == want else None
+
+        found = _wait_for(f"stand-ins {sorted(want)}", all_started)
+        log = _wait_for("the job log", lambda: next((tmp_path / "logs").rglob(f"manifesto-*-{job}.out"), None))
+        router = _wait_for("the router line", lambda: next(
+            (line.split(" at ", 1)[1].split()[0] for line in log.read_text().splitlines() if "router (Envoy" in line),
+            None))
+        host = router.split("//", 1)[1].rsplit(":", 1)[0]
+        assert _wait_for("Envoy /ready", lambda: _get(f"http://{host}:19001/ready") == 200)
+        assert _get(f"http://{host}:9003/health") == 200
+        request = urllib.request.Request(f"{router}/v1/completions", method="POST",
+                                         data=json.dumps({"model": "m", "prompt": "hi", "max_tokens": 5}).encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=20) as r:
+            answer = json.loads(r.read())
+    finally:
+        stopped = _manifesto("slurm", "stop", job, "--cluster", str(cluster), cwd=tmp_path)
+    assert stopped.returncode == 0, stopped.stderr
+    return job, found, answer, log
+
+
+def test_pd_job_serves_a_request_through_the_proxy(kit_hosts, llmd_fakes, tmp_path, monkeypatch):
+    site = write(tmp_path / "site" / "sitecustomize.py", OWN_ADDRESSES)
+    monkeypatch.setenv("PYTHONPATH", str(site.parent))
+    spec = REPO_ROOT / "models" / "qwen" / "qwen3-0.6b-pd.yaml"
+    job, found, answer, log = _serve_routed(tmp_path, llmd_fakes, spec,
+                                            {"vllm/prefill", "vllm/decode", "pd-sidecar", "epp", "envoy"})
+    prefill, decode, sidecar = found["vllm/prefill"], found["vllm/decode"], found["pd-sidecar"]
+    epp, envoy = found["epp"], found["envoy"]
+    # Every process started with its flags, on its node, serving its ports.
+    assert prefill["args"][:2] == ["serve", "Qwen/Qwen3-0.6B"] and prefill["args"][-2:] == ["--port", "8000"]
+    assert decode["args"][-2:] == ["--port", "8200"] and "--kv-transfer-config" in decode["args"]
+    assert (prefill["ports"], decode["ports"]) == ([8000], [8200])
+    assert sidecar["args"] == ["--port=8000", "--model-server-port=8200", "--data-parallel-size=1",
+                               "--kv-connector=nixlv2", "--secure-proxy=false"]
+    assert sidecar["node"] == decode["node"] != prefill["node"] and sidecar["ports"] == [8000]
+    assert epp["node"] == envoy["node"] == prefill["node"]
+    assert epp["args"][:2] == ["--pool-name=qwen3-0-6b-pd-infpool", "--pool-namespace=ns"]
+    assert epp["args"][3:] == ["--grpc-port=9002", "--grpc-health-port=9003", "--metrics-port=9090",
+                               "--secure-serving=false", "--metrics-endpoint-auth=false"]
+    assert epp["ports"] == [9002, 9003, 9090] and epp["pd"] is True
+    assert [(e["labels"]["llm-d.ai/role"], e["address"], e["port"]) for e in epp["endpoints"]] == [
+        ("prefill", prefill["address"], "8000"), ("decode", decode["address"], "8000")]
+    assert envoy["args"][-2] == "-c" and envoy["ports"] == [8081, 19001, 19000]
+    assert envoy["epp"] == f"{epp['address']}:9002"
+    # The request went Envoy -> picker -> the decode node's proxy -> prefill, then decode.
+    assert answer["served_by"] == {"prog": "vllm", "uid": f"{job}-decode-0", "node": decode["node"],
+                                   "address": decode["address"], "port": 8200}, answer
+    assert json.loads(answer["prefilled_by"])["uid"] == f"{job}-prefill-0"
+    assert answer["max_tokens"] == 5
+    assert f"router (Envoy + endpoint picker) at http://{prefill['address']}:8081" in log.read_text()
+
+
+def test_load_aware_job_serves_a_request_through_the_router(kit_hosts, llmd_fakes, tmp_path):
+    spec = write(tmp_path / "load-aware.yaml", LOAD_AWARE)
+    job, found, answer, _ = _serve_routed(tmp_path, llmd_fakes, spec, {"vllm/decode", "epp", "envoy"})
+    decode, epp, envoy = found["vllm/decode"], found["epp"], found["envoy"]
+    assert decode["args"][:2] == ["serve", "test/fake-model"] and decode["args"][-2:] == ["--port", "8000"]
+    assert decode["address"] == "127.0.0.1"  # node1 through /etc/hosts
+    assert epp["pd"] is False and "--pool-name=fake-load-aware-infpool" in epp["args"]
+    assert [(e["address"], e["port"]) for e in epp["endpoints"]] == [("127.0.0.1", "8000")]
+    assert envoy["ports"] == [8081, 19001, 19000]
+    assert answer["served_by"]["uid"] == f"{job}-decode-0" and answer["prefilled_by"] is None

@@ -418,7 +418,7 @@ def test_direct_replicas_are_a_job_array(tmp_path):
         "--job-name": "manifesto-three", "--nodes": "2", "--ntasks": "2", "--ntasks-per-node": "1",
         "--cpus-per-task": "3", "--mem": "95368M", "--gres": "gpu:h100:4", "--time": "00:20:00",
         "--partition": "gpu", "--exclusive": "", "--export": "ALL", "--array": "0-2",
-        "--output": "manifesto-three-%A_%a.out",
+        "--output": "/shared/tester/logs/three/manifesto-three-%A_%a.out",
     }
     assert 'export MANIFESTO_POD_UID="${SLURM_ARRAY_JOB_ID:-$SLURM_JOB_ID}-${SLURM_ARRAY_TASK_ID:-0}"' in text
     assert "srun --nodes=2 --ntasks=2 --ntasks-per-node=1 --cpus-per-task=3 \\\n" \
@@ -430,7 +430,7 @@ def test_direct_replicas_are_a_job_array(tmp_path):
 def test_single_replica_is_array_element_zero(tmp_path):
     text = render_pair(REPO_ROOT / "models" / "qwen" / "qwen3-0.6b.yaml", BUNDLED_SLURM_CLUSTER)
     assert "#SBATCH --array=0-0" in text
-    assert "#SBATCH --output=manifesto-qwen3-0-6b-%A_%a.out" in text
+    assert "#SBATCH --output=/shared/tester/logs/qwen3-0-6b/manifesto-qwen3-0-6b-%A_%a.out" in text
     assert "#SBATCH --cpus-per-task=8\n#SBATCH --mem=32768M\n#SBATCH --gres=gpu:1\n#SBATCH --time=04:00:00\n" \
            "#SBATCH --partition=gpu-demo\n#SBATCH --exclusive\n#SBATCH --export=ALL\n" in text
 
@@ -443,7 +443,7 @@ def test_pd_is_one_heterogeneous_allocation():
               "--partition": "gpu-demo", "--exclusive": "", "--export": "ALL"}
     # Component 0 (first role) also holds the router (8 CPU, 16Gi); decode its proxy (2 CPU, 4Gi).
     assert prefill == {**common, "--cpus-per-task": "16", "--mem": f"{32768 + 16384}M",
-                       "--output": "manifesto-qwen3-0-6b-pd-%j.out"}
+                       "--output": "/shared/tester/logs/qwen3-0-6b-pd/manifesto-qwen3-0-6b-pd-%j.out"}
     assert decode == {**common, "--cpus-per-task": "10", "--mem": f"{32768 + 4096}M"}
     assert text.count("#SBATCH hetjob") == 1 and "--array" not in text
     for role, g in (("PREFILL", 0), ("DECODE", 1)):

@@ -105,10 +105,161 @@ def test_status_reports_missing_in_sync_and_drifted(fake, ws):
     assert rc == 1 and report["status"] == "drifted"
     drifted = [o for o in report["objects"] if o["status"] != "in-sync"]
     assert drifted == [{"kind": "Deployment", "name": "qwen3-0-6b-decode", "status": "drifted",
-                        "detail": "spec.replicas differs"}]
+                        "detail": "spec.replicas: live 3, desired 1",
+                        "differences": [{"path": "spec.replicas", "live": 3, "desired": 1}]}]
     rc, out, _ = fake.run("servers", "//:qwen-demo")
     assert rc == 1 and out.startswith("//:qwen-demo  drifted")
     assert fake.run("diff", "//:qwen-demo")[0] == 1
+
+
+def _edit_live(fake, kind: str, name: str, edit) -> None:
+    state = fake.state
+    edit(next(o for o in state["objects"] if o["kind"] == kind and o["metadata"]["name"] == name))
+    fake._write(state)
+
+
+def test_the_fake_stores_objects_with_the_api_servers_defaults(fake, ws):
+    """The fake answers like an API server, so in-sync right after deploy is not a tautology."""
+    fake.run("deploy", "//:qwen-demo")
+    live = _live(fake, "Deployment", "qwen3-0-6b-decode")
+    pod = live["spec"]["template"]["spec"]
+    assert (live["spec"]["revisionHistoryLimit"], live["spec"]["progressDeadlineSeconds"]) == (10, 600)
+    assert (pod["dnsPolicy"], pod["schedulerName"], pod["securityContext"]) == ("ClusterFirst", "default-scheduler", {})
+    assert pod["containers"][0]["terminationMessagePath"] == "/dev/termination-log"
+    assert live["metadata"]["uid"] and live["metadata"]["generation"] == 1 and "status" in live
+    assert live["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "1"
+    service = next(o for o in fake.state["objects"] if o["kind"] == "Service")
+    assert service["spec"]["sessionAffinity"] == "None" and service["spec"]["clusterIP"].startswith("10.96.")
+    rc, out, err = fake.run("status", "//:qwen-demo")
+    assert rc == 0 and out.startswith("//:qwen-demo  in-sync"), out + err
+
+
+def test_dangerous_live_edits_are_drift_and_each_field_is_named(fake, ws):
+    fake.run("deploy", "//:qwen-demo")
+
+    def edit(obj):
+        pod = obj["spec"]["template"]["spec"]
+        pod["hostNetwork"] = True
+        pod["containers"][0]["securityContext"] = {"privileged": True}
+        pod["nodeSelector"]["kubernetes.io/hostname"] = "node-7"
+
+    _edit_live(fake, "Deployment", "qwen3-0-6b-decode", edit)
+    rc, out, _ = fake.run("status", "//:qwen-demo")
+    assert rc == 1 and out.startswith("//:qwen-demo  drifted")
+    lines = out.splitlines()
+    at = lines.index(next(line for line in lines if "Deployment/qwen3-0-6b-decode" in line))
+    assert lines[at].split()[1:] == ["drifted"]
+    assert lines[at + 1:at + 4] == [
+        '      spec.template.spec.containers[0].securityContext: live {"privileged": true}, desired (absent)',
+        '      spec.template.spec.nodeSelector.kubernetes.io/hostname: live "node-7", desired (absent)',
+        "      spec.template.spec.hostNetwork: live true, desired (absent)",
+    ]
+
+
+def test_extra_containers_and_volumes_are_drift(fake, ws):
+    fake.run("deploy", "//:qwen-demo")
+
+    def edit(obj):
+        pod = obj["spec"]["template"]["spec"]
+        pod["containers"].append({"name": "miner", "image": "evil/miner:1"})
+        pod["volumes"].append({"name": "host-root", "hostPath": {"path": "/"}})
+
+    _edit_live(fake, "Deployment", "qwen3-0-6b-decode", edit)
+    rc, out, _ = fake.run("status", "//:qwen-demo", "-o", "json")
+    (obj,) = [o for o in json.loads(out)["objects"] if o["status"] != "in-sync"]
+    assert rc == 1 and obj["differences"] == [
+        {"path": "spec.template.spec.containers[name=miner]", "live": {"name": "miner", "image": "evil/miner:1"},
+         "desired": None},
+        {"path": "spec.template.spec.volumes[name=host-root]", "live": {"name": "host-root", "hostPath": {"path": "/"}},
+         "desired": None},
+    ]
+
+
+def test_a_changed_server_default_is_drift(fake, ws):
+    """A field the artifact leaves to the server is drift once someone sets it to another value."""
+    fake.run("deploy", "//:qwen-demo")
+    _edit_live(fake, "Deployment", "qwen3-0-6b-decode",
+               lambda o: o["spec"]["template"]["spec"].update(dnsPolicy="None", restartPolicy="Always"))
+    rc, out, _ = fake.run("status", "//:qwen-demo", "-o", "json")
+    (obj,) = [o for o in json.loads(out)["objects"] if o["status"] != "in-sync"]
+    assert rc == 1 and obj["differences"] == [
+        {"path": "spec.template.spec.dnsPolicy", "live": "None", "desired": None}]
+
+
+def test_a_workload_scaled_to_zero_by_idle_shutdown_is_idle_not_drifted(fake, ws):
+    fake.run("deploy", "//:qwen-demo")
+    _edit_live(fake, "Deployment", "qwen3-0-6b-decode", lambda o: o["spec"].update(replicas=0))
+    rc, out, err = fake.run("status", "//:qwen-demo")
+    assert rc == 0, out + err
+    assert out.startswith("//:qwen-demo  idle  (qwen3-0-6b")
+    assert "  Deployment/qwen3-0-6b-decode" in out and "idle  scaled to 0 by the idle-shutdown controller" in out
+    # Idle and edited: drifted, naming the edit only.
+    _edit_live(fake, "Deployment", "qwen3-0-6b-decode",
+               lambda o: o["spec"]["template"]["spec"].update(hostNetwork=True))
+    rc, out, _ = fake.run("status", "//:qwen-demo", "-o", "json")
+    (obj,) = [o for o in json.loads(out)["objects"] if o["status"] != "in-sync"]
+    assert rc == 1 and obj["differences"] == [
+        {"path": "spec.template.spec.hostNetwork", "live": True, "desired": None}]
+
+
+def test_replicas_zero_without_an_idle_controller_is_drift():
+    """Only an artifact that runs the idle-shutdown controller explains a workload at 0."""
+    from manifesto.ops.targets import object_states, parse_objects
+
+    objs = [o for o in parse_objects((ROOT / "out/deploy/qwen-demo.yaml").read_text())
+            if "idle-shutdown" not in o["metadata"]["name"]]
+    (deployment,) = [o for o in objs if o["kind"] == "Deployment"]
+    live = {(o["kind"], o["metadata"]["name"]): o for o in objs}
+    live[("Deployment", deployment["metadata"]["name"])] = {**deployment, "spec": {**deployment["spec"], "replicas": 0}}
+    states = {(k, s) for k, _, s, _ in object_states(objs, live)}
+    assert ("Deployment", "drifted") in states and ("Deployment", "idle") not in states
+
+
+def test_server_and_controller_fields_are_not_drift(fake, ws):
+    fake.run("deploy", "//:qwen-demo")
+    fake.run("deploy", "//:qwen-demo")  # a second apply: new resourceVersion, same generation
+
+    def edit(obj):
+        obj["status"] = {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1}
+        obj["metadata"]["annotations"]["deployment.kubernetes.io/revision"] = "4"
+        obj["metadata"]["resourceVersion"] = "99999"
+        obj["metadata"]["managedFields"].append({"manager": "kube-controller-manager"})
+
+    _edit_live(fake, "Deployment", "qwen3-0-6b-decode", edit)
+    rc, out, err = fake.run("status", "//:qwen-demo")
+    assert rc == 0 and out.startswith("//:qwen-demo  in-sync"), out + err
+
+
+def test_kubeconfig_from_dotenv_reaches_every_kubectl_call(fake, ws, monkeypatch):
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    (ws / ".env").write_text("KUBECONFIG=/home/alice/.kube/lab.yaml\n")
+    fake.reset_log()
+    rc, _, err = fake.run("deploy", "//:qwen-demo")
+    assert rc == 0, err
+    assert fake.argvs()[0] == ["config", "current-context"]
+    assert {c["kubeconfig"] for c in fake.calls()} == {"/home/alice/.kube/lab.yaml"}
+
+
+def test_a_missing_kubectl_is_named_not_read_as_no_context(fake, ws, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
+    rc, _, err = fake.run("status", "//:qwen-demo")
+    assert (rc, err) == (1, "error: kubectl not found on PATH; install kubectl to use cluster commands\n")
+
+
+def test_a_kubectl_killed_by_a_signal_is_named(fake, ws):
+    fake.configure(signal={"config current-context": 9})
+    rc, _, err = fake.run("deploy", "//:qwen-demo")
+    assert (rc, err) == (1, "error: could not read the current kube context: `kubectl config current-context` "
+                            "failed: killed by signal SIGKILL\n")
+    assert not [c for c in fake.calls() if "apply" in c["argv"]]
+
+
+def test_no_current_context_is_said_plainly(fake, ws):
+    fake.configure(current_context=None)
+    rc, _, err = fake.run("deploy", "//:qwen-demo")
+    assert (rc, err) == (1, "error: //:qwen-demo belongs to kube context 'lab-admin', but no kube context is "
+                            "current; switch with `kubectl config use-context lab-admin` or pass --context "
+                            "lab-admin\n")
 
 
 def test_an_object_applied_from_another_artifact_is_drifted(fake, ws):
@@ -151,10 +302,11 @@ def test_a_stale_artifact_is_refused_with_the_fix(fake, ws):
     spec = ws / "models/qwen/qwen3-0.6b.yaml"
     spec.write_text(spec.read_text().replace("max_model_len: 8192", "max_model_len: 4096"))
     fake.reset_log()
-    rc, _, err = fake.run("deploy", "//:qwen-demo")
-    assert rc == 1
-    assert err == ("error: out/deploy/qwen-demo.yaml: stale: its inputs changed since it was built; run "
-                   "`manifesto build //:qwen-demo` first (or pass --build to build it now)\n")
+    for _ in range(2):  # the second refusal says "stale" too, not "hand-edited" (issue 15)
+        rc, _, err = fake.run("deploy", "//:qwen-demo")
+        assert rc == 1
+        assert err == ("error: out/deploy/qwen-demo.yaml: stale: its inputs changed since it was built; run "
+                       "`manifesto build //:qwen-demo` first (or pass --build to build it now)\n")
     assert fake.calls() == []
     rc, _, err = fake.run("deploy", "//:qwen-demo", "--build")
     assert rc == 0, err
@@ -177,6 +329,18 @@ def test_dry_run_prints_the_calls_and_runs_none(fake, ws):
     assert out == ("kubectl --context lab-admin -n demo apply -f -  # stdin: Secret hf-secret from $HF_TOKEN\n"
                    "kubectl --context lab-admin -n demo apply -f - < out/deploy/qwen-demo.yaml\n")
     assert [c["argv"] for c in fake.calls()] == [["config", "current-context"]]
+
+
+def test_dry_run_stops_where_deploy_would_without_hf_token(fake, ws, monkeypatch):
+    monkeypatch.delenv("HF_TOKEN")
+    expected = (1, "error: HF_TOKEN is not set; set it in the environment or .env so hf-secret can be created in "
+                   "namespace demo\n")
+    rc, out, err = fake.run("deploy", "//:qwen-demo", "--dry-run")
+    assert ((rc, err), out) == (expected, "")
+    rc, _, err = fake.run("deploy", "//:qwen-demo")
+    assert (rc, err) == expected
+    (ws / ".env").write_text("HF_TOKEN=hf_from_dotenv\n")
+    assert fake.run("deploy", "//:qwen-demo", "--dry-run")[0] == 0
 
 
 def test_stop_deletes_the_target_instance(fake, ws):
@@ -214,3 +378,28 @@ def test_ready_waits_for_the_target_plan(fake, ws):
     fake.seed(pod)
     rc, _, err = fake.run("ready", "//:qwen-demo", "--timeout", "0")
     assert rc == 0 and "qwen3-0-6b is ready" in err
+
+
+def test_every_rendered_object_is_in_sync_as_the_server_stores_it():
+    """Each kind Manifesto emits (Deployment, LeaderWorkerSet, Service, RBAC, InferencePool,
+    Gateway, HTTPRoute, ResourceClaimTemplate...) compares in-sync with itself as the fake
+    API server stores it (its defaults filled in), and out of sync once a default is changed."""
+    import yaml
+
+    from manifesto.fake_kubectl import stored
+    from manifesto.ops.targets import differences
+
+    paths = sorted((ROOT / "out").rglob("*.yaml")) + sorted((ROOT / "tests/golden").glob("*/expected.yaml"))
+    objects = [(path, obj) for path in paths
+               for obj in yaml.load_all(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if obj]
+    kinds = set()
+    for n, (path, obj) in enumerate(objects):
+        kinds.add(obj["kind"])
+        live = stored(obj, None, "{}", n + 1)
+        assert differences(obj, live) == [], (path, obj["kind"], obj["metadata"]["name"])
+    assert {"Deployment", "LeaderWorkerSet", "Service", "ServiceAccount", "Role", "RoleBinding", "ConfigMap",
+            "InferencePool", "Gateway", "HTTPRoute", "ResourceClaimTemplate", "DestinationRule"} <= kinds
+    lws = next(o for _, o in objects if o["kind"] == "LeaderWorkerSet")
+    live = stored(lws, None, "{}", 1)
+    live["spec"]["startupPolicy"] = "None"
+    assert differences(lws, live) == [("spec.startupPolicy", "None", "(absent)")]

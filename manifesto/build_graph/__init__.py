@@ -1,10 +1,10 @@
-"""Hermetic build graph: BUILD.yaml targets, a content-hashed task cache and ``out/``.
+"""Hermetic build graph: BUILD.yaml targets, render tasks whose results go to the one store, ``out/``.
 
 Mechanism only; the renderer is injected (``renderer.py``). Modules, bottom up:
 
     fsio, statcache    stat signatures, digests, atomic writes, the stat cache
     state              the build manifest in out/.cache/state (stdlib marshal)
-    taskcache          render outcomes in out/.cache/tasks (msgspec)
+    (manifesto.store)  render outcomes in out/.cache/tasks, the one store (msgspec)
     buildfile, globs   BUILD.yaml and its source globs
     graph, addresses   targets, pairs and the addresses that name them
     select, changes    which pairs a request names; ``--changed-since``

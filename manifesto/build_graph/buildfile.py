@@ -6,7 +6,10 @@
         namespace: example-ns     # required
         routing_profile: null     # a routing target address or a root-relative path
         idle_shutdown: null       # true / false / null (the spec decides)
-        idle_timeout_minutes: null
+        idle_timeout_minutes: null   # whole minutes, or a duration such as 15m or 2h
+        # also: accelerator, vllm_env, user_root, log_root, cache_root, pre_launch (a string
+        # or a list): every render option of manifesto.options that BUILD.yaml may set, with
+        # the grammar and bounds of its flag
       wide-ep:
         extends: default          # inherit, then override
         routing_profile: //routing:wide-ep-lws-config
@@ -109,16 +112,27 @@ class _Checker:
     def option_sets(self, raw) -> dict:
         if not isinstance(raw, dict):
             self.fail(("options",), f"expected a mapping of option sets, got {_kind(raw)}")
-        for name, body in raw.items():
-            self.option_body(body, ("options", name))
-        return {name: self.flatten(raw, name, ()) for name in raw}
+        bodies = {name: self.option_body(body, ("options", name)) for name, body in raw.items()}
+        return {name: self.flatten(bodies, name, ()) for name in bodies}
 
-    def option_body(self, body, path: tuple) -> None:
+    def option_body(self, body, path: tuple) -> dict:
+        """``body`` checked, each value normalised by its option's definition (the same grammar
+        and bounds as its flag), an error at the value's position naming its key."""
+        from manifesto import options
+
         self.mapping(body, path, _OPTION_KEYS)
         if "extends" in body and not isinstance(body["extends"], str):
             self.fail(path + ("extends",), f"expected the name of an option set, got {_kind(body['extends'])}")
+        out = {"extends": body["extends"]} if "extends" in body else {}
         for field in OPTION_FIELDS:
-            self.option_value(field, body.get(field), path + (field,))
+            value = body.get(field)
+            if value is None:
+                continue
+            try:
+                out[field] = options.build_value(options.by_name(field), value)
+            except ValueError as exc:
+                self.fail(path + (field,), str(exc))
+        return out
 
     def flatten(self, raw: dict, name: str, chain: tuple, where: dict | None = None) -> tuple:
         """The fields of option set ``name`` with its ``extends`` chain applied.
@@ -130,7 +144,7 @@ class _Checker:
 
         body = raw[name]
         parent = body.get("extends")
-        merged = dict.fromkeys(OPTION_FIELDS)
+        merged = dict(zip(OPTION_FIELDS, _unset()))
         if parent is not None:
             at = (where or {}).get(name, ("options", name)) + ("extends",)
             if parent not in raw or (where and parent in where):
@@ -142,17 +156,6 @@ class _Checker:
             merged.update(zip(OPTION_FIELDS, self.flatten(raw, parent, chain + (name,), where)))
         merged.update({k: body[k] for k in OPTION_FIELDS if body.get(k) is not None})
         return tuple(merged[k] for k in OPTION_FIELDS)
-
-    def option_value(self, field: str, value, path: tuple) -> None:
-        if value is None:
-            return
-        if field in ("user", "namespace", "routing_profile"):
-            if not isinstance(value, str) or not value.strip() or value != value.strip():
-                self.fail(path, f"expected a non-empty string without surrounding spaces, got {value!r}")
-        elif field == "idle_shutdown" and not isinstance(value, bool):
-            self.fail(path, f"expected true or false, got {value!r}")
-        elif field == "idle_timeout_minutes" and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
-            self.fail(path, f"expected a positive number of minutes, got {value!r}")
 
     def generator(self, raw, i: int, options: dict) -> tuple:
         path = ("targets", i)
@@ -183,13 +186,15 @@ class _Checker:
                 self.fail(path, f"a deployment target needs '{key}'")
         for key in _DEPLOY_KEYS[1:-1]:
             if key in raw:
-                self.option_value("user", raw[key], path + (key,))  # a non-empty, trimmed string
+                self.text(raw[key], path + (key,))
+        for key in ("user", "namespace"):  # the option's own grammar, reported here, not as a flag
+            if key in raw:
+                self.option(key, raw[key], path + (key,))
         name = raw["name"]
         if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", name) or name == "all":
             self.fail(path + ("name",), f"'{name}' is not a target name: use lowercase letters, digits and '-' "
                       "(at most 63), not 'all'")
-        for key, pattern, what in (("namespace", r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", "a DNS label"),
-                                   ("context", r"[^\s'\"`$\\;&|<>]+", "a kube context name without spaces or "
+        for key, pattern, what in (("context", r"[^\s'\"`$\\;&|<>]+", "a kube context name without spaces or "
                                     "shell metacharacters"),
                                    ("slurm_host", r"[A-Za-z0-9]([-A-Za-z0-9_.@]*[A-Za-z0-9])?", "a host name")):
             if key in raw and not re.fullmatch(pattern, raw[key]):
@@ -203,6 +208,18 @@ class _Checker:
             self.fail(path, f"the deployment has no {' and no '.join(missing)}: set it here or in its options")
         where = (raw.get("context"), raw.get("slurm_host"))
         return ("deployment", name, raw["model"], raw["cluster"], where, tuple(resolved[k] for k in OPTION_FIELDS))
+
+    def text(self, value, path: tuple) -> None:
+        if not isinstance(value, str) or not value.strip() or value != value.strip():
+            self.fail(path, f"expected a non-empty string without surrounding spaces, got {value!r}")
+
+    def option(self, field: str, value, path: tuple):
+        from manifesto import options
+
+        try:
+            return options.build_value(options.by_name(field), value)
+        except ValueError as exc:
+            self.fail(path, str(exc))
 
     def base_path(self, value, path: tuple) -> str:
         import posixpath
@@ -247,12 +264,12 @@ class _Checker:
         value = raw.get("options", "default")
         if isinstance(value, dict):
             name = f"targets[{i}].options"
-            self.option_body(value, path)
-            resolved = self.flatten({**_raw_sets(options), name: value}, name, (), {name: path})
+            body = self.option_body(value, path)
+            resolved = self.flatten({**_raw_sets(options), name: body}, name, (), {name: path})
         elif value in options:
             resolved = options[value]
         elif "options" not in raw and not required:
-            return (None,) * len(OPTION_FIELDS)
+            return _unset()
         elif "options" not in raw:
             self.fail(("targets", i),
                       "model targets need render options: add `options:` or an option set named 'default'")
@@ -264,6 +281,13 @@ class _Checker:
         if missing:
             self.fail(path if "options" in raw else ("targets", i), f"render options lack {' and '.join(missing)}")
         return resolved
+
+
+def _unset() -> tuple:
+    """The value of every build option no set gives: None, or () for a repeatable option."""
+    from manifesto.options import by_name
+
+    return tuple(() if by_name(f).kind == "list" else None for f in OPTION_FIELDS)
 
 
 def _raw_sets(flat: dict) -> dict:

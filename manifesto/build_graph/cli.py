@@ -100,6 +100,9 @@ def _add_build(subparsers) -> None:
     _output(p, ("text", "json", "yaml"))
     p.add_argument("--quiet", "-q", action="store_true",
                    help="print only the summary and errors, not a line per rendered, pruned or skipped artifact")
+    p.add_argument("--explain", action="store_true",
+                   help="say on each rendered artifact's line what changed: which input file, the code or the "
+                   "options (also with -v; -o json always carries it as 'why')")
     p.set_defaults(func=_run_build)
 
 
@@ -167,7 +170,8 @@ def _run_build(args) -> int:
     if args.output != "text":
         _print(args, report.to_json())
     else:
-        lines = report.error_lines() if args.quiet else report.work_lines() + report.error_lines()
+        explain = args.explain or getattr(args, "verbose", False)
+        lines = report.error_lines() if args.quiet else report.work_lines(explain=explain) + report.error_lines()
         for line in lines:
             print(line, file=sys.stderr)
         print(report.summary())

@@ -91,6 +91,21 @@ def _address_of(ref: str) -> tuple[str, str | None]:
     return f"//:{name}", ws.root
 
 
+def _read_artifact(root: str, rel: str, address: str) -> bytes | None:
+    """The bytes of ``root/rel``, None when missing; never through a symlink, never a FIFO
+    (out/ is committed: a pull request can plant either)."""
+    from manifesto.fsutil import UnsafePath, open_regular
+
+    try:
+        with open(open_regular(os.path.join(root, rel), root=root), "rb") as f:
+            return f.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except UnsafePath as exc:
+        raise OpsError(f"{os.path.relpath(exc.filename, root)} {exc.strerror}; remove it and run "
+                       f"`manifesto build {address}`") from None
+
+
 def load_target(ref: str, *, build: bool = False, allow_stale: bool = False, ui=None) -> TargetArtifact:
     """The deployment artifact ``ref`` names, verified fresh (or, with ``build``, rebuilt;
     ``allow_stale`` takes the bytes in out/ as they are, for commands about what was deployed)."""
@@ -104,13 +119,12 @@ def load_target(ref: str, *, build: bool = False, allow_stale: bool = False, ui=
     if row["status"] == "failed":
         raise BuildError(f"{address}: {item.message}")
     rel = row["artifact"]
-    problems = [why for path, why in report.problems if path == rel]
-    if problems and not (allow_stale and os.path.isfile(os.path.join(ws.root, rel))):
+    path = os.path.join(ws.root, rel)
+    data = _read_artifact(ws.root, rel, address)
+    problems = [why for where, why in report.problems if where == rel]
+    if problems and not (allow_stale and data is not None):
         raise OpsError(f"{rel}: {problems[0]}; run `manifesto build {address}` first (or pass --build to build "
                        "it now)")
-    path = os.path.join(ws.root, rel)
-    with open(path, "rb") as f:
-        data = f.read()
     from manifesto.build_graph.fsio import digest
 
     if not problems and digest(data) != item.art_digest:

@@ -23,6 +23,7 @@ from manifesto.build_graph.graph import build_graph
 from manifesto.build_graph.state import PairRecord, load_state, save_state
 from manifesto.build_graph.statcache import StatCache
 from manifesto.build_graph.workspace import BUILD_FILE
+from manifesto.status import Status
 
 __all__ = ["Item", "Request", "Session", "run"]
 
@@ -43,7 +44,7 @@ class Item:
     """One selected pair through the build: its old record and its fate."""
 
     __slots__ = ("pair", "explicit", "context", "old", "kind", "status", "message",
-                 "suffix", "art_digest", "how", "wrote")
+                 "suffix", "art_digest", "how", "wrote", "why")
 
     def __init__(self, pair, explicit: bool, context: tuple, old) -> None:
         self.pair, self.explicit, self.context, self.old = pair, explicit, context, old
@@ -51,6 +52,7 @@ class Item:
         self.status = self.message = self.suffix = self.art_digest = ""
         self.how = "none"  # "none" (record), "cache" (task cache) or "render"
         self.wrote = False
+        self.why = ""  # what changed since the last build, when the pair must be evaluated
 
     def settle(self, status, suffix="", art_digest="", message="", how="none") -> None:
         self.status, self.suffix, self.art_digest, self.message, self.how = status, suffix, art_digest, message, how
@@ -191,19 +193,39 @@ class Session:
         """Settle ``item`` from its record when nothing it read has changed."""
         rec = item.old
         if rec is None or rec.digests is None or rec.context != item.context:
+            item.why = self._why_context(rec, item.context)
             return
         if tuple(map(current.__getitem__, rec.inputs)) != rec.digests:
+            item.why = _why_inputs(rec, current)
             return
         digest = self.stat.digest
         if rec.status != "ok":  # "skipped", or "failed" with known inputs
             item.kind = rec.status
             item.settle(rec.status, message=rec.reason)
             return
-        item.settle("ok", rec.suffix, rec.art_digest)
+        item.settle(Status.OK, rec.suffix, rec.art_digest)
         if mode == "plan" or digest(self.artifact_key(item.pair, rec.suffix)) == rec.art_digest:
             item.kind = "fresh"
         else:
             item.kind = "mismatch" if mode == "check" else "restore"
+            item.why = f"out/{self.artifact_rel(item.pair, rec.suffix)} was missing or not what the build wrote"
+
+    @staticmethod
+    def _why_context(rec, context: tuple) -> str:
+        """Why a pair without a usable record, or with another code or options, is evaluated."""
+        if rec is None:
+            return "not built before"
+        if rec.digests is None:
+            return "an input changed while the last build read it"
+        reasons = []
+        if rec.context[0] != context[0]:
+            reasons.append("the code changed")
+        if rec.context[1] != context[1]:
+            from manifesto.build_graph.renderer import OPTION_FIELDS
+
+            changed = [n for n, a, b in zip(OPTION_FIELDS, rec.context[1], context[1]) if a != b]
+            reasons.append("options changed: " + ", ".join(changed) if changed else "its options changed")
+        return "; ".join(reasons)
 
     def needs_lock(self, items: list[Item], mode: str) -> bool:
         """Whether this request has anything to render, restore, prune or record."""
@@ -228,9 +250,9 @@ class Session:
 
     def execute(self, items: list[Item], request: Request, render=None) -> None:
         """Evaluate every stale pair, then prune (write) or inspect (check) ``out/``."""
-        from manifesto.build_graph.taskcache import TaskCache
+        from manifesto.store import Store
 
-        self.tasks = TaskCache(self.ws.tasks_dir, self.ui.warn)
+        self.tasks = Store(self.ws.tasks_dir, self.ui.warn)
         self.write = request.mode == "write"
         jobs, by_pair = [], {i.pair: i for i in items}
         for item in items:
@@ -244,7 +266,7 @@ class Session:
 
     def _collect_tasks(self, written: int) -> None:
         """Bound the task cache: prune it when it may hold KEEP_FACTOR x the pairs."""
-        from manifesto.build_graph.taskcache import KEEP_FACTOR
+        from manifesto.store import KEEP_FACTOR
 
         count = self.state.get("tasks", 0) + written
         limit = KEEP_FACTOR * max(len(self.state["pairs"]), 64)
@@ -256,13 +278,13 @@ class Session:
     def _from_cache(self, item: Item) -> bool:
         key = item.old.key if item.kind == "restore" else self._current_key(item)
         entry = self.tasks.get(key) if key else None
-        if entry is None:
+        if entry is None or getattr(entry, "status", None) is None:  # absent, or not a result
             return False
         self._apply_entry(item, entry)
         return True
 
     def _current_key(self, item: Item) -> str | None:
-        from manifesto.build_graph.keys import task_key
+        from manifesto.build_graph.keys import pair_key
 
         rec = item.old
         if rec is None:
@@ -270,14 +292,16 @@ class Session:
         digests = [self.stat.digest(p) for p in rec.inputs]
         if None in digests:
             return None
-        return task_key(item.pair, item.context, rec.inputs, digests)
+        return pair_key(self.renderer, item.pair, item.context, rec.inputs, digests)
 
     def _apply_entry(self, item: Item, entry) -> None:
         from manifesto.build_graph.fsio import digest
 
         art_digest = digest(entry.text.encode()) if entry.status == "ok" else ""
         self._record(item, PairRecord(item.context, entry.inputs, entry.digests, entry.key,
-                                      entry.status, entry.suffix, art_digest, entry.reason))
+                                      entry.status, entry.suffix, art_digest, entry.reason,
+                                      self._written(item, entry.status, entry.suffix, art_digest),
+                                      entry.budget))
         item.settle(entry.status, entry.suffix, art_digest, entry.reason, "cache")
         if self.write and entry.status == "ok":
             self._store_artifact(item, entry.text.encode())
@@ -294,6 +318,16 @@ class Session:
         rel, sig, trusted, wrote = out
         self.stat.record(self.ws.out_key(rel), sig, item.art_digest, trusted)
         item.wrote = item.wrote or wrote
+
+    def _written(self, item: Item, status: str, suffix: str, art_digest: str) -> str:
+        """The digest of what out/ holds for the pair by the build's hand after this one:
+        a build writes the new artifact (or prunes it when the pair is skipped), a failed
+        render leaves the last good one and ``--check`` writes nothing."""
+        if self.write and status != "failed":
+            return art_digest if status == "ok" else ""
+        if status == "ok" and self.stat.digest(self.artifact_key(item.pair, suffix)) == art_digest:
+            return art_digest  # out/ holds just what the build produces, whoever wrote it
+        return item.old.written if item.old is not None else ""
 
     def _record(self, item: Item, rec: PairRecord) -> None:
         self.state["pairs"][item.pair] = rec
@@ -333,10 +367,12 @@ class Session:
         for key, sig, value, trusted in result.stats:
             self.stat.record(key, sig, value, trusted)
         if result.status == "failed" and not result.key:  # not cacheable: the old record stays
-            item.settle("failed", message=result.message, how="render")
+            item.settle(Status.FAILED, message=result.message, how="render")
             return
         self._record(item, PairRecord(item.context, result.inputs, result.digests, result.key,
-                                      result.status, result.suffix, result.art_digest, result.message))
+                                      result.status, result.suffix, result.art_digest, result.message,
+                                      self._written(item, result.status, result.suffix, result.art_digest),
+                                      result.budget))
         item.settle(result.status, result.suffix, result.art_digest, result.message, "render")
         if result.out is not None:
             self._record_out(item, result.out)
@@ -409,6 +445,13 @@ class Session:
                 save_state(self.ws.state_path, self.state)
         finally:
             lock.release()
+
+
+def _why_inputs(rec, current: dict) -> str:
+    """The input files whose bytes differ from what the pair's last render read."""
+    changed = [key + (" removed" if current[key] is None else " changed")
+               for key, was in zip(rec.inputs, rec.digests) if current[key] != was]
+    return ", ".join(changed)
 
 
 class _no_gc:

@@ -13,8 +13,8 @@ import time
 import traceback
 
 from manifesto.build_graph import renderer as renderers
+from manifesto.status import Status
 from manifesto.build_graph.fsio import atomic_write, digest, hash_file, is_racy, read_bytes, signature
-from manifesto.build_graph.keys import task_key
 
 __all__ = ["Job", "Result", "Settings", "run_jobs", "write_artifact"]
 
@@ -64,13 +64,14 @@ class Result(_Slots):
     """
 
     __slots__ = ("pair", "status", "suffix", "art_digest", "message", "key",
-                 "inputs", "digests", "stats", "out")
+                 "inputs", "digests", "stats", "out", "budget")
 
     def __init__(self, pair, status, message="", suffix="", art_digest="", key="",
-                 inputs=(), digests=None, stats=(), out=None) -> None:
+                 inputs=(), digests=None, stats=(), out=None, budget=None) -> None:
         self.pair, self.status, self.message = pair, status, message
         self.suffix, self.art_digest, self.key = suffix, art_digest, key
         self.inputs, self.digests, self.stats, self.out = inputs, digests, stats, out
+        self.budget = budget  # the artifact's GPU budget (plain data), when the renderer gives one
 
 
 _settings: Settings | None = None
@@ -82,16 +83,7 @@ def _init(settings: Settings, render=None, worker: bool = False) -> None:
     _settings, _render = settings, render
     if worker:
         _exit_with_parent(os.getppid())
-        _confinement(settings).__enter__()
     renderers.load(settings.renderer)
-
-
-def _confinement(settings: Settings):
-    """The renderer's ``confine([root])`` (renders read only the workspace), if it has one."""
-    import contextlib
-
-    confine = getattr(renderers.load(settings.renderer), "confine", None)
-    return confine([settings.root]) if confine is not None else contextlib.nullcontext()
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -113,10 +105,9 @@ def _exit_with_parent(parent: int) -> None:
 def run_jobs(jobs: list, settings: Settings, n_jobs: int, on_result, render=None) -> None:
     """Run ``jobs``, calling ``on_result(result)`` as each one finishes."""
     if n_jobs <= 1 or len(jobs) <= 1 or render is not None:
-        with _confinement(settings):
-            _init(settings, render)
-            for job in jobs:
-                on_result(execute(job))
+        _init(settings, render)
+        for job in jobs:
+            on_result(execute(job))
         return
     _run_pool(jobs, settings, min(n_jobs, len(jobs)), on_result)
 
@@ -127,18 +118,27 @@ def _run_pool(jobs: list, settings: Settings, n_jobs: int, on_result) -> None:
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
+    import gc
+
     method = "fork" if sys.platform == "linux" and sys.version_info < (3, 12) else "forkserver"
+    prepare = getattr(renderers.load(settings.renderer), "prepare", None)
+    if method == "fork" and prepare is not None:
+        prepare()  # the workers inherit the imports and validators instead of each making them
+    gc.freeze()  # inherited objects stay out of the workers' collections: no copy-on-write of them
     context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(n_jobs, mp_context=context, initializer=_init,
                              initargs=(settings, None, True)) as pool:
-        futures = {pool.submit(execute_batch, batch): batch for batch in _batches(jobs, n_jobs)}
+        try:
+            futures = {pool.submit(execute_batch, batch): batch for batch in _batches(jobs, n_jobs)}
+        finally:
+            gc.unfreeze()  # the workers are forked (at the first submit): the parent collects as before
         for future in as_completed(futures):
             try:
                 results = future.result()
             except BrokenProcessPool as exc:
-                results = [Result(job.pair, "failed", f"a worker process died: {exc}") for job in futures[future]]
+                results = [Result(job.pair, Status.FAILED, f"a worker process died: {exc}") for job in futures[future]]
             except Exception as exc:  # pickling trouble and the like: still one failure per pair
-                results = [Result(job.pair, "failed", f"internal error: {exc!r}") for job in futures[future]]
+                results = [Result(job.pair, Status.FAILED, f"internal error: {exc!r}") for job in futures[future]]
             for result in results:
                 on_result(result)
 
@@ -161,13 +161,13 @@ def execute(job: Job) -> Result:
     try:
         outcome = _render_one(job, settings, render)
     except Exception:  # a bug in the renderer: report it with the pair, keep going
-        return Result(job.pair, "failed", "internal error in the renderer:\n" + traceback.format_exc())
+        return Result(job.pair, Status.FAILED, "internal error in the renderer:\n" + traceback.format_exc())
     if isinstance(outcome, Result):
         return outcome
     try:
         return _finish(job, settings, *outcome)
     except OSError as exc:  # a full disk, a read-only out/: this pair fails, the others go on
-        return Result(job.pair, "failed", _store_error(settings, job.out_base + outcome[1], exc))
+        return Result(job.pair, Status.FAILED, _store_error(settings, job.out_base + outcome[1], exc))
 
 
 def _render_one(job: Job, settings: Settings, render):
@@ -178,16 +178,18 @@ def _render_one(job: Job, settings: Settings, render):
     if options.get("routing_profile"):
         options["routing_profile"] = os.path.join(settings.root, options["routing_profile"])
     try:
-        art = render(job.model, job.cluster, module.RenderOptions(**options))
+        # The module's renderer reads only the workspace (an injected test function takes 3 arguments).
+        roots = {"roots": (settings.root,)} if render is getattr(module, "render_pair", None) else {}
+        art = render(job.model, job.cluster, module.RenderOptions(**options), **roots)
     except IncompatiblePairError as exc:
         inputs = getattr(exc, "inputs", None) or _fallback_inputs(job)
-        return "skipped", "", "", str(exc), inputs
+        return Status.SKIPPED, "", "", str(exc), inputs, None
     except ManifestoError as exc:
         inputs = getattr(exc, "inputs", None)
         if not inputs:  # without the files it read, the error cannot be cached
-            return Result(job.pair, "failed", str(exc))
-        return "failed", "", "", str(exc), inputs
-    return "ok", art.suffix, art.text, "", art.inputs
+            return Result(job.pair, Status.FAILED, str(exc))
+        return Status.FAILED, "", "", str(exc), inputs, None
+    return Status.OK, art.suffix, art.text, "", art.inputs, getattr(art, "budget", None)
 
 
 def _fallback_inputs(job: Job) -> list[str]:
@@ -221,22 +223,25 @@ def _mentioned_files(path: str) -> list[str]:
     return hits
 
 
-def _finish(job, settings, status, suffix, text, reason, inputs) -> Result:
-    from manifesto.build_graph.taskcache import TaskCache, TaskEntry
+def _finish(job, settings, status, suffix, text, reason, inputs, budget) -> Result:
+    from manifesto.build_graph.keys import pair_key
+    from manifesto.store import Store
+    from manifesto.store.entries import Result as Entry
 
     keys, digests, stats, steady = _hash_inputs(job, settings, inputs)
     data = text.encode()
     text_digest = digest(data)
     art_digest = text_digest if status == "ok" else ""
-    key = task_key(job.pair, job.context, keys, digests)
+    key = pair_key(settings.renderer, job.pair, job.context, keys, digests)
     if steady:
-        entry = TaskEntry(key, job.pair[0], job.pair[1], status, suffix, text, text_digest, reason, keys, digests)
-        TaskCache(settings.tasks_dir, None).put(entry)
+        entry = Entry(key, f"render {job.pair[0]} @ {job.pair[1]}", status, suffix, text, text_digest, reason,
+                      keys, digests, budget)
+        Store(settings.tasks_dir).put(entry)
     out = None
     if settings.write and status == "ok":
         out = write_artifact(settings.out_dir, job.out_base + suffix, data)
     return Result(job.pair, status, reason, suffix, art_digest, key, keys,
-                  digests if steady else None, stats, out)
+                  digests if steady else None, stats, out, budget)
 
 
 def _hash_inputs(job: Job, settings: Settings, inputs):

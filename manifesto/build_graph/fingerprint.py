@@ -1,4 +1,4 @@
-"""The code fingerprint: one digest of the renderer's code and bundled catalogs.
+"""The code fingerprint (``manifesto.digest.fingerprint``, the one definition) through the stat cache.
 
 The renderer names the files (``code_fingerprint_paths``); their list is cached in
 the manifest with the signatures of their directories, so while no file is added
@@ -9,11 +9,10 @@ importing the renderer.
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 from manifesto.build_graph.fsio import dir_signature
-from manifesto.digest import combine
+from manifesto.digest import code_names, fingerprint
 
 __all__ = ["code_digest"]
 
@@ -30,14 +29,10 @@ def code_digest(state: dict, stat, renderer: str) -> str:
         if digests == cached[4]:
             return cached[5]
         if None not in digests:
-            value = combine(_label(renderer), cached[2], digests)
+            value = fingerprint(cached[2], digests, renderer)
             state["code"] = cached[:4] + (digests, value)
             return value
     return _refresh(state, stat, renderer)
-
-
-def _label(renderer: str) -> str:
-    return f"manifesto-build-code/1 {renderer} py{sys.version_info[0]}.{sys.version_info[1]}"
 
 
 def _dirs_unchanged(dirs: dict) -> bool:
@@ -54,17 +49,9 @@ def _refresh(state: dict, stat, renderer: str) -> str:
     paths = sorted({os.path.abspath(p) for p in renderers.load(renderer).code_fingerprint_paths()})
     now = time.time_ns()
     dirs = {d: dir_signature(d, now) for d in sorted({os.path.dirname(p) for p in paths})}
-    names = _names(paths)
+    names = code_names(paths)
     keys = tuple(stat.key(p) for p in paths)
     digests = tuple(stat.digest(k) or "-" for k in keys)
-    value = combine(_label(renderer), names, digests)
+    value = fingerprint(names, digests, renderer)
     state["code"] = (renderer, keys, names, {d: s for d, s in dirs.items() if s}, digests, value)
     return value
-
-
-def _names(paths: list[str]) -> tuple:
-    """Paths relative to their common directory: the same in every checkout."""
-    if not paths:
-        return ()
-    base = os.path.commonpath([os.path.dirname(p) for p in paths])
-    return tuple(os.path.relpath(p, base).replace(os.sep, "/") for p in paths)

@@ -63,12 +63,16 @@ def dir_signature(path: str, listed_ns: int):
 
 
 def read_bytes(path: str) -> bytes | None:
-    """The bytes of ``path``, or None when it does not exist (or is not a file)."""
+    """The bytes of ``path``, or None when it does not exist or is not a regular file (a
+    FIFO is never opened for reading, so it cannot hang the build)."""
+    from manifesto.fsutil import UnsafePath, open_regular
+
     try:
-        with open(path, "rb") as f:
-            return f.read()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        fd = open_regular(path, follow=True)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, UnsafePath):
         return None
+    with open(fd, "rb") as f:
+        return f.read()
 
 
 def hash_file(path: str) -> tuple[tuple[int, int, int, int], str, bool] | None:
@@ -77,13 +81,15 @@ def hash_file(path: str) -> tuple[tuple[int, int, int, int], str, bool] | None:
     ``trusted`` is False when the signature may not reveal a later change (see
     ``is_racy``) or when the file changed while it was read.
     """
+    from manifesto.fsutil import UnsafePath, open_regular
+
     read_ns = time.time_ns()
     try:
-        with open(path, "rb") as f:
+        with open(open_regular(path, follow=True), "rb") as f:
             before = os.fstat(f.fileno())
             data = f.read()
             after = os.fstat(f.fileno())
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, UnsafePath):
         return None
     sig = (after.st_mtime_ns, after.st_size, after.st_ino, after.st_ctime_ns)
     steady = (before.st_mtime_ns, before.st_size, before.st_ctime_ns) == (sig[0], sig[1], sig[3])
@@ -93,8 +99,13 @@ def hash_file(path: str) -> tuple[tuple[int, int, int, int], str, bool] | None:
 def atomic_write(path: str, data: bytes) -> tuple[int, int, int]:
     """Write ``data`` to ``path`` atomically (readers, and a build killed half-way, see the
     old or the new bytes, never a mix). Returns the signature of the new file; temporary
-    files carry ``TMP_MARK`` so out/ pruning can remove ones a killed build left."""
+    files carry ``TMP_MARK`` so out/ pruning can remove ones a killed build left.
+
+    The write never goes through a symlink (``fsutil.UnsafePath`` names it): build paths
+    are real paths (the workspace root is resolved when found), so any link on the way
+    was planted in the tree, e.g. by a committed ``out/deploy -> ../../victim``.
+    """
     from manifesto.fsutil import write_atomic
 
-    write_atomic(path, data, suffix=TMP_MARK, durable=False)
+    write_atomic(path, data, suffix=TMP_MARK, durable=False, root=os.sep)
     return signature(path)

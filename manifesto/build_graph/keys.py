@@ -1,21 +1,30 @@
-"""Cache keys: a digest of exactly what a task read and was told.
+"""The store key of rendering one pair: ``manifesto.store.task_key`` of exactly what the
+render read and was told.
 
-A pair's key covers the pair itself, its context (the code fingerprint and the
-render options) and the path and digest of every file the render read. Paths are
-root-relative where possible, so two checkouts of one commit share keys.
+The task names the pair; the inputs are the root-relative path and digest of every file
+the render read (so two checkouts of one commit share keys); the options are the
+renderer's ``RenderOptions`` as msgpack (workspace-relative paths, as BUILD.yaml gives
+them); the code is the build's code fingerprint (``context[0]``).
 """
 
 from __future__ import annotations
 
-from manifesto.digest import digest
+from manifesto.store import task_key
 
-__all__ = ["task_key"]
-
-_TASK = "manifesto-build-task/1"
+__all__ = ["pair_key", "options_bytes"]
 
 
-def task_key(pair: tuple[str, str], context: tuple, inputs, digests) -> str:
-    """The key of rendering ``pair`` in ``context`` from ``inputs`` with ``digests``."""
-    lines = [_TASK, pair[0], pair[1], repr(context)]
-    lines += sorted(f"{p}\0{d}" for p, d in zip(inputs, digests))
-    return digest("\n".join(lines).encode())
+def options_bytes(renderer: str, options: tuple) -> bytes:
+    """The msgpack bytes of the renderer's ``RenderOptions`` for the option values ``options``."""
+    import msgspec
+
+    from manifesto.build_graph import renderer as renderers
+    from manifesto.build_graph.renderer import OPTION_FIELDS
+
+    module = renderers.load(renderer)
+    return msgspec.msgpack.encode(module.RenderOptions(**dict(zip(OPTION_FIELDS, options))))
+
+
+def pair_key(renderer: str, pair: tuple[str, str], context: tuple, inputs, digests) -> str:
+    """The key of rendering ``pair`` in ``context`` (code, options) from ``inputs`` with ``digests``."""
+    return task_key(f"render {pair[0]} @ {pair[1]}", inputs, digests, options_bytes(renderer, context[1]), context[0])

@@ -27,8 +27,10 @@ class BuildLock:
     def acquire(self, blocking: bool = True) -> bool:
         import fcntl
 
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        from manifesto.fsutil import open_regular
+
+        # never through a planted symlink (out/ or out/.lock), never a FIFO (no hang)
+        self.fd = open_regular(self.path, os.O_RDWR | os.O_CREAT, 0o644, root=os.sep)
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return True
@@ -69,7 +71,16 @@ def scan(out_dir: str) -> tuple[list[str], list[str]]:
     not artifacts. Leftovers are temporary files of interrupted writes; dot
     directories (``.cache``) are not entered.
     """
+    import stat
+
     artifacts, leftovers = [], []
+    try:
+        if stat.S_ISLNK(os.lstat(out_dir).st_mode):  # os.walk would follow it out of the workspace
+            from manifesto.fsutil import UnsafePath, safe_problem
+
+            raise UnsafePath(0, safe_problem(out_dir, stat.S_IFLNK, True, os.readlink(out_dir)), out_dir)
+    except FileNotFoundError:
+        return [], []
     for top, dirs, files in os.walk(out_dir):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         rel_top = os.path.relpath(top, out_dir)

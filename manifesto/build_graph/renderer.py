@@ -2,10 +2,11 @@
 
 A renderer is a module providing::
 
-    RenderOptions(user, namespace, routing_profile, idle_shutdown, idle_timeout_minutes)
-    render_pair(model_path, cluster_path, options) -> Artifact(text, suffix, inputs)
+    RenderOptions(**{field: value for field in OPTION_FIELDS})
+    render_pair(model_path, cluster_path, options, roots) -> Artifact(text, suffix, inputs)
+        (roots: the build's workspace; renders read only files below them)
     code_fingerprint_paths() -> list[str]
-    confine(roots) -> context manager (optional): renders read only files below roots
+    prepare() (optional): import what renders need before a pool of workers is forked
 
 The product's renderer is ``manifesto.build_renderer``. Engine tests substitute a small fake
 through ``MANIFESTO_BUILD_RENDERER`` (a module name), read once at the CLI edge;
@@ -19,11 +20,14 @@ from __future__ import annotations
 
 import os
 
+from manifesto.options import BUILD_FIELDS
+
 __all__ = ["DEFAULT", "ENV_VAR", "OPTION_FIELDS", "load", "renderer_name"]
 
 DEFAULT = "manifesto.build_renderer"
-#: The fields of ``RenderOptions``, in the order the build keeps them.
-OPTION_FIELDS = ("user", "namespace", "routing_profile", "idle_shutdown", "idle_timeout_minutes")
+#: The fields of ``RenderOptions`` BUILD.yaml may set, in the order the build keeps them:
+#: generated from the definition of every render option.
+OPTION_FIELDS = BUILD_FIELDS
 ENV_VAR = "MANIFESTO_BUILD_RENDERER"
 
 

@@ -42,6 +42,8 @@ class Report:
             row["message"] = item.message
         if item.how == "cache":
             row["cached"] = True
+        if item.why and status == "rendered":
+            row["why"] = item.why
         return row
 
     @staticmethod
@@ -54,12 +56,12 @@ class Report:
             return None
         if on_disk is None:
             return (f"out/{rel}", "missing")
-        old = item.old if item.old is not None and item.old.status == "ok" else None
-        if old is not None and on_disk == old.art_digest:
+        written = item.old.written if item.old is not None else ""
+        if not written:
+            return (f"out/{rel}", "differs from what its inputs render (hand-edited or stale)")
+        if on_disk == written:
             return (f"out/{rel}", "stale: its inputs changed since it was built")
-        if old is not None and old.art_digest == item.art_digest and old.suffix == item.suffix:
-            return (f"out/{rel}", "hand-edited: differs from what the build wrote")
-        return (f"out/{rel}", "differs from what its inputs render (hand-edited or stale)")
+        return (f"out/{rel}", "hand-edited: differs from what the build wrote")
 
     def counts(self) -> dict:
         counts = dict.fromkeys(STATUSES, 0)
@@ -80,21 +82,26 @@ class Report:
             line += f"; check: {len(self.problems)} problem{'' if len(self.problems) == 1 else 's'}"
         return line
 
-    def work_lines(self, limit: int = 12) -> list[str]:
+    def work_lines(self, limit: int = 12, explain: bool = False) -> list[str]:
         """What this build did, Bazel style: a line per artifact it wrote or pruned, per
         explicitly named artifact already up to date, and per pair it found incompatible
-        (at most ``limit`` of those; the JSON output lists every reason)."""
+        (at most ``limit`` of those; the JSON output lists every reason). ``explain`` adds
+        to each rendered artifact's line what changed since the last build."""
         if self.mode != "write":
             return []
         lines, skips = [], []
         for item, status in zip(self.items, self.statuses):  # rows only where needed: a no-op stays cheap
             if status == "rendered" or (status == "up to date" and item.explicit):
-                lines.append(f"{status:<12}{self._row(item, status)['artifact']}")
+                line = f"{status:<12}{self._row(item, status)['artifact']}"
+                if explain and status == "rendered" and item.why:
+                    line += f"  ({item.why})"
+                lines.append(line)
             elif status == "skipped" and item.how != "none":  # evaluated by this build, not remembered
                 row = self._row(item, status)
                 skips.append(f"skipped     {row['model']} @ {row['cluster']}: {item.message}")
         lines.sort(key=lambda line: line[12:])
         lines += [f"pruned      {path}" for path in self.pruned]
+        lines += self.budget_lines()
         if len(skips) > limit:
             skips[limit:] = [f"skipped     ... and {len(skips) - limit} more incompatible pairs "
                              "(`manifesto build --output json` lists every reason)"]
@@ -112,10 +119,47 @@ class Report:
     def to_json(self) -> dict:
         return {
             "summary": {k.replace(" ", "_"): v for k, v in self.counts().items()},
-            "pairs": self.rows,
+            "pairs": self.budget_rows(),
             "problems": [{"path": p, "problem": why} for p, why in self.problems],
             "pruned": self.pruned,
         }
+
+    # GPU budget: per pair in JSON, totals per cluster in text. It comes from the pair's record,
+    # stored with the render that made the artifact, so a no-op build reports it too.
+    def budget_rows(self) -> list[dict]:
+        """``rows``, each built pair with its ``budget`` (GPUs, nodes, pods, roles, cost)."""
+        records = self.session.state["pairs"]
+        out = []
+        for item, row in zip(self.items, self.rows):
+            rec = records.get(item.pair)
+            budget = rec.budget if rec is not None and item.status == "ok" else None
+            out.append({**row, "budget": budget} if budget else row)
+        return out
+
+    def budget_lines(self) -> list[str]:
+        """One line per cluster: the GPUs, nodes and pods its built artifacts ask for, and their
+        hourly cost when every priced artifact's accelerator has a price."""
+        totals: dict[str, dict] = {}
+        for row in self.budget_rows():
+            b = row.get("budget")
+            if not b:
+                continue
+            t = totals.setdefault(row["cluster"], {"gpus": 0, "nodes": 0, "pods": 0, "artifacts": 0, "cost": 0.0,
+                                                   "priced": True})
+            for key in ("gpus", "nodes", "pods"):
+                t[key] += b[key]
+            t["artifacts"] += 1
+            if b.get("hourly_cost") is None:
+                t["priced"] = False
+            else:
+                t["cost"] += b["hourly_cost"]
+        lines = []
+        for cluster in sorted(totals):
+            t = totals[cluster]
+            cost = f", {round(t['cost'], 4):g} per hour" if t["priced"] else ""
+            lines.append(f"budget      {cluster}: {t['gpus']} GPUs, {t['nodes']} nodes, {t['pods']} pods over "
+                         f"{t['artifacts']} artifact{'' if t['artifacts'] == 1 else 's'}{cost}")
+        return lines
 
 
 def _status(item) -> str:

@@ -17,12 +17,17 @@ import zlib
 from collections import namedtuple
 
 from manifesto.build_graph.fsio import atomic_write
+from manifesto.fsutil import open_regular
+from manifesto.status import Status
 
 __all__ = ["FORMAT", "PairRecord", "load_state", "new_state", "save_state"]
 
-FORMAT = 5
+# 6: what a build last wrote; every BUILD.yaml-settable render option (manifesto.options)
+# 7: the GPU budget of each pair's artifact
+FORMAT = 7
 _MAGIC = b"manifesto-build\0"
 _HEADER = len(_MAGIC) + 4 + 4
+_STATUS = {s.value: s for s in Status}
 
 
 def new_state() -> dict:
@@ -31,7 +36,7 @@ def new_state() -> dict:
         "format": FORMAT,
         "buildfile": None,  # (digest, config, locations)
         "listing": None,  # (config digest, {dir: (mtime_ns, inode, trusted)}, {gen: files})
-        "code": None,  # (renderer, paths, {dir: (mtime_ns, inode, trusted)}, digest)
+        "code": None,  # (renderer, stat keys, names, {dir: (mtime_ns, inode, trusted)}, digests, fingerprint)
         "stat": {},  # path -> (packed signature or 0, digest): see statcache
         "pairs": {},  # (model path, cluster) -> PairRecord tuple
         "tasks": 0,  # about how many entries the task cache holds
@@ -39,20 +44,26 @@ def new_state() -> dict:
 
 
 PairRecord = namedtuple(
-    "PairRecord", ("context", "inputs", "digests", "key", "status", "suffix", "art_digest", "reason")
+    "PairRecord",
+    ("context", "inputs", "digests", "key", "status", "suffix", "art_digest", "reason", "written", "budget"),
 )
 PairRecord.__doc__ = """What one pair's last render read and produced (a plain tuple on disk).
 
 ``context`` is (code digest, options); ``inputs`` the files it read and
 ``digests`` their digests then (None when one changed during the build, which
-forces a re-render); ``status`` is "ok", "skipped" or "failed" (an error that
-listed the files it read, so it is as reproducible as an artifact)."""
+forces a re-render); ``status`` is a :class:`manifesto.status.Status` (FAILED: an error that
+listed the files it read, so it is as reproducible as an artifact). ``art_digest`` is
+the digest of the artifact the inputs render to now; ``written`` the digest of the
+artifact a build last wrote to out/ ("" when none), which ``build --check`` leaves
+alone: an out/ file equal to it is stale, any other one hand-edited, on every run.
+``budget`` is the artifact's GPU budget as plain data (None when the renderer gives none),
+so a build that renders nothing still reports it."""
 
 
 def load_state(path: str, warn) -> dict:
     """The manifest at ``path``; a fresh one (with a warning if corrupt) otherwise."""
     try:
-        with open(path, "rb") as f:
+        with open(open_regular(path, root=os.sep), "rb") as f:
             blob = f.read()
     except FileNotFoundError:
         return new_state()
@@ -62,8 +73,8 @@ def load_state(path: str, warn) -> dict:
         return new_state()
     if state is False:
         return new_state()
-    make = PairRecord._make
-    state["pairs"] = {k: make(v) for k, v in state["pairs"].items()}
+    make, status = PairRecord._make, _STATUS.__getitem__
+    state["pairs"] = {k: make(v[:4] + (status(v[4]),) + v[5:]) for k, v in state["pairs"].items()}
     return state
 
 
@@ -85,7 +96,7 @@ def _share(value, shared: dict):
 def _compact(rec, shared: dict) -> tuple:
     """A record as a plain tuple whose repeated parts (paths, contexts) are shared."""
     inputs = tuple([_share(p, shared) for p in rec[1]])
-    return (_share(rec[0], shared), inputs) + tuple(rec[2:])
+    return (_share(rec[0], shared), inputs) + tuple(rec[2:4]) + (rec[4].value,) + tuple(rec[5:])
 
 
 def _version_tag() -> bytes:
@@ -113,7 +124,8 @@ def _well_formed(state) -> bool:
         return False
     if not all(isinstance(state.get(k), dict) for k in ("stat", "pairs")):
         return False
-    return all(isinstance(v, tuple) and len(v) == len(PairRecord._fields) for v in state["pairs"].values())
+    return all(isinstance(v, tuple) and len(v) == len(PairRecord._fields) and v[4] in _STATUS
+               for v in state["pairs"].values())
 
 
 def state_path(cache_dir: str) -> str:

@@ -51,19 +51,26 @@ class Workspace:
 
 
 def wrong_type(path: str, is_dir: bool) -> str | None:
-    """"is a file, expected a directory" (or the reverse) when ``path`` exists as the wrong type."""
+    """"is a file, expected a directory" (or the reverse, or "is a symlink (to X)...") when
+    ``path`` exists as something a build may not use there. Symlinks are not followed: a
+    build never writes through one (``out/`` is committed, so a pull request could plant
+    ``out/deploy -> ../../victim``)."""
     import stat
 
+    from manifesto.fsutil import kind_of
+
     try:
-        mode = os.stat(path).st_mode
+        st = os.lstat(path)
     except FileNotFoundError:
         return None
     except OSError as exc:
         return f"cannot be used ({exc.strerror})"
-    if is_dir and not stat.S_ISDIR(mode):
-        return "is a file, expected a directory"
-    if not is_dir and not stat.S_ISREG(mode):
-        return "is a directory, expected a file" if stat.S_ISDIR(mode) else "is not a regular file"
+    if stat.S_ISLNK(st.st_mode):
+        return f"is a symlink (to {os.readlink(path)}); refusing to go through it"
+    if is_dir and not stat.S_ISDIR(st.st_mode):
+        return f"is {kind_of(st.st_mode)}, expected a directory"
+    if not is_dir and not stat.S_ISREG(st.st_mode):
+        return f"is {kind_of(st.st_mode)}, expected a file"
     return None
 
 
@@ -72,7 +79,11 @@ def os_error(ws: Workspace, exc: OSError):
     file and the system's reason."""
     from manifesto.errors import BuildError
 
+    from manifesto.fsutil import UnsafePath
+
     problem = ws.layout_problem()
+    if problem is None and isinstance(exc, UnsafePath):
+        problem = f"{ws.show(exc.filename)} {exc.strerror}; remove it"
     if problem is None:
         where = ws.show(exc.filename) if exc.filename else "out/"
         problem = f"{where}: {exc.strerror or exc}"
@@ -84,8 +95,15 @@ def find_workspace(start: str | None = None) -> Workspace:
     here = os.path.realpath(start or os.getcwd())
     probe = here
     while True:
-        if os.path.isfile(os.path.join(probe, BUILD_FILE)):
+        candidate = os.path.join(probe, BUILD_FILE)
+        if os.path.isfile(candidate):
             return Workspace(probe)
+        if os.path.lexists(candidate):  # a FIFO (it would hang the read), a socket, a directory
+            from manifesto.errors import BuildError
+
+            problem = (f"is a broken symlink (to {os.readlink(candidate)})" if os.path.islink(candidate)
+                       else wrong_type(candidate, False))
+            raise BuildError(f"{os.path.relpath(candidate)} {problem}")
         parent = os.path.dirname(probe)
         if parent == probe:
             from manifesto.errors import BuildError

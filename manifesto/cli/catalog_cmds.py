@@ -3,7 +3,7 @@ user catalog without touching the bundled one."""
 
 from __future__ import annotations
 
-from manifesto.cli.common import info
+from manifesto.cli.common import info, search_of
 from manifesto.errors import CatalogError
 
 __all__ = ["register", "export_entry", "import_entry", "edit_entry"]
@@ -17,7 +17,7 @@ def register(csub, add) -> None:
     p.add_argument("name")
     p.add_argument("--output", "-o", required=True, metavar="FILE", help="file to write").complete = "files"
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
-    p.set_defaults(func=lambda a: export_entry(a.kind, a.name, a.output, a.force))
+    p.set_defaults(func=lambda a: export_entry(a.kind, a.name, a.output, a.force, search_of(a)))
     p = add(csub, "import", help="validate a file and install it in the user catalog")
     p.add_argument("kind", choices=_KINDS)
     p.add_argument("file").complete = "files"
@@ -27,7 +27,7 @@ def register(csub, add) -> None:
     p = add(csub, "edit", help="edit the user-catalog copy of an entry in $EDITOR (bundled entries are copied first)")
     p.add_argument("kind", choices=_KINDS)
     p.add_argument("name")
-    p.set_defaults(func=lambda a: edit_entry(a.kind, a.name))
+    p.set_defaults(func=lambda a: edit_entry(a.kind, a.name, search_of(a)))
 
 
 def _validate(kind: str, path):
@@ -77,13 +77,13 @@ def _user_path(kind: str, name: str):
     return config_home() / kind / f"{clean}.yaml"
 
 
-def export_entry(kind: str, name: str, output: str, force: bool) -> int:
+def export_entry(kind: str, name: str, output: str, force: bool, search=None) -> int:
     from pathlib import Path
 
     from manifesto.catalog import find
     from manifesto.yamlemit import dump_yaml
 
-    source = find(kind, name)
+    source = find(kind, name, search=search)
     data = _validate(kind, Path(source))
     target = Path(output)
     _refuse_overwrite(target, force, "output file")
@@ -150,7 +150,61 @@ def _copy_with_parents(kind: str, source, target) -> None:
 
 
 
-def edit_entry(kind: str, name: str) -> int:
+# What `config edit KIND NEW` opens: a valid minimal entry whose comments name the next fields
+# to set (saved unchanged, it still validates).
+SKELETONS = {
+    "models": """\
+# A new model spec: `manifesto explain NAME --cluster C` shows how it resolves,
+# `manifesto render manifest NAME --cluster C` what it renders.
+release: {release}           # instance name: a DNS label, unique per user and namespace
+model:
+  id: Qwen/Qwen3-0.6B        # the Hugging Face model id vLLM serves
+  # image_ref: vllm.standard # catalog image (catalog/images.yaml)
+routing: {{kind: disabled}}    # or {{kind: load_aware, target_role: decode}}, {{kind: pd, ...}}
+roles:
+  - name: decode
+    lws: {{size: 1}}           # nodes per replica; add `replicas: N` for more copies
+    parallelism: {{tp: 1}}     # tensor-parallel GPUs (dp, ep: data/expert parallelism)
+    # resources: {{cpu: "8", memory: 32Gi}}
+    # vllm: {{max_model_len: 8192}}
+""",
+    "clusters": """\
+# A new cluster profile: `manifesto config validate SPEC --cluster NAME` checks it.
+name: {release}
+platform: kubernetes          # or openshift, slurm (then add a slurm: section)
+accelerators:
+  default: gpu
+  profiles:
+    gpu:
+      gpus_per_node: 8
+      allocation:
+        extended_resource: {{resource_name: nvidia.com/gpu}}
+# storage, paths, cache: see clusters/example-*.yaml in the bundled catalog
+""",
+    "routing": """\
+# A new endpoint picker policy: select it with --routing-profile NAME.
+apiVersion: llm-d.ai/v1alpha1
+kind: EndpointPickerConfig
+plugins:
+  - {{type: queue-scorer}}
+  - {{type: max-score-picker}}
+schedulingProfiles:
+  - name: default
+    plugins:
+      - {{pluginRef: queue-scorer, weight: 1}}
+      - {{pluginRef: max-score-picker}}
+""",
+}
+
+
+def skeleton(kind: str, name: str) -> str:
+    import re
+
+    release = re.sub(r"[^a-z0-9-]+", "-", name.rsplit("/", 1)[-1].lower()).strip("-")[:40].strip("-") or "new"
+    return SKELETONS[kind].format(release=release)
+
+
+def edit_entry(kind: str, name: str, search=None) -> int:
     import os
     from pathlib import Path
 
@@ -161,14 +215,15 @@ def edit_entry(kind: str, name: str) -> int:
     target = _user_path(kind, name)
     if not target.exists():
         try:
-            source = Path(find(kind, name))
+            source = Path(find(kind, name, search=search))
         except CatalogError:
             source = None  # a new name starts a new user entry
         if source is not None and config_home() not in source.resolve().parents:
             _copy_with_parents(kind, source, target)
             info(f"copied {source} to {target}")
         elif source is None:
-            _write(target, b"", "user entry")
+            _write(target, skeleton(kind, name).encode(), "user entry")
+            info(f"new {kind[:-1] if kind != 'routing' else 'routing profile'} {target}, from a skeleton")
     import shlex
 
     editor = os.environ.get("EDITOR") or "vi"

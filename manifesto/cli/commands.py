@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import sys
 
-from manifesto.cli.common import (add, info, load_cluster_for, load_pair, pick_namespace, render_cached, settings,
-                                  spec_args)
-from manifesto.cli.complete import FILES
+from manifesto.cli.common import (add, cached_command, info, load_cluster_for, load_pair, pick_namespace,
+                                  render_cached, search_of, settings, spec_args)
+from manifesto.cli.hints import FILES
 from manifesto.outputs import add_output
 
 __all__ = ["register"]
+
+
+def _module(name: str):
+    """A sibling command module, imported by name: command modules never import each other."""
+    import importlib
+
+    return importlib.import_module(f"manifesto.cli.{name}")
 
 
 def register(sub) -> None:
@@ -25,8 +32,13 @@ def register(sub) -> None:
     p.set_defaults(func=_render_manifest)
     p = add(render, "file", help="render a spec to a file (default /tmp/manifesto.yaml or MANIFESTO_RENDER_OUT)")
     spec_args(p)
-    p.add_argument("--output", "-o", metavar="FILE", help="file to write").complete = FILES
+    p.add_argument("--output", "-o", metavar="FILE", help="file to write (not a format: `-o json` is refused, "
+                   "write ./json for a file of that name)").complete = FILES
     p.set_defaults(func=_render_file)
+    p = add(render, "slurm", help="render a spec for a Slurm cluster: the sbatch script, to stdout or -o FILE")
+    spec_args(p)
+    p.add_argument("--output", "-o", metavar="FILE", help="file to write (default: stdout)").complete = FILES
+    p.set_defaults(func=_render_slurm)
 
     p = add(render, "routing", help="render only the llm-d routing layer of a spec")
     spec_args(p)
@@ -36,9 +48,7 @@ def register(sub) -> None:
     p.add_argument("--context", help="kube context used to pick a cluster profile and namespace")
     p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
     p.set_defaults(func=_render_bootstrap)
-    from manifesto.cli import workload_cmds
-
-    workload_cmds.register(render, add)
+    _module("workload_cmds").register(render, add)
 
     config = add(sub, "config", help="inspect and validate the user and bundled catalogs")
     csub = config.add_subparsers(dest="action", metavar="ACTION")
@@ -59,18 +69,10 @@ def register(sub) -> None:
     p.add_argument("name")
     add_output(p)
     p.set_defaults(func=_config_resolve)
-    from manifesto.cli import catalog_cmds, completion, manpage
-
-    catalog_cmds.register(csub, add)
-    completion.register(sub, add)
-    manpage.register(sub, add)
-    from manifesto.cli import e2e_cmds, init_cmds, ops_cmds, slurm_cmds, target_cmds
-
-    ops_cmds.register(sub, add)
-    e2e_cmds.register(sub, add)
-    slurm_cmds.register(sub, add)
-    target_cmds.register(sub, add)
-    init_cmds.register(sub, add)
+    _module("catalog_cmds").register(csub, add)
+    for name in ("completion", "manpage", "ops_cmds", "e2e_cmds", "slurm_cmds", "target_cmds", "init_cmds",
+                 "regen_cmds"):
+        _module(name).register(sub, add)
 
     try:
         from manifesto.build_graph.cli import register as register_build
@@ -79,13 +81,25 @@ def register(sub) -> None:
     register_build(sub)
 
 
+def _hf_home() -> str:
+    """The Hugging Face cache explain may read a model's config.json from (HF_HOME, else the
+    library's default ~/.cache/huggingface). Renders and builds never read it."""
+    import os
+
+    return os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface")
+
+
 def _explain(args) -> int:
+    if args.output == "text":  # the text is a task result in the store, like a render
+        # The Hugging Face cache it may read a config.json from is part of what was asked.
+        sys.stdout.write(cached_command(args, f"explain --hf-home {_hf_home()}", _explain_product)[0])
+        return 0
     from manifesto.outputs import emit
     from manifesto.resolve.plan import to_builtins
     from manifesto.service import plan_for
 
     spec, cluster, opts = load_pair(args)
-    plan, _ = plan_for(spec, cluster, opts)
+    plan, _ = plan_for(spec, cluster, opts, search_of(args), hf_home=_hf_home())
 
     def text() -> None:
         from manifesto.explain import explain_text
@@ -95,6 +109,14 @@ def _explain(args) -> int:
     emit(args.output, to_builtins(plan) if args.output in ("json", "yaml") else None, text=text,
          names=lambda: [plan.instance])
     return 0
+
+
+def _explain_product(spec, cluster, opts):
+    from manifesto.explain import explain_text
+    from manifesto.service import plan_for
+
+    plan, files = plan_for(spec, cluster, opts, hf_home=_hf_home())
+    return explain_text(plan), "", files, cluster.name
 
 
 def _render_manifest(args) -> int:
@@ -110,7 +132,7 @@ def _render_routing(args) -> int:
     from manifesto.render.k8s import render_routing
 
     spec, cluster, opts = load_pair(args)
-    plan, _ = plan_for(spec, cluster, opts)
+    plan, _ = plan_for(spec, cluster, opts, search_of(args))
     if plan.platform == "slurm":
         raise ResolveError("render routing is for Kubernetes clusters; Slurm batch scripts embed their router")
     if plan.routing is None:
@@ -140,15 +162,21 @@ def _render_bootstrap(args) -> int:
     return 0
 
 
-def _render_file(args) -> int:
+def _check_output_file(value: str | None) -> None:
+    """-o of render file/slurm names a file; elsewhere -o is an output format, so a bare format
+    name here is almost surely that mistake (``./json`` still writes a file called json)."""
+    from manifesto.errors import InputError
+    from manifesto.outputs import FORMATS
+
+    if value in FORMATS:
+        raise InputError(f"--output {value}: here -o is the file to write, not an output format; "
+                         f"write ./{value} for a file of that name")
+
+
+def _write_rendered(text: str, target: str, flag: str) -> None:
     from manifesto.errors import InputError
     from manifesto.fsutil import target_problem, write_atomic
 
-    text, suffix = render_cached(args)
-    env = settings()
-    target = args.output or env.get("MANIFESTO_RENDER_OUT") or f"/tmp/manifesto{suffix}"
-    flag = "--output" if args.output else "MANIFESTO_RENDER_OUT" if env.get("MANIFESTO_RENDER_OUT") \
-        else "the default output"
     problem = target_problem(target)
     if problem:
         raise InputError(f"{flag}: {target} {problem}")
@@ -157,19 +185,45 @@ def _render_file(args) -> int:
     except OSError as exc:
         raise InputError(f"{flag}: cannot write {target}: {exc.strerror or exc}") from None
     info(f"wrote {target}")
+
+
+def _render_file(args) -> int:
+    _check_output_file(args.output)
+    text, suffix = render_cached(args)
+    env = settings()
+    target = args.output or env.get("MANIFESTO_RENDER_OUT") or f"/tmp/manifesto{suffix}"
+    flag = "--output" if args.output else "MANIFESTO_RENDER_OUT" if env.get("MANIFESTO_RENDER_OUT") \
+        else "the default output"
+    _write_rendered(text, target, flag)
+    return 0
+
+
+def _render_slurm(args) -> int:
+    from manifesto.errors import InputError
+
+    _check_output_file(args.output)
+    cluster = load_cluster_for(args, settings())
+    if cluster.platform != "slurm":
+        raise InputError(f"cluster '{cluster.name}' is a {cluster.platform} cluster; render slurm writes Slurm "
+                         "batch scripts (use `manifesto render manifest` or `render file` for it)")
+    text, _ = render_cached(args)
+    if args.output:
+        _write_rendered(text, args.output, "--output")
+    else:
+        sys.stdout.write(text)
     return 0
 
 
 def _config_validate(args) -> int:
     from manifesto.outputs import emit
-    from manifesto.service import render_text
+    from manifesto.rendercache import render_product
 
-    spec, cluster, opts = load_pair(args)
-    text, suffix, _ = render_text(spec, cluster, opts)
+    # The same task as `render manifest`: a render of these inputs is a hit for both.
+    text, suffix, cluster = cached_command(args, "render manifest", render_product)
     kind = "batch script" if suffix == ".sbatch" else "Kubernetes manifest"
     lines = len(text.splitlines())
-    emit(args.output, {"spec": args.spec, "cluster": cluster.name, "kind": kind, "lines": lines, "ok": True},
-         text=lambda: print(f"ok: {args.spec} renders against {cluster.name} ({kind}, {lines} lines)"),
+    emit(args.output, {"spec": args.spec, "cluster": cluster, "kind": kind, "lines": lines, "ok": True},
+         text=lambda: print(f"ok: {args.spec} renders against {cluster} ({kind}, {lines} lines)"),
          names=lambda: [args.spec])
     return 0
 
@@ -187,12 +241,18 @@ def _config_list(args) -> int:
     from manifesto.catalog import entries
     from manifesto.outputs import emit
 
+    from manifesto.catalog import unusable
+    from manifesto.errors import printable
+
     rows = entries(args.kind)
+    for path, problem in unusable(args.kind):
+        print(f"manifesto: warning: {printable(str(path))} is not in the catalog: {problem}; rename it",
+              file=sys.stderr)
 
     def text() -> None:
         width = max((len(r[0]) for r in rows), default=0)
         for name, origin, _, _ in rows:
-            print(f"{name.ljust(width)}  {origin}")
+            print(f"{printable(name).ljust(width)}  {origin}")
 
     emit(args.output, [{"name": n, "source": o, "path": str(p), "shadows_bundled": s} for n, o, p, s in rows],
          text=text, names=lambda: [r[0] for r in rows])
@@ -203,7 +263,7 @@ def _config_resolve(args) -> int:
     from manifesto.catalog import find
     from manifesto.outputs import emit
 
-    path = str(find(args.kind, args.name))
+    path = str(find(args.kind, args.name, search=search_of(args)))
     emit(args.output, {"kind": args.kind, "name": args.name, "path": path}, text=lambda: print(path),
          names=lambda: [path])
     return 0

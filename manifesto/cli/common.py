@@ -17,10 +17,12 @@ __all__ = [
     "spec_args",
     "kube_args",
     "settings",
+    "search_of",
     "load_cluster_for",
     "load_pair",
     "plan_for_args",
     "pick_namespace",
+    "cached_command",
     "render_cached",
     "kube",
     "refuse_slurm_cluster",
@@ -28,7 +30,6 @@ __all__ = [
     "slurm_cluster",
     "slurm_submit",
     "target_args",
-    "target_command",
 ]
 
 
@@ -69,31 +70,21 @@ def spec_args(p: argparse.ArgumentParser, render: bool = True, *,
     """SPEC and the options that pick a cluster, identity and namespace; with ``render``, the
     options that change what is rendered. A command whose --context or --namespace means more
     (``test e2e``) passes its own help for them."""
-    from manifesto.cli.completion import CATALOG
+    if not isinstance(p, argparse.ArgumentParser):  # a command this run does not build
+        return
+    from manifesto.cli.hints import CATALOG
 
     p.add_argument("spec", metavar="SPEC", help="model spec: a path or a catalog name such as qwen/aggregated"
                    ).complete = CATALOG["models"]
     p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name "
                    "(default: MANIFESTO_CLUSTER or the kube context)").complete = CATALOG["clusters"]
     p.add_argument("--context", help=context_help)
-    p.add_argument("--user", help="user for identity, labels and paths (default: $USER)")
-    p.add_argument("--namespace", "-n", help=namespace_help)
-    p.add_argument("--accelerator", help="accelerator profile of the cluster (default: spec, then cluster default)"
-                   ).complete = "accelerators"
-    if not render:
-        return
-    p.add_argument("--vllm-env", help="absolute path of an existing vllm-envs worktree to run instead of the image's vLLM")
-    p.add_argument("--user-root", help="override the cluster's user root path")
-    p.add_argument("--log-root", help="override the cluster's log root path")
-    p.add_argument("--cache-root", help="override the cluster's compiled-cache root path")
-    p.add_argument("--pre-launch", action="append", metavar="CMD", help="shell command run before vLLM starts (repeatable)")
-    p.add_argument("--routing-profile", help="EPP routing profile name or path (default: MANIFESTO_ROUTING_PROFILE)"
-                   ).complete = CATALOG["routing"]
-    p.add_argument("--idle-timeout", metavar="DURATION", help="idle-shutdown timeout, e.g. 15m or 2h")
-    idle = p.add_mutually_exclusive_group()
-    idle.add_argument("--idle-shutdown", action="store_true", help="add the idle-shutdown controller even when "
-                      "the spec turns it off")
-    idle.add_argument("--no-idle-shutdown", action="store_true", help="leave the idle-shutdown controller out")
+    from manifesto import options
+
+    completers = {"routing": CATALOG["routing"]}
+    options.add_arguments(p, "select", help_for={"namespace": namespace_help}, complete=completers)
+    if render:
+        options.add_arguments(p, "render", complete=completers)
 
 
 def kube_args(p: argparse.ArgumentParser) -> None:
@@ -102,6 +93,12 @@ def kube_args(p: argparse.ArgumentParser) -> None:
 
 
 # -- loading ----------------------------------------------------------------------------
+
+def search_of(args):
+    """Where names resolve for this run (``catalog.SearchPath``), which ``main`` puts on
+    ``args``; None (the environment's catalogs, no build addresses) for a caller that did not."""
+    return getattr(args, "search", None)
+
 
 def settings() -> dict[str, str]:
     from manifesto.cli import settings as cli_settings
@@ -122,7 +119,7 @@ def load_cluster_for(args, env):
     from manifesto.cli import settings as cli_settings
     from manifesto.cluster import load_cluster
 
-    return load_cluster(cli_settings.pick_cluster(args.cluster, env, args.context))
+    return load_cluster(cli_settings.pick_cluster(args.cluster, env, args.context), search=search_of(args))
 
 
 def load_pair(args):
@@ -132,7 +129,7 @@ def load_pair(args):
 
     env = cli_settings.settings()
     cluster = load_cluster_for(args, env)
-    spec = load_spec(args.spec, cluster)
+    spec = load_spec(args.spec, cluster, search=search_of(args))
     return spec, cluster, cli_settings.options(args, env)
 
 
@@ -145,13 +142,21 @@ def plan_for_args(args, env, command: str, cluster=None):
 
     cluster = cluster or load_cluster_for(args, env)
     refuse_slurm_cluster(cluster, command)
-    spec = load_spec(args.spec, cluster)
-    plan, _ = plan_for(spec, cluster, cli_settings.options(args, env))
+    spec = load_spec(args.spec, cluster, search=search_of(args))
+    plan, _ = plan_for(spec, cluster, cli_settings.options(args, env), search_of(args))
     return plan, spec, cluster
 
 
 def render_cached(args, command: str = "render manifest") -> tuple[str, str]:
-    """(text, suffix) of a render, served from the local render cache when inputs are unchanged."""
+    """(text, suffix) of a render, served from the store when its inputs are unchanged."""
+    from manifesto.rendercache import render_product
+
+    text, suffix, _ = cached_command(args, command, render_product)
+    return text, suffix
+
+
+def cached_command(args, command: str, produce) -> tuple[str, str, str]:
+    """``rendercache.cached`` for SPEC, --cluster and the settings: (text, suffix, label)."""
     import os
 
     from manifesto import rendercache
@@ -159,25 +164,29 @@ def render_cached(args, command: str = "render manifest") -> tuple[str, str]:
     from manifesto.cli import settings as cli_settings
 
     env = cli_settings.settings()
-    cluster = os.path.abspath(find("clusters", cli_settings.pick_cluster(args.cluster, env, args.context)))
-    spec = os.path.abspath(find("models", args.spec))
+    search = search_of(args)
+    cluster_ref = str(find("clusters", cli_settings.pick_cluster(args.cluster, env, args.context), search=search))
+    spec_ref = str(find("models", args.spec, search=search))
+    cluster, spec = os.path.abspath(cluster_ref), os.path.abspath(spec_ref)
     raw = cli_settings.raw_options(args, env)
     # Names resolve through the catalogs, so key on the files they resolve to: a user entry
     # that starts shadowing a bundled one must not be answered from the old entry.
-    routing = os.path.abspath(find("routing", raw["routing_profile"])) if raw["routing_profile"] else None
-    return rendercache.render_cached(rendercache.cache_dir(env), command=command, spec=spec, cluster=cluster,
-                                     routing=routing, options=raw)
+    routing = (os.path.abspath(find("routing", raw["routing_profile"], search=search))
+               if raw["routing_profile"] else None)
+    return rendercache.cached(rendercache.cache_dir(env), command=command, spec=spec, cluster=cluster,
+                              routing=routing, options=raw, produce=produce, refs=(spec_ref, cluster_ref))
 
 
 # -- Kubernetes -------------------------------------------------------------------------
 
 def kube(env, namespace, kube_context):
     """The kubectl call builder for one namespace and context, tuned by MANIFESTO_KUBECTL_*."""
+    from manifesto.cli.settings import kube_env
     from manifesto.ops.kubectl import Kube, settings_from_env
 
     tuned = settings_from_env(env)
     tuned["trace"] = tuned["trace"] or verbose()
-    return Kube(namespace=namespace, context=kube_context, **tuned)
+    return Kube(namespace=namespace, context=kube_context, extra_env=kube_env(env), **tuned)
 
 
 def refuse_slurm_cluster(cluster, command: str) -> None:
@@ -194,7 +203,7 @@ def refuse_slurm_if_named(args, env, command: str) -> None:
     if name:
         from manifesto.cluster import load_cluster
 
-        refuse_slurm_cluster(load_cluster(name), command)
+        refuse_slurm_cluster(load_cluster(name, search=search_of(args)), command)
 
 
 # -- Slurm ------------------------------------------------------------------------------
@@ -213,6 +222,7 @@ def slurm_cluster(args, cluster=None):
 def slurm_submit(args, cluster=None) -> int:
     """Render (through the render cache) and submit; the job ID goes to stdout (-o json: an object).
     ``cluster``: the profile the caller already loaded."""
+    import shlex
     import sys
 
     from manifesto.ops import slurm
@@ -223,12 +233,17 @@ def slurm_submit(args, cluster=None) -> int:
     s = cluster.profile.slurm
     proc = slurm.run(slurm.submit_call(text, s.ssh_host if s else None, args.test_only), trace=verbose())
     if args.test_only:
-        print((proc.stderr or proc.stdout).strip(), file=sys.stderr)  # sbatch answers on stderr
+        from manifesto.errors import printable
+
+        answer = (proc.stderr or proc.stdout).strip()  # sbatch answers on stderr
+        print(printable(answer[-4000:], keep="\n"), file=sys.stderr)
         return 0
     job = slurm.job_id(proc.stdout)
     where = f" over ssh to {s.ssh_host}" if s and s.ssh_host else ""
-    info(f"submitted Slurm job {job} to {cluster.name}{where}; list it with `manifesto slurm servers "
-         f"--cluster {args.cluster or cluster.name}`, cancel it with `manifesto slurm stop {job}`")
+    # The same selection again: the flag as given, or nothing when the settings picked the profile.
+    flag = f" --cluster {shlex.quote(args.cluster)}" if args.cluster else ""
+    info(f"submitted Slurm job {job} to {cluster.name}{where}; list it with `manifesto slurm servers{flag}`, "
+         f"cancel it with `manifesto slurm stop {job}{flag}`")
     output = getattr(args, "output", "text")
     emit(output, {"job": job, "cluster": cluster.name}, text=lambda: print(job), names=lambda: [job])
     return 0
@@ -243,15 +258,3 @@ def target_args(p: argparse.ArgumentParser, dry_run: bool = True) -> None:
     if dry_run:
         p.add_argument("--dry-run", action="store_true", help="with a deployment target: print the kubectl or "
                        "sbatch calls, run none")
-
-
-def target_command(args, action: str) -> int | None:
-    """Run ``action`` of ``manifesto.cli.target_cmds`` when SPEC names a deployment target
-    (an address or an out/ path); None when it is an ordinary spec."""
-    from manifesto.build_graph.deployments import is_target_ref
-
-    if not is_target_ref(getattr(args, "spec", None)):
-        return None
-    from manifesto.cli import target_cmds
-
-    return getattr(target_cmds, action)(args)

@@ -1,11 +1,10 @@
 """Shell completion candidates, computed from the argparse tree.
 
-The bash, zsh and fish scripts (``manifesto completion SHELL``) are thin: on every TAB
-they run ``manifesto __complete SHELL -- WORD... CURRENT`` and show what it prints, the
-way kubectl's (Cobra's) completion works. So every shell completes the same commands,
-flags, choices, catalog names, build addresses and live instance IDs, straight from
-the parser that parses the command line, and ``--flag=value`` and ``-n NS`` on the line
-are understood in one place.
+The completion scripts (``manifesto completion SHELL``) run ``manifesto __complete SHELL
+-- WORD... CURRENT`` for every value that names something (fish: for everything) and show
+what it prints, the way kubectl's (Cobra's) completion works. So every shell completes the
+same catalog names, build addresses and live IDs, straight from the parser that parses the
+command line, and ``--flag=value`` and ``-n NS`` on the line are understood in one place.
 
 Output: one candidate per line (``value<TAB>description`` for zsh and fish), then
 ``:files`` when the shell should also offer local paths for the current word.
@@ -17,9 +16,11 @@ import argparse
 
 __all__ = ["candidates", "main"]
 
-# What an action's ``complete`` attribute may name, besides its ``choices``.
-MODELS, CLUSTERS, ROUTING = "models", "clusters", "routing"
-INSTANCES, ADDRESSES, FILES, ACCELERATORS = "instances", "addresses", "files", "accelerators"
+from manifesto.cli.hints import (  # noqa: F401
+    ACCELERATORS, ADDRESSES, CLUSTERS, DEPLOYMENTS, FILES, INSTANCES, MODELS, ROUTING, SLURM_JOBS)
+
+#: A TAB must not hang on an unreachable API server: every live lookup ends within this.
+LIVE_TIMEOUT = 0.8
 
 
 class _State:
@@ -99,7 +100,28 @@ def _commands(action: argparse._SubParsersAction, prefix: str) -> list[tuple[str
 def _catalog(kind: str) -> list[tuple[str, str]]:
     from manifesto.catalog import entries
 
-    return [(name, origin) for name, origin, _, _ in entries(kind)]
+    found = [(name, origin) for name, origin, _, _ in entries(kind)]
+    if kind == CLUSTERS:  # the workspace's own profiles, which --cluster NAME finds first
+        found = [(t.name, "workspace") for t in _workspace_targets() if t.kind == "cluster"] + found
+    return found
+
+
+def _workspace_targets() -> list:
+    """Every target of the workspace around the working directory (none outside one)."""
+    from manifesto.build_graph import api
+    from manifesto.errors import ManifestoError
+
+    try:
+        return api.list_targets(["//::"])
+    except ManifestoError:
+        return []
+
+
+def _deployments(current: str) -> list[tuple[str, str]]:
+    found = [(t.address, "deployment target") for t in _workspace_targets() if t.kind == "deployment"]
+    if current and not current.startswith("/"):  # written without the leading //
+        return [(a[2:], d) for a, d in found]
+    return found
 
 
 def _instances(state: _State) -> list[tuple[str, str]]:
@@ -112,10 +134,29 @@ def _instances(state: _State) -> list[tuple[str, str]]:
     context = state.values.get("context")
     try:
         namespace = cli_settings.pick_namespace(state.values.get("namespace"), cli_settings.settings(), context)
-        groups = group_by_instance(discover(Kube(namespace=namespace, context=context, timeout=3.0, retries=0)))
+        kube = Kube(namespace=namespace, context=context, timeout=LIVE_TIMEOUT, retries=0)
+        groups = group_by_instance(discover(kube))
     except ManifestoError:
         return []
-    return [(name, f"live in {namespace}") for name in groups]
+    # a label that is not printable (a line break, an escape) is no word to put on a command line
+    return [(name, f"live in {namespace}") for name in groups if name.isprintable()]
+
+
+def _slurm_jobs(state: _State) -> list[tuple[str, str]]:
+    """Your Manifesto jobs on the Slurm cluster the line (or MANIFESTO_CLUSTER) names: one quick squeue."""
+    from manifesto.cli import settings as cli_settings
+    from manifesto.cluster import load_cluster
+    from manifesto.errors import ManifestoError
+    from manifesto.ops import slurm
+
+    try:
+        name = state.values.get("cluster") or cli_settings.settings().get("MANIFESTO_CLUSTER")
+        profile = load_cluster(name).profile.slurm if name else None
+        call = slurm.servers_call(profile.ssh_host if profile else None)
+        rows = slurm.parse_servers(slurm.run(call, timeout=LIVE_TIMEOUT).stdout)
+    except ManifestoError:
+        return []
+    return [(row["job"], f"{row['instance']} {row['state'].lower()}") for row in rows]
 
 
 def _accelerators(state: _State) -> list[tuple[str, str]]:
@@ -160,29 +201,38 @@ def _addresses(current: str) -> list[tuple[str, str]]:
     return list(found.items())
 
 
+def _takes_targets(parser) -> bool:
+    """Whether the command's SPEC may also be a deployment target (it has --build, or is stop)."""
+    return "--build" in parser._option_string_actions or parser.prog.endswith(" stop")
+
+
 def _values(action: argparse.Action, state: _State, current: str) -> tuple[list[tuple[str, str]], bool]:
     kind = getattr(action, "complete", None)
     found: list[tuple[str, str]] = [(str(c), "") for c in action.choices or ()
                                      if not isinstance(action, argparse._SubParsersAction)]
     files = kind in (MODELS, CLUSTERS, ROUTING, FILES)
+    if kind == MODELS and not action.option_strings and _takes_targets(state.parser):
+        found += _deployments(current)
     if kind in (MODELS, CLUSTERS, ROUTING):
         found += _catalog(kind)
     elif kind == INSTANCES:
         found += _instances(state)
     elif kind == ACCELERATORS:
         found += _accelerators(state)
-    elif kind == ADDRESSES:
-        found += _addresses(current)
+    elif kind == SLURM_JOBS:
+        found += _slurm_jobs(state) + _deployments(current)
+    elif kind in (ADDRESSES, DEPLOYMENTS):
+        found += _addresses(current) if kind == ADDRESSES else _deployments(current)
         files = current.startswith(".") or (current.startswith("/") and not current.startswith("//"))
     return found, files
 
 
 def candidates(words: list[str]) -> tuple[list[tuple[str, str]], bool]:
     """(candidates with descriptions, whether to offer paths) for the last of ``words``."""
-    from manifesto.cli import _command_word, get_parser
+    from manifesto.cli.parser import command_word, get_parser
 
     *before, current = words or [""]
-    state = _walk(get_parser(_command_word(before)), before)
+    state = _walk(get_parser(command_word(before)), before)
     prefix = ""
     if state.pending is not None:
         action = state.pending

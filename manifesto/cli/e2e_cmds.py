@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import argparse
 
-from manifesto.cli.common import kube, load_cluster_for, refuse_slurm_cluster, settings, spec_args
+from manifesto.cli.common import kube, load_cluster_for, refuse_slurm_cluster, search_of, settings, spec_args
 
 __all__ = ["register"]
 
 
 def register(sub, add) -> None:
-    from manifesto.cli.completion import CATALOG
+    from manifesto.cli.hints import CATALOG
     from manifesto.numbers import positive_seconds_arg, seconds_arg
 
     test = add(sub, "test", help="end-to-end tests against a cluster")
@@ -30,7 +30,8 @@ def register(sub, add) -> None:
                    "cluster profile's storage so the worktree stays visible")
     p.add_argument("--keep-namespace", action="store_true", help="keep the namespace and all test resources")
     p.add_argument("--timeout", type=positive_seconds_arg, default=600.0, metavar="SECONDS",
-                   help="inference deadline for /v1/models and /v1/completions (default: 600)")
+                   help="deadline of the e2e Job from its creation, scheduling and image pull included "
+                   "(default: 600)")
     p.add_argument("--ready-timeout", type=seconds_arg, default=3600.0, metavar="SECONDS",
                    help="how long the model may take to become ready (default: 3600)")
     p.add_argument("--image", help="Python image of the test Job, e.g. a mirror (default: the catalog's test.e2e image)")
@@ -43,7 +44,7 @@ def _plan(args, env, namespace: str):
     from manifesto.service import plan_for
 
     scoped = argparse.Namespace(**{**vars(args), "namespace": namespace})
-    return plan_for(args._spec, args._cluster, cli_settings.options(scoped, env))[0]
+    return plan_for(args._spec, args._cluster, cli_settings.options(scoped, env), search_of(args))[0]
 
 
 def _e2e(args) -> int:
@@ -60,7 +61,7 @@ def _e2e(args) -> int:
                        "in its namespace)")
     cluster = load_cluster_for(args, env)
     refuse_slurm_cluster(cluster, "test e2e")
-    args._cluster, args._spec = cluster, load_spec(args.spec, cluster)
+    args._cluster, args._spec = cluster, load_spec(args.spec, cluster, search=search_of(args))
     if args.namespace:
         namespace = check_namespace_name(args.namespace)
     else:

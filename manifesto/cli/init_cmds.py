@@ -8,7 +8,7 @@ __all__ = ["register"]
 
 
 def register(sub, add) -> None:
-    from manifesto.cli.completion import CATALOG
+    from manifesto.cli.hints import CATALOG
 
     p = add(sub, "init", help="scaffold a workspace: BUILD.yaml with a deployment target, models/, clusters/, "
             ".gitignore and a CI workflow")
@@ -21,6 +21,9 @@ def register(sub, add) -> None:
     p.add_argument("--namespace", "-n", default="default", help="namespace of the deployment target (default: default)")
     p.add_argument("--context", help="kube context the deployment target belongs to (default: the current one, "
                    "else the cluster's name)")
+    p.add_argument("--package", metavar="SPEC", help="what the CI workflow pip-installs: a requirement for this "
+                   "version of llm-manifesto, e.g. a wheel URL or git+https://HOST/REPO@TAG (default: "
+                   "MANIFESTO_PACKAGE, else llm-manifesto==VERSION)")
     p.set_defaults(func=_init)
 
 
@@ -31,19 +34,20 @@ def _init(args) -> int:
     from manifesto.catalog import find
     from manifesto.cli import settings as cli_settings
     from manifesto.load import load_model_data
-    from manifesto.scaffold import workspace_files, write_workspace
+    from manifesto.scaffold import DEFAULT_PACKAGE, workspace_files, write_workspace
     from manifesto.yamlemit import dump_yaml
 
     env = cli_settings.settings()
-    model_path = find("models", args.model)
-    cluster_path = find("clusters", args.cluster)
+    model_path = find("models", args.model, search=getattr(args, "search", None))
+    cluster_path = find("clusters", args.cluster, search=getattr(args, "search", None))
     user = args.user or re.sub(r"[^a-z0-9-]+", "-", cli_settings.current_user(None, env).lower()).strip("-")
     cluster_name = Path(cluster_path).name.removesuffix(".yaml")
-    context = args.context or cli_settings.kube_context(None) or cluster_name
+    context = args.context or cli_settings.kube_context(None, env) or cluster_name
     model_name = Path(model_path).name.removesuffix(".yaml")
     files = workspace_files(model_name, dump_yaml(load_model_data(model_path).data), cluster_name,
                             Path(cluster_path).read_text(encoding="utf-8"), user=user or "user",
-                            namespace=args.namespace, context=context)
+                            namespace=args.namespace, context=context,
+                            package=args.package or env.get("MANIFESTO_PACKAGE") or DEFAULT_PACKAGE)
     written = write_workspace(args.directory, files)
     for rel in written:
         print(f"wrote {Path(args.directory) / rel}", file=sys.stderr)

@@ -224,7 +224,7 @@ def _date(env) -> str:
     import time
 
     epoch = env.get("SOURCE_DATE_EPOCH", "").strip()
-    year, month, day = time.gmtime(int(epoch))[:3] if epoch.isdigit() else RELEASE_DATE
+    year, month, day = time.gmtime(int(epoch))[:3] if epoch.isascii() and epoch.isdigit() else RELEASE_DATE
     return f"{_MONTHS[month - 1]} {day}, {year}"
 
 
@@ -256,7 +256,7 @@ def manpage(env=None) -> str:
     from argparse_manpage.manpage import Manpage
 
     from manifesto import __version__
-    from manifesto.cli import get_parser
+    from manifesto.cli.parser import get_parser
 
     page = Manpage(get_parser(), format="single-commands-section", _data={
         "project_name": "llm-manifesto", "version": __version__, "manual_title": "llm-manifesto manual",

@@ -9,15 +9,15 @@ import argparse
 
 from manifesto.cli.common import (info, kube, kube_args, load_cluster_for, pick_namespace, plan_for_args,
                                   refuse_slurm_cluster, refuse_slurm_if_named, settings, slurm_submit, spec_args,
-                                  target_args, target_command)
-
-from manifesto.cli.complete import FILES, INSTANCES
+                                  target_args)
+from manifesto.cli.hints import DEPLOYMENTS, FILES, INSTANCES, MODELS
+from manifesto.cli.target_cmds import target_command
 from manifesto.outputs import add_output
 
 __all__ = ["register"]
 
 _DEPLOY_USAGE = ("manifesto deploy SPEC [options]\n"
-                 "       manifesto deploy ADDR|out/deploy/NAME.yaml [--build] [--dry-run] [--context C]\n"
+                 "       manifesto deploy ADDR|out/deploy/NAME.yaml [--build] [--dry-run] [--take-over] [--context C]\n"
                  "       manifesto deploy routing SPEC [options]\n"
                  "       manifesto deploy bootstrap [--cluster C] [--namespace N]")
 
@@ -45,11 +45,14 @@ def register(sub, add) -> None:
     spec_args(p)
     p.add_argument("spec_rest", nargs="?", metavar="SPEC", help=argparse.SUPPRESS)
     target_args(p)
+    p.add_argument("--take-over", action="store_true", help="modify live objects of the same names that another "
+                   "instance or user owns (default: refuse, naming the owner)")
     p.set_defaults(func=_deploy)
 
     p = add(sub, "servers", help="list live Manifesto instances in the namespace (with ADDR: that deployment "
             "target's status)")
-    p.add_argument("spec", nargs="?", metavar="ADDR", help="a deployment target: report in-sync, drifted or missing")
+    p.add_argument("spec", nargs="?", metavar="ADDR", help="a deployment target: report in-sync, drifted or missing"
+                   ).complete = DEPLOYMENTS
     add_output(p)
     p.add_argument("--cluster", "-c", help="cluster profile, only to refuse Slurm clusters")
     kube_args(p)
@@ -57,13 +60,14 @@ def register(sub, add) -> None:
 
     p = add(sub, "stop", help="delete the live objects of an instance (interactive picker without a target)")
     p.add_argument("spec", nargs="?", metavar="SPEC", help="model spec (or deployment target address) whose "
-                   "instance to stop")
+                   "instance to stop").complete = MODELS
     p.add_argument("--instance", help="live instance ID (see `manifesto servers`)").complete = INSTANCES
     p.add_argument("--now", action="store_true", help="force-delete: --grace-period=0 --force")
     p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name")
     p.add_argument("--user", help="user for the instance identity (default: $USER)")
     p.add_argument("--accelerator", help=argparse.SUPPRESS)
     kube_args(p)
+    add_output(p)
     p.set_defaults(func=_stop)
 
     p = add(sub, "ready", help="wait until a spec's model pods and routing frontend are ready")
@@ -159,7 +163,7 @@ def _deploy(args) -> int:
     from manifesto.render import k8s_objects
 
     plan, spec, _ = plan_for_args(args, env, "deploy", cluster)
-    deploy(kube(env, plan.namespace, args.context), plan, k8s_objects(plan, spec), env)
+    deploy(kube(env, plan.namespace, args.context), plan, k8s_objects(plan, spec), env, take_over=args.take_over)
     return 0
 
 
@@ -221,11 +225,11 @@ def _stop(args) -> int:
         return done
     if args.spec:
         plan, _, _ = plan_for_args(args, env, "stop")
-        return stop(kube(env, plan.namespace, args.context), plan.instance, now=args.now)
+        return stop(kube(env, plan.namespace, args.context), plan.instance, now=args.now, output=args.output)
     refuse_slurm_if_named(args, env, "stop")
     client = kube(env, pick_namespace(args, env), args.context)
     if args.instance:
-        return stop(client, args.instance, now=args.now)
+        return stop(client, args.instance, now=args.now, output=args.output)
     from manifesto.ops.discovery import discover, group_by_instance
 
     if not sys.stdin.isatty():
@@ -239,7 +243,7 @@ def _stop(args) -> int:
     if choice is None:
         print("manifesto: nothing selected", file=sys.stderr)
         return 1
-    return stop(client, choice, now=args.now)
+    return stop(client, choice, now=args.now, output=args.output)
 
 
 def _ready(args) -> int:

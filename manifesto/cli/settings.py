@@ -10,13 +10,28 @@ import os
 from pathlib import Path
 
 __all__ = ["settings", "current_user", "pick_cluster", "pick_namespace", "checked_namespace", "kube_context",
-           "options"]
+           "kube_env", "current_context", "options"]
 
 
-def _dotenv(path: Path) -> dict[str, str]:
-    out: dict[str, str] = {}
+class Settings(dict):
+    """Variables by name (the environment over ./.env over the user catalog's .env), and where
+    each came from, so an error can name a settings file line instead of a variable nobody set."""
+
+    def __init__(self, values=(), origins: dict | None = None) -> None:
+        super().__init__(values)
+        self.origins = dict(origins or {})
+
+    def where(self, key: str) -> str | None:
+        """``FILE:LINE`` of the settings file that supplied ``key``; None for the environment."""
+        return self.origins.get(key)
+
+
+def _dotenv(path: Path, display: str) -> Settings:
+    _refuse_special(path)
+    out = Settings()
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        # utf-8-sig: a byte-order mark some editors write must not glue itself to the first key.
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
     except OSError:
         return out
     except UnicodeDecodeError as exc:
@@ -24,7 +39,7 @@ def _dotenv(path: Path) -> dict[str, str]:
 
         raise InputError(f"not UTF-8 text ({exc.reason}); fix or remove this settings file",
                          path=str(path)) from None
-    for line in lines:
+    for number, line in enumerate(lines, 1):
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
@@ -32,16 +47,39 @@ def _dotenv(path: Path) -> dict[str, str]:
         key = key.removeprefix("export ").strip()
         value = value.split(" #", 1)[0].strip().strip("'\"")
         out[key] = value
+        out.origins[key] = f"{display}:{number}"
     return out
 
 
-def settings() -> dict[str, str]:
+def _refuse_special(path: Path) -> None:
+    """A FIFO, socket or device named .env would hang or feed every command; a directory
+    (a virtualenv called .env) is not a settings file and is passed over."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        from manifesto.errors import InputError
+        from manifesto.fsutil import kind_of
+
+        raise InputError(f"is {kind_of(mode)}, expected a settings file of NAME=value lines; remove it",
+                         path=str(path))
+
+
+def settings() -> Settings:
     """Environment over ./.env over the user catalog's .env."""
     from manifesto.catalog import config_home
 
-    merged = _dotenv(config_home() / ".env")
-    merged.update(_dotenv(Path(".env")))
+    user = config_home() / ".env"
+    merged = _dotenv(user, str(user))
+    local = _dotenv(Path(".env"), ".env")
+    merged.update(local)
+    merged.origins.update(local.origins)
     merged.update(os.environ)
+    for key in os.environ:
+        merged.origins.pop(key, None)
     return merged
 
 
@@ -49,15 +87,32 @@ def current_user(explicit: str | None, env: dict[str, str]) -> str:
     return explicit or env.get("USER") or env.get("LOGNAME") or "user"
 
 
-def _kubectl(*args: str) -> str | None:
+def kube_env(env: dict[str, str] | None) -> tuple[tuple[str, str], ...]:
+    """What kubectl must see of the settings beyond the process environment: KUBECONFIG
+    (set in a .env file, it would otherwise never reach kubectl)."""
+    value = (env or {}).get("KUBECONFIG")
+    if not value:
+        return ()
+    return (("KUBECONFIG", os.pathsep.join(os.path.expanduser(p) for p in value.split(os.pathsep))),)
+
+
+def _kubectl(*args: str, env: dict[str, str] | None = None) -> str | None:
     """A quick kubeconfig read through the one kubectl runner; None when it fails or says nothing."""
     from manifesto.ops.kubectl import config_value
 
-    return config_value(*args)
+    return config_value(*args, env=kube_env(env))
 
 
-def kube_context(explicit: str | None) -> str | None:
-    return explicit or _kubectl("config", "current-context")
+def kube_context(explicit: str | None, env: dict[str, str] | None = None) -> str | None:
+    return explicit or _kubectl("config", "current-context", env=env)
+
+
+def current_context(env: dict[str, str]) -> str | None:
+    """The current kube context; None when none is set; an OpsError naming why kubectl could not
+    say (missing, killed by a signal, a broken kubeconfig)."""
+    from manifesto.ops.kubectl import current_context as read
+
+    return read(kube_env(env))
 
 
 def pick_cluster(explicit: str | None, env: dict[str, str], context: str | None = None, need_context=True) -> str:
@@ -65,17 +120,19 @@ def pick_cluster(explicit: str | None, env: dict[str, str], context: str | None 
     from manifesto.catalog import entries
     from manifesto.errors import CatalogError
 
+    table = cluster_map(env)  # checked even when unused: a malformed setting is not silently skipped
     if explicit:
         return explicit
     if env.get("MANIFESTO_CLUSTER"):
         return env["MANIFESTO_CLUSTER"]
-    ctx = kube_context(context) if need_context else context
+    ctx = kube_context(context, env) if need_context else context
     names = [ctx] if ctx else []
     if ctx:
-        cluster_name = _kubectl("config", "view", "--minify", "-o", "jsonpath={.contexts[0].context.cluster}")
+        # The cluster of that context (--context when given), not of the current one.
+        cluster_name = _kubectl("config", "view", "--minify", "--context", ctx, "-o",
+                                "jsonpath={.contexts[0].context.cluster}", env=env)
         if cluster_name:
             names.append(cluster_name)
-    table = dict(item.split("=", 1) for item in env.get("MANIFESTO_CLUSTER_MAP", "").replace(",", " ").split() if "=" in item)
     for name in names:
         if name in table:
             return table[name]
@@ -87,6 +144,22 @@ def pick_cluster(explicit: str | None, env: dict[str, str], context: str | None 
                        "or map your kube context in MANIFESTO_CLUSTER_MAP")
 
 
+def cluster_map(env: dict[str, str]) -> dict[str, str]:
+    """MANIFESTO_CLUSTER_MAP (``context=cluster`` pairs separated by commas or spaces) as a
+    table; a malformed entry is an error naming the variable (and its .env line)."""
+    from manifesto.errors import InputError, show_value
+    from manifesto.options import env_origin
+
+    table: dict[str, str] = {}
+    for item in env.get("MANIFESTO_CLUSTER_MAP", "").replace(",", " ").split():
+        context, eq, cluster = item.partition("=")
+        if not eq or not context or not cluster or "=" in cluster:
+            raise InputError(f"{env_origin(env, 'MANIFESTO_CLUSTER_MAP')} {show_value(item)} is not "
+                             "CONTEXT=CLUSTER; write the map as ctx1=cluster1,ctx2=cluster2")
+        table[context] = cluster
+    return table
+
+
 def pick_namespace(explicit: str | None, env: dict[str, str], context: str | None = None) -> str:
     if explicit:
         return explicit
@@ -95,75 +168,39 @@ def pick_namespace(explicit: str | None, env: dict[str, str], context: str | Non
     args = ["config", "view", "--minify", "-o", "jsonpath={.contexts[0].context.namespace}"]
     if context:
         args[2:2] = ["--context", context]
-    return _kubectl(*args) or "default"
-
-
-#: The longest idle timeout: a year of minutes.
-MAX_IDLE_MINUTES = 365 * 24 * 60
-
-
-def _minutes(text: str | None) -> int | None:
-    from manifesto.errors import InputError
-    from manifesto.numbers import number
-
-    if text is None:
-        return None
-    units = {"m": 1, "h": 60, "s": 1 / 60}
-    t = text.strip().lower()
-    factor = units.get(t[-1:], None)
-    value = number(t[:-1] if factor is not None else t, low=0, high=MAX_IDLE_MINUTES, low_open=True)
-    if value is None or value * (factor or 1) > MAX_IDLE_MINUTES:
-        raise InputError(f"--idle-timeout '{text}': expected a positive duration of at most a year, "
-                         "such as 15m, 2h or 90 (minutes)")
-    return max(1, round(value * (factor or 1)))
-
-
-def _checked(value: str, check, sources: list[tuple[str, str | None]]) -> str:
-    """``value`` if ``check`` passes, else an InputError naming where it came from: the first of
-    ``sources`` ((flag or variable, its value)) that supplied it."""
-    from manifesto.errors import InputError, show_value
-
-    problem = check(value)
-    if problem:
-        origin = next((name for name, given in sources if given), "the default")
-        raise InputError(f"{origin} {show_value(value)} {problem}")
-    return value
+    return _kubectl(*args, env=env) or "default"
 
 
 def checked_namespace(explicit: str | None, env: dict[str, str], context: str | None = None) -> str:
     """``pick_namespace``, refusing a value that is not a DNS label (naming where it came from)."""
-    from manifesto import rules
+    from manifesto import options as opts
 
-    return _checked(pick_namespace(explicit, env, context), rules.dns_label,
-                    [("--namespace", explicit), ("MANIFESTO_NAMESPACE", env.get("MANIFESTO_NAMESPACE")),
-                     ("the kube context's namespace", "x")])
+    return opts.value_of(opts.by_name("namespace"), explicit, env, _kube_namespace(context))
+
+
+def _kube_namespace(context: str | None):
+    """(how to name it, reader) of the kube context's namespace, or "default"."""
+    def read() -> str:
+        args = ["config", "view", "--minify", "-o", "jsonpath={.contexts[0].context.namespace}"]
+        if context:
+            args[2:2] = ["--context", context]
+        return _kubectl(*args) or "default"
+
+    return ("the kube context's namespace", read)
 
 
 def raw_options(args, env: dict[str, str]) -> dict:
-    """Resolution options as plain data (cheap: usable as a render-cache key)."""
-    from manifesto import rules
+    """Resolution options as plain data (cheap: usable as a render-cache key), every value
+    checked against its option's grammar, an error naming its flag, variable or .env line."""
+    from manifesto import options as opts
 
-    user = getattr(args, "user", None)
-    return {
-        "user": _checked(current_user(user, env), rules.path_segment,
-                         [("--user", user), ("$USER", env.get("USER")), ("$LOGNAME", env.get("LOGNAME"))]),
-        "namespace": checked_namespace(getattr(args, "namespace", None), env, getattr(args, "context", None)),
-        "accelerator": getattr(args, "accelerator", None),
-        "vllm_env": getattr(args, "vllm_env", None),
-        "user_root": getattr(args, "user_root", None),
-        "log_root": getattr(args, "log_root", None),
-        "cache_root": getattr(args, "cache_root", None),
-        "pre_launch": list(getattr(args, "pre_launch", None) or ()),
-        "routing_profile": getattr(args, "routing_profile", None) or env.get("MANIFESTO_ROUTING_PROFILE") or None,
-        "idle_shutdown": False if getattr(args, "no_idle_shutdown", False) else (
-            True if getattr(args, "idle_shutdown", False) else None),
-        "idle_timeout_minutes": _minutes(getattr(args, "idle_timeout", None)),
-    }
+    return opts.from_sources(args, env, {"user": ("the default", lambda: "user"),
+                                         "namespace": _kube_namespace(getattr(args, "context", None))})
 
 
 def options(args, env: dict[str, str], raw: dict | None = None):
     """Resolution options from parsed CLI arguments and settings."""
-    from manifesto.resolve.plan import Options
+    from manifesto.options import Options
 
     raw = raw_options(args, env) if raw is None else raw
     return Options(**{**raw, "pre_launch": tuple(raw["pre_launch"])})

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from manifesto.cli.common import info, slurm_cluster, slurm_submit, spec_args, target_args, target_command, verbose
+from manifesto.cli.common import info, slurm_cluster, slurm_submit, spec_args, target_args, verbose
+from manifesto.cli.hints import CATALOG, DEPLOYMENTS, SLURM_JOBS
+from manifesto.cli.target_cmds import target_command
 from manifesto.outputs import add_output
 
 __all__ = ["register"]
@@ -18,14 +20,17 @@ def register(sub, add) -> None:
     add_output(p)
     target_args(p)
     p.set_defaults(func=_submit)
-    p = add(ssub, "servers", help="list your Manifesto jobs")
-    p.add_argument("--cluster", "-c", help="Slurm cluster profile: a path or catalog name")
+    p = add(ssub, "servers", help="list your Manifesto jobs (with ADDR: that deployment target's jobs and status)")
+    p.add_argument("spec", nargs="?", metavar="ADDR", help="a Slurm deployment target (//:NAME)").complete = DEPLOYMENTS
+    p.add_argument("--cluster", "-c", help="Slurm cluster profile: a path or catalog name").complete = CATALOG["clusters"]
     p.add_argument("--context", help="kube context used to pick a cluster profile")
     add_output(p)
+    target_args(p, dry_run=False)
     p.set_defaults(func=_servers)
-    p = add(ssub, "stop", help="cancel a job (N), one array element (N_I) or a whole heterogeneous job")
-    p.add_argument("job")
-    p.add_argument("--cluster", "-c", help="Slurm cluster profile: a path or catalog name")
+    p = add(ssub, "stop", help="cancel a job (N), one array element (N_I), a whole heterogeneous job, or every "
+            "job of a deployment target (ADDR)")
+    p.add_argument("job", metavar="JOB|ADDR").complete = SLURM_JOBS
+    p.add_argument("--cluster", "-c", help="Slurm cluster profile: a path or catalog name").complete = CATALOG["clusters"]
     p.add_argument("--context", help="kube context used to pick a cluster profile")
     p.set_defaults(func=_stop)
 
@@ -39,21 +44,34 @@ def _servers(args) -> int:
     from manifesto.ops import slurm
     from manifesto.outputs import emit
 
+    done = target_command(args, "servers")
+    if done is not None:
+        return done
     cluster = slurm_cluster(args)
     s = cluster.profile.slurm
     rows = slurm.parse_servers(slurm.run(slurm.servers_call(s.ssh_host if s else None), trace=verbose()).stdout)
 
     def text() -> None:
-        for row in rows:
-            print(f"{row['job']:<14} {row['instance']:<32} {row['state']:<10} {row['nodes'] or row['reason']}")
+        from manifesto.errors import printable
+
+        for row in rows:  # squeue's fields (job names above all) are data from outside: escaped
+            job, instance, state, nodes, reason = (printable(row[k]) for k in ("job", "instance", "state", "nodes",
+                                                                               "reason"))
+            print(f"{job:<14} {instance:<32} {state:<10} {nodes or reason}")
 
     emit(args.output, rows, text=text, names=lambda: [row["job"] for row in rows])
     return 0
 
 
 def _stop(args) -> int:
+    from manifesto.build_graph.deployments import is_target_ref
     from manifesto.ops import slurm
 
+    if is_target_ref(args.job):
+        from manifesto.cli import target_cmds
+
+        args.spec = args.job
+        return target_cmds.stop(args)
     cluster = slurm_cluster(args)
     s = cluster.profile.slurm
     slurm.check_cancelled(args.job, slurm.run(slurm.stop_call(args.job, s.ssh_host if s else None), trace=verbose()))

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import sys
 
-from manifesto.cli.common import kube, settings, target_args
-from manifesto.outputs import add_output
+from manifesto.cli.hints import DEPLOYMENTS
+from manifesto.cli.common import info, kube, settings, target_args, verbose
+from manifesto.outputs import add_output, emit
 
-__all__ = ["register", "deploy", "diff", "status", "stop", "ready", "servers", "submit"]
+__all__ = ["register", "target_command", "deploy", "diff", "status", "stop", "ready", "servers", "submit"]
 
 _ADDR = ("a deployment target address (//:NAME, `kind: deployment` in BUILD.yaml) or its artifact "
          "out/deploy/NAME.yaml")
@@ -21,7 +22,8 @@ _ADDR = ("a deployment target address (//:NAME, `kind: deployment` in BUILD.yaml
 def register(sub, add) -> None:
     p = add(sub, "diff", help="kubectl diff a deployment target's out/ artifact against the cluster (exit 1: "
             "differs); with --base REV, a reviewer's diff of out/ at a git revision against the working tree")
-    p.add_argument("spec", metavar="ADDR", nargs="*", help=_ADDR + "; with --base, any build addresses (default: all)")
+    p.add_argument("spec", metavar="ADDR", nargs="*",
+                   help=_ADDR + "; with --base, any build addresses (default: all)").complete = DEPLOYMENTS
     p.add_argument("--context", help="kube context (must be the target's)")
     p.add_argument("--base", metavar="REV", help="compare the artifacts in out/ at git revision REV with the "
                    "working tree: per role GPUs, pods, parallelism, image, vLLM args and picker plugins, and whether "
@@ -31,26 +33,39 @@ def register(sub, add) -> None:
     add_output(p, formats=("text", "json", "markdown"))
     target_args(p, dry_run=False)
     p.set_defaults(func=diff)
-    p = add(sub, "status", help="whether a deployment target's live objects are in-sync, drifted or missing "
-            "(exit 1 unless in-sync)")
-    p.add_argument("spec", metavar="ADDR", help=_ADDR)
+    p = add(sub, "status", help="whether a deployment target's live objects are in-sync, idle, drifted or missing "
+            "(exit 1 unless in-sync or idle)")
+    p.add_argument("spec", metavar="ADDR", help=_ADDR).complete = DEPLOYMENTS
     p.add_argument("--context", help="kube context (must be the target's)")
     add_output(p)
     target_args(p, dry_run=False)
     p.set_defaults(func=status)
 
 
+def target_command(args, action: str) -> int | None:
+    """Run ``action`` of this module when SPEC names a deployment target (an address or an
+    out/ path); None when it is an ordinary spec."""
+    from manifesto.build_graph.deployments import is_target_ref
+
+    if not is_target_ref(getattr(args, "spec", None)):
+        return None
+    return globals()[action](args)
+
+
 # -- shared edges -----------------------------------------------------------------------
 
-_FIXED = ("cluster", "user", "namespace", "accelerator", "vllm_env", "user_root", "log_root", "cache_root",
-          "pre_launch", "routing_profile", "idle_timeout", "idle_shutdown", "no_idle_shutdown", "instance")
+def _fixed() -> tuple[str, ...]:
+    """Flags a deployment target fixes: the cluster, the instance and every render option it fixes."""
+    from manifesto.options import fixed_dests
+
+    return ("cluster", *fixed_dests(), "instance")
 
 
 def _target(args, *, allow_stale: bool = False):
     from manifesto.errors import OpsError
     from manifesto.build_graph.deployments import load_target
 
-    given = [name for name in _FIXED if getattr(args, name, None)]
+    given = [name for name in _fixed() if getattr(args, name, None)]
     if given:
         flag = "--" + given[0].replace("_", "-")
         raise OpsError(f"{flag}: {args.spec} is a deployment target, which fixes its cluster, namespace, user and "
@@ -69,7 +84,7 @@ def _kube_for(art, args):
                        "`manifesto slurm ...`")
     env = settings()
     explicit = getattr(args, "context", None)
-    context = check_context(art, explicit, None if explicit else cli_settings.kube_context(None))
+    context = check_context(art, explicit, None if explicit else cli_settings.current_context(env))
     return env, kube(env, art.namespace, context)
 
 
@@ -83,7 +98,7 @@ def _objects(art):
 # -- commands ---------------------------------------------------------------------------
 
 def deploy(args) -> int:
-    from manifesto.ops.deploy import SECRET, deploy_objects, object_facts
+    from manifesto.ops.deploy import SECRET, deploy_objects, hf_token, object_facts
 
     art = _target(args)
     if art.platform == "slurm":
@@ -91,12 +106,14 @@ def deploy(args) -> int:
     env, client = _kube_for(art, args)
     objs, instance = _objects(art)
     if args.dry_run:
+        hf_token(env, art.namespace)  # what the real deploy would stop at, a dry run reports too
         secret = client.write("apply", "-f", "-")
         print(f"{secret.show()}  # stdin: Secret {SECRET} from $HF_TOKEN")
         print(f"{client.write('apply', '-f', '-').show()} < {art.rel}")
         print(f"# then: delete leftovers of the other routing frontend of {instance}, if any", file=sys.stderr)
         return 0
-    deploy_objects(client, object_facts(objs, instance), objs, env, text=art.text)
+    deploy_objects(client, object_facts(objs, instance), objs, env, text=art.text,
+                   take_over=getattr(args, "take_over", False))
     return 0
 
 
@@ -113,6 +130,8 @@ def diff(args) -> int:
                        "and diffs it against the cluster, `manifesto diff --base REV [ADDR...]` compares builds")
     args.spec = args.spec[0]
     art = _target(args)
+    if art.platform == "slurm":
+        return _slurm_diff(art)
     _, client = _kube_for(art, args)
     return file_diff(client, art.path)
 
@@ -137,28 +156,44 @@ def build_diff(args) -> int:
 
 
 def status(args) -> int:
-    from manifesto.ops.targets import live_objects, object_states, summarize
-    from manifesto.outputs import emit
+    from manifesto.ops.targets import live_objects, object_report, summarize
 
     art = _target(args)
+    if art.platform == "slurm":
+        return _slurm_status(art, args)
     _, client = _kube_for(art, args)
     objs, instance = _objects(art)
-    rows = object_states(objs, live_objects(client, objs, instance))
+    rows = object_report(objs, live_objects(client, objs, instance))
     overall = summarize(rows)
     data = {"target": art.address, "artifact": art.rel, "namespace": art.namespace, "context": art.context,
             "instance": instance, "status": overall,
-            "objects": [{"kind": k, "name": n, "status": s, "detail": d} for k, n, s, d in rows]}
+            "objects": [{"kind": k, "name": n, "status": s, "detail": d,
+                         "differences": [{"path": p, "live": _absent(a), "desired": _absent(b)} for p, a, b in diffs]}
+                        for k, n, s, d, diffs in rows]}
 
     def text() -> None:
         print(f"{art.address}  {overall}  ({instance} in namespace {art.namespace}, context {art.context}, "
               f"from {art.rel})")
-        width = max(len(f"{k}/{n}") for k, n, _, _ in rows)
-        for kind, name, state, detail in rows:
-            print(f"  {f'{kind}/{name}'.ljust(width)}  {state}{'  ' + detail if detail else ''}")
+        width = max(len(f"{k}/{n}") for k, n, *_ in rows)
+        for kind, name, state, detail, diffs in rows:
+            print(f"  {f'{kind}/{name}'.ljust(width)}  {state}{'  ' + detail if detail and not diffs else ''}")
+            for path, live, desired in diffs:
+                print(f"      {path}: live {_shown(live)}, desired {_shown(desired)}")
 
     emit(getattr(args, "output", "text"), data, text=text,
-         names=lambda: [f"{k}/{n}" for k, n, s, _ in rows if s != "in-sync"])
-    return 0 if overall == "in-sync" else 1
+         names=lambda: [f"{k}/{n}" for k, n, s, *_ in rows if s not in ("in-sync", "idle")])
+    return 0 if overall in ("in-sync", "idle") else 1
+
+
+def _absent(value):
+    """A difference's side for JSON: None when the field is absent on that side."""
+    return None if value == "(absent)" else value
+
+
+def _shown(value) -> str:
+    import json
+
+    return value if value == "(absent)" else json.dumps(value, sort_keys=True)
 
 
 def servers(args) -> int:
@@ -170,9 +205,11 @@ def stop(args) -> int:
     from manifesto.ops.lifecycle import stop as stop_instance
 
     art = _target(args, allow_stale=True)  # the bytes in out/ name what was deployed
+    if art.platform == "slurm":
+        return _slurm_stop(art, getattr(args, "output", "text"))
     _, client = _kube_for(art, args)
     _, instance = _objects(art)
-    return stop_instance(client, instance, now=args.now)
+    return stop_instance(client, instance, now=args.now, output=getattr(args, "output", "text"))
 
 
 def ready(args) -> int:
@@ -180,6 +217,11 @@ def ready(args) -> int:
     from manifesto.ops.targets import target_plan
 
     art = _target(args)
+    if art.platform == "slurm":
+        from manifesto.errors import OpsError
+
+        raise OpsError(f"{art.address} is a Slurm target: `manifesto ready` waits for Kubernetes pods; "
+                       f"`manifesto status {art.address}` shows whether its job runs")
     _, client = _kube_for(art, args)
     wait_ready(client, target_plan(art), args.timeout, args.interval)
     return 0
@@ -192,25 +234,123 @@ def submit(args) -> int:
 
 def _submit(art, args, *, test_only: bool) -> int:
     import shlex
-    import socket
 
-    from manifesto.cluster import load_cluster
     from manifesto.errors import OpsError
     from manifesto.ops import slurm
-    from manifesto.ops.targets import check_slurm_host
 
     if art.platform != "slurm":
         raise OpsError(f"{art.address} is a Kubernetes target; deploy it with `manifesto deploy {art.address}`")
+    ssh_host = _slurm_host(art)
+    call = slurm.submit_call(art.text, ssh_host, test_only)
+    if getattr(args, "dry_run", False):
+        mkdir = f"mkdir -p -- {shlex.join(call.mkdirs)} && " if call.mkdirs and not ssh_host else ""
+        print(f"{mkdir}{shlex.join(call.command())} < {art.rel}")
+        return 0
+    proc = slurm.run(call, trace=verbose())
+    if test_only:
+        from manifesto.errors import printable
+
+        answer = (proc.stderr or proc.stdout).strip()  # sbatch answers on stderr
+        print(printable(answer[-4000:], keep="\n"), file=sys.stderr)
+        return 0
+    job = slurm.job_id(proc.stdout)
+    info(f"submitted Slurm job {job} for {art.address}; see it with `manifesto status {art.address}`, cancel it "
+         f"with `manifesto stop {art.address}`")
+    emit(getattr(args, "output", "text"), {"job": job, "target": art.address}, text=lambda: print(job),
+         names=lambda: [job])
+    return 0
+
+
+# -- Slurm targets ----------------------------------------------------------------------
+
+def _slurm_host(art) -> str | None:
+    """The profile's ssh host (None: submit here), after refusing the wrong host."""
+    import socket
+
+    from manifesto.cluster import load_cluster
+    from manifesto.ops.targets import check_slurm_host
+
     profile = load_cluster(art.cluster_path).profile.slurm
     ssh_host = profile.ssh_host if profile else None
     check_slurm_host(art, ssh_host, socket.gethostname())
-    call = slurm.submit_call(art.text, ssh_host, test_only)
-    if getattr(args, "dry_run", False):
-        print(f"{shlex.join(call.command())} < {art.rel}")
-        return 0
-    proc = slurm.run(call)
-    if test_only:
-        print((proc.stderr or proc.stdout).strip(), file=sys.stderr)  # sbatch answers on stderr
-        return 0
-    print(slurm.job_id(proc.stdout))
+    return ssh_host
+
+
+def _slurm_jobs(art) -> tuple[str | None, str, list[dict]]:
+    """(ssh host, instance, the instance's queued or running jobs)."""
+    from manifesto.ops import slurm
+
+    ssh_host = _slurm_host(art)
+    instance = slurm.script_instance(art.text)
+    rows = slurm.parse_servers(slurm.run(slurm.servers_call(ssh_host), trace=verbose()).stdout)
+    return ssh_host, instance, slurm.instance_jobs(rows, instance)
+
+
+def _submitted_script(job: str, ssh_host: str | None) -> str | None:
+    from manifesto.errors import OpsError
+    from manifesto.ops import slurm
+
+    try:
+        return slurm.run(slurm.batch_script_call(job, ssh_host), trace=verbose()).stdout or None
+    except OpsError:
+        return None
+
+
+def _slurm_status(art, args) -> int:
+    """in-sync: a job of the instance runs (or waits) with exactly the artifact's bytes; drifted:
+    its jobs were submitted from other bytes; missing: none is queued or running."""
+    ssh_host, instance, jobs = _slurm_jobs(art)
+    for job in jobs:
+        script = _submitted_script(job["job"], ssh_host)
+        job["status"] = "in-sync" if script == art.text else (
+            "drifted" if script is not None else "unknown")
+        job["detail"] = "" if script == art.text else (
+            "submitted from another artifact" if script is not None else "its batch script is not readable")
+    overall = "missing" if not jobs else ("in-sync" if any(j["status"] == "in-sync" for j in jobs) else "drifted")
+    data = {"target": art.address, "artifact": art.rel, "slurm_host": art.slurm_host, "instance": instance,
+            "status": overall, "jobs": jobs}
+
+    def text() -> None:
+        print(f"{art.address}  {overall}  ({instance} on Slurm host {art.slurm_host}, from {art.rel})")
+        for job in jobs:
+            where = job["nodes"] or job["reason"]
+            print(f"  job {job['job']}  {job['state']}  {job['status']}"
+                  f"{'  ' + where if where else ''}{'  ' + job['detail'] if job['detail'] else ''}")
+        if not jobs:
+            print("  no queued or running job")
+
+    emit(getattr(args, "output", "text"), data, text=text, names=lambda: [job["job"] for job in jobs])
+    return 0 if overall == "in-sync" else 1
+
+
+def _slurm_stop(art, output: str = "text") -> int:
+    from manifesto.ops import slurm
+
+    ssh_host, instance, jobs = _slurm_jobs(art)
+    if not jobs:
+        info(f"manifesto: no queued or running Slurm job of {art.address} ({instance}); nothing to stop")
+    for job in jobs:
+        slurm.check_cancelled(job["job"], slurm.run(slurm.stop_call(job["job"], ssh_host), trace=verbose()))
+        info(f"cancelled Slurm job {job['job']} of {art.address}")
+    if output != "text":
+        cancelled = [job["job"] for job in jobs]
+        emit(output, {"target": art.address, "instance": instance, "cancelled": cancelled},
+             names=lambda: cancelled)
     return 0
+
+
+def _slurm_diff(art) -> int:
+    """The unified diff from the script the instance's job was submitted with to the artifact
+    (exit 1: differs or no job)."""
+    import difflib
+
+    ssh_host, instance, jobs = _slurm_jobs(art)
+    if not jobs:
+        info(f"manifesto: no queued or running Slurm job of {art.address} ({instance})")
+        return 1
+    script = _submitted_script(jobs[0]["job"], ssh_host) or ""
+    if script == art.text:
+        return 0
+    sys.stdout.writelines(difflib.unified_diff(script.splitlines(True), art.text.splitlines(True),
+                                               f"job {jobs[0]['job']}", art.rel))
+    return 1

@@ -8,7 +8,7 @@ __all__ = ["register", "render_workload_text"]
 
 
 def register(render_sub, add) -> None:
-    from manifesto.cli.completion import CATALOG
+    from manifesto.cli.hints import CATALOG
 
     p = add(render_sub, "workload", help="render a workload (Job, Deployment, LeaderWorkerSet) with a cluster's "
             "accelerator, placement and Kueue settings")

@@ -10,13 +10,14 @@ import json
 import sys
 from dataclasses import dataclass
 
-from manifesto.errors import OpsError
+from manifesto.errors import OpsError, printable
 from manifesto.ops.discovery import Live, list_types, selector
-from manifesto.ops.kubectl import Kube, conditions, dig, is_not_found, run
-from manifesto.resolve.names import KUEUE_QUEUE_LABEL, MANAGED_BY, MANAGED_BY_LABEL
+from manifesto.ops.kubectl import Kube, conditions, dig, is_not_found, is_not_served, run
+from manifesto.resolve.names import INSTANCE_LABEL, KUEUE_QUEUE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL
 
-__all__ = ["SECRET", "secret_manifest", "ensure_secret", "required_apis", "check_apis", "pod_requests",
-           "check_kueue", "check_dra", "transitions", "frontend_leftovers", "apply_objects", "Facts", "plan_facts",
+__all__ = ["SECRET", "secret_manifest", "hf_token", "ensure_secret", "required_apis", "check_apis", "pod_requests",
+           "check_kueue", "check_dra", "foreign_objects", "live_by_name", "check_owners", "transitions",
+           "frontend_leftovers", "apply_objects", "Facts", "plan_facts",
            "object_facts", "deploy", "deploy_objects", "deploy_routing", "manifest_file", "file_diff", "file_apply"]
 
 SECRET = "hf-secret"
@@ -43,18 +44,27 @@ def secret_manifest(namespace: str, token: str) -> str:
     })
 
 
-def ensure_secret(kube: Kube, env: dict[str, str]) -> None:
+def hf_token(env: dict[str, str], namespace: str | None) -> str:
+    """HF_TOKEN from the settings; an OpsError when it is not set."""
     token = env.get("HF_TOKEN", "").strip()
     if not token:
         raise OpsError(f"HF_TOKEN is not set; set it in the environment or .env so {SECRET} can be created "
-                       f"in namespace {kube.namespace}")
+                       f"in namespace {namespace}")
+    return token
+
+
+def ensure_secret(kube: Kube, env: dict[str, str]) -> None:
+    token = hf_token(env, kube.namespace)
     result = run(kube.write("apply", "-f", "-", stdin=secret_manifest(kube.namespace or "default", token),
                             check=False))
     if not result.ok:
         # kubectl may echo the object it rejected; never repeat stdout or stderr that could hold the token.
         raise OpsError(f"could not create or update {SECRET} in namespace {kube.namespace} "
                        f"(kubectl apply exit {result.returncode})")
-    _say(f"{SECRET} up to date in namespace {kube.namespace}")
+    # kubectl says `secret/hf-secret created|configured|unchanged`; only that last word is read.
+    outcome = result.stdout.split()[-1] if result.stdout.split() else ""
+    said = {"created": "created", "configured": "updated", "unchanged": "up to date"}.get(outcome, "applied")
+    _say(f"{SECRET} {said} in namespace {kube.namespace}")
 
 
 # -- preconditions ----------------------------------------------------------------------
@@ -143,7 +153,7 @@ def check_kueue(kube: Kube, queue: str, objs: list[dict]) -> None:
     requests = pod_requests(objs)
     for where, req in requests:
         shown = ", ".join(f"{k}={v}" for k, v in sorted(req.items())) or "(none)"
-        print(f"kueue {queue}: {where}: {shown}")
+        print(printable(f"kueue {queue}: {where}: {shown}"))
     missing = sorted({k for _, req in requests for k in req} - covered)
     if missing:
         raise OpsError(f"Kueue ClusterQueue {cq_name} does not cover requested resource(s) {', '.join(missing)}; "
@@ -193,6 +203,68 @@ def frontend_leftovers(instance: str, frontend: str, live: list[Live]) -> list[L
     return [o for o in live if o.instance == instance and (o.kind, o.name) in other]
 
 
+# -- objects of someone else --------------------------------------------------------------
+
+def foreign_objects(objs: list[dict], live: list[dict]) -> dict[str, list[str]]:
+    """Live objects (of the names in ``objs``) whose instance or owner label is not the one
+    ``objs`` carry: ``instance I of user U`` -> [``Kind name``, ...] (pure)."""
+    want = {(o["kind"], o["metadata"]["name"]): o["metadata"].get("labels") or {} for o in objs}
+    out: dict[str, list[str]] = {}
+    for item in live:
+        key = (item.get("kind"), dig(item, "metadata", "name"))
+        labels = dig(item, "metadata", "labels", default={})
+        if key not in want or not isinstance(labels, dict):
+            continue
+        mine = want[key]
+        if any(labels.get(k) not in (None, mine.get(k)) for k in (INSTANCE_LABEL, OWNER_LABEL)):
+            owner = (f"instance {labels.get(INSTANCE_LABEL) or '(none)'} of user "
+                     f"{labels.get(OWNER_LABEL) or '(unknown)'}")
+            out.setdefault(owner, []).append(f"{key[0]} {key[1]}")
+    return out
+
+
+def live_by_name(kube: Kube, objs: list[dict]) -> list[dict]:
+    """The live objects that have the names of ``objs`` (whatever their labels), one
+    concurrent get per kind; a kind the cluster does not serve has none."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from manifesto.ops.discovery import resource_of
+    from manifesto.ops.kubectl import failure, items
+
+    names: dict[str, list[str]] = {}
+    for o in objs:
+        names.setdefault(o["kind"], []).append(o["metadata"]["name"])
+    calls = [kube.read("get", resource_of(kind), *group, "--ignore-not-found", "-o", "json", check=False)
+             for kind, group in names.items()]
+    if not calls:
+        return []
+    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+        results = list(pool.map(run, calls))
+    out: list[dict] = []
+    for call, result in zip(calls, results):
+        if not result.ok:
+            if is_not_served(result.stderr):
+                continue
+            raise OpsError(failure(call, result))
+        found = result.json()
+        out += items(result) if found.get("kind", "").endswith("List") else ([found] if found else [])
+    return out
+
+
+def check_owners(kube: Kube, objs: list[dict], take_over: bool) -> None:
+    """Refuse to modify live objects another instance or user owns, unless ``take_over``."""
+    foreign = foreign_objects(objs, live_by_name(kube, objs))
+    if not foreign:
+        return
+    owned = "; ".join(f"{owner}: {', '.join(refs)}" for owner, refs in foreign.items())
+    if take_over:
+        _say(f"taking over objects of {owned}")
+        return
+    count = sum(len(refs) for refs in foreign.values())
+    raise OpsError(f"{count} object(s) to apply already exist in namespace {kube.namespace} and belong to "
+                   f"{owned}; pass --take-over to modify them anyway")
+
+
 def _delete(kube: Kube, objs: list[Live], *extra: str) -> None:
     if objs:
         run(kube.write("delete", "--ignore-not-found", *extra, *[o.ref for o in objs]))
@@ -207,7 +279,7 @@ def apply_objects(kube: Kube, objs: list[dict], text: str | None = None) -> None
 
         text = dump_all(objs)
     result = run(kube.write("apply", "-f", "-", stdin=text))
-    sys.stdout.write(result.stdout)
+    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
 
 
 def _prune_frontend(kube: Kube, instance: str, frontend: str) -> None:
@@ -246,18 +318,22 @@ def object_facts(objs: list[dict], instance: str) -> Facts:
     return Facts(instance, queue, tuple(classes), frontend)
 
 
-def deploy(kube: Kube, plan, objs: list[dict], env: dict[str, str]) -> None:
-    """Verify, ensure hf-secret, resolve kind transitions, apply, prune the old frontend."""
-    deploy_objects(kube, plan_facts(plan), objs, env)
+def deploy(kube: Kube, plan, objs: list[dict], env: dict[str, str], *, take_over: bool = False) -> None:
+    """Verify (owners included), ensure hf-secret, resolve kind transitions, apply, prune the
+    old frontend."""
+    deploy_objects(kube, plan_facts(plan), objs, env, take_over=take_over)
 
 
-def deploy_objects(kube: Kube, facts: Facts, objs: list[dict], env: dict[str, str], text: str | None = None) -> None:
+def deploy_objects(kube: Kube, facts: Facts, objs: list[dict], env: dict[str, str], text: str | None = None, *,
+                   take_over: bool = False) -> None:
     """:func:`deploy` from facts; ``text`` (an artifact's exact bytes) is applied instead of ``objs``."""
+    hf_token(env, kube.namespace)
     check_apis(kube, required_apis(objs, facts.kueue_queue, bool(facts.device_classes)))
     if facts.kueue_queue:
         check_kueue(kube, facts.kueue_queue, objs)
     for device_class in facts.device_classes:
         check_dra(kube, device_class)
+    check_owners(kube, objs, take_over)
     ensure_secret(kube, env)
     # Both kinds are listed even without an LWS in the plan: an older LWS of a role may remain.
     live = list_types(kube, WORKLOADS, selector(facts.instance))
@@ -282,9 +358,14 @@ def manifest_file(path: str) -> str:
     """``path`` if it is an existing Kubernetes manifest; Slurm scripts are pointed at `manifesto slurm`."""
     from pathlib import Path
 
+    from manifesto.yamlio import file_problem
+
     p = Path(path)
-    if not p.is_file():
+    problem = file_problem(path)
+    if problem == "file not found":
         raise OpsError(f"{path} does not exist; write it first with `manifesto render file SPEC`")
+    if problem:  # a FIFO would hang the read below and kubectl; a directory applies a whole tree
+        raise OpsError(f"{path}: {problem.replace('YAML file', 'manifest file')}")
     head = p.read_text(encoding="utf-8", errors="replace")[:200]
     if path.endswith(".sbatch") or head.startswith("#!"):
         raise OpsError(f"{path} is a Slurm batch script; submit it with sbatch or use `manifesto slurm ...`")
@@ -294,7 +375,7 @@ def manifest_file(path: str) -> str:
 def file_diff(kube: Kube, path: str) -> int:
     """kubectl diff's exit code: 0 no differences, 1 differences; anything else is an error."""
     result = run(kube.read("diff", "-f", manifest_file(path), check=False, retries=0))  # changes nothing
-    sys.stdout.write(result.stdout)
+    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
     if result.returncode in (0, 1):
         if result.returncode == 0:
             _say(f"no differences between {path} and the cluster")
@@ -310,5 +391,5 @@ def file_apply(kube: Kube, path: str, env: dict[str, str], secret_namespace: str
     manifest_file(path)
     ensure_secret(replace(kube, namespace=secret_namespace or kube.namespace), env)
     result = run(kube.write("apply", "-f", path))
-    sys.stdout.write(result.stdout)
+    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
 

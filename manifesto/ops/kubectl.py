@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 from manifesto.errors import OpsError
 
-__all__ = ["Call", "Result", "Kube", "run", "failure", "settings_from_env", "config_value", "is_not_served",
+__all__ = ["Call", "Result", "Kube", "run", "failure", "settings_from_env", "config_value", "current_context",
+           "is_not_served",
            "is_not_found", "is_transient", "dig", "conditions", "items"]
 
 _TRANSIENT = (
@@ -304,20 +305,51 @@ def run(call: Call) -> Result:
     return result
 
 
+def _ended(returncode: int) -> str:
+    """``exit N``, or ``killed by signal SIGNAME`` for a process a signal ended."""
+    if returncode >= 0:
+        return f"exit {returncode}"
+    import signal
+
+    try:
+        return f"killed by signal {signal.Signals(-returncode).name}"
+    except ValueError:
+        return f"killed by signal {-returncode}"
+
+
 def failure(call: Call, result: Result) -> str:
-    """One line describing a failed call: the argv, the attempts, kubectl's last stderr line."""
-    last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else f"exit {result.returncode}"
+    """One line describing a failed call: the argv, the attempts, kubectl's last stderr line
+    (or how it ended: an exit status or the signal that killed it)."""
+    from manifesto.errors import excerpt
+
+    last = excerpt(result.stderr.strip().splitlines()[-1]) if result.stderr.strip() else _ended(result.returncode)
+    if result.returncode < 0 and result.stderr.strip():
+        last += f" ({_ended(result.returncode)})"
     tried = f" after {result.attempts} attempts" if result.attempts > 1 else ""
     return f"`{call.show()}` failed{tried}: {last}"
 
 
-def config_value(*args: str, timeout: float = 10.0) -> str | None:
+def config_value(*args: str, timeout: float = 10.0, env: tuple[tuple[str, str], ...] = ()) -> str | None:
     """Stdout of one bounded, unretried ``kubectl ARGS`` kubeconfig read (``config current-context``,
     ``config view --minify -o jsonpath=...``); None when kubectl is missing, fails, times out or
-    prints nothing, so callers fall back to their defaults."""
+    prints nothing, so callers fall back to their defaults. ``env``: extra environment
+    (KUBECONFIG from a .env file)."""
     try:
-        result = run(Call(("kubectl", *args), timeout=timeout, check=False))
+        result = run(Call(("kubectl", *args), timeout=timeout, check=False, env=env))
     except OpsError:
         return None
     out = result.stdout.strip()
     return out if result.ok and out else None
+
+
+def current_context(env: tuple[tuple[str, str], ...] = (), timeout: float = 10.0) -> str | None:
+    """The kubeconfig's current context; None only when kubectl says none is set. Anything
+    else that keeps kubectl from answering (not on PATH, killed by a signal, a broken
+    kubeconfig, no answer) is an OpsError naming that cause."""
+    call = Call(("kubectl", "config", "current-context"), timeout=timeout, check=False, env=env)
+    result = run(call)
+    if result.ok:
+        return result.stdout.strip() or None
+    if result.returncode > 0 and "current-context is not set" in result.stderr:
+        return None
+    raise OpsError(f"could not read the current kube context: {failure(call, result)}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from manifesto.errors import OpsError
+from manifesto.errors import OpsError, printable
 from manifesto.ops.discovery import OWNER, Live, discover, selector
 from manifesto.ops.kubectl import Kube, conditions, dig, items, run
 
@@ -48,10 +48,10 @@ def _servers_table(groups: dict[str, list[Live]], namespace: str | None) -> None
     if not groups:
         print(f"no Manifesto servers in namespace {namespace}", file=sys.stderr)
         return
-    rows = [("INSTANCE", "OWNER", "RESOURCES"), *servers_rows(groups)]
+    rows = [("INSTANCE", "OWNER", "RESOURCES"), *(tuple(map(printable, r)) for r in servers_rows(groups))]
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)
-    for a, b, c in rows:
+    for a, b, c in rows:  # labels come from the cluster: printable() escapes what a terminal would run
         print(f"{a.ljust(w0)}  {b.ljust(w1)}  {c}".rstrip())
 
 
@@ -76,19 +76,39 @@ def teardown_phases(objs: list[Live]) -> list[tuple[str, list[Live]]]:
             (("routing", routing), ("model workloads", workloads), ("supporting objects", support)) if group]
 
 
-def stop(kube: Kube, instance: str, *, now: bool = False) -> int:
+def stop(kube: Kube, instance: str, *, now: bool = False, output: str = "text") -> int:
+    """Delete the instance's live objects, routing first. Nothing live is no error: stop is
+    idempotent, as ``kubectl delete --ignore-not-found`` is. ``output`` other than text: the
+    deleted objects as data, instead of kubectl's lines."""
+    from manifesto.outputs import emit
+
     objs = discover(kube, instance)
+    deleted: list[str] = []
     if not objs:
-        raise OpsError(f"no live objects of instance {instance} in namespace {kube.namespace}")
-    force = ("--grace-period=0", "--force") if now else ()
-    for phase, group in teardown_phases(objs):
-        print(f"manifesto: deleting {phase} of {instance}: {len(group)} object(s)", file=sys.stderr)
-        result = run(kube.write("delete", "--ignore-not-found", *force, *[o.ref for o in group]))
-        sys.stdout.write(result.stdout)
-    result = run(kube.write("delete", "pods", "-l", selector(instance), "--ignore-not-found", *force))
-    sys.stdout.write(result.stdout)
-    print(f"manifesto: stopped {instance}", file=sys.stderr)
+        print(f"manifesto: nothing to stop: no live objects of instance {printable(instance)} in namespace {kube.namespace}",
+              file=sys.stderr)
+    else:
+        force = ("--grace-period=0", "--force") if now else ()
+        for phase, group in teardown_phases(objs):
+            print(f"manifesto: deleting {phase} of {printable(instance)}: {len(group)} object(s)", file=sys.stderr)
+            deleted += _deleted(run(kube.write("delete", "--ignore-not-found", *force, *[o.ref for o in group])).stdout,
+                                output)
+        deleted += _deleted(run(kube.write("delete", "pods", "-l", selector(instance), "--ignore-not-found",
+                                           *force)).stdout, output)
+        print(f"manifesto: stopped {printable(instance)}", file=sys.stderr)
+    if output != "text":
+        emit(output, {"instance": instance, "namespace": kube.namespace, "deleted": deleted},
+             names=lambda: deleted)
     return 0
+
+
+def _deleted(stdout: str, output: str) -> list[str]:
+    """``kind/name`` of each ``TYPE "NAME" deleted`` line; in text mode the lines are passed on."""
+    import re
+
+    if output == "text":  # kubectl's lines carry names from the cluster: escaped for the terminal
+        sys.stdout.write(printable(stdout, keep="\n"))
+    return [f"{m.group(1)}/{m.group(2)}" for m in re.finditer(r'^(\S+) "([^"]+)" deleted', stdout, re.M)]
 
 
 def pick(instances: list[str], *, fzf: str | None, ask=None) -> str | None:
@@ -101,14 +121,14 @@ def pick(instances: list[str], *, fzf: str | None, ask=None) -> str | None:
         choice = proc.stdout.strip()
         return choice if proc.returncode == 0 and choice in instances else None
     for i, name in enumerate(instances, 1):
-        print(f"{i:3d}) {name}", file=sys.stderr)
+        print(f"{i:3d}) {printable(name)}", file=sys.stderr)
     try:
         answer = (ask or input)(f"instance to stop [1-{len(instances)}]: ").strip()
     except EOFError:
         return None
     if answer in instances:
         return answer
-    if answer.isdigit() and 1 <= int(answer) <= len(instances):
+    if answer.isascii() and answer.isdigit() and 1 <= int(answer) <= len(instances):
         return instances[int(answer) - 1]
     if answer:
         raise OpsError(f"'{answer}' is not one of 1-{len(instances)}")
@@ -181,7 +201,7 @@ def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=No
                 if plan.routing.frontend == "gateway":
                     gw = _get_json(kube, "gateways.gateway.networking.k8s.io", names.gateway(plan.instance),
                                    deadline=calls_deadline)
-            waiting = ready_report(plan, pods, epp, gw)
+            waiting = [printable(w) for w in ready_report(plan, pods, epp, gw)]  # pod states: the cluster's text
         except OpsError as exc:
             if clock() < deadline:
                 raise

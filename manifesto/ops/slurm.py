@@ -12,13 +12,15 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 
-from manifesto.errors import OpsError
+from manifesto.errors import OpsError, excerpt, show_value
 
 __all__ = ["SlurmCall", "run", "submit_call", "servers_call", "stop_call", "check_cancelled", "parse_servers",
-           "job_id"]
+           "job_id", "script_instance", "script_log_dir", "batch_script_call", "instance_jobs"]
 
-_JOB = re.compile(r"^\d+(_\d+|\+\d+)?\Z")
-SQUEUE_FORMAT = "%i|%j|%T|%N|%R"
+_JOB = re.compile(r"^[0-9]+(_[0-9]+|\+[0-9]+)?\Z")  # ASCII digits: "١٢".isdigit() is true
+# %r is the reason alone; %R would print the node list for a running job.
+SQUEUE_FORMAT = "%i|%j|%T|%N|%r"
+_ELEMENT = re.compile(r"^([0-9]+)(?:_([0-9]+|\[[^\]]*\])|\+([0-9]+))?\Z")
 
 
 @dataclass(frozen=True)
@@ -26,12 +28,16 @@ class SlurmCall:
     argv: tuple[str, ...]
     stdin: str | None = None
     ssh_host: str | None = None
+    mkdirs: tuple[str, ...] = ()  # directories made first (where the job log goes)
 
     def command(self) -> list[str]:
-        """The argv actually executed: the Slurm command, or ssh carrying it."""
+        """The argv actually executed: the Slurm command, or ssh carrying it (with its mkdir)."""
         if self.ssh_host is None:
             return list(self.argv)
-        return ["ssh", "-o", "BatchMode=yes", self.ssh_host, "--", shlex.join(self.argv)]
+        remote = shlex.join(self.argv)
+        if self.mkdirs:
+            remote = f"{shlex.join(('mkdir', '-p', '--', *self.mkdirs))} && {remote}"
+        return ["ssh", "-o", "BatchMode=yes", self.ssh_host, "--", remote]
 
 
 def run(call: SlurmCall, timeout: float = 120, trace: bool = False) -> subprocess.CompletedProcess:
@@ -45,6 +51,14 @@ def run(call: SlurmCall, timeout: float = 120, trace: bool = False) -> subproces
             return run(call, timeout)
         finally:
             print(f"trace: {shlex.join(call.command())} ({time.monotonic() - started:.2f}s)", file=sys.stderr)
+    if call.ssh_host is None:
+        import os
+
+        for directory in call.mkdirs:
+            try:
+                os.makedirs(directory, exist_ok=True)
+            except OSError as exc:
+                raise OpsError(f"cannot create the job log directory {directory}: {exc.strerror}") from None
     try:
         proc = subprocess.run(call.command(), input=call.stdin, capture_output=True, text=True, timeout=timeout)
     except FileNotFoundError:
@@ -53,22 +67,55 @@ def run(call: SlurmCall, timeout: float = 120, trace: bool = False) -> subproces
     except subprocess.TimeoutExpired:
         raise OpsError(f"{shlex.join(call.command())} did not answer within {timeout:g} s") from None
     if proc.returncode != 0:
-        detail = (proc.stderr or proc.stdout).strip() or f"exit status {proc.returncode}"
+        detail = excerpt(proc.stderr or proc.stdout) or f"exit status {proc.returncode}"
         raise OpsError(f"{call.argv[0]} failed: {detail}")
     return proc
 
 
 def submit_call(script: str, ssh_host: str | None, test_only: bool) -> SlurmCall:
+    """sbatch reading ``script``; the job log's directory is made first (Slurm does not make it)."""
     argv = ("sbatch", "--test-only") if test_only else ("sbatch", "--parsable")
-    return SlurmCall(argv, stdin=script, ssh_host=ssh_host)
+    log_dir = None if test_only else script_log_dir(script)
+    return SlurmCall(argv, stdin=script, ssh_host=ssh_host, mkdirs=(log_dir,) if log_dir else ())
+
+
+def _directive(script: str, name: str) -> str | None:
+    for line in script.splitlines():
+        if line.startswith(f"#SBATCH --{name}="):
+            return line.split("=", 1)[1].strip()
+    return None
+
+
+def script_log_dir(script: str) -> str | None:
+    """The absolute directory of the script's ``--output`` (None: relative, sbatch's working directory)."""
+    import posixpath
+
+    output = _directive(script, "output")
+    if not output or not output.startswith("/"):
+        return None
+    return posixpath.dirname(output).replace("%%", "%")
+
+
+def script_instance(script: str) -> str:
+    """The instance a rendered batch script runs (its job name is ``manifesto-<instance>``)."""
+    name = _directive(script, "job-name") or ""
+    if not name.startswith("manifesto-"):
+        raise OpsError("the batch script has no `#SBATCH --job-name=manifesto-...` line; it was not rendered by "
+                       "manifesto")
+    return name.removeprefix("manifesto-")
+
+
+def batch_script_call(job: str, ssh_host: str | None) -> SlurmCall:
+    """The script a job was submitted with, on stdout."""
+    return SlurmCall(("scontrol", "write", "batch_script", job, "-"), ssh_host=ssh_host)
 
 
 def job_id(sbatch_stdout: str) -> str:
     """``--parsable`` prints ``ID`` or ``ID;cluster``."""
     first = sbatch_stdout.strip().splitlines()[-1] if sbatch_stdout.strip() else ""
     jid = first.split(";", 1)[0]
-    if not jid.isdigit():
-        raise OpsError(f"sbatch printed no job ID: {sbatch_stdout.strip()!r}")
+    if not (jid.isascii() and jid.isdigit()):  # "²³".isdigit() is true
+        raise OpsError(f"sbatch printed no job ID: {show_value(excerpt(sbatch_stdout, 200))}")
     return jid
 
 
@@ -78,16 +125,33 @@ def servers_call(ssh_host: str | None, user: str | None = None) -> SlurmCall:
 
 
 def parse_servers(text: str) -> list[dict]:
-    """Rows of squeue output that belong to Manifesto jobs (``manifesto-<instance>``)."""
-    rows = []
+    """One row per Manifesto job (``manifesto-<instance>``), under the ID sbatch printed and
+    ``slurm stop`` takes; its array elements (``N_I``) or heterogeneous components (``N+C``)
+    are listed in ``elements``."""
+    jobs: dict[str, dict] = {}
     for line in text.splitlines():
         parts = line.strip().split("|")
         if len(parts) != 5 or not parts[1].startswith("manifesto-"):
             continue
         jid, name, state, nodes, reason = parts
-        rows.append({"job": jid, "instance": name.removeprefix("manifesto-"), "state": state,
-                     "nodes": nodes, "reason": reason})
-    return rows
+        m = _ELEMENT.match(jid)
+        if m is None:  # not a job squeue would print: a forged or garbled line
+            continue
+        base = m.group(1)
+        row = jobs.setdefault(base, {"job": base, "instance": name.removeprefix("manifesto-"), "elements": []})
+        row["elements"].append({"id": jid, "state": state, "nodes": nodes,
+                                "reason": "" if reason == "None" else reason})
+    for row in jobs.values():
+        els = row["elements"]
+        states = list(dict.fromkeys(e["state"] for e in els))
+        row["state"] = states[0] if len(states) == 1 else ",".join(states)
+        row["nodes"] = ",".join(e["nodes"] for e in els if e["nodes"])
+        row["reason"] = ",".join(dict.fromkeys(e["reason"] for e in els if e["reason"]))
+    return [{k: row[k] for k in ("job", "instance", "state", "nodes", "reason", "elements")} for row in jobs.values()]
+
+
+def instance_jobs(rows: list[dict], instance: str) -> list[dict]:
+    return [row for row in rows if row["instance"] == instance]
 
 
 def stop_call(job: str, ssh_host: str | None) -> SlurmCall:
@@ -101,6 +165,6 @@ def check_cancelled(job: str, proc: subprocess.CompletedProcess) -> None:
     """Raise when ``scancel --verbose`` reported an error for ``job`` (unknown or finished job)."""
     errors = [line.split("error:", 1)[1].strip() for line in (proc.stderr or "").splitlines() if "error:" in line]
     if errors:
-        reason = errors[-1].rsplit(": ", 1)[-1]
+        reason = excerpt(errors[-1].rsplit(": ", 1)[-1], 300)
         raise OpsError(f"could not cancel Slurm job {job}: {reason} (it may have finished already; "
                        "`manifesto slurm servers` lists your jobs)")

@@ -12,7 +12,8 @@ import os
 from manifesto.errors import OpsError
 
 __all__ = ["target_plan", "check_context", "check_slurm_host",
-           "parse_objects", "artifact_digest", "instance_of", "live_objects", "first_difference", "object_states",
+           "parse_objects", "artifact_digest", "instance_of", "live_objects", "differences", "object_states",
+           "object_report",
            "summarize"]
 
 
@@ -40,7 +41,8 @@ def check_context(art, explicit: str | None, current: str | None) -> str:
                        "manifesto knows which cluster it belongs to")
     have = explicit or current
     if have != art.context:
-        said = f"--context is '{explicit}'" if explicit else f"the current kube context is '{current or '(none)'}'"
+        said = (f"--context is '{explicit}'" if explicit else
+                f"the current kube context is '{current}'" if current else "no kube context is current")
         raise OpsError(f"{art.address} belongs to kube context '{art.context}', but {said}; switch with "
                        f"`kubectl config use-context {art.context}` or pass --context {art.context}")
     return art.context
@@ -105,56 +107,255 @@ def live_objects(kube, objs: list[dict], instance: str) -> dict[tuple[str, str],
     return live
 
 
-def first_difference(want, have, path: str = "") -> str | None:
-    """The first field of ``want`` that ``have`` lacks or holds differently (None: ``want`` is
-    contained in ``have``; fields the API server adds are ignored)."""
-    if isinstance(want, dict):
-        if not isinstance(have, dict):
-            return path or "."
-        for key, value in want.items():
+# -- drift: the whole live object against the artifact plus what the API server adds ------
+# As Argo CD compares: fields the artifact leaves out are accepted at the API server's
+# default value (below, by kind and field path; ``*`` is any list item), fields the server
+# or a controller writes are ignored, and everything else that differs is drift, in both
+# directions: a field added live (hostNetwork, a container, a volume) is as much drift as
+# a changed one.
+
+_ANY = object()  # a field the server fills with a value of its own (an allocated address)
+
+#: Metadata the API server writes, and annotations that controllers or kubectl write.
+SERVER_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink")
+CONTROLLER_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision",
+                          "leaderworkerset.sigs.k8s.io/replicas")
+
+_PROBE = {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3,
+          "httpGet.scheme": "HTTP"}
+_CONTAINER = {"terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
+              "imagePullPolicy": lambda c: _pull_policy(str(c.get("image", ""))), "resources": {},
+              "ports.*.protocol": "TCP", "env.*.valueFrom.fieldRef.apiVersion": "v1",
+              **{f"{probe}.{k}": v for probe in ("livenessProbe", "readinessProbe", "startupProbe")
+                 for k, v in _PROBE.items()}}
+_POD = {"restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+        "securityContext": {}, "schedulerName": "default-scheduler",
+        **{f"{field}.*.{k}": v for field in ("containers", "initContainers") for k, v in _CONTAINER.items()},
+        **{f"volumes.*.{source}.defaultMode": 420 for source in ("configMap", "secret", "downwardAPI", "projected")},
+        "volumes.*.hostPath.type": "", "volumes.*.downwardAPI.items.*.fieldRef.apiVersion": "v1"}
+
+
+def _pull_policy(image: str) -> str:
+    last = image.rsplit("/", 1)[-1]
+    tag = last.partition(":")[2]
+    return "IfNotPresent" if "@" in last or tag not in ("", "latest") else "Always"
+
+
+def _prefixed(prefix: str, table: dict) -> dict:
+    return {f"{prefix}.{k}": v for k, v in table.items()}
+
+
+#: Kind -> dotted field path -> the API server's default (a value, a function of the
+#: enclosing live object, or _ANY). A whole absent subtree matches when every field in it is
+#: a default.
+SERVER_DEFAULTS: dict[str, dict] = {
+    "Deployment": {"spec.replicas": 1, "spec.revisionHistoryLimit": 10, "spec.progressDeadlineSeconds": 600,
+                   "spec.strategy.type": "RollingUpdate", "spec.strategy.rollingUpdate.maxSurge": "25%",
+                   "spec.strategy.rollingUpdate.maxUnavailable": "25%",
+                   "spec.template.metadata.creationTimestamp": None,
+                   **_prefixed("spec.template.spec", _POD)},
+    "Job": {"spec.parallelism": 1, "spec.completions": 1, "spec.backoffLimit": 6, "spec.completionMode": "NonIndexed",
+            "spec.suspend": False, "spec.podReplacementPolicy": "TerminatingOrFailed", "spec.selector": _ANY,
+            "spec.template.metadata.labels.batch.kubernetes.io/controller-uid": _ANY,
+            "spec.template.metadata.labels.controller-uid": _ANY,
+            "spec.template.metadata.labels.batch.kubernetes.io/job-name": _ANY,
+            "spec.template.metadata.labels.job-name": _ANY, "spec.template.metadata.creationTimestamp": None,
+            **_prefixed("spec.template.spec", _POD)},
+    "Service": {"spec.type": "ClusterIP", "spec.sessionAffinity": "None", "spec.internalTrafficPolicy": "Cluster",
+                "spec.clusterIP": _ANY, "spec.clusterIPs": _ANY, "spec.ipFamilies": _ANY,
+                "spec.ipFamilyPolicy": _ANY, "spec.ports.*.protocol": "TCP",
+                "spec.ports.*.targetPort": lambda port: port.get("port")},
+    "LeaderWorkerSet": {"spec.replicas": 1, "spec.startupPolicy": "LeaderCreated",
+                        "spec.rolloutStrategy.type": "RollingUpdate",
+                        "spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable": 1,
+                        "spec.rolloutStrategy.rollingUpdateConfiguration.maxSurge": 0,
+                        "spec.leaderWorkerTemplate.size": 1,
+                        "spec.leaderWorkerTemplate.restartPolicy": "RecreateGroupOnPodRestart",
+                        "spec.networkConfig.subdomainPolicy": "Shared",
+                        "spec.leaderWorkerTemplate.leaderTemplate.metadata.creationTimestamp": None,
+                        "spec.leaderWorkerTemplate.workerTemplate.metadata.creationTimestamp": None},
+    "HTTPRoute": {"spec.parentRefs.*.group": "gateway.networking.k8s.io", "spec.parentRefs.*.kind": "Gateway",
+                  "spec.rules.*.matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
+                  "spec.rules.*.matches.*.path.type": "PathPrefix", "spec.rules.*.matches.*.path.value": "/",
+                  "spec.rules.*.backendRefs.*.weight": 1, "spec.rules.*.backendRefs.*.group": "",
+                  "spec.rules.*.backendRefs.*.kind": "Service"},
+    "Gateway": {"spec.listeners.*.allowedRoutes.namespaces.from": "Same"},
+    "InferencePool": {"spec.endpointPickerRef.kind": "Service", "spec.endpointPickerRef.failureMode": "FailClose"},
+    "ResourceClaimTemplate": {"spec.spec.devices.requests.*.exactly.allocationMode": "ExactCount",
+                              "spec.spec.devices.requests.*.exactly.count": 1},
+    "RoleBinding": {"subjects.*.apiGroup": ""},
+}
+
+#: (kind, field path) a controller of ours may change: the idle-shutdown controller scales
+#: these to 0 after the idle timeout.
+IDLE_SCALED = {("Deployment", "spec.replicas"), ("LeaderWorkerSet", "spec.replicas")}
+
+_ABSENT = "(absent)"
+
+
+def _pattern(path: tuple) -> str:
+    return ".".join("*" if isinstance(p, int) else p for p in path)
+
+
+def _is_default(kind: str, path: tuple, value, parent) -> bool:
+    """Whether ``value``, found live at ``path`` where the artifact has nothing, is what the
+    API server would have put there (a mapping: when each of its fields is)."""
+    table = SERVER_DEFAULTS.get(kind, {})
+    key = _pattern(path)
+    if key in table:
+        default = table[key]
+        if default is _ANY:
+            return True
+        if callable(default):
+            default = default(parent)
+        return value == default
+    if isinstance(value, dict):
+        return any(k.startswith(key + ".") for k in table) and all(
+            _is_default(kind, (*path, k), v, value) for k, v in value.items())
+    return False
+
+
+def _strip(live: dict) -> dict:
+    """The live object without status and the metadata the server and controllers write."""
+    import copy
+
+    obj = {k: copy.deepcopy(v) for k, v in live.items() if k != "status"}
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    for key in SERVER_METADATA:
+        meta.pop(key, None)
+    annotations = meta.get("annotations")
+    if isinstance(annotations, dict):
+        for key in CONTROLLER_ANNOTATIONS:
+            annotations.pop(key, None)
+        if not annotations:
+            meta.pop("annotations")
+    return obj
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
+        return a == b
+    return str(a) == str(b) and (a is None) == (b is None) and isinstance(a, bool) == isinstance(b, bool)
+
+
+def _named(items) -> bool:
+    return all(isinstance(i, dict) and isinstance(i.get("name"), str) for i in items) and \
+        len({i["name"] for i in items}) == len(items)
+
+
+def _show(path: tuple) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f"[{part[1:]}]" if part.startswith("=") else f".{part}")
+    return out.lstrip(".")
+
+
+def _walk(kind, want, have, path: tuple, parent, out: list) -> None:
+    if isinstance(want, dict) and isinstance(have, dict):
+        for key in [*want, *(k for k in have if k not in want)]:
             if key not in have:
-                return f"{path}.{key}"
-            found = first_difference(value, have[key], f"{path}.{key}")
-            if found:
-                return found
-        return None
-    if isinstance(want, list):
-        if not isinstance(have, list) or len(have) != len(want):
-            return path
-        for i, (a, b) in enumerate(zip(want, have)):
-            found = first_difference(a, b, f"{path}[{i}]")
-            if found:
-                return found
-        return None
-    return None if str(want) == str(have) and (want is None) == (have is None) else path
+                out.append((path + (key,), _ABSENT, want[key]))
+            elif key not in want:
+                if not _is_default(kind, path + (key,), have[key], have):
+                    out.append((path + (key,), have[key], _ABSENT))
+            else:
+                _walk(kind, want[key], have[key], path + (key,), have, out)
+        return
+    if isinstance(want, list) and isinstance(have, list):
+        if _named(want) and _named(have):
+            # Items by name (containers, volumes, env, ports): an extra or missing one is named.
+            live = {i["name"]: (n, i) for n, i in enumerate(have)}
+            for n, item in enumerate(want):
+                if item["name"] not in live:
+                    out.append((path + (f"=name={item['name']}",), _ABSENT, item))
+                else:
+                    m, got = live[item["name"]]
+                    if m != n:
+                        out.append((path + (f"=name={item['name']}", "(position)"), m, n))
+                    _walk(kind, item, got, path + (n,), have, out)
+            names = {i["name"] for i in want}
+            for item in have:
+                if item["name"] not in names:
+                    out.append((path + (f"=name={item['name']}",), item, _ABSENT))
+            return
+        for n, (a, b) in enumerate(zip(want, have)):
+            _walk(kind, a, b, path + (n,), have, out)
+        for n in range(len(have), len(want)):
+            out.append((path + (n,), _ABSENT, want[n]))
+        for n in range(len(want), len(have)):
+            out.append((path + (n,), have[n], _ABSENT))
+        return
+    if not _same(want, have):
+        out.append((path, have, want))
+
+
+def differences(want: dict, have: dict) -> list[tuple[str, object, object]]:
+    """(field path, live value, desired value) of every field where the live object differs
+    from the artifact's, server defaults and server-written fields aside; ``(absent)``
+    stands for a field that one side lacks."""
+    found: list[tuple[tuple, object, object]] = []
+    _walk(want.get("kind"), want, _strip(have), (), None, found)
+    return [(_show(p), live, desired) for p, live, desired in found]
+
+
+def _idles(objs: list[dict]) -> bool:
+    """Whether the artifact runs an idle-shutdown controller (which scales workloads to 0)."""
+    from manifesto.resolve import names
+
+    instance = instance_of(objs)
+    return any(o["kind"] == "Deployment" and o["metadata"]["name"] == names.idle(instance) for o in objs)
+
+
+def _value(value) -> str:
+    import json
+
+    return value if value is _ABSENT else json.dumps(value, sort_keys=True)
 
 
 def object_states(objs: list[dict], live: dict[tuple[str, str], dict]) -> list[tuple[str, str, str, str]]:
-    """(kind, name, state, detail) per artifact object: in-sync, drifted or missing."""
+    """(kind, name, state, detail) per artifact object: in-sync, idle (scaled to 0 by the
+    idle-shutdown controller, nothing else changed), drifted or missing."""
+    return [row[:4] for row in object_report(objs, live)]
+
+
+def object_report(objs: list[dict], live: dict[tuple[str, str], dict]) -> list[tuple]:
+    """:func:`object_states` rows with a fifth item: the differences, as (path, live, desired)."""
     from manifesto.render.k8s import DIGEST_ANNOTATION
 
     want_digest = artifact_digest(objs)
+    idle_shutdown = _idles(objs)
     rows = []
     for obj in objs:
         kind, name = obj["kind"], obj["metadata"]["name"]
         have = live.get((kind, name))
         if have is None:
-            rows.append((kind, name, "missing", "not in the cluster"))
+            rows.append((kind, name, "missing", "not in the cluster", []))
             continue
         digest = ((have.get("metadata") or {}).get("annotations") or {}).get(DIGEST_ANNOTATION)
         if digest != want_digest:
-            rows.append((kind, name, "drifted", f"applied from another artifact ({digest or 'no digest'})"))
+            rows.append((kind, name, "drifted", f"applied from another artifact ({digest or 'no digest'})", []))
             continue
-        field = first_difference(obj, have)
-        rows.append((kind, name, "drifted", f"{field.lstrip('.')} differs") if field else (kind, name, "in-sync", ""))
+        found = differences(obj, have)
+        idle = [d for d in found if idle_shutdown and (kind, d[0]) in IDLE_SCALED and str(d[1]) == "0"]
+        found = [d for d in found if d not in idle]
+        if found:
+            detail = "; ".join(f"{p}: live {_value(a)}, desired {_value(b)}" for p, a, b in found)
+            rows.append((kind, name, "drifted", detail, found))
+        elif idle:
+            rows.append((kind, name, "idle", "scaled to 0 by the idle-shutdown controller", []))
+        else:
+            rows.append((kind, name, "in-sync", "", []))
     return rows
 
 
 def summarize(rows: list[tuple[str, str, str, str]]) -> str:
-    """in-sync when every object is, missing when none is there, drifted otherwise."""
+    """in-sync when every object is, idle when the others are in-sync but a workload is
+    scaled to 0 by idle shutdown, missing when none is there, drifted otherwise."""
     states = {r[2] for r in rows}
     if states == {"in-sync"}:
         return "in-sync"
+    if states == {"in-sync", "idle"} or states == {"idle"}:
+        return "idle"
     if states == {"missing"}:
         return "missing"
     return "drifted"

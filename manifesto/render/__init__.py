@@ -80,8 +80,28 @@ def artifact_text(plan, spec, cluster, options=None) -> tuple[str, str]:
             where = spec.where if exc.source == "spec" else cluster.where
             raise ResolveError(exc.message, where(exc.fields), exc.path) from None
     from manifesto.render.k8s import render_manifest
+    from manifesto.render.k8s.validity import MAX_OBJECT, LimitError, size_problem
 
-    return render_manifest(plan, model_yaml, cluster_yaml, k8s_objects(plan, spec), **header), ".yaml"
+    try:
+        objs = k8s_objects(plan, spec)
+        text = render_manifest(plan, model_yaml, cluster_yaml, objs, **header)
+        if len(text) > MAX_OBJECT // 3:  # JSON is at most about 3x our YAML: only then can an object be too big
+            problem = size_problem(objs)
+            if problem is not None:
+                raise problem
+    except LimitError as exc:
+        raise _placed_limit(exc, spec, cluster) from None
+    return text, ".yaml"
+
+
+def _placed_limit(exc, spec, cluster):
+    """A size limit on the input that fills the field: the cluster's pod annotations for
+    annotations, else the spec (the rendered object and field are named in the message)."""
+    from manifesto.errors import ResolveError
+
+    if exc.field.endswith("annotations") and cluster.profile.pod_defaults.annotations:
+        return ResolveError(exc.message, cluster.where(("pod_defaults", "annotations")), "pod_defaults.annotations")
+    return ResolveError(exc.message, spec.where(()))
 
 
 def k8s_objects(plan, spec, routing: bool = False) -> list[dict]:

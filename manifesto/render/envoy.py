@@ -7,12 +7,14 @@ in ``x-gateway-destination-endpoint`` through an ORIGINAL_DST cluster.
 
 from __future__ import annotations
 
-__all__ = ["envoy_config", "CLIENT_PORT", "ADMIN_PORT", "READY_PORT", "EPP_GRPC_PORT"]
+__all__ = ["envoy_config", "CLIENT_PORT", "ADMIN_PORT", "READY_PORT", "EPP_GRPC_PORT", "CIRCUIT_LIMIT"]
 
 CLIENT_PORT = 8081
 ADMIN_PORT = 19000
 READY_PORT = 19001
 EPP_GRPC_PORT = 9002
+#: Circuit-breaker limits of both upstream clusters (llm-d's standalone Envoy uses 40,000).
+CIRCUIT_LIMIT = 40000
 
 _HCM = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
 _ROUTER = {"name": "envoy.filters.http.router",
@@ -92,7 +94,12 @@ def _client_listener(listen_port: int, epp_port: int, buffer_limit: int) -> dict
     }
 
 
-def _clusters(epp_port: int, buffer_limit: int) -> list[dict]:
+def _breakers(limit: int) -> dict:
+    return {"thresholds": [{"max_connections": limit, "max_pending_requests": limit, "max_requests": limit,
+                            "max_retries": limit}]}
+
+
+def _clusters(epp_port: int, buffer_limit: int, limit: int) -> list[dict]:
     picker = {
         "name": "endpoint-picker",
         "type": "STATIC",
@@ -104,8 +111,10 @@ def _clusters(epp_port: int, buffer_limit: int) -> list[dict]:
         }},
         "load_assignment": {"cluster_name": "endpoint-picker", "endpoints": [{"lb_endpoints": [
             {"endpoint": {"address": _address("127.0.0.1", epp_port)}}]}]},
+        # Every in-flight request holds an ext_proc stream to the picker; Envoy's default
+        # limits (1,024) would fail requests closed past that many.
+        "circuit_breakers": _breakers(limit),
     }
-    limit = 40000
     picked = {
         "name": "picked-endpoint",
         "type": "ORIGINAL_DST",
@@ -113,15 +122,16 @@ def _clusters(epp_port: int, buffer_limit: int) -> list[dict]:
         "per_connection_buffer_limit_bytes": buffer_limit,
         "lb_policy": "CLUSTER_PROVIDED",
         "original_dst_lb_config": {"use_http_header": True, "http_header_name": "x-gateway-destination-endpoint"},
-        "circuit_breakers": {"thresholds": [{"max_connections": limit, "max_pending_requests": limit,
-                                             "max_requests": limit, "max_retries": limit}]},
+        "circuit_breakers": _breakers(limit),
     }
     return [picker, picked]
 
 
-def envoy_config(listen_port: int, epp_port: int, buffer_limit: str) -> dict:
+def envoy_config(listen_port: int, epp_port: int, buffer_limit: str, circuit_limit: int = CIRCUIT_LIMIT) -> dict:
     """The complete static Envoy configuration (admin on loopback only); ``buffer_limit`` is a
-    quantity bounding what Envoy buffers per connection to clients and to model servers."""
+    quantity bounding what Envoy buffers per connection to clients and to model servers;
+    ``circuit_limit`` caps connections, pending, active requests and retries to the picker and
+    to the model servers alike."""
     from manifesto.quantity import byte_count
 
     limit = byte_count(buffer_limit)
@@ -129,6 +139,6 @@ def envoy_config(listen_port: int, epp_port: int, buffer_limit: str) -> dict:
         "admin": {"address": _address("127.0.0.1", ADMIN_PORT)},
         "static_resources": {
             "listeners": [_client_listener(listen_port, epp_port, limit), _ready_listener()],
-            "clusters": _clusters(epp_port, limit),
+            "clusters": _clusters(epp_port, limit, circuit_limit),
         },
     }

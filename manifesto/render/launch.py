@@ -79,9 +79,59 @@ def serve_args(plan: Plan, role: RolePlan) -> list[str]:
     return out
 
 
+def _independent_block(role: RolePlan) -> list[str]:
+    """Data-parallel ranks of a dense model: vLLM 0.33.0 refuses external DP for non-MoE models,
+    so each rank is its own server with no DP flags. A rank wider than a pod spans its pods
+    with --nnodes/--node-rank of that rank alone; several ranks in a pod are started by
+    ``_independent_run`` on their own GPUs and ports."""
+    lay = role.layout
+    port = lay.backend_ports[0]
+    npr = lay.nodes_per_rank
+    if npr == 1:
+        return [] if lay.ranks_per_node > 1 else [f"args+=(--port {port})"]
+    if lay.rank_groups > 1:  # one pod group per rank: the group leader is the rank's head
+        lines = [f"RANK_NODES={npr}", 'RANK_NODE="$NODE_INDEX"', 'RANK_HEAD="$LEADER"']
+    else:
+        lines = [f"RANK_NODES={npr}", "RANK=$((NODE_INDEX / RANK_NODES))", "RANK_NODE=$((NODE_INDEX % RANK_NODES))",
+                 "RANK_HEAD=$(node_address $((RANK * RANK_NODES)))"]
+    return lines + [
+        "# Each DP rank is an independent server (a dense model takes no DP flags); these count its nodes only.",
+        'args+=(--nnodes "$RANK_NODES" --node-rank "$RANK_NODE" --master-addr "$RANK_HEAD")',
+        'if [ "$RANK_NODE" -eq 0 ]; then', f"  args+=(--port {port})", "else", "  args+=(--headless)", "fi",
+    ]
+
+
+def _independent_run(role: RolePlan, cleanup: bool) -> list[str]:
+    """Start one server per local DP rank, each on its own GPUs and port; when one exits, stop
+    the others and exit with its status so the pod (or job step) fails as a whole."""
+    lay = role.layout
+    local, gpus = lay.ranks_per_node, lay.rank_gpus
+    lines = [
+        "# Independent servers, one per DP rank (a dense model takes no DP flags): each gets",
+        "# its slice of this pod's GPUs and its own port.",
+        f'IFS=, read -r -a gpus <<< "${{CUDA_VISIBLE_DEVICES:-{",".join(map(str, range(local * gpus)))}}}"',
+        "pids=()",
+        f"for rank in $(seq 0 {local - 1}); do",
+        f'  devices=$(IFS=,; echo "${{gpus[*]:$((rank * {gpus})):{gpus}}}")',
+        f'  CUDA_VISIBLE_DEVICES="$devices" vllm "${{args[@]}}" --port $(({lay.backend_ports[0]} + rank)) &',
+        '  pids+=("$!")',
+        "done",
+        "trap 'kill -TERM \"${pids[@]}\" 2>/dev/null' TERM INT",
+        "status=0",
+        'wait -n "${pids[@]}" || status=$?',
+        'kill -TERM "${pids[@]}" 2>/dev/null || true',
+        'wait "${pids[@]}" || true',
+    ]
+    if cleanup:
+        lines += ['if [ "$status" -ne 0 ] && [ "$status" -ne 143 ]; then clear_compiled_caches; fi', 'rm -f "$MARKER"']
+    return lines + ['exit "$status"']
+
+
 def _topology_block(role: RolePlan) -> list[str]:
     """Shell lines appending the per-node DP/TP/PP flags to the ``args`` array."""
     lay = role.layout
+    if lay.launch == "independent":
+        return _independent_block(role)
     port = lay.backend_ports[0]
     lines: list[str] = []
     npr = lay.nodes_per_rank
@@ -216,7 +266,9 @@ def launch_script(plan: Plan, role: RolePlan, platform: Platform = K8S) -> str:
     items = serve_args(plan, role)
     lines += [*literal_note("\n".join(items)), "args=(", *("  " + item for item in items), ")"]
     lines += topology
-    if role.storage.cleanup_on_crash:
+    if lay.launch == "independent" and lay.ranks_per_node > 1:
+        lines += _independent_run(role, role.storage.cleanup_on_crash)
+    elif role.storage.cleanup_on_crash:
         lines += [
             'vllm "${args[@]}" &',
             "child=$!",

@@ -9,7 +9,7 @@ __all__ = ["image_release", "pd_sidecar_args"]
 
 def image_release(image: str) -> tuple[int, int] | None:
     """The (major, minor) of an llm-d image tagged ``:vMAJOR.MINOR...``, or None (a digest, main, ...)."""
-    m = re.search(r":v(\d+)\.(\d+)", image)
+    m = re.search(r":v([0-9]+)\.([0-9]+)", image)
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 

@@ -3,6 +3,7 @@ workload settings other controllers reuse (``manifesto.workload``)."""
 
 from __future__ import annotations
 
+from manifesto.quantity import byte_count
 from manifesto.resolve.plan import Accelerator
 
 __all__ = ["project_accelerator"]
@@ -30,4 +31,6 @@ def project_accelerator(cluster, name: str) -> Accelerator:
         presence_label=prof.presence_label, gpu_arch=prof.gpu_arch or name,
         torch_cuda_arch_list=prof.torch_cuda_arch_list, node_selector=dict(prof.node_selector),
         compute_domain_template=prof.compute_domain.resource_claim_template_name if prof.compute_domain else None,
+        memory=byte_count(prof.memory) if prof.memory else None,
+        hourly_price=float(prof.hourly_price) if prof.hourly_price is not None else None,
     )

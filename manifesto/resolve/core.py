@@ -18,11 +18,14 @@ from manifesto.resolve import features as feats
 from manifesto.resolve.accelerator import project_accelerator
 from manifesto.resolve.args import DEFAULT_QUIET_ENDPOINTS, to_args
 from manifesto.resolve.failures import Where, fail as _fail
-from manifesto.resolve.identity import instance_labels, instance_name, role_labels, role_selector
+from manifesto.resolve.identity import instance_labels, instance_name, role_labels, role_selector, user_prefixed
 from manifesto.resolve.layout import plan_layout
 from manifesto.resolve.names import COMPUTE_DOMAIN_CLAIM, LWS_GROUP_INDEX_LABEL
+from manifesto.resolve.architecture import Architecture
+from manifesto.resolve.budget import plan_budget
+from manifesto.resolve.fit import check_fit, plan_fit
 from manifesto.resolve.plan import (
-    Accelerator, Claim, ConnectionPool, EnvVar, IdlePlan, Options, Placement, Plan, Resources, RolePlan,
+    Accelerator, Claim, ConnectionPool, EnvVar, Fit, IdlePlan, Options, Placement, Plan, Resources, RolePlan,
     RoutingSizing, Size, SlurmPlan,
 )
 from manifesto.resolve.routing import plan_routing
@@ -36,8 +39,10 @@ def _nowhere(path: tuple) -> Origin | None:
 
 
 def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
-            cluster_where: Where = _nowhere, epp_config: tuple[str, str, dict] | None = None) -> Plan:
-    """Resolve one (spec, cluster) pair. ``epp_config`` is (source, YAML text, data) of a routing profile."""
+            cluster_where: Where = _nowhere, epp_config: tuple[str, str, dict] | None = None,
+            architecture: Architecture | None = None, architecture_note: str = "") -> Plan:
+    """Resolve one (spec, cluster) pair. ``epp_config`` is (source, YAML text, data) of a routing profile;
+    ``architecture`` the model's (loaded by the caller; None: unknown, ``architecture_note`` says why)."""
     _check_options(options)
     accel = _accelerator(spec, cluster, options, where)
     instance = instance_name(spec.release, options.user, cluster.naming.user_prefix)
@@ -45,10 +50,12 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
     routing = plan_routing(spec, epp_config, where)
     routed_roles = _routed_roles(spec, routing)
     idle = _idle(spec, options)
+    moe = architecture.is_moe if architecture is not None else None
     roles = tuple(
-        _role(spec, cluster, accel, options, instance, image, role, i, routing, routed_roles, where, cluster_where)
+        _role(spec, cluster, accel, options, instance, image, role, i, routing, routed_roles, where, cluster_where, moe)
         for i, role in enumerate(spec.roles)
     )
+    roles = tuple(_with_fit(spec, r, i, accel, architecture, architecture_note, where) for i, r in enumerate(roles))
     return Plan(
         instance=instance, release=spec.release, user=options.user, namespace=options.namespace,
         platform=cluster.platform, cluster=cluster.name, topology=spec.topology,
@@ -61,6 +68,7 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
         gateway_class=cluster.gateway.class_name, gateway_service_type=cluster.gateway.service_type,
         openshift_scc=cluster.openshift.scc if cluster.openshift else None,
         shared_claim=_shared_claim(cluster), slurm=_slurm(cluster), routing_sizing=_routing_sizing(cluster),
+        budget=plan_budget(roles, accel, whole_nodes=cluster.platform == "slurm"),
     )
 
 
@@ -143,8 +151,32 @@ def default_resources(gpus: int) -> tuple[str, str]:
     return str(6 + 2 * gpus), f"{max(64 * gpus, 128)}Gi"
 
 
+def _with_fit(spec, role: RolePlan, index: int, accel: Accelerator, arch: Architecture | None, note: str,
+              where: Where) -> RolePlan:
+    if not spec.fit.check:
+        return msgspec.structs.replace(role, fit=Fit(status="unknown", note="the spec turns the check off (fit.check: false)"))
+    fit = plan_fit(arch, role.layout, role.args, accel.memory, note=note)
+    check_fit(fit, role.name, accel.name, spec.fit.short_kv_cache, where, ("roles", index))
+    return msgspec.structs.replace(role, fit=fit)
+
+
+def _dp_launch(layout, moe: bool | None):
+    """vLLM 0.33.0 refuses external data parallelism (--data-parallel-rank, external-lb,
+    multi-port) for a dense model: "Non-MoE models do not support external data parallel
+    mode". Each DP rank of a dense model is therefore an independent server with no DP flags.
+    Without an architecture, expert parallelism marks a MoE model; otherwise the ranks start
+    as independent servers, which vLLM accepts for either kind."""
+    if layout.dp_mode != "external":
+        return layout
+    if moe is None:
+        moe = layout.ep
+    if moe:
+        return layout
+    return msgspec.structs.replace(layout, launch="independent")
+
+
 def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, image: str, role, index: int,
-          routing, routed_roles: set[str], where: Where, cluster_where: Where) -> RolePlan:
+          routing, routed_roles: set[str], where: Where, cluster_where: Where, moe: bool | None = None) -> RolePlan:
     base = ("roles", index)
     routed = role.name in routed_roles
     proxied = routing is not None and routing.kind == "pd" and role.name == routing.target_role
@@ -155,6 +187,7 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
                              routed=routed, proxied=proxied, where="", rank_groups=cluster.platform != "slurm")
     except ResolveError as exc:
         raise _fail(exc.message, where, base + ("parallelism",)) from None
+    layout = _dp_launch(layout, moe)
     if role.resources.gpus is not None and role.resources.gpus != layout.gpus_per_pod:
         raise _fail(f"resources.gpus = {role.resources.gpus} disagrees with the {layout.gpus_per_pod} GPUs per pod "
                     f"derived from tp x pp x dp / lws.size; remove resources.gpus or fix parallelism",
@@ -199,8 +232,15 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
     )
     claims = (Claim(COMPUTE_DOMAIN_CLAIM, accel.compute_domain_template),) if accel.compute_domain_template else ()
     label = spec.model.label or spec.model.id.rsplit("/", 1)[-1]
+    workload_name = f"{instance}-{role.name}"
+    if role.workload_name:  # the user prefix covers a chosen name too, or users would share it
+        try:
+            workload_name = user_prefixed(role.workload_name, options.user, cluster.naming.user_prefix,
+                                          what="workload name", fix="shorten it")
+        except ResolveError as exc:
+            raise _fail(exc.message, where, base + ("workload_name",)) from None
     return RolePlan(
-        name=role.name, workload_name=role.workload_name or f"{instance}-{role.name}", workload_kind=kind,
+        name=role.name, workload_name=workload_name, workload_kind=kind,
         layout=layout, image=image, args=args, env=env, resources=resources, storage=storage, claims=claims,
         features=features, backends=backends, fabric_profile=_fabric_profile(cluster, role, where, base),
         pre_launch=tuple(spec.runtime.pre_launch) + tuple(options.pre_launch) + tuple(role.pre_launch),
@@ -324,7 +364,7 @@ def _args(spec, role, computed, where: Where, base: tuple, profiler: dict[str, A
     try:
         return to_args(layers, role.vllm_raw_args, format_path(base + ("vllm_raw_args",)))
     except ResolveError as exc:
-        path = tuple(int(p) if p.isdigit() else p for p in exc.path.replace("[", ".").replace("]", "").split("."))
+        path = tuple(int(p) if p.isascii() and p.isdigit() else p for p in exc.path.replace("[", ".").replace("]", "").split("."))
         raise ResolveError(exc.message, where(path), exc.path) from None
 
 
@@ -451,6 +491,9 @@ ROUTING_DEFAULTS = {
 }
 ENVOY_CONCURRENCY = 8
 ENVOY_BUFFER_LIMIT = "32Mi"
+# Envoy's circuit breakers default to 1,024 per cluster; llm-d's standalone Envoy raises them to
+# 40,000 so every in-flight request can hold its picker stream and its model-server request.
+ENVOY_CIRCUIT_LIMIT = 40000
 # The Gateway's connection pools to the picker and the model servers: every in-flight request
 # holds a stream to each, so the limits sit far above any one instance's concurrency (the values
 # of llm-d's common Istio configuration); idle connections close after 15 minutes.
@@ -472,6 +515,7 @@ def _routing_sizing(cluster) -> RoutingSizing:
         endpoint_picker=size("endpoint_picker"), envoy=size("envoy"),
         envoy_concurrency=given.envoy.concurrency or ENVOY_CONCURRENCY,
         envoy_buffer_limit=given.envoy.buffer_limit or ENVOY_BUFFER_LIMIT,
+        envoy_circuit_limit=given.envoy.circuit_breaker_limit or ENVOY_CIRCUIT_LIMIT,
         routing_sidecar=size("routing_sidecar"), gateway_proxy=size("gateway_proxy"),
         gateway_connection_pool=ConnectionPool(**{
             **GATEWAY_CONNECTION_POOL, **given.gateway_connection_pool.model_dump(exclude_none=True)}),

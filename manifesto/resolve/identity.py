@@ -9,7 +9,7 @@ from manifesto.resolve.names import (
     COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL, ROLE_LABEL,
 )
 
-__all__ = ["instance_name", "label_value", "instance_labels", "role_labels", "role_selector"]
+__all__ = ["instance_name", "user_prefixed", "label_value", "instance_labels", "role_labels", "role_selector"]
 
 
 def label_value(text: str) -> str:
@@ -18,16 +18,26 @@ def label_value(text: str) -> str:
     return value.strip("-._")
 
 
-def instance_name(release: str, user: str, user_prefix: bool) -> str:
+def user_prefixed(name: str, user: str, user_prefix: bool, *, what: str = "instance name",
+                  fix: str = "shorten the release") -> str:
+    """``name`` with the user's prefix when the cluster asks for one (``naming.user_prefix``).
+
+    Every name a user chooses for cluster objects goes through here (the release, a role's
+    ``workload_name``), so two users of one namespace never share an object.
+    """
     if not user_prefix:
-        return release
+        return name
     prefix = re.sub(r"[^a-z0-9-]+", "-", user.lower()).strip("-")
     if not prefix:
         raise ResolveError(f"user '{user}' gives an empty name prefix; pass --user with letters or digits")
-    name = f"{prefix}-{release}"
-    if len(name) > 63:
-        raise ResolveError(f"instance name '{name}' is longer than 63 characters; shorten the release")
-    return name
+    full = f"{prefix}-{name}"
+    if len(full) > 63:
+        raise ResolveError(f"{what} '{full}' is longer than 63 characters; {fix}")
+    return full
+
+
+def instance_name(release: str, user: str, user_prefix: bool) -> str:
+    return user_prefixed(release, user, user_prefix)
 
 
 def instance_labels(instance: str, user: str) -> dict[str, str]:

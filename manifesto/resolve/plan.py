@@ -11,10 +11,12 @@ from typing import Any
 
 import msgspec
 
+import manifesto.options as _options
+
 __all__ = [
     "Options", "EnvVar", "Arg", "Layout", "Volume", "Mount", "Storage", "Resources", "Claim",
     "Accelerator", "Placement", "RolePlan", "RoutingPlan", "Size", "ConnectionPool", "RoutingSizing", "IdlePlan",
-    "SlurmPlan", "Plan",
+    "SlurmPlan", "Fit", "RoleBudget", "Budget", "Plan",
     "encode", "decode", "to_builtins",
 ]
 
@@ -23,20 +25,9 @@ class _S(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=
     pass
 
 
-class Options(_S):
-    """Edge inputs to resolution: read once by the CLI (or declared in BUILD.yaml)."""
-
-    user: str
-    namespace: str = "default"
-    accelerator: str | None = None
-    vllm_env: str | None = None
-    user_root: str | None = None
-    log_root: str | None = None
-    cache_root: str | None = None
-    pre_launch: tuple[str, ...] = ()
-    routing_profile: str | None = None
-    idle_shutdown: bool | None = None
-    idle_timeout_minutes: int | None = None
+#: Edge inputs to resolution, read once by the CLI or declared in BUILD.yaml: one Struct
+#: generated from the single definition of every render option (``manifesto.options``).
+Options = _options.Options
 
 
 class EnvVar(_S):
@@ -72,7 +63,7 @@ class Layout(_S):
     ranks_per_node: int  # DP ranks started by one pod (1 when a rank spans nodes)
     nodes_per_rank: int  # >1 when one rank spans several nodes
     dp_mode: str  # none | internal | external
-    launch: str  # single | internal | external-rank | multi-port
+    launch: str  # single | internal | external-rank | multi-port | independent (dense model: a server per rank)
     serving_nodes: tuple[int, ...]  # node indices that expose HTTP
     public_ports: tuple[int, ...]  # per serving node: ports clients/routers use
     backend_ports: tuple[int, ...]  # per serving node: ports vLLM listens on
@@ -134,6 +125,8 @@ class Accelerator(_S):
     torch_cuda_arch_list: str | None = None
     node_selector: dict[str, str] = {}
     compute_domain_template: str | None = None
+    memory: int | None = None  # bytes of memory per GPU (cluster profile), for the fit check
+    hourly_price: float | None = None  # price of one GPU for one hour (cluster profile)
 
 
 class Placement(_S):
@@ -152,6 +145,27 @@ class Placement(_S):
     dns_policy: str | None = None
     dns_config: dict[str, Any] | None = None
     extra_devices: tuple[str, ...] = ()
+
+
+class Fit(_S):
+    """Memory fit of one role on one GPU (see resolve/fit.py for the arithmetic). ``status`` is
+    ok, kv-short (the KV cache holds fewer tokens than max_model_len) or unknown (no
+    architecture, or an attention kind the arithmetic does not model; ``note`` says which)."""
+
+    status: str
+    note: str = ""
+    source: str = ""
+    gpu_memory: int = 0
+    utilization: float = 0.0
+    headroom: int = 0
+    weights: int = 0  # bytes per GPU
+    weight_parts: tuple[tuple[str, int], ...] = ()  # (part, bytes per GPU)
+    kv_per_token: int = 0  # bytes per token on one GPU; 0 = not modelled
+    kv_dtype: str = ""
+    kv_budget: int = 0  # bytes per GPU left for the KV cache
+    kv_tokens: int = 0
+    max_model_len: int = 0
+    layout: str = ""  # how the weights are split, e.g. "tp=2 pp=1 ep=16"
 
 
 class RolePlan(_S):
@@ -175,6 +189,7 @@ class RolePlan(_S):
     proxy: bool  # P/D routing sidecar in front of vLLM
     same_topology_key: str | None = None
     vllm_env: str | None = None
+    fit: Fit | None = None
 
 
 class RoutingPlan(_S):
@@ -213,6 +228,7 @@ class RoutingSizing(_S):
     routing_sidecar: Size
     gateway_proxy: Size
     gateway_connection_pool: ConnectionPool
+    envoy_circuit_limit: int = 40000  # circuit-breaker thresholds of Envoy's picker and model-server clusters
 
 
 class IdlePlan(_S):
@@ -237,6 +253,27 @@ class SlurmPlan(_S):
     router_memory: str
     proxy_cpus: int
     proxy_memory: str
+
+
+class RoleBudget(_S):
+    role: str
+    gpus: int
+    nodes: int  # nodes the role occupies (one pod per node)
+    pods: int
+    hourly_cost: float | None = None
+
+
+class Budget(_S):
+    """GPUs, nodes and pods of one artifact, per role and in total; cost when the cluster
+    profile prices its accelerator."""
+
+    roles: tuple[RoleBudget, ...]
+    gpus: int
+    nodes: int
+    pods: int
+    accelerator: str
+    hourly_price: float | None = None  # per GPU
+    hourly_cost: float | None = None  # of the whole artifact
 
 
 class Plan(_S):
@@ -267,6 +304,7 @@ class Plan(_S):
     shared_claim: dict[str, Any] | None = None
     slurm: SlurmPlan | None = None
     routing_sizing: RoutingSizing | None = None
+    budget: Budget | None = None
 
     def role(self, name: str) -> RolePlan:
         return next(r for r in self.roles if r.name == name)

@@ -6,7 +6,7 @@ import math
 import re
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from manifesto import quantity, rules
 from manifesto.errors import show_value
@@ -15,6 +15,7 @@ __all__ = [
     "Strict", "Loose", "Quantity", "EnvValue", "DnsLabel", "PositiveInt", "Scalar", "Number", "FieldError", "rule",
     "ServiceName", "Count", "GraceSeconds", "Port", "Subdomain", "LabelKey", "LabelValue", "ResourceName", "AbsPath",
     "PathSegment", "EnvMap", "Labels", "Annotations", "SecretNames", "key_rule", "item_rule", "value_rule",
+    "default_of",
 ]
 
 
@@ -34,25 +35,45 @@ class FieldError(ValueError):
 class Strict(BaseModel):
     """Frozen, strict types, unknown keys rejected."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
+
+
+def default_of(cls: type[BaseModel], **field):
+    """A field default of a ``cls`` with all its defaults, made when a value lacks the field.
+
+    ``x: T = T()`` would build ``T``'s validator at import (the models defer that to first
+    use: ``defer_build``). A model without model validators is made with ``model_construct``
+    (the same value: field validators never run on defaults), so it needs no validator at all.
+    ``field``: other ``Field`` arguments (a description).
+    """
+    if cls.__pydantic_decorators__.model_validators:
+        return Field(default_factory=cls, **field)
+    return Field(default_factory=cls.model_construct, **field)
 
 
 class Loose(BaseModel):
     """For embedded third-party objects (Kubernetes volume sources...): keys pass through."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
 
 
 def _quantity(value: Any) -> str:
     if isinstance(value, bool):
         raise ValueError(f"expected a quantity such as 8, 500m or 64Gi, got {show_value(value)}")
-    if isinstance(value, (int, float)) and math.isfinite(value):
-        value = str(value)
+    if isinstance(value, int) or isinstance(value, float) and math.isfinite(value):
+        value = str(value)  # the loader bounds whole numbers at 4300 digits
     try:
         if not isinstance(value, str):
             raise ValueError
-        quantity.parse(value)
-    except ValueError:
+        if len(value) > 64:
+            raise ValueError(f"a quantity of {len(value)} characters is too long (at most 64; examples: 8, 500m, "
+                             "64Gi)")
+        if quantity.parse(value) > quantity.MAX:
+            raise ValueError(f"{show_value(value)} is too large: a Kubernetes quantity is at most {quantity.MAX} "
+                             "(2**63 - 1)")
+    except ValueError as exc:
+        if "too l" in str(exc):  # too large, too long: said above
+            raise
         raise ValueError(f"{show_value(value)} is not a Kubernetes quantity (examples: 8, 500m, 64Gi, 2G)") from None
     return value
 
@@ -117,7 +138,7 @@ def rule(check, what: str = ""):
 
 
 def _starts_with_letter(value: str) -> str:
-    if value[:1].isdigit():
+    if rules.ascii_digits(value[:1]):
         raise ValueError(f"{show_value(value)} must start with a letter: it begins the names of Services, "
                          "which are DNS-1035 labels")
     return value
@@ -125,7 +146,8 @@ def _starts_with_letter(value: str) -> str:
 
 def _int32(value: int) -> int:
     if value > rules.INT32_MAX:
-        raise ValueError(f"{value} is too large: Kubernetes counts are 32-bit (at most {rules.INT32_MAX})")
+        shown = value if value < 10**20 else f"a whole number of {len(str(value))} digits"
+        raise ValueError(f"{shown} is too large: Kubernetes counts are 32-bit (at most {rules.INT32_MAX})")
     return value
 
 

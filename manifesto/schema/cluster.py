@@ -11,7 +11,7 @@ from manifesto.errors import did_you_mean, show_value
 from manifesto import rules
 from manifesto.schema.base import (
     AbsPath, Annotations, Count, EnvMap, FieldError, GraceSeconds, LabelKey, Labels, PathSegment, Port, Quantity,
-    ResourceName, SecretNames, Strict, Subdomain, key_rule, rule,
+    ResourceName, SecretNames, Strict, Subdomain, default_of, key_rule, rule,
 )
 
 __all__ = [
@@ -73,6 +73,29 @@ class AcceleratorProfile(Strict):
     torch_cuda_arch_list: Annotated[str, rule(rules.one_word)] | None = None
     node_selector: Labels = Field(default_factory=dict)
     compute_domain: ComputeDomain | None = None
+    memory: Quantity | None = Field(
+        None, description="Memory of one GPU (e.g. 141G for an H200), for the memory-fit check.")
+    hourly_price: float | None = Field(
+        None, description="Price of one GPU for one hour, in any currency; build reports and explain add cost.")
+
+    @field_validator("memory")
+    @classmethod
+    def _memory(cls, value: str | None) -> str | None:
+        from manifesto.quantity import parse
+
+        if value is not None and not 1024**3 <= parse(value) <= 2**50:
+            raise ValueError(f"{value} is not a GPU's memory; write it as a quantity from 1Gi to 1Pi, e.g. 141G")
+        return value
+
+    @field_validator("hourly_price", mode="before")
+    @classmethod
+    def _price(cls, value: Any) -> Any:
+        import math
+
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value) or value < 0 or value > 1e6):
+            raise ValueError(f"{show_value(value)} must be a number from 0 to 1000000 (the price of one GPU-hour)")
+        return value
 
     @model_validator(mode="after")
     def _shape(self) -> "AcceleratorProfile":
@@ -231,6 +254,18 @@ class EnvoySize(ComponentSize):
     concurrency: Count | None = Field(None, description="Envoy worker threads (--concurrency).")
     buffer_limit: Quantity | None = Field(
         None, description="Envoy's per-connection buffer limit on the client listener and the model endpoints.")
+    circuit_breaker_limit: int | None = Field(
+        None, description="Envoy's circuit-breaker limits (connections, pending and active requests, retries) to "
+                          "the endpoint picker and to the model servers (1 to 2147483647; default 40000).")
+
+    @field_validator("circuit_breaker_limit", mode="before")
+    @classmethod
+    def _limit(cls, value: Any) -> Any:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or not 1 <= value <= rules.INT32_MAX):
+            raise ValueError(f"{show_value(value)} must be a whole number from 1 to {rules.INT32_MAX} "
+                             "(Envoy's 32-bit circuit-breaker thresholds)")
+        return value
 
 
     @field_validator("buffer_limit")
@@ -245,7 +280,7 @@ class EnvoySize(ComponentSize):
 
 # A duration in the form Istio accepts for DestinationRule fields: whole numbers with units,
 # largest first (900s, 15m, 1h30m, 250ms).
-_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?\Z")
+_DURATION = re.compile(r"^(?:([0-9]+)h)?(?:([0-9]+)m(?!s))?(?:([0-9]+)s)?(?:([0-9]+)ms)?\Z")
 
 
 def _duration_ms(text: str) -> int | None:
@@ -294,18 +329,18 @@ class ConnectionPool(Strict):
 class RoutingSizing(Strict):
     """Requests of the llm-d routing components; each unset value keeps the production default."""
 
-    endpoint_picker: ComponentSize = ComponentSize()
-    envoy: EnvoySize = EnvoySize()
-    routing_sidecar: ComponentSize = ComponentSize()
-    gateway_proxy: ComponentSize = ComponentSize()
-    gateway_connection_pool: ConnectionPool = Field(
-        ConnectionPool(), description="Connection pools of the Gateway frontend's DestinationRules.")
+    endpoint_picker: ComponentSize = default_of(ComponentSize)
+    envoy: EnvoySize = default_of(EnvoySize)
+    routing_sidecar: ComponentSize = default_of(ComponentSize)
+    gateway_proxy: ComponentSize = default_of(ComponentSize)
+    gateway_connection_pool: ConnectionPool = default_of(
+        ConnectionPool, description="Connection pools of the Gateway frontend's DestinationRules.")
 
 
 class LlmD(Strict):
     release: str | None = None
-    images: LlmDImages = LlmDImages()
-    sizing: RoutingSizing = RoutingSizing()
+    images: LlmDImages = default_of(LlmDImages)
+    sizing: RoutingSizing = default_of(RoutingSizing)
 
 
 class SlurmBind(Strict):
@@ -342,18 +377,18 @@ class ClusterProfile(Strict):
     platform: Literal["kubernetes", "openshift", "slurm"] = "kubernetes"
     gpus_per_node: Count | None = Field(None, description="Older shape: per-node GPUs for every profile.")
     accelerators: Accelerators
-    storage: Storage = Storage()
+    storage: Storage = default_of(Storage)
     logging: Logging | None = None
-    paths: Paths = Paths()
-    cache: ClusterCache = ClusterCache()
+    paths: Paths = default_of(Paths)
+    cache: ClusterCache = default_of(ClusterCache)
     rdma: Rdma | None = None
-    pod_defaults: PodDefaults = PodDefaults()
-    fabric: Fabric = Fabric()
-    naming: Naming = Naming()
+    pod_defaults: PodDefaults = default_of(PodDefaults)
+    fabric: Fabric = default_of(Fabric)
+    naming: Naming = default_of(Naming)
     kueue: Kueue | None = None
-    gateway: Gateway = Gateway()
+    gateway: Gateway = default_of(Gateway)
     openshift: OpenShift | None = None
-    llm_d: LlmD = LlmD()
+    llm_d: LlmD = default_of(LlmD)
     slurm: Slurm | None = None
 
     @model_validator(mode="after")

@@ -10,13 +10,13 @@ from manifesto.errors import did_you_mean
 from manifesto import rules
 from manifesto.schema.routing import EndpointPickerConfig
 from manifesto.schema.base import (
-    Count, DnsLabel, EnvMap, FieldError, LabelKey, Number, PathSegment, Quantity, Scalar, ServiceName, Strict, item_rule,
-    key_rule, rule,
+    Count, DnsLabel, EnvMap, FieldError, LabelKey, Number, PathSegment, Quantity, Scalar, ServiceName, Strict,
+    default_of, item_rule, key_rule, rule,
 )
 
 __all__ = [
     "ModelRef", "Lws", "Parallelism", "Computed", "Resources", "Profiling", "Role",
-    "Routing", "IdleShutdown", "Runtime", "SpecCache", "ModelSpec", "SIDECARS",
+    "Routing", "IdleShutdown", "Runtime", "SpecCache", "Fit", "ModelSpec", "SIDECARS",
 ]
 
 SIDECARS = ("dcgm-exporter", "node-exporter")
@@ -30,6 +30,9 @@ class ModelRef(Strict):
     image_ref: str | None = Field(None, description="Key in catalog/images.yaml, e.g. vllm.standard.")
     image: str | None = Field(None, description="Explicit one-off container image.")
     revision: Annotated[str, rule(rules.one_word)] | None = Field(None, description="Branch, tag or commit; rendered as --revision.")
+    config_json: Annotated[str, rule(rules.one_word)] | None = Field(
+        None, description="The model's config.json (a path, relative to this spec file), for the memory-fit check "
+                          "of a model the bundled architecture catalog does not know.")
 
     @model_validator(mode="after")
     def _one_image(self) -> "ModelRef":
@@ -95,14 +98,14 @@ class Role(Strict):
     name: DnsLabel
     workload_name: ServiceName | None = None
     workload: Literal["deployment", "leaderworkerset"] | None = None
-    lws: Lws = Lws()
-    parallelism: Parallelism = Parallelism()
-    computed: Computed = Computed()
+    lws: Lws = default_of(Lws)
+    parallelism: Parallelism = default_of(Parallelism)
+    computed: Computed = default_of(Computed)
     env: EnvMap = Field(default_factory=dict)
     vllm: VllmMap = Field(default_factory=dict)
     vllm_raw_args: Annotated[list[str], item_rule(rules.shell_fragment, "")] = Field(
         default_factory=list, description="Trusted shell words appended to `vllm serve` (one line each).")
-    resources: Resources = Resources()
+    resources: Resources = default_of(Resources)
     kv_transfer_config: dict[str, Any] | None = None
     fabric_profile: str | None = None
     pre_launch: list[str] = Field(default_factory=list)
@@ -164,6 +167,13 @@ class SpecCache(Strict):
     gpu_arch: PathSegment | None = Field(None, description="Override the accelerator's gpu_arch in cache paths.")
 
 
+class Fit(Strict):
+    check: bool = Field(True, description="Check that each role's weights and KV cache fit its GPUs.")
+    short_kv_cache: Literal["warn", "refuse"] = Field(
+        "warn", description="When the KV cache holds fewer tokens than max_model_len: warn (explain shows it) "
+                            "or refuse the render.")
+
+
 class ModelSpec(Strict):
     # Fields whose strings may span lines (shell hooks, env values, JSON arguments); see load.scan_values.
     MULTILINE: ClassVar[frozenset[str]] = frozenset(
@@ -180,8 +190,9 @@ class ModelSpec(Strict):
     vllm: VllmMap = Field(default_factory=dict, description="vLLM args shared by every role.")
     roles: list[Role] = Field(min_length=1)
     routing: Routing | None = None
-    runtime: Runtime = Runtime()
-    cache: SpecCache = SpecCache()
+    runtime: Runtime = default_of(Runtime)
+    cache: SpecCache = default_of(SpecCache)
+    fit: Fit = default_of(Fit, description="Memory-fit check of every role.")
 
     @field_validator("roles")
     @classmethod

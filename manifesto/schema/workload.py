@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, model_validator
 
 from manifesto.errors import show_value
-from manifesto.schema.base import DnsLabel, FieldError, PositiveInt, Strict
+from manifesto.schema.base import DnsLabel, FieldError, PositiveInt, Strict, default_of
 
 __all__ = [
     "BACKENDS", "WorkloadMetadata", "JobPolicy", "DeploymentPolicy", "LeaderWorkerSetPolicy",
@@ -134,7 +134,7 @@ def container_names(template: dict[str, Any]) -> list[str]:
 class Workload(Strict):
     name: DnsLabel
     backend: Literal["job", "deployment", "leaderworkerset", "grove"]
-    metadata: WorkloadMetadata = WorkloadMetadata()
+    metadata: WorkloadMetadata = default_of(WorkloadMetadata)
     pod_template: dict[str, Any] = Field(description="A Kubernetes PodTemplateSpec (metadata, spec).")
     leader_template: dict[str, Any] | None = Field(
         None, description="LeaderWorkerSet only: the leader's PodTemplateSpec, same-shaped as pod_template.")

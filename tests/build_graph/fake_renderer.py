@@ -27,13 +27,14 @@ from dataclasses import dataclass
 from manifesto.errors import ExtendsError, IncompatiblePairError, InputError, Origin
 
 
-@dataclass(frozen=True)
-class RenderOptions:
-    user: str
-    namespace: str
-    routing_profile: str | None = None
-    idle_shutdown: bool | None = None
-    idle_timeout_minutes: int | None = None
+def __getattr__(name: str):
+    """``RenderOptions``: the one Struct of every render option, imported on first use (a
+    no-op build must not import msgspec)."""
+    if name == "RenderOptions":
+        from manifesto.options import Options
+
+        return Options
+    raise AttributeError(name)
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def code_fingerprint_paths() -> list[str]:
     return [os.path.abspath(__file__)] + ([extra] if extra else [])
 
 
-def render_pair(model: str, cluster: str, options: RenderOptions) -> Artifact:
+def render_pair(model: str, cluster: str, options, roots: tuple = ()) -> Artifact:
     _log(model, cluster)
     _spend_time()
     chain = _chain(model, ())
@@ -126,7 +127,7 @@ def _check_accelerator(model, cluster, fields, cluster_fields, inputs) -> None:
         raise err
 
 
-def _text(inputs, options: RenderOptions) -> str:
+def _text(inputs, options) -> str:
     lines = [f"# options: {options.user} {options.namespace} {options.idle_shutdown} {options.idle_timeout_minutes}"]
     for path in inputs:
         with open(path, encoding="utf-8") as f:

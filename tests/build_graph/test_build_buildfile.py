@@ -60,7 +60,49 @@ CASES = {
     ),
     "bad-option-value": (
         "options:\n  default: {user: u, namespace: n, idle_timeout_minutes: -3}\ntargets: []\n",
-        "BUILD.yaml:2:36: options.default.idle_timeout_minutes: expected a positive number of minutes, got -3",
+        "BUILD.yaml:2:36: options.default.idle_timeout_minutes: -3: expected a positive duration of at most a year, such as 15m, 2h or 90 (minutes)",
+    ),
+    # Every option is checked with its flag's grammar and bounds, reported at its BUILD.yaml place.
+    "idle-timeout-beyond-int64": (
+        "options:\n  default: {user: u, namespace: n, idle_timeout_minutes: 99999999999999999999999}\ntargets: []\n",
+        "BUILD.yaml:2:36: options.default.idle_timeout_minutes: 99999999999999999999999: expected a positive duration of at most a year, such as 15m, 2h or 90 (minutes)",
+    ),
+    "idle-timeout-over-a-year": (
+        "options:\n  default: {user: u, namespace: n, idle_timeout_minutes: 366d}\ntargets: []\n",
+        "BUILD.yaml:2:36: options.default.idle_timeout_minutes: '366d': expected a positive duration of at most a year, such as 15m, 2h or 90 (minutes)",
+    ),
+    "option-user-path": (
+        "options:\n  default: {user: ../../x, namespace: n}\ntargets: []\n",
+        "BUILD.yaml:2:13: options.default.user: '../../x' must be a single path segment: letters, digits, '.', '_' or '-', starting with a letter or digit (no '/' or '..')",
+    ),
+    "deployment-user-path": (
+        HEAD + "  - kind: deployment\n    name: d\n    model: m\n    cluster: c\n    user: ../../x\n",
+        "BUILD.yaml:8:5: targets[0].user: '../../x' must be a single path segment: letters, digits, '.', '_' or '-', starting with a letter or digit (no '/' or '..')",
+    ),
+    "deployment-bad-namespace": (
+        HEAD + "  - kind: deployment\n    name: d\n    model: m\n    cluster: c\n    namespace: Team_A\n",
+        "BUILD.yaml:8:5: targets[0].namespace: 'Team_A' must be a DNS label: lowercase letters, digits and '-', "
+        "starting and ending with a letter or digit",
+    ),
+    "option-accelerator-slash": (
+        "options:\n  default: {user: u, namespace: n, accelerator: a/b}\ntargets: []\n",
+        "BUILD.yaml:2:36: options.default.accelerator: 'a/b' must be a single path segment: letters, digits, '.', '_' or '-', starting with a letter or digit (no '/' or '..')",
+    ),
+    "option-vllm-env-relative": (
+        "options:\n  default: {user: u, namespace: n, vllm_env: envs/v}\ntargets: []\n",
+        "BUILD.yaml:2:36: options.default.vllm_env: 'envs/v' must be an absolute path (starting with '/')",
+    ),
+    "option-log-root-two-lines": (
+        "options:\n  default: {user: u, namespace: n, log_root: \"/l\\n/x\"}\ntargets: []\n",
+        "BUILD.yaml:2:36: options.default.log_root: '/l\\n/x' must be one line (no line breaks or tabs)",
+    ),
+    "option-pre-launch-not-text": (
+        "options:\n  default: {user: u, namespace: n, pre_launch: [echo hi, 3]}\ntargets: []\n",
+        "BUILD.yaml:2:36: options.default.pre_launch: expected a non-empty string without surrounding spaces, got 3",
+    ),
+    "option-inline-unknown": (
+        HEAD + "  - kind: model\n    path: models\n    sources: ['**/*']\n    options: {extends: default, log_rot: /l}\n",
+        "BUILD.yaml:7:33: targets[0].options.log_rot: unknown key 'log_rot' (did you mean 'log_root'?)",
     ),
     "two-owners": (
         HEAD + CLUSTERS + "  - kind: routing\n    path: clusters\n    sources: ['gpu.yaml']\n",

@@ -81,3 +81,22 @@ def test_check_then_build_fixes_everything(built):
     assert check(built).returncode == 1
     built("build")
     assert check(built).returncode == 0
+
+
+def test_the_stale_diagnosis_is_the_same_on_every_run(built):
+    """Issue 15: a second --check said "hand-edited" for artifacts nobody touched, since the
+    first one recorded the new render as if the build had written it."""
+    write_files(built.root, {"models/qwen/aggregated.yaml": "release: qwen2\n"})
+    stale = [f"out/{c}/qwen/aggregated.{s}: stale: its inputs changed since it was built"
+             for c, s in (("gpu", "yaml"), ("hopper", "yaml"), ("slurm", "sbatch"))]
+    for _ in range(3):
+        proc = check(built)
+        assert (proc.returncode, proc.stderr.splitlines()) == (1, stale + [FIX])
+    hand = built.root / "out/hopper/qwen/aggregated.yaml"
+    hand.write_text(hand.read_text() + "# tweak\n")
+    for _ in range(2):
+        proc = check(built)
+        assert proc.stderr.splitlines() == [
+            stale[0], "out/hopper/qwen/aggregated.yaml: hand-edited: differs from what the build wrote", stale[2], FIX]
+    built("build")
+    assert check(built).returncode == 0

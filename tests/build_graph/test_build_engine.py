@@ -127,9 +127,9 @@ def test_state_round_trips_and_rejects_damage(tmp_path):
 def test_task_cache_collection_keeps_referenced_and_newest_entries(tmp_path):
     import os
 
-    from manifesto.build_graph.taskcache import TaskCache
+    from manifesto.store import Store
 
-    cache = TaskCache(str(tmp_path), None)
+    cache = Store(str(tmp_path), None)
     for i in range(10):
         path = tmp_path / f"k{i}"[:2] / f"k{i}"
         path.parent.mkdir(exist_ok=True)

@@ -8,7 +8,7 @@ Each ``Case`` is one command run as a user would run it, in a fresh directory tr
     <tmp>/bin       a fake kubectl (tests/fake_kubectl.py) whose state is ``kube``
 
 ``files`` maps paths below <tmp> to text, or to ``("symlink", target)``, ``("fifo",)``,
-``("dir",)`` or ``("bytes", b"...")``. ``expect`` is the one error line the command must print (``{tmp}`` is
+``("socket",)``, ``("dir",)``, ``("exec", script)`` (e.g. a fake ``bin/sbatch``) or ``("bytes", b"...")``. ``expect`` is the one error line the command must print (``{tmp}`` is
 the tree's root), or None for a command that must succeed without one. Anything with
 "SECRET" in it must never be printed.
 """
@@ -31,6 +31,7 @@ class Case:
     files: dict = field(default_factory=dict)
     env: dict = field(default_factory=dict)
     kube: dict | None = None  # fake kubectl state: {"config": {...}, "objects": [...]}
+    stdout: str | None = None  # the exact standard output, when given
 
 
 QWEN = ("qwen/aggregated", "--cluster", "example-gb200", "--user", "u", "--namespace", "ns")
@@ -38,6 +39,9 @@ EXPLAIN = ("explain", "spec.yaml", "--cluster", "example-gb200", "--user", "u", 
 RENDER = ("render", "manifest", *QWEN)
 SERVERS = ("servers", "-n", "ns")
 READY = ("ready", *QWEN)
+DNS = "must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit"
+SEGMENT = ("must be a single path segment: letters, digits, '.', '_' or '-', starting with a letter or digit "
+           "(no '/' or '..')")
 FAST = {"MANIFESTO_KUBECTL_TIMEOUT": "1", "MANIFESTO_KUBECTL_RETRIES": "0"}
 
 CREDENTIALS = f"[default]\naws_access_key_id = AKIA{SECRET}\naws_secret_access_key = {SECRET}\n"
@@ -264,4 +268,45 @@ CASES: list[Case] = [
          "before the deadline)", env={"MANIFESTO_KUBECTL_TIMEOUT": "300"}, kube={"config": {"hang": ["get pods"]}}),
     Case("ready-garbage", (*READY, "--timeout", "30"), f"error: `{POD_LIST}` "
          "printed JSON a list, expected an object", kube={"config": {"stdout": {"get pods": "[]"}}}),
+
+    # -- issue 19 item 3: every option value passes one grammar, whatever its source, and the
+    # error names that source: a flag, a variable, a .env line or a BUILD.yaml position -------
+    Case("option-dotenv-namespace", EXPLAIN[:-2], f"error: .env:2: MANIFESTO_NAMESPACE 'Bad_NS' {DNS}",
+         files={"ws/.env": "# team settings\nMANIFESTO_NAMESPACE=Bad_NS\n", "ws/spec.yaml": _qwen()}),
+    Case("option-dotenv-bom-keeps-first-line", EXPLAIN[:-2], f"error: .env:1: MANIFESTO_NAMESPACE 'Bad_NS' {DNS}",
+         files={"ws/.env": ("bytes", b"\xef\xbb\xbfMANIFESTO_NAMESPACE=Bad_NS\n"), "ws/spec.yaml": _qwen()}),
+    Case("option-user-catalog-dotenv", EXPLAIN, "error: {tmp}/config/.env:1: MANIFESTO_ROUTING_PROFILE "
+         "'a\\x1b[31mb' contains the control character U+001B",
+         files={"config/.env": "MANIFESTO_ROUTING_PROFILE=a\x1b[31mb\n", "ws/spec.yaml": _qwen()}),
+    Case("option-env-routing-profile-tab", EXPLAIN, "error: MANIFESTO_ROUTING_PROFILE 'a\\tb' must be one line (no "
+         "line breaks or tabs)", env={"MANIFESTO_ROUTING_PROFILE": "a\tb"}, files={"ws/spec.yaml": _qwen()}),
+    Case("option-logname-path", ("explain", "qwen/aggregated", "--cluster", "example-gb200", "-n", "ns"),
+         f"error: $LOGNAME '../x' {SEGMENT}", env={"USER": "", "LOGNAME": "../x"}),
+    Case("option-gpu-alias-checked", (*RENDER, "--gpu", "../b200"), f"error: --accelerator/--gpu '../b200' {SEGMENT}"),
+    Case("option-vllm-env-relative", (*RENDER, "--vllm-env", "envs/main"), "error: --vllm-env 'envs/main' must be an "
+         "absolute path (starting with '/')"),
+    Case("option-pre-launch-escape", (*RENDER, "--pre-launch", "echo \x1b]0;pwned\x07"), "error: --pre-launch "
+         "'echo \\x1b]0;pwned\\x07' contains the control character U+001B"),
+    Case("option-cluster-map-malformed", ("explain", "qwen/aggregated", "-n", "ns"), "error: MANIFESTO_CLUSTER_MAP "
+         "'lab' is not CONTEXT=CLUSTER; write the map as ctx1=cluster1,ctx2=cluster2",
+         env={"MANIFESTO_CLUSTER_MAP": "lab"}),
+    Case("option-cluster-map-dotenv", ("explain", "qwen/aggregated", "-n", "ns"), "error: .env:1: "
+         "MANIFESTO_CLUSTER_MAP 'a=b=c' is not CONTEXT=CLUSTER; write the map as ctx1=cluster1,ctx2=cluster2",
+         files={"ws/.env": "MANIFESTO_CLUSTER_MAP=lab=example-gb200,a=b=c\n"}),
+    Case("option-build-idle-timeout-huge", ("build",), "error: BUILD.yaml:2:37: options.default.idle_timeout_minutes: "
+         "99999999999999999999999: expected a positive duration of at most a year, such as 15m, 2h or 90 (minutes)",
+         files=_workspace(**{"ws/BUILD.yaml": BUILD_YAML.replace(
+             "{user: u, namespace: ns}", "{user: u, namespace: ns, idle_timeout_minutes: 99999999999999999999999}")})),
+    Case("option-build-user-path", ("build",), f"error: BUILD.yaml:2:13: options.default.user: '../../x' {SEGMENT}",
+         files=_workspace(**{"ws/BUILD.yaml": BUILD_YAML.replace("user: u,", "user: ../../x,")})),
+    Case("option-build-deployment-user", ("build",), f"error: BUILD.yaml:10:5: targets[2].user: '../../x' {SEGMENT}",
+         files=_workspace(**{"ws/BUILD.yaml": BUILD_YAML + "  - kind: deployment\n    name: d\n    model: models/m.yaml"
+                             "\n    cluster: gpu\n    user: ../../x\n"})),
+    Case("option-build-log-root-escape", ("build",), "error: BUILD.yaml:2:37: options.default.log_root: "
+         "'/logs/\\x1b[2J' contains the control character U+001B",
+         files=_workspace(**{"ws/BUILD.yaml": BUILD_YAML.replace(
+             "{user: u, namespace: ns}", '{user: u, namespace: ns, log_root: "/logs/\\e[2J"}')})),
+    Case("option-build-accelerator-shell", ("build",), f"error: BUILD.yaml:2:37: options.default.accelerator: "
+         f"'b200;id' {SEGMENT}", files=_workspace(**{"ws/BUILD.yaml": BUILD_YAML.replace(
+             "{user: u, namespace: ns}", "{user: u, namespace: ns, accelerator: 'b200;id'}")})),
 ]

@@ -18,6 +18,15 @@ import pytest
 
 import kubefake
 from io_cases import CASES, SECRET, Case
+from io_cases_19 import CASES as CASES_19
+
+ALL = CASES + CASES_19
+
+
+def unprintable(text: str) -> list[str]:
+    """What no command may print raw: characters that are not printable (a terminal escape,
+    a bidi override, a zero-width space), line feed and tab aside."""
+    return sorted({f"U+{ord(c):04X}" for c in text if not c.isprintable() and c not in "\n\t"})
 
 #: Seconds a case may take; the slowest (a 2-second ready deadline, a 1-second kubectl
 #: bound) need a few. Only a hang comes near it.
@@ -41,6 +50,14 @@ def _materialise(root: Path, files: dict) -> None:
                 path.mkdir()
             elif kind == "bytes":
                 path.write_bytes(spec[1])
+            elif kind == "exec":
+                path.write_text(spec[1])
+                path.chmod(0o755)
+            elif kind == "socket":
+                import socket
+
+                with socket.socket(socket.AF_UNIX) as sock:
+                    sock.bind(str(path))
             continue
         path.write_text(spec.replace("{tmp}", str(root)))
 
@@ -79,8 +96,8 @@ def prepare(case: Case, root: Path) -> None:
     for sub in ("ws", "config", "outside", "home"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     (root / "outside" / "sentinel").write_text("untouched\n")
-    _materialise(root, case.files)
     kubefake.fake_kubectl(root)
+    _materialise(root, case.files)
     (root / "kube" / "state.json").write_text(json.dumps({"objects": [], "config": {}, **(case.kube or {})}))
 
 
@@ -100,7 +117,7 @@ def error_lines(stderr: str) -> list[str]:
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize("case", ALL, ids=[c.id for c in ALL])
 def test_hostile_io_case(case: Case, tmp_path):
     root = tmp_path.resolve()
     prepare(case, root)
@@ -112,12 +129,20 @@ def test_hostile_io_case(case: Case, tmp_path):
     assert proc.returncode == case.rc, where
     expected = [] if case.expect is None else [case.expect.replace("{tmp}", str(root))]
     assert error_lines(proc.stderr) == expected, where
+    assert not unprintable(proc.stdout) and not unprintable(proc.stderr), where
+    assert len(proc.stderr) < 8000, where  # tool output in errors is bounded
+    if case.stdout is not None:
+        assert proc.stdout == case.stdout, where
     assert _snapshot(root) == before, f"{case.id} wrote outside the workspace, the catalog and the caches"
 
 
 def test_the_corpus_is_large_and_covers_every_class():
     ids = [c.id for c in CASES]
     assert len(ids) == len(set(ids)) and len(ids) >= 45
+    round2 = [c.id for c in CASES_19]
+    assert len(set(ids) | set(round2)) == len(ids) + len(round2)
+    for prefix in ("w-", "s-", "u-", "o-"):  # issue 19: classes 1, 2, 4 (I/O side) and 5
+        assert sum(i.startswith(prefix) for i in round2) >= 10, prefix
     starts = ("alias", "int", "idle-timeout", "kubectl-", "cache-root", "extends-", "build-", "export-", "edit-",
               "servers-", "ready-", "deploy-", "stop-")
     assert all(any(i.startswith(s) for i in ids) for s in starts)

@@ -68,6 +68,14 @@ def _probe_exec(role, serving: tuple[int, ...] | None, port: int) -> dict:
     return {"exec": {"command": ["/bin/bash", "-c", check]}}
 
 
+def _probe_ports(ports: tuple[int, ...]) -> dict:
+    """Healthy when every independent server of the pod answers /health."""
+    checks = " && ".join(
+        f'{{ exec 3<>/dev/tcp/127.0.0.1/{p} && printf "GET /health HTTP/1.0\\r\\n\\r\\n" >&3 '
+        '&& head -n 1 <&3 | grep -q " 200 "; }' for p in ports)
+    return {"exec": {"command": ["/bin/bash", "-c", checks]}}
+
+
 def _probes(role, template_nodes: tuple[int, ...]) -> dict:
     """Startup and readiness probes for a pod template used by ``template_nodes``."""
     lay = role.layout
@@ -76,6 +84,8 @@ def _probes(role, template_nodes: tuple[int, ...]) -> dict:
         return {}
     if lay.launch == "multi-port":
         handler = {"httpGet": {"path": "/health", "port": "dp-supervisor"}}
+    elif lay.launch == "independent" and len(lay.backend_ports) > 1:
+        handler = _probe_ports(lay.backend_ports)
     elif len(serving) == len(template_nodes):
         handler = {"httpGet": {"path": "/health", "port": lay.backend_ports[0]}}
     else:
@@ -92,7 +102,7 @@ def _ports(role) -> list[dict]:
     ports = [{"name": f"vllm-{i}", "containerPort": p, "protocol": "TCP"} for i, p in enumerate(lay.backend_ports)]
     if lay.launch == "multi-port":
         ports.append({"name": "dp-supervisor", "containerPort": lay.supervisor_port, "protocol": "TCP"})
-    if lay.dp > 1 and lay.nodes > 1:
+    if lay.dp > 1 and lay.nodes > 1 and lay.launch != "independent":
         ports.append({"name": "dp-rpc", "containerPort": lay.rpc_port, "protocol": "TCP"})
     return ports
 

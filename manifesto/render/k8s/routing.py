@@ -88,7 +88,8 @@ def _configmaps(plan) -> list[dict]:
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": meta(names.envoy_config(plan.instance), plan.namespace, labels),
             "data": {"envoy.yaml": dump_yaml(envoy_config(CLIENT_PORT, EPP_GRPC_PORT,
-                                                          plan.routing_sizing.envoy_buffer_limit))},
+                                                          plan.routing_sizing.envoy_buffer_limit,
+                                                          plan.routing_sizing.envoy_circuit_limit))},
         })
     else:
         out.append({

@@ -10,18 +10,38 @@ the field; ``manifesto.render.k8s_objects`` places name problems on the spec fie
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from manifesto import rules
-from manifesto.errors import RenderCheckError
+from manifesto.errors import ManifestoError, RenderCheckError
 
-__all__ = ["check_objects", "lws_pod_name"]
+__all__ = ["LimitError", "check_objects", "lws_pod_name", "size_problem", "MAX_ANNOTATIONS", "MAX_OBJECT",
+           "MAX_CONFIGMAP"]
+
+#: apimachinery's TotalAnnotationSizeLimitB: keys and values of one object's annotations.
+MAX_ANNOTATIONS = 256 * 1024
+#: etcd's default request limit (``--max-request-bytes``): the largest object the API server stores.
+MAX_OBJECT = 1536 * 1024
+#: The data of one ConfigMap (keys and values), as the API server enforces it.
+MAX_CONFIGMAP = 1024 * 1024
+
+
+class LimitError(RenderCheckError):
+    """A rendered object over a Kubernetes size limit: the inputs' doing, not a bug; the
+    renderer places it on the input field that fills the object."""
+
+    def __init__(self, kind: str, name: str, field: str, problem: str) -> None:
+        self.kind, self.name, self.field, self.problem, self.excess = kind, name, field, problem, 0
+        ManifestoError.__init__(
+            self, f"the rendered {kind} '{name}' is over a Kubernetes limit at {field}: {problem}")
 
 # Kinds whose names become host names or label values (pods, LWS groups): DNS labels. Other
 # names are DNS subdomains, as Kubernetes requires.
 _LABEL_NAMED = {"Service", "Deployment", "LeaderWorkerSet", "StatefulSet", "Job", "Namespace"}
 _DNS_POLICIES = {"ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"}
 _STANDARD_RESOURCES = {"cpu", "memory", "ephemeral-storage", "storage", "pods"}
+_DATA_KEY = re.compile(r"^[-._a-zA-Z0-9]+\Z")
 _GROUPS_OF_NAMES = ("containers", "initContainers", "volumes", "volumeMounts", "resourceClaims", "imagePullSecrets")
 
 
@@ -62,8 +82,63 @@ def check_objects(objs: list[dict]) -> list[dict]:
         if kind == "Service":
             for i, port in enumerate(obj.get("spec", {}).get("ports") or ()):
                 _port(port, f"spec.ports[{i}]", "port", fail)
+        if kind in ("ConfigMap", "Secret"):
+            _data(obj, fail)
         _walk(obj, fail)
     return objs
+
+
+def _bytes(text) -> int:
+    return len(text) if isinstance(text, str) and text.isascii() else len(str(text).encode("utf-8"))
+
+
+def _data(obj: dict, fail) -> None:
+    """ConfigMap and Secret data: keys are file names (``[-._a-zA-Z0-9]+``, at most 253), all
+    of it at most 1 MiB."""
+    total = 0
+    for field in ("data", "stringData", "binaryData"):
+        for key, value in (obj.get(field) or {}).items():
+            if not _DATA_KEY.match(key) or len(key) > 253 or key in (".", ".."):
+                fail(f"{field}", f"key '{key}' must be a file name of letters, digits, '-', '_' and '.' (at most 253 "
+                     "characters)", limit=True)
+            total += _bytes(key) + _bytes(value)
+    if total > MAX_CONFIGMAP:
+        fail("data", f"keys and values total {total} bytes (at most {MAX_CONFIGMAP})", limit=True)
+
+
+def size_problem(objs: list[dict]) -> LimitError | None:
+    """The first object larger than the API server stores (its JSON form), with its largest
+    top-level field named; None when all fit. Callers skip it when the whole artifact is far
+    below the limit (JSON is at most about three times the YAML we write)."""
+    import json
+
+    for obj in objs:
+        size = len(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+        if size > MAX_OBJECT:
+            field, part = max(_parts(obj), key=lambda fp: fp[1])
+            return LimitError(obj.get("kind", "?"), obj.get("metadata", {}).get("name", ""), field,
+                              f"the object is {size} bytes, {part} of them here; the API server stores objects of at "
+                              f"most {MAX_OBJECT} bytes")
+    return None
+
+
+def _parts(obj, path: str = "", depth: int = 0):
+    """(field, JSON size) of the largest fields, descending into the largest one a few levels."""
+    import json
+
+    sizes = []
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    for key, value in items:
+        sizes.append((_join(path, key), len(json.dumps(value, ensure_ascii=False).encode("utf-8")), value))
+    if not sizes:
+        return [(path, 0)]
+    field, size, value = max(sizes, key=lambda s: s[1])
+    if depth < 8 and isinstance(value, (dict, list)) and value:
+        deeper = _parts(value, field, depth + 1)
+        best = max(deeper, key=lambda fp: fp[1])
+        if best[1] * 2 >= size:  # one part holds most of it: name that part
+            return [best]
+    return [(field, size)]
 
 
 def _length_problems(obj: dict):
@@ -89,7 +164,9 @@ def _length_problems(obj: dict):
 
 
 def _failer(kind: str, name: str):
-    def fail(field: str, problem: str, excess: int = 0):
+    def fail(field: str, problem: str, excess: int = 0, limit: bool = False):
+        if limit:
+            raise LimitError(kind, name, field, problem)
         raise RenderCheckError(kind, name, field, problem, excess=excess)
 
     return fail
@@ -134,8 +211,13 @@ def _check_mapping(node: dict, path: str, fail) -> None:
     last = path.rsplit(".", 1)[-1]
     if "labels" in node or "annotations" in node:
         _labels(node.get("labels"), _join(path, "labels"), fail)
-        for key in node.get("annotations") or {}:
+        annotations = node.get("annotations") or {}
+        for key in annotations:
             _rule(rules.qualified_name, key, _join(path, "annotations"), fail, "annotation key")
+        total = sum(_bytes(k) + _bytes(v) for k, v in annotations.items())
+        if total > MAX_ANNOTATIONS:
+            fail(_join(path, "annotations"), f"annotation keys and values total {total} bytes (at most "
+                 f"{MAX_ANNOTATIONS})", limit=True)
     for field in ("matchLabels", "nodeSelector", "selector"):
         value = node.get(field)
         if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):

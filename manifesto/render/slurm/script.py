@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import shlex
 
 from manifesto.render.header import provenance_header
@@ -71,6 +72,23 @@ def _directives(plan, role, *, nodes: int, cpu: int, mem: int, output: str | Non
     return ["#SBATCH " + line for line in lines]
 
 
+def _output(plan, pattern: str) -> str:
+    """The job log: in the log root when the profile sets one (``manifesto slurm submit`` makes
+    the directory; Slurm does not), else in the directory sbatch runs in."""
+    log_dir = plan.roles[0].storage.log_dir
+    if not log_dir:
+        return pattern
+    return posixpath.join(posixpath.dirname(log_dir).replace("%", "%%"), pattern)
+
+
+def _log_note(directives: list[str]) -> list[str]:
+    logs = [d.split("=", 1)[1] for d in directives if d.startswith("#SBATCH --output=/")]
+    if not logs:
+        return []
+    return [f"# Slurm does not create {posixpath.dirname(logs[0])}/; `manifesto slurm submit` does (with plain "
+            "sbatch, mkdir -p it first)."]
+
+
 def _notes(plan) -> list[str]:
     ignored = ignored_requests(plan)
     if not ignored:
@@ -117,7 +135,7 @@ def _direct(plan) -> list[str]:
     lay = role.layout
     cpu, mem = cpus(role.resources.cpu), mebibytes(role.resources.memory)
     directives = _directives(plan, role, nodes=lay.nodes, cpu=cpu, mem=mem,
-                             output=f"manifesto-{plan.instance}-%A_%a.out", array=lay.replicas)
+                             output=_output(plan, f"manifesto-{plan.instance}-%A_%a.out"), array=lay.replicas)
     body = [
         "",
         f"# Direct vLLM serving of {plan.model_id}: each array element is one replica of {lay.nodes} "
@@ -176,7 +194,7 @@ def _routed(plan) -> list[str]:
         if g:
             directives.append("#SBATCH hetjob")
         directives += _directives(plan, role, nodes=role.layout.nodes * role.layout.replicas, cpu=cpu, mem=mem,
-                                  output=f"manifesto-{plan.instance}-%j.out" if g == 0 else None,
+                                  output=_output(plan, f"manifesto-{plan.instance}-%j.out") if g == 0 else None,
                                   array=None)
     kind = "prefill/decode disaggregation" if plan.routing.kind == "pd" else "load-aware routing"
     body = [
@@ -213,7 +231,8 @@ def _routed(plan) -> list[str]:
         if needs_node_ip(role):
             body.append(f'IPLIST_{g}=$(IFS=,; echo "${{IPS_{g}[*]}}")')
     epp_name, epp_text = rtg.epp_config(plan)
-    envoy_text = dump_yaml(envoy_config(s.port, EPP_GRPC_PORT, plan.routing_sizing.envoy_buffer_limit))
+    envoy_text = dump_yaml(envoy_config(s.port, EPP_GRPC_PORT, plan.routing_sizing.envoy_buffer_limit,
+                                          plan.routing_sizing.envoy_circuit_limit))
     body += [
         "",
         f"# Endpoint picker policy ({_policy_source(plan.routing.profile_source)}) plus file discovery of the "
@@ -350,5 +369,5 @@ def render_slurm(plan, model_yaml: str, cluster_yaml: str, options=None, routing
     rest = lines[len(directives):]
     head = ["#!/bin/bash", provenance_header("render manifest", model_yaml, cluster_yaml, options=options,
                                               routing_yaml=routing_yaml).rstrip("\n"),
-            *directives, *_notes(plan)]
+            *directives, *_log_note(directives), *_notes(plan)]
     return "\n".join(head + rest) + "\n"

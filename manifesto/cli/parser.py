@@ -1,0 +1,124 @@
+"""The argparse tree: ``get_parser()`` builds it with no side effects (shell completion and
+argparse-manpage walk it), with a "did you mean" for mistyped commands and options.
+
+The command modules are imported by name, so none of them imports this builder (or
+``manifesto.cli``) back: the CLI's modules form no import cycle (tests/test_layers.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["Parser", "get_parser", "command_word", "COMMANDS"]
+
+#: The module whose ``register(sub)`` adds every command (it imports the others by name).
+COMMANDS = "manifesto.cli.commands"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with a "did you mean" for mistyped commands, choices and options."""
+
+    #: The words being parsed (set by ``main``), so an error can tell options from words
+    #: that follow ``--`` and are positional whatever they look like.
+    argv: list[str] | None = None
+
+    def error(self, message: str):
+        super().error(_suggest(self, message))
+
+
+def _suggest(parser: argparse.ArgumentParser, message: str) -> str:
+    import re
+
+    from manifesto.errors import did_you_mean
+
+    m = re.match(r"argument (.+?): invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+    if m:
+        what, word, choices = m.group(1), m.group(2), re.findall(r"'([^']*)'", m.group(3))
+        hint = did_you_mean(word, choices) or f" (choose from {', '.join(choices)})"
+        if what.isupper():  # a COMMAND / WHAT / ACTION metavar: a sub-command
+            return f"unknown command '{word}'{hint}"
+        return f"argument {what}: invalid choice '{word}'{hint}"
+    m = re.match(r"unrecognized arguments: (.*)$", message)
+    argv = getattr(parser, "argv", None) or []
+    if m and "--" in argv:
+        extra = m.group(1).split()
+        tail = argv[argv.index("--") + 1:]
+        if extra and tail[-len(extra):] == extra:  # they all came after '--'
+            import shlex
+
+            return (f"unexpected argument{'s' if len(extra) > 1 else ''} after '--': {shlex.join(extra)} "
+                    "(after '--' every word is a positional argument, never an option)")
+    if m:
+        word = next((w for w in m.group(1).split() if w.startswith("-")), "")
+        hint = did_you_mean(word.partition("=")[0], _option_strings(parser)) if word else ""
+        if hint:
+            return f"unknown option '{word}'{hint}"
+    return message
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option of ``parser`` and of the sub-commands built below it."""
+    found, todo = set(), [parser]
+    while todo:
+        p = todo.pop()
+        for action in p._actions:
+            found.update(o for o in action.option_strings if o.startswith("--"))
+            if isinstance(action, argparse._SubParsersAction):
+                todo.extend(action.choices.values())
+    return found
+
+
+class _Unused:
+    """Stands in for the parser of a command this run does not use: every call is a no-op."""
+
+    def __getattr__(self, name: str):
+        return lambda *args, **kwargs: self
+
+
+class _OnlyOne:
+    """Subparsers wrapper: full parsers for ``selected`` only; the others keep name and help.
+
+    Building every subcommand's arguments costs more than the rest of ``--help``; a run
+    needs only its own command, while the listing needs just names and one-line help.
+    """
+
+    def __init__(self, sub, selected: str) -> None:
+        self.sub = sub
+        self.selected = selected
+
+    def add_parser(self, name: str, **kwargs):
+        if name == self.selected:
+            return self.sub.add_parser(name, **kwargs)
+        self.sub.add_parser(name, help=kwargs.get("help"), add_help=False,
+                            formatter_class=kwargs.get("formatter_class", argparse.HelpFormatter))
+        return _Unused()
+
+
+def get_parser(selected: str | None = None) -> argparse.ArgumentParser:
+    """The argparse tree; with ``selected``, only that top-level command is built in full."""
+    import importlib
+
+    from manifesto import __version__
+    from manifesto.build_graph.cli import formatter
+
+    parser = Parser(
+        prog="manifesto",
+        formatter_class=formatter(),
+        description="Render vLLM / llm-d deployments as plain Kubernetes YAML or Slurm batch scripts.",
+        epilog="-q/--quiet and -v/--verbose work before or after the command. "
+        "`manifesto man | man -l -` shows the manual.",
+    )
+    parser.add_argument("--version", "-V", action="version", version=f"manifesto {__version__}")
+    parser.add_argument("--quiet", "-q", action="store_true", help="print only data and errors")
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="log every kubectl and Slurm call and its duration (MANIFESTO_TRACE=1)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    # By name: the command modules sit below this builder and never import it back.
+    importlib.import_module(COMMANDS).register(sub if selected is None else _OnlyOne(sub, selected))
+    return parser
+
+
+def command_word(argv: list[str]) -> str:
+    """The top-level command in ``argv`` (an empty string when there is none)."""
+    return next((a for a in argv if not a.startswith("-")), "")

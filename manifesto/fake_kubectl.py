@@ -1,0 +1,615 @@
+"""``manifesto-fake-kubectl``: a scripted stand-in for kubectl, to try the Kubernetes lifecycle
+(deploy, status, diff, servers, stop) without a cluster, and for the tests of those commands.
+
+``manifesto-fake-kubectl --install DIR`` links it into DIR as ``kubectl``; put DIR first on
+PATH. It keeps objects in ``$FAKE_KUBE_DIR/state.json`` ({"objects": [...], "config": {...}};
+default ``${XDG_CACHE_HOME:-~/.cache}/manifesto/fake-kube``); every call appends {"argv",
+"stdin", "kubeconfig"} to ``$FAKE_KUBE_DIR/calls.jsonl`` (stdin only with
+FAKE_KUBE_LOG_STDIN=1, as it may hold the HF token; the directory is created private).
+``apply`` stores objects the way an API server does: with the server's defaults for the
+kinds Manifesto renders (see :func:`server_defaults`), server metadata
+(uid, resourceVersion, generation, creationTimestamp, managedFields), kubectl's
+last-applied annotation, and a status. It starts no pods and runs no controllers.
+
+config:
+  missing_apis: API groups the "cluster" does not serve, e.g. ["leaderworkerset.x-k8s.io"]
+  fail: {"get pods": {"times": 2, "stderr": "...", "rc": 1}}  keyed by "verb resource" or "verb"
+  sleep: {"get pods": 2.0}                                      seconds before answering; the most
+                                                                calls asleep at once is kept in
+                                                                $FAKE_KUBE_DIR/overlap.json
+  hang: ["apply", "get pods"]      never answer; a child process holds stdout open too
+  stdout: {"get pods": "not json"}  print this instead of answering (exit 0)
+  stdout_hex: {"get pods": "ff00"}  print these raw bytes instead of answering (exit 0)
+  current_context: "name"          what `config current-context` prints
+  contexts: {"name": {"cluster": "c", "namespace": "ns"}}   what `config view --minify [--context
+                                                            NAME] -o jsonpath=...` reads
+  signal: {"config current-context": 9}  be killed by this signal instead of answering
+Supports: api-versions, config current-context|use-context NAME, get, apply -f FILE|-,
+delete REF.../-l, diff -f FILE|- (the defaulted object against the live one, server fields aside).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sys
+import time
+
+def _state_dir() -> str:
+    given = os.environ.get("FAKE_KUBE_DIR")
+    if given:
+        return given
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "manifesto", "fake-kube")
+
+
+DIR = _state_dir()
+STATE = os.path.join(DIR, "state.json")
+
+# resource or kind (lower case) -> (Kind, API group, namespaced)
+KINDS = {
+    "pods": ("Pod", "", True), "services": ("Service", "", True), "configmaps": ("ConfigMap", "", True),
+    "serviceaccounts": ("ServiceAccount", "", True), "secrets": ("Secret", "", True),
+    "persistentvolumeclaims": ("PersistentVolumeClaim", "", True),
+    "deployments.apps": ("Deployment", "apps", True), "jobs.batch": ("Job", "batch", True),
+    "roles.rbac.authorization.k8s.io": ("Role", "rbac.authorization.k8s.io", True),
+    "rolebindings.rbac.authorization.k8s.io": ("RoleBinding", "rbac.authorization.k8s.io", True),
+    "leaderworkersets.leaderworkerset.x-k8s.io": ("LeaderWorkerSet", "leaderworkerset.x-k8s.io", True),
+    "inferencepools.inference.networking.k8s.io": ("InferencePool", "inference.networking.k8s.io", True),
+    "gateways.gateway.networking.k8s.io": ("Gateway", "gateway.networking.k8s.io", True),
+    "httproutes.gateway.networking.k8s.io": ("HTTPRoute", "gateway.networking.k8s.io", True),
+    "destinationrules.networking.istio.io": ("DestinationRule", "networking.istio.io", True),
+    "resourceclaimtemplates.resource.k8s.io": ("ResourceClaimTemplate", "resource.k8s.io", True),
+    "deviceclasses.resource.k8s.io": ("DeviceClass", "resource.k8s.io", False),
+    "localqueues.kueue.x-k8s.io": ("LocalQueue", "kueue.x-k8s.io", True),
+    "clusterqueues.kueue.x-k8s.io": ("ClusterQueue", "kueue.x-k8s.io", False),
+}
+BY_KIND = {k: (r, g, n) for r, (k, g, n) in KINDS.items()}
+VERSIONS = ["v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1", "leaderworkerset.x-k8s.io/v1",
+            "inference.networking.k8s.io/v1", "gateway.networking.k8s.io/v1", "resource.k8s.io/v1",
+            "kueue.x-k8s.io/v1beta1", "networking.istio.io/v1"]
+
+
+def load() -> dict:
+    try:
+        with open(STATE) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return {"objects": [], "config": {}}
+
+
+def save(state: dict) -> None:
+    tmp = STATE + f".{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(state, f)
+    os.replace(tmp, STATE)
+
+
+def die(msg: str, rc: int = 1):
+    print(msg, file=sys.stderr)
+    sys.exit(rc)
+
+
+def parse(argv):
+    flags, pos = {}, []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-n", "--namespace", "--context", "-l", "-o", "-f", "--for", "--timeout"):
+            flags[a.lstrip("-")] = argv[i + 1]
+            i += 2
+            continue
+        if a.startswith("--"):
+            k, _, v = a[2:].partition("=")
+            flags[k] = v or True
+        else:
+            pos.append(a)
+        i += 1
+    flags.setdefault("namespace", flags.get("n"))
+    return flags, pos
+
+
+def resolve(res: str, missing):
+    info = KINDS.get(res.lower())
+    if info is None or info[1] in missing:
+        die(f'error: the server doesn\'t have a resource type "{res.split(".")[0]}"')
+    return info
+
+
+def matches(obj, sel):
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    for part in filter(None, (sel or "").split(",")):
+        k, _, v = part.partition("=")
+        if labels.get(k) != v:
+            return False
+    return True
+
+
+def ns_of(obj):
+    return (obj.get("metadata") or {}).get("namespace") or ""
+
+
+def same(a, kind, ns, name, namespaced):
+    return a["kind"] == kind and a["metadata"]["name"] == name and (not namespaced or ns_of(a) == ns)
+
+
+def _load_all(text: str) -> list:
+    try:
+        import yaml
+    except ImportError:  # installed without the test extra: ruamel.yaml is a dependency
+        from ruamel.yaml import YAML
+
+        return list(YAML(typ="safe", pure=True).load_all(text))
+    return list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+
+
+def docs(flags, stdin):
+    text = stdin if flags.get("f") == "-" else open(flags["f"]).read()
+    out = []
+    for d in _load_all(text):
+        if d:
+            out.extend(d.get("items") if d.get("kind") == "List" else [d])
+    return out
+
+
+# -- what the API server adds -------------------------------------------------------------
+# Defaults of the kinds Manifesto renders, as kube-apiserver 1.33 (pkg/apis/*/v1/defaults.go)
+# and the CRDs' OpenAPI defaults and webhooks (LeaderWorkerSet v0.6, Gateway API v1.3,
+# Inference Extension v1, resource.k8s.io/v1) set them on create.
+
+def _put(obj: dict, key: str, value) -> None:
+    if obj.get(key) is None:
+        obj[key] = value
+
+
+def _image_pull_policy(image: str) -> str:
+    last = image.rsplit("/", 1)[-1]
+    if "@" in last:
+        return "IfNotPresent"
+    tag = last.partition(":")[2]
+    return "Always" if tag in ("", "latest") else "IfNotPresent"
+
+
+def _probe(probe: dict) -> None:
+    for key, value in (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1),
+                       ("failureThreshold", 3)):
+        _put(probe, key, value)
+    if isinstance(probe.get("httpGet"), dict):
+        _put(probe["httpGet"], "scheme", "HTTP")
+
+
+def _field_refs(items) -> None:
+    for item in items or ():
+        ref = (item.get("valueFrom") or item).get("fieldRef") if isinstance(item, dict) else None
+        if isinstance(ref, dict):
+            _put(ref, "apiVersion", "v1")
+
+
+def _container(c: dict) -> None:
+    _put(c, "terminationMessagePath", "/dev/termination-log")
+    _put(c, "terminationMessagePolicy", "File")
+    _put(c, "imagePullPolicy", _image_pull_policy(str(c.get("image", ""))))
+    _put(c, "resources", {})
+    for port in c.get("ports") or ():
+        _put(port, "protocol", "TCP")
+    for key in ("livenessProbe", "readinessProbe", "startupProbe"):
+        if isinstance(c.get(key), dict):
+            _probe(c[key])
+    _field_refs(c.get("env"))
+
+
+def _pod_spec(spec: dict) -> None:
+    _put(spec, "restartPolicy", "Always")
+    _put(spec, "terminationGracePeriodSeconds", 30)
+    _put(spec, "dnsPolicy", "ClusterFirst")
+    _put(spec, "securityContext", {})
+    _put(spec, "schedulerName", "default-scheduler")
+    for key in ("initContainers", "containers"):
+        for c in spec.get(key) or ():
+            _container(c)
+    for vol in spec.get("volumes") or ():
+        for source in ("configMap", "secret", "downwardAPI", "projected"):
+            if isinstance(vol.get(source), dict):
+                _put(vol[source], "defaultMode", 420)
+        if isinstance(vol.get("downwardAPI"), dict):
+            _field_refs(vol["downwardAPI"].get("items"))
+        if isinstance(vol.get("hostPath"), dict):
+            _put(vol["hostPath"], "type", "")
+
+
+def _deployment(spec: dict) -> None:
+    _put(spec, "replicas", 1)
+    _put(spec, "revisionHistoryLimit", 10)
+    _put(spec, "progressDeadlineSeconds", 600)
+    strategy = spec.setdefault("strategy", {})
+    _put(strategy, "type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        rolling = strategy.setdefault("rollingUpdate", {})
+        _put(rolling, "maxSurge", "25%")
+        _put(rolling, "maxUnavailable", "25%")
+    template = spec.setdefault("template", {})
+    template.setdefault("metadata", {}).setdefault("creationTimestamp", None)  # as kubectl get shows it
+    _pod_spec(template.setdefault("spec", {}))
+
+
+def _job(spec: dict, uid: str) -> None:
+    for key, value in (("parallelism", 1), ("completions", 1), ("backoffLimit", 6), ("completionMode", "NonIndexed"),
+                       ("suspend", False), ("manualSelector", None), ("podReplacementPolicy", "TerminatingOrFailed")):
+        if value is not None:
+            _put(spec, key, value)
+    spec.pop("manualSelector", None)
+    labels = {"batch.kubernetes.io/controller-uid": uid}
+    spec["selector"] = {"matchLabels": dict(labels)}
+    template = spec.setdefault("template", {})
+    meta = template.setdefault("metadata", {})
+    meta["labels"] = {**(meta.get("labels") or {}), **labels, "controller-uid": uid}
+    _pod_spec(template.setdefault("spec", {}))
+
+
+def _service(spec: dict, serial: int) -> None:
+    _put(spec, "type", "ClusterIP")
+    _put(spec, "sessionAffinity", "None")
+    _put(spec, "internalTrafficPolicy", "Cluster")
+    if spec["type"] in ("ClusterIP", "NodePort", "LoadBalancer"):
+        _put(spec, "clusterIP", f"10.96.{serial // 250 % 250}.{serial % 250 + 2}")
+        spec["clusterIPs"] = [spec["clusterIP"]]
+        _put(spec, "ipFamilies", ["IPv4"])
+        _put(spec, "ipFamilyPolicy", "SingleStack")
+    for port in spec.get("ports") or ():
+        _put(port, "protocol", "TCP")
+        _put(port, "targetPort", port.get("port"))
+
+
+def _leader_worker_set(spec: dict) -> None:
+    _put(spec, "replicas", 1)
+    _put(spec, "startupPolicy", "LeaderCreated")
+    rollout = spec.setdefault("rolloutStrategy", {})
+    _put(rollout, "type", "RollingUpdate")
+    rolling = rollout.setdefault("rollingUpdateConfiguration", {})
+    _put(rolling, "maxUnavailable", 1)
+    _put(rolling, "maxSurge", 0)
+    lwt = spec.setdefault("leaderWorkerTemplate", {})
+    _put(lwt, "size", 1)
+    _put(lwt, "restartPolicy", "RecreateGroupOnPodRestart")
+    network = spec.setdefault("networkConfig", {})
+    _put(network, "subdomainPolicy", "Shared")
+
+
+def _http_route(spec: dict) -> None:
+    for ref in spec.get("parentRefs") or ():
+        _put(ref, "group", "gateway.networking.k8s.io")
+        _put(ref, "kind", "Gateway")
+    for rule in spec.get("rules") or ():
+        if not rule.get("matches"):
+            rule["matches"] = [{"path": {"type": "PathPrefix", "value": "/"}}]
+        for match in rule["matches"]:
+            if isinstance(match.get("path"), dict):
+                _put(match["path"], "type", "PathPrefix")
+                _put(match["path"], "value", "/")
+        for ref in rule.get("backendRefs") or ():
+            _put(ref, "weight", 1)
+            if ref.get("kind") in (None, "Service"):
+                _put(ref, "group", "")
+                _put(ref, "kind", "Service")
+
+
+def _gateway(spec: dict) -> None:
+    for listener in spec.get("listeners") or ():
+        routes = listener.setdefault("allowedRoutes", {})
+        _put(routes.setdefault("namespaces", {}), "from", "Same")
+
+
+def _inference_pool(spec: dict) -> None:
+    picker = spec.get("endpointPickerRef")
+    if isinstance(picker, dict):
+        _put(picker, "kind", "Service")
+        _put(picker, "failureMode", "FailClose")
+
+
+def _claim_template(spec: dict) -> None:
+    for request in ((spec.get("spec") or {}).get("devices") or {}).get("requests") or ():
+        exactly = request.get("exactly")
+        if isinstance(exactly, dict):
+            _put(exactly, "allocationMode", "ExactCount")
+            if exactly["allocationMode"] == "ExactCount":
+                _put(exactly, "count", 1)
+
+
+def server_defaults(obj: dict, uid: str, serial: int) -> None:
+    """Fill in, in place, what the API server defaults on ``obj`` (of a kind Manifesto renders)."""
+    kind = obj.get("kind")
+    spec = obj.setdefault("spec", {}) if kind not in ("ConfigMap", "ServiceAccount", "Role", "RoleBinding",
+                                                      "Secret") else None
+    if kind == "Deployment":
+        _deployment(spec)
+    elif kind == "Job":
+        _job(spec, uid)
+    elif kind == "Service":
+        _service(spec, serial)
+    elif kind == "LeaderWorkerSet":
+        _leader_worker_set(spec)
+    elif kind == "HTTPRoute":
+        _http_route(spec)
+    elif kind == "Gateway":
+        _gateway(spec)
+    elif kind == "InferencePool":
+        _inference_pool(spec)
+    elif kind == "ResourceClaimTemplate":
+        _claim_template(spec)
+    elif kind == "Secret":
+        data = obj.setdefault("data", {})
+        for key, value in (obj.pop("stringData", None) or {}).items():
+            import base64
+
+            data[key] = base64.b64encode(str(value).encode()).decode()
+        _put(obj, "type", "Opaque")
+    elif kind == "RoleBinding":
+        for subject in obj.get("subjects") or ():
+            if subject.get("kind") == "ServiceAccount":
+                _put(subject, "apiGroup", "")
+
+
+_STATUS = {
+    "Deployment": lambda o: {"observedGeneration": o["metadata"]["generation"], "replicas": 0,
+                             "conditions": [{"type": "Progressing", "status": "True",
+                                             "reason": "NewReplicaSetCreated"}]},
+    "LeaderWorkerSet": lambda o: {"replicas": 0, "conditions": [{"type": "Progressing", "status": "True"}]},
+    "Service": lambda o: {"loadBalancer": {}},
+    "Job": lambda o: {"active": 0},
+    "Gateway": lambda o: {"conditions": [{"type": "Accepted", "status": "Unknown", "reason": "Pending"}]},
+}
+
+
+def stored(doc: dict, old: dict | None, text: str, serial: int) -> dict:
+    """``doc`` as the server stores it after ``kubectl apply`` (``old``: the object it replaces)."""
+    import copy
+    import uuid
+
+    obj = copy.deepcopy(doc)
+    meta = obj.setdefault("metadata", {})
+    old_meta = (old or {}).get("metadata") or {}
+    uid = old_meta.get("uid") or str(uuid.UUID(int=serial))
+    server_defaults(obj, uid, serial)
+    if old is not None and obj.get("kind") == "Service":  # the allocated address stays
+        for key in ("clusterIP", "clusterIPs"):
+            if key in (old.get("spec") or {}) and key not in (doc.get("spec") or {}):
+                obj["spec"][key] = old["spec"][key]
+    annotations = {**(meta.get("annotations") or {}),
+                   "kubectl.kubernetes.io/last-applied-configuration": text}
+    generation = old_meta.get("generation", 0)
+    if old is None or _spec_of(old) != _spec_of(obj):
+        generation += 1
+    if obj.get("kind") == "Deployment":
+        annotations["deployment.kubernetes.io/revision"] = str(generation)
+    meta.update({"annotations": annotations, "uid": uid, "resourceVersion": str(1000 + serial),
+                 "generation": generation,
+                 "creationTimestamp": old_meta.get("creationTimestamp") or "2026-01-01T00:00:00Z",
+                 "managedFields": [{"manager": "kubectl-client-side-apply", "operation": "Update",
+                                    "apiVersion": obj.get("apiVersion"), "fieldsType": "FieldsV1"}]})
+    if obj.get("kind") in _STATUS:
+        obj["status"] = _STATUS[obj["kind"]](obj)
+    return obj
+
+
+def _spec_of(obj: dict):
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status")}
+
+
+_SERVER_META = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields")
+_SERVER_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision")
+
+
+def _comparable(obj: dict) -> dict:
+    import copy
+
+    out = {k: copy.deepcopy(v) for k, v in obj.items() if k != "status"}
+    meta = out.get("metadata") or {}
+    for key in _SERVER_META:
+        meta.pop(key, None)
+    annotations = meta.get("annotations") or {}
+    for key in _SERVER_ANNOTATIONS:
+        annotations.pop(key, None)
+    if not annotations:
+        meta.pop("annotations", None)
+    return out
+
+
+def hang():
+    """A hung kubectl: a grandchild keeps our stdout open, and we never return."""
+    import subprocess
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    with open(os.path.join(DIR, "hung.pids"), "a") as f:
+        f.write(f"{os.getpid()} {child.pid}\n")
+    time.sleep(3600)
+
+
+def _track_overlap(step: int) -> None:
+    """Count the calls asleep right now and remember the most there ever were."""
+    path = os.path.join(DIR, "overlap.json")
+    with open(os.path.join(DIR, "overlap.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            with open(path) as f:
+                now, most = json.load(f)
+        except FileNotFoundError:
+            now, most = 0, 0
+        now += step
+        with open(path, "w") as f:
+            json.dump([now, max(most, now)], f)
+
+
+def _logged(stdin: str | None) -> str | None:
+    """What the call log keeps of stdin: nothing but its size, since it may hold the HF token
+    (hf-secret), unless FAKE_KUBE_LOG_STDIN=1 (the tests check what was sent)."""
+    if not stdin or os.environ.get("FAKE_KUBE_LOG_STDIN") == "1":
+        return stdin or None
+    return f"({len(stdin)} characters, not logged; FAKE_KUBE_LOG_STDIN=1 logs them)"
+
+
+def install(directory: str) -> int:
+    """Link this program into ``directory`` as ``kubectl`` (the directory is created)."""
+    import shutil
+
+    program = shutil.which("manifesto-fake-kubectl") or os.path.abspath(sys.argv[0])
+    os.makedirs(directory, exist_ok=True)
+    link = os.path.join(directory, "kubectl")
+    if os.path.lexists(link):
+        if os.path.realpath(link) != os.path.realpath(program):
+            die(f"manifesto-fake-kubectl: {link} exists and is not this fake; remove it or pick another directory")
+        return 0
+    os.symlink(program, link)
+    print(f"manifesto-fake-kubectl: linked {link}; put {directory} first on PATH to use it", file=sys.stderr)
+    return 0
+
+
+def main():
+    argv = sys.argv[1:]
+    if argv[:1] in (["--help"], ["-h"]) and os.path.basename(sys.argv[0]) != "kubectl":
+        print(__doc__)
+        return
+    if argv[:1] == ["--install"]:
+        if len(argv) != 2:
+            die("usage: manifesto-fake-kubectl --install DIR", 2)
+        sys.exit(install(argv[1]))
+    os.makedirs(DIR, mode=0o700, exist_ok=True)
+    stdin = None if sys.stdin.isatty() else sys.stdin.read()
+    with open(os.path.join(DIR, "calls.jsonl"), "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        f.write(json.dumps({"argv": argv, "stdin": _logged(stdin), "kubeconfig": os.environ.get("KUBECONFIG")})
+                + "\n")
+    flags, pos = parse(argv)
+    verb = pos[0] if pos else ""
+    key = f"{verb} {pos[1]}" if len(pos) > 1 else verb
+    config = load().get("config", {})
+    for k in (key, verb):
+        if k in (config.get("signal") or {}):
+            import signal
+
+            os.kill(os.getpid(), config["signal"][k] or signal.SIGKILL)
+        if k in (config.get("hang") or ()):
+            hang()
+        if k in (config.get("stdout") or {}):
+            sys.stdout.write(config["stdout"][k])
+            sys.exit(0)
+        if k in (config.get("stdout_hex") or {}):
+            sys.stdout.buffer.write(bytes.fromhex(config["stdout_hex"][k]))
+            sys.exit(0)
+    for k in (key, verb):
+        if k in (config.get("sleep") or {}):
+            _track_overlap(+1)
+            time.sleep(config["sleep"][k])
+            _track_overlap(-1)
+            break
+    with open(os.path.join(DIR, "state.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        state = load()
+        config = state.get("config", {})
+        for k in (key, verb):
+            fault = (config.get("fail") or {}).get(k)
+            if fault and fault.get("times", 0) != 0:
+                fault["times"] -= 1
+                save(state)
+                die(fault.get("stderr", "Unable to connect to the server: dial tcp 10.0.0.1:6443: i/o timeout"),
+                    fault.get("rc", 1))
+        rc = run(verb, pos, flags, stdin, state, set(config.get("missing_apis") or ()))
+        save(state)
+    sys.exit(rc)
+
+
+def run(verb, pos, flags, stdin, state, missing) -> int:
+    ns = flags.get("namespace") or "default"
+    objs = state["objects"]
+    if verb == "config" and pos[1:2] == ["use-context"] and len(pos) == 3:
+        state.setdefault("config", {})["current_context"] = pos[2]
+        print(f'Switched to context "{pos[2]}".')
+        return 0
+    if verb == "config" and pos[1:2] == ["view"] and "minify" in flags:
+        name = flags.get("context") or state.get("config", {}).get("current_context")
+        context = (state.get("config", {}).get("contexts") or {}).get(name)
+        if context is None:
+            die(f"error: context was not found for specified context: {name}" if name
+                else "error: current-context must exist in order to minify")
+        field = str(flags.get("o", "")).removeprefix("jsonpath={.contexts[0].context.").removesuffix("}")
+        print(context.get(field, ""), end="")
+        return 0
+    if verb == "config" and pos[1:2] == ["current-context"]:
+        current = state.get("config", {}).get("current_context")
+        if not current:
+            die("error: current-context is not set")
+        print(current)
+        return 0
+    if verb == "api-versions":
+        print("\n".join(v for v in VERSIONS if v.split("/")[0] not in missing))
+        return 0
+    if verb == "get":
+        kind, group, namespaced = resolve(pos[1], missing)
+        found = [o for o in objs if o["kind"] == kind and (not namespaced or ns_of(o) == ns)
+                 and matches(o, flags.get("l"))]
+        if len(pos) > 2:
+            named = []
+            for name in pos[2:]:
+                hit = [o for o in found if o["metadata"]["name"] == name]
+                if not hit and "ignore-not-found" not in flags:
+                    die(f'Error from server (NotFound): {pos[1]} "{name}" not found')
+                named += hit
+            if len(pos) == 3 and named:
+                print(json.dumps(named[0]))
+            elif named or "ignore-not-found" not in flags:
+                print(json.dumps({"apiVersion": "v1", "kind": "List", "items": named}))
+            return 0
+        print(json.dumps({"apiVersion": "v1", "kind": "List", "items": found}))
+        return 0
+    if verb == "apply":
+        for d in docs(flags, stdin):
+            group = d["apiVersion"].rpartition("/")[0]
+            if group in missing:
+                die(f'error: resource mapping not found for name: "{d["metadata"]["name"]}": '
+                    f'no matches for kind "{d["kind"]}" in version "{d["apiVersion"]}"')
+            namespaced = BY_KIND.get(d["kind"], ("", "", True))[2]
+            d.setdefault("metadata", {})
+            if namespaced:
+                d["metadata"]["namespace"] = d["metadata"].get("namespace") or ns
+            old = [o for o in objs if same(o, d["kind"], ns_of(d), d["metadata"]["name"], namespaced)]
+            for o in old:
+                objs.remove(o)
+            state["serial"] = state.get("serial", 0) + 1
+            last_applied = json.dumps(d, sort_keys=True, separators=(",", ":"))
+            new = stored(d, old[0] if old else None, last_applied, state["serial"])
+            objs.append(new)
+            print(f"{d['kind'].lower()}/{d['metadata']['name']} {'configured' if old else 'created'}")
+        return 0
+    if verb == "delete":
+        targets = []
+        if "l" in flags:
+            kind, _, namespaced = resolve(pos[1], missing)
+            targets = [o for o in objs if o["kind"] == kind and (not namespaced or ns_of(o) == ns)
+                       and matches(o, flags["l"])]
+        else:
+            for ref in pos[1:]:
+                res, _, name = ref.partition("/")
+                kind, _, namespaced = resolve(res, missing)
+                hit = [o for o in objs if same(o, kind, ns, name, namespaced)]
+                if not hit and "ignore-not-found" not in flags:
+                    die(f'Error from server (NotFound): {res} "{name}" not found')
+                targets += hit
+        for o in targets:
+            objs.remove(o)
+            print(f"{o['kind'].lower()} \"{o['metadata']['name']}\" deleted")
+        return 0
+    if verb == "diff":
+        rc = 0
+        for d in docs(flags, stdin):
+            namespaced = BY_KIND.get(d["kind"], ("", "", True))[2]
+            d["metadata"]["namespace"] = d["metadata"].get("namespace") or ns
+            old = [o for o in objs if same(o, d["kind"], ns_of(d), d["metadata"]["name"], namespaced)]
+            if not old or _comparable(old[0]) != _comparable(stored(d, old[0], "", 0)):
+                print(f"diff -u -N live/{d['kind']}.{d['metadata']['name']} merged/{d['kind']}.{d['metadata']['name']}")
+                rc = 1
+        return rc
+    die(f"fake kubectl: unsupported command {' '.join(pos)}", 2)
+
+
+if __name__ == "__main__":
+    main()

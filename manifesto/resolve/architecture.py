@@ -1,0 +1,137 @@
+"""A model's architecture as the memory-fit arithmetic needs it, read from config.json keys.
+
+Pure: the loader hands in the parsed mapping (a bundled catalog entry, a config.json a spec
+points to, or one from the Hugging Face cache) and this module turns it into a frozen
+``Architecture``. Unknown or missing facts stay unknown; nothing here guesses a number.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from manifesto.errors import InputError
+
+__all__ = ["Architecture", "from_config", "WEIGHT_BYTES", "MODELLED_ATTENTION"]
+
+
+class Architecture(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    model_type: str
+    layers: int
+    hidden_size: int
+    attention_heads: int
+    kv_heads: int
+    head_dim: int
+    vocab_size: int
+    source: str = ""
+    attention: str = "gqa"  # mha | gqa | mla | hybrid (DeepSeek-V4 compressed attention: not modelled)
+    intermediate_size: int = 0
+    tie_word_embeddings: bool = False
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_nope_head_dim: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
+    experts: int = 0
+    shared_experts: int = 0
+    active_experts: int = 0
+    moe_intermediate_size: int = 0
+    dense_layers: int = 0  # leading layers of a MoE model that keep a dense MLP
+    max_position_embeddings: int = 0
+    dtype: str = "bfloat16"
+    weight_format: str = "bf16"  # linear layers outside the routed experts
+    expert_format: str = "bf16"  # routed experts
+    params: int | None = None  # published total (main model)
+    active_params: int | None = None  # published activated parameters per token (MoE)
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0
+
+
+# Bytes per parameter of each stored weight format, scales included: FP8 with one fp32 scale
+# per 128x128 block; NVFP4 with one FP8 scale per 16 values; MXFP4 (and DeepSeek-V4's FP4
+# experts) with one 8-bit exponent scale per 32 values.
+WEIGHT_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0 + 4 / (128 * 128), "nvfp4": 0.5 + 1 / 16,
+                "mxfp4": 0.5 + 1 / 32, "fp4": 0.5 + 1 / 32}
+MODELLED_ATTENTION = ("mha", "gqa", "mla")
+_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32"}
+
+
+def _int(cfg: dict, key: str, where: str, default: int | None = None) -> int:
+    value = cfg.get(key, default)
+    if value is None:
+        raise InputError(f"{where}: config.json has no '{key}', which the memory-fit check needs")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(f"{where}: config.json '{key}' must be a whole number, found {value!r}")
+    return value
+
+
+def _quant_format(cfg: dict, where: str) -> str | None:
+    q = cfg.get("quantization_config")
+    if q is None:
+        return None
+    if not isinstance(q, dict):
+        raise InputError(f"{where}: config.json 'quantization_config' must be a mapping")
+    method = str(q.get("quant_method", "")).lower()
+    algo = str(q.get("quant_algo", "")).lower()
+    fmt = str(q.get("format", "")).lower()
+    if method == "fp8" or algo == "fp8":
+        return "fp8"
+    if "nvfp4" in (algo, method) or "nvfp4" in fmt:
+        return "nvfp4"
+    if method == "mxfp4" or algo == "mxfp4":
+        return "mxfp4"
+    raise InputError(f"{where}: quantization_config (quant_method {method or '?'}) is a format the "
+                            "memory-fit check does not know; supported: fp8, nvfp4, mxfp4")
+
+
+def from_config(cfg: Any, *, source: str, params: int | None = None, active_params: int | None = None) -> Architecture:
+    """The architecture described by a config.json mapping. ``source`` names where it was read
+    (it prefixes every error); ``params``/``active_params`` are published counts, if any."""
+    if not isinstance(cfg, dict):
+        raise InputError(f"{source}: a config.json holds a mapping, found {type(cfg).__name__}")
+    cfg = cfg.get("text_config", cfg) if isinstance(cfg.get("text_config"), dict) else cfg
+    hidden = _int(cfg, "hidden_size", source)
+    heads = _int(cfg, "num_attention_heads", source)
+    kv_heads = _int(cfg, "num_key_value_heads", source, heads)
+    model_type = str(cfg.get("model_type") or "unknown")
+    kv_lora = cfg.get("kv_lora_rank") or 0
+    if model_type.startswith("deepseek_v4"):
+        attention = "hybrid"
+    elif kv_lora:
+        attention = "mla"
+    else:
+        attention = "mha" if kv_heads == heads else "gqa"
+    experts = _int(cfg, "n_routed_experts", source, 0) or _int(cfg, "num_experts", source, 0) \
+        or _int(cfg, "num_local_experts", source, 0)
+    moe_inter = _int(cfg, "moe_intermediate_size", source, 0) or (
+        _int(cfg, "intermediate_size", source) if experts else 0)
+    dtype_name = str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16")
+    dtype = _DTYPES.get(dtype_name)
+    if dtype is None:
+        raise InputError(f"{source}: config.json dtype '{dtype_name}' is not one of {', '.join(_DTYPES)}")
+    weight_format = _quant_format(cfg, source) or dtype
+    expert_format = weight_format
+    if cfg.get("expert_dtype") is not None:
+        expert_format = str(cfg["expert_dtype"]).lower()
+        if expert_format not in WEIGHT_BYTES:
+            raise InputError(f"{source}: config.json expert_dtype '{expert_format}' is not one of "
+                                    f"{', '.join(WEIGHT_BYTES)}")
+    return Architecture(
+        model_type=model_type, layers=_int(cfg, "num_hidden_layers", source), hidden_size=hidden,
+        attention_heads=heads, kv_heads=kv_heads, head_dim=_int(cfg, "head_dim", source, hidden // max(heads, 1)),
+        vocab_size=_int(cfg, "vocab_size", source), source=source, attention=attention,
+        intermediate_size=_int(cfg, "intermediate_size", source, 0),
+        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        q_lora_rank=_int(cfg, "q_lora_rank", source, 0) if cfg.get("q_lora_rank") is not None else 0,
+        kv_lora_rank=kv_lora, qk_nope_head_dim=_int(cfg, "qk_nope_head_dim", source, 0),
+        qk_rope_head_dim=_int(cfg, "qk_rope_head_dim", source, 0), v_head_dim=_int(cfg, "v_head_dim", source, 0),
+        experts=experts, shared_experts=_int(cfg, "n_shared_experts", source, 0) if experts else 0,
+        active_experts=_int(cfg, "num_experts_per_tok", source, 0) if experts else 0,
+        moe_intermediate_size=moe_inter,
+        dense_layers=_int(cfg, "first_k_dense_replace", source, 0) if experts else 0,
+        max_position_embeddings=_int(cfg, "max_position_embeddings", source, 0), dtype=dtype,
+        weight_format=weight_format, expert_format=expert_format, params=params, active_params=active_params,
+    )

@@ -1,0 +1,166 @@
+"""The one content-addressed store: every cached result of the renderer lives here.
+
+One key function (:func:`task_key`), one code fingerprint (``manifesto.digest.code_fingerprint``)
+and one entry format (:mod:`manifesto.store.entries`, msgspec Structs) serve the build graph
+(``manifesto build``) and the single commands (``render manifest``, ``render file``,
+``config validate``); no other module keeps a cache of its own (an import-linter contract in
+pyproject.toml keeps it so).
+
+Layout of a store directory (the build's is ``out/.cache/tasks``, the commands' is
+``$XDG_CACHE_HOME/llm-manifesto/render``; ``MANIFESTO_NO_CACHE=1`` turns the latter off)::
+
+    <store>/<key[:2]>/<key>     one entry: JSON written by msgspec, tagged by "kind":
+        "result"   the outcome of one render task, failures included: status, suffix,
+                   text and its digest, reason, and the files it read with their digests
+        "request"  a command's index: the files its last render read (with digests),
+                   the code fingerprint then, and the key of the result they produced
+        "code"     the code fingerprint, remembered under the stat signature of the code files
+
+A result's key is :func:`task_key` of the task's name, the digests of its inputs (the
+files it read), its options (``msgspec.msgpack.encode`` of the options Struct) and the
+code fingerprint, so equal keys mean equal work. Entries are written atomically (a
+temporary file beside it, then a rename); an entry that does not decode, or whose text
+does not match its digest, is a miss, never a crash. The JSON is readable with the
+standard library, so a command's cache hit never imports msgspec (nor pydantic or a
+YAML parser); writers and the build decode with msgspec's typed decoder.
+"""
+
+from __future__ import annotations
+
+import os
+
+from manifesto.digest import digest
+
+__all__ = ["KEEP_FACTOR", "Store", "task_key", "request_key"]
+
+#: A build keeps unreferenced entries until they outnumber its pairs by this factor.
+KEEP_FACTOR = 4
+
+#: Temporary files of an atomic write end with this (``build_graph.fsio.TMP_MARK`` too).
+TMP_MARK = ".tmp~"
+
+_TASK = "manifesto-task/2"
+_REQUEST = "manifesto-request/2"
+
+
+def task_key(task: str, names, digests, options: bytes, code: str) -> str:
+    """The key of running ``task`` on the inputs ``names`` (with content ``digests``), with
+    ``options`` (the msgpack bytes of an options Struct) and the renderer's ``code``."""
+    lines = [_TASK, task, code, options.hex()]
+    lines += sorted(f"{n}\0{d}" for n, d in zip(names, digests))
+    return digest("\n".join(lines).encode())
+
+
+def request_key(request: str) -> str:
+    """The key of a command's index entry, from a canonical text of what it was asked."""
+    return digest(f"{_REQUEST}\n{request}".encode())
+
+
+class Store:
+    """Entries below ``directory`` (None: a store that holds nothing and keeps nothing)."""
+
+    def __init__(self, directory: str | None, warn=None) -> None:
+        self.directory = None if directory is None else os.fspath(directory)
+        self.warn = warn
+
+    def path(self, key: str) -> str:
+        return os.path.join(self.directory, key[:2], key)
+
+    def read(self, key: str) -> bytes | None:
+        """The raw bytes of entry ``key`` (None when absent or unreadable)."""
+        if self.directory is None:
+            return None
+        from manifesto.fsutil import open_regular
+
+        try:  # a regular file only: a FIFO planted in the store must not hang a build
+            with open(open_regular(self.path(key)), "rb") as f:
+                return f.read()
+        except OSError:
+            return None
+
+    def load(self, key: str) -> dict | None:
+        """Entry ``key`` as plain JSON data, without msgspec: the commands' fast path."""
+        import json
+
+        blob = self.read(key)
+        if blob is None:
+            return None
+        try:
+            entry = json.loads(blob)
+        except ValueError:
+            return None
+        if not isinstance(entry, dict) or entry.get("key") != key:
+            return None
+        if entry.get("kind") == "result" and digest(str(entry.get("text")).encode()) != entry.get("text_digest"):
+            return None
+        return entry
+
+    def get(self, key: str):
+        """Entry ``key`` decoded and checked (msgspec), or None; a damaged one is deleted."""
+        blob = self.read(key)
+        if blob is None:
+            return None
+        from manifesto.store.entries import decode
+
+        entry, problem = decode(blob, key)
+        if problem:
+            if self.warn is not None:
+                self.warn(f"{self.path(key)}: corrupt cache entry ({problem}); rebuilding it")
+            _unlink(self.path(key))
+            return None
+        return entry
+
+    def put(self, entry) -> bool:
+        """Store ``entry`` atomically under ``entry.key``; False when it cannot be written."""
+        if self.directory is None:
+            return False
+        from manifesto.fsutil import write_atomic
+        from manifesto.store.entries import encode
+
+        try:
+            write_atomic(self.path(entry.key), encode(entry), suffix=TMP_MARK, durable=False)
+        except OSError:
+            if self.warn is None:
+                raise
+            return False
+        return True
+
+    def collect(self, keep: set, limit: int) -> int:
+        """Delete the oldest entries not in ``keep`` until at most ``limit`` remain.
+
+        Returns how many entries remain.
+        """
+        entries = []
+        for shard in _listdir(self.directory):
+            for name in _listdir(os.path.join(self.directory, shard)):
+                path = os.path.join(self.directory, shard, name)
+                if name not in keep:
+                    entries.append((_mtime(path), path))
+        entries.sort()
+        excess = max(0, len(keep) + len(entries) - limit)
+        for _, path in entries[:excess]:
+            _unlink(path)
+        return len(keep) + len(entries) - min(excess, len(entries))
+
+
+def _listdir(path: str | None) -> list[str]:
+    if path is None:
+        return []
+    try:
+        return sorted(os.listdir(path))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except FileNotFoundError:
+        return 0
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

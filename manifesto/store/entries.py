@@ -1,0 +1,63 @@
+"""The store's entries as msgspec Structs, tagged by ``kind`` (see ``manifesto.store``)."""
+
+from __future__ import annotations
+
+import msgspec
+
+from manifesto.digest import digest
+from manifesto.status import Status
+
+__all__ = ["Status", "Result", "Request", "Code", "decode", "encode"]
+
+
+class Result(msgspec.Struct, frozen=True, tag="result", tag_field="kind"):
+    """The outcome of one render task: an artifact, or why the pair was skipped or failed."""
+
+    key: str
+    task: str  # what ran, e.g. "render models/qwen/a.yaml @ gpu"
+    status: Status
+    suffix: str
+    text: str
+    text_digest: str
+    reason: str
+    inputs: tuple[str, ...]  # the files it read ...
+    digests: tuple[str, ...]  # ... and their digests then
+    budget: dict | None = None  # the artifact's GPU budget (manifesto.resolve.budget, plain data)
+
+
+class Request(msgspec.Struct, frozen=True, tag="request", tag_field="kind"):
+    """A command's index: what its last render read, and the result that came of it."""
+
+    key: str
+    code: str
+    inputs: tuple[str, ...]
+    digests: tuple[str, ...]
+    result: str
+
+
+class Code(msgspec.Struct, frozen=True, tag="code", tag_field="kind"):
+    """The code fingerprint under a stat signature of the code files."""
+
+    key: str
+    fingerprint: str
+
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(Result | Request | Code)
+
+
+def encode(entry) -> bytes:
+    return _encoder.encode(entry)
+
+
+def decode(blob: bytes, key: str):
+    """``(entry, None)``, or ``(None, why it is damaged)``."""
+    try:
+        entry = _decoder.decode(blob)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return None, str(exc)
+    if entry.key != key:
+        return None, "its key does not match its name"
+    if isinstance(entry, Result) and digest(entry.text.encode()) != entry.text_digest:
+        return None, "content does not match its digest"
+    return entry, None
