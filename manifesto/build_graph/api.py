@@ -14,7 +14,7 @@ from manifesto.build_graph.report import ConsoleUI
 from manifesto.build_graph.workspace import find_workspace, wrong_type
 
 __all__ = ["artifact_for", "build", "deployment", "clean", "deps", "dependents", "list_targets", "matrix",
-           "semantic_diff", "target_path"]
+           "semantic_diff", "shards", "target_path"]
 
 
 def _setup(root, renderer, ui):
@@ -22,10 +22,12 @@ def _setup(root, renderer, ui):
 
 
 def build(addresses, *, clusters=(), changed_since=None, check=False, jobs=None,
-          root=None, renderer=None, ui=None, render=None):
-    """Build (or with ``check``, verify) the pairs ``addresses`` name; returns a ``Report``."""
+          root=None, renderer=None, ui=None, render=None, shard=None, remote=None):
+    """Build (or with ``check``, verify) the pairs ``addresses`` name; returns a ``Report``.
+    ``shard``: ``(i, n)``, this runner's share of the pairs; ``remote``: a
+    ``remote.RemoteSettings`` (None: BUILD.yaml's ``remote_cache``, if any)."""
     ws, renderer, ui = _setup(root, renderer, ui)
-    request = Request(addresses, clusters, changed_since, "check" if check else "write", jobs)
+    request = Request(addresses, clusters, changed_since, "check" if check else "write", jobs, shard, remote)
     return run(request, ws, renderer, ui, render)[0]
 
 
@@ -78,6 +80,23 @@ def _plan(addresses, clusters=(), changed_since=None, jobs=None, root=None, rend
     ws, renderer, ui = _setup(root, renderer, ui)
     request = Request(addresses, clusters, changed_since, "plan", jobs)
     return run(request, ws, renderer, ui)
+
+
+def shards(addresses, n: int, *, clusters=(), changed_since=None, jobs=None, root=None, renderer=None,
+           ui=None) -> list[dict]:
+    """``{"shard": "I/N", "pairs": K}`` for each shard of ``build --shard I/N`` that holds a
+    renderable pair (split exactly as the build splits: ``shard.pick`` over the same pairs)."""
+    from manifesto.build_graph.shard import pick
+
+    report, session = _plan(addresses, clusters, changed_since, jobs, root, renderer, ui)
+    ok = {item.pair for item in report.items if item.status == "ok"}
+    every = [item.pair for item in report.items]
+    out = []
+    for i in range(1, n + 1):
+        count = sum(1 for pair in pick(every, (i, n)) if pair in ok)
+        if count:
+            out.append({"shard": f"{i}/{n}", "pairs": count})
+    return out
 
 
 def matrix(addresses, *, clusters=(), changed_since=None, jobs=None, root=None, renderer=None, ui=None) -> list[dict]:
