@@ -62,6 +62,11 @@ def _workspace(tmp_path: Path) -> Path:
     shutil.copy(REPO_ROOT / "BUILD.yaml", work)
     for name in ("models", "clusters", "routing", "out"):
         shutil.copytree(REPO_ROOT / name, work / name, ignore=shutil.ignore_patterns(".cache"))
+    # A repository of its own, so `diff --base HEAD` has a revision to compare with.
+    git = {"PATH": "/usr/bin:/bin", "GIT_AUTHOR_NAME": "readme", "GIT_AUTHOR_EMAIL": "readme@example.com",
+           "GIT_COMMITTER_NAME": "readme", "GIT_COMMITTER_EMAIL": "readme@example.com", "HOME": str(tmp_path)}
+    for argv in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "workspace"]):
+        subprocess.run(["git", *argv], cwd=work, env=git, check=True, capture_output=True)
     return work
 
 

@@ -13,7 +13,8 @@ from manifesto.build_graph.renderer import renderer_name
 from manifesto.build_graph.report import ConsoleUI
 from manifesto.build_graph.workspace import find_workspace, wrong_type
 
-__all__ = ["artifact_for", "build", "deployment", "clean", "deps", "dependents", "list_targets", "matrix", "target_path"]
+__all__ = ["artifact_for", "build", "deployment", "clean", "deps", "dependents", "list_targets", "matrix",
+           "semantic_diff", "shards", "target_path"]
 
 
 def _setup(root, renderer, ui):
@@ -21,10 +22,12 @@ def _setup(root, renderer, ui):
 
 
 def build(addresses, *, clusters=(), changed_since=None, check=False, jobs=None,
-          root=None, renderer=None, ui=None, render=None):
-    """Build (or with ``check``, verify) the pairs ``addresses`` name; returns a ``Report``."""
+          root=None, renderer=None, ui=None, render=None, shard=None, remote=None):
+    """Build (or with ``check``, verify) the pairs ``addresses`` name; returns a ``Report``.
+    ``shard``: ``(i, n)``, this runner's share of the pairs; ``remote``: a
+    ``remote.RemoteSettings`` (None: BUILD.yaml's ``remote_cache``, if any)."""
     ws, renderer, ui = _setup(root, renderer, ui)
-    request = Request(addresses, clusters, changed_since, "check" if check else "write", jobs)
+    request = Request(addresses, clusters, changed_since, "check" if check else "write", jobs, shard, remote)
     return run(request, ws, renderer, ui, render)[0]
 
 
@@ -80,6 +83,23 @@ def _plan(addresses, clusters=(), changed_since=None, jobs=None, root=None, rend
     ws, renderer, ui = _setup(root, renderer, ui)
     request = Request(addresses, clusters, changed_since, "plan", jobs)
     return run(request, ws, renderer, ui)
+
+
+def shards(addresses, n: int, *, clusters=(), changed_since=None, jobs=None, root=None, renderer=None,
+           ui=None) -> list[dict]:
+    """``{"shard": "I/N", "pairs": K}`` for each shard of ``build --shard I/N`` that holds a
+    renderable pair (split exactly as the build splits: ``shard.pick`` over the same pairs)."""
+    from manifesto.build_graph.shard import pick
+
+    report, session = _plan(addresses, clusters, changed_since, jobs, root, renderer, ui)
+    ok = {item.pair for item in report.items if item.status == "ok"}
+    every = [item.pair for item in report.items]
+    out = []
+    for i in range(1, n + 1):
+        count = sum(1 for pair in pick(every, (i, n)) if pair in ok)
+        if count:
+            out.append({"shard": f"{i}/{n}", "pairs": count})
+    return out
 
 
 def matrix(addresses, *, clusters=(), changed_since=None, jobs=None, root=None, renderer=None, ui=None) -> list[dict]:
@@ -184,3 +204,34 @@ def clean(*, artifacts: bool = False, root=None) -> list[str]:
                 outdir.remove(ws.out_dir, rel)
                 removed.append(f"out/{rel}")
     return removed
+
+
+def semantic_diff(base: str, addresses=(), *, root=None):
+    """A ``semdiff.BuildDiff`` of ``out/`` at git revision ``base`` against the working tree,
+    limited to the artifacts ``addresses`` produce (every artifact when none is given)."""
+    from manifesto.build_graph import semdiff
+
+    ws = find_workspace(root)
+    old = semdiff.git_artifacts(ws.root, base)
+    new = semdiff.worktree_artifacts(ws.out_dir)
+    if addresses:
+        wanted = _artifacts_of(addresses, ws.root)
+        old = {k: v for k, v in old.items() if _stem(k) in wanted}
+        new = {k: v for k, v in new.items() if _stem(k) in wanted}
+    return semdiff.diff_builds(base, old, new)
+
+
+def _stem(path: str) -> str:
+    return os.path.splitext(path)[0]
+
+
+def _artifacts_of(addresses, root) -> set[str]:
+    """Artifact paths (relative to out/, without suffix) that ``addresses`` produce."""
+    targets = list_targets(addresses, root=root)
+    wanted = {f"deploy/{t.name}" for t in targets if t.kind == "deployment"}
+    models = [t.address for t in targets if t.kind == "model"]
+    if models:
+        for row in matrix(models, root=root):
+            if "artifact" in row:
+                wanted.add(_stem(row["artifact"].split("/", 1)[1]))
+    return wanted

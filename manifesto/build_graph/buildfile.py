@@ -39,6 +39,10 @@
         namespace: demo             # optional, as for a deployment
         options: default
 
+    remote_cache: https://cache.example.com/manifesto   # optional: a shared cache (Bazel's HTTP
+                                  # layout), or {url: ..., read_only: true}; no credentials here
+                                  # (MANIFESTO_REMOTE_CACHE_TOKEN carries a bearer token)
+
 ``parse_buildfile`` validates all of it (every error with file:line:col) and
 returns plain data that the manifest caches, keyed by the file's digest, so a
 later build neither imports ruamel nor parses YAML while BUILD.yaml is unchanged.
@@ -51,7 +55,7 @@ from manifesto.build_graph.renderer import OPTION_FIELDS
 __all__ = ["KINDS", "OPTION_FIELDS", "parse_buildfile", "origin_of"]
 
 KINDS = ("model", "cluster", "routing", "deployment", "monitoring")
-_TOP_KEYS = ("options", "targets")
+_TOP_KEYS = ("options", "targets", "remote_cache")
 _TARGET_KEYS = ("kind", "path", "sources", "clusters", "options")
 _DEPLOY_KEYS = ("kind", "name", "model", "cluster", "namespace", "user", "context", "slurm_host", "options")
 _MONITORING_KEYS = ("kind", "name", "models", "cluster", "namespace", "user", "options")
@@ -115,7 +119,27 @@ class _Checker:
         if not isinstance(targets, list):
             self.fail(("targets",), f"expected a list of target generators, got {_kind(targets)}")
         generators = [self.generator(t, i, options) for i, t in enumerate(targets)]
-        return {"options": options, "generators": generators}
+        return {"options": options, "generators": generators, "remote_cache": self.remote_cache(data)}
+
+    def remote_cache(self, data) -> dict | None:
+        """``remote_cache: URL`` or ``{url: URL, read_only: bool}`` as ``{url, read_only}``."""
+        from manifesto.build_graph.remote import url_problem
+
+        raw = data.get("remote_cache")
+        if raw is None:
+            return None
+        path = ("remote_cache",)
+        if isinstance(raw, dict):
+            self.mapping(raw, path, ("url", "read_only"))
+            if not isinstance(raw.get("read_only", False), bool):
+                self.fail(path + ("read_only",), f"expected true or false, got {_kind(raw['read_only'])}")
+            url, read_only, path = raw.get("url"), raw.get("read_only", False), path + ("url",)
+        else:
+            url, read_only = raw, False
+        problem = url_problem(url)
+        if problem:
+            self.fail(path, problem)
+        return {"url": url, "read_only": read_only}
 
     def option_sets(self, raw) -> dict:
         if not isinstance(raw, dict):

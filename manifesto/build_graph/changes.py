@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["changed_files"]
+__all__ = ["changed_files", "git"]
 
 
 def changed_files(root: str, rev: str) -> set[str]:
@@ -17,15 +17,17 @@ def changed_files(root: str, rev: str) -> set[str]:
 
     if rev.startswith("-"):
         raise BuildError(f"--changed-since: '{rev}' is not a git revision")
-    top = _git(root, "rev-parse", "--show-toplevel").strip()
-    if _git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False) is None:
+    top = git(root, "rev-parse", "--show-toplevel").strip()
+    if git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False) is None:
         raise BuildError(f"--changed-since: unknown git revision '{rev}'")
-    names = _git(root, "diff", "--name-only", "--no-renames", "-z", rev, "--").split("\0")
-    names += _git(root, "ls-files", "--others", "--exclude-standard", "--full-name", "-z").split("\0")
+    names = git(root, "diff", "--name-only", "--no-renames", "-z", rev, "--").split("\0")
+    names += git(root, "ls-files", "--others", "--exclude-standard", "--full-name", "-z").split("\0")
     return {os.path.realpath(os.path.join(top, n)) for n in names if n}
 
 
-def _git(root: str, *args: str, check: bool = True) -> str | None:
+def git(root: str, *args: str, check: bool = True, what: str = "--changed-since") -> str | None:
+    """git's stdout in ``root``; a BuildError prefixed with ``what`` (the option that needed
+    it) when git fails, or None with ``check=False``."""
     import subprocess
 
     from manifesto.errors import BuildError
@@ -33,10 +35,10 @@ def _git(root: str, *args: str, check: bool = True) -> str | None:
     try:
         proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
     except FileNotFoundError:
-        raise BuildError("--changed-since needs git, which is not installed") from None
+        raise BuildError(f"{what} needs git, which is not installed") from None
     if proc.returncode != 0:
         if not check:
             return None
         message = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"git {args[0]} failed"
-        raise BuildError(f"--changed-since: {message}")
+        raise BuildError(f"{what}: {message}")
     return proc.stdout

@@ -64,6 +64,18 @@ def _parser(subparsers, name: str, **kwargs):
     return subparsers.add_parser(name, formatter_class=formatter(), **kwargs)
 
 
+def _shard(text: str) -> tuple[int, int]:
+    import argparse
+
+    from manifesto.build_graph.shard import parse_shard
+    from manifesto.errors import ManifestoError
+
+    try:
+        return parse_shard(text)
+    except ManifestoError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--shard: ")) from None
+
+
 def _jobs(text: str) -> int:
     import argparse
 
@@ -103,6 +115,16 @@ def _add_build(subparsers) -> None:
     p.add_argument("--explain", action="store_true",
                    help="say on each rendered artifact's line what changed: which input file, the code or the "
                    "options (also with -v; -o json always carries it as 'why')")
+    p.add_argument("--shard", type=_shard, metavar="I/N",
+                   help="build only shard I of N of the selected pairs (sorted, dealt out in turn); the N shards "
+                   "together are the whole build")
+    p.add_argument("--remote-cache", metavar="URL",
+                   help="a shared cache in Bazel's HTTP layout (/ac/, /cas/): fetch results before rendering, "
+                   "share renders after (default: MANIFESTO_REMOTE_CACHE, else BUILD.yaml's remote_cache); a "
+                   "bearer token comes from MANIFESTO_REMOTE_CACHE_TOKEN")
+    p.add_argument("--remote-cache-read-only", action="store_true",
+                   help="read the shared cache, never write it (for untrusted CI; also "
+                   "MANIFESTO_REMOTE_CACHE_READ_ONLY=1)")
     p.set_defaults(func=_run_build)
 
 
@@ -143,6 +165,9 @@ def _add_matrix(subparsers) -> None:
     _output(p, default="json")
     p.add_argument("--cluster", action="append", default=[], metavar="C", help="only pairs for cluster C")
     p.add_argument("--changed-since", metavar="REV", help="only pairs whose inputs changed since git revision REV")
+    p.add_argument("--shards", type=_jobs, metavar="N",
+                   help="with --format github: one job per shard ({\"shard\": \"I/N\"}, for `build --shard`) instead "
+                   "of one per pair; shards with no renderable pair are left out")
     p.set_defaults(func=_run_matrix)
 
 
@@ -165,8 +190,14 @@ def _print(args, value, lines=(), names=None, text=None) -> None:
 def _run_build(args) -> int:
     from manifesto.build_graph import api
 
+    import os
+
+    from manifesto.build_graph.remote import settings_from_env
+
+    remote = settings_from_env(os.environ, args.remote_cache, args.remote_cache_read_only)
     report = api.build(args.addresses, clusters=args.cluster, changed_since=args.changed_since,
-                       check=args.check, jobs=args.jobs, ui=api.ConsoleUI(quiet=getattr(args, "quiet", False)))
+                       check=args.check, jobs=args.jobs, ui=api.ConsoleUI(quiet=getattr(args, "quiet", False)),
+                       shard=args.shard, remote=remote)
     if args.output != "text":
         _print(args, report.to_json())
     else:
@@ -215,6 +246,8 @@ def _run_matrix(args) -> int:
             if r["status"] != "ok":
                 print(f"{r['status']}: {r['model']} @ {r['cluster']}: {r['reason']}", file=sys.stderr)
         include = [{"model": r["model"], "cluster": r["cluster"]} for r in rows if r["status"] == "ok"]
+        if args.shards:
+            include = api.shards(args.addresses, args.shards, clusters=args.cluster, changed_since=args.changed_since)
         if include:  # GitHub Actions rejects an empty matrix: print nothing for the job's `if:` to test
             print(json.dumps({"include": include}, separators=(",", ":")))
         else:

@@ -31,13 +31,16 @@ _SAVE_EVERY_NS = 2_000_000_000
 
 
 class Request:
-    """What to build: addresses, an optional cluster filter and changed-since rev."""
+    """What to build: addresses, an optional cluster filter and changed-since rev, the shard
+    ``(i, n)`` of the selection this runner takes, and the shared cache to use (``remote``:
+    a ``remote.RemoteSettings``, or None for BUILD.yaml's ``remote_cache``, if any)."""
 
-    __slots__ = ("addresses", "clusters", "changed_since", "mode", "jobs")
+    __slots__ = ("addresses", "clusters", "changed_since", "mode", "jobs", "shard", "remote")
 
-    def __init__(self, addresses, clusters=(), changed_since=None, mode="write", jobs=None) -> None:
+    def __init__(self, addresses, clusters=(), changed_since=None, mode="write", jobs=None, shard=None,
+                 remote=None) -> None:
         self.addresses, self.clusters, self.changed_since = tuple(addresses), tuple(clusters), changed_since
-        self.mode, self.jobs = mode, jobs
+        self.mode, self.jobs, self.shard, self.remote = mode, jobs, shard, remote
 
 
 class Item:
@@ -111,6 +114,7 @@ class Session:
         self.pruned: list[str] = []
         self.progress = 0
         self.write = False
+        self.shared = None  # the remote cache, when one is configured and there is work
 
     @property
     def code(self) -> str:
@@ -171,6 +175,10 @@ class Session:
         code_keys = self.state["code"][1] if self.code and self.state.get("code") else ()
         pairs, explicit = select_pairs(self.graph, self.state, request.addresses,
                                        request.clusters, changed, code_keys)
+        if request.shard is not None:
+            from manifesto.build_graph.shard import pick
+
+            pairs = pick(pairs, request.shard)
         records, options, code = self.state["pairs"], self.graph.model_options, self.code
         items = [Item(p, p in explicit, (code, options[p[0]]), records.get(p)) for p in pairs]
         current = self._current_digests(items)
@@ -255,14 +263,30 @@ class Session:
         self.tasks = Store(self.ws.tasks_dir, self.ui.warn, confined=True)
         self.write = request.mode == "write"
         jobs, by_pair = [], {i.pair: i for i in items}
-        for item in items:
-            if item.kind in ("stale", "restore") and not self._from_cache(item):
+        pending = [i for i in items if i.kind in ("stale", "restore") and not self._from_cache(i)]
+        self.shared = self._shared_cache(request) if pending else None
+        for item in pending:
+            if self.shared is None or not self.shared.fetch(item):
                 jobs.append(self._job(item))
         if jobs:
             self._render(jobs, by_pair, request.jobs, render)
             self._collect_tasks(len(jobs))
         if request.mode != "plan":
             self.sweep()
+
+    def _shared_cache(self, request: Request):
+        """The remote cache of the flag or environment, else of BUILD.yaml; None without one."""
+        from manifesto.build_graph.remote import RemoteSettings, SharedCache
+
+        settings = request.remote
+        if settings is None or not settings.url:  # BUILD.yaml's URL, with the flags' and env's settings
+            declared = (self.state["buildfile"][1] or {}).get("remote_cache") if self.state.get("buildfile") else None
+            if not declared:
+                return None
+            given = settings or RemoteSettings("")
+            settings = RemoteSettings(declared["url"], read_only=declared["read_only"] or given.read_only,
+                                      token=given.token, timeout=given.timeout)
+        return SharedCache(self, settings)
 
     def _collect_tasks(self, written: int) -> None:
         """Bound the task cache: prune it when it may hold KEEP_FACTOR x the pairs."""
@@ -381,6 +405,8 @@ class Session:
         item.settle(result.status, result.suffix, result.art_digest, result.message, "render")
         if result.out is not None:
             self._record_out(item, result.out)
+        if self.shared is not None and result.key and result.digests is not None:
+            self.shared.publish(item, result)
 
     # -- out/ --------------------------------------------------------------
 

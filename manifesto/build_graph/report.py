@@ -42,6 +42,8 @@ class Report:
             row["message"] = item.message
         if item.how == "cache":
             row["cached"] = True
+        elif item.how == "remote":
+            row["cached"] = "remote"
         if item.why and status == "rendered":
             row["why"] = item.why
         return row
@@ -78,6 +80,9 @@ class Report:
         line = f"{c['rendered']} rendered, {c['up to date']} up to date, {c['skipped']} skipped, {c['failed']} failed"
         if self.pruned:
             line += f", {len(self.pruned)} pruned"
+        remote = sum(1 for item in self.items if item.how == "remote")
+        if remote:
+            line += f"; {remote} from the remote cache"
         if self.mode == "check":
             line += f"; check: {len(self.problems)} problem{'' if len(self.problems) == 1 else 's'}"
         return line

@@ -20,9 +20,17 @@ _ADDR = ("a deployment target address (//:NAME, `kind: deployment` in BUILD.yaml
 
 
 def register(sub, add) -> None:
-    p = add(sub, "diff", help="kubectl diff a deployment target's out/ artifact against the cluster (exit 1: differs)")
-    p.add_argument("spec", metavar="ADDR", help=_ADDR).complete = DEPLOYMENTS
+    p = add(sub, "diff", help="kubectl diff a deployment target's out/ artifact against the cluster (exit 1: "
+            "differs); with --base REV, a reviewer's diff of out/ at a git revision against the working tree")
+    p.add_argument("spec", metavar="ADDR", nargs="*",
+                   help=_ADDR + "; with --base, any build addresses (default: all)").complete = DEPLOYMENTS
     p.add_argument("--context", help="kube context (must be the target's)")
+    p.add_argument("--base", metavar="REV", help="compare the artifacts in out/ at git revision REV with the "
+                   "working tree: per role GPUs, pods, parallelism, image, vLLM args and picker plugins, and whether "
+                   "each change applies in place, rolls pods or recreates them")
+    p.add_argument("--fail-on-recreate", action="store_true",
+                   help="with --base: exit 3 when a change recreates every pod or job of a deployment")
+    add_output(p, formats=("text", "json", "markdown"))
     target_args(p, dry_run=False)
     p.set_defaults(func=diff)
     p = add(sub, "status", help="whether a deployment target's live objects are in-sync, idle, drifted or missing "
@@ -110,13 +118,41 @@ def deploy(args) -> int:
 
 
 def diff(args) -> int:
+    from manifesto.errors import OpsError
     from manifesto.ops.deploy import file_diff
 
+    if args.base is not None:
+        return build_diff(args)
+    if len(args.spec) != 1 or args.fail_on_recreate or args.output != "text":
+        what = ("--fail-on-recreate" if args.fail_on_recreate else f"--output {args.output}"
+                if args.output != "text" else f"{len(args.spec)} addresses")
+        raise OpsError(f"diff: {what} without --base; `manifesto diff ADDR` takes exactly one deployment target "
+                       "and diffs it against the cluster, `manifesto diff --base REV [ADDR...]` compares builds")
+    args.spec = args.spec[0]
     art = _target(args)
     if art.platform == "slurm":
         return _slurm_diff(art)
     _, client = _kube_for(art, args)
     return file_diff(client, art.path)
+
+
+def build_diff(args) -> int:
+    """``diff --base REV [ADDR...]``: what the change to out/ means for running deployments."""
+    import json
+
+    import msgspec
+
+    from manifesto.build_graph import semdiff
+    from manifesto.build_graph.api import semantic_diff
+
+    result = semantic_diff(args.base, args.spec)
+    if args.output == "json":
+        print(json.dumps(msgspec.to_builtins(result), indent=2))
+    elif args.output == "markdown":
+        sys.stdout.write(semdiff.format_markdown(result))
+    else:
+        sys.stdout.write(semdiff.format_text(result))
+    return 3 if args.fail_on_recreate and result.impact is semdiff.Impact.RECREATE else 0
 
 
 def status(args) -> int:

@@ -1,0 +1,241 @@
+"""The reviewer's diff (``manifesto diff --base REV``): each kind of change, rendered before and
+after an edit, gets the impact a running deployment would see."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kit import REPO_ROOT, cli_in_process
+from manifesto.build_graph import semdiff
+from manifesto.build_graph.semdiff import Impact, classify, diff_artifacts
+from manifesto.cluster import load_cluster
+from manifesto.render import render
+from manifesto.spec import load_spec
+
+GB200 = REPO_ROOT / "clusters" / "example-gb200.yaml"
+SLURM = REPO_ROOT / "clusters" / "example-slurm.yaml"
+DRA = REPO_ROOT / "tests" / "golden" / "dra-cluster" / "cluster.yaml"
+
+DENSE = {
+    "release": "review", "topology": "aggregated",
+    "model": {"id": "Qwen/Qwen3-0.6B", "label": "Qwen3-0.6B", "image_ref": "vllm.standard"},
+    "routing": {"kind": "disabled"}, "runtime": {"sidecars": []},
+    "roles": [{"name": "decode", "lws": {"size": 1, "replicas": 1}, "parallelism": {"tp": 1, "dp": False, "ep": False},
+               "vllm": {"max_model_len": 8192}}],
+}
+MOE = {
+    "release": "review-moe", "topology": "aggregated",
+    "model": {"id": "Qwen/Qwen3-30B-A3B-Instruct-2507", "label": "Qwen3-30B-A3B", "image_ref": "vllm.standard"},
+    "routing": {"kind": "disabled"}, "runtime": {"sidecars": []},
+    "roles": [{"name": "decode", "lws": {"size": 1, "replicas": 1}, "parallelism": {"tp": 4, "dp": False, "ep": False},
+               "vllm": {"max_model_len": 8192}}],
+}
+ROUTED = copy.deepcopy(MOE) | {"release": "review-routed", "routing": {"kind": "load_aware", "target_role": "decode"}}
+PD = {
+    "release": "review-pd", "topology": "pd",
+    "model": {"id": "Qwen/Qwen3-0.6B", "label": "Qwen3-0.6B", "image_ref": "vllm.standard"},
+    "routing": {"kind": "pd", "target_role": "decode"}, "runtime": {"sidecars": []},
+    "roles": [{"name": n, "lws": {"size": 1}, "parallelism": {"tp": 1, "dp": False, "ep": False},
+               "kv_transfer_config": {"kv_connector": "NixlConnector", "kv_role": "kv_both"},
+               "vllm": {"max_model_len": 8192}} for n in ("prefill", "decode")],
+}
+
+
+def _render(tmp_path: Path, spec: dict, cluster: Path, name: str) -> str:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    c = load_cluster(str(cluster))
+    return render(load_spec(str(path), c), user="tester", namespace="demo")
+
+
+def _role(spec: dict, name: str = "decode") -> dict:
+    return next(r for r in spec["roles"] if r["name"] == name)
+
+
+def _edit(base: dict, change) -> dict:
+    spec = copy.deepcopy(base)
+    change(spec)
+    return spec
+
+
+def _set(path: str, value):
+    """An edit setting ``path`` (dotted, ``decode.`` for the decode role) to ``value``."""
+    def change(spec):
+        keys = path.split(".")
+        node = _role(spec, keys[0][1:]) if keys[0].startswith("@") else spec
+        keys = keys[1:] if keys[0].startswith("@") else keys
+        for key in keys[:-1]:
+            node = node.setdefault(key, {})
+        if value is _DROP:
+            node.pop(keys[-1])
+        else:
+            node[keys[-1]] = value
+    return change
+
+
+_DROP = object()
+
+# (id, base spec, cluster, edit, expected artifact impact, a line the role summary must hold)
+CASES = [
+    ("max-model-len", DENSE, GB200, _set("@decode.vllm.max_model_len", 16384), Impact.ROLLING,
+     "decode: args: --max-model-len 8192\u219216384"),
+    ("add-arg", DENSE, GB200, _set("@decode.vllm.enforce_eager", True), Impact.ROLLING, "decode: args: +--enforce-eager"),
+    ("remove-arg", _edit(DENSE, _set("@decode.vllm.max_num_seqs", 64)), GB200, _set("@decode.vllm.max_num_seqs", _DROP),
+     Impact.ROLLING, "decode: args: \u2212--max-num-seqs 64"),
+    ("image", DENSE, GB200, _set("model", {"id": "Qwen/Qwen3-0.6B", "image": "registry.example.com/vllm-openai:v0.33.0"}),
+     Impact.ROLLING,
+     "decode: image vllm/vllm-openai:v0.33.0\u2192registry.example.com/vllm-openai:v0.33.0"),
+    ("replicas-up", DENSE, GB200, _set("@decode.lws.replicas", 3), Impact.IN_PLACE, "decode: +2 pods; +2 GPUs"),
+    ("replicas-down", _edit(DENSE, _set("@decode.lws.replicas", 3)), GB200, _set("@decode.lws.replicas", 1),
+     Impact.IN_PLACE, "decode: -2 pods; -2 GPUs"),
+    ("tp-within-node", DENSE, GB200, _set("@decode.parallelism.tp", 2), Impact.ROLLING, "decode: TP 1\u21922; +1 GPUs"),
+    ("tp-across-nodes", MOE, GB200, lambda s: _role(s).update(parallelism={"tp": 8}, lws={"size": 2}),
+     Impact.RECREATE, "decode: TP 4\u21928; +1 pods; +4 GPUs"),
+    ("group-size", _edit(MOE, lambda s: _role(s).update(parallelism={"tp": 8}, lws={"size": 2})), GB200,
+     lambda s: _role(s).update(parallelism={"tp": 16}, lws={"size": 4}),
+     Impact.RECREATE, "decode: TP 8\u219216; +2 pods; +8 GPUs"),
+    ("dp-on", _edit(MOE, _set("@decode.parallelism.tp", 1)), GB200, _set("@decode.parallelism.dp", 4),
+     Impact.ROLLING, "decode: DP 1\u21924; +3 GPUs"),
+    # The cluster's expert-parallel fabric profile computes NVSHMEM_QP_DEPTH from max_concurrency.
+    ("ep-on", _edit(MOE, lambda s: (_role(s).update(parallelism={"tp": 1, "dp": 4}),
+                                    s.update(vars={"max_concurrency": 64}))), GB200, _set("@decode.parallelism.ep", True),
+     Impact.ROLLING, "decode: EP on"),
+    ("dra-rename", _edit(DENSE, _set("@decode.parallelism.tp", 2)), DRA, _set("@decode.parallelism.tp", 4),
+     Impact.RECREATE, "decode: TP 2\u21924; +2 GPUs"),
+    ("dra-args-only", DENSE, DRA, _set("@decode.vllm.max_model_len", 4096), Impact.ROLLING,
+     "decode: args: --max-model-len 8192\u21924096"),
+    ("epp-policy", ROUTED, GB200, _set("routing.plugin_config", {
+        "apiVersion": "llm-d.ai/v1alpha1", "kind": "EndpointPickerConfig",
+        "plugins": [{"type": "queue-scorer"}, {"type": "max-score-picker"}],
+        "schedulingProfiles": [{"name": "default", "plugins": [{"pluginRef": "queue-scorer", "weight": 1},
+                                                               {"pluginRef": "max-score-picker"}]}]}),
+     Impact.IN_PLACE, "EPP: +max-score-picker, \u2212active-request-scorer, \u2212weighted-random-picker"),
+    ("routed-args", ROUTED, GB200, _set("@decode.vllm.max_num_seqs", 32), Impact.ROLLING, "decode: args: +--max-num-seqs 32"),
+    ("routing-off", ROUTED, GB200, _set("routing", {"kind": "disabled"}), Impact.ROLLING, None),
+    ("remove-role", PD, GB200, lambda s: s.update(topology="aggregated", routing={"kind": "disabled"},
+                                                  roles=[_role(s)]), Impact.RECREATE, "prefill: removed (was 1 pods, 1 GPUs, TP 1, image vllm/vllm-openai:v0.33.0)"),
+    ("pd-decode-tp", PD, GB200, _set("@decode.parallelism.tp", 2), Impact.ROLLING, "decode: TP 1\u21922; +1 GPUs"),
+    ("pd-prefill-replicas", PD, GB200, _set("@prefill.lws.replicas", 2), Impact.IN_PLACE, "prefill: +1 pods; +1 GPUs"),
+    ("resources", DENSE, GB200, _set("@decode.resources", {"cpu": "12", "memory": "64Gi"}), Impact.ROLLING,
+     "decode: resources: limits memory 128Gi\u219264Gi, requests cpu 8\u219212, requests memory 128Gi\u219264Gi"),
+    ("env", DENSE, GB200, _set("@decode.env", {"VLLM_LOGGING_LEVEL": "DEBUG"}), Impact.ROLLING,
+     "decode: env: +VLLM_LOGGING_LEVEL"),
+    ("slurm-arg", DENSE, SLURM, _set("@decode.vllm.max_model_len", 4096), Impact.RECREATE,
+     "job: args: --max-model-len 8192\u21924096"),
+    ("slurm-tp", DENSE, SLURM, _set("@decode.parallelism.tp", 2), Impact.RECREATE, "job: TP 1\u21922; +1 GPUs"),
+]
+
+
+@pytest.mark.parametrize("base,cluster,edit,impact,line", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_each_kind_of_change_gets_its_impact(tmp_path, base, cluster, edit, impact, line):
+    old = _render(tmp_path, base, cluster, "before")
+    new = _render(tmp_path, _edit(base, edit), cluster, "after")
+    suffix = ".sbatch" if cluster == SLURM else ".yaml"
+    d = diff_artifacts(f"c/m{suffix}", old, new)
+    assert d is not None and d.status == "changed"
+    assert d.impact is impact, [(o.kind, o.name, o.impact, o.why) for o in d.objects]
+    if line is not None:  # the role's line starts with the summary (env or resources may follow)
+        assert any(r == line or r.startswith(line + "; ") for r in d.roles), d.roles
+
+
+def test_an_unchanged_artifact_is_no_change(tmp_path):
+    text = _render(tmp_path, DENSE, GB200, "same")
+    assert diff_artifacts("c/m.yaml", text, text) is None
+
+
+def test_only_the_artifact_digest_changing_is_no_change(tmp_path):
+    text = _render(tmp_path, DENSE, GB200, "digest")
+    digest = next(line for line in text.splitlines() if semdiff.DIGEST_ANNOTATION in line)
+    other = text.replace(digest, digest.rsplit(":", 1)[0] + ":" + "0" * 32)
+    assert other != text and diff_artifacts("c/m.yaml", text, other) is None
+
+
+def test_added_and_removed_artifacts(tmp_path):
+    text = _render(tmp_path, MOE, GB200, "moe")
+    added = diff_artifacts("c/m.yaml", None, text)
+    removed = diff_artifacts("c/m.yaml", text, None)
+    assert (added.status, added.impact, added.gpus, added.pods) == ("added", Impact.IN_PLACE, (0, 4), (0, 1))
+    assert (removed.status, removed.impact, removed.gpus) == ("removed", Impact.RECREATE, (4, 0))
+    assert added.roles == ("decode: 1 pods, 4 GPUs, TP 4, image vllm/vllm-openai:v0.33.0",)
+
+
+@pytest.mark.parametrize("kind,old,new,impact", [
+    ("Deployment", {"spec": {"selector": {"a": 1}}}, {"spec": {"selector": {"a": 2}}}, Impact.RECREATE),
+    ("Deployment", {"spec": {"replicas": 1}}, {"spec": {"replicas": 0}}, Impact.IN_PLACE),
+    ("Job", {"spec": {"template": {}}}, {"spec": {"template": {"x": 1}}}, Impact.RECREATE),
+    ("Service", {"spec": {"ports": [1]}}, {"spec": {"ports": [2]}}, Impact.IN_PLACE),
+    ("LeaderWorkerSet", {"spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 2}}},
+     {"spec": {"replicas": 3, "leaderWorkerTemplate": {"size": 2}}}, Impact.IN_PLACE),
+], ids=["selector", "deployment-replicas", "job", "service", "lws-replicas"])
+def test_classify_objects(kind, old, new, impact):
+    assert classify(kind, old, new)[0] is impact
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"})
+
+
+@pytest.mark.integration
+def test_diff_base_against_a_git_history(tmp_path, monkeypatch):
+    """The CLI reads out/ at a revision and the working tree: text, JSON, markdown and
+    --fail-on-recreate; an address limits the report to its artifacts."""
+    repo = tmp_path / "ws"
+    (repo / "models").mkdir(parents=True)
+    (repo / "clusters").mkdir()
+    (repo / "clusters" / "gb.yaml").write_text(GB200.read_text())
+    (repo / "models" / "dense.yaml").write_text(yaml.safe_dump(DENSE, sort_keys=False))
+    (repo / "models" / "moe.yaml").write_text(yaml.safe_dump(MOE, sort_keys=False))
+    (repo / "BUILD.yaml").write_text(
+        "targets:\n  - kind: cluster\n    path: clusters\n    sources: ['*.yaml']\n"
+        "  - kind: model\n    path: models\n    sources: ['*.yaml']\n"
+        "    options: {user: tester, namespace: demo}\n")
+    monkeypatch.chdir(repo)
+    _git(repo, "init", "-q")
+    assert cli_in_process("build", "-q").returncode == 0
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    (repo / "models" / "moe.yaml").write_text(yaml.safe_dump(
+        _edit(MOE, lambda s: _role(s).update(parallelism={"tp": 8}, lws={"size": 2})), sort_keys=False))
+    (repo / "models" / "dense.yaml").write_text(yaml.safe_dump(_edit(DENSE, _set("@decode.lws.replicas", 2)),
+                                                               sort_keys=False))
+    assert cli_in_process("build", "-q").returncode == 0
+
+    text = cli_in_process("diff", "--base", "HEAD")
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.splitlines() == [
+        "gb/dense.yaml: changed, in place",
+        "  decode: +1 pods; +1 GPUs",
+        "  Deployment/review-decode: changed, in place (no pod template change)",
+        "  Deployment/review-idle-shutdown: changed, in place (the idle-shutdown controller restarts; "
+        "serving is not interrupted)",
+        "gb/moe.yaml: changed, recreate",
+        "  decode: TP 4\u21928; +1 pods; +4 GPUs; env: ~CUDA_CACHE_PATH, ~CUTE_DSL_CACHE_DIR, "
+        "~FLASHINFER_WORKSPACE_BASE, ~FLASH_ATTENTION_CUTE_DSL_CACHE_DIR, ~HOME, ~TILELANG_CACHE_DIR, "
+        "~TORCHINDUCTOR_CACHE_DIR, ~TRITON_CACHE_DIR, ~VLLM_CACHE_ROOT, ~XDG_CACHE_HOME",
+        "  Deployment/review-moe-decode: removed, recreate (its model servers stop)",
+        "  Deployment/review-moe-idle-shutdown: changed, in place (the idle-shutdown controller restarts; "
+        "serving is not interrupted)",
+        "  LeaderWorkerSet/review-moe-decode: added, in place (created beside the running objects)",
+        "  Role/review-moe-idle-shutdown: changed, in place (applied in place)",
+        "  Service/review-moe-decode-http: changed, in place (applied in place)",
+        "GPUs per cluster: gb 5\u219210",
+        "overall: recreate",
+    ]
+    assert cli_in_process("diff", "--base", "HEAD", "--fail-on-recreate").returncode == 3
+    only = cli_in_process("diff", "--base", "HEAD", "//models:dense", "--fail-on-recreate", "-o", "json")
+    assert only.returncode == 0, only.stderr
+    import json
+
+    data = json.loads(only.stdout)
+    assert [a["path"] for a in data["artifacts"]] == ["gb/dense.yaml"] and data["impact"] == "in place"
+    md = cli_in_process("diff", "--base", "HEAD", "-o", "markdown").stdout
+    assert "| `gb/moe.yaml` | decode: TP 4\u21928; +1 pods; +4 GPUs; env: ~CUDA_CACHE_PATH" in md
+    bad = cli_in_process("diff", "--base", "no-such-rev")
+    assert (bad.returncode, bad.stderr.strip()) == (1, "error: --base: unknown git revision 'no-such-rev'")
