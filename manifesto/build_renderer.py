@@ -117,9 +117,9 @@ def render_pair(model: str, cluster: str, options: RenderOptions, roots: tuple[s
 
     # Every input is a path: no catalog name, user catalog or environment can leak in.
     search = SearchPath(within=confinement([*roots, str(bundled_root())])) if roots else PATHS_ONLY
-    if isinstance(model, tuple):
-        return _render_monitoring(model, cluster, options, search)
     products = PRODUCTS if products is None else products
+    if isinstance(model, tuple):
+        return _render_monitoring(model, cluster, options, search, products)
     read = [os.path.realpath(model), os.path.realpath(cluster), str(images_path().resolve())]
     ro = options_from(options)
     try:
@@ -182,31 +182,33 @@ def prepare() -> None:
     service.load_images()
 
 
-def _render_monitoring(models: tuple, cluster: str, options: RenderOptions, search) -> Artifact:
+def _render_monitoring(models: tuple, cluster: str, options: RenderOptions, search, products: Products) -> Artifact:
     """The monitoring of the instances of ``models`` ((shown name, path) each) on ``cluster``;
-    models the cluster cannot run (another accelerator) are left out."""
-    from manifesto.catalog import images_path, within
-    from manifesto.cluster import load_cluster
+    models the cluster cannot run (another accelerator) are left out. Every file is parsed and
+    validated through ``products``, once per build like the pairs' own renders."""
+    from manifesto.catalog import images_path
     from manifesto.errors import IncompatiblePairError, ManifestoError
-    from manifesto.load import load_model_data
     from manifesto.service import monitoring_text, plan_for
-    from manifesto.spec import load_spec
 
     read = [os.path.realpath(cluster), str(images_path().resolve())]
+    ro = options_from(options)
     try:
-        c = load_cluster(cluster, search=search)
+        c = products.get("cluster", cluster, lambda: _cluster(cluster, products, search), lambda c: c.loaded.files)
         read += c.loaded.files
+        routing = None
+        if ro.routing_profile:
+            ref = ro.routing_profile
+            routing = products.get("routing", ref, lambda: _routing(ref, search), lambda r: [r[2]])
         specs = []
         for _name, path in models:
-            read += load_model_data(path, within=within(search)).files  # the chain, even when skipped
+            s = products.get("spec", path, lambda: _spec(path, products, search), lambda s: s.files)
+            read += s.files  # the spec and its extends chain, even when the cluster cannot run it
             try:
-                s = load_spec(path, c, search=search)
-                read += s.files
-                plan_for(s, c, options_from(options), search)
+                plan_for(s, c, ro, search, routing)
             except IncompatiblePairError:
                 continue
             specs.append(s)
-        text, inputs = monitoring_text(specs, c, options_from(options), search)
+        text, inputs = monitoring_text(specs, c, ro, search, routing)
     except ManifestoError as exc:
         exc.inputs = tuple(sorted(set(read)))
         raise

@@ -208,8 +208,9 @@ def render_text(spec, cluster, options, search=None, routing=None) -> tuple[str,
     return text, suffix, files
 
 
-def monitoring_text(specs, cluster, options, search=None) -> tuple[str, list[str]]:
-    """(monitoring YAML, files read) for the loaded ``specs`` on a Kubernetes ``cluster``."""
+def monitoring_text(specs, cluster, options, search=None, routing=None) -> tuple[str, list[str]]:
+    """(monitoring YAML, files read) for the loaded ``specs`` on a Kubernetes ``cluster``
+    (``routing``: the routing profile already loaded, as ``plan_for`` takes it)."""
     from manifesto.errors import ResolveError
     from manifesto.render import expanded_inputs
     from manifesto.render.monitoring import render_monitoring
@@ -220,7 +221,7 @@ def monitoring_text(specs, cluster, options, search=None) -> tuple[str, list[str
     cluster_yaml = expanded_inputs(specs[0], cluster)[1] if specs else None
     routing_yaml = None
     for spec in specs:
-        plan, read = plan_for(spec, cluster, options, search)
+        plan, read = plan_for(spec, cluster, options, search, routing)
         plans.append(plan)
         files += read
         models.append(expanded_inputs(spec, cluster)[0])

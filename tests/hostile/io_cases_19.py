@@ -14,7 +14,14 @@ that is not printable (but line feed and tab) on stdout or stderr.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from io_cases import BUILD_YAML, MANIFEST, QWEN, RENDER, SERVERS, Case, _workspace
+
+# The bundled model names `config list` shows (base files, only ever extended, are hidden).
+_MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
+BUNDLED_MODELS = sorted(str(p.relative_to(_MODELS_DIR).with_suffix("")) for p in _MODELS_DIR.rglob("*.yaml")
+                        if not p.stem.endswith("-base"))
 
 __all__ = ["CASES"]
 
@@ -153,12 +160,10 @@ CASES: list[Case] = [
     Case("u-catalog-zero-width-look-alike", ("render", "manifest", "qwen/qwen3-0.6b\u200b", "--cluster",
                                             "example-gb200", "-n", "ns", "--user", "u"),
          "error: no model 'qwen/qwen3-0.6b\\u200b': not a file, and not in the user or bundled catalog (did you "
-         "mean 'qwen/qwen3-0.6b'?); known: deepseek-v4/1P-EP8-1D-EP8, deepseek-v4/3P-EP8-1D-EP16, "
-         "deepseek-v4/wide-ep-base, qwen/aggregated, qwen/h200-aggregated, qwen/qwen3-0.6b, qwen/qwen3-0.6b-pd", files={"config/models/qwen/qwen3-0.6b\u200b.yaml": "release: evil\n"}),
+         "mean 'qwen/qwen3-0.6b'?)", files={"config/models/qwen/qwen3-0.6b\u200b.yaml": "release: evil\n"}),
     Case("u-config-list-hides-look-alike", ("config", "list", "models", "-o", "name"), None, rc=0,
          files={"config/models/qwen/qwen3-0.6b\u200b.yaml": "release: evil\n"},
-         stdout="deepseek-v4/1P-EP8-1D-EP8\ndeepseek-v4/3P-EP8-1D-EP16\nqwen/aggregated\nqwen/h200-aggregated\n"
-                "qwen/qwen3-0.6b\nqwen/qwen3-0.6b-pd\n"),
+         stdout="".join(f"{name}\n" for name in BUNDLED_MODELS)),
 
     # -- class 5: data from outside, printed ---------------------------------------------------
     Case("o-config-list-name-newline", ("config", "list", "clusters", "-o", "name"), None, rc=0,

@@ -20,7 +20,7 @@ def render_monitoring(plans, options, model_yamls: list[str], cluster_yaml: str,
     """The monitoring objects as YAML, under a header whose command regenerates them: every
     spec (flattened), the cluster and a routing profile inlined as heredocs, then the options."""
     from manifesto import __version__
-    from manifesto.render.header import PROJECT, RUN_NOTE, command_lines, option_flags
+    from manifesto.render.header import EDIT_NOTE, PROJECT, RUN_NOTE, command_lines, option_flags
     from manifesto.render.k8s.validity import check_objects
     from manifesto.yamlemit import dump_all
 
@@ -32,6 +32,7 @@ def render_monitoring(plans, options, model_yamls: list[str], cluster_yaml: str,
         *command_lines("render monitoring", inputs, option_flags(options)),
         RUN_NOTE,
         f"# Source: {PROJECT} {__version__}",
+        EDIT_NOTE,
         "# Apply with kubectl apply -f; PodMonitors need the Prometheus operator's CRDs, while the",
         "# ConfigMap's prometheus.yml scrapes the same targets for a Prometheus without it.",
     ]
