@@ -81,6 +81,37 @@ jobs:
           manifesto build "$TARGET" --cluster "$CLUSTER"
           git add --intent-to-add out/
           git diff --exit-code -- out/
+  review:
+    # What the pull request does to running deployments (`manifesto diff --base`), posted on it.
+    # A change that recreates every pod or job of a deployment fails the job unless the pull
+    # request carries the label manifesto:allow-recreate, or one of its commits a line
+    # `Manifesto-Allow-Recreate: yes` (say why in the commit).
+    if: ${{ github.event_name == 'pull_request' }}
+    needs: check
+    runs-on: ubuntu-latest
+    permissions:
+      contents: read
+      pull-requests: write
+    steps:
+{setup_full}      - name: review the rendered changes
+        env:
+          BASE: ${{ github.event.pull_request.base.sha }}
+          PR: ${{ github.event.pull_request.number }}
+          GH_TOKEN: ${{ github.token }}
+          ALLOW_RECREATE: ${{ contains(github.event.pull_request.labels.*.name, 'manifesto:allow-recreate') }}
+        run: |
+          manifesto diff --base "$BASE" -o markdown > review.md
+          cat review.md >> "$GITHUB_STEP_SUMMARY"
+          if command -v gh >/dev/null; then
+            gh pr comment "$PR" --edit-last --body-file review.md || gh pr comment "$PR" --body-file review.md
+          fi
+          if [ "$ALLOW_RECREATE" = true ] || git log --format=%B "$BASE..HEAD" | grep -qx 'Manifesto-Allow-Recreate: yes'; then
+            exit 0
+          fi
+          manifesto diff --base "$BASE" --fail-on-recreate -q > /dev/null || {
+            echo "::error::a change recreates every pod or job of a deployment (see the review); label the pull request manifesto:allow-recreate or add 'Manifesto-Allow-Recreate: yes' to a commit message"
+            exit 1
+          }
 """
 
 
@@ -101,7 +132,10 @@ def workflow(package: str = DEFAULT_PACKAGE) -> str:
 
     from manifesto.render.header import PROJECT
 
-    return (_WORKFLOW.replace("{setup}", _SETUP).replace("{package}", json.dumps(check_package(package)))
+    full = _SETUP.replace("      - uses: actions/checkout@v5\n",
+                          "      - uses: actions/checkout@v5\n        with:\n          fetch-depth: 0\n", 1)
+    return (_WORKFLOW.replace("{setup_full}", full).replace("{setup}", _SETUP)
+            .replace("{package}", json.dumps(check_package(package)))
             .replace("{version}", __version__).replace("{project}", PROJECT))
 
 

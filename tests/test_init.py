@@ -86,7 +86,7 @@ def test_the_workflow_scripts_pass_shellcheck():
 
     workflow = yaml.safe_load(WORKFLOW)
     scripts = [step["run"] for job in workflow["jobs"].values() for step in job["steps"] if "run" in step]
-    assert len(scripts) == 7
+    assert len(scripts) == 10
     for script in scripts:  # an expression becomes a plain word, as Actions substitutes it before bash runs
         shellcheck(script.replace("${{", "X").replace("}}", "X"))
 
@@ -178,3 +178,62 @@ def test_the_render_job_fails_when_out_differs(fake, tmp_path, monkeypatch):
     assert proc.returncode == 1 and "-  replicas: 2\n+  replicas: 1" in proc.stdout
     env["MANIFESTO_VERSION"] = "0.0.1"
     assert bash(version_check).returncode == 1
+
+
+def test_the_review_job_fails_on_a_recreate_change_unless_the_pull_request_allows_it(fake, tmp_path, monkeypatch):
+    """The review job's script, run in a git checkout: it writes the markdown review, and fails
+    on a change that recreates a deployment until a label or a commit line allows it."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from kit import unavailable
+
+    if shutil.which("git", path="/usr/bin:/bin") is None:
+        unavailable("no git in /usr/bin or /bin")
+    assert fake.run("init", "ws", "--user", "a", "--context", "x")[0] == 0
+    ws = tmp_path / "ws"
+    monkeypatch.chdir(ws)
+    assert fake.run("build")[0] == 0
+    review = yaml.safe_load((ws / ".github/workflows/manifesto.yml").read_text())["jobs"]["review"]
+    script = review["steps"][-1]["run"]
+    summary = tmp_path / "summary.md"
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "GITHUB_STEP_SUMMARY": str(summary),
+           "ALLOW_RECREATE": "false", "PR": "7", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+
+    def bash(script_text, **extra):
+        return subprocess.run(["bash", "-e", "-c", script_text], cwd=ws, env={**env, **extra}, capture_output=True,
+                              text=True, timeout=300)
+
+    assert bash("git init -q . && git add -A && git commit -qm ws").returncode == 0
+    env["BASE"] = bash("git rev-parse HEAD").stdout.strip()
+    spec = ws / "models/qwen3-0.6b.yaml"
+    text = spec.read_text()  # the flattened spec init wrote: block style
+    assert "    size: 1\n" in text and "    tp: 1\n" in text
+    spec.write_text(text.replace("    size: 1\n", "    size: 2\n").replace("    tp: 1\n", "    tp: 8\n"))
+    assert fake.run("build")[0] == 0
+    assert bash("git add -A && git commit -qm 'TP8 across two nodes'").returncode == 0
+    proc = bash(script)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "::error::a change recreates every pod or job of a deployment" in proc.stdout
+    assert "| recreate |" in (ws / "review.md").read_text() and summary.read_text() == (ws / "review.md").read_text()
+    assert bash(script, ALLOW_RECREATE="true").returncode == 0  # the pull request's label
+    assert bash("git commit -q --allow-empty -m 'Planned: a maintenance window' "
+                "-m 'Manifesto-Allow-Recreate: yes'").returncode == 0
+    proc = bash(script)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_repositorys_own_workflow_is_the_one_init_writes():
+    """This repository reviews its own out/ with the workflow `init` writes, installing the
+    checkout itself (`MANIFESTO_PACKAGE: "."`); regenerate it when the template changes."""
+    from manifesto.scaffold import workflow
+
+    from kit import REPO_ROOT
+
+    path = REPO_ROOT / ".github/workflows/manifesto.yml"
+    assert path.read_text() == workflow("."), "regenerate .github/workflows/manifesto.yml from manifesto.scaffold"
+    proc = _actionlint(path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
