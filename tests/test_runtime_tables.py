@@ -255,10 +255,11 @@ def test_threshold_on_the_weighted_random_picker_is_refused():
         "(the router decodes parameters strictly and would exit on start)")
 
 
-def test_builtin_pd_policy_fits_the_pinned_router():
-    from manifesto.resolve.routing import PD_POLICY
+@pytest.mark.parametrize("name", ["PD_POLICY", "LOAD_AWARE_POLICY"])
+def test_builtin_policies_fit_the_pinned_router(name):
+    from manifesto.resolve import routing
 
-    assert epp_problem(router_table(_catalog()["llm_d"]["release"]), PD_POLICY) is None
+    assert epp_problem(router_table(_catalog()["llm_d"]["release"]), getattr(routing, name)) is None
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "routing").glob("*.yaml")))
