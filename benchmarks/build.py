@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -168,8 +169,11 @@ def _copies_tree(root: Path, copies: int) -> dict:
     for name in ("models", "clusters", "routing"):
         shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns(".*"))
     for spec in sorted((root / "models" / "qwen").glob("*.yaml")):
+        text = spec.read_text()
         for k in range(copies):
-            shutil.copy(spec, spec.with_name(f"{spec.stem}-copy{k:02d}.yaml"))
+            # Each copy is its own instance: the monitoring target refuses two with one name.
+            copy = re.sub(r"^release: (\S+)", rf"release: \1-c{k:02d}", text, count=1, flags=re.M)
+            spec.with_name(f"{spec.stem}-copy{k:02d}.yaml").write_text(copy)
     return {"PYTHONDONTWRITEBYTECODE": ""}
 
 
