@@ -61,6 +61,8 @@ class RoleFacts(msgspec.Struct, frozen=True):
     kind: str
     pods: int
     gpus: int
+    nodes: int = 0  # as resolve.budget counts them: pods packed onto nodes (Slurm: a node per pod)
+    hourly_cost: float | None = None  # when the cluster profile prices the accelerator
     tp: int = 1
     pp: int = 1
     dp: int = 1
@@ -79,20 +81,34 @@ class ObjectChange(msgspec.Struct, frozen=True):
     why: str
 
 
+class Totals(msgspec.Struct, frozen=True):
+    """What an artifact, or a cluster's artifacts, ask for; cost None when not every part is priced."""
+
+    gpus: int = 0
+    nodes: int = 0
+    pods: int = 0
+    hourly_cost: float | None = 0.0
+
+    def __add__(self, other: "Totals") -> "Totals":
+        cost = None if self.hourly_cost is None or other.hourly_cost is None else \
+            round(self.hourly_cost + other.hourly_cost, 4)
+        return Totals(self.gpus + other.gpus, self.nodes + other.nodes, self.pods + other.pods, cost)
+
+
 class ArtifactDiff(msgspec.Struct, frozen=True):
     path: str
     status: str  # added, removed, changed
     impact: Impact
     roles: tuple[str, ...]  # one line per role change, e.g. "decode: TP 8->16, +16 GPUs"
     objects: tuple[ObjectChange, ...]
-    gpus: tuple[int, int]
-    pods: tuple[int, int]
+    before: Totals
+    after: Totals
 
 
 class BuildDiff(msgspec.Struct, frozen=True):
     base: str
     artifacts: tuple[ArtifactDiff, ...]
-    totals: dict[str, tuple[int, int]]  # cluster -> (GPUs before, GPUs after)
+    totals: dict[str, tuple[Totals, Totals]]  # cluster -> (before, after)
     impact: Impact
 
 
@@ -116,10 +132,11 @@ def artifact_facts(path: str, text: str) -> Facts:
     docs = [d for d in YAML(typ="safe", pure=True).load_all(text) if isinstance(d, dict)]
     objects = {f"{d.get('kind')}/{(d.get('metadata') or {}).get('name')}": _without_digest(d) for d in docs}
     claims = {o["metadata"]["name"]: _claim_count(o) for o in docs if o.get("kind") == "ResourceClaimTemplate"}
+    accel = accelerator_facts(text)
     roles = {}
     for obj in docs:
         if obj.get("kind") in WORKLOADS:
-            fact = _workload_facts(obj, claims)
+            fact = _workload_facts(obj, claims, accel)
             if fact is not None:
                 roles[fact.name] = fact
     config = _epp_config(docs)
@@ -155,7 +172,57 @@ def _pod_spec(obj: dict) -> tuple[dict, int]:
     return (spec.get("template") or {}).get("spec") or {}, 1
 
 
-def _workload_facts(obj: dict, claims: dict[str, int]) -> RoleFacts | None:
+def accelerator_facts(text: str) -> tuple[int | None, float | None]:
+    """(GPUs per node, hourly price per GPU) of the accelerator the artifact was rendered for,
+    from the inputs its provenance header carries (the cluster profile and the spec as
+    heredocs, an --accelerator flag); (None, None) when the header does not tell."""
+    from ruamel.yaml import YAML
+
+    docs, flags = _header_inputs(text)
+    try:
+        cluster = YAML(typ="safe", pure=True).load(docs.get("MANIFESTO_CLUSTER", "")) or {}
+        model = YAML(typ="safe", pure=True).load(docs.get("MANIFESTO_MODEL", docs.get("MANIFESTO_MODEL_1", ""))) or {}
+    except Exception:  # noqa: BLE001 - a hand-written header: no facts, not an error
+        return None, None
+    accels = cluster.get("accelerators") if isinstance(cluster, dict) else None
+    if not isinstance(accels, dict) or not isinstance(accels.get("profiles"), dict):
+        return None, None
+    name = flags.get("--accelerator") or flags.get("--gpu") or (model.get("accelerator") if isinstance(model, dict)
+                                                                else None) or accels.get("default")
+    profile = accels["profiles"].get(name)
+    if not isinstance(profile, dict):
+        return None, None
+    per_node, price = profile.get("gpus_per_node"), profile.get("hourly_price")
+    return (per_node if isinstance(per_node, int) else None,
+            float(price) if isinstance(price, (int, float)) and not isinstance(price, bool) else None)
+
+
+def _header_inputs(text: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The heredoc inputs (tag -> text) and the ``--flag value`` pairs of the header command."""
+    docs: dict[str, str] = {}
+    flags: dict[str, str] = {}
+    tag, body = None, []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        content = line[2:] if line.startswith("# ") else line[1:]
+        if tag is not None:
+            if content == tag:
+                docs[tag], tag, body = "\n".join(body) + "\n", None, []
+            else:
+                body.append(content)
+            continue
+        if "<<'" in content:
+            tag = content.split("<<'", 1)[1].split("'", 1)[0]
+            continue
+        words = _split(content.replace("\\", " "))
+        for flag, value in zip(words, words[1:]):
+            if flag.startswith("--") and not value.startswith("-"):
+                flags.setdefault(flag, value)
+    return docs, flags
+
+
+def _workload_facts(obj: dict, claims: dict[str, int], accel: tuple[int | None, float | None]) -> RoleFacts | None:
     meta = obj.get("metadata") or {}
     role = (meta.get("labels") or {}).get(ROLE_LABEL)
     if role is None:
@@ -170,7 +237,10 @@ def _workload_facts(obj: dict, claims: dict[str, int]) -> RoleFacts | None:
         gpus += claims.get(ref.get("resourceClaimTemplateName", ""), 0)
     script = _script(main)
     args = launch_args(script)
-    return RoleFacts(name=str(role), kind=obj["kind"], pods=replicas * size, gpus=replicas * size * gpus,
+    pods, per_node, price = replicas * size, accel[0], accel[1]
+    fits = max(per_node // gpus, 1) if per_node and gpus else 1  # pods sharing a node, as resolve.budget packs them
+    return RoleFacts(name=str(role), kind=obj["kind"], pods=pods, gpus=pods * gpus, nodes=-(-pods // fits),
+                     hourly_cost=None if price is None else round(pods * gpus * price, 4),
                      tp=_int_flag(args, "--tensor-parallel-size", 1), pp=_int_flag(args, "--pipeline-parallel-size", 1),
                      dp=_int_flag(args, "--data-parallel-size", 1), ep="--enable-expert-parallel" in args,
                      image=str(main.get("image", "")), args=_reviewed_args(script),
@@ -279,8 +349,11 @@ def _slurm_facts(text: str) -> Facts:
             if count.isascii() and count.isdigit():
                 components[-1][1] = int(count)
     nodes = sum(n for n, _ in components)
+    gpus = sum(n * g for n, g in components)
+    price = accelerator_facts(text)[1]
     args = launch_args(text)
-    roles["job"] = RoleFacts(name="job", kind="SlurmJob", pods=nodes, gpus=sum(n * g for n, g in components),
+    roles["job"] = RoleFacts(name="job", kind="SlurmJob", pods=nodes, gpus=gpus, nodes=nodes,
+                             hourly_cost=None if price is None else round(gpus * price, 4),
                              tp=_int_flag(args, "--tensor-parallel-size", 1),
                              pp=_int_flag(args, "--pipeline-parallel-size", 1),
                              dp=_int_flag(args, "--data-parallel-size", 1),
@@ -301,11 +374,9 @@ def diff_artifacts(path: str, old: str | None, new: str | None) -> ArtifactDiff 
         status = "added" if before is None else "removed"
         impact = Impact.IN_PLACE if before is None else Impact.RECREATE
         lines = tuple(f"{r.name}: {_role_summary(r)}" for r in facts.roles.values())
-        gpus = sum(r.gpus for r in facts.roles.values())
-        pods = sum(r.pods for r in facts.roles.values())
+        total = totals_of(facts)
         return ArtifactDiff(path=path, status=status, impact=impact, roles=lines, objects=(),
-                            gpus=(0, gpus) if before is None else (gpus, 0),
-                            pods=(0, pods) if before is None else (pods, 0))
+                            before=Totals() if before is None else total, after=total if before is None else Totals())
     objects = tuple(_object_changes(before, after))
     if not objects:
         return None
@@ -315,12 +386,20 @@ def diff_artifacts(path: str, old: str | None, new: str | None) -> ArtifactDiff 
         roles += (plugin_line,)
     impact = worst(o.impact for o in objects)
     return ArtifactDiff(path=path, status="changed", impact=impact, roles=roles, objects=objects,
-                        gpus=(sum(r.gpus for r in before.roles.values()), sum(r.gpus for r in after.roles.values())),
-                        pods=(sum(r.pods for r in before.roles.values()), sum(r.pods for r in after.roles.values())))
+                        before=totals_of(before), after=totals_of(after))
+
+
+def totals_of(facts: Facts) -> Totals:
+    total = Totals()
+    for r in facts.roles.values():
+        total = total + Totals(r.gpus, r.nodes, r.pods, r.hourly_cost)
+    return total
 
 
 def _role_summary(r: RoleFacts) -> str:
-    parts = [f"{r.pods} pods", f"{r.gpus} GPUs", f"TP {r.tp}"]
+    parts = [f"{r.pods} pods", f"{r.nodes} nodes", f"{r.gpus} GPUs", f"TP {r.tp}"]
+    if r.hourly_cost is not None:
+        parts.insert(3, f"{r.hourly_cost:g}/h")
     if r.pp > 1:
         parts.append(f"PP {r.pp}")
     if r.dp > 1:
@@ -347,10 +426,12 @@ def _role_changes(before: Facts, after: Facts):
                 parts.append(f"{label} {getattr(old, attr)}\u2192{getattr(new, attr)}")
         if old.ep != new.ep:
             parts.append("EP on" if new.ep else "EP off")
-        for label, attr in (("pods", "pods"), ("GPUs", "gpus")):
+        for label, attr in (("pods", "pods"), ("nodes", "nodes"), ("GPUs", "gpus")):
             delta = getattr(new, attr) - getattr(old, attr)
             if delta:
                 parts.append(f"{delta:+d} {label}")
+        if old.hourly_cost is not None and new.hourly_cost is not None and old.hourly_cost != new.hourly_cost:
+            parts.append(f"{new.hourly_cost - old.hourly_cost:+g}/h")
         if old.image != new.image:
             parts.append(f"image {old.image}\u2192{new.image}")
         added, removed, changed = _arg_changes(old.args, new.args)
@@ -491,19 +572,19 @@ def _claims_of(obj: dict) -> list:
 def diff_builds(base: str, old: dict[str, str], new: dict[str, str]) -> BuildDiff:
     """``old``/``new``: artifact path (relative to out/) -> text."""
     artifacts = []
-    totals: dict[str, list[int]] = {}
+    totals: dict[str, list[Totals]] = {}
     for path in sorted(set(old) | set(new)):
         d = diff_artifacts(path, old.get(path), new.get(path))
         cluster = path.split("/", 1)[0]
+        sides = totals.setdefault(cluster, [Totals(), Totals()])
         for side, text in ((0, old.get(path)), (1, new.get(path))):
             if text is not None:
-                gpus = sum(r.gpus for r in artifact_facts(path, text).roles.values())
-                totals.setdefault(cluster, [0, 0])[side] += gpus
+                sides[side] = sides[side] + totals_of(artifact_facts(path, text))
         if d is not None:
             artifacts.append(d)
     impact = worst(a.impact for a in artifacts)
-    return BuildDiff(base=base, artifacts=tuple(artifacts),
-                     totals={k: (v[0], v[1]) for k, v in sorted(totals.items())}, impact=impact)
+    return BuildDiff(base=base, artifacts=tuple(artifacts), impact=impact,
+                     totals={k: (v[0], v[1]) for k, v in sorted(totals.items()) if v[0].gpus or v[1].gpus})
 
 
 ARTIFACT_SUFFIXES = (".yaml", ".sbatch")
@@ -553,7 +634,7 @@ def format_text(d: BuildDiff) -> str:
         lines.append(f"{a.path}: {a.status}, {a.impact.label}")
         lines += [f"  {r}" for r in a.roles]
         lines += [f"  {o.kind}/{o.name}: {o.change}, {o.impact.label} ({o.why})" for o in a.objects]
-    lines.append("GPUs per cluster: " + ", ".join(f"{c} {b}\u2192{n}" for c, (b, n) in d.totals.items()))
+    lines.append("per cluster: " + "; ".join(f"{c} {_totals(b, n)}" for c, (b, n) in d.totals.items()))
     lines.append(f"overall: {d.impact.label}")
     return "\n".join(lines) + "\n"
 
@@ -568,13 +649,26 @@ def format_markdown(d: BuildDiff) -> str:
     for a in d.artifacts:
         summary = "<br>".join(_md(r) for r in a.roles) or a.status
         lines.append(f"| `{_md(a.path)}` | {summary} | {a.impact.label} |")
-    lines += ["", "| cluster | GPUs before | GPUs after |", "| --- | ---: | ---: |"]
-    lines += [f"| {_md(c)} | {b} | {n} |" for c, (b, n) in d.totals.items()]
+    lines += ["", "| cluster | GPUs | nodes | pods | cost per hour |", "| --- | ---: | ---: | ---: | ---: |"]
+    lines += [f"| {_md(c)} | {b.gpus} \u2192 {n.gpus} | {b.nodes} \u2192 {n.nodes} | {b.pods} \u2192 {n.pods} | "
+              f"{_cost(b)} \u2192 {_cost(n)} |" for c, (b, n) in d.totals.items()]
     details = [f"- `{_md(a.path)}` {_md(o.kind)}/{_md(o.name)}: {o.change}, **{o.impact.label}** ({_md(o.why)})"
                for a in d.artifacts for o in a.objects]
     if details:
         lines += ["", "<details><summary>objects</summary>", "", *details, "", "</details>"]
     return "\n".join(lines) + "\n"
+
+
+def _totals(before: Totals, after: Totals) -> str:
+    text = (f"GPUs {before.gpus}\u2192{after.gpus}, nodes {before.nodes}\u2192{after.nodes}, "
+            f"pods {before.pods}\u2192{after.pods}")
+    if before.hourly_cost is not None and after.hourly_cost is not None and (before.hourly_cost or after.hourly_cost):
+        text += f", cost {_cost(before)}\u2192{_cost(after)} per hour"
+    return text
+
+
+def _cost(t: Totals) -> str:
+    return "not priced" if t.hourly_cost is None else f"{t.hourly_cost:g}"
 
 
 def _md(text: str) -> str:

@@ -12,7 +12,7 @@ import yaml
 
 from kit import REPO_ROOT, cli_in_process
 from manifesto.build_graph import semdiff
-from manifesto.build_graph.semdiff import Impact, classify, diff_artifacts
+from manifesto.build_graph.semdiff import Impact, Totals, classify, diff_artifacts
 from manifesto.cluster import load_cluster
 from manifesto.render import render
 from manifesto.spec import load_spec
@@ -95,10 +95,10 @@ CASES = [
      Impact.IN_PLACE, "decode: -2 pods; -2 GPUs"),
     ("tp-within-node", DENSE, GB200, _set("@decode.parallelism.tp", 2), Impact.ROLLING, "decode: TP 1\u21922; +1 GPUs"),
     ("tp-across-nodes", MOE, GB200, lambda s: _role(s).update(parallelism={"tp": 8}, lws={"size": 2}),
-     Impact.RECREATE, "decode: TP 4\u21928; +1 pods; +4 GPUs"),
+     Impact.RECREATE, "decode: TP 4\u21928; +1 pods; +1 nodes; +4 GPUs"),
     ("group-size", _edit(MOE, lambda s: _role(s).update(parallelism={"tp": 8}, lws={"size": 2})), GB200,
      lambda s: _role(s).update(parallelism={"tp": 16}, lws={"size": 4}),
-     Impact.RECREATE, "decode: TP 8\u219216; +2 pods; +8 GPUs"),
+     Impact.RECREATE, "decode: TP 8\u219216; +2 pods; +2 nodes; +8 GPUs"),
     ("dp-on", _edit(MOE, _set("@decode.parallelism.tp", 1)), GB200, _set("@decode.parallelism.dp", 4),
      Impact.ROLLING, "decode: DP 1\u21924; +3 GPUs"),
     # The cluster's expert-parallel fabric profile computes NVSHMEM_QP_DEPTH from max_concurrency.
@@ -118,7 +118,7 @@ CASES = [
     ("routed-args", ROUTED, GB200, _set("@decode.vllm.max_num_seqs", 32), Impact.ROLLING, "decode: args: +--max-num-seqs 32"),
     ("routing-off", ROUTED, GB200, _set("routing", {"kind": "disabled"}), Impact.ROLLING, None),
     ("remove-role", PD, GB200, lambda s: s.update(topology="aggregated", routing={"kind": "disabled"},
-                                                  roles=[_role(s)]), Impact.RECREATE, "prefill: removed (was 1 pods, 1 GPUs, TP 1, image vllm/vllm-openai:v0.33.0)"),
+                                                  roles=[_role(s)]), Impact.RECREATE, "prefill: removed (was 1 pods, 1 nodes, 1 GPUs, TP 1, image vllm/vllm-openai:v0.33.0)"),
     ("pd-decode-tp", PD, GB200, _set("@decode.parallelism.tp", 2), Impact.ROLLING, "decode: TP 1\u21922; +1 GPUs"),
     ("pd-prefill-replicas", PD, GB200, _set("@prefill.lws.replicas", 2), Impact.IN_PLACE, "prefill: +1 pods; +1 GPUs"),
     ("resources", DENSE, GB200, _set("@decode.resources", {"cpu": "12", "memory": "64Gi"}), Impact.ROLLING,
@@ -159,9 +159,11 @@ def test_added_and_removed_artifacts(tmp_path):
     text = _render(tmp_path, MOE, GB200, "moe")
     added = diff_artifacts("c/m.yaml", None, text)
     removed = diff_artifacts("c/m.yaml", text, None)
-    assert (added.status, added.impact, added.gpus, added.pods) == ("added", Impact.IN_PLACE, (0, 4), (0, 1))
-    assert (removed.status, removed.impact, removed.gpus) == ("removed", Impact.RECREATE, (4, 0))
-    assert added.roles == ("decode: 1 pods, 4 GPUs, TP 4, image vllm/vllm-openai:v0.33.0",)
+    assert (added.status, added.impact, added.before, added.after) == (
+        "added", Impact.IN_PLACE, Totals(), Totals(gpus=4, nodes=1, pods=1, hourly_cost=None))
+    assert (removed.status, removed.impact, removed.before.gpus, removed.after) == (
+        "removed", Impact.RECREATE, 4, Totals())
+    assert added.roles == ("decode: 1 pods, 1 nodes, 4 GPUs, TP 4, image vllm/vllm-openai:v0.33.0",)
 
 
 @pytest.mark.parametrize("kind,old,new,impact", [
@@ -216,7 +218,7 @@ def test_diff_base_against_a_git_history(tmp_path, monkeypatch):
         "  Deployment/review-idle-shutdown: changed, in place (the idle-shutdown controller restarts; "
         "serving is not interrupted)",
         "gb/moe.yaml: changed, recreate",
-        "  decode: TP 4\u21928; +1 pods; +4 GPUs; env: ~CUDA_CACHE_PATH, ~CUTE_DSL_CACHE_DIR, "
+        "  decode: TP 4\u21928; +1 pods; +1 nodes; +4 GPUs; env: ~CUDA_CACHE_PATH, ~CUTE_DSL_CACHE_DIR, "
         "~FLASHINFER_WORKSPACE_BASE, ~FLASH_ATTENTION_CUTE_DSL_CACHE_DIR, ~HOME, ~TILELANG_CACHE_DIR, "
         "~TORCHINDUCTOR_CACHE_DIR, ~TRITON_CACHE_DIR, ~VLLM_CACHE_ROOT, ~XDG_CACHE_HOME",
         "  Deployment/review-moe-decode: removed, recreate (its model servers stop)",
@@ -225,7 +227,7 @@ def test_diff_base_against_a_git_history(tmp_path, monkeypatch):
         "  LeaderWorkerSet/review-moe-decode: added, in place (created beside the running objects)",
         "  Role/review-moe-idle-shutdown: changed, in place (applied in place)",
         "  Service/review-moe-decode-http: changed, in place (applied in place)",
-        "GPUs per cluster: gb 5\u219210",
+        "per cluster: gb GPUs 5\u219210, nodes 2\u21923, pods 2\u21924",
         "overall: recreate",
     ]
     assert cli_in_process("diff", "--base", "HEAD", "--fail-on-recreate").returncode == 3
@@ -236,6 +238,24 @@ def test_diff_base_against_a_git_history(tmp_path, monkeypatch):
     data = json.loads(only.stdout)
     assert [a["path"] for a in data["artifacts"]] == ["gb/dense.yaml"] and data["impact"] == "in place"
     md = cli_in_process("diff", "--base", "HEAD", "-o", "markdown").stdout
-    assert "| `gb/moe.yaml` | decode: TP 4\u21928; +1 pods; +4 GPUs; env: ~CUDA_CACHE_PATH" in md
+    assert "| `gb/moe.yaml` | decode: TP 4\u21928; +1 pods; +1 nodes; +4 GPUs; env: ~CUDA_CACHE_PATH" in md
     bad = cli_in_process("diff", "--base", "no-such-rev")
     assert (bad.returncode, bad.stderr.strip()) == (1, "error: --base: unknown git revision 'no-such-rev'")
+
+
+def test_a_priced_cluster_gives_the_cost_of_a_change(tmp_path):
+    """With an hourly price per GPU in the cluster profile (read from the artifact's header),
+    roles and totals carry the cost."""
+    priced = tmp_path / "priced.yaml"
+    text = GB200.read_text()
+    assert "      gpu_arch: b200\n" in text
+    priced.write_text(text.replace("      gpu_arch: b200\n", "      gpu_arch: b200\n      hourly_price: 2.5\n", 1))
+    old = _render(tmp_path, DENSE, priced, "before")
+    new = _render(tmp_path, _edit(DENSE, _set("@decode.parallelism.tp", 4)), priced, "after")
+    d = diff_artifacts("c/m.yaml", old, new)
+    assert len(d.roles) == 1 and d.roles[0].startswith("decode: TP 1\u21924; +3 GPUs; +7.5/h; resources: ")
+    assert (d.before.hourly_cost, d.after.hourly_cost) == (2.5, 10.0)
+    build = semdiff.diff_builds("HEAD", {"c/m.yaml": old}, {"c/m.yaml": new})
+    assert semdiff.format_text(build).splitlines()[-2] == (
+        "per cluster: c GPUs 1\u21924, nodes 1\u21921, pods 1\u21921, cost 2.5\u219210 per hour")
+    assert "| c | 1 \u2192 4 | 1 \u2192 1 | 1 \u2192 1 | 2.5 \u2192 10 |" in semdiff.format_markdown(build)
