@@ -34,6 +34,7 @@ class Architecture(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
     experts: int = 0
+    expert_hidden_size: int = 0  # width the routed experts run at (latent MoE); 0: hidden_size
     shared_experts: int = 0
     active_experts: int = 0
     moe_intermediate_size: int = 0
@@ -81,10 +82,36 @@ def _quant_format(cfg: dict, where: str) -> str | None:
         return "fp8"
     if "nvfp4" in (algo, method) or "nvfp4" in fmt:
         return "nvfp4"
-    if method == "mxfp4" or algo == "mxfp4":
+    if method == "mxfp4" or algo == "mxfp4" or "mxfp4" in fmt:
         return "mxfp4"
     raise InputError(f"{where}: quantization_config (quant_method {method or '?'}) is a format the "
                             "memory-fit check does not know; supported: fp8, nvfp4, mxfp4")
+
+
+# Module names a compressed-tensors ``ignore`` list is probed with: if every non-expert kind is
+# left out of quantization, those layers keep the checkpoint dtype and only routed experts are
+# quantized (Kimi K3's MXFP4 checkpoint).
+_NON_EXPERT_PROBES = ("model.layers.1.self_attn.o_proj", "model.layers.1.block_sparse_moe.shared_experts.down_proj",
+                      "model.layers.0.mlp.down_proj")
+_EXPERT_PROBE = "model.layers.1.block_sparse_moe.experts.0.w1"
+
+
+def _ignored(name: str, ignore: list) -> bool:
+    import re
+
+    for entry in ignore:
+        entry = str(entry)
+        if (entry.startswith("re:") and re.match(entry[3:], name)) or entry == name:
+            return True
+    return False
+
+
+def _experts_only(cfg: dict) -> bool:
+    """True when quantization_config leaves every non-expert layer unquantized."""
+    ignore = (cfg.get("quantization_config") or {}).get("ignore")
+    if not isinstance(ignore, list):
+        return False
+    return all(_ignored(n, ignore) for n in _NON_EXPERT_PROBES) and not _ignored(_EXPERT_PROBE, ignore)
 
 
 def from_config(cfg: Any, *, source: str, params: int | None = None, active_params: int | None = None) -> Architecture:
@@ -98,8 +125,8 @@ def from_config(cfg: Any, *, source: str, params: int | None = None, active_para
     kv_heads = _int(cfg, "num_key_value_heads", source, heads)
     model_type = str(cfg.get("model_type") or "unknown")
     kv_lora = cfg.get("kv_lora_rank") or 0
-    if model_type.startswith("deepseek_v4"):
-        attention = "hybrid"
+    if model_type.startswith("deepseek_v4") or isinstance(cfg.get("linear_attn_config"), dict):
+        attention = "hybrid"  # compressed attention (DeepSeek-V4); linear-attention layers (Kimi K3)
     elif kv_lora:
         attention = "mla"
     else:
@@ -112,8 +139,9 @@ def from_config(cfg: Any, *, source: str, params: int | None = None, active_para
     dtype = _DTYPES.get(dtype_name)
     if dtype is None:
         raise InputError(f"{source}: config.json dtype '{dtype_name}' is not one of {', '.join(_DTYPES)}")
-    weight_format = _quant_format(cfg, source) or dtype
-    expert_format = weight_format
+    quant = _quant_format(cfg, source)
+    weight_format = dtype if quant and _experts_only(cfg) else quant or dtype
+    expert_format = quant or dtype
     if cfg.get("expert_dtype") is not None:
         expert_format = str(cfg["expert_dtype"]).lower()
         if expert_format not in WEIGHT_BYTES:
@@ -128,8 +156,11 @@ def from_config(cfg: Any, *, source: str, params: int | None = None, active_para
         q_lora_rank=_int(cfg, "q_lora_rank", source, 0) if cfg.get("q_lora_rank") is not None else 0,
         kv_lora_rank=kv_lora, qk_nope_head_dim=_int(cfg, "qk_nope_head_dim", source, 0),
         qk_rope_head_dim=_int(cfg, "qk_rope_head_dim", source, 0), v_head_dim=_int(cfg, "v_head_dim", source, 0),
-        experts=experts, shared_experts=_int(cfg, "n_shared_experts", source, 0) if experts else 0,
-        active_experts=_int(cfg, "num_experts_per_tok", source, 0) if experts else 0,
+        experts=experts, expert_hidden_size=_int(cfg, "routed_expert_hidden_size", source, 0) if experts else 0,
+        shared_experts=(_int(cfg, "n_shared_experts", source, 0) or _int(cfg, "num_shared_experts", source, 0))
+        if experts else 0,
+        active_experts=(_int(cfg, "num_experts_per_tok", source, 0) or _int(cfg, "num_experts_per_token", source, 0))
+        if experts else 0,
         moe_intermediate_size=moe_inter,
         dense_layers=_int(cfg, "first_k_dense_replace", source, 0) if experts else 0,
         max_position_embeddings=_int(cfg, "max_position_embeddings", source, 0), dtype=dtype,

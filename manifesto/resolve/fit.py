@@ -68,7 +68,7 @@ def count_params(a: Architecture) -> Params | None:
     h = a.hidden_size
     embedding = a.vocab_size * h * (1 if a.tie_word_embeddings else 2)
     moe_layers = a.layers - a.dense_layers if a.is_moe else 0
-    experts = moe_layers * a.experts * 3 * h * a.moe_intermediate_size
+    experts = moe_layers * a.experts * 3 * (a.expert_hidden_size or h) * a.moe_intermediate_size
     if a.attention not in ("mha", "gqa", "mla"):
         if a.active_params is None or not a.is_moe:
             return None
