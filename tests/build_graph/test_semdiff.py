@@ -248,8 +248,8 @@ def test_a_priced_cluster_gives_the_cost_of_a_change(tmp_path):
     roles and totals carry the cost."""
     priced = tmp_path / "priced.yaml"
     text = GB200.read_text()
-    assert "      gpu_arch: b200\n" in text
-    priced.write_text(text.replace("      gpu_arch: b200\n", "      gpu_arch: b200\n      hourly_price: 2.5\n", 1))
+    assert "      gpu_arch: gb200\n" in text
+    priced.write_text(text.replace("      gpu_arch: gb200\n", "      gpu_arch: gb200\n      hourly_price: 2.5\n", 1))
     old = _render(tmp_path, DENSE, priced, "before")
     new = _render(tmp_path, _edit(DENSE, _set("@decode.parallelism.tp", 4)), priced, "after")
     d = diff_artifacts("c/m.yaml", old, new)
