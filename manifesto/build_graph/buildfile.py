@@ -218,16 +218,7 @@ class _Checker:
         for key in ("name", "model", "cluster"):
             if key not in raw:
                 self.fail(path, f"a deployment target needs '{key}'")
-        for key in _DEPLOY_KEYS[1:-1]:
-            if key in raw:
-                self.text(raw[key], path + (key,))
-        for key in ("user", "namespace"):  # the option's own grammar, reported here, not as a flag
-            if key in raw:
-                self.option(key, raw[key], path + (key,))
-        name = raw["name"]
-        if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", name) or name == "all":
-            self.fail(path + ("name",), f"'{name}' is not a target name: use lowercase letters, digits and '-' "
-                      "(at most 63), not 'all'")
+        name = self.named_target(raw, path, _DEPLOY_KEYS[1:-1])
         for key, pattern, what in (("context", r"[^\s'\"`$\\;&|<>]+", "a kube context name without spaces or "
                                     "shell metacharacters"),
                                    ("slurm_host", r"[A-Za-z0-9]([-A-Za-z0-9_.@]*[A-Za-z0-9])?", "a host name")):
@@ -242,6 +233,23 @@ class _Checker:
             self.fail(path, f"the deployment has no {' and no '.join(missing)}: set it here or in its options")
         where = (raw.get("context"), raw.get("slurm_host"))
         return ("deployment", name, raw["model"], raw["cluster"], where, tuple(resolved[k] for k in OPTION_FIELDS))
+
+    def named_target(self, raw: dict, path: tuple, texts) -> str:
+        """Check a declared target's plain-text keys ``texts``, its user and namespace (with the
+        options' own grammar, reported here, not as a flag) and its name; returns the name."""
+        import re
+
+        for key in texts:
+            if key in raw:
+                self.text(raw[key], path + (key,))
+        for key in ("user", "namespace"):
+            if key in raw:
+                self.option(key, raw[key], path + (key,))
+        name = raw["name"]
+        if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", name) or name == "all":
+            self.fail(path + ("name",), f"'{name}' is not a target name: use lowercase letters, digits and '-' "
+                      "(at most 63), not 'all'")
+        return name
 
     def text(self, value, path: tuple) -> None:
         if not isinstance(value, str) or not value.strip() or value != value.strip():
@@ -264,16 +272,7 @@ class _Checker:
         for key in ("name", "cluster"):
             if key not in raw:
                 self.fail(path, f"a monitoring target needs '{key}'")
-        for key in ("name", "cluster"):
-            if key in raw:
-                self.text(raw[key], path + (key,))
-        for key in ("user", "namespace"):  # the option's own grammar, reported here
-            if key in raw:
-                self.option(key, raw[key], path + (key,))
-        name = raw["name"]
-        if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", name) or name == "all":
-            self.fail(path + ("name",), f"'{name}' is not a target name: use lowercase letters, digits and '-' "
-                      "(at most 63), not 'all'")
+        name = self.named_target(raw, path, ("name", "cluster"))
         models = raw.get("models", ["//models::"])
         if not isinstance(models, list) or not models or not all(isinstance(m, str) and m for m in models):
             self.fail(path + ("models",), f"expected a non-empty list of model addresses, got {_kind(models)}")

@@ -58,14 +58,18 @@ def command_lines(command: str, inputs: list[tuple[str, str, str]], flags: list[
     return lines
 
 
-def provenance_header(command: str, model_yaml: str, cluster_yaml: str, *, options=None,
-                      routing_yaml: str | None = None) -> str:
-    """``command`` is e.g. ``render manifest``; the inputs are the flattened YAML texts.
+def provenance_header(command: str, model_yaml: str | list[str], cluster_yaml: str, *, options=None,
+                      routing_yaml: str | None = None, notes: tuple[str, ...] = ()) -> str:
+    """``command`` is e.g. ``render manifest``; the inputs are the flattened YAML texts (several
+    specs, for ``render monitoring``, as a list: heredocs MANIFESTO_MODEL_1, _2, ...).
 
     ``options`` (``Options``) become flags; ``routing_yaml`` is the text of a routing profile
-    given with ``--routing-profile``, inlined like the other inputs.
+    given with ``--routing-profile``, inlined like the other inputs; ``notes`` are comment lines
+    that close the header.
     """
-    inputs = [("", "MANIFESTO_MODEL", model_yaml), ("--cluster", "MANIFESTO_CLUSTER", cluster_yaml)]
+    models = [("", "MANIFESTO_MODEL", model_yaml)] if isinstance(model_yaml, str) else \
+        [("", f"MANIFESTO_MODEL_{i + 1}", text) for i, text in enumerate(model_yaml)]
+    inputs = [*models, ("--cluster", "MANIFESTO_CLUSTER", cluster_yaml)]
     if routing_yaml is not None:
         inputs.append(("--routing-profile", "MANIFESTO_ROUTING", routing_yaml))
     lines = [
@@ -73,6 +77,7 @@ def provenance_header(command: str, model_yaml: str, cluster_yaml: str, *, optio
         RUN_NOTE,
         f"# Source: {PROJECT} {__version__}",
         EDIT_NOTE,
+        *notes,
     ]
     return "\n".join(lines) + "\n"
 

@@ -19,21 +19,13 @@ def render_monitoring(plans, options, model_yamls: list[str], cluster_yaml: str,
                       routing_yaml: str | None = None) -> str:
     """The monitoring objects as YAML, under a header whose command regenerates them: every
     spec (flattened), the cluster and a routing profile inlined as heredocs, then the options."""
-    from manifesto import __version__
-    from manifesto.render.header import EDIT_NOTE, PROJECT, RUN_NOTE, command_lines, option_flags
+    from manifesto.render.header import provenance_header
     from manifesto.render.k8s.validity import check_objects
     from manifesto.yamlemit import dump_all
 
-    inputs = [("", f"MANIFESTO_MODEL_{i + 1}", text) for i, text in enumerate(model_yamls)]
-    inputs.append(("--cluster", "MANIFESTO_CLUSTER", cluster_yaml))
-    if routing_yaml is not None:
-        inputs.append(("--routing-profile", "MANIFESTO_ROUTING", routing_yaml))
-    lines = [
-        *command_lines("render monitoring", inputs, option_flags(options)),
-        RUN_NOTE,
-        f"# Source: {PROJECT} {__version__}",
-        EDIT_NOTE,
-        "# Apply with kubectl apply -f; PodMonitors need the Prometheus operator's CRDs, while the",
-        "# ConfigMap's prometheus.yml scrapes the same targets for a Prometheus without it.",
-    ]
-    return "\n".join(lines) + "\n" + dump_all(check_objects(monitoring_objects(plans, options.namespace)))
+    header = provenance_header("render monitoring", list(model_yamls), cluster_yaml, options=options,
+                               routing_yaml=routing_yaml, notes=(
+                                   "# Apply with kubectl apply -f; PodMonitors need the Prometheus operator's CRDs, "
+                                   "while the",
+                                   "# ConfigMap's prometheus.yml scrapes the same targets for a Prometheus without it."))
+    return header + dump_all(check_objects(monitoring_objects(plans, options.namespace)))
