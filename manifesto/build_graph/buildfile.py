@@ -265,8 +265,6 @@ class _Checker:
 
     def monitoring(self, raw: dict, i: int, options: dict) -> tuple:
         """``("monitoring", name, model refs, cluster ref, None, options)``."""
-        import re
-
         path = ("targets", i)
         self.mapping(raw, path, _MONITORING_KEYS)
         for key in ("name", "cluster"):
