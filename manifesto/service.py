@@ -127,6 +127,13 @@ def plan_for(spec, cluster, options, search=None, routing=None, hf_home: str | N
     ``search`` (a catalog.SearchPath) is where a routing profile name resolves;
     ``routing`` is the profile already loaded (``load_routing_profile``'s tuple), if it is;
     ``hf_home`` a Hugging Face cache to look for the model's config.json in (see load_architecture)."""
+    files, run = resolution(spec, cluster, options, search, routing, hf_home)
+    return run(), files
+
+
+def resolution(spec, cluster, options, search=None, routing=None, hf_home: str | None = None):
+    """(every file the resolution reads, a function that resolves): what ``plan_for`` does,
+    in two steps, so a caller can key a stored Plan on the files before resolving."""
     from manifesto.catalog import images_path
     from manifesto.resolve.core import resolve
 
@@ -138,9 +145,12 @@ def plan_for(spec, cluster, options, search=None, routing=None, hf_home: str | N
         source, text, path, data = routing or load_routing_profile(options.routing_profile, search)
         epp = (source, text, data)
         files.append(path)
-    plan = resolve(spec.model, cluster.profile, load_images(), options, where=spec.where,
-                   cluster_where=cluster.where, epp_config=epp, architecture=arch, architecture_note=arch_note)
-    return plan, files
+
+    def run():
+        return resolve(spec.model, cluster.profile, load_images(), options, where=spec.where,
+                       cluster_where=cluster.where, epp_config=epp, architecture=arch, architecture_note=arch_note)
+
+    return files, run
 
 
 def render_text(spec, cluster, options, search=None, routing=None) -> tuple[str, str, list[str]]:

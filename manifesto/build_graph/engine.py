@@ -260,7 +260,7 @@ class Session:
                 jobs.append(self._job(item))
         if jobs:
             self._render(jobs, by_pair, request.jobs, render)
-            self._collect_tasks(len(jobs))
+            self._collect_tasks(3 * len(jobs))  # a render stores its result, Plan and artifact
         if request.mode != "plan":
             self.sweep()
 
@@ -272,13 +272,16 @@ class Session:
         limit = KEEP_FACTOR * max(len(self.state["pairs"]), 64)
         if count > limit:
             keep = {rec.key for rec in self.state["pairs"].values()}
+            for key in list(keep):  # and the task products each kept result names
+                entry = self.tasks.load(key)
+                keep.update(k for k in (entry or {}).get("products", ()) if isinstance(k, str))
             count = self.tasks.collect(keep, limit // 2)
         self.state["tasks"] = count
 
     def _from_cache(self, item: Item) -> bool:
         key = item.old.key if item.kind == "restore" else self._current_key(item)
         entry = self.tasks.get(key) if key else None
-        if entry is None or getattr(entry, "status", None) is None:  # absent, or not a result
+        if entry is None or getattr(entry, "digests", None) is None:  # absent, or not a pair's result
             return False
         self._apply_entry(item, entry)
         return True

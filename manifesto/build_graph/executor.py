@@ -64,14 +64,15 @@ class Result(_Slots):
     """
 
     __slots__ = ("pair", "status", "suffix", "art_digest", "message", "key",
-                 "inputs", "digests", "stats", "out", "budget")
+                 "inputs", "digests", "stats", "out", "budget", "products")
 
     def __init__(self, pair, status, message="", suffix="", art_digest="", key="",
-                 inputs=(), digests=None, stats=(), out=None, budget=None) -> None:
+                 inputs=(), digests=None, stats=(), out=None, budget=None, products=()) -> None:
         self.pair, self.status, self.message = pair, status, message
         self.suffix, self.art_digest, self.key = suffix, art_digest, key
         self.inputs, self.digests, self.stats, self.out = inputs, digests, stats, out
         self.budget = budget  # the artifact's GPU budget (plain data), when the renderer gives one
+        self.products = products  # store keys of the pair's task products (manifesto.store.tasks)
 
 
 _settings: Settings | None = None
@@ -179,17 +180,25 @@ def _render_one(job: Job, settings: Settings, render):
         options["routing_profile"] = os.path.join(settings.root, options["routing_profile"])
     try:
         # The module's renderer reads only the workspace (an injected test function takes 3 arguments).
-        roots = {"roots": (settings.root,)} if render is getattr(module, "render_pair", None) else {}
-        art = render(job.model, job.cluster, module.RenderOptions(**options), **roots)
+        extra = {}
+        if render is getattr(module, "render_pair", None):
+            # The module's renderer reads only the workspace, and keeps its task products in the store.
+            from manifesto.store import Store
+            from manifesto.store.tasks import Tasks
+
+            extra = {"roots": (settings.root,)}
+            if getattr(module, "STORES_TASKS", False):
+                extra["tasks"] = Tasks(Store(settings.tasks_dir), job.context[0], settings.started_ns - _EDIT_WINDOW_NS)
+        art = render(job.model, job.cluster, module.RenderOptions(**options), **extra)
     except IncompatiblePairError as exc:
         inputs = getattr(exc, "inputs", None) or _fallback_inputs(job)
-        return Status.SKIPPED, "", "", str(exc), inputs, None
+        return Status.SKIPPED, "", "", str(exc), inputs, None, getattr(exc, "products", ())
     except ManifestoError as exc:
         inputs = getattr(exc, "inputs", None)
         if not inputs:  # without the files it read, the error cannot be cached
             return Result(job.pair, Status.FAILED, str(exc))
-        return Status.FAILED, "", "", str(exc), inputs, None
-    return Status.OK, art.suffix, art.text, "", art.inputs, getattr(art, "budget", None)
+        return Status.FAILED, "", "", str(exc), inputs, None, getattr(exc, "products", ())
+    return Status.OK, art.suffix, art.text, "", art.inputs, getattr(art, "budget", None), getattr(art, "products", ())
 
 
 def _fallback_inputs(job: Job) -> list[str]:
@@ -223,7 +232,7 @@ def _mentioned_files(path: str) -> list[str]:
     return hits
 
 
-def _finish(job, settings, status, suffix, text, reason, inputs, budget) -> Result:
+def _finish(job, settings, status, suffix, text, reason, inputs, budget, products) -> Result:
     from manifesto.build_graph.keys import pair_key
     from manifesto.store import Store
     from manifesto.store.entries import Result as Entry
@@ -235,13 +244,13 @@ def _finish(job, settings, status, suffix, text, reason, inputs, budget) -> Resu
     key = pair_key(settings.renderer, job.pair, job.context, keys, digests)
     if steady:
         entry = Entry(key, f"render {job.pair[0]} @ {job.pair[1]}", status, suffix, text, text_digest, reason,
-                      keys, digests, budget)
+                      keys, digests, budget, tuple(products))
         Store(settings.tasks_dir).put(entry)
     out = None
     if settings.write and status == "ok":
         out = write_artifact(settings.out_dir, job.out_base + suffix, data)
     return Result(job.pair, status, reason, suffix, art_digest, key, keys,
-                  digests if steady else None, stats, out, budget)
+                  digests if steady else None, stats, out, budget, tuple(products))
 
 
 def _hash_inputs(job: Job, settings: Settings, inputs):

@@ -34,7 +34,7 @@ from manifesto.digest import digest
 __all__ = ["KEEP_FACTOR", "Store", "task_key", "request_key"]
 
 #: A build keeps unreferenced entries until they outnumber its pairs by this factor.
-KEEP_FACTOR = 4
+KEEP_FACTOR = 8  # a pair keeps up to three entries: its result, its Plan and its artifact
 
 #: Temporary files of an atomic write end with this (``build_graph.fsio.TMP_MARK`` too).
 TMP_MARK = ".tmp~"
