@@ -11,7 +11,13 @@ Layout of a store directory (the build's is ``out/.cache/tasks``, the commands' 
 
     <store>/<key[:2]>/<key>     one entry: JSON written by msgspec, tagged by "kind":
         "result"   the outcome of one render task, failures included: status, suffix,
-                   text and its digest, reason, and the files it read with their digests
+                   text and its digest, reason, the files it read with their digests,
+                   and the keys of its resolve and render products
+        "resolved" the resolve task's product: the Plan and its header inputs, or the error
+                   (skipped or failed) as text; keyed by the files it read, options, code
+        "rendered" the render task's product: artifact text and digest, or the refusal
+                   (message and input field, no positions); keyed by the digest of the
+                   Plan and header inputs and the code (see ``manifesto.store.tasks``)
         "request"  a command's index: the files its last render read (with digests),
                    the code fingerprint then, and the key of the result they produced
         "code"     the code fingerprint, remembered under the stat signature of the code files
