@@ -75,16 +75,11 @@ class Result(_Slots):
         self.products = products  # store keys of the pair's task products (manifesto.store.tasks)
 
 
-_settings: Settings | None = None
-_render = None
-
-
-def _init(settings: Settings, render=None, worker: bool = False) -> None:
-    global _settings, _render
-    _settings, _render = settings, render
-    if worker:
-        _exit_with_parent(os.getppid())
-    renderers.load(settings.renderer)
+def _init_worker(renderer: str) -> None:
+    """A pool worker's start: end with the build process, load the renderer once. The
+    settings travel with each batch (``execute_batch``), not in a module global."""
+    _exit_with_parent(os.getppid())
+    renderers.load(renderer)
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -106,9 +101,9 @@ def _exit_with_parent(parent: int) -> None:
 def run_jobs(jobs: list, settings: Settings, n_jobs: int, on_result, render=None) -> None:
     """Run ``jobs``, calling ``on_result(result)`` as each one finishes."""
     if n_jobs <= 1 or len(jobs) <= 1 or render is not None:
-        _init(settings, render)
+        renderers.load(settings.renderer)
         for job in jobs:
-            on_result(execute(job))
+            on_result(execute(job, settings, render))
         return
     _run_pool(jobs, settings, min(n_jobs, len(jobs)), on_result)
 
@@ -127,10 +122,10 @@ def _run_pool(jobs: list, settings: Settings, n_jobs: int, on_result) -> None:
         prepare()  # the workers inherit the imports and validators instead of each making them
     gc.freeze()  # inherited objects stay out of the workers' collections: no copy-on-write of them
     context = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(n_jobs, mp_context=context, initializer=_init,
-                             initargs=(settings, None, True)) as pool:
+    with ProcessPoolExecutor(n_jobs, mp_context=context, initializer=_init_worker,
+                             initargs=(settings.renderer,)) as pool:
         try:
-            futures = {pool.submit(execute_batch, batch): batch for batch in _batches(jobs, n_jobs)}
+            futures = {pool.submit(execute_batch, settings, batch): batch for batch in _batches(jobs, n_jobs)}
         finally:
             gc.unfreeze()  # the workers are forked (at the first submit): the parent collects as before
         for future in as_completed(futures):
@@ -150,15 +145,15 @@ def _batches(jobs: list, n_jobs: int) -> list[list]:
     return [jobs[i:i + size] for i in range(0, len(jobs), size)]
 
 
-def execute_batch(jobs: list) -> list:
-    """``execute`` each job of a batch (the unit sent to a worker process)."""
-    return [execute(job) for job in jobs]
+def execute_batch(settings: Settings, jobs: list) -> list:
+    """``execute`` each job of a batch (the unit sent to a worker process, with its settings)."""
+    return [execute(job, settings) for job in jobs]
 
 
-def execute(job: Job) -> Result:
-    """Render one pair (in a worker or in-process) and store its outcome."""
-    settings = _settings
-    render = _render or renderers.load(settings.renderer).render_pair
+def execute(job: Job, settings: Settings, render=None) -> Result:
+    """Render one pair (in a worker or in-process) and store its outcome; ``render`` is an
+    injected render function (default: the settings' renderer module's ``render_pair``)."""
+    render = render or renderers.load(settings.renderer).render_pair
     try:
         outcome = _render_one(job, settings, render)
     except Exception:  # a bug in the renderer: report it with the pair, keep going
