@@ -23,7 +23,7 @@ from manifesto.build_graph.graph import build_graph
 from manifesto.build_graph.state import PairRecord, load_state, save_state
 from manifesto.build_graph.statcache import StatCache
 from manifesto.build_graph.workspace import BUILD_FILE
-from manifesto.status import Status
+from manifesto.status import Need, Source, Status
 
 __all__ = ["Item", "Request", "Session", "run"]
 
@@ -48,13 +48,16 @@ class Item:
 
     def __init__(self, pair, explicit: bool, context: tuple, old) -> None:
         self.pair, self.explicit, self.context, self.old = pair, explicit, context, old
-        self.kind = "stale"
-        self.status = self.message = self.suffix = self.art_digest = ""
-        self.how = "none"  # "none" (record), "cache" (task cache) or "render"
-        self.wrote = False
-        self.why = ""  # what changed since the last build, when the pair must be evaluated
+        self.kind: Need = Need.STALE  # what the build must do for it (decided by Session.plan)
+        self.status: Status | str = ""  # its outcome once settled ("" until then)
+        self.message: str = ""
+        self.suffix: str = ""
+        self.art_digest: str = ""
+        self.how: Source = Source.RECORD  # where the outcome came from (set by settle)
+        self.wrote: bool = False
+        self.why: str = ""  # what changed since the last build, when the pair must be evaluated
 
-    def settle(self, status, suffix="", art_digest="", message="", how="none") -> None:
+    def settle(self, status, suffix="", art_digest="", message="", how=Source.RECORD) -> None:
         self.status, self.suffix, self.art_digest, self.message, self.how = status, suffix, art_digest, message, how
 
 
@@ -199,15 +202,15 @@ class Session:
             item.why = _why_inputs(rec, current)
             return
         digest = self.stat.digest
-        if rec.status != "ok":  # "skipped", or "failed" with known inputs
-            item.kind = rec.status
+        if rec.status != Status.OK:  # skipped, or failed with known inputs
+            item.kind = Need.SETTLED
             item.settle(rec.status, message=rec.reason)
             return
         item.settle(Status.OK, rec.suffix, rec.art_digest)
         if mode == "plan" or digest(self.artifact_key(item.pair, rec.suffix)) == rec.art_digest:
-            item.kind = "fresh"
+            item.kind = Need.FRESH
         else:
-            item.kind = "mismatch" if mode == "check" else "restore"
+            item.kind = Need.MISMATCH if mode == "check" else Need.RESTORE
             item.why = f"out/{self.artifact_rel(item.pair, rec.suffix)} was missing or not what the build wrote"
 
     @staticmethod
@@ -229,11 +232,12 @@ class Session:
 
     def needs_lock(self, items: list[Item], mode: str) -> bool:
         """Whether this request has anything to render, restore, prune or record."""
-        if any(i.kind in ("stale", "restore") for i in items):
+        if any(i.kind in (Need.STALE, Need.RESTORE) for i in items):
             return True
         if mode != "write":
             return False
-        return self.graph_changed or any(self._leftover(i) for i in items if i.kind == "skipped") \
+        return self.graph_changed or any(self._leftover(i) for i in items
+                                                            if i.kind == Need.SETTLED and i.status == Status.SKIPPED) \
             or outdir.has_leftovers(self.ws.cache_dir)
 
     def _leftover(self, item: Item) -> bool:
@@ -256,7 +260,7 @@ class Session:
         self.write = request.mode == "write"
         jobs, by_pair = [], {i.pair: i for i in items}
         for item in items:
-            if item.kind in ("stale", "restore") and not self._from_cache(item):
+            if item.kind in (Need.STALE, Need.RESTORE) and not self._from_cache(item):
                 jobs.append(self._job(item))
         if jobs:
             self._render(jobs, by_pair, request.jobs, render)
@@ -279,7 +283,7 @@ class Session:
         self.state["tasks"] = count
 
     def _from_cache(self, item: Item) -> bool:
-        key = item.old.key if item.kind == "restore" else self._current_key(item)
+        key = item.old.key if item.kind == Need.RESTORE else self._current_key(item)
         entry = self.tasks.get(key) if key else None
         if entry is None or getattr(entry, "digests", None) is None:  # absent, or not a pair's result
             return False
@@ -305,7 +309,7 @@ class Session:
                                       entry.status, entry.suffix, art_digest, entry.reason,
                                       self._written(item, entry.status, entry.suffix, art_digest),
                                       entry.budget))
-        item.settle(entry.status, entry.suffix, art_digest, entry.reason, "cache")
+        item.settle(entry.status, entry.suffix, art_digest, entry.reason, Source.STORE)
         if self.write and entry.status == "ok":
             self._store_artifact(item, entry.text.encode())
 
@@ -370,13 +374,13 @@ class Session:
         for key, sig, value, trusted in result.stats:
             self.stat.record(key, sig, value, trusted)
         if result.status == "failed" and not result.key:  # not cacheable: the old record stays
-            item.settle(Status.FAILED, message=result.message, how="render")
+            item.settle(Status.FAILED, message=result.message, how=Source.RENDER)
             return
         self._record(item, PairRecord(item.context, result.inputs, result.digests, result.key,
                                       result.status, result.suffix, result.art_digest, result.message,
                                       self._written(item, result.status, result.suffix, result.art_digest),
                                       result.budget))
-        item.settle(result.status, result.suffix, result.art_digest, result.message, "render")
+        item.settle(result.status, result.suffix, result.art_digest, result.message, Source.RENDER)
         if result.out is not None:
             self._record_out(item, result.out)
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from manifesto.status import Reported, Source, Status
+
 __all__ = ["Report", "ConsoleUI"]
 
-STATUSES = ("rendered", "up to date", "skipped", "failed")
+STATUSES = tuple(r.value for r in Reported)  # "rendered", "up to date", "skipped", "failed"
 
 
 class Report:
@@ -40,7 +42,7 @@ class Report:
         }
         if item.message:
             row["message"] = item.message
-        if item.how == "cache":
+        if item.how == Source.STORE:
             row["cached"] = True
         if item.why and status == "rendered":
             row["why"] = item.why
@@ -96,7 +98,7 @@ class Report:
                 if explain and status == "rendered" and item.why:
                     line += f"  ({item.why})"
                 lines.append(line)
-            elif status == "skipped" and item.how != "none":  # evaluated by this build, not remembered
+            elif status == Reported.SKIPPED and item.how != Source.RECORD:  # evaluated by this build, not remembered
                 row = self._row(item, status)
                 skips.append(f"skipped     {row['model']} @ {row['cluster']}: {item.message}")
         lines.sort(key=lambda line: line[12:])
@@ -164,11 +166,11 @@ class Report:
 
 def _status(item) -> str:
     """The reported status of a pair: rendered, up to date, skipped or failed."""
-    if item.status == "ok":
-        return "rendered" if item.how == "render" or item.wrote else "up to date"
-    if item.status == "skipped" and not item.explicit:
-        return "skipped"
-    return "failed"
+    if item.status == Status.OK:
+        return (Reported.RENDERED if item.how == Source.RENDER or item.wrote else Reported.UP_TO_DATE).value
+    if item.status == Status.SKIPPED and not item.explicit:
+        return Reported.SKIPPED.value
+    return Reported.FAILED.value
 
 
 class ConsoleUI:
