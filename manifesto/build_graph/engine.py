@@ -304,13 +304,13 @@ class Session:
     def _apply_entry(self, item: Item, entry) -> None:
         from manifesto.build_graph.fsio import digest
 
-        art_digest = digest(entry.text.encode()) if entry.status == "ok" else ""
+        art_digest = digest(entry.text.encode()) if entry.status == Status.OK else ""
         self._record(item, PairRecord(item.context, entry.inputs, entry.digests, entry.key,
                                       entry.status, entry.suffix, art_digest, entry.reason,
                                       self._written(item, entry.status, entry.suffix, art_digest),
                                       entry.budget))
         item.settle(entry.status, entry.suffix, art_digest, entry.reason, Source.STORE)
-        if self.write and entry.status == "ok":
+        if self.write and entry.status == Status.OK:
             self._store_artifact(item, entry.text.encode())
 
     def _store_artifact(self, item: Item, data: bytes) -> None:
@@ -330,9 +330,9 @@ class Session:
         """The digest of what out/ holds for the pair by the build's hand after this one:
         a build writes the new artifact (or prunes it when the pair is skipped), a failed
         render leaves the last good one and ``--check`` writes nothing."""
-        if self.write and status != "failed":
-            return art_digest if status == "ok" else ""
-        if status == "ok" and self.stat.digest(self.artifact_key(item.pair, suffix)) == art_digest:
+        if self.write and status != Status.FAILED:
+            return art_digest if status == Status.OK else ""
+        if status == Status.OK and self.stat.digest(self.artifact_key(item.pair, suffix)) == art_digest:
             return art_digest  # out/ holds just what the build produces, whoever wrote it
         return item.old.written if item.old is not None else ""
 
@@ -373,7 +373,7 @@ class Session:
     def _apply_result(self, item: Item, result) -> None:
         for key, sig, value, trusted in result.stats:
             self.stat.record(key, sig, value, trusted)
-        if result.status == "failed" and not result.key:  # not cacheable: the old record stays
+        if result.status == Status.FAILED and not result.key:  # not cacheable: the old record stays
             item.settle(Status.FAILED, message=result.message, how=Source.RENDER)
             return
         self._record(item, PairRecord(item.context, result.inputs, result.digests, result.key,
@@ -413,9 +413,9 @@ class Session:
         rec = self.state["pairs"].get(pair)
         if rec is None:
             return None
-        if rec.status == "failed":
+        if rec.status == Status.FAILED:
             return None  # keep the last good artifact until the pair renders again
-        if rec.status == "skipped":
+        if rec.status == Status.SKIPPED:
             return f"stale: the pair is now skipped ({rec.reason})"
         if rec.suffix != suffix:
             return f"stale: the pair now renders out/{base}{rec.suffix}"
@@ -436,7 +436,7 @@ class Session:
             keys.update(self.state["code"][1])
         for pair, rec in self.state["pairs"].items():
             keys.update(rec.inputs)
-            if rec.status == "ok":
+            if rec.status == Status.OK:
                 keys.add(self.artifact_key(pair, rec.suffix))
         return keys
 

@@ -235,14 +235,14 @@ def _finish(job, settings, status, suffix, text, reason, inputs, budget, product
     keys, digests, stats, steady = _hash_inputs(job, settings, inputs)
     data = text.encode()
     text_digest = digest(data)
-    art_digest = text_digest if status == "ok" else ""
+    art_digest = text_digest if status == Status.OK else ""
     key = pair_key(settings.renderer, job.pair, job.context, keys, digests)
     if steady:
         entry = Entry(key, f"render {job.pair[0]} @ {job.pair[1]}", status, suffix, text, text_digest, reason,
                       keys, digests, budget, tuple(products))
         Store(settings.tasks_dir).put(entry)
     out = None
-    if settings.write and status == "ok":
+    if settings.write and status == Status.OK:
         out = write_artifact(settings.out_dir, job.out_base + suffix, data)
     return Result(job.pair, status, reason, suffix, art_digest, key, keys,
                   digests if steady else None, stats, out, budget, tuple(products))

@@ -38,7 +38,7 @@ class Report:
             "model": session.graph.address(item.pair[0]),
             "cluster": item.pair[1],
             "status": status,
-            "artifact": f"out/{session.artifact_rel(item.pair, item.suffix)}" if item.status == "ok" else None,
+            "artifact": f"out/{session.artifact_rel(item.pair, item.suffix)}" if item.status == Status.OK else None,
         }
         if item.message:
             row["message"] = item.message
@@ -50,7 +50,7 @@ class Report:
 
     @staticmethod
     def _problem(session, item):
-        if item.status != "ok":
+        if item.status != Status.OK:
             return None
         rel = session.artifact_rel(item.pair, item.suffix)
         on_disk = session.stat.digest(session.ws.out_key(rel))
@@ -134,7 +134,7 @@ class Report:
         out = []
         for item, row in zip(self.items, self.rows):
             rec = records.get(item.pair)
-            budget = rec.budget if rec is not None and item.status == "ok" else None
+            budget = rec.budget if rec is not None and item.status == Status.OK else None
             out.append({**row, "budget": budget} if budget else row)
         return out
 
