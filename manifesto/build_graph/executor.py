@@ -183,7 +183,10 @@ def _render_one(job: Job, settings: Settings, render):
 
             extra = {"roots": (settings.root,)}
             if getattr(module, "STORES_TASKS", False):
-                extra["tasks"] = Tasks(Store(settings.tasks_dir), job.context[0], settings.started_ns - _EDIT_WINDOW_NS)
+                # A product that cannot be written (or a damaged one) is a miss: the pair's own
+                # result entry, written next, reports a store that is in the way.
+                products = Store(settings.tasks_dir, warn=_ignore, root=settings.root)
+                extra["tasks"] = Tasks(products, job.context[0], settings.started_ns - _EDIT_WINDOW_NS)
         art = render(job.model, job.cluster, module.RenderOptions(**options), **extra)
     except IncompatiblePairError as exc:
         inputs = getattr(exc, "inputs", None) or _fallback_inputs(job)
@@ -194,6 +197,10 @@ def _render_one(job: Job, settings: Settings, render):
             return Result(job.pair, Status.FAILED, str(exc))
         return Status.FAILED, "", "", str(exc), inputs, None, getattr(exc, "products", ())
     return Status.OK, art.suffix, art.text, "", art.inputs, getattr(art, "budget", None), getattr(art, "products", ())
+
+
+def _ignore(message: str) -> None:
+    """A store's ``warn`` that says nothing (see ``_render_one``)."""
 
 
 def _fallback_inputs(job: Job) -> list[str]:
@@ -240,7 +247,7 @@ def _finish(job, settings, status, suffix, text, reason, inputs, budget, product
     if steady:
         entry = Entry(key, f"render {job.pair[0]} @ {job.pair[1]}", status, suffix, text, text_digest, reason,
                       keys, digests, budget, tuple(products))
-        Store(settings.tasks_dir).put(entry)
+        Store(settings.tasks_dir, root=settings.root).put(entry)  # never through a symlink in out/
     out = None
     if settings.write and status == Status.OK:
         out = write_artifact(settings.out_dir, job.out_base + suffix, data)

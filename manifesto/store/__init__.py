@@ -65,9 +65,10 @@ def request_key(request: str) -> str:
 class Store:
     """Entries below ``directory`` (None: a store that holds nothing and keeps nothing)."""
 
-    def __init__(self, directory: str | None, warn=None) -> None:
+    def __init__(self, directory: str | None, warn=None, root: str | None = None) -> None:
         self.directory = None if directory is None else os.fspath(directory)
         self.warn = warn
+        self.root = root  # writes are confined below it: no symlink on the way (the build's workspace)
 
     def path(self, key: str) -> str:
         return os.path.join(self.directory, key[:2], key)
@@ -124,7 +125,7 @@ class Store:
         from manifesto.store.entries import encode
 
         try:
-            write_atomic(self.path(entry.key), encode(entry), suffix=TMP_MARK, durable=False)
+            write_atomic(self.path(entry.key), encode(entry), suffix=TMP_MARK, durable=False, root=self.root)
         except OSError:
             if self.warn is None:
                 raise
