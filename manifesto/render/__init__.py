@@ -15,8 +15,9 @@ serialises such a list.
 
 from __future__ import annotations
 
-__all__ = ["render", "render_kubernetes", "render_to_yaml", "render_plan", "header_inputs", "Refused"]
-# artifact_text, expanded_inputs, k8s_objects, place: internal
+__all__ = ["render", "render_kubernetes", "render_to_yaml"]
+# internal (the build's tasks, manifesto.store.tasks): render_plan, header_inputs, Refused, place,
+# artifact_text, expanded_inputs, k8s_objects
 
 
 def _options(user: str, namespace: str, **extra):
