@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 
-__all__ = ["RUNS", "baseline", "measure", "report", "samples"]
+__all__ = ["RUNS", "baseline", "measure", "report", "samples", "cpu_samples", "cpu_baseline", "report_cpu"]
 
 RUNS = 15
 
@@ -47,9 +47,25 @@ def samples(
     cwd: str | os.PathLike | None = None,
 ) -> list[float]:
     """The wall times in seconds of ``runs`` runs of ``argv``, after one warm-up run."""
+    return cpu_samples(argv, runs, env=env, cwd=cwd)[0]
+
+
+def cpu_samples(
+    argv: Sequence[str],
+    runs: int = RUNS,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike | None = None,
+) -> tuple[list[float], list[float]]:
+    """(wall seconds, CPU seconds) of ``runs`` runs of ``argv``, after one warm-up run. CPU is
+    user + system time of the process and its children (``resource.getrusage``): on a loaded
+    machine it barely moves while the wall time follows the neighbours."""
+    import resource
+
     env = {**os.environ, **env} if env is not None else None
-    times = []
+    times, cpus = [], []
     for i in range(runs + 1):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         proc = subprocess.run(
             argv,
@@ -60,6 +76,8 @@ def samples(
             stderr=subprocess.PIPE,
         )
         elapsed = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         if proc.returncode != 0:
             raise RuntimeError(
                 f"{' '.join(map(str, argv))} exited {proc.returncode}:\n"
@@ -67,7 +85,26 @@ def samples(
             )
         if i:  # the first run only warms the OS caches
             times.append(elapsed)
-    return times
+            cpus.append(cpu)
+    return times, cpus
+
+
+def cpu_baseline(runs: int = RUNS) -> tuple[float, float]:
+    """Median (wall, CPU) seconds of a bare ``python -c pass`` with this interpreter."""
+    walls, cpus = cpu_samples([sys.executable, "-c", "pass"], runs)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def report_cpu(name: str, walls: Sequence[float], cpus: Sequence[float], base: tuple[float, float],
+               budget: float | None = None) -> None:
+    """One line with the median wall and CPU time of a command, each as a ratio to the
+    baseline's (``cpu_baseline``); the verdict is on the CPU ratio, the steadier one."""
+    wall, cpu = statistics.median(walls), statistics.median(cpus)
+    line = (f"{name:<36} wall {wall * 1000:7.1f} ms {wall / base[0]:5.2f}x"
+            f"  cpu {cpu * 1000:7.1f} ms {cpu / base[1]:5.2f}x [{min(cpus) / base[1]:.2f}-{max(cpus) / base[1]:.2f}x]")
+    if budget is not None:
+        line += f"  (budget {budget:g}x: {'ok' if cpu / base[1] <= budget else 'OVER BUDGET'} on CPU)"
+    print(line, flush=True)
 
 
 def baseline(runs: int = RUNS) -> float:

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from _timing import RUNS, baseline, report, samples
+from _timing import RUNS, baseline, cpu_baseline, cpu_samples, report, report_cpu
 
 REPO = Path(__file__).resolve().parent.parent
 MODEL = REPO / "models" / "deepseek-v4" / "1P-EP8-1D-EP8.yaml"
@@ -66,14 +66,14 @@ def main() -> None:
     import os
     import tempfile
 
+    cpu_base = cpu_baseline(args.runs)
     cold = {**os.environ, "MANIFESTO_NO_CACHE": "1"}
-    times = samples(argv, args.runs, env=cold)
-    report("render manifest, cold (no cache)", statistics.median(times), base, COLD_BUDGET, spread=times)
+    report_cpu("render manifest, cold (no cache)", *cpu_samples(argv, args.runs, env=cold), cpu_base, COLD_BUDGET)
     with tempfile.TemporaryDirectory() as cache:
         warm = {**os.environ, "XDG_CACHE_HOME": cache}
         warm.pop("MANIFESTO_NO_CACHE", None)
-        times = samples(argv, args.runs, env=warm)
-        report("render manifest, warm (the store)", statistics.median(times), base, PROCESS_BUDGET, spread=times)
+        report_cpu("render manifest, warm (the store)", *cpu_samples(argv, args.runs, env=warm), cpu_base,
+                   PROCESS_BUDGET)
     # An in-process ratio to the interpreter start, for comparison with the wording.
     print(f"{'in-process render / python -c pass':<36} {seconds / base:8.2f}x", flush=True)
 

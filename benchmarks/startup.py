@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from _timing import RUNS, baseline, measure, report
+from _timing import RUNS, cpu_baseline, cpu_samples, report_cpu
 
 BUDGET = 3.0
 
@@ -24,33 +24,20 @@ def main() -> None:
     )
     runs = parser.parse_args().runs
 
-    base = baseline(runs)
-    report("python -c pass (baseline)", base, base)
-    report(
-        "python -m manifesto --help",
-        measure([sys.executable, "-m", "manifesto", "--help"], runs),
-        base,
-        BUDGET,
-    )
+    base = cpu_baseline(runs)
+    report_cpu("python -c pass (baseline)", [base[0]], [base[1]], base)
+    report_cpu("python -m manifesto --help", *cpu_samples([sys.executable, "-m", "manifesto", "--help"], runs),
+               base, BUDGET)
     # One TAB: the completion scripts run `manifesto __complete SHELL -- WORDS`.
     for what, line in (("command names", "manifesto ren"),
                        ("catalog names", "manifesto render manifest qw"),
                        ("build addresses", "manifesto build //models/q")):
-        report(
-            f"__complete ({what})",
-            measure([sys.executable, "-m", "manifesto", "__complete", "bash", "--", line], runs),
-            base,
-            BUDGET,
-        )
+        argv = [sys.executable, "-m", "manifesto", "__complete", "bash", "--", line]
+        report_cpu(f"__complete ({what})", *cpu_samples(argv, runs), base, BUDGET)
     # The console script of the venv running this benchmark (.venv/bin/manifesto).
     script = Path(sys.executable).parent / "manifesto"
     if script.is_file():
-        report(
-            "manifesto --help (console script)",
-            measure([str(script), "--help"], runs),
-            base,
-            BUDGET,
-        )
+        report_cpu("manifesto --help (console script)", *cpu_samples([str(script), "--help"], runs), base, BUDGET)
     else:
         print(f"{script} not found: console script not measured")
 

@@ -16,6 +16,9 @@ __all__ = ["RenderOptions", "Artifact", "Products", "PRODUCTS", "prepare", "rend
            "options_from"]
 
 
+#: ``render_pair`` takes ``tasks=``: the build keeps its resolve and render products in the store.
+STORES_TASKS = True
+
 #: The options of one render: the Struct of every render option (``manifesto.options``),
 #: the same class as ``resolve.plan.Options``.
 RenderOptions = _options.Options
@@ -26,6 +29,7 @@ class Artifact(msgspec.Struct, frozen=True):
     suffix: str  # .yaml or .sbatch
     inputs: tuple[str, ...]
     budget: dict | None = None  # the Plan's GPU budget as plain data (manifesto.resolve.budget)
+    products: tuple[str, ...] = ()  # the store keys of its resolve and render products (manifesto.store.tasks)
 
 
 def options_from(ro: RenderOptions):
@@ -98,7 +102,7 @@ PRODUCTS = Products()
 
 
 def render_pair(model: str, cluster: str, options: RenderOptions, roots: tuple[str, ...] = (),
-                products: Products | None = None) -> Artifact:
+                products: Products | None = None, tasks=None) -> Artifact:
     """Render ``model`` against ``cluster``; raises IncompatiblePairError or another ManifestoError.
     With ``roots`` (the build's workspace), every file read must resolve below one of them or
     the bundled catalog: a symlink or an ``extends`` that leads elsewhere is an error naming
@@ -106,13 +110,13 @@ def render_pair(model: str, cluster: str, options: RenderOptions, roots: tuple[s
 
     An error carries ``inputs``: the files read before it, so the build graph can cache the
     failure (or the skip) against exactly those bytes. ``products`` holds what earlier
-    renders parsed (by default this process's :data:`PRODUCTS`).
+    renders parsed (by default this process's :data:`PRODUCTS`). With ``tasks`` (a
+    ``manifesto.store.tasks.Tasks``) the resolve and render tasks reuse and keep their
+    products in the store, and the artifact (or the error, as ``products``) names their keys.
     """
     from manifesto.catalog import PATHS_ONLY, SearchPath, bundled_root, images_path
     from manifesto.errors import ManifestoError
-    from manifesto.render import artifact_text
     from manifesto.resolve.plan import to_builtins
-    from manifesto.service import plan_for
     from manifesto.yamlio import confinement
 
     # Every input is a path: no catalog name, user catalog or environment can leak in.
@@ -122,6 +126,7 @@ def render_pair(model: str, cluster: str, options: RenderOptions, roots: tuple[s
         return _render_monitoring(model, cluster, options, search, products)
     read = [os.path.realpath(model), os.path.realpath(cluster), str(images_path().resolve())]
     ro = options_from(options)
+    keys: tuple[str, ...] = ()
     try:
         c = products.get("cluster", cluster, lambda: _cluster(cluster, products, search), lambda c: c.loaded.files)
         read += c.loaded.files
@@ -131,13 +136,53 @@ def render_pair(model: str, cluster: str, options: RenderOptions, roots: tuple[s
         if ro.routing_profile:
             ref = ro.routing_profile
             routing = products.get("routing", ref, lambda: _routing(ref, search), lambda r: [r[2]])
-        plan, inputs = plan_for(s, c, ro, search, routing)
-        text, suffix = artifact_text(plan, s, c, ro)
+        if tasks is None:
+            from manifesto.render import artifact_text
+            from manifesto.service import plan_for
+
+            plan, inputs = plan_for(s, c, ro, search, routing)
+            text, suffix = artifact_text(plan, s, c, ro)
+        else:
+            plan, inputs, text, suffix, keys = _run_tasks(tasks, s, c, ro, search, routing, roots)
     except ManifestoError as exc:
         exc.inputs = tuple(sorted(set(read)))
         raise
     budget = to_builtins(plan.budget) if plan.budget is not None else None
-    return Artifact(text=text, suffix=suffix, inputs=tuple(sorted(set(inputs))), budget=budget)
+    return Artifact(text=text, suffix=suffix, inputs=tuple(sorted(set(inputs))), budget=budget, products=keys)
+
+
+def _run_tasks(tasks, s, c, ro, search, routing, roots):
+    """The resolve and render tasks of one pair through the store: (plan, files read, text,
+    suffix, product keys). A render refusal is placed in the current files; the keys of
+    the products made before an error ride on it as ``products``."""
+    from manifesto.digest import file_digest
+    from manifesto.render import Refused, header_inputs, place, render_plan
+    from manifesto.service import resolution
+
+    files, resolve = resolution(s, c, ro, search, routing)
+    paths = sorted(set(files))
+    prefix = os.path.join(roots[0], "") if roots else None
+
+    def rel(path: str) -> str:
+        return path[len(prefix):] if prefix and path.startswith(prefix) else path
+
+    names = [rel(p) for p in paths]
+    digests = [file_digest(p) or "-" for p in paths]
+
+    def run():
+        plan = resolve()
+        return plan, header_inputs(plan, s, c, ro)
+
+    task = f"{rel(str(s.path))} @ {rel(str(c.path))}"
+    plan, header, rkey, pd = tasks.resolve(task, names, digests, msgspec.msgpack.encode(ro), run,
+                                           keep=tasks.settled(paths))
+    try:
+        text, suffix, dkey = tasks.render(task, plan, header, pd, render_plan)
+    except Refused as exc:
+        error = place(exc.refusal, s, c)
+        error.products = tuple(k for k in (rkey, *getattr(exc, "products", ())) if k)
+        raise error from None
+    return plan, files, text, suffix, tuple(k for k in (rkey, dkey) if k)
 
 
 def _cluster(path: str, products: Products, search):

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-from pathlib import Path
 from collections.abc import Callable
+TYPE_CHECKING = False  # not typing's: importing typing would cost completion what pathlib did
+if TYPE_CHECKING:  # pathlib is imported where a Path is made: completion lists names without it
+    from pathlib import Path
 
 from manifesto.errors import CatalogError, did_you_mean
 
@@ -30,17 +32,29 @@ KINDS = ("models", "clusters", "routing")
 
 def bundled_root() -> Path:
     """The folder holding the bundled catalog/, clusters/, models/ and routing/."""
-    here = Path(__file__).resolve().parent
-    packaged = here / "_bundled"
-    return packaged if packaged.is_dir() else here.parent
+    from pathlib import Path
+
+    return Path(_bundled_dir())
+
+
+def _bundled_dir() -> str:
+    here = os.path.dirname(os.path.realpath(__file__))
+    packaged = os.path.join(here, "_bundled")
+    return packaged if os.path.isdir(packaged) else os.path.dirname(here)
 
 
 def config_home(environ: dict[str, str] | None = None) -> Path:
+    from pathlib import Path
+
+    return Path(_config_dir(environ))
+
+
+def _config_dir(environ: dict[str, str] | None = None) -> str:
     env = os.environ if environ is None else environ
     if env.get("MANIFESTO_CONFIG_HOME"):
-        return Path(env["MANIFESTO_CONFIG_HOME"])
+        return env["MANIFESTO_CONFIG_HOME"]
     base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "llm-manifesto"
+    return os.path.join(base, "llm-manifesto")
 
 
 class SearchPath:
@@ -133,15 +147,26 @@ def runtime_tables():
 
 
 def _names(root: Path, kind: str) -> dict[str, Path]:
-    base = root / kind
-    if not base.is_dir():
+    from pathlib import Path
+
+    return {name: Path(path) for name, path in _plain_names(str(root), kind).items()}
+
+
+def _plain_names(root: str, kind: str) -> dict[str, str]:
+    """Entry name -> file path below ``root/kind`` (os only: completion calls it)."""
+    base = os.path.join(root, kind)
+    if not os.path.isdir(base):
         return {}
-    out: dict[str, Path] = {}
-    for path in sorted(base.rglob("*")):
-        if path.is_file() and not path.name.startswith("."):
-            rel = path.relative_to(base).as_posix()
-            if name_problem(rel) is None:  # a look-alike or line-breaking name is no entry
-                out[rel[:-5] if rel.endswith(".yaml") else rel] = path
+    rels = []
+    for top, dirs, files in os.walk(base):  # symlinked folders are not entered (as Path.rglob)
+        for file in files:
+            path = os.path.join(top, file)
+            if not file.startswith(".") and os.path.isfile(path):
+                rels.append(os.path.relpath(path, base).replace(os.sep, "/"))
+    out: dict[str, str] = {}
+    for rel in sorted(rels, key=lambda r: r.split("/")):
+        if name_problem(rel) is None:  # a look-alike or line-breaking name is no entry
+            out[rel[:-5] if rel.endswith(".yaml") else rel] = os.path.join(base, *rel.split("/"))
     return out
 
 
@@ -168,10 +193,18 @@ def unusable(kind: str, environ: dict[str, str] | None = None) -> list[tuple[Pat
     return found
 
 
-def _listed(path: Path) -> bool:
+def _listed(path) -> bool:
     """Whether a file is a spec to show: ``*-base.yaml`` files are only extended and ``*.md``
     files are notes (the bundled BUILD.yaml leaves both out of the build too)."""
-    return not (path.name.endswith("-base.yaml") or path.name.endswith(".md"))
+    name = os.path.basename(path)
+    return not (name.endswith("-base.yaml") or name.endswith(".md"))
+
+
+def entry_names(kind: str, environ: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """(name, origin 'user'|'bundled') of ``entries``, without making a Path (shell completion)."""
+    user = [n for n, p in _plain_names(_config_dir(environ), kind).items() if _listed(p)]
+    bundled = [n for n, p in _plain_names(_bundled_dir(), kind).items() if _listed(p)]
+    return sorted([(n, "user") for n in user] + [(n, "bundled") for n in bundled if n not in set(user)])
 
 
 def entries(kind: str, environ: dict[str, str] | None = None) -> list[tuple[str, str, Path, bool]]:
@@ -198,6 +231,8 @@ def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: 
         from manifesto.yamlio import StreamPath  # named on the command line: read it once
 
         return StreamPath("/dev/stdin" if ref == "-" else ref)
+    from pathlib import Path
+
     path = Path(ref)
     if path.is_file():
         return path

@@ -128,6 +128,13 @@ def plan_for(spec, cluster, options, search=None, routing=None, hf_home: str | N
     ``search`` (a catalog.SearchPath) is where a routing profile name resolves;
     ``routing`` is the profile already loaded (``load_routing_profile``'s tuple), if it is;
     ``hf_home`` a Hugging Face cache to look for the model's config.json in (see load_architecture)."""
+    files, run = resolution(spec, cluster, options, search, routing, hf_home)
+    return run(), files
+
+
+def resolution(spec, cluster, options, search=None, routing=None, hf_home: str | None = None):
+    """(every file the resolution reads, a function that resolves): what ``plan_for`` does,
+    in two steps, so a caller can key a stored Plan on the files before resolving."""
     from manifesto.catalog import images_path, runtime_tables
     from manifesto.resolve.core import resolve
 
@@ -141,14 +148,17 @@ def plan_for(spec, cluster, options, search=None, routing=None, hf_home: str | N
         epp = (source, text, data)
         files.append(path)
     tables = runtime_tables()
-    plan = resolve(spec.model, cluster.profile, load_images(), options, where=spec.where,
-                   cluster_where=cluster.where, epp_config=epp, architecture=arch, architecture_note=arch_note,
-                   tables=tables,
-                   **({"epp_where": epp_where} if epp_where else {}))
-    _warn_untabled(plan, tables)
-    if plan.routing is not None:
-        _warn_no_router_table(load_images(), cluster.profile, tables)
-    return plan, files
+
+    def run():
+        plan = resolve(spec.model, cluster.profile, load_images(), options, where=spec.where,
+                       cluster_where=cluster.where, epp_config=epp, architecture=arch, architecture_note=arch_note,
+                       tables=tables, **({"epp_where": epp_where} if epp_where else {}))
+        _warn_untabled(plan, tables)
+        if plan.routing is not None:
+            _warn_no_router_table(load_images(), cluster.profile, tables)
+        return plan
+
+    return files, run
 
 
 _WARNED: set[str] = set()

@@ -190,7 +190,7 @@ def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
         if error is None:
             raise  # not the unhashable-key case: a bug, let it show
         raise error from None
-    if "*" in text:
+    if "&" in text and _ALIAS.search(text):  # a cycle needs an anchor and an alias: most files skip the second pass
         cycle = _recursive_alias(text, name)
         if cycle is not None:
             raise cycle

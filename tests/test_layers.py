@@ -119,10 +119,12 @@ def test_the_cli_modules_form_no_import_cycle():
 
 
 @pytest.mark.parametrize("module", ["manifesto/catalog.py", "manifesto/yamlio.py", "manifesto/options.py",
-                                    "manifesto/build_renderer.py", "manifesto/cli/settings.py"])
+                                    "manifesto/build_renderer.py", "manifesto/cli/settings.py",
+                                    "manifesto/build_graph/executor.py"])
 def test_no_process_wide_state_in_lookups_and_readers(module):
     """Issue 15: the catalog search path and the yamlio confinement roots were process globals
-    set by one caller and read by another; they are now values passed to each call."""
+    set by one caller and read by another; they are now values passed to each call (the
+    executor's settings and render function too: each batch carries its settings)."""
     import ast
 
     tree = ast.parse((REPO / module).read_text())

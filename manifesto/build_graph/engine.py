@@ -23,7 +23,7 @@ from manifesto.build_graph.graph import build_graph
 from manifesto.build_graph.state import PairRecord, load_state, save_state
 from manifesto.build_graph.statcache import StatCache
 from manifesto.build_graph.workspace import BUILD_FILE
-from manifesto.status import Status
+from manifesto.status import Need, Source, Status
 
 __all__ = ["Item", "Request", "Session", "run"]
 
@@ -51,13 +51,16 @@ class Item:
 
     def __init__(self, pair, explicit: bool, context: tuple, old) -> None:
         self.pair, self.explicit, self.context, self.old = pair, explicit, context, old
-        self.kind = "stale"
-        self.status = self.message = self.suffix = self.art_digest = ""
-        self.how = "none"  # "none" (record), "cache" (task cache) or "render"
-        self.wrote = False
-        self.why = ""  # what changed since the last build, when the pair must be evaluated
+        self.kind: Need = Need.STALE  # what the build must do for it (decided by Session.plan)
+        self.status: Status | str = ""  # its outcome once settled ("" until then)
+        self.message: str = ""
+        self.suffix: str = ""
+        self.art_digest: str = ""
+        self.how: Source = Source.RECORD  # where the outcome came from (set by settle)
+        self.wrote: bool = False
+        self.why: str = ""  # what changed since the last build, when the pair must be evaluated
 
-    def settle(self, status, suffix="", art_digest="", message="", how="none") -> None:
+    def settle(self, status, suffix="", art_digest="", message="", how=Source.RECORD) -> None:
         self.status, self.suffix, self.art_digest, self.message, self.how = status, suffix, art_digest, message, how
 
 
@@ -207,15 +210,15 @@ class Session:
             item.why = _why_inputs(rec, current)
             return
         digest = self.stat.digest
-        if rec.status != "ok":  # "skipped", or "failed" with known inputs
-            item.kind = rec.status
+        if rec.status != Status.OK:  # skipped, or failed with known inputs
+            item.kind = Need.SETTLED
             item.settle(rec.status, message=rec.reason)
             return
         item.settle(Status.OK, rec.suffix, rec.art_digest)
         if mode == "plan" or digest(self.artifact_key(item.pair, rec.suffix)) == rec.art_digest:
-            item.kind = "fresh"
+            item.kind = Need.FRESH
         else:
-            item.kind = "mismatch" if mode == "check" else "restore"
+            item.kind = Need.MISMATCH if mode == "check" else Need.RESTORE
             item.why = f"out/{self.artifact_rel(item.pair, rec.suffix)} was missing or not what the build wrote"
 
     @staticmethod
@@ -237,11 +240,12 @@ class Session:
 
     def needs_lock(self, items: list[Item], mode: str) -> bool:
         """Whether this request has anything to render, restore, prune or record."""
-        if any(i.kind in ("stale", "restore") for i in items):
+        if any(i.kind in (Need.STALE, Need.RESTORE) for i in items):
             return True
         if mode != "write":
             return False
-        return self.graph_changed or any(self._leftover(i) for i in items if i.kind == "skipped") \
+        return self.graph_changed or any(self._leftover(i) for i in items
+                                                            if i.kind == Need.SETTLED and i.status == Status.SKIPPED) \
             or outdir.has_leftovers(self.ws.cache_dir)
 
     def _leftover(self, item: Item) -> bool:
@@ -260,17 +264,17 @@ class Session:
         """Evaluate every stale pair, then prune (write) or inspect (check) ``out/``."""
         from manifesto.store import Store
 
-        self.tasks = Store(self.ws.tasks_dir, self.ui.warn, confined=True)
+        self.tasks = Store(self.ws.tasks_dir, self.ui.warn, root=self.ws.root)
         self.write = request.mode == "write"
         jobs, by_pair = [], {i.pair: i for i in items}
-        pending = [i for i in items if i.kind in ("stale", "restore") and not self._from_cache(i)]
+        pending = [i for i in items if i.kind in (Need.STALE, Need.RESTORE) and not self._from_cache(i)]
         self.shared = self._shared_cache(request) if pending else None
         for item in pending:
             if self.shared is None or not self.shared.fetch(item):
                 jobs.append(self._job(item))
         if jobs:
             self._render(jobs, by_pair, request.jobs, render)
-            self._collect_tasks(len(jobs))
+            self._collect_tasks(3 * len(jobs))  # a render stores its result, Plan and artifact
         if request.mode != "plan":
             self.sweep()
 
@@ -296,13 +300,16 @@ class Session:
         limit = KEEP_FACTOR * max(len(self.state["pairs"]), 64)
         if count > limit:
             keep = {rec.key for rec in self.state["pairs"].values()}
+            for key in list(keep):  # and the task products each kept result names
+                entry = self.tasks.load(key)
+                keep.update(k for k in (entry or {}).get("products", ()) if isinstance(k, str))
             count = self.tasks.collect(keep, limit // 2)
         self.state["tasks"] = count
 
     def _from_cache(self, item: Item) -> bool:
-        key = item.old.key if item.kind == "restore" else self._current_key(item)
+        key = item.old.key if item.kind == Need.RESTORE else self._current_key(item)
         entry = self.tasks.get(key) if key else None
-        if entry is None or getattr(entry, "status", None) is None:  # absent, or not a result
+        if entry is None or getattr(entry, "digests", None) is None:  # absent, or not a pair's result
             return False
         self._apply_entry(item, entry)
         return True
@@ -321,13 +328,13 @@ class Session:
     def _apply_entry(self, item: Item, entry) -> None:
         from manifesto.build_graph.fsio import digest
 
-        art_digest = digest(entry.text.encode()) if entry.status == "ok" else ""
+        art_digest = digest(entry.text.encode()) if entry.status == Status.OK else ""
         self._record(item, PairRecord(item.context, entry.inputs, entry.digests, entry.key,
                                       entry.status, entry.suffix, art_digest, entry.reason,
                                       self._written(item, entry.status, entry.suffix, art_digest),
                                       entry.budget))
-        item.settle(entry.status, entry.suffix, art_digest, entry.reason, "cache")
-        if self.write and entry.status == "ok":
+        item.settle(entry.status, entry.suffix, art_digest, entry.reason, Source.STORE)
+        if self.write and entry.status == Status.OK:
             self._store_artifact(item, entry.text.encode())
 
     def _store_artifact(self, item: Item, data: bytes) -> None:
@@ -347,9 +354,9 @@ class Session:
         """The digest of what out/ holds for the pair by the build's hand after this one:
         a build writes the new artifact (or prunes it when the pair is skipped), a failed
         render leaves the last good one and ``--check`` writes nothing."""
-        if self.write and status != "failed":
-            return art_digest if status == "ok" else ""
-        if status == "ok" and self.stat.digest(self.artifact_key(item.pair, suffix)) == art_digest:
+        if self.write and status != Status.FAILED:
+            return art_digest if status == Status.OK else ""
+        if status == Status.OK and self.stat.digest(self.artifact_key(item.pair, suffix)) == art_digest:
             return art_digest  # out/ holds just what the build produces, whoever wrote it
         return item.old.written if item.old is not None else ""
 
@@ -395,14 +402,14 @@ class Session:
     def _apply_result(self, item: Item, result) -> None:
         for key, sig, value, trusted in result.stats:
             self.stat.record(key, sig, value, trusted)
-        if result.status == "failed" and not result.key:  # not cacheable: the old record stays
-            item.settle(Status.FAILED, message=result.message, how="render")
+        if result.status == Status.FAILED and not result.key:  # not cacheable: the old record stays
+            item.settle(Status.FAILED, message=result.message, how=Source.RENDER)
             return
         self._record(item, PairRecord(item.context, result.inputs, result.digests, result.key,
                                       result.status, result.suffix, result.art_digest, result.message,
                                       self._written(item, result.status, result.suffix, result.art_digest),
                                       result.budget))
-        item.settle(result.status, result.suffix, result.art_digest, result.message, "render")
+        item.settle(result.status, result.suffix, result.art_digest, result.message, Source.RENDER)
         if result.out is not None:
             self._record_out(item, result.out)
         if self.shared is not None and result.key and result.digests is not None:
@@ -437,9 +444,9 @@ class Session:
         rec = self.state["pairs"].get(pair)
         if rec is None:
             return None
-        if rec.status == "failed":
+        if rec.status == Status.FAILED:
             return None  # keep the last good artifact until the pair renders again
-        if rec.status == "skipped":
+        if rec.status == Status.SKIPPED:
             return f"stale: the pair is now skipped ({rec.reason})"
         if rec.suffix != suffix:
             return f"stale: the pair now renders out/{base}{rec.suffix}"
@@ -460,7 +467,7 @@ class Session:
             keys.update(self.state["code"][1])
         for pair, rec in self.state["pairs"].items():
             keys.update(rec.inputs)
-            if rec.status == "ok":
+            if rec.status == Status.OK:
                 keys.add(self.artifact_key(pair, rec.suffix))
         return keys
 

@@ -66,26 +66,22 @@ class Result(_Slots):
     """
 
     __slots__ = ("pair", "status", "suffix", "art_digest", "message", "key",
-                 "inputs", "digests", "stats", "out", "budget")
+                 "inputs", "digests", "stats", "out", "budget", "products")
 
     def __init__(self, pair, status, message="", suffix="", art_digest="", key="",
-                 inputs=(), digests=None, stats=(), out=None, budget=None) -> None:
+                 inputs=(), digests=None, stats=(), out=None, budget=None, products=()) -> None:
         self.pair, self.status, self.message = pair, status, message
         self.suffix, self.art_digest, self.key = suffix, art_digest, key
         self.inputs, self.digests, self.stats, self.out = inputs, digests, stats, out
         self.budget = budget  # the artifact's GPU budget (plain data), when the renderer gives one
+        self.products = products  # store keys of the pair's task products (manifesto.store.tasks)
 
 
-_settings: Settings | None = None
-_render = None
-
-
-def _init(settings: Settings, render=None, worker: bool = False) -> None:
-    global _settings, _render
-    _settings, _render = settings, render
-    if worker:
-        _exit_with_parent(os.getppid())
-    renderers.load(settings.renderer)
+def _init_worker(renderer: str) -> None:
+    """A pool worker's start: end with the build process, load the renderer once. The
+    settings travel with each batch (``execute_batch``), not in a module global."""
+    _exit_with_parent(os.getppid())
+    renderers.load(renderer)
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -107,9 +103,9 @@ def _exit_with_parent(parent: int) -> None:
 def run_jobs(jobs: list, settings: Settings, n_jobs: int, on_result, render=None) -> None:
     """Run ``jobs``, calling ``on_result(result)`` as each one finishes."""
     if n_jobs <= 1 or len(jobs) <= 1 or render is not None:
-        _init(settings, render)
+        renderers.load(settings.renderer)
         for job in jobs:
-            on_result(execute(job))
+            on_result(execute(job, settings, render))
         return
     _run_pool(jobs, settings, min(n_jobs, len(jobs)), on_result)
 
@@ -128,10 +124,10 @@ def _run_pool(jobs: list, settings: Settings, n_jobs: int, on_result) -> None:
         prepare()  # the workers inherit the imports and validators instead of each making them
     gc.freeze()  # inherited objects stay out of the workers' collections: no copy-on-write of them
     context = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(n_jobs, mp_context=context, initializer=_init,
-                             initargs=(settings, None, True)) as pool:
+    with ProcessPoolExecutor(n_jobs, mp_context=context, initializer=_init_worker,
+                             initargs=(settings.renderer,)) as pool:
         try:
-            futures = {pool.submit(execute_batch, batch): batch for batch in _batches(jobs, n_jobs)}
+            futures = {pool.submit(execute_batch, settings, batch): batch for batch in _batches(jobs, n_jobs)}
         finally:
             gc.unfreeze()  # the workers are forked (at the first submit): the parent collects as before
         for future in as_completed(futures):
@@ -151,15 +147,15 @@ def _batches(jobs: list, n_jobs: int) -> list[list]:
     return [jobs[i:i + size] for i in range(0, len(jobs), size)]
 
 
-def execute_batch(jobs: list) -> list:
-    """``execute`` each job of a batch (the unit sent to a worker process)."""
-    return [execute(job) for job in jobs]
+def execute_batch(settings: Settings, jobs: list) -> list:
+    """``execute`` each job of a batch (the unit sent to a worker process, with its settings)."""
+    return [execute(job, settings) for job in jobs]
 
 
-def execute(job: Job) -> Result:
-    """Render one pair (in a worker or in-process) and store its outcome."""
-    settings = _settings
-    render = _render or renderers.load(settings.renderer).render_pair
+def execute(job: Job, settings: Settings, render=None) -> Result:
+    """Render one pair (in a worker or in-process) and store its outcome; ``render`` is an
+    injected render function (default: the settings' renderer module's ``render_pair``)."""
+    render = render or renderers.load(settings.renderer).render_pair
     try:
         outcome = _render_one(job, settings, render)
     except Exception:  # a bug in the renderer: report it with the pair, keep going
@@ -181,17 +177,32 @@ def _render_one(job: Job, settings: Settings, render):
         options["routing_profile"] = os.path.join(settings.root, options["routing_profile"])
     try:
         # The module's renderer reads only the workspace (an injected test function takes 3 arguments).
-        roots = {"roots": (settings.root,)} if render is getattr(module, "render_pair", None) else {}
-        art = render(job.model, job.cluster, module.RenderOptions(**options), **roots)
+        extra = {}
+        if render is getattr(module, "render_pair", None):
+            # The module's renderer reads only the workspace, and keeps its task products in the store.
+            from manifesto.store import Store
+            from manifesto.store.tasks import Tasks
+
+            extra = {"roots": (settings.root,)}
+            if getattr(module, "STORES_TASKS", False):
+                # A product that cannot be written (or a damaged one) is a miss: the pair's own
+                # result entry, written next, reports a store that is in the way.
+                products = Store(settings.tasks_dir, warn=_ignore, root=settings.root)
+                extra["tasks"] = Tasks(products, job.context[0], settings.started_ns - _EDIT_WINDOW_NS)
+        art = render(job.model, job.cluster, module.RenderOptions(**options), **extra)
     except IncompatiblePairError as exc:
         inputs = getattr(exc, "inputs", None) or _fallback_inputs(job)
-        return Status.SKIPPED, "", "", str(exc), inputs, None
+        return Status.SKIPPED, "", "", str(exc), inputs, None, getattr(exc, "products", ())
     except ManifestoError as exc:
         inputs = getattr(exc, "inputs", None)
         if not inputs:  # without the files it read, the error cannot be cached
             return Result(job.pair, Status.FAILED, str(exc))
-        return Status.FAILED, "", "", str(exc), inputs, None
-    return Status.OK, art.suffix, art.text, "", art.inputs, getattr(art, "budget", None)
+        return Status.FAILED, "", "", str(exc), inputs, None, getattr(exc, "products", ())
+    return Status.OK, art.suffix, art.text, "", art.inputs, getattr(art, "budget", None), getattr(art, "products", ())
+
+
+def _ignore(message: str) -> None:
+    """A store's ``warn`` that says nothing (see ``_render_one``)."""
 
 
 def _fallback_inputs(job: Job) -> list[str]:
@@ -226,7 +237,7 @@ def _mentioned_files(path: str) -> list[str]:
     return hits
 
 
-def _finish(job, settings, status, suffix, text, reason, inputs, budget) -> Result:
+def _finish(job, settings, status, suffix, text, reason, inputs, budget, products) -> Result:
     from manifesto.build_graph.keys import pair_key
     from manifesto.store import Store
     from manifesto.store.entries import Result as Entry
@@ -234,17 +245,17 @@ def _finish(job, settings, status, suffix, text, reason, inputs, budget) -> Resu
     keys, digests, stats, steady = _hash_inputs(job, settings, inputs)
     data = text.encode()
     text_digest = digest(data)
-    art_digest = text_digest if status == "ok" else ""
+    art_digest = text_digest if status == Status.OK else ""
     key = pair_key(settings.renderer, job.pair, job.context, keys, digests)
     if steady:
         entry = Entry(key, f"render {job.pair[0]} @ {job.pair[1]}", status, suffix, text, text_digest, reason,
-                      keys, digests, budget)
-        Store(settings.tasks_dir, confined=True).put(entry)
+                      keys, digests, budget, tuple(products))
+        Store(settings.tasks_dir, root=settings.root).put(entry)  # never through a symlink in out/
     out = None
-    if settings.write and status == "ok":
+    if settings.write and status == Status.OK:
         out = write_artifact(settings.out_dir, job.out_base + suffix, data)
     return Result(job.pair, status, reason, suffix, art_digest, key, keys,
-                  digests if steady else None, stats, out, budget)
+                  digests if steady else None, stats, out, budget, tuple(products))
 
 
 def _hash_inputs(job: Job, settings: Settings, inputs):

@@ -200,7 +200,7 @@ class SharedCache:
         """Settle ``item`` from the remote cache; False (render it) on any miss."""
         from manifesto.build_graph.keys import pair_key
         from manifesto.digest import digest
-        from manifesto.status import Status
+        from manifesto.status import Source, Status
         from manifesto.store.entries import Result
 
         s = self.session
@@ -229,7 +229,7 @@ class SharedCache:
                        record.get("budget") if isinstance(record.get("budget"), dict) else None)
         s.tasks.put(entry)
         s._apply_entry(item, entry)
-        item.how = "remote"
+        item.how = Source.REMOTE
         return True
 
     def publish(self, item, result) -> None:

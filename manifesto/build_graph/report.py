@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from manifesto.status import Reported, Source, Status
+
 __all__ = ["Report", "ConsoleUI"]
 
-STATUSES = ("rendered", "up to date", "skipped", "failed")
+STATUSES = tuple(r.value for r in Reported)  # "rendered", "up to date", "skipped", "failed"
 
 
 class Report:
@@ -36,13 +38,13 @@ class Report:
             "model": session.graph.address(item.pair[0]),
             "cluster": item.pair[1],
             "status": status,
-            "artifact": f"out/{session.artifact_rel(item.pair, item.suffix)}" if item.status == "ok" else None,
+            "artifact": f"out/{session.artifact_rel(item.pair, item.suffix)}" if item.status == Status.OK else None,
         }
         if item.message:
             row["message"] = item.message
-        if item.how == "cache":
+        if item.how == Source.STORE:
             row["cached"] = True
-        elif item.how == "remote":
+        elif item.how == Source.REMOTE:
             row["cached"] = "remote"
         if item.why and status == "rendered":
             row["why"] = item.why
@@ -50,7 +52,7 @@ class Report:
 
     @staticmethod
     def _problem(session, item):
-        if item.status != "ok":
+        if item.status != Status.OK:
             return None
         rel = session.artifact_rel(item.pair, item.suffix)
         on_disk = session.stat.digest(session.ws.out_key(rel))
@@ -80,7 +82,7 @@ class Report:
         line = f"{c['rendered']} rendered, {c['up to date']} up to date, {c['skipped']} skipped, {c['failed']} failed"
         if self.pruned:
             line += f", {len(self.pruned)} pruned"
-        remote = sum(1 for item in self.items if item.how == "remote")
+        remote = sum(1 for item in self.items if item.how == Source.REMOTE)
         if remote:
             line += f"; {remote} from the remote cache"
         if self.mode == "check":
@@ -101,7 +103,7 @@ class Report:
                 if explain and status == "rendered" and item.why:
                     line += f"  ({item.why})"
                 lines.append(line)
-            elif status == "skipped" and item.how != "none":  # evaluated by this build, not remembered
+            elif status == Reported.SKIPPED and item.how != Source.RECORD:  # evaluated by this build, not remembered
                 row = self._row(item, status)
                 skips.append(f"skipped     {row['model']} @ {row['cluster']}: {item.message}")
         lines.sort(key=lambda line: line[12:])
@@ -137,7 +139,7 @@ class Report:
         out = []
         for item, row in zip(self.items, self.rows):
             rec = records.get(item.pair)
-            budget = rec.budget if rec is not None and item.status == "ok" else None
+            budget = rec.budget if rec is not None and item.status == Status.OK else None
             out.append({**row, "budget": budget} if budget else row)
         return out
 
@@ -169,11 +171,11 @@ class Report:
 
 def _status(item) -> str:
     """The reported status of a pair: rendered, up to date, skipped or failed."""
-    if item.status == "ok":
-        return "rendered" if item.how == "render" or item.wrote else "up to date"
-    if item.status == "skipped" and not item.explicit:
-        return "skipped"
-    return "failed"
+    if item.status == Status.OK:
+        return (Reported.RENDERED if item.how == Source.RENDER or item.wrote else Reported.UP_TO_DATE).value
+    if item.status == Status.SKIPPED and not item.explicit:
+        return Reported.SKIPPED.value
+    return Reported.FAILED.value
 
 
 class ConsoleUI:

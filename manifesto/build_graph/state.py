@@ -43,21 +43,38 @@ def new_state() -> dict:
     }
 
 
-PairRecord = namedtuple(
-    "PairRecord",
-    ("context", "inputs", "digests", "key", "status", "suffix", "art_digest", "reason", "written", "budget"),
-)
-PairRecord.__doc__ = """What one pair's last render read and produced (a plain tuple on disk).
+class PairRecord(namedtuple("_PairRecord", ("context", "inputs", "digests", "key", "status", "suffix",
+                                             "art_digest", "reason", "written", "budget"))):
+    """What one pair's last render read and produced (a plain tuple on disk).
 
-``context`` is (code digest, options); ``inputs`` the files it read and
-``digests`` their digests then (None when one changed during the build, which
-forces a re-render); ``status`` is a :class:`manifesto.status.Status` (FAILED: an error that
-listed the files it read, so it is as reproducible as an artifact). ``art_digest`` is
-the digest of the artifact the inputs render to now; ``written`` the digest of the
-artifact a build last wrote to out/ ("" when none), which ``build --check`` leaves
-alone: an out/ file equal to it is stale, any other one hand-edited, on every run.
-``budget`` is the artifact's GPU budget as plain data (None when the renderer gives none),
-so a build that renders nothing still reports it."""
+    ``context`` is (code digest, options); ``inputs`` the files it read and
+    ``digests`` their digests then (None when one changed during the build, which
+    forces a re-render); ``status`` is a :class:`manifesto.status.Status` (FAILED: an error that
+    listed the files it read, so it is as reproducible as an artifact). ``art_digest`` is
+    the digest of the artifact the inputs render to now; ``written`` the digest of the
+    artifact a build last wrote to out/ ("" when none), which ``build --check`` leaves
+    alone: an out/ file equal to it is stale, any other one hand-edited, on every run.
+    ``budget`` is the artifact's GPU budget as plain data (None when the renderer gives none),
+    so a build that renders nothing still reports it. ``key`` is the store key of the pair's
+    result (``manifesto.store.tasks.plan_of(store, key)`` gives its Plan).
+
+    A ``collections.namedtuple`` with annotations rather than a ``typing.NamedTuple`` or a
+    msgspec Struct: a no-op build reads only the manifest, and importing ``typing`` (or
+    msgspec, several interpreter start-ups) would be most of its cost.
+    """
+
+    __slots__ = ()
+
+    context: tuple  # (code fingerprint, option values)
+    inputs: tuple  # tuple[str, ...]: root-relative paths
+    digests: tuple | None  # tuple[str, ...]
+    key: str
+    status: Status
+    suffix: str  # ".yaml", ".sbatch", or "" without an artifact
+    art_digest: str
+    reason: str
+    written: str
+    budget: dict | None
 
 
 def load_state(path: str, warn) -> dict:

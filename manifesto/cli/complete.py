@@ -98,9 +98,9 @@ def _commands(action: argparse._SubParsersAction, prefix: str) -> list[tuple[str
 
 
 def _catalog(kind: str) -> list[tuple[str, str]]:
-    from manifesto.catalog import entries
+    from manifesto.catalog import entry_names
 
-    found = [(name, origin) for name, origin, _, _ in entries(kind)]
+    found = entry_names(kind)
     if kind == CLUSTERS:  # the workspace's own profiles, which --cluster NAME finds first
         found = [(t.name, "workspace") for t in _workspace_targets() if t.kind == "cluster"] + found
     return found

@@ -9,6 +9,12 @@ from __future__ import annotations
 
 import argparse
 
+# The CLI speaks English; argparse would look each of its few hundred strings up in the
+# gettext catalogs (a search of the locale folders per string: about a sixth of `--help`
+# and of a completion TAB). Its own messages are used as written.
+argparse._ = str
+argparse.ngettext = lambda singular, plural, n: singular if n == 1 else plural
+
 __all__ = ["Parser", "get_parser", "command_word", "COMMANDS"]
 
 #: The module whose ``register(sub)`` adds every command (it imports the others by name).

@@ -15,7 +15,9 @@ serialises such a list.
 
 from __future__ import annotations
 
-__all__ = ["render", "render_kubernetes", "render_to_yaml"]  # artifact_text, expanded_inputs, k8s_objects: internal
+__all__ = ["render", "render_kubernetes", "render_to_yaml"]
+# internal (the build's tasks, manifesto.store.tasks): render_plan, header_inputs, Refused, place,
+# artifact_text, expanded_inputs, k8s_objects
 
 
 def _options(user: str, namespace: str, **extra):
@@ -64,49 +66,81 @@ def _routing_yaml(plan, options) -> str | None:
     return plan.routing.config_files[0][1]
 
 
-def artifact_text(plan, spec, cluster, options=None) -> tuple[str, str]:
-    """(text, suffix) of ``plan`` for its platform; ``spec`` and ``cluster`` are the loaded
-    inputs, written into the provenance header with the ``options`` that shaped the plan,
-    and used to place a refusal in its file."""
+def header_inputs(plan, spec, cluster, options=None):
+    """The :class:`~manifesto.render.header.HeaderInputs` of ``plan``: what its provenance
+    header shows besides the Plan (the expanded inputs, the options, a routing profile's text)."""
+    from manifesto.render.products import HeaderInputs
+
     model_yaml, cluster_yaml = expanded_inputs(spec, cluster)
-    header = {"options": options, "routing_yaml": _routing_yaml(plan, options)}
+    return HeaderInputs(model_yaml, cluster_yaml, options, _routing_yaml(plan, options))
+
+
+class Refused(Exception):
+    """``render_plan`` refused the plan: the inputs' doing, not a bug. ``refusal`` says why
+    and which input field is behind it; :func:`place` turns it into a ResolveError at that
+    field's position (render itself has no source positions: it reads only the Plan)."""
+
+    def __init__(self, refusal) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
+def render_plan(plan, header) -> tuple[str, str]:
+    """(text, suffix) of ``plan`` for its platform, with the provenance header of ``header``
+    (a HeaderInputs): a function of these two values alone. Raises :class:`Refused`."""
+    from manifesto.render.products import Refusal
+
+    args = {"options": header.options, "routing_yaml": header.routing_yaml}
     if plan.platform == "slurm":
-        from manifesto.errors import ResolveError
         from manifesto.render.slurm import SlurmUnsupported, render_slurm
 
         try:
-            return render_slurm(plan, model_yaml, cluster_yaml, **header), ".sbatch"
-        except SlurmUnsupported as exc:  # point at the field in the file the refusal is about
-            where = spec.where if exc.source == "spec" else cluster.where
-            raise ResolveError(exc.message, where(exc.fields), exc.path) from None
+            return render_slurm(plan, header.model_yaml, header.cluster_yaml, **args), ".sbatch"
+        except SlurmUnsupported as exc:
+            raise Refused(Refusal(exc.message, exc.source, exc.fields, exc.path)) from None
     from manifesto.render.k8s import render_manifest
     from manifesto.render.k8s.validity import MAX_OBJECT, LimitError, size_problem
 
     try:
-        objs = k8s_objects(plan, spec)
-        text = render_manifest(plan, model_yaml, cluster_yaml, objs, **header)
+        objs = _checked_objects(plan)
+        text = render_manifest(plan, header.model_yaml, header.cluster_yaml, objs, **args)
         if len(text) > MAX_OBJECT // 3:  # JSON is at most about 3x our YAML: only then can an object be too big
             problem = size_problem(objs)
             if problem is not None:
                 raise problem
     except LimitError as exc:
-        raise _placed_limit(exc, spec, cluster) from None
+        # pod annotations may come from the cluster's pod_defaults: place() decides
+        source = "annotations" if exc.field.endswith("annotations") else "spec"
+        raise Refused(Refusal(exc.message, source, (), "")) from None
     return text, ".yaml"
 
 
-def _placed_limit(exc, spec, cluster):
-    """A size limit on the input that fills the field: the cluster's pod annotations for
-    annotations, else the spec (the rendered object and field are named in the message)."""
+def place(refusal, spec, cluster):
+    """The ResolveError of ``refusal`` at the input field behind it."""
     from manifesto.errors import ResolveError
 
-    if exc.field.endswith("annotations") and cluster.profile.pod_defaults.annotations:
-        return ResolveError(exc.message, cluster.where(("pod_defaults", "annotations")), "pod_defaults.annotations")
-    return ResolveError(exc.message, spec.where(()))
+    if refusal.source == "annotations":  # a size limit filled by the pod annotations
+        if cluster.profile.pod_defaults.annotations:
+            return ResolveError(refusal.message, cluster.where(("pod_defaults", "annotations")),
+                                "pod_defaults.annotations")
+        return ResolveError(refusal.message, spec.where(()))
+    where = cluster.where if refusal.source == "cluster" else spec.where
+    return ResolveError(refusal.message, where(tuple(refusal.fields)), refusal.path)
 
 
-def k8s_objects(plan, spec, routing: bool = False) -> list[dict]:
-    """The instance's Kubernetes objects (or only its routing layer), checked against Kubernetes'
-    rules; a name that is too long or taken twice is reported on the spec field behind it."""
+def artifact_text(plan, spec, cluster, options=None) -> tuple[str, str]:
+    """(text, suffix) of ``plan`` for its platform; ``spec`` and ``cluster`` are the loaded
+    inputs, written into the provenance header with the ``options`` that shaped the plan,
+    and used to place a refusal in its file."""
+    try:
+        return render_plan(plan, header_inputs(plan, spec, cluster, options))
+    except Refused as exc:
+        raise place(exc.refusal, spec, cluster) from None
+
+
+def _checked_objects(plan, routing: bool = False) -> list[dict]:
+    """The instance's Kubernetes objects; a name that is too long or taken twice is a
+    :class:`Refused` naming the spec field behind it."""
     from manifesto.errors import RenderCheckError
     from manifesto.render.k8s import objects, routing_only
 
@@ -115,12 +149,22 @@ def k8s_objects(plan, spec, routing: bool = False) -> list[dict]:
     except RenderCheckError as exc:
         if not exc.excess:
             raise
-        raise _placed(exc, plan, spec) from None
+        raise Refused(_refusal(exc, plan)) from None
 
 
-def _placed(exc, plan, spec):
+def k8s_objects(plan, spec, routing: bool = False) -> list[dict]:
+    """The instance's Kubernetes objects (or only its routing layer), checked against Kubernetes'
+    rules; a name that is too long or taken twice is reported on the spec field behind it."""
+    try:
+        return _checked_objects(plan, routing)
+    except Refused as exc:
+        raise place(exc.refusal, spec, None) from None
+
+
+def _refusal(exc, plan):
     """The spec field a name comes from: the role whose workload name starts it, else the release."""
-    from manifesto.errors import ResolveError, format_path
+    from manifesto.errors import format_path
+    from manifesto.render.products import Refusal
 
     path, what = ("release",), "release"
     owners = [(i, r) for i, r in enumerate(plan.roles)
@@ -137,7 +181,7 @@ def _placed(exc, plan, spec):
     else:
         message = (f"makes a {exc.kind} name too long by {exc.excess} character{'s' if exc.excess > 1 else ''}: "
                    f"{exc.problem}; shorten {what}")
-    return ResolveError(message, spec.where(path), format_path(path))
+    return Refusal(message, "spec", path, format_path(path))
 
 
 def render_to_yaml(objects: list[dict]) -> str:

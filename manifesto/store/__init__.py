@@ -11,7 +11,13 @@ Layout of a store directory (the build's is ``out/.cache/tasks``, the commands' 
 
     <store>/<key[:2]>/<key>     one entry: JSON written by msgspec, tagged by "kind":
         "result"   the outcome of one render task, failures included: status, suffix,
-                   text and its digest, reason, and the files it read with their digests
+                   text and its digest, reason, the files it read with their digests,
+                   and the keys of its resolve and render products
+        "resolved" the resolve task's product: the Plan and its header inputs, or the error
+                   (skipped or failed) as text; keyed by the files it read, options, code
+        "rendered" the render task's product: artifact text and digest, or the refusal
+                   (message and input field, no positions); keyed by the digest of the
+                   Plan and header inputs and the code (see ``manifesto.store.tasks``)
         "request"  a command's index: the files its last render read (with digests),
                    the code fingerprint then, and the key of the result they produced
         "code"     the code fingerprint, remembered under the stat signature of the code files
@@ -34,7 +40,7 @@ from manifesto.digest import digest
 __all__ = ["KEEP_FACTOR", "Store", "task_key", "request_key"]
 
 #: A build keeps unreferenced entries until they outnumber its pairs by this factor.
-KEEP_FACTOR = 4
+KEEP_FACTOR = 8  # a pair keeps up to three entries: its result, its Plan and its artifact
 
 #: Temporary files of an atomic write end with this (``build_graph.fsio.TMP_MARK`` too).
 TMP_MARK = ".tmp~"
@@ -59,12 +65,10 @@ def request_key(request: str) -> str:
 class Store:
     """Entries below ``directory`` (None: a store that holds nothing and keeps nothing)."""
 
-    def __init__(self, directory: str | None, warn=None, confined: bool = False) -> None:
-        """``confined``: writes never go through a symlink (a build's store lives in out/,
-        which a pull request can plant links in); a user's cache directory may be a link."""
+    def __init__(self, directory: str | None, warn=None, root: str | None = None) -> None:
         self.directory = None if directory is None else os.fspath(directory)
         self.warn = warn
-        self.confined = confined
+        self.root = root  # writes are confined below it: no symlink on the way (the build's workspace)
 
     def path(self, key: str) -> str:
         return os.path.join(self.directory, key[:2], key)
@@ -121,8 +125,7 @@ class Store:
         from manifesto.store.entries import encode
 
         try:
-            write_atomic(self.path(entry.key), encode(entry), suffix=TMP_MARK, durable=False,
-                         root=os.sep if self.confined else None)
+            write_atomic(self.path(entry.key), encode(entry), suffix=TMP_MARK, durable=False, root=self.root)
         except OSError:
             if self.warn is None:
                 raise

@@ -7,7 +7,10 @@ import msgspec
 from manifesto.digest import digest
 from manifesto.status import Status
 
-__all__ = ["Status", "Result", "Request", "Code", "decode", "encode"]
+from manifesto.render.products import HeaderInputs, Refusal
+from manifesto.resolve.plan import Plan
+
+__all__ = ["Status", "Result", "Resolved", "Rendered", "Request", "Code", "decode", "encode"]
 
 
 class Result(msgspec.Struct, frozen=True, tag="result", tag_field="kind"):
@@ -23,6 +26,33 @@ class Result(msgspec.Struct, frozen=True, tag="result", tag_field="kind"):
     inputs: tuple[str, ...]  # the files it read ...
     digests: tuple[str, ...]  # ... and their digests then
     budget: dict | None = None  # the artifact's GPU budget (manifesto.resolve.budget, plain data)
+    products: tuple[str, ...] = ()  # the keys of its resolve and render products (Resolved, Rendered)
+
+
+class Resolved(msgspec.Struct, frozen=True, tag="resolved", tag_field="kind"):
+    """The resolve task's product: the Plan and its header inputs, or why there is none
+    (status "skipped": an incompatible pair, "failed": an error; ``reason`` is its text).
+    ``plan_digest`` digests the Plan and header inputs: the render task's input."""
+
+    key: str
+    task: str
+    status: Status
+    reason: str = ""
+    plan: Plan | None = None
+    header: HeaderInputs | None = None
+    plan_digest: str = ""
+
+
+class Rendered(msgspec.Struct, frozen=True, tag="rendered", tag_field="kind"):
+    """The render task's product: the artifact text of one Plan, or the refusal."""
+
+    key: str
+    task: str
+    status: Status
+    suffix: str = ""
+    text: str = ""
+    text_digest: str = ""
+    refusal: Refusal | None = None
 
 
 class Request(msgspec.Struct, frozen=True, tag="request", tag_field="kind"):
@@ -43,7 +73,7 @@ class Code(msgspec.Struct, frozen=True, tag="code", tag_field="kind"):
 
 
 _encoder = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder(Result | Request | Code)
+_decoder = msgspec.json.Decoder(Result | Resolved | Rendered | Request | Code)
 
 
 def encode(entry) -> bytes:
@@ -58,6 +88,6 @@ def decode(blob: bytes, key: str):
         return None, str(exc)
     if entry.key != key:
         return None, "its key does not match its name"
-    if isinstance(entry, Result) and digest(entry.text.encode()) != entry.text_digest:
+    if isinstance(entry, (Result, Rendered)) and digest(entry.text.encode()) != entry.text_digest:
         return None, "content does not match its digest"
     return entry, None

@@ -1,0 +1,119 @@
+"""The resolve and render tasks keep typed products in the one store (issue 15): the Plan
+of every built pair can be read back, ``render(Plan)`` of it gives the artifact, and an
+edit that leaves the Plan and the header inputs equal reuses the render product."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("manifesto.build_renderer")
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class Quiet:
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
+def _tree(root: Path) -> Path:
+    for name in ("models", "clusters", "routing"):
+        shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns(".*"))
+    shutil.copy(REPO / "BUILD.yaml", root / "BUILD.yaml")
+    _age(root)
+    return root
+
+
+def _age(root: Path) -> None:
+    """Inputs older than the build: their products may be stored (a build skips fresh edits)."""
+    for path in root.rglob("*.yaml"):
+        os.utime(path, (1_600_000_000, 1_600_000_000))
+
+
+def _build(root: Path, monkeypatch):
+    import manifesto.build_renderer as build_renderer
+    from manifesto.build_graph.api import build
+
+    monkeypatch.setattr(build_renderer, "PRODUCTS", build_renderer.Products())
+    monkeypatch.chdir(root)
+    return build(["//::"], jobs=1, root=str(root), renderer="manifesto.build_renderer", ui=Quiet())
+
+
+def _entries(root: Path, kind: str) -> set[str]:
+    import json
+
+    found = set()
+    for path in (root / "out" / ".cache" / "tasks").rglob("*"):
+        if path.is_file() and json.loads(path.read_bytes()).get("kind") == kind:
+            found.add(path.name)
+    return found
+
+
+def _records(root: Path) -> dict:
+    from manifesto.build_graph.state import load_state
+
+    return load_state(str(root / "out" / ".cache" / "state"), print)["pairs"]
+
+
+def test_the_stored_plan_of_each_pair_renders_its_artifact(tmp_path, monkeypatch):
+    from manifesto.render import render_plan
+    from manifesto.status import Status
+    from manifesto.store import Store
+    from manifesto.store.entries import Resolved
+    from manifesto.store.tasks import plan_of
+
+    root = _tree(tmp_path / "tree")
+    _build(root, monkeypatch)
+    store = Store(str(root / "out" / ".cache" / "tasks"))
+    records = _records(root)
+    built = [(pair, rec) for pair, rec in records.items() if rec.status == Status.OK]
+    assert len(built) >= 10
+    for pair, rec in built:
+        plan = plan_of(store, rec.key)
+        assert plan is not None, pair
+        result = store.get(rec.key)
+        resolved = [store.get(k) for k in result.products if isinstance(store.get(k), Resolved)][0]
+        assert resolved.plan == plan
+        text, suffix = render_plan(plan, resolved.header)
+        written = [p for p in (root / "out").rglob("*" + suffix) if p.read_bytes() == text.encode()]
+        assert written, pair
+    skipped = [rec for rec in records.values() if rec.status == Status.SKIPPED]
+    assert skipped and all(plan_of(store, rec.key) is None for rec in skipped)
+    failures = [e for e in (store.get(k) for k in _entries(root, "resolved")) if e.status == Status.SKIPPED]
+    assert sorted(e.reason for e in failures) == sorted(rec.reason for rec in skipped)
+
+
+def test_a_comment_reresolves_but_reuses_the_render_product(tmp_path, monkeypatch):
+    from manifesto.status import Status
+
+    root = _tree(tmp_path / "tree")
+    _build(root, monkeypatch)
+    before = {p: p.read_bytes() for p in (root / "out").rglob("*") if p.is_file() and ".cache" not in p.parts}
+    resolved, rendered = _entries(root, "resolved"), _entries(root, "rendered")
+    spec = root / "models" / "qwen" / "qwen3-0.6b.yaml"
+    spec.write_text("# a comment the Plan does not see\n" + spec.read_text())
+    _age(root)
+    report = _build(root, monkeypatch)
+    rerendered = [i for i in report.items if i.how == "render"]
+    assert any(i.status == Status.OK for i in rerendered)
+    assert len(_entries(root, "resolved") - resolved) == len(rerendered)  # resolved again ...
+    assert _entries(root, "rendered") == rendered  # ... but each Plan's artifact was reused
+    after = {p: p.read_bytes() for p in (root / "out").rglob("*") if p.is_file() and ".cache" not in p.parts}
+    assert after == before
+
+
+def test_a_changed_plan_renders_again(tmp_path, monkeypatch):
+    root = _tree(tmp_path / "tree")
+    _build(root, monkeypatch)
+    rendered = _entries(root, "rendered")
+    spec = root / "models" / "qwen" / "qwen3-0.6b.yaml"
+    text = spec.read_text()
+    assert "release: qwen3-0-6b\n" in text
+    spec.write_text(text.replace("release: qwen3-0-6b\n", "release: qwen3-small\n"))
+    _age(root)
+    _build(root, monkeypatch)
+    assert _entries(root, "rendered") - rendered
