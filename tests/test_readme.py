@@ -103,6 +103,7 @@ def test_walkthroughs_run_as_printed(tmp_path, index):
 
 
 @pytest.mark.slurm
+@pytest.mark.xdist_group("slurm-jobs")  # its job shares the kit's nodes and ports with test_slurm_jobs
 def test_slurm_workflow(slurm_cluster, tmp_path):
     (body,) = blocks("slurm")
     env = _env(tmp_path)

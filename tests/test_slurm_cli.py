@@ -26,6 +26,9 @@ accelerators:
     b200: {gpus_per_node: 8, allocation: {slurm: {gres: gpu}}}
 """
 
+# Its jobs run on the local Slurm kit beside test_slurm_jobs' stand-in servers: one xdist worker.
+pytestmark = pytest.mark.xdist_group("slurm-jobs")
+
 
 def test_calls_are_plain_data():
     call = slurm.submit_call("#!/bin/bash\n", None, test_only=False)

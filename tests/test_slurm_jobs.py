@@ -30,7 +30,8 @@ import pytest
 from kit import REPO_ROOT, shared_dir
 from test_slurm_render import check_script, render_pair, write
 
-pytestmark = [pytest.mark.slurm, pytest.mark.integration]
+# One xdist worker runs every real job: stand-in servers bind fixed ports (8000...) on loopback.
+pytestmark = [pytest.mark.slurm, pytest.mark.integration, pytest.mark.xdist_group("slurm-jobs")]
 
 STANDIN = """\
 #!{python}
