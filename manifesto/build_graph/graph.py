@@ -205,14 +205,20 @@ class _Builder:
             self.graph.model_clusters[target.path] = clusters
             self.graph.model_options[target.path] = options
 
-    def add_deployment(self, i: int, gen: tuple) -> None:
-        _, name, model_ref, cluster_ref, (context, slurm_host), options = gen
+    def declared_key(self, i: int, name: str, out_dir: str, what: str) -> str:
+        """The address of a target declared in BUILD.yaml (``//:name``), once no other target
+        has it and no cluster target takes the out/ folder its artifacts go to."""
         key = f"//:{name}"
         if key in self.graph.targets:
             self.fail(("targets", i, "name"), f"{key} is already a target; rename one")
-        if DEPLOY_DIR in self.graph.clusters:
-            self.fail(("targets", i), f"a cluster target is named '{DEPLOY_DIR}', which out/{DEPLOY_DIR}/ "
-                      "(where deployment artifacts go) needs; rename the cluster file")
+        if out_dir in self.graph.clusters:
+            self.fail(("targets", i), f"a cluster target is named '{out_dir}', which out/{out_dir}/ "
+                      f"(where {what} artifacts go) needs; rename the cluster file")
+        return key
+
+    def add_deployment(self, i: int, gen: tuple) -> None:
+        _, name, model_ref, cluster_ref, (context, slurm_host), options = gen
+        key = self.declared_key(i, name, DEPLOY_DIR, "deployment")
         model = self.one_model(model_ref, ("targets", i, "model"))
         clusters = self.cluster_ref(cluster_ref, ("targets", i, "cluster"))
         if len(clusters) != 1:
@@ -230,12 +236,7 @@ class _Builder:
         from manifesto.errors import BuildError
 
         _, name, model_refs, cluster_ref, _, options = gen
-        key = f"//:{name}"
-        if key in self.graph.targets:
-            self.fail(("targets", i, "name"), f"{key} is already a target; rename one")
-        if MONITORING_DIR in self.graph.clusters:
-            self.fail(("targets", i), f"a cluster target is named '{MONITORING_DIR}', which out/{MONITORING_DIR}/ "
-                      "(where monitoring artifacts go) needs; rename the cluster file")
+        key = self.declared_key(i, name, MONITORING_DIR, "monitoring")
         models: set[str] = set()
         for j, ref in enumerate(model_refs):
             try:
