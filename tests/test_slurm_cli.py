@@ -318,3 +318,13 @@ def test_render_slurm_writes_the_batch_script(tmp_path):
         assert not (tmp_path / "json").exists()
     assert _cli(tmp_path, "render", "file", SPEC, *common, "-o", "./json").returncode == 0
     assert (tmp_path / "json").read_text() == stdout.stdout
+
+
+def test_status_counts_only_jobs_still_queued_or_running():
+    """A job that ended (COMPLETING: Slurm still cleans up after it) does not make a target
+    in-sync or drifted; a job with one live element does."""
+    from manifesto.ops.slurm import live_jobs
+
+    rows = [{"job": "1", "state": "COMPLETING"}, {"job": "2", "state": "RUNNING"}, {"job": "3", "state": "PENDING"},
+            {"job": "4", "state": "COMPLETING,RUNNING"}, {"job": "5", "state": "CANCELLED"}]
+    assert [row["job"] for row in live_jobs(rows)] == ["2", "3", "4"]

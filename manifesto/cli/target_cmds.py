@@ -299,7 +299,10 @@ def _submitted_script(job: str, ssh_host: str | None) -> str | None:
 def _slurm_status(art, args) -> int:
     """in-sync: a job of the instance runs (or waits) with exactly the artifact's bytes; drifted:
     its jobs were submitted from other bytes; missing: none is queued or running."""
+    from manifesto.ops.slurm import live_jobs
+
     ssh_host, instance, jobs = _slurm_jobs(art)
+    jobs = live_jobs(jobs)  # a job Slurm is still cleaning up after (COMPLETING) no longer serves
     for job in jobs:
         script = _submitted_script(job["job"], ssh_host)
         job["status"] = "in-sync" if script == art.text else (

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from manifesto.errors import OpsError, excerpt, show_value
 
 __all__ = ["SlurmCall", "run", "submit_call", "servers_call", "stop_call", "check_cancelled", "parse_servers",
-           "job_id", "script_instance", "script_log_dir", "batch_script_call", "instance_jobs"]
+           "job_id", "script_instance", "script_log_dir", "batch_script_call", "instance_jobs", "live_jobs",
+           "ENDED_STATES"]
 
 _JOB = re.compile(r"^[0-9]+(_[0-9]+|\+[0-9]+)?\Z")  # ASCII digits: "١٢".isdigit() is true
 # %r is the reason alone; %R would print the node list for a running job.
@@ -152,6 +153,16 @@ def parse_servers(text: str) -> list[dict]:
 
 def instance_jobs(rows: list[dict], instance: str) -> list[dict]:
     return [row for row in rows if row["instance"] == instance]
+
+
+#: squeue states of a job that has stopped running (COMPLETING: Slurm is still cleaning up).
+ENDED_STATES = frozenset({"COMPLETING", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED",
+                          "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT"})
+
+
+def live_jobs(rows: list[dict]) -> list[dict]:
+    """The jobs still queued or running: some element is in a state other than an ended one."""
+    return [row for row in rows if any(state not in ENDED_STATES for state in row["state"].split(","))]
 
 
 def stop_call(job: str, ssh_host: str | None) -> SlurmCall:
