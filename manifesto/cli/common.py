@@ -66,16 +66,21 @@ def add(sub, name: str, **kwargs):
 
 def spec_args(p: argparse.ArgumentParser, render: bool = True, *,
               context_help: str = "kube context used to pick a cluster profile and namespace",
-              namespace_help: str = "namespace (default: MANIFESTO_NAMESPACE or the kube context's)") -> None:
+              namespace_help: str = "namespace (default: MANIFESTO_NAMESPACE or the kube context's)",
+              specs_help: str | None = None) -> None:
     """SPEC and the options that pick a cluster, identity and namespace; with ``render``, the
     options that change what is rendered. A command whose --context or --namespace means more
-    (``test e2e``) passes its own help for them."""
+    (``test e2e``) passes its own help for them; one that takes several specs (``render
+    monitoring``) passes ``specs_help``, and gets them as ``args.specs``."""
     if not isinstance(p, argparse.ArgumentParser):  # a command this run does not build
         return
     from manifesto.cli.hints import CATALOG
 
-    p.add_argument("spec", metavar="SPEC", help="model spec: a path or a catalog name such as qwen/aggregated"
-                   ).complete = CATALOG["models"]
+    if specs_help is None:
+        p.add_argument("spec", metavar="SPEC", help="model spec: a path or a catalog name such as qwen/aggregated"
+                       ).complete = CATALOG["models"]
+    else:
+        p.add_argument("specs", nargs="+", metavar="SPEC", help=specs_help).complete = CATALOG["models"]
     p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name "
                    "(default: MANIFESTO_CLUSTER or the kube context)").complete = CATALOG["clusters"]
     p.add_argument("--context", help=context_help)

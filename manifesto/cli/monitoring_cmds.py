@@ -8,18 +8,12 @@ __all__ = ["register"]
 
 
 def register(render, add) -> None:
-    from manifesto.cli.hints import CATALOG
+    from manifesto.cli.common import spec_args
 
     p = add(render, "monitoring", help="render namespace-scoped monitoring (PodMonitors, Prometheus and "
             "Grafana configuration and RBAC, dashboards) for the instances of SPECs")
-    p.add_argument("specs", nargs="+", metavar="SPEC", help="model specs whose instances to monitor"
-                   ).complete = CATALOG["models"]
-    p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name "
-                   "(default: MANIFESTO_CLUSTER or the kube context)").complete = CATALOG["clusters"]
-    p.add_argument("--context", help="kube context used to pick a cluster profile and namespace")
-    p.add_argument("--user", help="user the instances were rendered for (default: $USER)")
-    p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
-    p.add_argument("--routing-profile", help="EPP routing profile the instances use").complete = CATALOG["routing"]
+    # The options of the renders being monitored: they shape the plans the monitoring is built from.
+    spec_args(p, specs_help="model specs whose instances to monitor")
     p.set_defaults(func=_render_monitoring)
 
 
