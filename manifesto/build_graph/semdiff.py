@@ -199,26 +199,24 @@ def accelerator_facts(text: str) -> tuple[int | None, float | None]:
 
 def _header_inputs(text: str) -> tuple[dict[str, str], dict[str, str]]:
     """The heredoc inputs (tag -> text) and the ``--flag value`` pairs of the header command."""
+    from manifesto.render.header import regenerate_command
+
     docs: dict[str, str] = {}
     flags: dict[str, str] = {}
     tag, body = None, []
-    for line in text.splitlines():
-        if not line.startswith("#"):
-            break
-        content = line[2:] if line.startswith("# ") else line[1:]
+    for line in (regenerate_command(text) or "").splitlines():
         if tag is not None:
-            if content == tag:
+            if line == tag:
                 docs[tag], tag, body = "\n".join(body) + "\n", None, []
             else:
-                body.append(content)
-            continue
-        if "<<'" in content:
-            tag = content.split("<<'", 1)[1].split("'", 1)[0]
-            continue
-        words = _split(content.replace("\\", " "))
-        for flag, value in zip(words, words[1:]):
-            if flag.startswith("--") and not value.startswith("-"):
-                flags.setdefault(flag, value)
+                body.append(line)
+        elif "<<'" in line:
+            tag = line.split("<<'", 1)[1].split("'", 1)[0]
+        else:
+            words = _split(line.replace("\\", " "))
+            for flag, value in zip(words, words[1:]):
+                if flag.startswith("--") and not value.startswith("-"):
+                    flags.setdefault(flag, value)
     return docs, flags
 
 

@@ -8,7 +8,7 @@ import hashlib
 __all__ = [
     "INSTANCE_LABEL", "MANAGED_BY_LABEL", "COMPONENT_LABEL", "OWNER_LABEL", "ROLE_LABEL", "MANAGED_BY",
     "KUEUE_QUEUE_LABEL", "KUEUE_PRIORITY_LABEL", "ACCELERATOR_CLAIM", "COMPUTE_DOMAIN_CLAIM",
-    "LWS_GROUP_INDEX_LABEL",
+    "LWS_GROUP_INDEX_LABEL", "LWS_WORKER_INDEX_LABEL",
     "pool", "epp", "epp_config", "envoy_config", "epp_account", "gateway", "gateway_options",
     "route", "idle", "model_account", "pool_service", "epp_destination_rule", "pool_destination_rule",
     "service_host",
@@ -30,6 +30,8 @@ ACCELERATOR_CLAIM = "accelerator"
 COMPUTE_DOMAIN_CLAIM = "compute-domain-channel"
 #: Set by the LeaderWorkerSet controller on every pod: the index of its group.
 LWS_GROUP_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
+#: Set by the LeaderWorkerSet controller on every pod: its index inside the group.
+LWS_WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 
 def pool(instance: str) -> str:
     return f"{instance}-infpool"

@@ -16,7 +16,6 @@ from manifesto.render.launch import K8S, launch_script
 __all__ = ["model_objects", "claim_template_name", "serving_service_name", "model_service_account"]
 
 LWS_API = "leaderworkerset.x-k8s.io/v1"
-WORKER_INDEX = "leaderworkerset.sigs.k8s.io/worker-index"
 GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"
 STARTUP_PERIOD = 10
 STARTUP_FAILURES = 720  # two hours for large MoE checkpoints to load and compile
@@ -251,7 +250,7 @@ def _service(plan, role) -> dict:
     lay = role.layout
     selector = dict(role.selector)
     if role.workload_kind == "LeaderWorkerSet" and lay.serving_nodes == (0,):
-        selector[WORKER_INDEX] = "0"
+        selector[names.LWS_WORKER_INDEX_LABEL] = "0"
     ports = [{"name": f"http-{i}", "port": p, "targetPort": p, "protocol": "TCP"} for i, p in enumerate(lay.public_ports)]
     return {
         "apiVersion": "v1",

@@ -14,15 +14,13 @@ from manifesto.resolve.names import (
 from manifesto.yamlemit import dump_yaml
 
 __all__ = ["monitoring_objects", "pod_monitors", "scrape_config", "helm_values", "STACK", "ENVOY_STATS_PATH",
-           "ISTIO_STATS_PORT", "WORKER_INDEX_LABEL", "PROMETHEUS_CHART", "GRAFANA_CHART"]
+           "ISTIO_STATS_PORT", "PROMETHEUS_CHART", "GRAFANA_CHART"]
 
 #: Name prefix of the namespace-wide objects (RBAC, configuration, dashboards).
 STACK = "manifesto-monitoring"
 #: Istio's generated gateway Deployment exposes Envoy statistics on this named port
 #: (istio/istio manifests/charts/istio-control/istio-discovery/files/kube-gateway.yaml).
 ISTIO_STATS_PORT = "http-envoy-prom"
-#: Set by the LeaderWorkerSet controller on every pod: its index inside the group.
-WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 GATEWAY_NAME_LABEL = "gateway.networking.k8s.io/gateway-name"
 _GROUP = "monitoring.coreos.com"
 
@@ -71,7 +69,7 @@ def _vllm_monitors(plan) -> list[dict]:
         keep = []
         if role.workload_kind == "LeaderWorkerSet" and tuple(lay.serving_nodes) != tuple(range(lay.nodes)):
             # Headless pods of a multi-node rank run no API server: scrape the serving ones only.
-            keep = [{"sourceLabels": [_meta_label(WORKER_INDEX_LABEL)], "action": "keep",
+            keep = [{"sourceLabels": [_meta_label(names.LWS_WORKER_INDEX_LABEL)], "action": "keep",
                      "regex": "|".join(str(n) for n in lay.serving_nodes)}]
         endpoints = [{"port": f"vllm-{i}", "path": "/metrics", "relabelings": list(keep)}
                      for i in range(len(lay.backend_ports))]

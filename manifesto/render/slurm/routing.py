@@ -15,15 +15,14 @@ from functools import lru_cache
 
 from manifesto.render.pd_sidecar import image_release, pd_sidecar_args
 from manifesto.render.slurm.checks import SlurmUnsupported
+from manifesto.resolve import names
 
 __all__ = [
     "DISCOVERY_PLUGIN", "ROUTER_DIR_TOKEN", "epp_config", "endpoint_table", "resolver_program", "proxy_args",
-    "WORKER_INDEX",
 ]
 
 DISCOVERY_PLUGIN = "manifesto-file-discovery"
 ROUTER_DIR_TOKEN = "@MANIFESTO_ROUTER_DIR@"  # replaced by the batch host's router directory
-WORKER_INDEX = "leaderworkerset.sigs.k8s.io/worker-index"
 
 
 # The one config apiVersion whose types know only the nested spelling (llm-d.ai/v1). Every
@@ -137,7 +136,7 @@ def endpoint_table(plan, components: list) -> list[list]:
         for replica in range(lay.replicas):
             for node in lay.serving_nodes:
                 for port in lay.public_ports:
-                    labels = dict(sorted({**role.labels, WORKER_INDEX: str(node)}.items()))
+                    labels = dict(sorted({**role.labels, names.LWS_WORKER_INDEX_LABEL: str(node)}.items()))
                     rows.append([g, replica * lay.nodes + node, port, f"{role.name}-{replica}-{node}-{port}", labels])
     return rows
 
