@@ -98,7 +98,6 @@ class RemoteCache:
         self.settings = settings
         self.warn = warn
         self.enabled = True
-        self.hits = self.misses = self.writes = 0
 
     # -- the two namespaces ------------------------------------------------------------
 
@@ -154,17 +153,12 @@ class RemoteCache:
 
     def _get(self, path: str) -> bytes | None:
         result = self._request("GET", path)
-        if result is None or result[0] != 200:
-            self.misses += 1
-            return None
-        self.hits += 1
-        return result[1]
+        return result[1] if result is not None and result[0] == 200 else None
 
     def _put(self, path: str, data: bytes) -> None:
         if self.settings.read_only:
             return
-        if self._request("PUT", path, data) is not None:
-            self.writes += 1
+        self._request("PUT", path, data)
 
 
 class SharedCache:

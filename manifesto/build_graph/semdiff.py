@@ -25,7 +25,7 @@ import shlex
 import msgspec
 
 __all__ = ["Impact", "RoleFacts", "ArtifactDiff", "BuildDiff", "artifact_facts", "diff_artifacts",
-           "diff_builds", "git_artifacts", "worktree_artifacts", "format_text", "format_markdown"]
+           "compare", "diff_builds", "git_artifacts", "worktree_artifacts", "format_text", "format_markdown"]
 
 DIGEST_ANNOTATION = "manifesto.llm-d.ai/artifact-digest"
 ROLE_LABEL = "manifesto.llm-d.ai/role"
@@ -119,8 +119,6 @@ class Facts(msgspec.Struct, frozen=True):
     roles: dict[str, RoleFacts]
     plugins: tuple[str, ...]
     epp_config: str  # the endpoint picker's configuration text, "" when there is none
-    platform: str  # kubernetes or slurm
-    text: str
 
 
 def artifact_facts(path: str, text: str) -> Facts:
@@ -140,8 +138,7 @@ def artifact_facts(path: str, text: str) -> Facts:
             if fact is not None:
                 roles[fact.name] = fact
     config = _epp_config(docs)
-    return Facts(objects=objects, roles=roles, plugins=_plugins(config), epp_config=config, platform="kubernetes",
-                 text=text)
+    return Facts(objects=objects, roles=roles, plugins=_plugins(config), epp_config=config)
 
 
 def _without_digest(obj: dict) -> dict:
@@ -358,7 +355,7 @@ def _slurm_facts(text: str) -> Facts:
                              ep="--enable-expert-parallel" in args, args=_reviewed_args(text))
     body = "\n".join(line for line in text.splitlines() if not line.startswith("# ") and line != "#")
     return Facts(objects={"SlurmJob/script": {"directives": directives, "body": body}}, roles=roles,
-                 plugins=(), epp_config="", platform="slurm", text=text)
+                 plugins=(), epp_config="")
 
 
 # ---------------------------------------------------------------- comparing two artifacts
@@ -367,6 +364,13 @@ def diff_artifacts(path: str, old: str | None, new: str | None) -> ArtifactDiff 
     """The reviewer's view of one artifact's change; None when nothing that deploys changed."""
     before = artifact_facts(path, old) if old is not None else None
     after = artifact_facts(path, new) if new is not None else None
+    return compare(path, before, after)
+
+
+def compare(path: str, before: Facts | None, after: Facts | None) -> ArtifactDiff | None:
+    """``diff_artifacts`` on facts already read (None: the artifact is absent on that side)."""
+    if before is None and after is None:
+        return None
     if before is None or after is None:
         facts = after or before
         status = "added" if before is None else "removed"
@@ -572,12 +576,14 @@ def diff_builds(base: str, old: dict[str, str], new: dict[str, str]) -> BuildDif
     artifacts = []
     totals: dict[str, list[Totals]] = {}
     for path in sorted(set(old) | set(new)):
-        d = diff_artifacts(path, old.get(path), new.get(path))
-        cluster = path.split("/", 1)[0]
-        sides = totals.setdefault(cluster, [Totals(), Totals()])
-        for side, text in ((0, old.get(path)), (1, new.get(path))):
-            if text is not None:
-                sides[side] = sides[side] + totals_of(artifact_facts(path, text))
+        a, b = old.get(path), new.get(path)  # each text read once; an unchanged one once for both sides
+        before = artifact_facts(path, a) if a is not None else None
+        after = before if b == a else artifact_facts(path, b) if b is not None else None
+        sides = totals.setdefault(path.split("/", 1)[0], [Totals(), Totals()])
+        for side, facts in ((0, before), (1, after)):
+            if facts is not None:
+                sides[side] = sides[side] + totals_of(facts)
+        d = compare(path, before, after) if a != b else None
         if d is not None:
             artifacts.append(d)
     impact = worst(a.impact for a in artifacts)
