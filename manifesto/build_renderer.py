@@ -218,12 +218,10 @@ def prepare() -> None:
 
     from manifesto import render, service  # noqa: F401
     from manifesto.resolve import core  # noqa: F401
-    from manifesto.schema.cluster import ClusterProfile
-    from manifesto.schema.model import ModelSpec
-    from manifesto.schema.routing import EndpointPickerConfig
+    from manifesto.schema import checks, compiled
 
-    for model in (ClusterProfile, ModelSpec, EndpointPickerConfig):
-        model.model_rebuild()
+    for model in (compiled.ClusterProfile, compiled.ModelSpec, compiled.EndpointPickerConfig):
+        checks.validator(model)
     service.load_images()
 
 

@@ -1,4 +1,5 @@
-"""Load and validate input files: YAML with positions -> merged plain data -> pydantic models.
+"""Load and validate input files: YAML with positions -> merged plain data -> validated records
+(the schemas compiled into ``manifesto.schema.compiled``).
 
 ``extends`` chains are followed relative to each file, mappings deep-merge, ``$delete``
 removes an inherited key, and an override file may write ``roles`` as a map keyed by role
@@ -151,14 +152,19 @@ def _strip_deletes(value: Any) -> Any:
 
 
 def validate(model_cls: type[T], loaded: Loaded) -> T:
-    """Validate merged data with a pydantic model; all field errors reported together.
+    """Validate merged data as ``model_cls`` (a compiled schema class of
+    ``manifesto.schema.compiled``, or the pydantic model of that name); all field errors
+    reported together.
 
     Before the schema, every string and number is scanned (``scan_values``); after it,
     embedded documents such as an inline ``routing.plugin_config`` are validated against
     their own schema (``EMBEDDED`` on the model class).
     """
-    from pydantic import ValidationError
+    from pydantic_core import ValidationError
 
+    from manifesto.schema.checks import compiled_class, validate as check
+
+    model_cls = compiled_class(model_cls)
     if not isinstance(loaded.data, dict):
         # Its text is not shown: a file that is not a YAML mapping may be anything (a key, a token).
         raise SchemaError([ManifestoError(f"expected a YAML mapping at the top of the file, got {_kind(loaded.data)}",
@@ -166,7 +172,7 @@ def validate(model_cls: type[T], loaded: Loaded) -> T:
     errors = scan_values(loaded, getattr(model_cls, "MULTILINE", None))
     result = None
     try:
-        result = model_cls.model_validate(loaded.data)
+        result = check(model_cls, loaded.data)
     except ValidationError as exc:
         errors += convert_errors(exc, model_cls, loaded)
     else:
@@ -227,14 +233,16 @@ def scan_values(loaded: Loaded, multiline: frozenset[str] | None) -> list[Manife
 def _embedded_errors(model_cls: type, loaded: Loaded) -> list[ManifestoError]:
     """Validate sub-documents named by ``model_cls.EMBEDDED`` ((path, schema) pairs; ``*``
     matches every key of a mapping) with their own schema, errors placed in this file."""
-    from pydantic import ValidationError
+    from pydantic_core import ValidationError
+
+    from manifesto.schema.checks import validate as check
 
     out: list[ManifestoError] = []
     for pattern, schema in getattr(model_cls, "EMBEDDED", ()):
         for path, sub in _matches(loaded.data, tuple(pattern), ()):
             part = Loaded(sub, loaded.locs.sub(path), [])
             try:
-                schema.model_validate(sub)
+                check(schema, sub)
             except ValidationError as exc:
                 for e in convert_errors(exc, schema, part):
                     inner = "" if not e.path else e.path if e.path.startswith("[") else "." + e.path
@@ -272,7 +280,7 @@ def load_typed(model_cls: type[T], path: str | Path, within: tuple[str, ...] = (
 def load_model(path: str | Path, within: tuple[str, ...] = (), parse=None):
     """Load, merge and validate a model spec. Returns (ModelSpec, Loaded)."""
     from manifesto.legacy import migrate_spec
-    from manifesto.schema.model import ModelSpec
+    from manifesto.schema.compiled import ModelSpec
 
     loaded = load_model_data(path, within=within, parse=parse)
     loaded.data, loaded.locs = _legacy(loaded.data, loaded.locs, lambda data: migrate_spec(data, renames=False))
@@ -281,7 +289,7 @@ def load_model(path: str | Path, within: tuple[str, ...] = (), parse=None):
 
 def load_cluster_file(path: str | Path, within: tuple[str, ...] = (), parse=None):
     from manifesto.legacy import migrate_cluster
-    from manifesto.schema.cluster import ClusterProfile
+    from manifesto.schema.compiled import ClusterProfile
 
     real = os.path.realpath(path)
     data, locs = (parse or load_yaml)(path, display_name(path), within)
@@ -327,7 +335,7 @@ def _legacy(data, locs: Locations, rules) -> tuple[Any, Locations]:
 # -- pydantic errors -> messages with positions -------------------------------------------
 
 def convert_errors(exc, model_cls: type, loaded: Loaded) -> list[ManifestoError]:
-    from manifesto.schema.base import FieldError
+    from manifesto.schema.checks import FieldError
 
     out: list[ManifestoError] = []
     seen: set[tuple] = set()
@@ -398,55 +406,8 @@ def _message(err: dict, model_cls: type, path: tuple) -> str:
 
 
 def _fields_at(model_cls: type, path: tuple) -> list[str]:
-    """Field names of the pydantic model found at ``path`` (for did-you-mean).
+    """Field names of the record found at ``path`` (for did-you-mean): steps through records,
+    lists (``roles[0]``) and name-keyed maps such as ``accelerators.profiles.<name>``."""
+    from manifesto.schema.checks import field_names
 
-    Steps through models, lists (``roles[0]``) and name-keyed maps such as
-    ``accelerators.profiles.<name>`` (``dict[str, AcceleratorProfile]``), through Optional.
-    """
-    annotation: Any = model_cls
-    for part in path:
-        annotation = _step(annotation, part)
-        if annotation is None:
-            return []
-    model = _model_in(annotation)
-    return list(model.model_fields) if model is not None else []
-
-
-def _step(annotation: Any, part: Any) -> Any:
-    """The annotation one key or index below ``annotation``, or None."""
-    import typing
-
-    for option in _options(annotation):
-        model = option if isinstance(option, type) and _is_model(option) else None
-        if model is not None:
-            if isinstance(part, str) and part in model.model_fields:
-                return model.model_fields[part].annotation
-            continue
-        origin, args = typing.get_origin(option), typing.get_args(option)
-        if origin is dict and len(args) == 2 and isinstance(part, str):
-            return args[1]
-        if origin in (list, tuple) and args and isinstance(part, int):
-            return args[0]
-    return None
-
-
-def _options(annotation: Any) -> list:
-    """The members of a Union/Optional (``X | None``), else the annotation itself."""
-    import types
-    import typing
-
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        return [a for a in typing.get_args(annotation) if a is not type(None)]
-    if typing.get_origin(annotation) is typing.Annotated:
-        return _options(typing.get_args(annotation)[0])
-    return [annotation]
-
-
-def _model_in(annotation: Any):
-    return next((o for o in _options(annotation) if isinstance(o, type) and _is_model(o)), None)
-
-
-def _is_model(cls: type) -> bool:
-    from pydantic import BaseModel
-
-    return issubclass(cls, BaseModel)
+    return field_names(model_cls, path)

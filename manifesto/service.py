@@ -11,7 +11,7 @@ __all__ = ["load_images", "load_routing_profile", "load_architecture", "catalog_
 @lru_cache(maxsize=4)
 def _images(path: str):
     from manifesto.load import load_typed
-    from manifesto.schema.routing import ImageCatalog
+    from manifesto.schema.compiled import ImageCatalog
 
     return load_typed(ImageCatalog, path)[0]
 
@@ -112,7 +112,7 @@ def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict, ob
 
     from manifesto.catalog import find, within
     from manifesto.load import Loaded, display_name, validate
-    from manifesto.schema.routing import EndpointPickerConfig
+    from manifesto.schema.compiled import EndpointPickerConfig
     from manifesto.yamlio import parse_yaml, read_text
 
     path = find("routing", ref, search=search)

@@ -307,7 +307,7 @@ _IMPORTED = ("import runpy, sys\n"
              "sys.argv = ['manifesto', *sys.argv[1:]]\n"
              "try:\n    runpy.run_module('manifesto', run_name='__main__')\n"
              "except SystemExit:\n    pass\n"
-             "print('HEAVY=' + ','.join(sorted(m for m in ('shtab', 'pydantic', 'ruamel') if m in sys.modules)),"
+             "print('HEAVY=' + ','.join(sorted(m for m in ('shtab', 'pydantic', 'pydantic_core', 'ruamel') if m in sys.modules)),"
              " file=sys.stderr)\n")
 
 

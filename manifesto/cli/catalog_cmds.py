@@ -37,10 +37,10 @@ def _validate(kind: str, path):
     if kind == "models":
         return load_model(path)[1].data
     if kind == "clusters":
-        from manifesto.schema.cluster import ClusterProfile
+        from manifesto.schema.compiled import ClusterProfile
 
         return load_typed(ClusterProfile, path)[1].data
-    from manifesto.schema.routing import EndpointPickerConfig
+    from manifesto.schema.compiled import EndpointPickerConfig
 
     return load_typed(EndpointPickerConfig, path)[1].data
 

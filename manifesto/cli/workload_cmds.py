@@ -42,7 +42,7 @@ def render_workload_text(file: str, cluster, accelerator: str | None, namespace:
     from manifesto.render.k8s.workload import workload_objects
     from manifesto.resolve.workload import plan_workload
     from manifesto.yamlemit import dump_all
-    from manifesto.schema.workload import Workload
+    from manifesto.schema.compiled import Workload
     from manifesto.workload import workload_settings
 
     workload, loaded = load_typed(Workload, file)

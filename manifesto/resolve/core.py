@@ -172,7 +172,7 @@ def _sidecars(spec, cluster) -> tuple[str, ...]:
     """The spec's monitoring sidecars, else the platform default: both exporters on Kubernetes,
     dcgm-exporter on OpenShift (node-exporter's hostPath volumes break the restricted SCC),
     none on Slurm (a batch job has no pod to put them in)."""
-    from manifesto.schema.model import SIDECARS
+    from manifesto.schema.checks import SIDECARS
 
     chosen = SIDECARS if spec.runtime.sidecars is None else tuple(spec.runtime.sidecars)
     if spec.runtime.sidecars is None and cluster.platform == "slurm":
@@ -649,9 +649,9 @@ def _slurm(cluster) -> SlurmPlan | None:
     if cluster.platform != "slurm":
         return None
     if s is None:
-        from manifesto.schema.cluster import Slurm
+        from manifesto.schema import checks, compiled
 
-        s = Slurm()
+        s = checks.validate(compiled.Slurm, {})
     return SlurmPlan(
         partition=s.partition, account=s.account, qos=s.qos, constraint=s.constraint, time=s.time,
         runtime=s.runtime, exclusive=s.exclusive, binds=tuple((b.source, b.target, b.read_only) for b in s.binds),

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from manifesto.errors import did_you_mean, show_value
 from manifesto import rules
+from manifesto.schema import checks
 from manifesto.schema.base import (
-    AbsPath, Annotations, Count, DnsLabel, EnvMap, FieldError, GraceSeconds, LabelKey, Labels, PathSegment, Port,
+    AbsPath, Annotations, Count, DnsLabel, EnvMap, GraceSeconds, LabelKey, Labels, PathSegment, Port,
     Quantity, ResourceName, SecretNames, Strict, Subdomain, default_of, key_rule, rule,
 )
+from manifesto.schema.checks import VOLUME_SOURCES  # noqa: F401 (re-exported)
 
 __all__ = [
     "ExtendedResource", "Dra", "SlurmGres", "Allocation", "ComputeDomain", "AcceleratorProfile",
@@ -40,24 +40,12 @@ class SlurmGres(Strict):
     gres: Annotated[str, rule(rules.slurm_gres)] = Field("gpu", description="GRES name, optionally typed (gpu:nvidia_gr100); count derived.")
 
 
-class Allocation(Strict):
+class Allocation(Strict, checks.AllocationMixin):
     extended_resource: ExtendedResource | None = None
     dra: Dra | None = None
     slurm: SlurmGres | None = None
 
-    @model_validator(mode="after")
-    def _exactly_one(self) -> "Allocation":
-        chosen = [n for n in ("extended_resource", "dra", "slurm") if getattr(self, n) is not None]
-        if len(chosen) != 1:
-            raise ValueError(
-                "allocation must contain exactly one of extended_resource, dra or slurm"
-                + (f" (found {', '.join(chosen)})" if chosen else "")
-            )
-        return self
-
-    @property
-    def backend(self) -> str:
-        return next(n for n in ("extended_resource", "dra", "slurm") if getattr(self, n) is not None)
+    _exactly_one = model_validator(mode="after")(checks.allocation_exactly_one)
 
 
 class ComputeDomain(Strict):
@@ -73,35 +61,12 @@ class AcceleratorProfile(Strict):
     torch_cuda_arch_list: Annotated[str, rule(rules.one_word)] | None = None
     node_selector: Labels = Field(default_factory=dict)
     compute_domain: ComputeDomain | None = None
-    memory: Quantity | None = Field(
+    memory: Annotated[Quantity | None, AfterValidator(checks.gpu_memory)] = Field(
         None, description="Memory of one GPU (e.g. 141G for an H200), for the memory-fit check.")
-    hourly_price: float | None = Field(
+    hourly_price: Annotated[float | None, BeforeValidator(checks.gpu_price)] = Field(
         None, description="Price of one GPU for one hour, in any currency; build reports and explain add cost.")
 
-    @field_validator("memory")
-    @classmethod
-    def _memory(cls, value: str | None) -> str | None:
-        from manifesto.quantity import parse
-
-        if value is not None and not 1024**3 <= parse(value) <= 2**50:
-            raise ValueError(f"{value} is not a GPU's memory; write it as a quantity from 1Gi to 1Pi, e.g. 141G")
-        return value
-
-    @field_validator("hourly_price", mode="before")
-    @classmethod
-    def _price(cls, value: Any) -> Any:
-        import math
-
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or not math.isfinite(value) or value < 0 or value > 1e6):
-            raise ValueError(f"{show_value(value)} must be a number from 0 to 1000000 (the price of one GPU-hour)")
-        return value
-
-    @model_validator(mode="after")
-    def _shape(self) -> "AcceleratorProfile":
-        if self.allocation is not None and self.resource_name is not None:
-            raise FieldError(("resource_name",), "set allocation or the older resource_name, not both")
-        return self
+    _shape = model_validator(mode="after")(checks.accelerator_shape)
 
 
 class Accelerators(Strict):
@@ -109,51 +74,22 @@ class Accelerators(Strict):
     profiles: Annotated[dict[str, AcceleratorProfile], key_rule(rules.path_segment, "accelerator name")] = Field(
         min_length=1)
 
-    @model_validator(mode="after")
-    def _default_known(self) -> "Accelerators":
-        if self.default not in self.profiles:
-            # No did-you-mean: a near name is a different GPU (b200 vs h200), not a typo to fix.
-            raise FieldError(("default",), f"'{self.default}' is not one of accelerators.profiles: "
-                             + ", ".join(sorted(self.profiles)))
-        return self
+    _default_known = model_validator(mode="after")(checks.default_accelerator_known)
 
 
 class SharedClaim(Strict):
     storage_class: Subdomain | None = None
     access_modes: list[Literal["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"]] = Field(
-        default_factory=lambda: ["ReadWriteMany"])
+        default_factory=checks.read_write_many)
     size: Quantity
 
 
 class Storage(Strict):
-    shared_volume: dict[str, Any] | None = Field(
+    shared_volume: Annotated[dict[str, Any] | None, AfterValidator(checks.one_volume_source)] = Field(
         None, description="One Kubernetes volume source, e.g. {persistentVolumeClaim: {claimName: NAME}}.")
     shared_mount_path: AbsPath | None = None
     local_nvme_path: AbsPath | None = None
     shared_claim: SharedClaim | None = None
-
-    @field_validator("shared_volume")
-    @classmethod
-    def _one_source(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if value is None:
-            return value
-        if not value:
-            raise ValueError("expected one volume source, such as persistentVolumeClaim: {claimName: NAME}")
-        kinds = list(value)
-        if len(kinds) > 1:
-            raise FieldError((kinds[1],), f"a volume has exactly one source; found {', '.join(kinds)}")
-        kind, source = kinds[0], value[kinds[0]]
-        if not isinstance(source, dict):
-            hint = (f"; write persistentVolumeClaim: {{claimName: {source}}}"
-                    if kind == "persistentVolumeClaim" and isinstance(source, str) else
-                    f" (the fields of the {kind} volume source)")
-            raise FieldError((kind,), f"expected a mapping, got {show_value(source)}{hint}")
-        if kind == "persistentVolumeClaim" and not isinstance(source.get("claimName"), str):
-            raise FieldError((kind,), "persistentVolumeClaim needs claimName: the name of the claim")
-        if kind == "persistentVolumeClaim" and rules.dns_subdomain(source["claimName"]):
-            raise FieldError((kind, "claimName"), f"{show_value(source['claimName'])} "
-                             f"{rules.dns_subdomain(source['claimName'])}")
-        return value
 
 
 class Logging(Strict):
@@ -179,48 +115,13 @@ class Rdma(Strict):
     value: Quantity = "1"
 
 
-#: Kubernetes volume source kinds (core/v1 Volume) an extra volume may use.
-VOLUME_SOURCES = frozenset({
-    "awsElasticBlockStore", "azureDisk", "azureFile", "cephfs", "cinder", "configMap", "csi", "downwardAPI",
-    "emptyDir", "ephemeral", "fc", "flexVolume", "flocker", "gcePersistentDisk", "gitRepo", "glusterfs",
-    "hostPath", "image", "iscsi", "nfs", "persistentVolumeClaim", "photonPersistentDisk", "portworxVolume",
-    "projected", "quobyte", "rbd", "scaleIO", "secret", "storageos", "vsphereVolume",
-})
-
-
-def _extra_volume(value: dict) -> dict:
-    """A Kubernetes Volume: ``name`` (a DNS label) and exactly one source, itself a mapping."""
-    name = value.get("name")
-    if not isinstance(name, str):
-        raise FieldError(("name",), "an extra volume needs a name")
-    problem = rules.dns_label(name)
-    if problem:
-        raise FieldError(("name",), f"{show_value(name)} {problem}")
-    sources = [k for k in value if k != "name"]
-    for key in sources:
-        if key not in VOLUME_SOURCES:
-            raise FieldError((key,), f"unknown volume source '{key}'{did_you_mean(key, VOLUME_SOURCES)}")
-        if not isinstance(value[key], dict):
-            raise FieldError((key,), f"expected a mapping (the {key} volume source), got {show_value(value[key])}")
-    if len(sources) != 1:
-        raise FieldError((), f"volume '{name}' needs exactly one source (hostPath, persistentVolumeClaim, nfs, ...), "
-                             f"got {len(sources)}")
-    return value
-
-
-def _sub_path(value: str) -> str:
-    if value.startswith("/") or ".." in value.split("/"):
-        raise ValueError(f"{show_value(value)} must be a relative path inside the volume (no leading '/' or '..')")
-    return value
-
-
 class ExtraVolumeMount(Strict):
     """A mount of an extra volume into the vLLM container (Kubernetes VolumeMount fields)."""
 
     name: DnsLabel = Field(description="An entry of pod_defaults.extra_volumes.")
     mountPath: AbsPath  # noqa: N815 (the Kubernetes spelling, so entries paste from a pod spec)
     readOnly: bool = False  # noqa: N815
-    subPath: Annotated[str, AfterValidator(_sub_path)] | None = None  # noqa: N815
+    subPath: Annotated[str, AfterValidator(checks.sub_path)] | None = None  # noqa: N815
 
 
 class PodDefaults(Strict):
@@ -239,26 +140,12 @@ class PodDefaults(Strict):
     dns_policy: Literal["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"] | None = None
     dns_config: dict[str, Any] | None = None
     extra_devices: list[AbsPath] = Field(default_factory=list, description="Host device paths mounted into model pods.")
-    extra_volumes: list[Annotated[dict[str, Any], AfterValidator(_extra_volume)]] = Field(
+    extra_volumes: list[Annotated[dict[str, Any], AfterValidator(checks.extra_volume)]] = Field(
         default_factory=list, description="Kubernetes volumes added to model pods (datasets, licences, caches).")
     extra_volume_mounts: list[ExtraVolumeMount] = Field(
         default_factory=list, description="Mounts of pod_defaults.extra_volumes into the vLLM container.")
 
-    @model_validator(mode="after")
-    def _mounts_name_volumes(self):
-        names = [v["name"] for v in self.extra_volumes]
-        for i, name in enumerate(names):
-            if name in names[:i]:
-                raise FieldError(("extra_volumes", i, "name"), f"volume '{name}' is declared twice")
-        paths: list[str] = []
-        for i, mount in enumerate(self.extra_volume_mounts):
-            if mount.name not in names:
-                raise FieldError(("extra_volume_mounts", i, "name"), f"no extra volume is named '{mount.name}'"
-                                 f"{did_you_mean(mount.name, names)}; declare it in pod_defaults.extra_volumes")
-            if mount.mountPath in paths:
-                raise FieldError(("extra_volume_mounts", i, "mountPath"), f"{mount.mountPath} is mounted twice")
-            paths.append(mount.mountPath)
-        return self
+    _mounts_name_volumes = model_validator(mode="after")(checks.mounts_name_volumes)
 
 
 class FabricProfile(Strict):
@@ -273,16 +160,7 @@ class Fabric(Strict):
     default_env: EnvMap = Field(default_factory=dict)
     profiles: dict[str, FabricProfile] = Field(default_factory=dict)
 
-    @model_validator(mode="after")
-    def _known_profiles(self) -> "Fabric":
-        uses = [(("default_profile",), self.default_profile)] if self.default_profile else []
-        uses += [(("expert_parallel_profiles", role), name) for role, name in self.expert_parallel_profiles.items()]
-        known = sorted(self.profiles)
-        for path, name in uses:
-            if name not in self.profiles:
-                raise FieldError(path, f"'{name}' is not defined under fabric.profiles"
-                                 f"{did_you_mean(name, known)}; defined: {', '.join(known) or '(none)'}")
-        return self
+    _known_profiles = model_validator(mode="after")(checks.known_fabric_profiles)
 
 
 class Naming(Strict):
@@ -316,78 +194,28 @@ class ComponentSize(Strict):
 
 class EnvoySize(ComponentSize):
     concurrency: Count | None = Field(None, description="Envoy worker threads (--concurrency).")
-    buffer_limit: Quantity | None = Field(
+    buffer_limit: Annotated[Quantity | None, AfterValidator(checks.envoy_buffer)] = Field(
         None, description="Envoy's per-connection buffer limit on the client listener and the model endpoints.")
-    circuit_breaker_limit: int | None = Field(
+    circuit_breaker_limit: Annotated[int | None, BeforeValidator(checks.envoy_limit)] = Field(
         None, description="Envoy's circuit-breaker limits (connections, pending and active requests, retries) to "
                           "the endpoint picker and to the model servers (1 to 2147483647; default 40000).")
-
-    @field_validator("circuit_breaker_limit", mode="before")
-    @classmethod
-    def _limit(cls, value: Any) -> Any:
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                  or not 1 <= value <= rules.INT32_MAX):
-            raise ValueError(f"{show_value(value)} must be a whole number from 1 to {rules.INT32_MAX} "
-                             "(Envoy's 32-bit circuit-breaker thresholds)")
-        return value
-
-
-    @field_validator("buffer_limit")
-    @classmethod
-    def _fits_envoy(cls, value: str | None) -> str | None:
-        from manifesto.quantity import parse
-
-        if value is not None and not 1 <= parse(value) < 2**32:
-            raise ValueError(f"{value} is outside Envoy's buffer limit range (1 byte to just under 4Gi)")
-        return value
-
-
-# A duration in the form Istio accepts for DestinationRule fields: whole numbers with units,
-# largest first (900s, 15m, 1h30m, 250ms).
-_DURATION = re.compile(r"^(?:([0-9]+)h)?(?:([0-9]+)m(?!s))?(?:([0-9]+)s)?(?:([0-9]+)ms)?\Z")
-
-
-def _duration_ms(text: str) -> int | None:
-    match = _DURATION.match(text)
-    if not text or match is None:  # every part is optional, so "" matches
-        return None
-    h, m, s, ms = (int(g or 0) for g in match.groups())
-    return ((h * 60 + m) * 60 + s) * 1000 + ms
 
 
 class ConnectionPool(Strict):
     """Istio connection-pool limits of the Gateway's DestinationRules (picker and model servers);
     each unset value keeps Manifesto's high-concurrency default."""
 
-    max_connections: int | None = Field(
+    max_connections: Annotated[int | None, BeforeValidator(checks.istio_limit)] = Field(
         None, description="tcp.maxConnections: connections to one host (1 to 2147483647).")
-    http1_max_pending_requests: int | None = Field(
+    http1_max_pending_requests: Annotated[int | None, BeforeValidator(checks.istio_limit)] = Field(
         None, description="http.http1MaxPendingRequests: requests queued for a connection (1 to 2147483647).")
-    http2_max_requests: int | None = Field(
+    http2_max_requests: Annotated[int | None, BeforeValidator(checks.istio_limit)] = Field(
         None, description="http.http2MaxRequests: active requests to the destination (1 to 2147483647).")
-    max_requests_per_connection: int | None = Field(
+    max_requests_per_connection: Annotated[int | None, BeforeValidator(checks.istio_limit)] = Field(
         None, description="http.maxRequestsPerConnection: requests before a connection is replaced "
                           "(1 to 2147483647; 1 turns keep-alive off).")
-    idle_timeout: str | None = Field(
+    idle_timeout: Annotated[str | None, BeforeValidator(checks.istio_duration)] = Field(
         None, description="http.idleTimeout: an unused connection closes after this long (e.g. 900s, 15m, 1h).")
-
-    @field_validator("max_connections", "http1_max_pending_requests", "http2_max_requests",
-                     "max_requests_per_connection", mode="before")
-    @classmethod
-    def _int32(cls, value: Any) -> Any:
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                  or not 1 <= value <= rules.INT32_MAX):
-            raise ValueError(f"{show_value(value)} must be a whole number from 1 to {rules.INT32_MAX} "
-                             "(Istio's 32-bit connection-pool limits)")
-        return value
-
-    @field_validator("idle_timeout", mode="before")
-    @classmethod
-    def _duration(cls, value: Any) -> Any:
-        if value is not None and (not isinstance(value, str) or not _duration_ms(value)):
-            raise ValueError(f"{show_value(value)} is not a duration of at least 1ms; write whole numbers with "
-                             "units h, m, s, ms, largest first (examples: 900s, 15m, 1h30m)")
-        return value
 
 
 class RoutingSizing(Strict):
@@ -455,21 +283,4 @@ class ClusterProfile(Strict):
     llm_d: LlmD = default_of(LlmD)
     slurm: Slurm | None = None
 
-    @model_validator(mode="after")
-    def _consistent(self) -> "ClusterProfile":
-        for name, prof in self.accelerators.profiles.items():
-            at = ("accelerators", "profiles", name)
-            if prof.gpus_per_node is None and self.gpus_per_node is None:
-                raise FieldError(at, "gpus_per_node is missing here and at the top level of the cluster profile")
-            slurm_alloc = prof.allocation is not None and prof.allocation.slurm is not None
-            if self.platform == "slurm" and prof.allocation is not None and not slurm_alloc:
-                raise FieldError(at + ("allocation",), f"platform: slurm needs allocation.slurm (found "
-                                 f"{prof.allocation.backend})")
-            if self.platform != "slurm" and slurm_alloc:
-                raise FieldError(at + ("allocation",), f"allocation.slurm needs platform: slurm (this cluster is "
-                                 f"{self.platform}); use extended_resource or dra")
-            if self.platform != "slurm" and prof.allocation is None and prof.resource_name is None:
-                raise FieldError(at, "needs an allocation (extended_resource or dra)")
-        if self.openshift is not None and self.platform != "openshift":
-            raise FieldError(("openshift",), "the openshift section needs platform: openshift")
-        return self
+    _consistent = model_validator(mode="after")(checks.consistent_cluster)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from manifesto.errors import did_you_mean
 from manifesto import rules
+from manifesto.schema import checks
+from manifesto.schema.checks import SIDECARS  # the values of Runtime.sidecars
 from manifesto.schema.routing import EndpointPickerConfig
 from manifesto.schema.base import (
-    Count, DnsLabel, EnvMap, FieldError, LabelKey, Number, PathSegment, Quantity, Scalar, ServiceName, Strict,
+    Count, DnsLabel, EnvMap, LabelKey, Number, PathSegment, Quantity, Scalar, ServiceName, Strict,
     default_of, item_rule, key_rule, rule,
 )
 
@@ -18,8 +19,6 @@ __all__ = [
     "ModelRef", "Lws", "Parallelism", "Computed", "Resources", "Profiling", "Role",
     "Routing", "IdleShutdown", "Runtime", "SpecCache", "Fit", "ModelSpec", "SIDECARS",
 ]
-
-SIDECARS = ("dcgm-exporter", "node-exporter")
 
 VllmMap = Annotated[dict[str, Any], key_rule(rules.vllm_flag_key, "flag")]
 
@@ -34,11 +33,7 @@ class ModelRef(Strict):
         None, description="The model's config.json (a path, relative to this spec file), for the memory-fit check "
                           "of a model the bundled architecture catalog does not know.")
 
-    @model_validator(mode="after")
-    def _one_image(self) -> "ModelRef":
-        if self.image_ref is not None and self.image is not None:
-            raise FieldError(("image",), "set either image_ref or image, not both")
-        return self
+    _one_image = model_validator(mode="after")(checks.one_image)
 
 
 class Lws(Strict):
@@ -49,26 +44,12 @@ class Lws(Strict):
     )
 
 
-class Parallelism(Strict):
+class Parallelism(Strict, checks.ParallelismMixin):
     tp: Count = Field(1, description="Global tensor-parallel size.")
     pp: Count = Field(1, description="Global pipeline-parallel size.")
-    dp: Any = Field(False, description="Global data-parallel size, or false to disable.")
+    dp: Annotated[Any, AfterValidator(checks.data_parallel)] = Field(
+        False, description="Global data-parallel size, or false to disable.")
     ep: bool = Field(False, description="Enable expert parallelism for MoE layers.")
-
-    @field_validator("dp")
-    @classmethod
-    def _dp(cls, value: Any) -> int | bool:
-        if value is False:
-            return False
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError("dp must be a whole number of at least 1, or false")
-        if value > rules.INT32_MAX:
-            raise ValueError(f"{value} is too large: Kubernetes counts are 32-bit (at most {rules.INT32_MAX})")
-        return value
-
-    @property
-    def dp_size(self) -> int:
-        return self.dp or 1
 
 
 class Computed(Strict):
@@ -85,15 +66,6 @@ class Resources(Strict):
     shm_size: Quantity | None = None
 
 
-def _at_least(low: int):
-    def check(value: int) -> int:
-        if value < low:
-            raise ValueError(f"must be at least {low}, got {value}")
-        return value
-
-    return check
-
-
 class Profiling(Strict):
     """vLLM's ``--profiler-config`` (ProfilerConfig of vLLM 0.33.0); unset fields keep vLLM's defaults."""
 
@@ -108,9 +80,9 @@ class Profiling(Strict):
     ignore_frontend: bool | None = None
     delay_iterations: int | None = None
     max_iterations: int | None = None
-    warmup_iterations: Annotated[int, AfterValidator(_at_least(0))] | None = None
-    active_iterations: Annotated[int, AfterValidator(_at_least(1))] | None = None
-    wait_iterations: Annotated[int, AfterValidator(_at_least(0))] | None = None
+    warmup_iterations: Annotated[int, AfterValidator(checks.AtLeast(0))] | None = None
+    active_iterations: Annotated[int, AfterValidator(checks.AtLeast(1))] | None = None
+    wait_iterations: Annotated[int, AfterValidator(checks.AtLeast(0))] | None = None
 
 
 class Role(Strict):
@@ -127,13 +99,8 @@ class Role(Strict):
     resources: Resources = default_of(Resources)
     kv_transfer_config: dict[str, Any] | None = None
     fabric_profile: str | None = None
-    pre_launch: list[str] = Field(default_factory=list)
+    pre_launch: Annotated[list[str], BeforeValidator(checks.one_or_many)] = Field(default_factory=list)
     profiling: Profiling | None = None
-
-    @field_validator("pre_launch", mode="before")
-    @classmethod
-    def _one_or_many(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str) else value
 
 
 class Routing(Strict):
@@ -144,21 +111,7 @@ class Routing(Strict):
     plugin_configs: dict[str, dict[str, Any]] | None = Field(None, description="Several named EPP config files.")
     plugins_config_file: str | None = Field(None, description="Which plugin_configs entry the EPP loads.")
 
-    @model_validator(mode="after")
-    def _configs(self) -> "Routing":
-        if self.plugins_config_file is not None and self.plugin_configs is None:
-            raise FieldError(("plugins_config_file",), "plugins_config_file needs plugin_configs")
-        if self.plugin_configs is not None:
-            if self.plugin_config is not None:
-                raise FieldError(("plugin_configs",), "set plugin_config or plugin_configs, not both")
-            if self.plugins_config_file is None:
-                raise FieldError(("plugin_configs",), "plugin_configs needs plugins_config_file to select one")
-            if self.plugins_config_file not in self.plugin_configs:
-                known = list(self.plugin_configs)
-                raise FieldError(("plugins_config_file",), f"'{self.plugins_config_file}' is not a key of "
-                                 f"plugin_configs{did_you_mean(self.plugins_config_file, known)}; keys: "
-                                 f"{', '.join(known) or '(none)'}")
-        return self
+    _configs = model_validator(mode="after")(checks.routing_configs)
 
 
 class IdleShutdown(Strict):
@@ -172,12 +125,7 @@ class Runtime(Strict):
         "none on Slurm. [] turns them off.")
     idle_shutdown: IdleShutdown | None = None
     vllm_env: str | None = Field(None, description="Absolute path of an existing vllm-envs worktree.")
-    pre_launch: list[str] = Field(default_factory=list)
-
-    @field_validator("pre_launch", mode="before")
-    @classmethod
-    def _one_or_many(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str) else value
+    pre_launch: Annotated[list[str], BeforeValidator(checks.one_or_many)] = Field(default_factory=list)
 
 
 class SpecCache(Strict):
@@ -207,17 +155,8 @@ class ModelSpec(Strict):
     vars: dict[str, Number] = Field(default_factory=dict, description="Numbers that computed expressions may name.")
     env: EnvMap = Field(default_factory=dict, description="Env shared by every role.")
     vllm: VllmMap = Field(default_factory=dict, description="vLLM args shared by every role.")
-    roles: list[Role] = Field(min_length=1)
+    roles: Annotated[list[Role], Field(min_length=1), AfterValidator(checks.unique_roles)]
     routing: Routing | None = None
     runtime: Runtime = default_of(Runtime)
     cache: SpecCache = default_of(SpecCache)
     fit: Fit = default_of(Fit, description="Memory-fit check of every role.")
-
-    @field_validator("roles")
-    @classmethod
-    def _unique_roles(cls, roles: list[Role]) -> list[Role]:
-        names = [role.name for role in roles]
-        for i, name in enumerate(names):
-            if name in names[:i]:
-                raise FieldError((i, "name"), f"role '{name}' is defined twice (first as roles[{names.index(name)}])")
-        return roles

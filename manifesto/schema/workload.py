@@ -12,8 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from manifesto.errors import show_value
-from manifesto.schema.base import DnsLabel, FieldError, PositiveInt, Strict, default_of
+from manifesto.schema import checks
+from manifesto.schema.base import DnsLabel, PositiveInt, Strict, default_of
+from manifesto.schema.checks import container_names
 
 __all__ = [
     "BACKENDS", "WorkloadMetadata", "JobPolicy", "DeploymentPolicy", "LeaderWorkerSetPolicy",
@@ -23,13 +24,7 @@ __all__ = [
 BACKENDS = ("job", "deployment", "leaderworkerset", "grove")
 
 
-def _non_negative(value: int) -> int:
-    if value < 0:
-        raise ValueError("must be 0 or more")
-    return value
-
-
-NonNegativeInt = Annotated[int, AfterValidator(_non_negative)]
+NonNegativeInt = Annotated[int, AfterValidator(checks.zero_or_more)]
 
 
 class WorkloadMetadata(Strict):
@@ -46,11 +41,7 @@ class JobPolicy(Strict):
     completions: PositiveInt | None = None
     parallelism: NonNegativeInt | None = None
 
-    @model_validator(mode="after")
-    def _indexed(self) -> "JobPolicy":
-        if self.completion_mode == "Indexed" and self.completions is None:
-            raise FieldError(("completion_mode",), "an Indexed Job needs completions: the number of indexes")
-        return self
+    _indexed = model_validator(mode="after")(checks.indexed_job)
 
 
 class DeploymentPolicy(Strict):
@@ -62,13 +53,7 @@ class LeaderWorkerSetPolicy(Strict):
     replicas: NonNegativeInt = 1
 
 
-def _port(value: int) -> int:
-    if not 1 <= value <= 65535:
-        raise ValueError(f"{value} is not a port number (1-65535)")
-    return value
-
-
-Port = Annotated[int, AfterValidator(_port)]
+Port = Annotated[int, AfterValidator(checks.port_number)]
 
 
 class ServicePort(Strict):
@@ -82,56 +67,10 @@ class ServiceSpec(Strict):
     type: Literal["normal", "headless"] = "normal"
     ports: list[ServicePort] = Field(default_factory=list)
 
-    @model_validator(mode="after")
-    def _ports(self) -> "ServiceSpec":
-        if self.type == "normal" and not self.ports:
-            raise FieldError(("ports",), "a normal (ClusterIP) Service needs at least one port; "
-                             "use type: headless for a DNS-only Service")
-        names = [p.name for p in self.ports]
-        if len(self.ports) > 1 and None in names:
-            raise FieldError(("ports", names.index(None)), "with several ports every port needs a name")
-        for i, name in enumerate(names):
-            if name is not None and name in names[:i]:
-                raise FieldError(("ports", i, "name"), f"port name '{name}' is used twice")
-        return self
+    _ports = model_validator(mode="after")(checks.service_ports)
 
 
-def _check_pod_template(value: dict[str, Any], where: tuple) -> None:
-    """A loose check of an embedded PodTemplateSpec: the shape Manifesto edits, nothing more."""
-    for key in value:
-        if key not in ("metadata", "spec"):
-            raise FieldError(where + (key,), f"unknown key {show_value(key)}; a pod template has metadata and spec")
-    metadata = value.get("metadata", {})
-    if not isinstance(metadata, dict):
-        raise FieldError(where + ("metadata",), f"expected a mapping, got {show_value(metadata)}")
-    for part in ("labels", "annotations"):
-        entries = metadata.get(part, {})
-        if not isinstance(entries, dict):
-            raise FieldError(where + ("metadata", part), f"expected a mapping, got {show_value(entries)}")
-        for k, v in entries.items():
-            if not isinstance(v, str):
-                raise FieldError(where + ("metadata", part, k), f"values must be strings; quote {show_value(v)}")
-    spec = value.get("spec")
-    if not isinstance(spec, dict):
-        raise FieldError(where + ("spec",), "a pod template needs spec: a PodSpec with containers"
-                         if spec is None else f"expected a mapping, got {show_value(spec)}")
-    containers = spec.get("containers")
-    if not isinstance(containers, list) or not containers:
-        raise FieldError(where + ("spec", "containers"), "a pod spec needs a non-empty list of containers")
-    seen: set[str] = set()
-    for i, c in enumerate(containers):
-        if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not c.get("name"):
-            raise FieldError(where + ("spec", "containers", i), "each container needs a name")
-        if c["name"] in seen:
-            raise FieldError(where + ("spec", "containers", i, "name"), f"container name '{c['name']}' is used twice")
-        seen.add(c["name"])
-
-
-def container_names(template: dict[str, Any]) -> list[str]:
-    return [c["name"] for c in template["spec"]["containers"]]
-
-
-class Workload(Strict):
+class Workload(Strict, checks.WorkloadMixin):
     name: DnsLabel
     backend: Literal["job", "deployment", "leaderworkerset", "grove"]
     metadata: WorkloadMetadata = default_of(WorkloadMetadata)
@@ -147,41 +86,4 @@ class Workload(Strict):
     leaderworkerset: LeaderWorkerSetPolicy | None = None
     service: ServiceSpec | None = None
 
-    @model_validator(mode="after")
-    def _consistent(self) -> "Workload":
-        _check_pod_template(self.pod_template, ("pod_template",))
-        if self.leader_template is not None:
-            if self.backend != "leaderworkerset":
-                raise FieldError(("leader_template",), f"leader_template is for backend: leaderworkerset "
-                                 f"(this workload is {self.backend})")
-            _check_pod_template(self.leader_template, ("leader_template",))
-        for section in ("job", "deployment", "leaderworkerset"):
-            if getattr(self, section) is not None and self.backend != section:
-                raise FieldError((section,), f"the {section} section needs backend: {section} "
-                                 f"(this workload is {self.backend})")
-        if self.backend == "leaderworkerset" and self.leaderworkerset is None:
-            raise FieldError(("backend",), "backend: leaderworkerset needs a leaderworkerset: {size: N} section")
-        if self.accelerator_count or self.accelerator_container is not None:
-            self._check_accelerator_container()
-        return self
-
-    def _check_accelerator_container(self) -> None:
-        templates = [("pod_template", self.pod_template)]
-        if self.leader_template is not None:
-            templates.append(("leader_template", self.leader_template))
-        for key, template in templates:
-            names = container_names(template)
-            if self.accelerator_container is None:
-                if len(names) != 1:
-                    raise FieldError(("accelerator_count",) if key == "pod_template" else (key,),
-                                     f"{key} has {len(names)} containers ({', '.join(names)}); "
-                                     "name the one that gets the accelerators in accelerator_container")
-            elif self.accelerator_container not in names:
-                raise FieldError(("accelerator_container",), f"'{self.accelerator_container}' is not a container "
-                                 f"of {key}; its containers: {', '.join(names)}")
-
-    def gpu_container(self) -> str | None:
-        """The container that gets the accelerators, or None when the workload needs none."""
-        if not self.accelerator_count:
-            return None
-        return self.accelerator_container or container_names(self.pod_template)[0]
+    _consistent = model_validator(mode="after")(checks.consistent_workload)

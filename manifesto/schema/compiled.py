@@ -1,0 +1,4184 @@
+"""The input schemas compiled by tools/gen_compiled_schema.py (pydantic 2.14.4, pydantic-core
+2.50.5) from the models of manifesto.schema. Generated: do not edit; run
+``uv run python tools/gen_compiled_schema.py`` after changing a model.
+
+Loading an input uses this module and pydantic-core only (``manifesto.schema.checks.validate``).
+"""
+
+# ruff: noqa: E501
+from manifesto import rules
+from manifesto.schema import checks
+from manifesto.schema.checks import AtLeast, Each, Rule, make
+
+__all__ = ['AcceleratorProfile', 'Accelerators', 'Allocation', 'ClusterCache', 'ClusterProfile', 'ComponentSize', 'ComputeDomain', 'Computed', 'ConnectionPool', 'DeploymentPolicy', 'Dra', 'EndpointPickerConfig', 'EnvoySize', 'ExtendedResource', 'ExtraVolumeMount', 'Fabric', 'FabricProfile', 'Fit', 'Gateway', 'IdleShutdown', 'ImageCatalog', 'JobPolicy', 'Kueue', 'LeaderWorkerSetPolicy', 'LlmD', 'LlmDImages', 'Logging', 'Lws', 'ModelRef', 'ModelSpec', 'Naming', 'OpenShift', 'Parallelism', 'Paths', 'PluginRef', 'PluginSpec', 'PodDefaults', 'Profiling', 'Rdma', 'Resources', 'Role', 'Routing', 'RoutingSizing', 'Runtime', 'SchedulingProfile', 'ServicePort', 'ServiceSpec', 'SharedClaim', 'Slurm', 'SlurmBind', 'SlurmGres', 'SpecCache', 'Storage', 'Workload', 'WorkloadMetadata']
+
+#: The schemas a whole file is validated with.
+TOP = ('ClusterProfile', 'ModelSpec', 'EndpointPickerConfig', 'ImageCatalog', 'Workload')
+
+
+class ComponentSize(checks.Record):
+    __slots__ = ()
+
+
+class ClusterProfile(checks.Record):
+    __slots__ = ()
+
+
+class Accelerators(checks.Record):
+    __slots__ = ()
+
+
+class AcceleratorProfile(checks.Record):
+    __slots__ = ()
+
+
+class Allocation(checks.Record, checks.AllocationMixin):
+    __slots__ = ()
+
+
+class ExtendedResource(checks.Record):
+    __slots__ = ()
+
+
+class Dra(checks.Record):
+    __slots__ = ()
+
+
+class SlurmGres(checks.Record):
+    __slots__ = ()
+
+
+class ComputeDomain(checks.Record):
+    __slots__ = ()
+
+
+class Storage(checks.Record):
+    __slots__ = ()
+
+
+class SharedClaim(checks.Record):
+    __slots__ = ()
+
+
+class Logging(checks.Record):
+    __slots__ = ()
+
+
+class Paths(checks.Record):
+    __slots__ = ()
+
+
+class ClusterCache(checks.Record):
+    __slots__ = ()
+
+
+class Rdma(checks.Record):
+    __slots__ = ()
+
+
+class PodDefaults(checks.Record):
+    __slots__ = ()
+
+
+class ExtraVolumeMount(checks.Record):
+    __slots__ = ()
+
+
+class Fabric(checks.Record):
+    __slots__ = ()
+
+
+class FabricProfile(checks.Record):
+    __slots__ = ()
+
+
+class Naming(checks.Record):
+    __slots__ = ()
+
+
+class Kueue(checks.Record):
+    __slots__ = ()
+
+
+class Gateway(checks.Record):
+    __slots__ = ()
+
+
+class OpenShift(checks.Record):
+    __slots__ = ()
+
+
+class LlmD(checks.Record):
+    __slots__ = ()
+
+
+class LlmDImages(checks.Record):
+    __slots__ = ()
+
+
+class RoutingSizing(checks.Record):
+    __slots__ = ()
+
+
+class EnvoySize(ComponentSize):
+    __slots__ = ()
+
+
+class ConnectionPool(checks.Record):
+    __slots__ = ()
+
+
+class Slurm(checks.Record):
+    __slots__ = ()
+
+
+class SlurmBind(checks.Record):
+    __slots__ = ()
+
+
+class ModelSpec(checks.Record):
+    __slots__ = ()
+
+
+class ModelRef(checks.Record):
+    __slots__ = ()
+
+
+class Role(checks.Record):
+    __slots__ = ()
+
+
+class Lws(checks.Record):
+    __slots__ = ()
+
+
+class Parallelism(checks.Record, checks.ParallelismMixin):
+    __slots__ = ()
+
+
+class Computed(checks.Record):
+    __slots__ = ()
+
+
+class Resources(checks.Record):
+    __slots__ = ()
+
+
+class Profiling(checks.Record):
+    __slots__ = ()
+
+
+class Routing(checks.Record):
+    __slots__ = ()
+
+
+class Runtime(checks.Record):
+    __slots__ = ()
+
+
+class IdleShutdown(checks.Record):
+    __slots__ = ()
+
+
+class SpecCache(checks.Record):
+    __slots__ = ()
+
+
+class Fit(checks.Record):
+    __slots__ = ()
+
+
+class EndpointPickerConfig(checks.Record):
+    __slots__ = ()
+
+
+class PluginSpec(checks.Record, checks.PluginSpecMixin):
+    __slots__ = ()
+
+
+class SchedulingProfile(checks.Record):
+    __slots__ = ()
+
+
+class PluginRef(checks.Record):
+    __slots__ = ()
+
+
+class ImageCatalog(checks.Record):
+    __slots__ = ()
+
+
+class Workload(checks.Record, checks.WorkloadMixin):
+    __slots__ = ()
+
+
+class WorkloadMetadata(checks.Record):
+    __slots__ = ()
+
+
+class JobPolicy(checks.Record):
+    __slots__ = ()
+
+
+class DeploymentPolicy(checks.Record):
+    __slots__ = ()
+
+
+class LeaderWorkerSetPolicy(checks.Record):
+    __slots__ = ()
+
+
+class ServiceSpec(checks.Record):
+    __slots__ = ()
+
+
+class ServicePort(checks.Record):
+    __slots__ = ()
+
+ClusterProfile.MULTILINE = frozenset({'affinity', 'computed_env', 'container_security_context', 'default_env', 'dns_config', 'env', 'extra_volumes', 'security_context', 'setup', 'shared_volume', 'tolerations'})
+ModelSpec.EMBEDDED = ((('routing', 'plugin_config'), EndpointPickerConfig), (('routing', 'plugin_configs', '*'), EndpointPickerConfig))
+ModelSpec.MULTILINE = frozenset({'env', 'kv_transfer_config', 'plugin_config', 'plugin_configs', 'pre_launch', 'vllm'})
+
+
+def _default_ClusterCache():
+    return make(ClusterCache, {'hf_host_path': None, 'jit_host_path': None, 'hf_home': None})
+
+
+def _default_ComponentSize():
+    return make(ComponentSize, {'cpu': None, 'memory': None})
+
+
+def _default_Computed():
+    return make(Computed, {'env': {}, 'vllm': {}})
+
+
+def _default_ConnectionPool():
+    return make(ConnectionPool, {
+        'max_connections': None,
+        'http1_max_pending_requests': None,
+        'http2_max_requests': None,
+        'max_requests_per_connection': None,
+        'idle_timeout': None,
+    })
+
+
+def _default_EnvoySize():
+    return make(EnvoySize, {'cpu': None, 'memory': None, 'concurrency': None, 'buffer_limit': None, 'circuit_breaker_limit': None})
+
+
+def _default_Fabric():
+    return make(Fabric, {
+        'ucx_net_devices': None,
+        'default_profile': None,
+        'expert_parallel_profiles': {},
+        'default_env': {},
+        'profiles': {},
+    })
+
+
+def _default_Fit():
+    return make(Fit, {'check': True, 'short_kv_cache': 'warn'})
+
+
+def _default_Gateway():
+    return make(Gateway, {'class_name': 'istio', 'service_type': 'ClusterIP'})
+
+
+def _default_LlmD():
+    return make(LlmD, {
+        'release': None,
+        'images': make(LlmDImages, {'epp': None, 'envoy': None, 'routing_sidecar': None}),
+        'sizing': make(RoutingSizing, {
+            'endpoint_picker': make(ComponentSize, {'cpu': None, 'memory': None}),
+            'envoy': make(EnvoySize, {'cpu': None, 'memory': None, 'concurrency': None, 'buffer_limit': None, 'circuit_breaker_limit': None}),
+            'routing_sidecar': make(ComponentSize, {'cpu': None, 'memory': None}),
+            'gateway_proxy': make(ComponentSize, {'cpu': None, 'memory': None}),
+            'gateway_connection_pool': make(ConnectionPool, {
+                'max_connections': None,
+                'http1_max_pending_requests': None,
+                'http2_max_requests': None,
+                'max_requests_per_connection': None,
+                'idle_timeout': None,
+            }),
+        }),
+    })
+
+
+def _default_LlmDImages():
+    return make(LlmDImages, {'epp': None, 'envoy': None, 'routing_sidecar': None})
+
+
+def _default_Lws():
+    return make(Lws, {'size': 1, 'replicas': 1, 'same_topology_key': None})
+
+
+def _default_Naming():
+    return make(Naming, {'user_prefix': False})
+
+
+def _default_Parallelism():
+    return make(Parallelism, {'tp': 1, 'pp': 1, 'dp': False, 'ep': False})
+
+
+def _default_Paths():
+    return make(Paths, {'user_root': None, 'cache_root': None, 'log_root': None})
+
+
+def _default_PodDefaults():
+    return make(PodDefaults, {
+        'shm_size': None,
+        'ephemeral_storage': None,
+        'image_pull_secrets': [],
+        'image_pull_policy': None,
+        'termination_grace_period_seconds': None,
+        'working_dir': None,
+        'container_security_context': None,
+        'security_context': None,
+        'annotations': {},
+        'node_selector': {},
+        'affinity': None,
+        'tolerations': [],
+        'dns_policy': None,
+        'dns_config': None,
+        'extra_devices': [],
+        'extra_volumes': [],
+        'extra_volume_mounts': [],
+    })
+
+
+def _default_Resources():
+    return make(Resources, {'cpu': None, 'memory': None, 'gpus': None, 'ephemeral_storage': None, 'shm_size': None})
+
+
+def _default_RoutingSizing():
+    return make(RoutingSizing, {
+        'endpoint_picker': make(ComponentSize, {'cpu': None, 'memory': None}),
+        'envoy': make(EnvoySize, {'cpu': None, 'memory': None, 'concurrency': None, 'buffer_limit': None, 'circuit_breaker_limit': None}),
+        'routing_sidecar': make(ComponentSize, {'cpu': None, 'memory': None}),
+        'gateway_proxy': make(ComponentSize, {'cpu': None, 'memory': None}),
+        'gateway_connection_pool': make(ConnectionPool, {
+            'max_connections': None,
+            'http1_max_pending_requests': None,
+            'http2_max_requests': None,
+            'max_requests_per_connection': None,
+            'idle_timeout': None,
+        }),
+    })
+
+
+def _default_Runtime():
+    return make(Runtime, {'sidecars': None, 'idle_shutdown': None, 'vllm_env': None, 'pre_launch': []})
+
+
+def _default_SpecCache():
+    return make(SpecCache, {'key': None, 'cleanup_on_crash': True, 'gpu_arch': None})
+
+
+def _default_Storage():
+    return make(Storage, {'shared_volume': None, 'shared_mount_path': None, 'local_nvme_path': None, 'shared_claim': None})
+
+
+def _default_WorkloadMetadata():
+    return make(WorkloadMetadata, {'labels': {}, 'annotations': {}})
+
+
+def definitions() -> list:
+    """Every model's pydantic-core schema, as a definition named after it (a new list each call)."""
+    return [
+        {
+            'type': 'model',
+            'cls': ComponentSize,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'cpu': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-before',
+                                    'function': {'type': 'no-info', 'function': checks.quantity_value},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'memory': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-before',
+                                    'function': {'type': 'no-info', 'function': checks.quantity_value},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                },
+                'model_name': 'ComponentSize',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'ComponentSize'},
+            'ref': 'ComponentSize',
+        },
+        {
+            'type': 'model',
+            'cls': ExtendedResource,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'resource_name': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'function-after',
+                            'function': {'type': 'no-info', 'function': Rule(rules.resource_name, '')},
+                            'schema': {'type': 'str'},
+                        },
+                    },
+                },
+                'model_name': 'ExtendedResource',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'ExtendedResource'},
+            'ref': 'ExtendedResource',
+        },
+        {
+            'type': 'model',
+            'cls': Dra,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'device_class_name': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'function-after',
+                            'function': {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')},
+                            'schema': {'type': 'str'},
+                        },
+                    },
+                },
+                'model_name': 'Dra',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Dra'},
+            'ref': 'Dra',
+        },
+        {
+            'type': 'model',
+            'cls': SlurmGres,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'gres': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': Rule(rules.slurm_gres, '')},
+                                'schema': {'type': 'str'},
+                            },
+                            'default': 'gpu',
+                        },
+                    },
+                },
+                'model_name': 'SlurmGres',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'SlurmGres'},
+            'ref': 'SlurmGres',
+        },
+        {
+            'type': 'function-after',
+            'function': {'type': 'no-info', 'function': checks.allocation_exactly_one},
+            'schema': {
+                'type': 'model',
+                'cls': Allocation,
+                'schema': {
+                    'type': 'model-fields',
+                    'fields': {
+                        'extended_resource': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {'type': 'definition-ref', 'schema_ref': 'ExtendedResource'},
+                                },
+                                'default': None,
+                            },
+                        },
+                        'dra': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'nullable', 'schema': {'type': 'definition-ref', 'schema_ref': 'Dra'}},
+                                'default': None,
+                            },
+                        },
+                        'slurm': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {'type': 'definition-ref', 'schema_ref': 'SlurmGres'},
+                                },
+                                'default': None,
+                            },
+                        },
+                    },
+                    'model_name': 'Allocation',
+                    'computed_fields': [],
+                },
+                'custom_init': False,
+                'root_model': False,
+                'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Allocation'},
+            },
+            'ref': 'Allocation',
+        },
+        {
+            'type': 'model',
+            'cls': ComputeDomain,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'resource_claim_template_name': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'function-after',
+                            'function': {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')},
+                            'schema': {'type': 'str'},
+                        },
+                    },
+                },
+                'model_name': 'ComputeDomain',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'ComputeDomain'},
+            'ref': 'ComputeDomain',
+        },
+        {
+            'type': 'function-after',
+            'function': {'type': 'no-info', 'function': checks.accelerator_shape},
+            'schema': {
+                'type': 'model',
+                'cls': AcceleratorProfile,
+                'schema': {
+                    'type': 'model-fields',
+                    'fields': {
+                        'gpus_per_node': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': checks.int32},
+                                        'schema': {
+                                            'type': 'function-after',
+                                            'function': {'type': 'no-info', 'function': checks.positive},
+                                            'schema': {'type': 'int'},
+                                        },
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'allocation': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {'type': 'definition-ref', 'schema_ref': 'Allocation'},
+                                },
+                                'default': None,
+                            },
+                        },
+                        'resource_name': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': Rule(rules.resource_name, '')},
+                                        'schema': {'type': 'str'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'presence_label': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': Rule(rules.qualified_name, '')},
+                                        'schema': {'type': 'str'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'gpu_arch': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': Rule(rules.path_segment, '')},
+                                        'schema': {'type': 'str'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'torch_cuda_arch_list': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': Rule(rules.one_word, '')},
+                                        'schema': {'type': 'str'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'node_selector': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {
+                                        'type': 'no-info',
+                                        'function': Each(rules.label_value, 'label value ', 'values'),
+                                    },
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {
+                                            'type': 'no-info',
+                                            'function': Each(rules.qualified_name, 'label key ', 'keys'),
+                                        },
+                                        'schema': {
+                                            'type': 'dict',
+                                            'keys_schema': {'type': 'str'},
+                                            'values_schema': {'type': 'str'},
+                                        },
+                                    },
+                                },
+                                'default_factory': dict,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'compute_domain': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {'type': 'definition-ref', 'schema_ref': 'ComputeDomain'},
+                                },
+                                'default': None,
+                            },
+                        },
+                        'memory': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': checks.gpu_memory},
+                                    'schema': {
+                                        'type': 'nullable',
+                                        'schema': {
+                                            'type': 'function-before',
+                                            'function': {'type': 'no-info', 'function': checks.quantity_value},
+                                            'schema': {'type': 'str'},
+                                        },
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'hourly_price': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'function-before',
+                                    'function': {'type': 'no-info', 'function': checks.gpu_price},
+                                    'schema': {'type': 'nullable', 'schema': {'type': 'float'}},
+                                },
+                                'default': None,
+                            },
+                        },
+                    },
+                    'model_name': 'AcceleratorProfile',
+                    'computed_fields': [],
+                },
+                'custom_init': False,
+                'root_model': False,
+                'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'AcceleratorProfile'},
+            },
+            'ref': 'AcceleratorProfile',
+        },
+        {
+            'type': 'function-after',
+            'function': {'type': 'no-info', 'function': checks.default_accelerator_known},
+            'schema': {
+                'type': 'model',
+                'cls': Accelerators,
+                'schema': {
+                    'type': 'model-fields',
+                    'fields': {
+                        'default': {'type': 'model-field', 'schema': {'type': 'str'}},
+                        'profiles': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {
+                                    'type': 'no-info',
+                                    'function': Each(rules.path_segment, 'accelerator name ', 'keys'),
+                                },
+                                'schema': {
+                                    'type': 'dict',
+                                    'keys_schema': {'type': 'str'},
+                                    'values_schema': {'type': 'definition-ref', 'schema_ref': 'AcceleratorProfile'},
+                                    'min_length': 1,
+                                },
+                            },
+                        },
+                    },
+                    'model_name': 'Accelerators',
+                    'computed_fields': [],
+                },
+                'custom_init': False,
+                'root_model': False,
+                'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Accelerators'},
+            },
+            'ref': 'Accelerators',
+        },
+        {
+            'type': 'model',
+            'cls': SharedClaim,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'storage_class': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'access_modes': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'list',
+                                'items_schema': {
+                                    'type': 'literal',
+                                    'expected': ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'],
+                                },
+                            },
+                            'default_factory': checks.read_write_many,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'size': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'function-before',
+                            'function': {'type': 'no-info', 'function': checks.quantity_value},
+                            'schema': {'type': 'str'},
+                        },
+                    },
+                },
+                'model_name': 'SharedClaim',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'SharedClaim'},
+            'ref': 'SharedClaim',
+        },
+        {
+            'type': 'model',
+            'cls': Storage,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'shared_volume': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': checks.one_volume_source},
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'dict',
+                                        'keys_schema': {'type': 'str'},
+                                        'values_schema': {'type': 'any'},
+                                    },
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'shared_mount_path': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'local_nvme_path': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'shared_claim': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'definition-ref', 'schema_ref': 'SharedClaim'}},
+                            'default': None,
+                        },
+                    },
+                },
+                'model_name': 'Storage',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Storage'},
+            'ref': 'Storage',
+        },
+        {
+            'type': 'model',
+            'cls': Logging,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'pvc': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'mount_path': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'root': {'type': 'model-field', 'schema': {'type': 'str'}},
+                },
+                'model_name': 'Logging',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Logging'},
+            'ref': 'Logging',
+        },
+        {
+            'type': 'model',
+            'cls': Paths,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'user_root': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                            'default': None,
+                        },
+                    },
+                    'cache_root': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                            'default': None,
+                        },
+                    },
+                    'log_root': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                            'default': None,
+                        },
+                    },
+                },
+                'model_name': 'Paths',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Paths'},
+            'ref': 'Paths',
+        },
+        {
+            'type': 'model',
+            'cls': ClusterCache,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'hf_host_path': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'jit_host_path': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'hf_home': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                },
+                'model_name': 'ClusterCache',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'ClusterCache'},
+            'ref': 'ClusterCache',
+        },
+        {
+            'type': 'model',
+            'cls': Rdma,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'resource_name': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'function-after',
+                            'function': {'type': 'no-info', 'function': Rule(rules.resource_name, '')},
+                            'schema': {'type': 'str'},
+                        },
+                    },
+                    'value': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-before',
+                                'function': {'type': 'no-info', 'function': checks.quantity_value},
+                                'schema': {'type': 'str'},
+                            },
+                            'default': '1',
+                        },
+                    },
+                },
+                'model_name': 'Rdma',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Rdma'},
+            'ref': 'Rdma',
+        },
+        {
+            'type': 'model',
+            'cls': ExtraVolumeMount,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'name': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'function-after',
+                            'function': {'type': 'no-info', 'function': checks.dns_label},
+                            'schema': {'type': 'str'},
+                        },
+                    },
+                    'mountPath': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'function-after',
+                            'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
+                            'schema': {'type': 'str'},
+                        },
+                    },
+                    'readOnly': {
+                        'type': 'model-field',
+                        'schema': {'type': 'default', 'schema': {'type': 'bool'}, 'default': False},
+                    },
+                    'subPath': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': checks.sub_path},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                },
+                'model_name': 'ExtraVolumeMount',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'ExtraVolumeMount'},
+            'ref': 'ExtraVolumeMount',
+        },
+        {
+            'type': 'function-after',
+            'function': {'type': 'no-info', 'function': checks.mounts_name_volumes},
+            'schema': {
+                'type': 'model',
+                'cls': PodDefaults,
+                'schema': {
+                    'type': 'model-fields',
+                    'fields': {
+                        'shm_size': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-before',
+                                        'function': {'type': 'no-info', 'function': checks.quantity_value},
+                                        'schema': {'type': 'str'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'ephemeral_storage': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-before',
+                                        'function': {'type': 'no-info', 'function': checks.quantity_value},
+                                        'schema': {'type': 'str'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'image_pull_secrets': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Each(rules.dns_subdomain, '', 'items')},
+                                    'schema': {'type': 'list', 'items_schema': {'type': 'str'}},
+                                },
+                                'default_factory': list,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'image_pull_policy': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {'type': 'literal', 'expected': ['Always', 'IfNotPresent', 'Never']},
+                                },
+                                'default': None,
+                            },
+                        },
+                        'termination_grace_period_seconds': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': checks.int32},
+                                        'schema': {
+                                            'type': 'function-after',
+                                            'function': {'type': 'no-info', 'function': checks.non_negative},
+                                            'schema': {'type': 'int'},
+                                        },
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'working_dir': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
+                                        'schema': {'type': 'str'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'container_security_context': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'dict',
+                                        'keys_schema': {'type': 'str'},
+                                        'values_schema': {'type': 'any'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'security_context': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'dict',
+                                        'keys_schema': {'type': 'str'},
+                                        'values_schema': {'type': 'any'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'annotations': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {
+                                        'type': 'no-info',
+                                        'function': Each(rules.qualified_name, 'annotation key ', 'keys'),
+                                    },
+                                    'schema': {
+                                        'type': 'dict',
+                                        'keys_schema': {'type': 'str'},
+                                        'values_schema': {'type': 'str'},
+                                    },
+                                },
+                                'default_factory': dict,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'node_selector': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {
+                                        'type': 'no-info',
+                                        'function': Each(rules.label_value, 'label value ', 'values'),
+                                    },
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {
+                                            'type': 'no-info',
+                                            'function': Each(rules.qualified_name, 'label key ', 'keys'),
+                                        },
+                                        'schema': {
+                                            'type': 'dict',
+                                            'keys_schema': {'type': 'str'},
+                                            'values_schema': {'type': 'str'},
+                                        },
+                                    },
+                                },
+                                'default_factory': dict,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'affinity': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'dict',
+                                        'keys_schema': {'type': 'str'},
+                                        'values_schema': {'type': 'any'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'tolerations': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'list',
+                                    'items_schema': {
+                                        'type': 'dict',
+                                        'keys_schema': {'type': 'str'},
+                                        'values_schema': {'type': 'any'},
+                                    },
+                                },
+                                'default_factory': list,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'dns_policy': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'literal',
+                                        'expected': ['ClusterFirst', 'ClusterFirstWithHostNet', 'Default', 'None'],
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'dns_config': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'dict',
+                                        'keys_schema': {'type': 'str'},
+                                        'values_schema': {'type': 'any'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'extra_devices': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'list',
+                                    'items_schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
+                                        'schema': {'type': 'str'},
+                                    },
+                                },
+                                'default_factory': list,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'extra_volumes': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'list',
+                                    'items_schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': checks.extra_volume},
+                                        'schema': {
+                                            'type': 'dict',
+                                            'keys_schema': {'type': 'str'},
+                                            'values_schema': {'type': 'any'},
+                                        },
+                                    },
+                                },
+                                'default_factory': list,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'extra_volume_mounts': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'list',
+                                    'items_schema': {'type': 'definition-ref', 'schema_ref': 'ExtraVolumeMount'},
+                                },
+                                'default_factory': list,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                    },
+                    'model_name': 'PodDefaults',
+                    'computed_fields': [],
+                },
+                'custom_init': False,
+                'root_model': False,
+                'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'PodDefaults'},
+            },
+            'ref': 'PodDefaults',
+        },
+        {
+            'type': 'model',
+            'cls': FabricProfile,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'env': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': Each(rules.env_name, 'variable name ', 'keys')},
+                                'schema': {
+                                    'type': 'dict',
+                                    'keys_schema': {'type': 'str'},
+                                    'values_schema': {
+                                        'type': 'function-before',
+                                        'function': {'type': 'no-info', 'function': checks.env_value},
+                                        'schema': {'type': 'str'},
+                                    },
+                                },
+                            },
+                            'default_factory': dict,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'computed_env': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': Each(rules.env_name, 'variable name ', 'keys')},
+                                'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'any'}},
+                            },
+                            'default_factory': dict,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                },
+                'model_name': 'FabricProfile',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'FabricProfile'},
+            'ref': 'FabricProfile',
+        },
+        {
+            'type': 'function-after',
+            'function': {'type': 'no-info', 'function': checks.known_fabric_profiles},
+            'schema': {
+                'type': 'model',
+                'cls': Fabric,
+                'schema': {
+                    'type': 'model-fields',
+                    'fields': {
+                        'ucx_net_devices': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                                'default': None,
+                            },
+                        },
+                        'default_profile': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                                'default': None,
+                            },
+                        },
+                        'expert_parallel_profiles': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'str'}},
+                                'default_factory': dict,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'default_env': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Each(rules.env_name, 'variable name ', 'keys')},
+                                    'schema': {
+                                        'type': 'dict',
+                                        'keys_schema': {'type': 'str'},
+                                        'values_schema': {
+                                            'type': 'function-before',
+                                            'function': {'type': 'no-info', 'function': checks.env_value},
+                                            'schema': {'type': 'str'},
+                                        },
+                                    },
+                                },
+                                'default_factory': dict,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'profiles': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'dict',
+                                    'keys_schema': {'type': 'str'},
+                                    'values_schema': {'type': 'definition-ref', 'schema_ref': 'FabricProfile'},
+                                },
+                                'default_factory': dict,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                    },
+                    'model_name': 'Fabric',
+                    'computed_fields': [],
+                },
+                'custom_init': False,
+                'root_model': False,
+                'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Fabric'},
+            },
+            'ref': 'Fabric',
+        },
+        {
+            'type': 'model',
+            'cls': Naming,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'user_prefix': {
+                        'type': 'model-field',
+                        'schema': {'type': 'default', 'schema': {'type': 'bool'}, 'default': False},
+                    },
+                },
+                'model_name': 'Naming',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Naming'},
+            'ref': 'Naming',
+        },
+        {
+            'type': 'model',
+            'cls': Kueue,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'local_queue': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'function-after',
+                            'function': {'type': 'no-info', 'function': Rule(rules.label_value, '')},
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')},
+                                'schema': {'type': 'str'},
+                            },
+                        },
+                    },
+                    'priority_class': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.label_value, '')},
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')},
+                                        'schema': {'type': 'str'},
+                                    },
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                },
+                'model_name': 'Kueue',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Kueue'},
+            'ref': 'Kueue',
+        },
+        {
+            'type': 'model',
+            'cls': Gateway,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'class_name': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')},
+                                'schema': {'type': 'str'},
+                            },
+                            'default': 'istio',
+                        },
+                    },
+                    'service_type': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'literal', 'expected': ['ClusterIP', 'LoadBalancer', 'NodePort']},
+                            'default': 'ClusterIP',
+                        },
+                    },
+                },
+                'model_name': 'Gateway',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Gateway'},
+            'ref': 'Gateway',
+        },
+        {
+            'type': 'model',
+            'cls': OpenShift,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'scc': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                },
+                'model_name': 'OpenShift',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'OpenShift'},
+            'ref': 'OpenShift',
+        },
+        {
+            'type': 'model',
+            'cls': LlmDImages,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'epp': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                            'default': None,
+                        },
+                    },
+                    'envoy': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                            'default': None,
+                        },
+                    },
+                    'routing_sidecar': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                            'default': None,
+                        },
+                    },
+                },
+                'model_name': 'LlmDImages',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'LlmDImages'},
+            'ref': 'LlmDImages',
+        },
+        {
+            'type': 'model',
+            'cls': EnvoySize,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'cpu': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-before',
+                                    'function': {'type': 'no-info', 'function': checks.quantity_value},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'memory': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-before',
+                                    'function': {'type': 'no-info', 'function': checks.quantity_value},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'concurrency': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': checks.int32},
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': checks.positive},
+                                        'schema': {'type': 'int'},
+                                    },
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'buffer_limit': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': checks.envoy_buffer},
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-before',
+                                        'function': {'type': 'no-info', 'function': checks.quantity_value},
+                                        'schema': {'type': 'str'},
+                                    },
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'circuit_breaker_limit': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-before',
+                                'function': {'type': 'no-info', 'function': checks.envoy_limit},
+                                'schema': {'type': 'nullable', 'schema': {'type': 'int'}},
+                            },
+                            'default': None,
+                        },
+                    },
+                },
+                'model_name': 'EnvoySize',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'EnvoySize'},
+            'ref': 'EnvoySize',
+        },
+        {
+            'type': 'model',
+            'cls': ConnectionPool,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'max_connections': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-before',
+                                'function': {'type': 'no-info', 'function': checks.istio_limit},
+                                'schema': {'type': 'nullable', 'schema': {'type': 'int'}},
+                            },
+                            'default': None,
+                        },
+                    },
+                    'http1_max_pending_requests': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-before',
+                                'function': {'type': 'no-info', 'function': checks.istio_limit},
+                                'schema': {'type': 'nullable', 'schema': {'type': 'int'}},
+                            },
+                            'default': None,
+                        },
+                    },
+                    'http2_max_requests': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-before',
+                                'function': {'type': 'no-info', 'function': checks.istio_limit},
+                                'schema': {'type': 'nullable', 'schema': {'type': 'int'}},
+                            },
+                            'default': None,
+                        },
+                    },
+                    'max_requests_per_connection': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-before',
+                                'function': {'type': 'no-info', 'function': checks.istio_limit},
+                                'schema': {'type': 'nullable', 'schema': {'type': 'int'}},
+                            },
+                            'default': None,
+                        },
+                    },
+                    'idle_timeout': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-before',
+                                'function': {'type': 'no-info', 'function': checks.istio_duration},
+                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                            },
+                            'default': None,
+                        },
+                    },
+                },
+                'model_name': 'ConnectionPool',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'ConnectionPool'},
+            'ref': 'ConnectionPool',
+        },
+        {
+            'type': 'model',
+            'cls': RoutingSizing,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'endpoint_picker': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'definition-ref', 'schema_ref': 'ComponentSize'},
+                            'default_factory': _default_ComponentSize,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'envoy': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'definition-ref', 'schema_ref': 'EnvoySize'},
+                            'default_factory': _default_EnvoySize,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'routing_sidecar': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'definition-ref', 'schema_ref': 'ComponentSize'},
+                            'default_factory': _default_ComponentSize,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'gateway_proxy': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'definition-ref', 'schema_ref': 'ComponentSize'},
+                            'default_factory': _default_ComponentSize,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'gateway_connection_pool': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'definition-ref', 'schema_ref': 'ConnectionPool'},
+                            'default_factory': _default_ConnectionPool,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                },
+                'model_name': 'RoutingSizing',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'RoutingSizing'},
+            'ref': 'RoutingSizing',
+        },
+        {
+            'type': 'model',
+            'cls': LlmD,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'release': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                            'default': None,
+                        },
+                    },
+                    'images': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'definition-ref', 'schema_ref': 'LlmDImages'},
+                            'default_factory': _default_LlmDImages,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'sizing': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'definition-ref', 'schema_ref': 'RoutingSizing'},
+                            'default_factory': _default_RoutingSizing,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                },
+                'model_name': 'LlmD',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'LlmD'},
+            'ref': 'LlmD',
+        },
+        {
+            'type': 'model',
+            'cls': SlurmBind,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'source': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'function-after',
+                            'function': {'type': 'no-info', 'function': Rule(rules.bind_path, '')},
+                            'schema': {'type': 'str'},
+                        },
+                    },
+                    'target': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'function-after',
+                            'function': {'type': 'no-info', 'function': Rule(rules.bind_path, '')},
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
+                                'schema': {'type': 'str'},
+                            },
+                        },
+                    },
+                    'read_only': {
+                        'type': 'model-field',
+                        'schema': {'type': 'default', 'schema': {'type': 'bool'}, 'default': False},
+                    },
+                },
+                'model_name': 'SlurmBind',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'SlurmBind'},
+            'ref': 'SlurmBind',
+        },
+        {
+            'type': 'model',
+            'cls': Slurm,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'partition': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.slurm_word, '')},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'account': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.slurm_word, '')},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'qos': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.slurm_word, '')},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'constraint': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.slurm_constraint, '')},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'time': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': Rule(rules.slurm_time, '')},
+                                'schema': {'type': 'str'},
+                            },
+                            'default': '01:00:00',
+                        },
+                    },
+                    'runtime': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'literal', 'expected': ['apptainer', 'singularity', 'pyxis', 'native']},
+                            'default': 'apptainer',
+                        },
+                    },
+                    'exclusive': {
+                        'type': 'model-field',
+                        'schema': {'type': 'default', 'schema': {'type': 'bool'}, 'default': True},
+                    },
+                    'binds': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'list', 'items_schema': {'type': 'definition-ref', 'schema_ref': 'SlurmBind'}},
+                            'default_factory': list,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'setup': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'list', 'items_schema': {'type': 'str'}},
+                            'default_factory': list,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'ssh_host': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.host_name, '')},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'port': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': checks.port},
+                                'schema': {'type': 'int'},
+                            },
+                            'default': 8081,
+                        },
+                    },
+                    'router_cpus': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': checks.int32},
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': checks.positive},
+                                    'schema': {'type': 'int'},
+                                },
+                            },
+                            'default': 8,
+                        },
+                    },
+                    'router_memory': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-before',
+                                'function': {'type': 'no-info', 'function': checks.quantity_value},
+                                'schema': {'type': 'str'},
+                            },
+                            'default': '16Gi',
+                        },
+                    },
+                    'proxy_cpus': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': checks.int32},
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': checks.positive},
+                                    'schema': {'type': 'int'},
+                                },
+                            },
+                            'default': 2,
+                        },
+                    },
+                    'proxy_memory': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-before',
+                                'function': {'type': 'no-info', 'function': checks.quantity_value},
+                                'schema': {'type': 'str'},
+                            },
+                            'default': '4Gi',
+                        },
+                    },
+                },
+                'model_name': 'Slurm',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Slurm'},
+            'ref': 'Slurm',
+        },
+        {
+            'type': 'function-after',
+            'function': {'type': 'no-info', 'function': checks.consistent_cluster},
+            'schema': {
+                'type': 'model',
+                'cls': ClusterProfile,
+                'schema': {
+                    'type': 'model-fields',
+                    'fields': {
+                        'name': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': Rule(rules.path_segment, '')},
+                                'schema': {'type': 'str'},
+                            },
+                        },
+                        'platform': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'literal', 'expected': ['kubernetes', 'openshift', 'slurm']},
+                                'default': 'kubernetes',
+                            },
+                        },
+                        'gpus_per_node': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': checks.int32},
+                                        'schema': {
+                                            'type': 'function-after',
+                                            'function': {'type': 'no-info', 'function': checks.positive},
+                                            'schema': {'type': 'int'},
+                                        },
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'accelerators': {'type': 'model-field', 'schema': {'type': 'definition-ref', 'schema_ref': 'Accelerators'}},
+                        'storage': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'definition-ref', 'schema_ref': 'Storage'},
+                                'default_factory': _default_Storage,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'logging': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'nullable', 'schema': {'type': 'definition-ref', 'schema_ref': 'Logging'}},
+                                'default': None,
+                            },
+                        },
+                        'paths': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'definition-ref', 'schema_ref': 'Paths'},
+                                'default_factory': _default_Paths,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'cache': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'definition-ref', 'schema_ref': 'ClusterCache'},
+                                'default_factory': _default_ClusterCache,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'rdma': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'nullable', 'schema': {'type': 'definition-ref', 'schema_ref': 'Rdma'}},
+                                'default': None,
+                            },
+                        },
+                        'pod_defaults': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'definition-ref', 'schema_ref': 'PodDefaults'},
+                                'default_factory': _default_PodDefaults,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'fabric': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'definition-ref', 'schema_ref': 'Fabric'},
+                                'default_factory': _default_Fabric,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'naming': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'definition-ref', 'schema_ref': 'Naming'},
+                                'default_factory': _default_Naming,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'kueue': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'nullable', 'schema': {'type': 'definition-ref', 'schema_ref': 'Kueue'}},
+                                'default': None,
+                            },
+                        },
+                        'gateway': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'definition-ref', 'schema_ref': 'Gateway'},
+                                'default_factory': _default_Gateway,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'openshift': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {'type': 'definition-ref', 'schema_ref': 'OpenShift'},
+                                },
+                                'default': None,
+                            },
+                        },
+                        'llm_d': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'definition-ref', 'schema_ref': 'LlmD'},
+                                'default_factory': _default_LlmD,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'slurm': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'nullable', 'schema': {'type': 'definition-ref', 'schema_ref': 'Slurm'}},
+                                'default': None,
+                            },
+                        },
+                    },
+                    'model_name': 'ClusterProfile',
+                    'computed_fields': [],
+                },
+                'custom_init': False,
+                'root_model': False,
+                'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'ClusterProfile'},
+            },
+            'ref': 'ClusterProfile',
+        },
+        {
+            'type': 'function-after',
+            'function': {'type': 'no-info', 'function': checks.one_image},
+            'schema': {
+                'type': 'model',
+                'cls': ModelRef,
+                'schema': {
+                    'type': 'model-fields',
+                    'fields': {
+                        'id': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': Rule(rules.one_word, '')},
+                                'schema': {'type': 'str'},
+                            },
+                        },
+                        'label': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                                'default': None,
+                            },
+                        },
+                        'image_ref': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                                'default': None,
+                            },
+                        },
+                        'image': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                                'default': None,
+                            },
+                        },
+                        'revision': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': Rule(rules.one_word, '')},
+                                        'schema': {'type': 'str'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'config_json': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': Rule(rules.one_word, '')},
+                                        'schema': {'type': 'str'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                    },
+                    'model_name': 'ModelRef',
+                    'computed_fields': [],
+                },
+                'custom_init': False,
+                'root_model': False,
+                'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'ModelRef'},
+            },
+            'ref': 'ModelRef',
+        },
+        {
+            'type': 'model',
+            'cls': Lws,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'size': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': checks.int32},
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': checks.positive},
+                                    'schema': {'type': 'int'},
+                                },
+                            },
+                            'default': 1,
+                        },
+                    },
+                    'replicas': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': checks.int32},
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': checks.positive},
+                                    'schema': {'type': 'int'},
+                                },
+                            },
+                            'default': 1,
+                        },
+                    },
+                    'same_topology_key': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.qualified_name, '')},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                },
+                'model_name': 'Lws',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Lws'},
+            'ref': 'Lws',
+        },
+        {
+            'type': 'model',
+            'cls': Parallelism,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'tp': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': checks.int32},
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': checks.positive},
+                                    'schema': {'type': 'int'},
+                                },
+                            },
+                            'default': 1,
+                        },
+                    },
+                    'pp': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': checks.int32},
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': checks.positive},
+                                    'schema': {'type': 'int'},
+                                },
+                            },
+                            'default': 1,
+                        },
+                    },
+                    'dp': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': checks.data_parallel},
+                                'schema': {'type': 'any'},
+                            },
+                            'default': False,
+                        },
+                    },
+                    'ep': {
+                        'type': 'model-field',
+                        'schema': {'type': 'default', 'schema': {'type': 'bool'}, 'default': False},
+                    },
+                },
+                'model_name': 'Parallelism',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Parallelism'},
+            'ref': 'Parallelism',
+        },
+        {
+            'type': 'model',
+            'cls': Computed,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'env': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': Each(rules.env_name, 'variable name ', 'keys')},
+                                'schema': {
+                                    'type': 'dict',
+                                    'keys_schema': {'type': 'str'},
+                                    'values_schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': checks.scalar},
+                                        'schema': {'type': 'any'},
+                                    },
+                                },
+                            },
+                            'default_factory': dict,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'vllm': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': Each(rules.vllm_flag_key, 'flag ', 'keys')},
+                                'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'any'}},
+                            },
+                            'default_factory': dict,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                },
+                'model_name': 'Computed',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Computed'},
+            'ref': 'Computed',
+        },
+        {
+            'type': 'model',
+            'cls': Resources,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'cpu': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-before',
+                                    'function': {'type': 'no-info', 'function': checks.quantity_value},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'memory': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-before',
+                                    'function': {'type': 'no-info', 'function': checks.quantity_value},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'gpus': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': checks.int32},
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': checks.positive},
+                                        'schema': {'type': 'int'},
+                                    },
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'ephemeral_storage': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-before',
+                                    'function': {'type': 'no-info', 'function': checks.quantity_value},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'shm_size': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-before',
+                                    'function': {'type': 'no-info', 'function': checks.quantity_value},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                },
+                'model_name': 'Resources',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Resources'},
+            'ref': 'Resources',
+        },
+        {
+            'type': 'model',
+            'cls': Profiling,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'profiler': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'literal', 'expected': ['torch', 'cuda']},
+                            'default': 'torch',
+                        },
+                    },
+                    'torch_profiler_dir': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                            'default': None,
+                        },
+                    },
+                    'torch_profiler_with_stack': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'bool'}},
+                            'default': None,
+                        },
+                    },
+                    'torch_profiler_record_shapes': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'bool'}},
+                            'default': None,
+                        },
+                    },
+                    'torch_profiler_with_memory': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'bool'}},
+                            'default': None,
+                        },
+                    },
+                    'torch_profiler_with_flops': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'bool'}},
+                            'default': None,
+                        },
+                    },
+                    'capture_torch_profiler': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'bool'}},
+                            'default': None,
+                        },
+                    },
+                    'detailed_trace_annotation': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'bool'}},
+                            'default': None,
+                        },
+                    },
+                    'ignore_frontend': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'bool'}},
+                            'default': None,
+                        },
+                    },
+                    'delay_iterations': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'int'}},
+                            'default': None,
+                        },
+                    },
+                    'max_iterations': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'int'}},
+                            'default': None,
+                        },
+                    },
+                    'warmup_iterations': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': AtLeast(0)},
+                                    'schema': {'type': 'int'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'active_iterations': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': AtLeast(1)},
+                                    'schema': {'type': 'int'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'wait_iterations': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': AtLeast(0)},
+                                    'schema': {'type': 'int'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                },
+                'model_name': 'Profiling',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Profiling'},
+            'ref': 'Profiling',
+        },
+        {
+            'type': 'model',
+            'cls': Role,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'name': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'function-after',
+                            'function': {'type': 'no-info', 'function': checks.dns_label},
+                            'schema': {'type': 'str'},
+                        },
+                    },
+                    'workload_name': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': checks.starts_with_letter},
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': checks.dns_label},
+                                        'schema': {'type': 'str'},
+                                    },
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'workload': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {'type': 'literal', 'expected': ['deployment', 'leaderworkerset']},
+                            },
+                            'default': None,
+                        },
+                    },
+                    'lws': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'definition-ref', 'schema_ref': 'Lws'},
+                            'default_factory': _default_Lws,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'parallelism': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'definition-ref', 'schema_ref': 'Parallelism'},
+                            'default_factory': _default_Parallelism,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'computed': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'definition-ref', 'schema_ref': 'Computed'},
+                            'default_factory': _default_Computed,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'env': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': Each(rules.env_name, 'variable name ', 'keys')},
+                                'schema': {
+                                    'type': 'dict',
+                                    'keys_schema': {'type': 'str'},
+                                    'values_schema': {
+                                        'type': 'function-before',
+                                        'function': {'type': 'no-info', 'function': checks.env_value},
+                                        'schema': {'type': 'str'},
+                                    },
+                                },
+                            },
+                            'default_factory': dict,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'vllm': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': Each(rules.vllm_flag_key, 'flag ', 'keys')},
+                                'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'any'}},
+                            },
+                            'default_factory': dict,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'vllm_raw_args': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': Each(rules.shell_fragment, '', 'items')},
+                                'schema': {'type': 'list', 'items_schema': {'type': 'str'}},
+                            },
+                            'default_factory': list,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'resources': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'definition-ref', 'schema_ref': 'Resources'},
+                            'default_factory': _default_Resources,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'kv_transfer_config': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'any'}},
+                            },
+                            'default': None,
+                        },
+                    },
+                    'fabric_profile': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                            'default': None,
+                        },
+                    },
+                    'pre_launch': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-before',
+                                'function': {'type': 'no-info', 'function': checks.one_or_many},
+                                'schema': {'type': 'list', 'items_schema': {'type': 'str'}},
+                            },
+                            'default_factory': list,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'profiling': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'definition-ref', 'schema_ref': 'Profiling'}},
+                            'default': None,
+                        },
+                    },
+                },
+                'model_name': 'Role',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Role'},
+            'ref': 'Role',
+        },
+        {
+            'type': 'function-after',
+            'function': {'type': 'no-info', 'function': checks.routing_configs},
+            'schema': {
+                'type': 'model',
+                'cls': Routing,
+                'schema': {
+                    'type': 'model-fields',
+                    'fields': {
+                        'kind': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'literal', 'expected': ['disabled', 'load_aware', 'pd']},
+                                'default': 'disabled',
+                            },
+                        },
+                        'target_role': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                                'default': None,
+                            },
+                        },
+                        'frontend': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'literal', 'expected': ['standalone', 'gateway']},
+                                'default': 'standalone',
+                            },
+                        },
+                        'plugin_config': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'dict',
+                                        'keys_schema': {'type': 'str'},
+                                        'values_schema': {'type': 'any'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'plugin_configs': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'dict',
+                                        'keys_schema': {'type': 'str'},
+                                        'values_schema': {
+                                            'type': 'dict',
+                                            'keys_schema': {'type': 'str'},
+                                            'values_schema': {'type': 'any'},
+                                        },
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'plugins_config_file': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                                'default': None,
+                            },
+                        },
+                    },
+                    'model_name': 'Routing',
+                    'computed_fields': [],
+                },
+                'custom_init': False,
+                'root_model': False,
+                'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Routing'},
+            },
+            'ref': 'Routing',
+        },
+        {
+            'type': 'model',
+            'cls': IdleShutdown,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'enabled': {
+                        'type': 'model-field',
+                        'schema': {'type': 'default', 'schema': {'type': 'bool'}, 'default': True},
+                    },
+                    'timeout_minutes': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': checks.int32},
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': checks.positive},
+                                    'schema': {'type': 'int'},
+                                },
+                            },
+                            'default': 45,
+                        },
+                    },
+                },
+                'model_name': 'IdleShutdown',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'IdleShutdown'},
+            'ref': 'IdleShutdown',
+        },
+        {
+            'type': 'model',
+            'cls': Runtime,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'sidecars': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'list',
+                                    'items_schema': {'type': 'literal', 'expected': ['dcgm-exporter', 'node-exporter']},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'idle_shutdown': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'definition-ref', 'schema_ref': 'IdleShutdown'}},
+                            'default': None,
+                        },
+                    },
+                    'vllm_env': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                            'default': None,
+                        },
+                    },
+                    'pre_launch': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-before',
+                                'function': {'type': 'no-info', 'function': checks.one_or_many},
+                                'schema': {'type': 'list', 'items_schema': {'type': 'str'}},
+                            },
+                            'default_factory': list,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                },
+                'model_name': 'Runtime',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Runtime'},
+            'ref': 'Runtime',
+        },
+        {
+            'type': 'model',
+            'cls': SpecCache,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'key': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.path_segment, '')},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'cleanup_on_crash': {
+                        'type': 'model-field',
+                        'schema': {'type': 'default', 'schema': {'type': 'bool'}, 'default': True},
+                    },
+                    'gpu_arch': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': Rule(rules.path_segment, '')},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                },
+                'model_name': 'SpecCache',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'SpecCache'},
+            'ref': 'SpecCache',
+        },
+        {
+            'type': 'model',
+            'cls': Fit,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'check': {
+                        'type': 'model-field',
+                        'schema': {'type': 'default', 'schema': {'type': 'bool'}, 'default': True},
+                    },
+                    'short_kv_cache': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'literal', 'expected': ['warn', 'refuse']},
+                            'default': 'warn',
+                        },
+                    },
+                },
+                'model_name': 'Fit',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Fit'},
+            'ref': 'Fit',
+        },
+        {
+            'type': 'model',
+            'cls': ModelSpec,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'release': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'function-after',
+                            'function': {'type': 'no-info', 'function': checks.starts_with_letter},
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': checks.dns_label},
+                                'schema': {'type': 'str'},
+                            },
+                        },
+                    },
+                    'topology': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'literal', 'expected': ['aggregated', 'pd']},
+                            'default': 'aggregated',
+                        },
+                    },
+                    'accelerator': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                            'default': None,
+                        },
+                    },
+                    'model': {'type': 'model-field', 'schema': {'type': 'definition-ref', 'schema_ref': 'ModelRef'}},
+                    'vars': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'dict',
+                                'keys_schema': {'type': 'str'},
+                                'values_schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': checks.number},
+                                    'schema': {'type': 'any'},
+                                },
+                            },
+                            'default_factory': dict,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'env': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': Each(rules.env_name, 'variable name ', 'keys')},
+                                'schema': {
+                                    'type': 'dict',
+                                    'keys_schema': {'type': 'str'},
+                                    'values_schema': {
+                                        'type': 'function-before',
+                                        'function': {'type': 'no-info', 'function': checks.env_value},
+                                        'schema': {'type': 'str'},
+                                    },
+                                },
+                            },
+                            'default_factory': dict,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'vllm': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': Each(rules.vllm_flag_key, 'flag ', 'keys')},
+                                'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'any'}},
+                            },
+                            'default_factory': dict,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'roles': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'function-after',
+                            'function': {'type': 'no-info', 'function': checks.unique_roles},
+                            'schema': {
+                                'type': 'list',
+                                'items_schema': {'type': 'definition-ref', 'schema_ref': 'Role'},
+                                'min_length': 1,
+                            },
+                        },
+                    },
+                    'routing': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'definition-ref', 'schema_ref': 'Routing'}},
+                            'default': None,
+                        },
+                    },
+                    'runtime': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'definition-ref', 'schema_ref': 'Runtime'},
+                            'default_factory': _default_Runtime,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'cache': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'definition-ref', 'schema_ref': 'SpecCache'},
+                            'default_factory': _default_SpecCache,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'fit': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'definition-ref', 'schema_ref': 'Fit'},
+                            'default_factory': _default_Fit,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                },
+                'model_name': 'ModelSpec',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'ModelSpec'},
+            'ref': 'ModelSpec',
+        },
+        {
+            'type': 'model',
+            'cls': PluginSpec,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'type': {'type': 'model-field', 'schema': {'type': 'str'}},
+                    'name': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                            'default': None,
+                        },
+                    },
+                    'parameters': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'any'}},
+                            },
+                            'default': None,
+                        },
+                    },
+                },
+                'model_name': 'PluginSpec',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'PluginSpec'},
+            'ref': 'PluginSpec',
+        },
+        {
+            'type': 'model',
+            'cls': PluginRef,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'pluginRef': {'type': 'model-field', 'schema': {'type': 'str'}},
+                    'weight': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {'type': 'union', 'choices': [{'type': 'int'}, {'type': 'float'}]},
+                            },
+                            'default': None,
+                        },
+                    },
+                },
+                'model_name': 'PluginRef',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'PluginRef'},
+            'ref': 'PluginRef',
+        },
+        {
+            'type': 'model',
+            'cls': SchedulingProfile,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'name': {'type': 'model-field', 'schema': {'type': 'str'}},
+                    'plugins': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'list', 'items_schema': {'type': 'definition-ref', 'schema_ref': 'PluginRef'}},
+                            'default_factory': list,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                },
+                'model_name': 'SchedulingProfile',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'SchedulingProfile'},
+            'ref': 'SchedulingProfile',
+        },
+        {
+            'type': 'function-after',
+            'function': {'type': 'no-info', 'function': checks.plugin_refs},
+            'schema': {
+                'type': 'model',
+                'cls': EndpointPickerConfig,
+                'schema': {
+                    'type': 'model-fields',
+                    'fields': {
+                        'apiVersion': {'type': 'model-field', 'schema': {'type': 'str'}},
+                        'kind': {'type': 'model-field', 'schema': {'type': 'str'}},
+                        'plugins': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'list',
+                                'items_schema': {'type': 'definition-ref', 'schema_ref': 'PluginSpec'},
+                                'min_length': 1,
+                            },
+                        },
+                        'schedulingProfiles': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'list',
+                                    'items_schema': {'type': 'definition-ref', 'schema_ref': 'SchedulingProfile'},
+                                },
+                                'default_factory': list,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'featureGates': {
+                            'type': 'model-field',
+                            'schema': {'type': 'default', 'schema': {'type': 'any'}, 'default': None},
+                        },
+                        'saturationDetector': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'dict',
+                                        'keys_schema': {'type': 'str'},
+                                        'values_schema': {'type': 'any'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'dataLayer': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'dict',
+                                        'keys_schema': {'type': 'str'},
+                                        'values_schema': {'type': 'any'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'flowControl': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'dict',
+                                        'keys_schema': {'type': 'str'},
+                                        'values_schema': {'type': 'any'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'parser': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'dict',
+                                        'keys_schema': {'type': 'str'},
+                                        'values_schema': {'type': 'any'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'requestHandler': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'dict',
+                                        'keys_schema': {'type': 'str'},
+                                        'values_schema': {'type': 'any'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                    },
+                    'model_name': 'EndpointPickerConfig',
+                    'computed_fields': [],
+                },
+                'custom_init': False,
+                'root_model': False,
+                'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'EndpointPickerConfig'},
+            },
+            'ref': 'EndpointPickerConfig',
+        },
+        {
+            'type': 'model',
+            'cls': ImageCatalog,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'vllm': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'dict',
+                            'keys_schema': {'type': 'str'},
+                            'values_schema': {'type': 'str'},
+                            'min_length': 1,
+                        },
+                    },
+                    'llm_d': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'str'}},
+                            'default_factory': dict,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'sidecars': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'str'}},
+                            'default_factory': dict,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'test': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'str'}},
+                            'default_factory': dict,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                },
+                'model_name': 'ImageCatalog',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'ImageCatalog'},
+            'ref': 'ImageCatalog',
+        },
+        {
+            'type': 'model',
+            'cls': WorkloadMetadata,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'labels': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'str'}},
+                            'default_factory': dict,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                    'annotations': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'str'}},
+                            'default_factory': dict,
+                            'default_factory_takes_data': False,
+                        },
+                    },
+                },
+                'model_name': 'WorkloadMetadata',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'WorkloadMetadata'},
+            'ref': 'WorkloadMetadata',
+        },
+        {
+            'type': 'function-after',
+            'function': {'type': 'no-info', 'function': checks.indexed_job},
+            'schema': {
+                'type': 'model',
+                'cls': JobPolicy,
+                'schema': {
+                    'type': 'model-fields',
+                    'fields': {
+                        'suspend': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'nullable', 'schema': {'type': 'bool'}},
+                                'default': None,
+                            },
+                        },
+                        'backoff_limit': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': checks.zero_or_more},
+                                        'schema': {'type': 'int'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'active_deadline_seconds': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': checks.positive},
+                                        'schema': {'type': 'int'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'ttl_seconds_after_finished': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': checks.zero_or_more},
+                                        'schema': {'type': 'int'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'completion_mode': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'literal', 'expected': ['NonIndexed', 'Indexed']},
+                                'default': 'NonIndexed',
+                            },
+                        },
+                        'completions': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': checks.positive},
+                                        'schema': {'type': 'int'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'parallelism': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'function-after',
+                                        'function': {'type': 'no-info', 'function': checks.zero_or_more},
+                                        'schema': {'type': 'int'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                    },
+                    'model_name': 'JobPolicy',
+                    'computed_fields': [],
+                },
+                'custom_init': False,
+                'root_model': False,
+                'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'JobPolicy'},
+            },
+            'ref': 'JobPolicy',
+        },
+        {
+            'type': 'model',
+            'cls': DeploymentPolicy,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'replicas': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': checks.zero_or_more},
+                                'schema': {'type': 'int'},
+                            },
+                            'default': 1,
+                        },
+                    },
+                },
+                'model_name': 'DeploymentPolicy',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'DeploymentPolicy'},
+            'ref': 'DeploymentPolicy',
+        },
+        {
+            'type': 'model',
+            'cls': LeaderWorkerSetPolicy,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'size': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'function-after',
+                            'function': {'type': 'no-info', 'function': checks.positive},
+                            'schema': {'type': 'int'},
+                        },
+                    },
+                    'replicas': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': checks.zero_or_more},
+                                'schema': {'type': 'int'},
+                            },
+                            'default': 1,
+                        },
+                    },
+                },
+                'model_name': 'LeaderWorkerSetPolicy',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'LeaderWorkerSetPolicy'},
+            'ref': 'LeaderWorkerSetPolicy',
+        },
+        {
+            'type': 'model',
+            'cls': ServicePort,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'name': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': checks.dns_label},
+                                    'schema': {'type': 'str'},
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'port': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'function-after',
+                            'function': {'type': 'no-info', 'function': checks.port_number},
+                            'schema': {'type': 'int'},
+                        },
+                    },
+                    'target_port': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {
+                                'type': 'nullable',
+                                'schema': {
+                                    'type': 'union',
+                                    'choices': [
+                                        {
+                                            'type': 'function-after',
+                                            'function': {'type': 'no-info', 'function': checks.port_number},
+                                            'schema': {'type': 'int'},
+                                        },
+                                        {'type': 'str'},
+                                    ],
+                                },
+                            },
+                            'default': None,
+                        },
+                    },
+                    'protocol': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'literal', 'expected': ['TCP', 'UDP', 'SCTP']},
+                            'default': 'TCP',
+                        },
+                    },
+                },
+                'model_name': 'ServicePort',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'ServicePort'},
+            'ref': 'ServicePort',
+        },
+        {
+            'type': 'function-after',
+            'function': {'type': 'no-info', 'function': checks.service_ports},
+            'schema': {
+                'type': 'model',
+                'cls': ServiceSpec,
+                'schema': {
+                    'type': 'model-fields',
+                    'fields': {
+                        'type': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'literal', 'expected': ['normal', 'headless']},
+                                'default': 'normal',
+                            },
+                        },
+                        'ports': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'list',
+                                    'items_schema': {'type': 'definition-ref', 'schema_ref': 'ServicePort'},
+                                },
+                                'default_factory': list,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                    },
+                    'model_name': 'ServiceSpec',
+                    'computed_fields': [],
+                },
+                'custom_init': False,
+                'root_model': False,
+                'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'ServiceSpec'},
+            },
+            'ref': 'ServiceSpec',
+        },
+        {
+            'type': 'function-after',
+            'function': {'type': 'no-info', 'function': checks.consistent_workload},
+            'schema': {
+                'type': 'model',
+                'cls': Workload,
+                'schema': {
+                    'type': 'model-fields',
+                    'fields': {
+                        'name': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'function-after',
+                                'function': {'type': 'no-info', 'function': checks.dns_label},
+                                'schema': {'type': 'str'},
+                            },
+                        },
+                        'backend': {
+                            'type': 'model-field',
+                            'schema': {'type': 'literal', 'expected': ['job', 'deployment', 'leaderworkerset', 'grove']},
+                        },
+                        'metadata': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'definition-ref', 'schema_ref': 'WorkloadMetadata'},
+                                'default_factory': _default_WorkloadMetadata,
+                                'default_factory_takes_data': False,
+                            },
+                        },
+                        'pod_template': {
+                            'type': 'model-field',
+                            'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'any'}},
+                        },
+                        'leader_template': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {
+                                        'type': 'dict',
+                                        'keys_schema': {'type': 'str'},
+                                        'values_schema': {'type': 'any'},
+                                    },
+                                },
+                                'default': None,
+                            },
+                        },
+                        'accelerator_count': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': checks.zero_or_more},
+                                    'schema': {'type': 'int'},
+                                },
+                                'default': 0,
+                            },
+                        },
+                        'accelerator_container': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                                'default': None,
+                            },
+                        },
+                        'queue_name': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                                'default': None,
+                            },
+                        },
+                        'job': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {'type': 'definition-ref', 'schema_ref': 'JobPolicy'},
+                                },
+                                'default': None,
+                            },
+                        },
+                        'deployment': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {'type': 'definition-ref', 'schema_ref': 'DeploymentPolicy'},
+                                },
+                                'default': None,
+                            },
+                        },
+                        'leaderworkerset': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {'type': 'definition-ref', 'schema_ref': 'LeaderWorkerSetPolicy'},
+                                },
+                                'default': None,
+                            },
+                        },
+                        'service': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {'type': 'definition-ref', 'schema_ref': 'ServiceSpec'},
+                                },
+                                'default': None,
+                            },
+                        },
+                    },
+                    'model_name': 'Workload',
+                    'computed_fields': [],
+                },
+                'custom_init': False,
+                'root_model': False,
+                'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'Workload'},
+            },
+            'ref': 'Workload',
+        },
+    ]
