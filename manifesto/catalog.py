@@ -101,10 +101,12 @@ def architectures_path() -> Path:
     return bundled_root() / "catalog" / "architectures"
 
 
-def _data():
-    from importlib.resources import files
+def _data() -> Path:
+    """The package's data folder (a plain folder in a checkout and in an installed wheel;
+    ``importlib.resources`` would cost a render its import for the same path)."""
+    from pathlib import Path
 
-    return files("manifesto") / "data"
+    return Path(os.path.dirname(os.path.realpath(__file__))) / "data"
 
 
 def table_versions(kind: str) -> list[str]:

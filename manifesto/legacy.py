@@ -11,13 +11,12 @@ ruamel's commented maps keep their comments and key order).
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["Note", "migrate_spec", "migrate_cluster", "warn"]
 
 
-@dataclass(frozen=True)
-class Note:
+class Note(NamedTuple):
     """One reference key: ``action`` is "mapped", "dropped" (both say what happened, naming the
     key) or "refused" (``message`` is the reason, without the key)."""
 

@@ -7,15 +7,14 @@ rejects a cycle and prints the chain.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from manifesto.errors import ResolveError
 
 __all__ = ["Feature", "REGISTRY", "check_registry", "close"]
 
 
-@dataclass(frozen=True)
-class Feature:
+class Feature(NamedTuple):
     name: str
     implies: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
