@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["dump_yaml", "dump_all"]
+__all__ = ["dump_yaml", "dump_all", "dump_parts"]
 
 _PLAIN = re.compile(r"^[A-Za-z0-9_./$(][^:#]*$|^[A-Za-z0-9_./][A-Za-z0-9_./:=+-]*$")
 _RESERVED = re.compile(
@@ -108,31 +108,49 @@ def _block(s: str, indent: str) -> str | None:
 
 
 def _emit(value, indent: str, out: list[str]) -> None:
-    """Append the lines for a mapping or sequence value at ``indent``."""
+    """Append the lines for a mapping or sequence value at ``indent``.
+
+    The common values (plain str, int, bool, None; non-empty dict and list) are written
+    inline here rather than through ``_inline``: a build writes hundreds of thousands of them.
+    """
+    strings = _STRINGS
     if isinstance(value, dict):
+        deeper = indent + "  "
         for key, item in value.items():
-            k = _string(key if isinstance(key, str) else str(key))  # keys are written as their text
-            if isinstance(item, dict) and item:
+            k = strings.get(key) if type(key) is str else None
+            if k is None:
+                k = _string(key if isinstance(key, str) else str(key))  # keys are written as their text
+            kind = type(item)
+            if kind is str and "\n" not in item:
+                text = strings.get(item)
+                out.append(f"{indent}{k}: {_string(item) if text is None else text}")
+            elif kind is dict and item:
                 out.append(f"{indent}{k}:")
-                _emit(item, indent + "  ", out)
+                _emit(item, deeper, out)
+            elif kind is list and item:
+                out.append(f"{indent}{k}:")
+                _emit(item, indent, out)
+            elif item is None or kind is bool or kind is int:
+                out.append(f"{indent}{k}: {_scalar(item)}")
+            elif isinstance(item, dict) and item:
+                out.append(f"{indent}{k}:")
+                _emit(item, deeper, out)
             elif isinstance(item, list) and item:
                 out.append(f"{indent}{k}:")
                 _emit(item, indent, out)
             else:
-                out.append(f"{indent}{k}: {_inline(item, indent + '  ')}")
+                out.append(f"{indent}{k}: {_inline(item, deeper)}")
         return
+    cut = len(indent) + 2
     for item in value:
-        if isinstance(item, dict) and item:
-            first = True
+        kind = type(item)
+        if kind is str and "\n" not in item:
+            text = strings.get(item)
+            out.append(f"{indent}- {_string(item) if text is None else text}")
+        elif isinstance(item, (dict, list)) and item:
             sub: list[str] = []
             _emit(item, indent + "  ", sub)
-            for line in sub:
-                out.append(f"{indent}- {line[len(indent) + 2:]}" if first else line)
-                first = False
-        elif isinstance(item, list) and item:
-            sub = []
-            _emit(item, indent + "  ", sub)
-            out.append(f"{indent}- {sub[0][len(indent) + 2:]}")
+            out.append(f"{indent}- {sub[0][cut:]}")
             out.extend(sub[1:])
         else:
             out.append(f"{indent}- {_inline(item, indent + '  ')}")
@@ -162,3 +180,15 @@ def dump_yaml(value) -> str:
 def dump_all(docs) -> str:
     """Several documents, each introduced by ``---``."""
     return "".join("---\n" + dump_yaml(d) for d in docs)
+
+
+def dump_parts(value: dict) -> list[tuple]:
+    """A non-empty mapping's document as ``(key, text)`` parts, one per top-level key, whose
+    texts joined are ``dump_yaml(value)``: a caller can rewrite one part without writing the
+    others again."""
+    parts = []
+    for key, item in value.items():
+        out: list[str] = []
+        _emit({key: item}, "", out)
+        parts.append((key, "\n".join(out) + "\n"))
+    return parts

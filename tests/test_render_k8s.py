@@ -364,3 +364,24 @@ def test_python_api_matches_cli(model, cluster):
     assert [d for d in yaml.safe_load_all(out) if d is not None] == objs
     # The CLI output carries the same objects after its provenance header.
     assert [d for d in yaml.safe_load_all(text) if d is not None] == objs
+
+
+def test_the_digest_is_written_once_the_same_as_by_annotating_and_writing_all():
+    """``digested_yaml`` writes each object once and only the metadata again: its text is what
+    annotating every object and writing them all gives, for every bundled pair."""
+    from manifesto.errors import IncompatiblePairError
+    from manifesto.render.k8s import digested_yaml, objects, with_digest
+    from manifesto.yamlemit import dump_all
+
+    checked = 0
+    for model in _models(REPO_ROOT / "models"):
+        for cluster in _k8s_clusters((REPO_ROOT / "clusters").glob("example-*.yaml")):
+            try:
+                objs = objects(plan_of(model, cluster)[0])
+            except IncompatiblePairError:
+                continue
+            assert digested_yaml(objs) == dump_all(with_digest(objs)), (model, cluster)
+            checked += 1
+    assert checked > 10
+    bare = [{"kind": "ConfigMap", "metadata": {}}, {"kind": "Service", "metadata": {"name": "x", "annotations": {}}}]
+    assert digested_yaml(bare) == dump_all(with_digest(bare))

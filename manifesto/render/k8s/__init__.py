@@ -11,7 +11,8 @@ from manifesto.render.k8s.sidecars import dcgm_configmap
 from manifesto.render.k8s.validity import check_objects
 from manifesto.yamlemit import dump_all
 
-__all__ = ["DIGEST_ANNOTATION", "objects", "routing_only", "render_manifest", "render_routing", "with_digest"]
+__all__ = ["DIGEST_ANNOTATION", "objects", "routing_only", "render_manifest", "render_routing", "with_digest",
+           "digested_yaml"]
 
 #: Every object of an artifact carries the digest of the artifact's objects (before this
 #: annotation), so `manifesto status` can tell a live object applied from it from one changed since.
@@ -74,26 +75,42 @@ def routing_only(plan) -> list[dict]:
 
 def with_digest(objs: list[dict]) -> list[dict]:
     """``objs`` with :data:`DIGEST_ANNOTATION` set to the digest of their YAML."""
+    value = _digest(dump_all(objs))
+    return [{**obj, "metadata": _annotated(obj["metadata"], value)} for obj in objs]
+
+
+def digested_yaml(objs: list[dict]) -> str:
+    """``dump_all(with_digest(objs))``, writing each object once: the digest is taken over the
+    objects' parts, and only the metadata part is written again with the annotation."""
+    from manifesto.yamlemit import dump_parts
+
+    parts = [dump_parts(obj) for obj in objs]
+    value = _digest("".join("---\n" + "".join(text for _, text in p) for p in parts))
+    return "".join(
+        "---\n" + "".join(dump_parts({key: _annotated(obj[key], value)})[0][1] if key == "metadata" else text
+                          for key, text in p)
+        for obj, p in zip(objs, parts))
+
+
+def _digest(text: str) -> str:
     import hashlib
 
-    value = "sha256:" + hashlib.sha256(dump_all(objs).encode()).hexdigest()[:32]
-    out = []
-    for obj in objs:
-        metadata = dict(obj["metadata"])
-        metadata["annotations"] = {**(metadata.get("annotations") or {}), DIGEST_ANNOTATION: value}
-        out.append({**obj, "metadata": metadata})
-    return out
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _annotated(metadata: dict, value: str) -> dict:
+    return {**metadata, "annotations": {**(metadata.get("annotations") or {}), DIGEST_ANNOTATION: value}}
 
 
 def render_manifest(plan, model_yaml: str, cluster_yaml: str, objs: list[dict] | None = None, options=None,
                     routing_yaml=None) -> str:
     objs = objects(plan) if objs is None else objs
     header = provenance_header("render manifest", model_yaml, cluster_yaml, options=options, routing_yaml=routing_yaml)
-    return header + dump_all(with_digest(objs))
+    return header + digested_yaml(objs)
 
 
 def render_routing(plan, model_yaml: str, cluster_yaml: str, objs: list[dict] | None = None, options=None,
                    routing_yaml=None) -> str:
     objs = routing_only(plan) if objs is None else objs
     header = provenance_header("render routing", model_yaml, cluster_yaml, options=options, routing_yaml=routing_yaml)
-    return header + dump_all(with_digest(objs))
+    return header + digested_yaml(objs)
