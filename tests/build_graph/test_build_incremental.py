@@ -30,6 +30,12 @@ def built(run):
     return run
 
 
+def imported_modules(verbose_stderr: str) -> set[str]:
+    """The modules a ``python -v`` run imported. (``-X importtime`` leaves out those imported
+    through ``importlib.import_module``, as the build imports its renderer.)"""
+    return set(re.findall(r"^import '([\w.]+)' #", verbose_stderr, re.M))
+
+
 def address(model: str) -> str:
     """The address of a model path below models/ (``wide/1p1d.yaml`` -> ``//models/wide:1p1d``)."""
     directory, name = model.rsplit("/", 1)
@@ -57,6 +63,29 @@ def test_noop_build_imports_no_yaml_parser_schema_library_or_renderer(built):
     assert "manifesto.build_graph.engine" in imported  # the scan works
     for name in ("pydantic", "ruamel.yaml", "msgspec", "fake_renderer", "manifesto.yamlio", "manifesto.build_renderer"):
         assert name not in imported
+
+
+def test_a_new_file_beside_the_code_is_listed_once_not_on_every_no_op(tmp_path):
+    """A file appearing in a code directory (a __pycache__, an editor's backup) changes no
+    digest. The build that notices it re-lists the code files (importing the renderer) and
+    keeps the new listing, so the no-ops after it import no renderer again."""
+    import os
+    import time
+
+    root = make_tree(tmp_path / "tree", {"code.py": "VERSION = 1\n"})
+    run = Runner(root, tmp_path / "renders.log", {"FAKE_CODE_FILE": str(root / "code.py")})
+    old = time.time() - 60
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (old, old))  # trusted signatures: no re-hash that would save the manifest anyway
+    run("build", "//::")
+    run("build", "//::")  # records the artifacts' trusted signatures
+    write_files(root, {"code.py~": "VERSION = 0\n"})
+    os.utime(root, (old + 30, old + 30))  # a new entry in code.py's directory, with a trusted mtime
+    noticed, after = (run("build", "//::", python_flags=("-v",)) for _ in range(2))
+    assert [p.stdout for p in (noticed, after)] == ["0 rendered, 8 up to date, 4 skipped, 0 failed\n"] * 2
+    assert "fake_renderer" in imported_modules(noticed.stderr)
+    assert "fake_renderer" not in imported_modules(after.stderr)
+    assert run.renders() == ALL  # the cold build's, and none since
 
 
 def test_editing_a_base_file_re_renders_exactly_the_specs_that_extend_it(built):
