@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return complete(argv[1:])
     argv, flags = _globals(argv)
-    parser = get_parser(command_word(argv))
+    word = command_word(argv)
+    parser = get_parser(word, alone=argv[:1] == [word])
     if not argv:
         parser.print_help()
         return 0

@@ -65,6 +65,21 @@ def test_noop_build_imports_no_yaml_parser_schema_library_or_renderer(built):
         assert name not in imported
 
 
+def test_a_noop_through_the_main_cli_imports_no_other_command(built):
+    """``manifesto build`` parses with the build commands alone: a no-op imports no other
+    command's module, no catalog, pathlib or hashlib (``python -v`` lists every import)."""
+    import sys
+
+    proc = subprocess.run([sys.executable, "-v", "-m", "manifesto", "build", "//::"], cwd=built.root,
+                          env=built.env, capture_output=True, text=True, check=True)
+    imported = imported_modules(proc.stderr)
+    assert proc.stdout == "0 rendered, 8 up to date, 4 skipped, 0 failed\n"
+    assert {"manifesto.cli.parser", "manifesto.build_graph.engine"} <= imported  # the scan works
+    cli = sorted(m for m in imported if m.startswith("manifesto.cli."))
+    assert cli == ["manifesto.cli.common", "manifesto.cli.parser"]
+    assert not imported & {"manifesto.catalog", "pathlib", "hashlib", "msgspec", "ruamel.yaml", "pydantic"}
+
+
 def test_a_new_file_beside_the_code_is_listed_once_not_on_every_no_op(tmp_path):
     """A file appearing in a code directory (a __pycache__, an editor's backup) changes no
     digest. The build that notices it re-lists the code files (importing the renderer) and
