@@ -55,14 +55,14 @@ def _workspace_entry(kind: str, name: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from manifesto.cli import common
-    from manifesto.errors import ManifestoError
-
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["__complete"]:  # hidden: what the completion scripts call on TAB
         from manifesto.cli.complete import main as complete
 
         return complete(argv[1:])
+    from manifesto.cli import common
+    from manifesto.errors import ManifestoError
+
     argv, flags = _globals(argv)
     word = command_word(argv)
     parser = get_parser(word, alone=argv[:1] == [word])
