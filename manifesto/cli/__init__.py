@@ -99,4 +99,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    sys.exit(main())
+    code = main()
+    _before_exit()
+    sys.exit(code)
+
+
+def _before_exit() -> None:
+    """Before the process ends: move every object out of the collector's reach. The
+    interpreter's exit then frees memory by reference counts alone, instead of first
+    traversing every object left (modules, a build's manifest) several times looking for
+    cycles: a tenth of a no-op build. Files are still closed and flushed and ``atexit``
+    handlers run; only objects caught in reference cycles are not finalized (their memory
+    goes back with the process)."""
+    import gc
+
+    gc.freeze()
