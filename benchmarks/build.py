@@ -171,8 +171,8 @@ def _children_cpu() -> float:
 def _edits(root: Path, env: dict, runs: int, cpu_base: tuple[float, float]) -> None:
     """Builds after editing one spec: a leaf (no spec extends it), built as ``//::`` and as
     ``//models::`` (model targets only: the monitoring target reads every spec of its cluster,
-    so any edit re-renders it), then the spec the most others extend, if any. Each line says
-    how many pairs the edit re-rendered, so the figure can be judged."""
+    so any edit re-renders it), then the file (base or spec) the most others extend, if any.
+    Each line says how many pairs the edit re-rendered, so the figure can be judged."""
     run = _runner(root, env, output=True)
     leaf, extended = _leaf_and_extended(root)
     cases = [(leaf, "//::"), (leaf, "//models::")]
@@ -203,9 +203,9 @@ def _edited(spec: Path, run, address: str, runs: int) -> tuple[list[float], list
 
 
 def _leaf_and_extended(root: Path) -> tuple[Path, tuple[Path, int] | None]:
-    """The last spec (sorted) that no spec extends and no BUILD.yaml target names, and the spec
-    the most others extend with how many (None when none is extended twice). Bases
-    (``*-base.yaml``) are not specs."""
+    """The last spec (sorted) that no spec extends and no BUILD.yaml target names (bases,
+    ``*-base.yaml``, are not targets), and the file, base or spec, the most others extend, with
+    how many (None when none is extended twice)."""
     specs = sorted(p for p in (root / "models").rglob("*") if p.is_file() and not p.name.startswith("."))
     parents: dict[Path, int] = {}
     for spec in specs:
@@ -217,7 +217,7 @@ def _leaf_and_extended(root: Path) -> tuple[Path, tuple[Path, int] | None]:
     named = (root / "BUILD.yaml").read_text()  # a leaf no deployment target names: its pairs only
     leaf = [p for p in targets if p.resolve() not in parents
             and f"//{p.parent.relative_to(root).as_posix()}:{p.name.removesuffix('.yaml')}" not in named][-1]
-    extended = max(((p, parents.get(p.resolve(), 0)) for p in targets), key=lambda pc: pc[1])
+    extended = max(((p, parents.get(p.resolve(), 0)) for p in specs), key=lambda pc: pc[1])
     return leaf, extended if extended[1] >= 2 else None
 
 
