@@ -1,12 +1,15 @@
 """Build-graph timings on a synthetic tree of 1,000 pairs, as ratios to ``python -c pass``.
 
     uv run python benchmarks/build.py [--pairs 1000] [--runs N] [--renderer auto|real|fake]
-    uv run python benchmarks/build.py --copies 40      # issue 15's tree: 495 pairs
+    uv run python benchmarks/build.py --copies 40      # issue 15's tree: 698 pairs, 508 rendered
 
-Prints: cold build with ``--jobs 1`` and ``--jobs 2`` (with the time per rendered pair),
-a no-op build, and a build after editing one spec; each as the median, with the best
-and worst run. ``--copies N`` builds the bundled tree (BUILD.yaml, models, clusters,
-routing) plus N copies of every qwen spec instead of the synthetic tree. ``real`` uses ``manifesto.build_renderer`` on copies of the bundled
+Prints: cold builds with ``--jobs 1`` and ``--jobs 2`` (wall time per rendered pair, and
+the CPU seconds of all processes), the no-op build (CPU, against the 4x budget), and builds
+after editing one spec (a leaf, and the spec the most others extend), each with how many
+pairs it re-rendered; wall figures as the median with the best and worst run, CPU figures
+as the median with the range. ``--skip cold,noop,edits`` leaves parts out. ``--copies N``
+builds the bundled tree (BUILD.yaml, models, clusters, routing) plus N copies of every
+qwen spec instead of the synthetic tree. ``real`` uses ``manifesto.build_renderer`` on copies of the bundled
 examples (every bundled spec extended into many variants); ``fake`` uses the test
 renderer (``tests/build_graph/fake_renderer.py``) spinning ``--render-ms`` per render,
 close to the in-process render budget. ``auto`` picks real when it is importable.
@@ -25,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _timing import RUNS, baseline, report, samples
+from _timing import RUNS, baseline, cpu_baseline, cpu_samples, report, report_cpu
 
 REPO = Path(__file__).resolve().parent.parent
 FAKE_DIR = REPO / "tests" / "build_graph"
@@ -45,27 +48,35 @@ def main() -> None:
         print(f"{pairs} pairs ({rendered} render an artifact), renderer: {kind}"
               + (f" ({args.render_ms} ms per render)" if kind == "fake" else "")
               + f"; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
-        base = baseline(args.runs)
-        report("python -c pass (baseline)", base, base)
         checkouts = iter(range(1000))
-        cold1, cpu1, all1 = _cold(template, env, 1, args.cold_runs, checkouts)
-        report("cold build --jobs 1", cold1, base, spread=all1)
-        print(f"{'  per rendered pair':<36} {cold1 / rendered * 1000:8.2f} ms  (best {min(all1) / rendered * 1000:.2f} ms;"
-              " budget 6 ms)")
-        cold2, cpu2, all2 = _cold(template, env, 2, args.cold_runs, checkouts)
-        report("cold build --jobs 2", cold2, base, spread=all2)
-        print(f"{'  speed-up of --jobs 2':<36} {cold1 / cold2:8.2f}x  (budget >= 1.7x)")
-        # On a busy machine the wall-clock speed-up says more about the neighbours than
-        # about the build: the CPU time shows what parallelism costs the build itself.
-        print(f"{'  CPU seconds, all processes':<36} {cpu1:8.2f} (--jobs 1) / {cpu2:.2f} (--jobs 2)")
-        print(f"{'  CPU per rendered pair, --jobs 1':<36} {cpu1 / rendered * 1000:8.2f} ms")
+        if "cold" not in args.skip:
+            _cold_lines(template, env, args, rendered, checkouts)
         root = _checkout(template, next(checkouts))
         _runner(root, env)("build", "//::")
-        for name, argv in _noop_commands():
-            times = samples(argv, args.runs, env=env, cwd=root)
-            report(f"no-op: {name}", statistics.median(times), base, BUDGETS["no-op"], spread=times)
-        edited = _edited(root, _runner(root, env), args.runs)
-        report("one edited spec (--jobs 1)", statistics.median(edited), base, spread=edited)
+        cpu_base = cpu_baseline(args.runs)  # the budgets are CPU ratios: steadier than wall time
+        report_cpu("python -c pass (CPU baseline)", [cpu_base[0]], [cpu_base[1]], cpu_base)
+        if "noop" not in args.skip:
+            for name, argv in _noop_commands():
+                report_cpu(f"no-op: {name}", *cpu_samples(argv, args.runs, env=env, cwd=root), cpu_base,
+                           BUDGETS["no-op"])
+        if "edits" not in args.skip:
+            _edits(root, env, args.edit_runs, cpu_base)
+
+
+def _cold_lines(template: Path, env: dict, args, rendered: int, checkouts) -> None:
+    base = baseline(args.runs)
+    report("python -c pass (baseline)", base, base)
+    cold1, cpu1, all1 = _cold(template, env, 1, args.cold_runs, checkouts)
+    report("cold build --jobs 1", cold1, base, spread=all1)
+    print(f"{'  per rendered pair':<36} {cold1 / rendered * 1000:8.2f} ms  (best {min(all1) / rendered * 1000:.2f} ms;"
+          " budget 6 ms)")
+    cold2, cpu2, all2 = _cold(template, env, 2, args.cold_runs, checkouts)
+    report("cold build --jobs 2", cold2, base, spread=all2)
+    print(f"{'  speed-up of --jobs 2':<36} {cold1 / cold2:8.2f}x  (budget >= 1.7x)")
+    # On a busy machine the wall-clock speed-up says more about the neighbours than
+    # about the build: the CPU time shows what parallelism costs the build itself.
+    print(f"{'  CPU seconds, all processes':<36} {cpu1:8.2f} (--jobs 1) / {cpu2:.2f} (--jobs 2)")
+    print(f"{'  CPU per rendered pair, --jobs 1':<36} {cpu1 / rendered * 1000:8.2f} ms")
 
 
 def _noop_commands() -> list[tuple[str, list[str]]]:
@@ -100,6 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--pairs", type=int, default=1000, help="pairs in the synthetic tree (default 1000)")
     parser.add_argument("--runs", type=int, default=RUNS, help=f"timed runs of fast commands (default {RUNS})")
     parser.add_argument("--cold-runs", type=int, default=3, help="timed cold builds per --jobs value (default 3)")
+    parser.add_argument("--edit-runs", type=int, default=5, help="timed builds per edited-spec case (default 5)")
+    parser.add_argument("--skip", type=lambda text: set(text.split(",")), default=set(), metavar="PARTS",
+                        help="leave out some of cold,noop,edits (comma-separated)")
     parser.add_argument("--renderer", choices=("auto", "real", "fake"), default="auto")
     parser.add_argument("--render-ms", type=float, default=7.0, help="fake render cost in ms (default 7)")
     parser.add_argument("--copies", type=int, default=0,
@@ -118,17 +132,20 @@ def _argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "manifesto.build_graph", *args]
 
 
-def _runner(root: Path, env: dict):
+def _runner(root: Path, env: dict, output: bool = False):
+    """A function running the build module in ``root``: it returns the wall seconds (with
+    ``output``: wall seconds, CPU seconds of the process and its stdout)."""
     full = {**os.environ, **env}
 
-    def run(*args: str) -> float:
+    def run(*args: str):
+        before = _children_cpu()
         start = time.perf_counter()
         proc = subprocess.run(_argv(*args), cwd=root, env=full, capture_output=True, text=True)
         elapsed = time.perf_counter() - start
         if proc.returncode != 0:
             tail = (proc.stdout + proc.stderr)[-3000:]
             raise RuntimeError(f"build {' '.join(args)} exited {proc.returncode}:\n...{tail}")
-        return elapsed
+        return (elapsed, _children_cpu() - before, proc.stdout) if output else elapsed
 
     return run
 
@@ -151,15 +168,57 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _edited(root: Path, run, runs: int) -> list[float]:
-    spec = sorted(p for p in (root / "models").rglob("*.yaml") if not p.name.endswith("-base.yaml"))[-1]
+def _edits(root: Path, env: dict, runs: int, cpu_base: tuple[float, float]) -> None:
+    """Builds after editing one spec: a leaf (no spec extends it), built as ``//::`` and as
+    ``//models::`` (model targets only: the monitoring target reads every spec of its cluster,
+    so any edit re-renders it), then the file (base or spec) the most others extend, if any.
+    Each line says how many pairs the edit re-rendered, so the figure can be judged."""
+    run = _runner(root, env, output=True)
+    leaf, extended = _leaf_and_extended(root)
+    cases = [(leaf, "//::"), (leaf, "//models::")]
+    if extended:
+        cases.append((extended[0], "//::"))
+    for spec, address in cases:
+        rel = spec.relative_to(root).as_posix()
+        what = f"extended by {extended[1]}" if extended and spec == extended[0] else "a leaf"
+        walls, cpus, rendered = _edited(spec, run, address, runs)
+        report_cpu(f"one edited spec ({what}): build {address}", walls, cpus, cpu_base)
+        print(f"{'':<4}{rel}: {rendered} pairs re-rendered per edit")
+
+
+def _edited(spec: Path, run, address: str, runs: int) -> tuple[list[float], list[float], int]:
+    """Wall and CPU seconds of ``runs`` builds of ``address`` (``--jobs 1``), each after one edit
+    of ``spec``, and how many pairs the last of them rendered."""
     original = spec.read_text()
-    times = []
+    walls, cpus, rendered = [], [], 0
     for i in range(runs):
-        spec.write_text(f"{original}# edit {i}\n")
-        times.append(run("build", "//::", "--jobs", "1"))
+        spec.write_text(f"{original}# edit {time.time_ns()}\n")  # new bytes: no store hit
+        time.sleep(0.05)  # past the build's edit window: the edit is trusted, not re-rendered again
+        wall, cpu, out = run("build", address, "--jobs", "1")
+        walls.append(wall), cpus.append(cpu)
+        rendered = int(re.match(r"(\d+) rendered", out).group(1))
     spec.write_text(original)
-    return times
+    run("build", "//::", "--jobs", "1")
+    return walls, cpus, rendered
+
+
+def _leaf_and_extended(root: Path) -> tuple[Path, tuple[Path, int] | None]:
+    """The last spec (sorted) that no spec extends and no BUILD.yaml target names (bases,
+    ``*-base.yaml``, are not targets), and the file, base or spec, the most others extend, with
+    how many (None when none is extended twice)."""
+    specs = sorted(p for p in (root / "models").rglob("*") if p.is_file() and not p.name.startswith("."))
+    parents: dict[Path, int] = {}
+    for spec in specs:
+        m = re.search(r"^extends:\s*['\"]?([^'\"\s#]+)", spec.read_text(), re.M)
+        if m:
+            parent = (spec.parent / m.group(1)).resolve()
+            parents[parent] = parents.get(parent, 0) + 1
+    targets = [p for p in specs if not p.name.endswith("-base.yaml")]
+    named = (root / "BUILD.yaml").read_text()  # a leaf no deployment target names: its pairs only
+    leaf = [p for p in targets if p.resolve() not in parents
+            and f"//{p.parent.relative_to(root).as_posix()}:{p.name.removesuffix('.yaml')}" not in named][-1]
+    extended = max(((p, parents.get(p.resolve(), 0)) for p in specs), key=lambda pc: pc[1])
+    return leaf, extended if extended[1] >= 2 else None
 
 
 def _copies_tree(root: Path, copies: int) -> dict:

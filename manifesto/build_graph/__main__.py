@@ -12,11 +12,14 @@ def main(argv=None) -> int:
     """Parse ``argv``, run the handler, print ``ManifestoError``s without a traceback."""
     import argparse
 
-    from manifesto.build_graph.cli import formatter, register
+    from manifesto.build_graph.cli import COMMANDS, formatter, register
 
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = argparse.ArgumentParser(prog="python -m manifesto.build_graph", description="Build graph commands.",
                                      formatter_class=formatter())
-    register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+    # A command line that starts with a command needs only that command's parser.
+    register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
+             only=argv[0] if argv[:1] and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
@@ -32,4 +35,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    import gc
+
+    gc.freeze()  # as ``manifesto.cli.run`` does: the exit frees memory without a collector pass
+    sys.exit(code)

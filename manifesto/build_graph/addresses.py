@@ -79,7 +79,9 @@ def match(spec: AddressSpec, graph, cwd: str | None = None) -> list:
         return [hit]
     if spec.kind == "file":
         return [_match_file(spec.text, graph, cwd or os.getcwd())]
-    inside = [t for t in graph.sorted_targets() if _below(t.dir, spec.dir, spec.kind == "tree")]
+    inside = graph.sorted_targets()
+    if spec.kind != "tree" or spec.dir:  # not //::, which names every target
+        inside = [t for t in inside if _below(t.dir, spec.dir, spec.kind == "tree")]
     if not inside:
         _unknown(spec.text, _dir_choices(spec, graph))
     return inside

@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["formatter", "register"]
+__all__ = ["COMMANDS", "formatter", "register"]
+
+#: The commands ``register`` adds (a run of one of them needs no other command's module).
+COMMANDS = ("build", "list", "deps", "dependents", "matrix", "clean")
 
 _ADDR_HELP = ("target address: //DIR:NAME, //DIR: or //DIR:all (directory), //DIR:: or //DIR/... (recursive), "
              "the same without the leading //, or a file path")
 
 
-def register(subparsers) -> None:
-    """Add the build subcommands to an argparse ``subparsers`` object."""
-    for declare in (_add_build, _add_list, _add_deps, _add_dependents, _add_matrix, _add_clean):
-        declare(subparsers)
+def register(subparsers, only: str | None = None) -> None:
+    """Add the build subcommands to an argparse ``subparsers`` object (with ``only``, just
+    that one of ``COMMANDS``)."""
+    declares = (_add_build, _add_list, _add_deps, _add_dependents, _add_matrix, _add_clean)
+    for name, declare in zip(COMMANDS, declares):
+        if only is None or name == only:
+            declare(subparsers)
 
 
 def formatter():

@@ -123,7 +123,11 @@ class Session:
     def code(self) -> str:
         """The code fingerprint (computed on first use: ``list`` never needs it)."""
         if self._code is None:
+            cached = self.state.get("code")
             self._code = code_digest(self.state, self.stat, self.renderer)
+            # New directory signatures (a __pycache__ or an editor's backup appeared) give the
+            # same fingerprint; unsaved, every later no-op would import the renderer again.
+            self.refreshed = self.refreshed or self.state.get("code") is not cached
         return self._code
 
     # -- graph -------------------------------------------------------------
@@ -244,13 +248,25 @@ class Session:
             return True
         if mode != "write":
             return False
-        return self.graph_changed or any(self._leftover(i) for i in items
-                                                            if i.kind == Need.SETTLED and i.status == Status.SKIPPED) \
-            or outdir.has_leftovers(self.ws.cache_dir)
+        return self.graph_changed or self._skipped_leftovers(items) or outdir.has_leftovers(self.ws.cache_dir)
 
-    def _leftover(self, item: Item) -> bool:
-        base = os.path.join(self.ws.out_dir, self.graph.out_base(item.pair))
-        return any(os.path.exists(base + s) for s in outdir.SUFFIXES)
+    def _skipped_leftovers(self, items: list[Item]) -> bool:
+        """Whether out/ holds an artifact of a pair the manifest says is skipped. Each out/
+        directory is listed once, not stat'ed twice per skipped pair; a name found there is
+        then checked as before (a dangling link is no artifact)."""
+        listings: dict = {}
+        out = os.path.join(self.ws.out_dir, "")
+        for item in items:
+            if item.kind != Need.SETTLED or item.status != Status.SKIPPED:
+                continue
+            folder, _, name = self.graph.out_base(item.pair).rpartition("/")
+            names = listings.get(folder)
+            if names is None:
+                names = listings[folder] = outdir.names_in(out + folder)
+            for suffix in outdir.SUFFIXES:
+                if (names is False or name + suffix in names) and os.path.exists(f"{out}{folder}/{name}{suffix}"):
+                    return True
+        return False
 
     def artifact_rel(self, pair, suffix: str) -> str:
         return self.graph.out_base(pair) + suffix

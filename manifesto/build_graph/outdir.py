@@ -11,7 +11,8 @@ import os
 
 from manifesto.build_graph.fsio import TMP_MARK
 
-__all__ = ["SUFFIXES", "BuildLock", "has_leftovers", "remove", "remove_cache_leftovers", "scan", "split_artifact"]
+__all__ = ["SUFFIXES", "BuildLock", "has_leftovers", "names_in", "remove", "remove_cache_leftovers", "scan",
+           "split_artifact"]
 
 SUFFIXES = (".yaml", ".sbatch")
 
@@ -130,6 +131,17 @@ def _list(directory: str) -> list[str]:
         return os.listdir(directory)
     except (FileNotFoundError, NotADirectoryError):
         return []
+
+
+def names_in(directory: str) -> frozenset | bool:
+    """The names in ``directory`` (empty when it does not exist), or False when it cannot be
+    listed (then each name must be looked up on its own)."""
+    try:
+        return frozenset(os.listdir(directory))
+    except (FileNotFoundError, NotADirectoryError):
+        return frozenset()
+    except OSError:
+        return False
 
 
 def has_leftovers(directory: str) -> bool:

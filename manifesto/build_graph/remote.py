@@ -16,8 +16,6 @@ from the environment at the CLI edge and is only ever put in a request header.
 
 from __future__ import annotations
 
-import hashlib
-
 __all__ = ["RemoteCache", "RemoteSettings", "SharedCache", "sha256", "url_problem", "settings_from_env"]
 
 ENV_URL = "MANIFESTO_REMOTE_CACHE"
@@ -73,6 +71,8 @@ def settings_from_env(environ, url: str | None = None, read_only: bool = False) 
 
 
 def sha256(data: bytes) -> str:
+    import hashlib  # not at import: the CLI reads the settings on every build, a no-op included
+
     return hashlib.sha256(data).hexdigest()
 
 

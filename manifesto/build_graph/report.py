@@ -147,11 +147,13 @@ class Report:
         """One line per cluster: the GPUs, nodes and pods its built artifacts ask for, and their
         hourly cost when every priced artifact's accelerator has a price."""
         totals: dict[str, dict] = {}
-        for row in self.budget_rows():
-            b = row.get("budget")
+        records = self.session.state["pairs"]
+        for item in self.items:  # budget_rows' budgets, without building every row
+            rec = records.get(item.pair) if item.status == Status.OK else None
+            b = rec.budget if rec is not None else None
             if not b:
                 continue
-            t = totals.setdefault(row["cluster"], {"gpus": 0, "nodes": 0, "pods": 0, "artifacts": 0, "cost": 0.0,
+            t = totals.setdefault(item.pair[1], {"gpus": 0, "nodes": 0, "pods": 0, "artifacts": 0, "cost": 0.0,
                                                    "priced": True})
             for key in ("gpus", "nodes", "pods"):
                 t[key] += b[key]
@@ -169,13 +171,18 @@ class Report:
         return lines
 
 
+# The words as plain strings: an enum's ``.value`` per pair is most of a no-op's report.
+_RENDERED, _UP_TO_DATE = Reported.RENDERED.value, Reported.UP_TO_DATE.value
+_SKIPPED, _FAILED = Reported.SKIPPED.value, Reported.FAILED.value
+
+
 def _status(item) -> str:
     """The reported status of a pair: rendered, up to date, skipped or failed."""
     if item.status == Status.OK:
-        return (Reported.RENDERED if item.how == Source.RENDER or item.wrote else Reported.UP_TO_DATE).value
+        return _RENDERED if item.how == Source.RENDER or item.wrote else _UP_TO_DATE
     if item.status == Status.SKIPPED and not item.explicit:
-        return Reported.SKIPPED.value
-    return Reported.FAILED.value
+        return _SKIPPED
+    return _FAILED
 
 
 class ConsoleUI:

@@ -24,14 +24,15 @@ def select_pairs(graph, state: dict, addresses, clusters=(), changed=None, code_
     routing = []
     for text in addresses:
         spec = parse_address(text)
+        single = spec.single
         for target in match(spec, graph):
             if target.kind == "routing":
                 routing.append(target)
                 continue
             pairs |= _pairs_of(target, graph)
-            if spec.single and target.kind == "model":
+            if single and target.kind == "model":
                 models.add(target.path)
-            elif spec.single and target.kind == "cluster":
+            elif single and target.kind == "cluster":
                 named_clusters.add(target.name)
     if routing:
         pairs |= _readers(routing, graph, state, pairs)

@@ -55,16 +55,17 @@ def _workspace_entry(kind: str, name: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from manifesto.cli import common
-    from manifesto.errors import ManifestoError
-
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["__complete"]:  # hidden: what the completion scripts call on TAB
         from manifesto.cli.complete import main as complete
 
         return complete(argv[1:])
+    from manifesto.cli import common
+    from manifesto.errors import ManifestoError
+
     argv, flags = _globals(argv)
-    parser = get_parser(command_word(argv))
+    word = command_word(argv)
+    parser = get_parser(word, alone=argv[:1] == [word])
     if not argv:
         parser.print_help()
         return 0
@@ -98,4 +99,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    sys.exit(main())
+    code = main()
+    _before_exit()
+    sys.exit(code)
+
+
+def _before_exit() -> None:
+    """Before the process ends: move every object out of the collector's reach. The
+    interpreter's exit then frees memory by reference counts alone, instead of first
+    traversing every object left (modules, a build's manifest) several times looking for
+    cycles: a tenth of a no-op build. Files are still closed and flushed and ``atexit``
+    handlers run; only objects caught in reference cycles are not finalized (their memory
+    goes back with the process)."""
+    import gc
+
+    gc.freeze()

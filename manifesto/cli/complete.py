@@ -232,7 +232,8 @@ def candidates(words: list[str]) -> tuple[list[tuple[str, str]], bool]:
     from manifesto.cli.parser import command_word, get_parser
 
     *before, current = words or [""]
-    state = _walk(get_parser(command_word(before)), before)
+    word = command_word(before)
+    state = _walk(get_parser(word, alone=before[:1] == [word]), before)
     prefix = ""
     if state.pending is not None:
         action = state.pending

@@ -107,12 +107,19 @@ class _OnlyOne:
         return _Unused()
 
 
-def get_parser(selected: str | None = None) -> argparse.ArgumentParser:
-    """The argparse tree; with ``selected``, only that top-level command is built in full."""
+def get_parser(selected: str | None = None, alone: bool = False) -> argparse.ArgumentParser:
+    """The argparse tree; with ``selected``, only that top-level command is built in full.
+
+    ``alone``: the command line starts with ``selected`` (so no word is parsed against the
+    others, and no top-level help lists them); a build-graph command then comes without the
+    other commands, whose modules a no-op build would import for nothing.
+    """
     import importlib
 
     from manifesto import __version__
+    from manifesto.build_graph.cli import COMMANDS as BUILD_COMMANDS
     from manifesto.build_graph.cli import formatter
+    from manifesto.build_graph.cli import register as register_build
 
     parser = Parser(
         prog="manifesto",
@@ -127,6 +134,9 @@ def get_parser(selected: str | None = None) -> argparse.ArgumentParser:
                         help="log every kubectl and Slurm call and its duration (MANIFESTO_TRACE=1)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    if alone and selected in BUILD_COMMANDS:
+        register_build(sub, only=selected)
+        return parser
     # By name: the command modules sit below this builder and never import it back.
     importlib.import_module(COMMANDS).register(sub if selected is None else _OnlyOne(sub, selected))
     return parser

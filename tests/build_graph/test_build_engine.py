@@ -219,6 +219,29 @@ def test_every_command_has_a_handler(argv):
     assert callable(parser.parse_args(argv).func)
 
 
+def test_commands_names_every_command_and_only_declares_just_one():
+    from manifesto.build_graph.cli import COMMANDS, register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers(dest="cmd"))
+    assert tuple(parser._subparsers._group_actions[0].choices) == COMMANDS
+    for name in COMMANDS:
+        parser = argparse.ArgumentParser()
+        register(parser.add_subparsers(dest="cmd"), only=name)
+        assert list(parser._subparsers._group_actions[0].choices) == [name]
+
+
+def test_the_main_cli_parses_a_build_command_alone_like_in_the_whole_tree():
+    """``manifesto build ...`` parses with only the build commands (no other command module is
+    imported); the namespace is the one the whole tree gives."""
+    from manifesto.cli.parser import get_parser
+
+    argv = ["build", "//models::", "--check", "-j", "2", "--cluster", "c", "--explain"]
+    alone, whole = get_parser("build", alone=True), get_parser()
+    assert vars(alone.parse_args(argv)) == vars(whole.parse_args(argv))
+    assert list(alone._subparsers._group_actions[0].choices) == ["build"]
+
+
 def test_jobs_must_be_positive(capsys):
     from manifesto.build_graph.cli import register
 

@@ -30,6 +30,12 @@ def built(run):
     return run
 
 
+def imported_modules(verbose_stderr: str) -> set[str]:
+    """The modules a ``python -v`` run imported. (``-X importtime`` leaves out those imported
+    through ``importlib.import_module``, as the build imports its renderer.)"""
+    return set(re.findall(r"^import '([\w.]+)' #", verbose_stderr, re.M))
+
+
 def address(model: str) -> str:
     """The address of a model path below models/ (``wide/1p1d.yaml`` -> ``//models/wide:1p1d``)."""
     directory, name = model.rsplit("/", 1)
@@ -50,13 +56,62 @@ def test_noop_build_renders_nothing(built):
     assert built.renders() == []
 
 
-def test_noop_build_imports_no_yaml_parser_schema_library_or_renderer(built):
-    proc = built("build", "//::", python_flags=("-X", "importtime"))
-    imported = set(re.findall(r"\|\s*([\w.]+)\s*$", proc.stderr, re.M))
+def test_noop_build_imports_no_yaml_parser_schema_library_or_renderer(tmp_path):
+    # The code file in a folder of its own, made a minute ago: a folder changed since the code
+    # was listed (out/ appearing beside the file), or too recently to trust, is listed again,
+    # which imports the renderer (test_a_new_file_beside_the_code_is_listed_once_not_on_every_no_op).
+    import os
+    import time
+
+    root = make_tree(tmp_path / "tree", {"code/code.py": "VERSION = 1\n"})
+    old = time.time() - 60
+    os.utime(root / "code", (old, old))
+    run = Runner(root, tmp_path / "renders.log", {"FAKE_CODE_FILE": str(root / "code" / "code.py")})
+    run("build", "//::")
+    proc = run("build", "//::", python_flags=("-v",))
+    imported = imported_modules(proc.stderr)
     assert proc.stdout.startswith("0 rendered")
     assert "manifesto.build_graph.engine" in imported  # the scan works
     for name in ("pydantic", "pydantic_core", "ruamel.yaml", "msgspec", "fake_renderer", "manifesto.yamlio", "manifesto.build_renderer"):
         assert name not in imported
+
+
+def test_a_noop_through_the_main_cli_imports_no_other_command(built):
+    """``manifesto build`` parses with the build commands alone: a no-op imports no other
+    command's module, no catalog, pathlib or hashlib (``python -v`` lists every import)."""
+    import sys
+
+    proc = subprocess.run([sys.executable, "-v", "-m", "manifesto", "build", "//::"], cwd=built.root,
+                          env=built.env, capture_output=True, text=True, check=True)
+    imported = imported_modules(proc.stderr)
+    assert proc.stdout == "0 rendered, 8 up to date, 4 skipped, 0 failed\n"
+    assert {"manifesto.cli.parser", "manifesto.build_graph.engine"} <= imported  # the scan works
+    cli = sorted(m for m in imported if m.startswith("manifesto.cli."))
+    assert cli == ["manifesto.cli.common", "manifesto.cli.parser"]
+    assert not imported & {"manifesto.catalog", "pathlib", "hashlib", "msgspec", "ruamel.yaml", "pydantic"}
+
+
+def test_a_new_file_beside_the_code_is_listed_once_not_on_every_no_op(tmp_path):
+    """A file appearing in a code directory (a __pycache__, an editor's backup) changes no
+    digest. The build that notices it re-lists the code files (importing the renderer) and
+    keeps the new listing, so the no-ops after it import no renderer again."""
+    import os
+    import time
+
+    root = make_tree(tmp_path / "tree", {"code.py": "VERSION = 1\n"})
+    run = Runner(root, tmp_path / "renders.log", {"FAKE_CODE_FILE": str(root / "code.py")})
+    old = time.time() - 60
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (old, old))  # trusted signatures: no re-hash that would save the manifest anyway
+    run("build", "//::")
+    run("build", "//::")  # records the artifacts' trusted signatures
+    write_files(root, {"code.py~": "VERSION = 0\n"})
+    os.utime(root, (old + 30, old + 30))  # a new entry in code.py's directory, with a trusted mtime
+    noticed, after = (run("build", "//::", python_flags=("-v",)) for _ in range(2))
+    assert [p.stdout for p in (noticed, after)] == ["0 rendered, 8 up to date, 4 skipped, 0 failed\n"] * 2
+    assert "fake_renderer" in imported_modules(noticed.stderr)
+    assert "fake_renderer" not in imported_modules(after.stderr)
+    assert run.renders() == ALL  # the cold build's, and none since
 
 
 def test_editing_a_base_file_re_renders_exactly_the_specs_that_extend_it(built):
