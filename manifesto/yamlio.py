@@ -20,6 +20,7 @@ import os
 
 import re
 from collections.abc import Set as AbstractSet
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -254,9 +255,16 @@ class _NotPlain(Exception):
     """Something the fast path does not build itself: the round-trip loader reads the file."""
 
 
+#: Deeper documents take the slow path, which refuses very deep ones ("nests too deeply"): the
+#: fast path must not accept one the slow path refuses. A spec nests about 6 deep.
+_FAST_DEPTH = 50
+
+
 def _built(node, path: PathKey, locs: Locations, name: str, construct) -> Any:
     """Plain data from a composed node, recording each key's and item's position as the
     round-trip loader's ``lc`` tables hold them (the start of the key, of the item)."""
+    if len(path) > _FAST_DEPTH:
+        raise _NotPlain
     kind = node.id
     if kind == "mapping":
         out: dict = {}
@@ -283,29 +291,23 @@ def _built(node, path: PathKey, locs: Locations, name: str, construct) -> Any:
     return value
 
 
+@lru_cache(maxsize=1)
 def _fast_loader():
     """libyaml's composer with ruamel's YAML 1.2 resolver (as ``YAML(typ="safe")`` builds it),
     or None without the C extension."""
-    global _LOADER
-    if _LOADER is None:
-        try:
-            from _ruamel_yaml_clibz import CParser
-        except ImportError:
-            _LOADER = False
-            return None
-        from ruamel.yaml.resolver import VersionedResolver
+    try:
+        from _ruamel_yaml_clibz import CParser
+    except ImportError:
+        return None
+    from ruamel.yaml.resolver import VersionedResolver
 
-        class Loader(CParser, VersionedResolver):
-            def __init__(self, stream: str) -> None:
-                CParser.__init__(self, stream)
-                self._parser = self._composer = self
-                VersionedResolver.__init__(self, version=None, loadumper=self)
+    class Loader(CParser, VersionedResolver):
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            self._parser = self._composer = self
+            VersionedResolver.__init__(self, version=None, loadumper=self)
 
-        _LOADER = Loader
-    return _LOADER or None
-
-
-_LOADER = None  # a memo of _fast_loader (False: the C extension is not installed)
+    return Loader
 
 
 def _scalar_constructor():

@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import NamedTuple, NoReturn, Self
 
@@ -38,6 +39,7 @@ __all__ = [
     "parent_of",
     "shared_dir",
     "shellcheck",
+    "settle_tree",
     "shellcheck_binary",
     "unavailable",
     "validate_manifests",
@@ -303,6 +305,34 @@ def scrub(text: str, tmp: str | os.PathLike) -> str:
     return text.replace(str(tmp), "<tmp>")
 
 
+def settle_tree(root: str | os.PathLike) -> None:
+    """Wait until the newest file below ``root`` (its out/ aside) is older than the build's
+    edit window (``executor._EDIT_WINDOW_NS``, 20 ms) plus a clock tick. A build does not
+    trust an input stamped later than that before it started (it may still be being written):
+    the pair renders, and renders again on the next build. A person never builds that soon
+    after an edit; a test that writes a file and starts a fast build may."""
+    root = os.fspath(root)
+    newest = 0
+    for top, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not (top == root and d in ("out", ".git", ".venv"))]
+        for name in files:
+            try:
+                newest = max(newest, os.stat(os.path.join(top, name)).st_mtime_ns)
+            except FileNotFoundError:
+                pass
+    wait_ns = newest + 40_000_000 - time.time_ns()
+    if wait_ns > 0:
+        time.sleep(wait_ns / 1e9)
+
+
+def _settle_before_build(args, cwd) -> None:
+    """``settle_tree`` of the workspace a ``build`` command is about to read (not the repo's)."""
+    words = [a for a in args if not a.startswith("-")]
+    root = os.path.abspath(cwd or os.getcwd())
+    if words[:1] == ["build"] and root != str(REPO_ROOT):
+        settle_tree(root)
+
+
 def run_cli(
     *args: str,
     env: dict[str, str] | None = None,
@@ -314,6 +344,7 @@ def run_cli(
 
     ``env`` entries are added to (and override) the current environment.
     """
+    _settle_before_build(args, cwd)
     return subprocess.run(
         [sys.executable, "-m", "manifesto", *args],
         env={**os.environ, **env} if env is not None else None,
@@ -344,6 +375,7 @@ def cli_in_process(*argv: str) -> CliResult:
 
     from manifesto.cli import main
 
+    _settle_before_build(argv, None)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:

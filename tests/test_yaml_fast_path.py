@@ -51,6 +51,8 @@ EDGE_CASES = {
     "trailing spaces": "a: 1   \nb:    two  \n",
     "crlf line ends": "a: 1\r\nb:\r\n  - x\r\n",
     "deep nesting": "a: " + "[" * 200 + "]" * 200 + "\n",
+    "nesting past the fast path": "a: " + "[" * 51 + "]" * 51 + "\n",
+    "nesting the slow path refuses": "a: " + "[" * 400 + "]" * 400 + "\n",
     "long plain key": "k" * 1100 + ": 1\n",
     "anchor and alias": "a: &x {b: 1}\nc: *x\n",
     "merge key": "base: &b {x: 1}\nd:\n  <<: *b\n  y: 2\n",

@@ -142,9 +142,15 @@ def _run_pool(jobs: list, settings: Settings, n_jobs: int, on_result) -> None:
 
 
 def _batches(jobs: list, n_jobs: int) -> list[list]:
-    """Jobs in batches: few enough to save round trips, many enough to balance load."""
-    size = max(1, min(16, len(jobs) // (n_jobs * 8)))
-    return [jobs[i:i + size] for i in range(0, len(jobs), size)]
+    """Jobs in batches: few enough to save round trips, many enough to balance load.
+
+    A monitoring job reads every spec its cluster runs, so it takes as long as dozens of
+    pairs: each one is a batch of its own, sent first, so the other workers render pairs
+    meanwhile instead of waiting for it at the end."""
+    heavy = [[job] for job in jobs if isinstance(job.model, tuple)]
+    pairs = [job for job in jobs if not isinstance(job.model, tuple)]
+    size = max(1, min(16, len(pairs) // (n_jobs * 8)))
+    return heavy + [pairs[i:i + size] for i in range(0, len(pairs), size)]
 
 
 def execute_batch(settings: Settings, jobs: list) -> list:

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from kit import settle_tree
+
 HERE = Path(__file__).resolve().parent
 
 BUILD_YAML = """\
@@ -98,22 +100,8 @@ class Runner:
         return [sys.executable, *python_flags, "-m", "manifesto.build_graph", *args]
 
     def settle(self) -> None:
-        """Wait until the newest file of the tree (out/ aside) is older than the build's edit
-        window (``executor._EDIT_WINDOW_NS``, 20 ms) plus a clock tick. A build does not trust
-        an input stamped later than that before it started (it may still be being written):
-        the pair renders, and renders again on the next build. A person never builds that
-        soon after an edit; a test that writes a file and starts a fast build may."""
-        newest = 0
-        for top, dirs, files in os.walk(self.root):
-            dirs[:] = [d for d in dirs if not (top == str(self.root) and d == "out")]
-            for name in files:
-                try:
-                    newest = max(newest, os.stat(os.path.join(top, name)).st_mtime_ns)
-                except FileNotFoundError:
-                    pass
-        wait_ns = newest + 40_000_000 - time.time_ns()
-        if wait_ns > 0:
-            time.sleep(wait_ns / 1e9)
+        """``kit.settle_tree`` of this tree: its newest file is past the build's edit window."""
+        settle_tree(self.root)
 
     def __call__(self, *args: str, check: bool = True, python_flags: tuple = (), **env) -> subprocess.CompletedProcess:
         self.settle()

@@ -1,0 +1,25 @@
+"""How the executor splits a build's jobs into the batches its worker processes take."""
+
+from __future__ import annotations
+
+from manifesto.build_graph.executor import Job, _batches
+
+
+def _job(name: str, monitoring: bool = False) -> Job:
+    model = (("//models:a", "/w/models/a.yaml"), ("//models:b", "/w/models/b.yaml")) if monitoring else f"/w/{name}.yaml"
+    return Job((name, "c"), model, "/w/clusters/c.yaml", None, None, "c")
+
+
+def test_pairs_are_batched_in_order_and_every_job_is_in_exactly_one_batch():
+    jobs = [_job(f"m{i}") for i in range(100)]
+    batches = _batches(jobs, 2)
+    assert [j for b in batches for j in b] == jobs
+    assert {len(b) for b in batches[:-1]} == {6}  # 100 // (2 workers * 8)
+
+
+def test_a_monitoring_job_is_a_batch_of_its_own_sent_first():
+    pairs = [_job(f"m{i}") for i in range(40)]
+    monitor = _job("//:mon", monitoring=True)
+    batches = _batches(pairs[:20] + [monitor] + pairs[20:], 2)
+    assert batches[0] == [monitor]
+    assert [j for b in batches[1:] for j in b] == pairs
