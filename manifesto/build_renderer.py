@@ -123,7 +123,7 @@ def render_pair(model: str, cluster: str, options: RenderOptions, roots: tuple[s
     search = SearchPath(within=confinement([*roots, str(bundled_root())])) if roots else PATHS_ONLY
     products = PRODUCTS if products is None else products
     if isinstance(model, tuple):
-        return _render_monitoring(model, cluster, options, search, products)
+        return _render_monitoring(model, cluster, options, search, products, tasks, roots)
     read = [os.path.realpath(model), os.path.realpath(cluster), str(images_path().resolve())]
     ro = options_from(options)
     keys: tuple[str, ...] = ()
@@ -155,8 +155,24 @@ def _run_tasks(tasks, s, c, ro, search, routing, roots):
     """The resolve and render tasks of one pair through the store: (plan, files read, text,
     suffix, product keys). A render refusal is placed in the current files; the keys of
     the products made before an error ride on it as ``products``."""
+    from manifesto.render import Refused, place, render_plan
+
+    plan, header, files, rkey, pd, task = _resolve_task(tasks, s, c, ro, search, routing, roots)
+    try:
+        text, suffix, dkey = tasks.render(task, plan, header, pd, render_plan)
+    except Refused as exc:
+        error = place(exc.refusal, s, c)
+        error.products = tuple(k for k in (rkey, *getattr(exc, "products", ())) if k)
+        raise error from None
+    return plan, files, text, suffix, tuple(k for k in (rkey, dkey) if k)
+
+
+def _resolve_task(tasks, s, c, ro, search, routing, roots):
+    """The resolve task of one pair through the store: (plan, header inputs, files read, its
+    key, the plan's digest, the task's name). The monitoring render asks it for the plans of
+    the pairs it watches, which their own renders have stored by then."""
     from manifesto.digest import file_digest
-    from manifesto.render import Refused, header_inputs, place, render_plan
+    from manifesto.render import header_inputs
     from manifesto.service import resolution
 
     files, resolve = resolution(s, c, ro, search, routing)
@@ -176,13 +192,7 @@ def _run_tasks(tasks, s, c, ro, search, routing, roots):
     task = f"{rel(str(s.path))} @ {rel(str(c.path))}"
     plan, header, rkey, pd = tasks.resolve(task, names, digests, msgspec.msgpack.encode(ro), run,
                                            keep=tasks.settled(paths))
-    try:
-        text, suffix, dkey = tasks.render(task, plan, header, pd, render_plan)
-    except Refused as exc:
-        error = place(exc.refusal, s, c)
-        error.products = tuple(k for k in (rkey, *getattr(exc, "products", ())) if k)
-        raise error from None
-    return plan, files, text, suffix, tuple(k for k in (rkey, dkey) if k)
+    return plan, header, files, rkey, pd, task
 
 
 def _cluster(path: str, products: Products, search):
@@ -225,10 +235,13 @@ def prepare() -> None:
     service.load_images()
 
 
-def _render_monitoring(models: tuple, cluster: str, options: RenderOptions, search, products: Products) -> Artifact:
+def _render_monitoring(models: tuple, cluster: str, options: RenderOptions, search, products: Products,
+                       tasks=None, roots: tuple[str, ...] = ()) -> Artifact:
     """The monitoring of the instances of ``models`` ((shown name, path) each) on ``cluster``;
     models the cluster cannot run (another accelerator) are left out. Every file is parsed and
-    validated through ``products``, once per build like the pairs' own renders."""
+    validated through ``products``, once per build like the pairs' own renders, and each
+    spec resolved once: with ``tasks``, through the store, where the pair's own render left
+    its plan (so an edit to one spec resolves that spec again, not every one)."""
     from manifesto.catalog import images_path
     from manifesto.errors import IncompatiblePairError, ManifestoError
     from manifesto.service import monitoring_text, plan_for
@@ -242,16 +255,20 @@ def _render_monitoring(models: tuple, cluster: str, options: RenderOptions, sear
         if ro.routing_profile:
             ref = ro.routing_profile
             routing = products.get("routing", ref, lambda: _routing(ref, search), lambda r: [r[2]])
-        specs = []
+        specs, resolved = [], []
         for _name, path in models:
             s = products.get("spec", path, lambda: _spec(path, products, search), lambda s: s.files)
             read += s.files  # the spec and its extends chain, even when the cluster cannot run it
             try:
-                plan_for(s, c, ro, search, routing)
+                if tasks is None:
+                    resolved.append(plan_for(s, c, ro, search, routing))
+                else:
+                    plan, _header, files, *_ = _resolve_task(tasks, s, c, ro, search, routing, roots)
+                    resolved.append((plan, files))
             except IncompatiblePairError:
                 continue
             specs.append(s)
-        text, inputs = monitoring_text(specs, c, ro, search, routing)
+        text, inputs = monitoring_text(specs, c, ro, search, routing, resolved)
     except ManifestoError as exc:
         exc.inputs = tuple(sorted(set(read)))
         raise

@@ -218,9 +218,10 @@ def render_text(spec, cluster, options, search=None, routing=None) -> tuple[str,
     return text, suffix, files
 
 
-def monitoring_text(specs, cluster, options, search=None, routing=None) -> tuple[str, list[str]]:
+def monitoring_text(specs, cluster, options, search=None, routing=None, resolved=None) -> tuple[str, list[str]]:
     """(monitoring YAML, files read) for the loaded ``specs`` on a Kubernetes ``cluster``
-    (``routing``: the routing profile already loaded, as ``plan_for`` takes it)."""
+    (``routing``: the routing profile already loaded, as ``plan_for`` takes it; ``resolved``:
+    each spec's ``plan_for`` result when the caller has it already)."""
     from manifesto.errors import ResolveError
     from manifesto.render import expanded_inputs
     from manifesto.render.monitoring import render_monitoring
@@ -230,8 +231,8 @@ def monitoring_text(specs, cluster, options, search=None, routing=None) -> tuple
     plans, files, models = [], list(cluster.loaded.files), []
     cluster_yaml = expanded_inputs(specs[0], cluster)[1] if specs else None
     routing_yaml = None
-    for spec in specs:
-        plan, read = plan_for(spec, cluster, options, search, routing)
+    for i, spec in enumerate(specs):
+        plan, read = plan_for(spec, cluster, options, search, routing) if resolved is None else resolved[i]
         plans.append(plan)
         files += read
         models.append(expanded_inputs(spec, cluster)[0])
