@@ -490,12 +490,16 @@ def known_fabric_profiles(self):
     return self
 
 
-def envoy_limit(value: Any) -> Any:
+def _limit(value: Any, whose: str) -> Any:
+    """A whole number from 1 to 2**31 - 1, or None; ``whose`` says why it is bounded."""
     if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                               or not 1 <= value <= rules.INT32_MAX):
-        raise ValueError(f"{show_value(value)} must be a whole number from 1 to {rules.INT32_MAX} "
-                         "(Envoy's 32-bit circuit-breaker thresholds)")
+        raise ValueError(f"{show_value(value)} must be a whole number from 1 to {rules.INT32_MAX} ({whose})")
     return value
+
+
+def envoy_limit(value: Any) -> Any:
+    return _limit(value, "Envoy's 32-bit circuit-breaker thresholds")
 
 
 def envoy_buffer(value: str | None) -> str | None:
@@ -518,11 +522,7 @@ def duration_ms(text: str) -> int | None:
 
 
 def istio_limit(value: Any) -> Any:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                              or not 1 <= value <= rules.INT32_MAX):
-        raise ValueError(f"{show_value(value)} must be a whole number from 1 to {rules.INT32_MAX} "
-                         "(Istio's 32-bit connection-pool limits)")
-    return value
+    return _limit(value, "Istio's 32-bit connection-pool limits")
 
 
 def istio_duration(value: Any) -> Any:
