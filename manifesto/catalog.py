@@ -37,7 +37,10 @@ def bundled_root() -> Path:
     return Path(_bundled_dir())
 
 
+@lru_cache(maxsize=1)
 def _bundled_dir() -> str:
+    """Where this installed package keeps its examples (a memo: it cannot move while running;
+    a build asked for it some 5,000 times, each a realpath of this file)."""
     here = os.path.dirname(os.path.realpath(__file__))
     packaged = os.path.join(here, "_bundled")
     return packaged if os.path.isdir(packaged) else os.path.dirname(here)
