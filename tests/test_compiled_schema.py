@@ -180,6 +180,11 @@ def test_records_are_frozen_compare_by_value_and_dump_like_pydantic():
     assert one.llm_d.images.model_dump(exclude_none=True) == {}
     assert checks.validate(compiled.Slurm, {}) == checks.validate(compiled.Slurm, {"time": "01:00:00"})
     assert checks.validate(compiled.Slurm, {}).model_fields_set == set()
+    import pickle
+
+    again = pickle.loads(pickle.dumps(one))
+    assert again == one and type(again) is compiled.ClusterProfile
+    assert again.accelerators.profiles["gb200"].allocation.backend == one.accelerators.profiles["gb200"].allocation.backend
 
 
 def test_field_names_step_through_records_lists_and_maps():
