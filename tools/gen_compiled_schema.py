@@ -172,10 +172,17 @@ class Compiler:
             lines += [f"{name}.{var} = {emit(getattr(cls, var), 0)}" for var in sorted(cls.__class_vars__)]
         for name, cls in sorted(self.defaults.items()):
             lines += ["", "", f"def {name}():", f"    return {emit(_default_value(cls, self), 4)}"]
+        roots = list(self.definitions.values())
+        shared = _shared_parts(roots)
+        if shared:
+            lines += ["", "", "# Parts that several schemas hold (a field type used in many places), written once."]
+        for value, name in shared.values():
+            lines.append(f"{name} = {emit(value, 0, shared, name)}")
         lines += ["", "", "def definitions() -> list:",
-                  '    """Every model\'s pydantic-core schema, as a definition named after it (a new list each call)."""',
+                  '    """Every model\'s pydantic-core schema, as a definition named after it: a new list each',
+                  '    call, whose parts may be shared between calls (read them, never change them)."""',
                   "    return ["]
-        lines += [f"        {emit(d, 8)}," for d in self.definitions.values()]
+        lines += [f"        {emit(d, 8, shared)}," for d in roots]
         lines += ["    ]", ""]
         return "\n".join(lines)
 
@@ -247,20 +254,59 @@ def _record(value, compiler: Compiler):
     return value
 
 
-def emit(value, indent: int) -> str:
-    """``value`` as Python source, one line per dict entry below the top when it is long."""
+def _shared_parts(roots: list) -> dict:
+    """The schema parts (mappings of some size) that occur more than once in ``roots``:
+    their source text -> (the part, the name it is written under), inner parts first, so each
+    name is defined before a part that uses it."""
+    counts: dict[str, int] = {}
+    order: list[tuple[str, dict]] = []
+
+    def visit(node) -> None:
+        if isinstance(node, dict):
+            for value in node.values():
+                visit(value)
+            text = _inline(node)
+            if len(text) >= 60:
+                counts[text] = counts.get(text, 0) + 1
+                if counts[text] == 1:
+                    order.append((text, node))
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    for root in roots:
+        visit(root)
+    repeated = [(text, node) for text, node in order if counts[text] > 1]
+    return {text: (node, f"_P{i}") for i, (text, node) in enumerate(repeated, 1)}
+
+
+def emit(value, indent: int, shared: dict | None = None, defining: str = "") -> str:
+    """``value`` as Python source, one line per dict entry below the top when it is long;
+    a part of ``shared`` (see ``_shared_parts``) is written as its name, except the one
+    being ``defining``."""
     text = _inline(value)
-    if len(text) + indent <= 116:
+    if shared and text in shared and shared[text][1] != defining:
+        return shared[text][1]
+    if len(text) + indent <= 116 and not (shared and isinstance(value, (dict, list)) and _holds_shared(value, shared)):
         return text
     pad = " " * (indent + 4)
     if isinstance(value, dict):
-        items = [f"{pad}{k!r}: {emit(v, indent + 4)}," for k, v in value.items()]
+        items = [f"{pad}{k!r}: {emit(v, indent + 4, shared)}," for k, v in value.items()]
         return "{\n" + "\n".join(items) + "\n" + " " * indent + "}"
     if isinstance(value, list):
-        return "[\n" + "\n".join(f"{pad}{emit(v, indent + 4)}," for v in value) + "\n" + " " * indent + "]"
+        return "[\n" + "\n".join(f"{pad}{emit(v, indent + 4, shared)}," for v in value) + "\n" + " " * indent + "]"
     if isinstance(value, Made):
         return f"make({value.name}, {emit(value.fields, indent)})"
     return text
+
+
+def _holds_shared(value, shared: dict) -> bool:
+    """Whether a shared part is somewhere inside ``value`` (it must then be written by name)."""
+    children = value.values() if isinstance(value, dict) else value
+    for child in children:
+        if isinstance(child, (dict, list)) and (_inline(child) in shared or _holds_shared(child, shared)):
+            return True
+    return False
 
 
 def _inline(value) -> str:

@@ -382,8 +382,412 @@ def _default_WorkloadMetadata():
     return make(WorkloadMetadata, {'labels': {}, 'annotations': {}})
 
 
+# Parts that several schemas hold (a field type used in many places), written once.
+_P1 = {
+    'type': 'function-before',
+    'function': {'type': 'no-info', 'function': checks.quantity_value},
+    'schema': {'type': 'str'},
+}
+_P2 = {
+    'type': 'nullable',
+    'schema': _P1,
+}
+_P3 = {
+    'type': 'default',
+    'schema': _P2,
+    'default': None,
+}
+_P4 = {
+    'type': 'model-field',
+    'schema': _P3,
+}
+_P5 = {'type': 'no-info', 'function': Rule(rules.resource_name, '')}
+_P6 = {
+    'type': 'function-after',
+    'function': _P5,
+    'schema': {'type': 'str'},
+}
+_P7 = {
+    'type': 'model-field',
+    'schema': _P6,
+}
+_P8 = {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')}
+_P9 = {
+    'type': 'function-after',
+    'function': _P8,
+    'schema': {'type': 'str'},
+}
+_P10 = {
+    'type': 'model-field',
+    'schema': _P9,
+}
+_P11 = {'type': 'function-after', 'function': {'type': 'no-info', 'function': checks.positive}, 'schema': {'type': 'int'}}
+_P12 = {
+    'type': 'function-after',
+    'function': {'type': 'no-info', 'function': checks.int32},
+    'schema': _P11,
+}
+_P13 = {
+    'type': 'nullable',
+    'schema': _P12,
+}
+_P14 = {
+    'type': 'default',
+    'schema': _P13,
+    'default': None,
+}
+_P15 = {
+    'type': 'model-field',
+    'schema': _P14,
+}
+_P16 = {'type': 'no-info', 'function': Rule(rules.qualified_name, '')}
+_P17 = {
+    'type': 'function-after',
+    'function': _P16,
+    'schema': {'type': 'str'},
+}
+_P18 = {
+    'type': 'nullable',
+    'schema': _P17,
+}
+_P19 = {
+    'type': 'default',
+    'schema': _P18,
+    'default': None,
+}
+_P20 = {
+    'type': 'model-field',
+    'schema': _P19,
+}
+_P21 = {'type': 'no-info', 'function': Rule(rules.path_segment, '')}
+_P22 = {
+    'type': 'function-after',
+    'function': _P21,
+    'schema': {'type': 'str'},
+}
+_P23 = {
+    'type': 'nullable',
+    'schema': _P22,
+}
+_P24 = {
+    'type': 'default',
+    'schema': _P23,
+    'default': None,
+}
+_P25 = {
+    'type': 'model-field',
+    'schema': _P24,
+}
+_P26 = {
+    'type': 'function-after',
+    'function': {'type': 'no-info', 'function': Rule(rules.one_word, '')},
+    'schema': {'type': 'str'},
+}
+_P27 = {
+    'type': 'nullable',
+    'schema': _P26,
+}
+_P28 = {
+    'type': 'default',
+    'schema': _P27,
+    'default': None,
+}
+_P29 = {
+    'type': 'model-field',
+    'schema': _P28,
+}
+_P30 = {'type': 'no-info', 'function': Each(rules.label_value, 'label value ', 'values')}
+_P31 = {'type': 'no-info', 'function': Each(rules.qualified_name, 'label key ', 'keys')}
+_P32 = {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'str'}}
+_P33 = {
+    'type': 'function-after',
+    'function': _P31,
+    'schema': _P32,
+}
+_P34 = {
+    'type': 'function-after',
+    'function': _P30,
+    'schema': _P33,
+}
+_P35 = {
+    'type': 'default',
+    'schema': _P34,
+    'default_factory': dict,
+    'default_factory_takes_data': False,
+}
+_P36 = {
+    'type': 'model-field',
+    'schema': _P35,
+}
+_P37 = {
+    'type': 'nullable',
+    'schema': _P9,
+}
+_P38 = {
+    'type': 'default',
+    'schema': _P37,
+    'default': None,
+}
+_P39 = {
+    'type': 'model-field',
+    'schema': _P38,
+}
+_P40 = {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'any'}}
+_P41 = {
+    'type': 'nullable',
+    'schema': _P40,
+}
+_P42 = {'type': 'no-info', 'function': Rule(rules.absolute_path, '')}
+_P43 = {
+    'type': 'function-after',
+    'function': _P42,
+    'schema': {'type': 'str'},
+}
+_P44 = {
+    'type': 'nullable',
+    'schema': _P43,
+}
+_P45 = {
+    'type': 'default',
+    'schema': _P44,
+    'default': None,
+}
+_P46 = {
+    'type': 'model-field',
+    'schema': _P45,
+}
+_P47 = {'type': 'default', 'schema': {'type': 'nullable', 'schema': {'type': 'str'}}, 'default': None}
+_P48 = {
+    'type': 'model-field',
+    'schema': _P47,
+}
+_P49 = {'type': 'function-after', 'function': {'type': 'no-info', 'function': checks.dns_label}, 'schema': {'type': 'str'}}
+_P50 = {
+    'type': 'model-field',
+    'schema': _P49,
+}
+_P51 = {'type': 'default', 'schema': {'type': 'bool'}, 'default': False}
+_P52 = {
+    'type': 'model-field',
+    'schema': _P51,
+}
+_P53 = {
+    'type': 'default',
+    'schema': _P41,
+    'default': None,
+}
+_P54 = {
+    'type': 'model-field',
+    'schema': _P53,
+}
+_P55 = {'type': 'no-info', 'function': Each(rules.env_name, 'variable name ', 'keys')}
+_P56 = {
+    'type': 'function-before',
+    'function': {'type': 'no-info', 'function': checks.env_value},
+    'schema': {'type': 'str'},
+}
+_P57 = {
+    'type': 'dict',
+    'keys_schema': {'type': 'str'},
+    'values_schema': _P56,
+}
+_P58 = {
+    'type': 'function-after',
+    'function': _P55,
+    'schema': _P57,
+}
+_P59 = {
+    'type': 'default',
+    'schema': _P58,
+    'default_factory': dict,
+    'default_factory_takes_data': False,
+}
+_P60 = {
+    'type': 'model-field',
+    'schema': _P59,
+}
+_P61 = {
+    'type': 'default',
+    'schema': _P32,
+    'default_factory': dict,
+    'default_factory_takes_data': False,
+}
+_P62 = {
+    'type': 'model-field',
+    'schema': _P61,
+}
+_P63 = {'type': 'no-info', 'function': Rule(rules.label_value, '')}
+_P64 = {
+    'type': 'function-after',
+    'function': _P63,
+    'schema': _P9,
+}
+_P65 = {
+    'type': 'function-before',
+    'function': {'type': 'no-info', 'function': checks.istio_limit},
+    'schema': {'type': 'nullable', 'schema': {'type': 'int'}},
+}
+_P66 = {
+    'type': 'default',
+    'schema': _P65,
+    'default': None,
+}
+_P67 = {
+    'type': 'model-field',
+    'schema': _P66,
+}
+_P68 = {
+    'type': 'default',
+    'schema': {'type': 'definition-ref', 'schema_ref': 'ComponentSize'},
+    'default_factory': _default_ComponentSize,
+    'default_factory_takes_data': False,
+}
+_P69 = {
+    'type': 'model-field',
+    'schema': _P68,
+}
+_P70 = {
+    'type': 'function-after',
+    'function': {'type': 'no-info', 'function': Rule(rules.slurm_word, '')},
+    'schema': {'type': 'str'},
+}
+_P71 = {
+    'type': 'nullable',
+    'schema': _P70,
+}
+_P72 = {
+    'type': 'default',
+    'schema': _P71,
+    'default': None,
+}
+_P73 = {
+    'type': 'model-field',
+    'schema': _P72,
+}
+_P74 = {'type': 'default', 'schema': {'type': 'bool'}, 'default': True}
+_P75 = {
+    'type': 'model-field',
+    'schema': _P74,
+}
+_P76 = {
+    'type': 'default',
+    'schema': _P12,
+    'default': 1,
+}
+_P77 = {
+    'type': 'model-field',
+    'schema': _P76,
+}
+_P78 = {'type': 'no-info', 'function': Each(rules.vllm_flag_key, 'flag ', 'keys')}
+_P79 = {
+    'type': 'function-after',
+    'function': _P78,
+    'schema': _P40,
+}
+_P80 = {
+    'type': 'default',
+    'schema': _P79,
+    'default_factory': dict,
+    'default_factory_takes_data': False,
+}
+_P81 = {
+    'type': 'model-field',
+    'schema': _P80,
+}
+_P82 = {'type': 'default', 'schema': {'type': 'nullable', 'schema': {'type': 'bool'}}, 'default': None}
+_P83 = {
+    'type': 'model-field',
+    'schema': _P82,
+}
+_P84 = {'type': 'default', 'schema': {'type': 'nullable', 'schema': {'type': 'int'}}, 'default': None}
+_P85 = {
+    'type': 'model-field',
+    'schema': _P84,
+}
+_P86 = {'type': 'function-after', 'function': {'type': 'no-info', 'function': AtLeast(0)}, 'schema': {'type': 'int'}}
+_P87 = {
+    'type': 'nullable',
+    'schema': _P86,
+}
+_P88 = {
+    'type': 'default',
+    'schema': _P87,
+    'default': None,
+}
+_P89 = {
+    'type': 'model-field',
+    'schema': _P88,
+}
+_P90 = {
+    'type': 'function-after',
+    'function': {'type': 'no-info', 'function': checks.starts_with_letter},
+    'schema': _P49,
+}
+_P91 = {
+    'type': 'function-before',
+    'function': {'type': 'no-info', 'function': checks.one_or_many},
+    'schema': {'type': 'list', 'items_schema': {'type': 'str'}},
+}
+_P92 = {
+    'type': 'default',
+    'schema': _P91,
+    'default_factory': list,
+    'default_factory_takes_data': False,
+}
+_P93 = {
+    'type': 'model-field',
+    'schema': _P92,
+}
+_P94 = {
+    'type': 'function-after',
+    'function': {'type': 'no-info', 'function': checks.zero_or_more},
+    'schema': {'type': 'int'},
+}
+_P95 = {
+    'type': 'nullable',
+    'schema': _P94,
+}
+_P96 = {
+    'type': 'default',
+    'schema': _P95,
+    'default': None,
+}
+_P97 = {
+    'type': 'model-field',
+    'schema': _P96,
+}
+_P98 = {
+    'type': 'nullable',
+    'schema': _P11,
+}
+_P99 = {
+    'type': 'default',
+    'schema': _P98,
+    'default': None,
+}
+_P100 = {
+    'type': 'model-field',
+    'schema': _P99,
+}
+_P101 = {
+    'type': 'default',
+    'schema': _P94,
+    'default': 1,
+}
+_P102 = {
+    'type': 'model-field',
+    'schema': _P101,
+}
+_P103 = {
+    'type': 'function-after',
+    'function': {'type': 'no-info', 'function': checks.port_number},
+    'schema': {'type': 'int'},
+}
+
+
 def definitions() -> list:
-    """Every model's pydantic-core schema, as a definition named after it (a new list each call)."""
+    """Every model's pydantic-core schema, as a definition named after it: a new list each
+    call, whose parts may be shared between calls (read them, never change them)."""
     return [
         {
             'type': 'model',
@@ -391,36 +795,8 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'cpu': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-before',
-                                    'function': {'type': 'no-info', 'function': checks.quantity_value},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
-                    'memory': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-before',
-                                    'function': {'type': 'no-info', 'function': checks.quantity_value},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
+                    'cpu': _P4,
+                    'memory': _P4,
                 },
                 'model_name': 'ComponentSize',
                 'computed_fields': [],
@@ -436,14 +812,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'resource_name': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'function-after',
-                            'function': {'type': 'no-info', 'function': Rule(rules.resource_name, '')},
-                            'schema': {'type': 'str'},
-                        },
-                    },
+                    'resource_name': _P7,
                 },
                 'model_name': 'ExtendedResource',
                 'computed_fields': [],
@@ -459,14 +828,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'device_class_name': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'function-after',
-                            'function': {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')},
-                            'schema': {'type': 'str'},
-                        },
-                    },
+                    'device_class_name': _P10,
                 },
                 'model_name': 'Dra',
                 'computed_fields': [],
@@ -558,14 +920,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'resource_claim_template_name': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'function-after',
-                            'function': {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')},
-                            'schema': {'type': 'str'},
-                        },
-                    },
+                    'resource_claim_template_name': _P10,
                 },
                 'model_name': 'ComputeDomain',
                 'computed_fields': [],
@@ -584,25 +939,7 @@ def definitions() -> list:
                 'schema': {
                     'type': 'model-fields',
                     'fields': {
-                        'gpus_per_node': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': checks.int32},
-                                        'schema': {
-                                            'type': 'function-after',
-                                            'function': {'type': 'no-info', 'function': checks.positive},
-                                            'schema': {'type': 'int'},
-                                        },
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
+                        'gpus_per_node': _P15,
                         'allocation': {
                             'type': 'model-field',
                             'schema': {
@@ -620,87 +957,15 @@ def definitions() -> list:
                                 'type': 'default',
                                 'schema': {
                                     'type': 'nullable',
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': Rule(rules.resource_name, '')},
-                                        'schema': {'type': 'str'},
-                                    },
+                                    'schema': _P6,
                                 },
                                 'default': None,
                             },
                         },
-                        'presence_label': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': Rule(rules.qualified_name, '')},
-                                        'schema': {'type': 'str'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
-                        'gpu_arch': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': Rule(rules.path_segment, '')},
-                                        'schema': {'type': 'str'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
-                        'torch_cuda_arch_list': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': Rule(rules.one_word, '')},
-                                        'schema': {'type': 'str'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
-                        'node_selector': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {
-                                        'type': 'no-info',
-                                        'function': Each(rules.label_value, 'label value ', 'values'),
-                                    },
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {
-                                            'type': 'no-info',
-                                            'function': Each(rules.qualified_name, 'label key ', 'keys'),
-                                        },
-                                        'schema': {
-                                            'type': 'dict',
-                                            'keys_schema': {'type': 'str'},
-                                            'values_schema': {'type': 'str'},
-                                        },
-                                    },
-                                },
-                                'default_factory': dict,
-                                'default_factory_takes_data': False,
-                            },
-                        },
+                        'presence_label': _P20,
+                        'gpu_arch': _P25,
+                        'torch_cuda_arch_list': _P29,
+                        'node_selector': _P36,
                         'compute_domain': {
                             'type': 'model-field',
                             'schema': {
@@ -719,14 +984,7 @@ def definitions() -> list:
                                 'schema': {
                                     'type': 'function-after',
                                     'function': {'type': 'no-info', 'function': checks.gpu_memory},
-                                    'schema': {
-                                        'type': 'nullable',
-                                        'schema': {
-                                            'type': 'function-before',
-                                            'function': {'type': 'no-info', 'function': checks.quantity_value},
-                                            'schema': {'type': 'str'},
-                                        },
-                                    },
+                                    'schema': _P2,
                                 },
                                 'default': None,
                             },
@@ -795,21 +1053,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'storage_class': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
+                    'storage_class': _P39,
                     'access_modes': {
                         'type': 'model-field',
                         'schema': {
@@ -827,11 +1071,7 @@ def definitions() -> list:
                     },
                     'size': {
                         'type': 'model-field',
-                        'schema': {
-                            'type': 'function-before',
-                            'function': {'type': 'no-info', 'function': checks.quantity_value},
-                            'schema': {'type': 'str'},
-                        },
+                        'schema': _P1,
                     },
                 },
                 'model_name': 'SharedClaim',
@@ -855,48 +1095,13 @@ def definitions() -> list:
                             'schema': {
                                 'type': 'function-after',
                                 'function': {'type': 'no-info', 'function': checks.one_volume_source},
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'dict',
-                                        'keys_schema': {'type': 'str'},
-                                        'values_schema': {'type': 'any'},
-                                    },
-                                },
+                                'schema': _P41,
                             },
                             'default': None,
                         },
                     },
-                    'shared_mount_path': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
-                    'local_nvme_path': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
+                    'shared_mount_path': _P46,
+                    'local_nvme_path': _P46,
                     'shared_claim': {
                         'type': 'model-field',
                         'schema': {
@@ -920,36 +1125,8 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'pvc': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
-                    'mount_path': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
+                    'pvc': _P39,
+                    'mount_path': _P46,
                     'root': {'type': 'model-field', 'schema': {'type': 'str'}},
                 },
                 'model_name': 'Logging',
@@ -966,30 +1143,9 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'user_root': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                            'default': None,
-                        },
-                    },
-                    'cache_root': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                            'default': None,
-                        },
-                    },
-                    'log_root': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                            'default': None,
-                        },
-                    },
+                    'user_root': _P48,
+                    'cache_root': _P48,
+                    'log_root': _P48,
                 },
                 'model_name': 'Paths',
                 'computed_fields': [],
@@ -1005,51 +1161,9 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'hf_host_path': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
-                    'jit_host_path': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
-                    'hf_home': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
+                    'hf_host_path': _P46,
+                    'jit_host_path': _P46,
+                    'hf_home': _P46,
                 },
                 'model_name': 'ClusterCache',
                 'computed_fields': [],
@@ -1065,23 +1179,12 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'resource_name': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'function-after',
-                            'function': {'type': 'no-info', 'function': Rule(rules.resource_name, '')},
-                            'schema': {'type': 'str'},
-                        },
-                    },
+                    'resource_name': _P7,
                     'value': {
                         'type': 'model-field',
                         'schema': {
                             'type': 'default',
-                            'schema': {
-                                'type': 'function-before',
-                                'function': {'type': 'no-info', 'function': checks.quantity_value},
-                                'schema': {'type': 'str'},
-                            },
+                            'schema': _P1,
                             'default': '1',
                         },
                     },
@@ -1100,26 +1203,12 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'name': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'function-after',
-                            'function': {'type': 'no-info', 'function': checks.dns_label},
-                            'schema': {'type': 'str'},
-                        },
-                    },
+                    'name': _P50,
                     'mountPath': {
                         'type': 'model-field',
-                        'schema': {
-                            'type': 'function-after',
-                            'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
-                            'schema': {'type': 'str'},
-                        },
+                        'schema': _P43,
                     },
-                    'readOnly': {
-                        'type': 'model-field',
-                        'schema': {'type': 'default', 'schema': {'type': 'bool'}, 'default': False},
-                    },
+                    'readOnly': _P52,
                     'subPath': {
                         'type': 'model-field',
                         'schema': {
@@ -1153,36 +1242,8 @@ def definitions() -> list:
                 'schema': {
                     'type': 'model-fields',
                     'fields': {
-                        'shm_size': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'function-before',
-                                        'function': {'type': 'no-info', 'function': checks.quantity_value},
-                                        'schema': {'type': 'str'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
-                        'ephemeral_storage': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'function-before',
-                                        'function': {'type': 'no-info', 'function': checks.quantity_value},
-                                        'schema': {'type': 'str'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
+                        'shm_size': _P4,
+                        'ephemeral_storage': _P4,
                         'image_pull_secrets': {
                             'type': 'model-field',
                             'schema': {
@@ -1226,51 +1287,9 @@ def definitions() -> list:
                                 'default': None,
                             },
                         },
-                        'working_dir': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
-                                        'schema': {'type': 'str'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
-                        'container_security_context': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'dict',
-                                        'keys_schema': {'type': 'str'},
-                                        'values_schema': {'type': 'any'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
-                        'security_context': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'dict',
-                                        'keys_schema': {'type': 'str'},
-                                        'values_schema': {'type': 'any'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
+                        'working_dir': _P46,
+                        'container_security_context': _P54,
+                        'security_context': _P54,
                         'annotations': {
                             'type': 'model-field',
                             'schema': {
@@ -1281,69 +1300,21 @@ def definitions() -> list:
                                         'type': 'no-info',
                                         'function': Each(rules.qualified_name, 'annotation key ', 'keys'),
                                     },
-                                    'schema': {
-                                        'type': 'dict',
-                                        'keys_schema': {'type': 'str'},
-                                        'values_schema': {'type': 'str'},
-                                    },
+                                    'schema': _P32,
                                 },
                                 'default_factory': dict,
                                 'default_factory_takes_data': False,
                             },
                         },
-                        'node_selector': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {
-                                        'type': 'no-info',
-                                        'function': Each(rules.label_value, 'label value ', 'values'),
-                                    },
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {
-                                            'type': 'no-info',
-                                            'function': Each(rules.qualified_name, 'label key ', 'keys'),
-                                        },
-                                        'schema': {
-                                            'type': 'dict',
-                                            'keys_schema': {'type': 'str'},
-                                            'values_schema': {'type': 'str'},
-                                        },
-                                    },
-                                },
-                                'default_factory': dict,
-                                'default_factory_takes_data': False,
-                            },
-                        },
-                        'affinity': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'dict',
-                                        'keys_schema': {'type': 'str'},
-                                        'values_schema': {'type': 'any'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
+                        'node_selector': _P36,
+                        'affinity': _P54,
                         'tolerations': {
                             'type': 'model-field',
                             'schema': {
                                 'type': 'default',
                                 'schema': {
                                     'type': 'list',
-                                    'items_schema': {
-                                        'type': 'dict',
-                                        'keys_schema': {'type': 'str'},
-                                        'values_schema': {'type': 'any'},
-                                    },
+                                    'items_schema': _P40,
                                 },
                                 'default_factory': list,
                                 'default_factory_takes_data': False,
@@ -1363,32 +1334,14 @@ def definitions() -> list:
                                 'default': None,
                             },
                         },
-                        'dns_config': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'dict',
-                                        'keys_schema': {'type': 'str'},
-                                        'values_schema': {'type': 'any'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
+                        'dns_config': _P54,
                         'extra_devices': {
                             'type': 'model-field',
                             'schema': {
                                 'type': 'default',
                                 'schema': {
                                     'type': 'list',
-                                    'items_schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
-                                        'schema': {'type': 'str'},
-                                    },
+                                    'items_schema': _P43,
                                 },
                                 'default_factory': list,
                                 'default_factory_takes_data': False,
@@ -1403,11 +1356,7 @@ def definitions() -> list:
                                     'items_schema': {
                                         'type': 'function-after',
                                         'function': {'type': 'no-info', 'function': checks.extra_volume},
-                                        'schema': {
-                                            'type': 'dict',
-                                            'keys_schema': {'type': 'str'},
-                                            'values_schema': {'type': 'any'},
-                                        },
+                                        'schema': _P40,
                                     },
                                 },
                                 'default_factory': list,
@@ -1442,35 +1391,15 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'env': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': Each(rules.env_name, 'variable name ', 'keys')},
-                                'schema': {
-                                    'type': 'dict',
-                                    'keys_schema': {'type': 'str'},
-                                    'values_schema': {
-                                        'type': 'function-before',
-                                        'function': {'type': 'no-info', 'function': checks.env_value},
-                                        'schema': {'type': 'str'},
-                                    },
-                                },
-                            },
-                            'default_factory': dict,
-                            'default_factory_takes_data': False,
-                        },
-                    },
+                    'env': _P60,
                     'computed_env': {
                         'type': 'model-field',
                         'schema': {
                             'type': 'default',
                             'schema': {
                                 'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': Each(rules.env_name, 'variable name ', 'keys')},
-                                'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'any'}},
+                                'function': _P55,
+                                'schema': _P40,
                             },
                             'default_factory': dict,
                             'default_factory_takes_data': False,
@@ -1494,52 +1423,10 @@ def definitions() -> list:
                 'schema': {
                     'type': 'model-fields',
                     'fields': {
-                        'ucx_net_devices': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                                'default': None,
-                            },
-                        },
-                        'default_profile': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                                'default': None,
-                            },
-                        },
-                        'expert_parallel_profiles': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'str'}},
-                                'default_factory': dict,
-                                'default_factory_takes_data': False,
-                            },
-                        },
-                        'default_env': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': Each(rules.env_name, 'variable name ', 'keys')},
-                                    'schema': {
-                                        'type': 'dict',
-                                        'keys_schema': {'type': 'str'},
-                                        'values_schema': {
-                                            'type': 'function-before',
-                                            'function': {'type': 'no-info', 'function': checks.env_value},
-                                            'schema': {'type': 'str'},
-                                        },
-                                    },
-                                },
-                                'default_factory': dict,
-                                'default_factory_takes_data': False,
-                            },
-                        },
+                        'ucx_net_devices': _P48,
+                        'default_profile': _P48,
+                        'expert_parallel_profiles': _P62,
+                        'default_env': _P60,
                         'profiles': {
                             'type': 'model-field',
                             'schema': {
@@ -1569,10 +1456,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'user_prefix': {
-                        'type': 'model-field',
-                        'schema': {'type': 'default', 'schema': {'type': 'bool'}, 'default': False},
-                    },
+                    'user_prefix': _P52,
                 },
                 'model_name': 'Naming',
                 'computed_fields': [],
@@ -1590,15 +1474,7 @@ def definitions() -> list:
                 'fields': {
                     'local_queue': {
                         'type': 'model-field',
-                        'schema': {
-                            'type': 'function-after',
-                            'function': {'type': 'no-info', 'function': Rule(rules.label_value, '')},
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')},
-                                'schema': {'type': 'str'},
-                            },
-                        },
+                        'schema': _P64,
                     },
                     'priority_class': {
                         'type': 'model-field',
@@ -1606,15 +1482,7 @@ def definitions() -> list:
                             'type': 'default',
                             'schema': {
                                 'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': Rule(rules.label_value, '')},
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')},
-                                        'schema': {'type': 'str'},
-                                    },
-                                },
+                                'schema': _P64,
                             },
                             'default': None,
                         },
@@ -1638,11 +1506,7 @@ def definitions() -> list:
                         'type': 'model-field',
                         'schema': {
                             'type': 'default',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')},
-                                'schema': {'type': 'str'},
-                            },
+                            'schema': _P9,
                             'default': 'istio',
                         },
                     },
@@ -1669,21 +1533,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'scc': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
+                    'scc': _P39,
                 },
                 'model_name': 'OpenShift',
                 'computed_fields': [],
@@ -1699,30 +1549,9 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'epp': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                            'default': None,
-                        },
-                    },
-                    'envoy': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                            'default': None,
-                        },
-                    },
-                    'routing_sidecar': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                            'default': None,
-                        },
-                    },
+                    'epp': _P48,
+                    'envoy': _P48,
+                    'routing_sidecar': _P48,
                 },
                 'model_name': 'LlmDImages',
                 'computed_fields': [],
@@ -1738,55 +1567,9 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'cpu': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-before',
-                                    'function': {'type': 'no-info', 'function': checks.quantity_value},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
-                    'memory': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-before',
-                                    'function': {'type': 'no-info', 'function': checks.quantity_value},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
-                    'concurrency': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': checks.int32},
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': checks.positive},
-                                        'schema': {'type': 'int'},
-                                    },
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
+                    'cpu': _P4,
+                    'memory': _P4,
+                    'concurrency': _P15,
                     'buffer_limit': {
                         'type': 'model-field',
                         'schema': {
@@ -1794,14 +1577,7 @@ def definitions() -> list:
                             'schema': {
                                 'type': 'function-after',
                                 'function': {'type': 'no-info', 'function': checks.envoy_buffer},
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'function-before',
-                                        'function': {'type': 'no-info', 'function': checks.quantity_value},
-                                        'schema': {'type': 'str'},
-                                    },
-                                },
+                                'schema': _P2,
                             },
                             'default': None,
                         },
@@ -1833,54 +1609,10 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'max_connections': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-before',
-                                'function': {'type': 'no-info', 'function': checks.istio_limit},
-                                'schema': {'type': 'nullable', 'schema': {'type': 'int'}},
-                            },
-                            'default': None,
-                        },
-                    },
-                    'http1_max_pending_requests': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-before',
-                                'function': {'type': 'no-info', 'function': checks.istio_limit},
-                                'schema': {'type': 'nullable', 'schema': {'type': 'int'}},
-                            },
-                            'default': None,
-                        },
-                    },
-                    'http2_max_requests': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-before',
-                                'function': {'type': 'no-info', 'function': checks.istio_limit},
-                                'schema': {'type': 'nullable', 'schema': {'type': 'int'}},
-                            },
-                            'default': None,
-                        },
-                    },
-                    'max_requests_per_connection': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-before',
-                                'function': {'type': 'no-info', 'function': checks.istio_limit},
-                                'schema': {'type': 'nullable', 'schema': {'type': 'int'}},
-                            },
-                            'default': None,
-                        },
-                    },
+                    'max_connections': _P67,
+                    'http1_max_pending_requests': _P67,
+                    'http2_max_requests': _P67,
+                    'max_requests_per_connection': _P67,
                     'idle_timeout': {
                         'type': 'model-field',
                         'schema': {
@@ -1908,15 +1640,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'endpoint_picker': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'definition-ref', 'schema_ref': 'ComponentSize'},
-                            'default_factory': _default_ComponentSize,
-                            'default_factory_takes_data': False,
-                        },
-                    },
+                    'endpoint_picker': _P69,
                     'envoy': {
                         'type': 'model-field',
                         'schema': {
@@ -1926,24 +1650,8 @@ def definitions() -> list:
                             'default_factory_takes_data': False,
                         },
                     },
-                    'routing_sidecar': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'definition-ref', 'schema_ref': 'ComponentSize'},
-                            'default_factory': _default_ComponentSize,
-                            'default_factory_takes_data': False,
-                        },
-                    },
-                    'gateway_proxy': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'definition-ref', 'schema_ref': 'ComponentSize'},
-                            'default_factory': _default_ComponentSize,
-                            'default_factory_takes_data': False,
-                        },
-                    },
+                    'routing_sidecar': _P69,
+                    'gateway_proxy': _P69,
                     'gateway_connection_pool': {
                         'type': 'model-field',
                         'schema': {
@@ -1968,14 +1676,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'release': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                            'default': None,
-                        },
-                    },
+                    'release': _P48,
                     'images': {
                         'type': 'model-field',
                         'schema': {
@@ -2022,17 +1723,10 @@ def definitions() -> list:
                         'schema': {
                             'type': 'function-after',
                             'function': {'type': 'no-info', 'function': Rule(rules.bind_path, '')},
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': Rule(rules.absolute_path, '')},
-                                'schema': {'type': 'str'},
-                            },
+                            'schema': _P43,
                         },
                     },
-                    'read_only': {
-                        'type': 'model-field',
-                        'schema': {'type': 'default', 'schema': {'type': 'bool'}, 'default': False},
-                    },
+                    'read_only': _P52,
                 },
                 'model_name': 'SlurmBind',
                 'computed_fields': [],
@@ -2048,51 +1742,9 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'partition': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': Rule(rules.slurm_word, '')},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
-                    'account': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': Rule(rules.slurm_word, '')},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
-                    'qos': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': Rule(rules.slurm_word, '')},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
+                    'partition': _P73,
+                    'account': _P73,
+                    'qos': _P73,
                     'constraint': {
                         'type': 'model-field',
                         'schema': {
@@ -2128,10 +1780,7 @@ def definitions() -> list:
                             'default': 'apptainer',
                         },
                     },
-                    'exclusive': {
-                        'type': 'model-field',
-                        'schema': {'type': 'default', 'schema': {'type': 'bool'}, 'default': True},
-                    },
+                    'exclusive': _P75,
                     'binds': {
                         'type': 'model-field',
                         'schema': {
@@ -2181,15 +1830,7 @@ def definitions() -> list:
                         'type': 'model-field',
                         'schema': {
                             'type': 'default',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': checks.int32},
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': checks.positive},
-                                    'schema': {'type': 'int'},
-                                },
-                            },
+                            'schema': _P12,
                             'default': 8,
                         },
                     },
@@ -2197,11 +1838,7 @@ def definitions() -> list:
                         'type': 'model-field',
                         'schema': {
                             'type': 'default',
-                            'schema': {
-                                'type': 'function-before',
-                                'function': {'type': 'no-info', 'function': checks.quantity_value},
-                                'schema': {'type': 'str'},
-                            },
+                            'schema': _P1,
                             'default': '16Gi',
                         },
                     },
@@ -2209,15 +1846,7 @@ def definitions() -> list:
                         'type': 'model-field',
                         'schema': {
                             'type': 'default',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': checks.int32},
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': checks.positive},
-                                    'schema': {'type': 'int'},
-                                },
-                            },
+                            'schema': _P12,
                             'default': 2,
                         },
                     },
@@ -2225,11 +1854,7 @@ def definitions() -> list:
                         'type': 'model-field',
                         'schema': {
                             'type': 'default',
-                            'schema': {
-                                'type': 'function-before',
-                                'function': {'type': 'no-info', 'function': checks.quantity_value},
-                                'schema': {'type': 'str'},
-                            },
+                            'schema': _P1,
                             'default': '4Gi',
                         },
                     },
@@ -2253,11 +1878,7 @@ def definitions() -> list:
                     'fields': {
                         'name': {
                             'type': 'model-field',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': Rule(rules.path_segment, '')},
-                                'schema': {'type': 'str'},
-                            },
+                            'schema': _P22,
                         },
                         'platform': {
                             'type': 'model-field',
@@ -2267,25 +1888,7 @@ def definitions() -> list:
                                 'default': 'kubernetes',
                             },
                         },
-                        'gpus_per_node': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': checks.int32},
-                                        'schema': {
-                                            'type': 'function-after',
-                                            'function': {'type': 'no-info', 'function': checks.positive},
-                                            'schema': {'type': 'int'},
-                                        },
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
+                        'gpus_per_node': _P15,
                         'accelerators': {'type': 'model-field', 'schema': {'type': 'definition-ref', 'schema_ref': 'Accelerators'}},
                         'storage': {
                             'type': 'model-field',
@@ -2423,66 +2026,13 @@ def definitions() -> list:
                     'fields': {
                         'id': {
                             'type': 'model-field',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': Rule(rules.one_word, '')},
-                                'schema': {'type': 'str'},
-                            },
+                            'schema': _P26,
                         },
-                        'label': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                                'default': None,
-                            },
-                        },
-                        'image_ref': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                                'default': None,
-                            },
-                        },
-                        'image': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                                'default': None,
-                            },
-                        },
-                        'revision': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': Rule(rules.one_word, '')},
-                                        'schema': {'type': 'str'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
-                        'config_json': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': Rule(rules.one_word, '')},
-                                        'schema': {'type': 'str'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
+                        'label': _P48,
+                        'image_ref': _P48,
+                        'image': _P48,
+                        'revision': _P29,
+                        'config_json': _P29,
                     },
                     'model_name': 'ModelRef',
                     'computed_fields': [],
@@ -2499,53 +2049,9 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'size': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': checks.int32},
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': checks.positive},
-                                    'schema': {'type': 'int'},
-                                },
-                            },
-                            'default': 1,
-                        },
-                    },
-                    'replicas': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': checks.int32},
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': checks.positive},
-                                    'schema': {'type': 'int'},
-                                },
-                            },
-                            'default': 1,
-                        },
-                    },
-                    'same_topology_key': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': Rule(rules.qualified_name, '')},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
+                    'size': _P77,
+                    'replicas': _P77,
+                    'same_topology_key': _P20,
                 },
                 'model_name': 'Lws',
                 'computed_fields': [],
@@ -2561,38 +2067,8 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'tp': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': checks.int32},
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': checks.positive},
-                                    'schema': {'type': 'int'},
-                                },
-                            },
-                            'default': 1,
-                        },
-                    },
-                    'pp': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': checks.int32},
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': checks.positive},
-                                    'schema': {'type': 'int'},
-                                },
-                            },
-                            'default': 1,
-                        },
-                    },
+                    'tp': _P77,
+                    'pp': _P77,
                     'dp': {
                         'type': 'model-field',
                         'schema': {
@@ -2605,10 +2081,7 @@ def definitions() -> list:
                             'default': False,
                         },
                     },
-                    'ep': {
-                        'type': 'model-field',
-                        'schema': {'type': 'default', 'schema': {'type': 'bool'}, 'default': False},
-                    },
+                    'ep': _P52,
                 },
                 'model_name': 'Parallelism',
                 'computed_fields': [],
@@ -2630,7 +2103,7 @@ def definitions() -> list:
                             'type': 'default',
                             'schema': {
                                 'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': Each(rules.env_name, 'variable name ', 'keys')},
+                                'function': _P55,
                                 'schema': {
                                     'type': 'dict',
                                     'keys_schema': {'type': 'str'},
@@ -2645,19 +2118,7 @@ def definitions() -> list:
                             'default_factory_takes_data': False,
                         },
                     },
-                    'vllm': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': Each(rules.vllm_flag_key, 'flag ', 'keys')},
-                                'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'any'}},
-                            },
-                            'default_factory': dict,
-                            'default_factory_takes_data': False,
-                        },
-                    },
+                    'vllm': _P81,
                 },
                 'model_name': 'Computed',
                 'computed_fields': [],
@@ -2673,85 +2134,11 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'cpu': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-before',
-                                    'function': {'type': 'no-info', 'function': checks.quantity_value},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
-                    'memory': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-before',
-                                    'function': {'type': 'no-info', 'function': checks.quantity_value},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
-                    'gpus': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': checks.int32},
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': checks.positive},
-                                        'schema': {'type': 'int'},
-                                    },
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
-                    'ephemeral_storage': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-before',
-                                    'function': {'type': 'no-info', 'function': checks.quantity_value},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
-                    'shm_size': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-before',
-                                    'function': {'type': 'no-info', 'function': checks.quantity_value},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
+                    'cpu': _P4,
+                    'memory': _P4,
+                    'gpus': _P15,
+                    'ephemeral_storage': _P4,
+                    'shm_size': _P4,
                 },
                 'model_name': 'Resources',
                 'computed_fields': [],
@@ -2775,101 +2162,17 @@ def definitions() -> list:
                             'default': 'torch',
                         },
                     },
-                    'torch_profiler_dir': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                            'default': None,
-                        },
-                    },
-                    'torch_profiler_with_stack': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'bool'}},
-                            'default': None,
-                        },
-                    },
-                    'torch_profiler_record_shapes': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'bool'}},
-                            'default': None,
-                        },
-                    },
-                    'torch_profiler_with_memory': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'bool'}},
-                            'default': None,
-                        },
-                    },
-                    'torch_profiler_with_flops': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'bool'}},
-                            'default': None,
-                        },
-                    },
-                    'capture_torch_profiler': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'bool'}},
-                            'default': None,
-                        },
-                    },
-                    'detailed_trace_annotation': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'bool'}},
-                            'default': None,
-                        },
-                    },
-                    'ignore_frontend': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'bool'}},
-                            'default': None,
-                        },
-                    },
-                    'delay_iterations': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'int'}},
-                            'default': None,
-                        },
-                    },
-                    'max_iterations': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'int'}},
-                            'default': None,
-                        },
-                    },
-                    'warmup_iterations': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': AtLeast(0)},
-                                    'schema': {'type': 'int'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
+                    'torch_profiler_dir': _P48,
+                    'torch_profiler_with_stack': _P83,
+                    'torch_profiler_record_shapes': _P83,
+                    'torch_profiler_with_memory': _P83,
+                    'torch_profiler_with_flops': _P83,
+                    'capture_torch_profiler': _P83,
+                    'detailed_trace_annotation': _P83,
+                    'ignore_frontend': _P83,
+                    'delay_iterations': _P85,
+                    'max_iterations': _P85,
+                    'warmup_iterations': _P89,
                     'active_iterations': {
                         'type': 'model-field',
                         'schema': {
@@ -2885,21 +2188,7 @@ def definitions() -> list:
                             'default': None,
                         },
                     },
-                    'wait_iterations': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': AtLeast(0)},
-                                    'schema': {'type': 'int'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
+                    'wait_iterations': _P89,
                 },
                 'model_name': 'Profiling',
                 'computed_fields': [],
@@ -2915,29 +2204,14 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'name': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'function-after',
-                            'function': {'type': 'no-info', 'function': checks.dns_label},
-                            'schema': {'type': 'str'},
-                        },
-                    },
+                    'name': _P50,
                     'workload_name': {
                         'type': 'model-field',
                         'schema': {
                             'type': 'default',
                             'schema': {
                                 'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': checks.starts_with_letter},
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': checks.dns_label},
-                                        'schema': {'type': 'str'},
-                                    },
-                                },
+                                'schema': _P90,
                             },
                             'default': None,
                         },
@@ -2980,40 +2254,8 @@ def definitions() -> list:
                             'default_factory_takes_data': False,
                         },
                     },
-                    'env': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': Each(rules.env_name, 'variable name ', 'keys')},
-                                'schema': {
-                                    'type': 'dict',
-                                    'keys_schema': {'type': 'str'},
-                                    'values_schema': {
-                                        'type': 'function-before',
-                                        'function': {'type': 'no-info', 'function': checks.env_value},
-                                        'schema': {'type': 'str'},
-                                    },
-                                },
-                            },
-                            'default_factory': dict,
-                            'default_factory_takes_data': False,
-                        },
-                    },
-                    'vllm': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': Each(rules.vllm_flag_key, 'flag ', 'keys')},
-                                'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'any'}},
-                            },
-                            'default_factory': dict,
-                            'default_factory_takes_data': False,
-                        },
-                    },
+                    'env': _P60,
+                    'vllm': _P81,
                     'vllm_raw_args': {
                         'type': 'model-field',
                         'schema': {
@@ -3036,38 +2278,9 @@ def definitions() -> list:
                             'default_factory_takes_data': False,
                         },
                     },
-                    'kv_transfer_config': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'any'}},
-                            },
-                            'default': None,
-                        },
-                    },
-                    'fabric_profile': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                            'default': None,
-                        },
-                    },
-                    'pre_launch': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-before',
-                                'function': {'type': 'no-info', 'function': checks.one_or_many},
-                                'schema': {'type': 'list', 'items_schema': {'type': 'str'}},
-                            },
-                            'default_factory': list,
-                            'default_factory_takes_data': False,
-                        },
-                    },
+                    'kv_transfer_config': _P54,
+                    'fabric_profile': _P48,
+                    'pre_launch': _P93,
                     'profiling': {
                         'type': 'model-field',
                         'schema': {
@@ -3102,14 +2315,7 @@ def definitions() -> list:
                                 'default': 'disabled',
                             },
                         },
-                        'target_role': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                                'default': None,
-                            },
-                        },
+                        'target_role': _P48,
                         'frontend': {
                             'type': 'model-field',
                             'schema': {
@@ -3118,21 +2324,7 @@ def definitions() -> list:
                                 'default': 'standalone',
                             },
                         },
-                        'plugin_config': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'dict',
-                                        'keys_schema': {'type': 'str'},
-                                        'values_schema': {'type': 'any'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
+                        'plugin_config': _P54,
                         'plugin_configs': {
                             'type': 'model-field',
                             'schema': {
@@ -3142,24 +2334,13 @@ def definitions() -> list:
                                     'schema': {
                                         'type': 'dict',
                                         'keys_schema': {'type': 'str'},
-                                        'values_schema': {
-                                            'type': 'dict',
-                                            'keys_schema': {'type': 'str'},
-                                            'values_schema': {'type': 'any'},
-                                        },
+                                        'values_schema': _P40,
                                     },
                                 },
                                 'default': None,
                             },
                         },
-                        'plugins_config_file': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                                'default': None,
-                            },
-                        },
+                        'plugins_config_file': _P48,
                     },
                     'model_name': 'Routing',
                     'computed_fields': [],
@@ -3176,23 +2357,12 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'enabled': {
-                        'type': 'model-field',
-                        'schema': {'type': 'default', 'schema': {'type': 'bool'}, 'default': True},
-                    },
+                    'enabled': _P75,
                     'timeout_minutes': {
                         'type': 'model-field',
                         'schema': {
                             'type': 'default',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': checks.int32},
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': checks.positive},
-                                    'schema': {'type': 'int'},
-                                },
-                            },
+                            'schema': _P12,
                             'default': 45,
                         },
                     },
@@ -3233,27 +2403,8 @@ def definitions() -> list:
                             'default': None,
                         },
                     },
-                    'vllm_env': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                            'default': None,
-                        },
-                    },
-                    'pre_launch': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-before',
-                                'function': {'type': 'no-info', 'function': checks.one_or_many},
-                                'schema': {'type': 'list', 'items_schema': {'type': 'str'}},
-                            },
-                            'default_factory': list,
-                            'default_factory_takes_data': False,
-                        },
-                    },
+                    'vllm_env': _P48,
+                    'pre_launch': _P93,
                 },
                 'model_name': 'Runtime',
                 'computed_fields': [],
@@ -3269,40 +2420,9 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'key': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': Rule(rules.path_segment, '')},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
-                    'cleanup_on_crash': {
-                        'type': 'model-field',
-                        'schema': {'type': 'default', 'schema': {'type': 'bool'}, 'default': True},
-                    },
-                    'gpu_arch': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': Rule(rules.path_segment, '')},
-                                    'schema': {'type': 'str'},
-                                },
-                            },
-                            'default': None,
-                        },
-                    },
+                    'key': _P25,
+                    'cleanup_on_crash': _P75,
+                    'gpu_arch': _P25,
                 },
                 'model_name': 'SpecCache',
                 'computed_fields': [],
@@ -3318,10 +2438,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'check': {
-                        'type': 'model-field',
-                        'schema': {'type': 'default', 'schema': {'type': 'bool'}, 'default': True},
-                    },
+                    'check': _P75,
                     'short_kv_cache': {
                         'type': 'model-field',
                         'schema': {
@@ -3347,15 +2464,7 @@ def definitions() -> list:
                 'fields': {
                     'release': {
                         'type': 'model-field',
-                        'schema': {
-                            'type': 'function-after',
-                            'function': {'type': 'no-info', 'function': checks.starts_with_letter},
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': checks.dns_label},
-                                'schema': {'type': 'str'},
-                            },
-                        },
+                        'schema': _P90,
                     },
                     'topology': {
                         'type': 'model-field',
@@ -3365,14 +2474,7 @@ def definitions() -> list:
                             'default': 'aggregated',
                         },
                     },
-                    'accelerator': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                            'default': None,
-                        },
-                    },
+                    'accelerator': _P48,
                     'model': {'type': 'model-field', 'schema': {'type': 'definition-ref', 'schema_ref': 'ModelRef'}},
                     'vars': {
                         'type': 'model-field',
@@ -3391,40 +2493,8 @@ def definitions() -> list:
                             'default_factory_takes_data': False,
                         },
                     },
-                    'env': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': Each(rules.env_name, 'variable name ', 'keys')},
-                                'schema': {
-                                    'type': 'dict',
-                                    'keys_schema': {'type': 'str'},
-                                    'values_schema': {
-                                        'type': 'function-before',
-                                        'function': {'type': 'no-info', 'function': checks.env_value},
-                                        'schema': {'type': 'str'},
-                                    },
-                                },
-                            },
-                            'default_factory': dict,
-                            'default_factory_takes_data': False,
-                        },
-                    },
-                    'vllm': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': Each(rules.vllm_flag_key, 'flag ', 'keys')},
-                                'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'any'}},
-                            },
-                            'default_factory': dict,
-                            'default_factory_takes_data': False,
-                        },
-                    },
+                    'env': _P60,
+                    'vllm': _P81,
                     'roles': {
                         'type': 'model-field',
                         'schema': {
@@ -3488,25 +2558,8 @@ def definitions() -> list:
                 'type': 'model-fields',
                 'fields': {
                     'type': {'type': 'model-field', 'schema': {'type': 'str'}},
-                    'name': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                            'default': None,
-                        },
-                    },
-                    'parameters': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'nullable',
-                                'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'any'}},
-                            },
-                            'default': None,
-                        },
-                    },
+                    'name': _P48,
+                    'parameters': _P54,
                 },
                 'model_name': 'PluginSpec',
                 'computed_fields': [],
@@ -3603,81 +2656,11 @@ def definitions() -> list:
                             'type': 'model-field',
                             'schema': {'type': 'default', 'schema': {'type': 'any'}, 'default': None},
                         },
-                        'saturationDetector': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'dict',
-                                        'keys_schema': {'type': 'str'},
-                                        'values_schema': {'type': 'any'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
-                        'dataLayer': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'dict',
-                                        'keys_schema': {'type': 'str'},
-                                        'values_schema': {'type': 'any'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
-                        'flowControl': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'dict',
-                                        'keys_schema': {'type': 'str'},
-                                        'values_schema': {'type': 'any'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
-                        'parser': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'dict',
-                                        'keys_schema': {'type': 'str'},
-                                        'values_schema': {'type': 'any'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
-                        'requestHandler': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'dict',
-                                        'keys_schema': {'type': 'str'},
-                                        'values_schema': {'type': 'any'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
+                        'saturationDetector': _P54,
+                        'dataLayer': _P54,
+                        'flowControl': _P54,
+                        'parser': _P54,
+                        'requestHandler': _P54,
                     },
                     'model_name': 'EndpointPickerConfig',
                     'computed_fields': [],
@@ -3703,33 +2686,9 @@ def definitions() -> list:
                             'min_length': 1,
                         },
                     },
-                    'llm_d': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'str'}},
-                            'default_factory': dict,
-                            'default_factory_takes_data': False,
-                        },
-                    },
-                    'sidecars': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'str'}},
-                            'default_factory': dict,
-                            'default_factory_takes_data': False,
-                        },
-                    },
-                    'test': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'str'}},
-                            'default_factory': dict,
-                            'default_factory_takes_data': False,
-                        },
-                    },
+                    'llm_d': _P62,
+                    'sidecars': _P62,
+                    'test': _P62,
                 },
                 'model_name': 'ImageCatalog',
                 'computed_fields': [],
@@ -3745,24 +2704,8 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'labels': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'str'}},
-                            'default_factory': dict,
-                            'default_factory_takes_data': False,
-                        },
-                    },
-                    'annotations': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'str'}},
-                            'default_factory': dict,
-                            'default_factory_takes_data': False,
-                        },
-                    },
+                    'labels': _P62,
+                    'annotations': _P62,
                 },
                 'model_name': 'WorkloadMetadata',
                 'computed_fields': [],
@@ -3781,59 +2724,10 @@ def definitions() -> list:
                 'schema': {
                     'type': 'model-fields',
                     'fields': {
-                        'suspend': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {'type': 'nullable', 'schema': {'type': 'bool'}},
-                                'default': None,
-                            },
-                        },
-                        'backoff_limit': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': checks.zero_or_more},
-                                        'schema': {'type': 'int'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
-                        'active_deadline_seconds': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': checks.positive},
-                                        'schema': {'type': 'int'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
-                        'ttl_seconds_after_finished': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': checks.zero_or_more},
-                                        'schema': {'type': 'int'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
+                        'suspend': _P83,
+                        'backoff_limit': _P97,
+                        'active_deadline_seconds': _P100,
+                        'ttl_seconds_after_finished': _P97,
                         'completion_mode': {
                             'type': 'model-field',
                             'schema': {
@@ -3842,36 +2736,8 @@ def definitions() -> list:
                                 'default': 'NonIndexed',
                             },
                         },
-                        'completions': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': checks.positive},
-                                        'schema': {'type': 'int'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
-                        'parallelism': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'function-after',
-                                        'function': {'type': 'no-info', 'function': checks.zero_or_more},
-                                        'schema': {'type': 'int'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
+                        'completions': _P100,
+                        'parallelism': _P97,
                     },
                     'model_name': 'JobPolicy',
                     'computed_fields': [],
@@ -3888,18 +2754,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'replicas': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': checks.zero_or_more},
-                                'schema': {'type': 'int'},
-                            },
-                            'default': 1,
-                        },
-                    },
+                    'replicas': _P102,
                 },
                 'model_name': 'DeploymentPolicy',
                 'computed_fields': [],
@@ -3917,24 +2772,9 @@ def definitions() -> list:
                 'fields': {
                     'size': {
                         'type': 'model-field',
-                        'schema': {
-                            'type': 'function-after',
-                            'function': {'type': 'no-info', 'function': checks.positive},
-                            'schema': {'type': 'int'},
-                        },
+                        'schema': _P11,
                     },
-                    'replicas': {
-                        'type': 'model-field',
-                        'schema': {
-                            'type': 'default',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': checks.zero_or_more},
-                                'schema': {'type': 'int'},
-                            },
-                            'default': 1,
-                        },
-                    },
+                    'replicas': _P102,
                 },
                 'model_name': 'LeaderWorkerSetPolicy',
                 'computed_fields': [],
@@ -3956,22 +2796,14 @@ def definitions() -> list:
                             'type': 'default',
                             'schema': {
                                 'type': 'nullable',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': checks.dns_label},
-                                    'schema': {'type': 'str'},
-                                },
+                                'schema': _P49,
                             },
                             'default': None,
                         },
                     },
                     'port': {
                         'type': 'model-field',
-                        'schema': {
-                            'type': 'function-after',
-                            'function': {'type': 'no-info', 'function': checks.port_number},
-                            'schema': {'type': 'int'},
-                        },
+                        'schema': _P103,
                     },
                     'target_port': {
                         'type': 'model-field',
@@ -3982,11 +2814,7 @@ def definitions() -> list:
                                 'schema': {
                                     'type': 'union',
                                     'choices': [
-                                        {
-                                            'type': 'function-after',
-                                            'function': {'type': 'no-info', 'function': checks.port_number},
-                                            'schema': {'type': 'int'},
-                                        },
+                                        _P103,
                                         {'type': 'str'},
                                     ],
                                 },
@@ -4059,14 +2887,7 @@ def definitions() -> list:
                 'schema': {
                     'type': 'model-fields',
                     'fields': {
-                        'name': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'function-after',
-                                'function': {'type': 'no-info', 'function': checks.dns_label},
-                                'schema': {'type': 'str'},
-                            },
-                        },
+                        'name': _P50,
                         'backend': {
                             'type': 'model-field',
                             'schema': {'type': 'literal', 'expected': ['job', 'deployment', 'leaderworkerset', 'grove']},
@@ -4082,51 +2903,19 @@ def definitions() -> list:
                         },
                         'pod_template': {
                             'type': 'model-field',
-                            'schema': {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'any'}},
+                            'schema': _P40,
                         },
-                        'leader_template': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {
-                                    'type': 'nullable',
-                                    'schema': {
-                                        'type': 'dict',
-                                        'keys_schema': {'type': 'str'},
-                                        'values_schema': {'type': 'any'},
-                                    },
-                                },
-                                'default': None,
-                            },
-                        },
+                        'leader_template': _P54,
                         'accelerator_count': {
                             'type': 'model-field',
                             'schema': {
                                 'type': 'default',
-                                'schema': {
-                                    'type': 'function-after',
-                                    'function': {'type': 'no-info', 'function': checks.zero_or_more},
-                                    'schema': {'type': 'int'},
-                                },
+                                'schema': _P94,
                                 'default': 0,
                             },
                         },
-                        'accelerator_container': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                                'default': None,
-                            },
-                        },
-                        'queue_name': {
-                            'type': 'model-field',
-                            'schema': {
-                                'type': 'default',
-                                'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
-                                'default': None,
-                            },
-                        },
+                        'accelerator_container': _P48,
+                        'queue_name': _P48,
                         'job': {
                             'type': 'model-field',
                             'schema': {
