@@ -163,3 +163,23 @@ def test_a_double_dash_option_value_is_refused_not_a_traceback():
     assert result.stderr.strip().splitlines()[-1] == (
         "manifesto config export: error: argument --output/-o: expected one value, got '--' "
         "(write ./-- for a file of that name)")
+
+
+def test_a_render_builds_only_its_own_render_command():
+    """``render manifest ...`` builds the full parser of ``render manifest`` alone; its siblings
+    keep their names and help, so ``render --help`` and a mistyped word read as before."""
+    import argparse
+
+    from manifesto.cli.parser import get_parser
+
+    def render_commands(parser):
+        top = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        render = top.choices["render"]
+        return next(a for a in render._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+    one = render_commands(get_parser("render", alone=True, then="manifest"))
+    every = render_commands(get_parser("render", alone=True))
+    assert sorted(one) == sorted(every)
+    assert {a.dest for a in one["manifest"]._actions} == {a.dest for a in every["manifest"]._actions}
+    assert "spec" in {a.dest for a in every["file"]._actions}
+    assert "spec" not in {a.dest for a in one["file"]._actions}

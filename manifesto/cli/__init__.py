@@ -65,7 +65,9 @@ def main(argv: list[str] | None = None) -> int:
 
     argv, flags = _globals(argv)
     word = command_word(argv)
-    parser = get_parser(word, alone=argv[:1] == [word])
+    alone = argv[:1] == [word]
+    then = argv[1] if alone and len(argv) > 1 and not argv[1].startswith("-") else None
+    parser = get_parser(word, alone=alone, then=then)
     if not argv:
         parser.print_help()
         return 0

@@ -95,24 +95,31 @@ class _OnlyOne:
     needs only its own command, while the listing needs just names and one-line help.
     """
 
-    def __init__(self, sub, selected: str) -> None:
+    def __init__(self, sub, selected: str, then: str | None = None) -> None:
         self.sub = sub
         self.selected = selected
+        self.then = then  # the word after it (``render manifest``): only that one of its own commands
 
     def add_parser(self, name: str, **kwargs):
         if name == self.selected:
-            return self.sub.add_parser(name, **kwargs)
+            parser = self.sub.add_parser(name, **kwargs)
+            if self.then is not None:  # its own commands: only ``then`` in full, like this one level up
+                then, commands = self.then, parser.add_subparsers
+                parser.add_subparsers = lambda **kw: _OnlyOne(commands(**kw), then)
+            return parser
         self.sub.add_parser(name, help=kwargs.get("help"), add_help=False,
                             formatter_class=kwargs.get("formatter_class", argparse.HelpFormatter))
         return _Unused()
 
 
-def get_parser(selected: str | None = None, alone: bool = False) -> argparse.ArgumentParser:
+def get_parser(selected: str | None = None, alone: bool = False, then: str | None = None) -> argparse.ArgumentParser:
     """The argparse tree; with ``selected``, only that top-level command is built in full.
 
     ``alone``: the command line starts with ``selected`` (so no word is parsed against the
     others, and no top-level help lists them); a build-graph command then comes without the
-    other commands, whose modules a no-op build would import for nothing.
+    other commands, whose modules a no-op build would import for nothing. ``then``: the word
+    after ``selected`` when it is one (``render manifest``): a command with commands of its
+    own builds only that one in full (``render`` has seven; a render builds one).
     """
     import importlib
 
@@ -138,7 +145,7 @@ def get_parser(selected: str | None = None, alone: bool = False) -> argparse.Arg
         register_build(sub, only=selected)
         return parser
     # By name: the command modules sit below this builder and never import it back.
-    importlib.import_module(COMMANDS).register(sub if selected is None else _OnlyOne(sub, selected))
+    importlib.import_module(COMMANDS).register(sub if selected is None else _OnlyOne(sub, selected, then))
     return parser
 
 
