@@ -38,10 +38,15 @@ def bundled_root() -> Path:
 
 
 @lru_cache(maxsize=1)
+def _package_dir() -> str:
+    """This package's folder, symlinks resolved (a memo: it cannot move while running; a
+    build asked for it some 5,000 times, each a realpath of this file)."""
+    return os.path.dirname(os.path.realpath(__file__))
+
+
 def _bundled_dir() -> str:
-    """Where this installed package keeps its examples (a memo: it cannot move while running;
-    a build asked for it some 5,000 times, each a realpath of this file)."""
-    here = os.path.dirname(os.path.realpath(__file__))
+    """Where this installed package keeps its examples."""
+    here = _package_dir()
     packaged = os.path.join(here, "_bundled")
     return packaged if os.path.isdir(packaged) else os.path.dirname(here)
 
@@ -109,7 +114,7 @@ def _data() -> Path:
     ``importlib.resources`` would cost a render its import for the same path)."""
     from pathlib import Path
 
-    return Path(os.path.dirname(os.path.realpath(__file__))) / "data"
+    return Path(_package_dir()) / "data"
 
 
 def table_versions(kind: str) -> list[str]:

@@ -100,8 +100,6 @@ class Compiler:
             return tuple(self.walk(v) for v in node)
         if callable(node) and not isinstance(node, type):
             return self.function(node)
-        if isinstance(node, type) and issubclass(node, self.base):
-            return Model(self.model_name(node))
         return node
 
     def function(self, fn):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from typing import Any
 
 from manifesto import quantity, rules
@@ -123,23 +124,17 @@ def validate(cls: type, data: Any):
 
 def validator(cls: type):
     """The pydantic-core validator of ``cls`` (built on first use, from the compiled schemas)."""
-    cls = compiled_class(cls)
-    found = _VALIDATORS.get(cls)
-    if found is None:
-        from pydantic_core import SchemaValidator
-
-        found = _VALIDATORS[cls] = SchemaValidator(_schema_of(cls))
-    return found
+    return _validator_of(compiled_class(cls))
 
 
-_VALIDATORS: dict[type, Any] = {}  # a memo: one validator per class, the same for every caller
+@lru_cache(maxsize=None)
+def _validator_of(cls: type):
+    from pydantic_core import SchemaValidator
 
-
-def _schema_of(cls: type) -> dict:
     from manifesto.schema import compiled
 
-    return {"type": "definitions", "schema": {"type": "definition-ref", "schema_ref": cls.__name__},
-            "definitions": compiled.definitions()}
+    return SchemaValidator({"type": "definitions", "schema": {"type": "definition-ref", "schema_ref": cls.__name__},
+                            "definitions": compiled.definitions()})
 
 
 def field_names(cls: type, path: tuple) -> list[str]:

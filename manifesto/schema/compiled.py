@@ -20,22 +20,6 @@ class ComponentSize(checks.Record):
     __slots__ = ()
 
 
-class ClusterProfile(checks.Record):
-    __slots__ = ()
-
-
-class Accelerators(checks.Record):
-    __slots__ = ()
-
-
-class AcceleratorProfile(checks.Record):
-    __slots__ = ()
-
-
-class Allocation(checks.Record, checks.AllocationMixin):
-    __slots__ = ()
-
-
 class ExtendedResource(checks.Record):
     __slots__ = ()
 
@@ -48,15 +32,27 @@ class SlurmGres(checks.Record):
     __slots__ = ()
 
 
+class Allocation(checks.Record, checks.AllocationMixin):
+    __slots__ = ()
+
+
 class ComputeDomain(checks.Record):
     __slots__ = ()
 
 
-class Storage(checks.Record):
+class AcceleratorProfile(checks.Record):
+    __slots__ = ()
+
+
+class Accelerators(checks.Record):
     __slots__ = ()
 
 
 class SharedClaim(checks.Record):
+    __slots__ = ()
+
+
+class Storage(checks.Record):
     __slots__ = ()
 
 
@@ -76,19 +72,19 @@ class Rdma(checks.Record):
     __slots__ = ()
 
 
-class PodDefaults(checks.Record):
-    __slots__ = ()
-
-
 class ExtraVolumeMount(checks.Record):
     __slots__ = ()
 
 
-class Fabric(checks.Record):
+class PodDefaults(checks.Record):
     __slots__ = ()
 
 
 class FabricProfile(checks.Record):
+    __slots__ = ()
+
+
+class Fabric(checks.Record):
     __slots__ = ()
 
 
@@ -108,15 +104,7 @@ class OpenShift(checks.Record):
     __slots__ = ()
 
 
-class LlmD(checks.Record):
-    __slots__ = ()
-
-
 class LlmDImages(checks.Record):
-    __slots__ = ()
-
-
-class RoutingSizing(checks.Record):
     __slots__ = ()
 
 
@@ -128,7 +116,11 @@ class ConnectionPool(checks.Record):
     __slots__ = ()
 
 
-class Slurm(checks.Record):
+class RoutingSizing(checks.Record):
+    __slots__ = ()
+
+
+class LlmD(checks.Record):
     __slots__ = ()
 
 
@@ -136,15 +128,15 @@ class SlurmBind(checks.Record):
     __slots__ = ()
 
 
-class ModelSpec(checks.Record):
+class Slurm(checks.Record):
+    __slots__ = ()
+
+
+class ClusterProfile(checks.Record):
     __slots__ = ()
 
 
 class ModelRef(checks.Record):
-    __slots__ = ()
-
-
-class Role(checks.Record):
     __slots__ = ()
 
 
@@ -168,15 +160,19 @@ class Profiling(checks.Record):
     __slots__ = ()
 
 
+class Role(checks.Record):
+    __slots__ = ()
+
+
 class Routing(checks.Record):
     __slots__ = ()
 
 
-class Runtime(checks.Record):
+class IdleShutdown(checks.Record):
     __slots__ = ()
 
 
-class IdleShutdown(checks.Record):
+class Runtime(checks.Record):
     __slots__ = ()
 
 
@@ -188,7 +184,7 @@ class Fit(checks.Record):
     __slots__ = ()
 
 
-class EndpointPickerConfig(checks.Record):
+class ModelSpec(checks.Record):
     __slots__ = ()
 
 
@@ -196,19 +192,19 @@ class PluginSpec(checks.Record, checks.PluginSpecMixin):
     __slots__ = ()
 
 
-class SchedulingProfile(checks.Record):
-    __slots__ = ()
-
-
 class PluginRef(checks.Record):
     __slots__ = ()
 
 
-class ImageCatalog(checks.Record):
+class SchedulingProfile(checks.Record):
     __slots__ = ()
 
 
-class Workload(checks.Record, checks.WorkloadMixin):
+class EndpointPickerConfig(checks.Record):
+    __slots__ = ()
+
+
+class ImageCatalog(checks.Record):
     __slots__ = ()
 
 
@@ -228,11 +224,15 @@ class LeaderWorkerSetPolicy(checks.Record):
     __slots__ = ()
 
 
+class ServicePort(checks.Record):
+    __slots__ = ()
+
+
 class ServiceSpec(checks.Record):
     __slots__ = ()
 
 
-class ServicePort(checks.Record):
+class Workload(checks.Record, checks.WorkloadMixin):
     __slots__ = ()
 
 ClusterProfile.MULTILINE = frozenset({'affinity', 'computed_env', 'container_security_context', 'default_env', 'dns_config', 'env', 'extra_volumes', 'security_context', 'setup', 'shared_volume', 'tolerations'})
