@@ -138,15 +138,10 @@ def test_the_workflow_installs_this_version_from_a_source_the_user_sets(fake, tm
     assert "git+https://github.com/neuralmagic" not in (tmp_path / "a/.github/workflows/manifesto.yml").read_text()
 
 
-def test_the_render_job_fails_when_out_differs(fake, tmp_path, monkeypatch):
-    """The render job's script, run in a git checkout of the workspace: clean out/ passes, a
-    hand-edited artifact fails with the diff."""
-    import os
+def _built_workspace(fake, tmp_path, monkeypatch) -> Path:
+    """``init ws`` and a first ``build`` in it (the working directory), for the workflow's
+    scripts to run in; needs git in /usr/bin or /bin, as the workflow's runner has it."""
     import shutil
-    import subprocess
-    import sys
-
-    from manifesto import __version__
 
     from kit import unavailable
 
@@ -156,6 +151,19 @@ def test_the_render_job_fails_when_out_differs(fake, tmp_path, monkeypatch):
     ws = tmp_path / "ws"
     monkeypatch.chdir(ws)
     assert fake.run("build")[0] == 0
+    return ws
+
+
+def test_the_render_job_fails_when_out_differs(fake, tmp_path, monkeypatch):
+    """The render job's script, run in a git checkout of the workspace: clean out/ passes, a
+    hand-edited artifact fails with the diff."""
+    import os
+    import subprocess
+    import sys
+
+    from manifesto import __version__
+
+    ws = _built_workspace(fake, tmp_path, monkeypatch)
     workflow = yaml.safe_load((ws / ".github/workflows/manifesto.yml").read_text())
     steps = workflow["jobs"]["render"]["steps"]
     version_check, render = steps[3]["run"], steps[4]["run"]
@@ -184,18 +192,10 @@ def test_the_review_job_fails_on_a_recreate_change_unless_the_pull_request_allow
     """The review job's script, run in a git checkout: it writes the markdown review, and fails
     on a change that recreates a deployment until a label or a commit line allows it."""
     import os
-    import shutil
     import subprocess
     import sys
 
-    from kit import unavailable
-
-    if shutil.which("git", path="/usr/bin:/bin") is None:
-        unavailable("no git in /usr/bin or /bin")
-    assert fake.run("init", "ws", "--user", "a", "--context", "x")[0] == 0
-    ws = tmp_path / "ws"
-    monkeypatch.chdir(ws)
-    assert fake.run("build")[0] == 0
+    ws = _built_workspace(fake, tmp_path, monkeypatch)
     review = yaml.safe_load((ws / ".github/workflows/manifesto.yml").read_text())["jobs"]["review"]
     script = review["steps"][-1]["run"]
     summary = tmp_path / "summary.md"

@@ -100,16 +100,18 @@ def const_value(repo: Repo, directory: str, name: str, depth: int = 0) -> str | 
 
 def find_func(repo: Repo, directory: str, name: str) -> tuple[str, str] | None:
     """(file source, function text) of func ``name`` in the package."""
-    for _, src in repo.package(directory):
-        m = re.search(r"^func " + name + r"\(", src, re.M)
-        if m:
-            return src, block(src, m.start())
-    return None
+    return _find_block(repo, directory, r"^func " + name + r"\(")
 
 
 def find_struct(repo: Repo, directory: str, name: str) -> tuple[str, str] | None:
+    """(file source, type text) of struct ``name`` in the package."""
+    return _find_block(repo, directory, r"^type " + name + r"\s+struct\s*\{")
+
+
+def _find_block(repo: Repo, directory: str, start: str) -> tuple[str, str] | None:
+    """(file source, the braced block starting at the first line matching ``start``)."""
     for _, src in repo.package(directory):
-        m = re.search(r"^type " + name + r"\s+struct\s*\{", src, re.M)
+        m = re.search(start, src, re.M)
         if m:
             return src, block(src, m.start())
     return None
