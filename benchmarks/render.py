@@ -7,8 +7,8 @@ uv run python benchmarks/render.py [--runs N] [--inproc-runs N]
 (b) One ``manifesto render manifest`` process, as a ratio to ``python3 -c pass``: cold
     (the store off; budget 10x, issue 15) and warm (a repeat of the same render, served
     from the store; budget 4x), each as the median with the best and worst run; and the
-    floor under the cold figure: a process that only imports msgspec, pydantic-core and
-    ruamel.yaml, which a cold render needs (the Plan, validation, YAML with positions).
+    floor under the cold figure: a process that only imports msgspec and ruamel.yaml, which
+    a cold render needs (the Plan, YAML with positions; valid inputs need no pydantic-core).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ INPROC_BUDGET_MS = 4.0  # ARCHITECTURE.md: an in-process render of a large P/D s
 PROCESS_BUDGET = 4.0  # ARCHITECTURE.md: one render manifest process with a warm cache
 COLD_BUDGET = 10.0  # ARCHITECTURE.md and issue 15: a cold process
 #: What a cold render cannot do without: the libraries its loading and its Plan are made of.
-FLOOR = "import msgspec, pydantic_core, ruamel.yaml"
+FLOOR = "import msgspec, ruamel.yaml"
 
 
 def inproc(runs: int) -> float:
@@ -70,7 +70,7 @@ def main() -> None:
     import tempfile
 
     cpu_base = cpu_baseline(args.runs)
-    # The floor under a cold render: importing the three libraries it needs, nothing of ours.
+    # The floor under a cold render: importing the two libraries it needs, nothing of ours.
     report_cpu(f"floor: python -c '{FLOOR}'", *cpu_samples([sys.executable, "-c", FLOOR], args.runs), cpu_base,
                COLD_BUDGET)
     cold = {**os.environ, "MANIFESTO_NO_CACHE": "1"}

@@ -228,10 +228,10 @@ def prepare() -> None:
 
     from manifesto import render, service  # noqa: F401
     from manifesto.resolve import core  # noqa: F401
-    from manifesto.schema import checks, compiled
+    from manifesto.schema import quick
 
-    for model in (compiled.ClusterProfile, compiled.ModelSpec, compiled.EndpointPickerConfig):
-        checks.validator(model)
+    for model in ("ClusterProfile", "ModelSpec", "EndpointPickerConfig"):
+        quick.checker(model)
     service.load_images()
 
 

@@ -160,9 +160,7 @@ def validate(model_cls: type[T], loaded: Loaded) -> T:
     embedded documents such as an inline ``routing.plugin_config`` are validated against
     their own schema (``EMBEDDED`` on the model class).
     """
-    from pydantic_core import ValidationError
-
-    from manifesto.schema.checks import compiled_class, validate as check
+    from manifesto.schema.checks import compiled_class, validate as check, validation_error
 
     model_cls = compiled_class(model_cls)
     if not isinstance(loaded.data, dict):
@@ -173,7 +171,7 @@ def validate(model_cls: type[T], loaded: Loaded) -> T:
     result = None
     try:
         result = check(model_cls, loaded.data)
-    except ValidationError as exc:
+    except validation_error() as exc:
         errors += convert_errors(exc, model_cls, loaded)
     else:
         errors += _embedded_errors(model_cls, loaded)
@@ -233,9 +231,7 @@ def scan_values(loaded: Loaded, multiline: frozenset[str] | None) -> list[Manife
 def _embedded_errors(model_cls: type, loaded: Loaded) -> list[ManifestoError]:
     """Validate sub-documents named by ``model_cls.EMBEDDED`` ((path, schema) pairs; ``*``
     matches every key of a mapping) with their own schema, errors placed in this file."""
-    from pydantic_core import ValidationError
-
-    from manifesto.schema.checks import validate as check
+    from manifesto.schema.checks import validate as check, validation_error
 
     out: list[ManifestoError] = []
     for pattern, schema in getattr(model_cls, "EMBEDDED", ()):
@@ -243,7 +239,7 @@ def _embedded_errors(model_cls: type, loaded: Loaded) -> list[ManifestoError]:
             part = Loaded(sub, loaded.locs.sub(path), [])
             try:
                 check(schema, sub)
-            except ValidationError as exc:
+            except validation_error() as exc:
                 for e in convert_errors(exc, schema, part):
                     inner = "" if not e.path else e.path if e.path.startswith("[") else "." + e.path
                     out.append(ManifestoError(e.message, e.origin, format_path(path) + inner))

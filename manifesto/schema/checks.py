@@ -22,7 +22,7 @@ from typing import Any
 from manifesto import quantity, rules
 from manifesto.errors import did_you_mean, show_value
 
-__all__ = ["FieldError", "Record", "Rule", "Each", "AtLeast", "make", "validate", "validator", "compiled_class",
+__all__ = ["FieldError", "Record", "Rule", "Each", "AtLeast", "make", "validate", "validation_error", "validator", "compiled_class",
            "field_names", "SIDECARS"]
 
 #: The per-pod monitoring exporters a spec may ask for (``runtime.sidecars``).
@@ -118,8 +118,30 @@ def compiled_class(cls: type) -> type:
 def validate(cls: type, data: Any):
     """``data`` validated as a ``cls`` record (a class of ``manifesto.schema.compiled``, or the
     pydantic model it was compiled from); raises pydantic-core's ``ValidationError``, with the
-    errors the pydantic model would give."""
+    errors the pydantic model would give.
+
+    Data that is plainly right is read by the quick check (``manifesto.schema.quick``), which
+    gives the value pydantic-core would and spares the process importing it; everything else,
+    and so every error, goes to pydantic-core."""
+    cls = compiled_class(cls)
+    from manifesto.schema.quick import checker
+
+    quick = checker(cls.__name__)
+    if quick is not None:
+        try:
+            return quick(data)
+        except Exception:  # noqa: BLE001 - not plainly right (a type, a failed check): pydantic-core decides
+            pass
     return validator(cls).validate_python(data)
+
+
+def validation_error() -> type:
+    """pydantic-core's ``ValidationError``, imported when asked for. Use it as
+    ``except validation_error() as exc``: Python evaluates that only once something was raised,
+    so a process whose inputs are right never imports pydantic-core."""
+    from pydantic_core import ValidationError
+
+    return ValidationError
 
 
 def validator(cls: type):
