@@ -6,24 +6,17 @@ from __future__ import annotations
 
 import os
 
+from manifesto.hashing import blake2b_hex
+
 __all__ = ["digest", "file_digest", "combine", "code_files", "code_names", "fingerprint", "code_fingerprint"]
 
 #: The product's renderer module (``manifesto.build_graph.renderer.DEFAULT``).
 RENDERER = "manifesto.build_renderer"
 
-_blake2b = None
-
 
 def digest(data: bytes) -> str:
     """BLAKE2b-128 of ``data``, in hex."""
-    global _blake2b
-    if _blake2b is None:
-        try:  # the builtin module avoids loading OpenSSL through hashlib
-            from _blake2 import blake2b
-        except ImportError:  # pragma: no cover - other interpreters
-            from hashlib import blake2b
-        _blake2b = blake2b
-    return _blake2b(data, digest_size=16).hexdigest()
+    return blake2b_hex(data, 16)
 
 
 def file_digest(path: str) -> str | None:

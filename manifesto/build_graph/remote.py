@@ -16,7 +16,9 @@ from the environment at the CLI edge and is only ever put in a request header.
 
 from __future__ import annotations
 
-__all__ = ["RemoteCache", "RemoteSettings", "SharedCache", "sha256", "url_problem", "settings_from_env"]
+from manifesto.hashing import sha256_hex
+
+__all__ = ["RemoteCache", "RemoteSettings", "SharedCache", "url_problem", "settings_from_env"]
 
 ENV_URL = "MANIFESTO_REMOTE_CACHE"
 ENV_READ_ONLY = "MANIFESTO_REMOTE_CACHE_READ_ONLY"
@@ -70,12 +72,6 @@ def settings_from_env(environ, url: str | None = None, read_only: bool = False) 
     return RemoteSettings(url, read_only=read_only, token=token, timeout=timeout)
 
 
-def sha256(data: bytes) -> str:
-    import hashlib  # not at import: the CLI reads the settings on every build, a no-op included
-
-    return hashlib.sha256(data).hexdigest()
-
-
 class RemoteSettings:
     """Where the shared cache is and how to talk to it (read once at the CLI edge)."""
 
@@ -110,14 +106,14 @@ class RemoteCache:
     def get_blob(self, digest: str) -> bytes | None:
         """The blob named ``digest``; None (with a warning) when it is missing or damaged."""
         data = self._get(f"cas/{digest}")
-        if data is not None and sha256(data) != digest:
+        if data is not None and sha256_hex(data) != digest:
             self.warn(f"remote cache: blob {digest[:16]}... does not match its digest; rendering instead")
             return None
         return data
 
     def put_blob(self, data: bytes) -> str:
         # Always written: a HEAD would leave a damaged copy on the server in place forever.
-        digest = sha256(data)
+        digest = sha256_hex(data)
         self._put(f"cas/{digest}", data)
         return digest
 

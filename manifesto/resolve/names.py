@@ -3,7 +3,7 @@ place so every emitter and every cluster workflow agrees."""
 
 from __future__ import annotations
 
-import hashlib
+from manifesto.hashing import sha256_hex
 
 __all__ = [
     "INSTANCE_LABEL", "MANAGED_BY_LABEL", "COMPONENT_LABEL", "OWNER_LABEL", "ROLE_LABEL", "MANAGED_BY",
@@ -68,7 +68,7 @@ def pool_service(instance: str) -> str:
     so the whole stays within 63 characters (istio/istio
     pilot/pkg/config/kube/gateway/inferencepool_collection.go, InferencePoolServiceName)."""
     name = pool(instance)
-    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    digest = sha256_hex(name.encode("utf-8"))[:8]
     return f"{name[:63 - len('-ip-') - len(digest)]}-ip-{digest}"
 
 

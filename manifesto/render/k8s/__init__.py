@@ -93,9 +93,9 @@ def digested_yaml(objs: list[dict]) -> str:
 
 
 def _digest(text: str) -> str:
-    import hashlib
+    from manifesto.hashing import sha256_hex
 
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:32]
+    return "sha256:" + sha256_hex(text.encode())[:32]
 
 
 def _annotated(metadata: dict, value: str) -> dict:

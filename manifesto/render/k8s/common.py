@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
+from manifesto.hashing import sha256_hex
 import json
 from typing import Any
 
@@ -61,7 +61,7 @@ def pod_defaults(plan, spec: dict, *, gpu: bool) -> dict:
 
 
 def digest8(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:8]
+    return sha256_hex(json.dumps(value, sort_keys=True, separators=(",", ":")).encode())[:8]
 
 
 def gpu_claim_spec(device_class: str, count: int) -> dict:

@@ -6,7 +6,7 @@ the ConfigMap; everything it needs to know about the instance travels in its env
 
 from __future__ import annotations
 
-import hashlib
+from manifesto.hashing import sha256_hex
 import json
 from functools import cache
 from pathlib import Path
@@ -169,7 +169,7 @@ def _deployment(plan, script: str) -> dict:
         "volumes": [{"name": "script", "configMap": {"name": name}}],
     }
     pod_defaults(plan, spec, gpu=False)
-    digest = hashlib.sha256(script.encode("utf-8")).hexdigest()
+    digest = sha256_hex(script.encode("utf-8"))
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",

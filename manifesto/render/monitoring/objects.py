@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
+from manifesto.hashing import sha256_hex
 import json
 import re
 
@@ -34,7 +34,7 @@ def _name(*parts: str) -> str:
     name = "-".join(parts)
     if len(name) <= 63:
         return name
-    return f"{name[:54].rstrip('-')}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+    return f"{name[:54].rstrip('-')}-{sha256_hex(name.encode())[:8]}"
 
 
 def _target_labels(component: str) -> list[dict]:
