@@ -10,7 +10,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 import kit
-from manifesto.build_graph.remote import RemoteCache, RemoteSettings, sha256
+from manifesto.build_graph.remote import RemoteCache, RemoteSettings
+from manifesto.hashing import sha256_hex
 from servers import nginx
 
 pytestmark = pytest.mark.integration
@@ -34,7 +35,7 @@ def test_blobs_and_actions_round_trip_in_bazels_layout(dav):
     cache, warnings = _client(dav.url)
     digest = cache.put_blob(b"kind: ConfigMap\n")
     cache.put_action("k" * 64, b"record")
-    assert digest == sha256(b"kind: ConfigMap\n")
+    assert digest == sha256_hex(b"kind: ConfigMap\n")
     assert (dav.root / "cas" / digest).read_bytes() == b"kind: ConfigMap\n"
     assert (dav.root / "ac" / ("k" * 64)).read_bytes() == b"record"
     assert cache.get_blob(digest) == b"kind: ConfigMap\n"
