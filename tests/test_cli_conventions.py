@@ -165,21 +165,52 @@ def test_a_double_dash_option_value_is_refused_not_a_traceback():
         "(write ./-- for a file of that name)")
 
 
-def test_a_render_builds_only_its_own_render_command():
-    """``render manifest ...`` builds the full parser of ``render manifest`` alone; its siblings
-    keep their names and help, so ``render --help`` and a mistyped word read as before."""
+def _commands(parser, *path: str) -> dict:
     import argparse
 
+    for word in path:
+        parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[word]
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+def test_a_render_builds_only_its_own_render_command():
+    """``render manifest ...`` builds the full parser of ``render manifest`` alone; a mistyped
+    word gets every name and help, so argparse and the did-you-mean read as before."""
     from manifesto.cli.parser import get_parser
 
-    def render_commands(parser):
-        top = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        render = top.choices["render"]
-        return next(a for a in render._actions if isinstance(a, argparse._SubParsersAction)).choices
-
-    one = render_commands(get_parser("render", alone=True, then="manifest"))
-    every = render_commands(get_parser("render", alone=True))
-    assert sorted(one) == sorted(every)
+    every = _commands(get_parser(), "render")
+    one = _commands(get_parser("render", alone=True, then="manifest"), "render")
+    assert list(one) == ["manifest"]
+    assert list(_commands(get_parser("render", alone=True, then="manifest"))) == ["render"]
     assert {a.dest for a in one["manifest"]._actions} == {a.dest for a in every["manifest"]._actions}
-    assert "spec" in {a.dest for a in every["file"]._actions}
-    assert "spec" not in {a.dest for a in one["file"]._actions}
+    mistyped = _commands(get_parser("render", alone=True, then="manfest"), "render")
+    assert sorted(mistyped) == sorted(every)
+    assert "spec" not in {a.dest for a in mistyped["file"]._actions}
+    assert sorted(_commands(get_parser("rendr", alone=True))) == sorted(_commands(get_parser()))
+
+
+def test_the_command_module_tables_name_what_each_module_registers():
+    """``manifesto.cli.commands`` imports a command module only for a run of one of its
+    commands: the words its tables give each module are the ones the module registers."""
+    import importlib
+
+    from manifesto.cli import commands
+    from manifesto.cli.common import add
+    from manifesto.cli.parser import _Unused, get_parser
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.words: list[str] = []
+
+        def add_parser(self, name: str, **kwargs):
+            self.words.append(name)
+            return _Unused()
+
+    full = get_parser()
+    for table, path in ((commands._RENDER_MODULES, ("render",)), (commands._CONFIG_MODULES, ("config",)),
+                        (commands._TOP_MODULES, ())):
+        for name, words in table:
+            recorder = Recorder()
+            importlib.import_module(f"manifesto.cli.{name}").register(recorder, add)
+            assert tuple(recorder.words) == words, name
+            assert set(words) <= set(_commands(full, *path)), name

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from manifesto.cli.common import (add, cached_command, info, load_cluster_for, load_pair, pick_namespace,
-                                  render_cached, search_of, settings, spec_args)
+                                  render_cached, search_of, settings, spec_args, wants)
 from manifesto.cli.hints import FILES
 from manifesto.outputs import add_output
 
@@ -17,6 +17,18 @@ def _module(name: str):
     import importlib
 
     return importlib.import_module(f"manifesto.cli.{name}")
+
+
+#: The command modules registering commands under ``render``, under ``config`` and at the top,
+#: with the commands each registers: a run that builds only its own command imports only the
+#: module defining it (tests/test_cli_conventions.py checks the words against the modules).
+_RENDER_MODULES = (("workload_cmds", ("workload",)), ("monitoring_cmds", ("monitoring",)))
+_CONFIG_MODULES = (("catalog_cmds", ("export", "import", "edit")),)
+_TOP_MODULES = (
+    ("migrate_cmds", ("migrate",)), ("completion", ("completion",)), ("manpage", ("man",)),
+    ("ops_cmds", ("file", "deploy", "servers", "stop", "ready")), ("e2e_cmds", ("test",)), ("slurm_cmds", ("slurm",)),
+    ("target_cmds", ("diff", "status")), ("init_cmds", ("init",)), ("regen_cmds", ("regen",)),
+)
 
 
 def register(sub) -> None:
@@ -48,8 +60,9 @@ def register(sub) -> None:
     p.add_argument("--context", help="kube context used to pick a cluster profile and namespace")
     p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
     p.set_defaults(func=_render_bootstrap)
-    _module("workload_cmds").register(render, add)
-    _module("monitoring_cmds").register(render, add)
+    for name, words in _RENDER_MODULES:
+        if wants(render, *words):
+            _module(name).register(render, add)
 
     config = add(sub, "config", help="inspect and validate the user and bundled catalogs")
     csub = config.add_subparsers(dest="action", metavar="ACTION")
@@ -70,10 +83,12 @@ def register(sub) -> None:
     p.add_argument("name")
     add_output(p)
     p.set_defaults(func=_config_resolve)
-    _module("catalog_cmds").register(csub, add)
-    for name in ("migrate_cmds", "completion", "manpage", "ops_cmds", "e2e_cmds", "slurm_cmds", "target_cmds",
-                 "init_cmds", "regen_cmds"):
-        _module(name).register(sub, add)
+    for name, words in _CONFIG_MODULES:
+        if wants(csub, *words):
+            _module(name).register(csub, add)
+    for name, words in _TOP_MODULES:
+        if wants(sub, *words):
+            _module(name).register(sub, add)
 
     try:
         from manifesto.build_graph.cli import register as register_build

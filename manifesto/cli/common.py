@@ -64,6 +64,14 @@ def add(sub, name: str, **kwargs):
     return sub.add_parser(name, formatter_class=formatter(), **kwargs)
 
 
+def wants(sub, *names: str) -> bool:
+    """Whether the parsers of commands ``names`` are needed under ``sub``: always, but when a run
+    builds only its own command (``manifesto.cli.parser._OnlyOne``). A command module is
+    imported only when it is."""
+    check = getattr(sub, "wants", None)
+    return check is None or check(*names)
+
+
 def spec_args(p: argparse.ArgumentParser, render: bool = True, *,
               context_help: str = "kube context used to pick a cluster profile and namespace",
               namespace_help: str = "namespace (default: MANIFESTO_NAMESPACE or the kube context's)",

@@ -89,26 +89,46 @@ class _Unused:
 
 
 class _OnlyOne:
-    """Subparsers wrapper: full parsers for ``selected`` only; the others keep name and help.
+    """Subparsers wrapper: full parsers for ``selected`` only; the others keep name and help,
+    or, with ``alone``, are left out.
 
     Building every subcommand's arguments costs more than the rest of ``--help``; a run
-    needs only its own command, while the listing needs just names and one-line help.
+    needs only its own command, while the listing needs just names and one-line help. A
+    command line that starts with its command (``alone``) lists nothing: no sibling is
+    needed, nor the module that defines it (``wants``).
     """
 
-    def __init__(self, sub, selected: str, then: str | None = None) -> None:
+    def __init__(self, sub, selected: str, then: str | None = None, alone: bool = False) -> None:
         self.sub = sub
         self.selected = selected
         self.then = then  # the word after it (``render manifest``): only that one of its own commands
+        self.alone = alone
+        self.found = False  # whether ``selected`` is a command here
+        self.inner: _OnlyOne | None = None  # the same for ``then`` among its commands
+
+    def complete(self) -> bool:
+        """Whether the words asked for are commands (else argparse must list every name)."""
+        return self.found and (self.inner is None or self.inner.complete())
+
+    def wants(self, *names: str) -> bool:
+        """Whether this run needs the parsers of the commands ``names``."""
+        return not self.alone or self.selected in names
 
     def add_parser(self, name: str, **kwargs):
         if name == self.selected:
+            self.found = True
             parser = self.sub.add_parser(name, **kwargs)
             if self.then is not None:  # its own commands: only ``then`` in full, like this one level up
-                then, commands = self.then, parser.add_subparsers
-                parser.add_subparsers = lambda **kw: _OnlyOne(commands(**kw), then)
+                commands = parser.add_subparsers
+
+                def only_then(**kw):
+                    self.inner = _OnlyOne(commands(**kw), self.then, alone=self.alone)
+                    return self.inner
+                parser.add_subparsers = only_then
             return parser
-        self.sub.add_parser(name, help=kwargs.get("help"), add_help=False,
-                            formatter_class=kwargs.get("formatter_class", argparse.HelpFormatter))
+        if not self.alone:
+            self.sub.add_parser(name, help=kwargs.get("help"), add_help=False,
+                                formatter_class=kwargs.get("formatter_class", argparse.HelpFormatter))
         return _Unused()
 
 
@@ -145,7 +165,13 @@ def get_parser(selected: str | None = None, alone: bool = False, then: str | Non
         register_build(sub, only=selected)
         return parser
     # By name: the command modules sit below this builder and never import it back.
-    importlib.import_module(COMMANDS).register(sub if selected is None else _OnlyOne(sub, selected, then))
+    if selected is None:
+        importlib.import_module(COMMANDS).register(sub)
+        return parser
+    only = _OnlyOne(sub, selected, then, alone)
+    importlib.import_module(COMMANDS).register(only)
+    if alone and not only.complete():  # a mistyped command: argparse lists every name
+        return get_parser(selected, then=then)
     return parser
 
 
