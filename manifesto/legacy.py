@@ -11,12 +11,13 @@ ruamel's commented maps keep their comments and key order).
 from __future__ import annotations
 
 import sys
-from typing import NamedTuple
+
+import msgspec
 
 __all__ = ["Note", "migrate_spec", "migrate_cluster", "warn"]
 
 
-class Note(NamedTuple):
+class Note(msgspec.Struct, frozen=True):
     """One reference key: ``action`` is "mapped", "dropped" (both say what happened, naming the
     key) or "refused" (``message`` is the reason, without the key)."""
 

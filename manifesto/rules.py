@@ -58,6 +58,7 @@ _SEGMENT = _Pattern(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 # C0 controls except tab and line feed, DEL, C1 controls, and the Unicode line/paragraph
 # separators and BOM, which YAML readers treat as breaks or strip.
 _CONTROL = _Pattern("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
+_CONTROL_ASCII = _Pattern("[\x00-\x08\x0b-\x1f\x7f]")  # the same for ASCII text, quicker to compile
 
 _DNS_WORDS = "lowercase letters, digits and '-', starting and ending with a letter or digit"
 
@@ -67,7 +68,7 @@ def control_char(text: str) -> str | None:
     characters (Unicode category Cf: zero-width spaces and joiners, bidi overrides and
     isolates, soft hyphens...) and lone surrogates. Format characters make a name look like
     another (``qwen3-0.6b`` + U+200B) or reorder what a reviewer reads (Trojan Source)."""
-    m = _CONTROL.search(text)
+    m = (_CONTROL_ASCII if text.isascii() else _CONTROL).search(text)
     if m:
         return f"contains the control character U+{ord(m.group()):04X}"
     if text.isascii():

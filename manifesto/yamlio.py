@@ -302,10 +302,16 @@ def _fast_loader():
     from ruamel.yaml.resolver import VersionedResolver
 
     class Loader(CParser, VersionedResolver):
+        # The resolver's table for the document's YAML version, looked up once: ruamel finds
+        # the version again for every scalar, half the time a composition takes. The fast path
+        # takes no `%YAML` directive, so the version is ruamel's default throughout.
+        versioned_resolver = None
+
         def __init__(self, stream: str) -> None:
             CParser.__init__(self, stream)
             self._parser = self._composer = self
             VersionedResolver.__init__(self, version=None, loadumper=self)
+            self.versioned_resolver = VersionedResolver.versioned_resolver.fget(self)
 
     return Loader
 
