@@ -396,6 +396,19 @@ def test_quantities_and_image_names():
 
     assert [cpus(q) for q in ("8", "500m", "2.5", "0.1", "14")] == [8, 1, 3, 1, 14]
     assert [mebibytes(q) for q in ("32Gi", "128G", "1Mi", "1", "1.5Ki")] == [32768, 122071, 1, 1, 1]
+    from fractions import Fraction
+
+    from manifesto.quantity import byte_count, parse
+
+    # Exact values: an int when whole (no fractions import), a Fraction otherwise.
+    for text, value in (("2Gi", 2**31), ("2.5G", 2_500_000_000), ("1.0", 1), ("007", 7), ("500m", Fraction(1, 2)),
+                        ("0.1m", Fraction(1, 10_000)), ("2.5", Fraction(5, 2)), ("1.5Ki", 1536)):
+        assert parse(text) == value and type(parse(text)) is type(value), text
+    assert [byte_count(q) for q in ("32Mi", "1.5", "1m")] == [33554432, 2, 1]
+    assert mebibytes(str(2**70 + 1)) == 2**50 + 1  # exact where a float division would round
+    for bad in ("1.", ".5", "5x", "-1", "1e3", ""):
+        with pytest.raises(ValueError, match="is not a Kubernetes quantity"):
+            parse(bad)
     assert apptainer_image("vllm/vllm-openai:v1") == "docker://vllm/vllm-openai:v1"
     assert apptainer_image("/images/vllm.sif") == "/images/vllm.sif"
     assert apptainer_image("oras://reg/x:1") == "oras://reg/x:1"
