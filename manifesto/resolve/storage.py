@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import string
 
 from manifesto.errors import ResolveError
 from manifesto.resolve.plan import EnvVar, Mount, Storage, Volume
@@ -46,8 +45,14 @@ def expand(template: str, values: dict[str, str], where: str) -> str:
     ``where`` names the template's source: a cluster field (``paths.cache_root``) or a CLI
     flag (``--cache-root``); it becomes the error's ``path`` for the caller to place.
     """
+    try:  # what string.Formatter().parse calls, without the string module (0.4 ms of a cold render)
+        from _string import formatter_parser
+    except ImportError:  # pragma: no cover - other interpreters
+        import string
+
+        formatter_parser = string.Formatter().parse
     try:
-        fields = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(template) if f is not None]
+        fields = [(f, spec, conv) for _, f, spec, conv in formatter_parser(template) if f is not None]
     except ValueError as exc:  # a lone '{' or '}'
         raise ResolveError(f"malformed template '{template}': {exc}; write {{{{ or }}}} for a literal brace",
                            path=where) from None
