@@ -54,9 +54,10 @@ class Products:
         self.parses = 0
         self.validations = 0
 
-    def parse(self, path, name, within=()):
+    def parse(self, path, name, within=(), tasks=None):
         """(data, locations) of the YAML file at ``path`` (``yamlio.load_yaml``'s checks,
-        ``within`` the directories it may be read from).
+        ``within`` the directories it may be read from); with ``tasks``, through the store's
+        parse task, so a build's workers parse each file once between them.
 
         Parsing is keyed by the file's bytes: two files with one content (copies of a spec)
         are parsed once, and the second gets the positions under its own name.
@@ -69,8 +70,10 @@ class Products:
             return hit
         parsed = self.yaml.get(text)
         if parsed is None:
-            self.parses += 1
-            parsed = self.yaml[text] = (name, *yamlio.parse_yaml(text, name))
+            def run():
+                self.parses += 1
+                return yamlio.parse_yaml(text, name)
+            parsed = self.yaml[text] = (name, *(run() if tasks is None else tasks.parse(text, name, run)))
         first, data, locs = parsed
         hit = self.named[(name, text)] = (data, locs if first == name else _renamed(locs, name))
         return hit
@@ -128,9 +131,10 @@ def render_pair(model: str, cluster: str, options: RenderOptions, roots: tuple[s
     ro = options_from(options)
     keys: tuple[str, ...] = ()
     try:
-        c = products.get("cluster", cluster, lambda: _cluster(cluster, products, search), lambda c: c.loaded.files)
+        c = products.get("cluster", cluster, lambda: _cluster(cluster, products, search, tasks),
+                         lambda c: c.loaded.files)
         read += c.loaded.files
-        s = products.get("spec", model, lambda: _spec(model, products, search), lambda s: s.files)
+        s = products.get("spec", model, lambda: _spec(model, products, search, tasks), lambda s: s.files)
         read += s.files
         routing = None
         if ro.routing_profile:
@@ -195,24 +199,31 @@ def _resolve_task(tasks, s, c, ro, search, routing, roots):
     return plan, header, files, rkey, pd, task
 
 
-def _cluster(path: str, products: Products, search):
+def _cluster(path: str, products: Products, search, tasks=None):
     from manifesto.catalog import find, within
     from manifesto.cluster import Cluster
     from manifesto.load import load_cluster_file
 
     found = find("clusters", path, search=search)
-    profile, loaded = load_cluster_file(found, within(search), products.parse)
+    profile, loaded = load_cluster_file(found, within(search), _parser(products, tasks))
     return Cluster(profile, loaded, str(found))
 
 
-def _spec(path: str, products: Products, search):
+def _spec(path: str, products: Products, search, tasks=None):
     from manifesto.catalog import find, within
     from manifesto.load import load_model
     from manifesto.spec import Spec
 
     found = find("models", path, search=search)
-    model, loaded = load_model(found, within(search), products.parse)
+    model, loaded = load_model(found, within(search), _parser(products, tasks))
     return Spec(model, loaded, str(found))
+
+
+def _parser(products: Products, tasks):
+    """The loaders' ``parse``: ``products``' own, through the store's parse task with ``tasks``."""
+    if tasks is None:
+        return products.parse
+    return lambda path, name, within=(): products.parse(path, name, within, tasks)
 
 
 def _routing(ref: str, search):
@@ -249,7 +260,8 @@ def _render_monitoring(models: tuple, cluster: str, options: RenderOptions, sear
     read = [os.path.realpath(cluster), str(images_path().resolve())]
     ro = options_from(options)
     try:
-        c = products.get("cluster", cluster, lambda: _cluster(cluster, products, search), lambda c: c.loaded.files)
+        c = products.get("cluster", cluster, lambda: _cluster(cluster, products, search, tasks),
+                         lambda c: c.loaded.files)
         read += c.loaded.files
         routing = None
         if ro.routing_profile:
@@ -257,7 +269,7 @@ def _render_monitoring(models: tuple, cluster: str, options: RenderOptions, sear
             routing = products.get("routing", ref, lambda: _routing(ref, search), lambda r: [r[2]])
         specs, resolved = [], []
         for _name, path in models:
-            s = products.get("spec", path, lambda: _spec(path, products, search), lambda s: s.files)
+            s = products.get("spec", path, lambda: _spec(path, products, search, tasks), lambda s: s.files)
             read += s.files  # the spec and its extends chain, even when the cluster cannot run it
             try:
                 if tasks is None:

@@ -13,6 +13,8 @@ Layout of a store directory (the build's is ``out/.cache/tasks``, the commands' 
         "result"   the outcome of one render task, failures included: status, suffix,
                    text and its digest, reason, the files it read with their digests,
                    and the keys of its resolve and render products
+        "parsed"   the parse task's product: one YAML text's plain data and key positions
+                   (msgpack, with its digest); keyed by the text's digest and the code
         "resolved" the resolve task's product: the Plan and its header inputs, or the error
                    (skipped or failed) as text; keyed by the files it read, options, code
         "rendered" the render task's product: artifact text and digest, or the refusal

@@ -10,7 +10,7 @@ from manifesto.status import Status
 from manifesto.render.products import HeaderInputs, Refusal
 from manifesto.resolve.plan import Plan
 
-__all__ = ["Status", "Result", "Resolved", "Rendered", "Request", "Code", "decode", "encode"]
+__all__ = ["Status", "Result", "Parsed", "Resolved", "Rendered", "Request", "Code", "decode", "encode"]
 
 
 class Result(msgspec.Struct, frozen=True, tag="result", tag_field="kind"):
@@ -27,6 +27,17 @@ class Result(msgspec.Struct, frozen=True, tag="result", tag_field="kind"):
     digests: tuple[str, ...]  # ... and their digests then
     budget: dict | None = None  # the artifact's GPU budget (manifesto.resolve.budget, plain data)
     products: tuple[str, ...] = ()  # the keys of its resolve and render products (Resolved, Rendered)
+
+
+class Parsed(msgspec.Struct, frozen=True, tag="parsed", tag_field="kind"):
+    """The parse task's product: one YAML text's data and the positions of its keys and list
+    items, as msgpack (``[data, [[path, line, col], ...]]``: a float such as ``.nan``, which
+    JSON cannot hold, comes back as it was), keyed by the text alone."""
+
+    key: str
+    task: str
+    data: bytes
+    data_digest: str
 
 
 class Resolved(msgspec.Struct, frozen=True, tag="resolved", tag_field="kind"):
@@ -73,7 +84,7 @@ class Code(msgspec.Struct, frozen=True, tag="code", tag_field="kind"):
 
 
 _encoder = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder(Result | Resolved | Rendered | Request | Code)
+_decoder = msgspec.json.Decoder(Result | Parsed | Resolved | Rendered | Request | Code)
 
 
 def encode(entry) -> bytes:
@@ -89,5 +100,7 @@ def decode(blob: bytes, key: str):
     if entry.key != key:
         return None, "its key does not match its name"
     if isinstance(entry, (Result, Rendered)) and digest(entry.text.encode()) != entry.text_digest:
+        return None, "content does not match its digest"
+    if isinstance(entry, Parsed) and digest(entry.data) != entry.data_digest:
         return None, "content does not match its digest"
     return entry, None

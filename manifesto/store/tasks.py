@@ -1,9 +1,13 @@
-"""The resolve and render tasks' products in the store (``manifesto.store``).
+"""The parse, resolve and render tasks' products in the store (``manifesto.store``).
 
 A pair's render is three tasks: parse (each input file once per process,
-``build_renderer.Products``), resolve and render. The last two keep their products,
-failures included, in the one store:
+``build_renderer.Products``), resolve and render. They keep their products, failures of
+the last two included, in the one store:
 
+- **parse** (``Parsed``): one YAML text's plain data and positions, keyed by the text's
+  digest and the code fingerprint. A build's workers share it: the file a worker parsed is
+  read back by the others, about twenty times faster than parsing it again. A text that
+  does not parse is not stored (the error is made again, with its position).
 - **resolve** (``Resolved``): the Plan and the :class:`~manifesto.render.products.HeaderInputs`,
   or the error; keyed by :func:`~manifesto.store.task_key` of the files it read (names and
   digests), the options (msgpack) and the code fingerprint.
@@ -51,6 +55,32 @@ class Tasks:
             return all(os.stat(p).st_mtime_ns < self.settled_ns for p in paths)
         except OSError:
             return False
+
+    def parse(self, text: str, name: str, run):
+        """``(data, locations)`` of the YAML ``text`` (positions in file ``name``): the stored
+        product, else ``run()``'s, then stored when msgpack holds it exactly (it holds every
+        value a YAML file gives but integers of over 64 bits)."""
+        import msgspec
+
+        from manifesto.errors import Origin
+        from manifesto.store.entries import Parsed
+        from manifesto.yamlio import Locations
+
+        key = task_key("parse", ("yaml",), (digest(text.encode()),), b"", self.code)
+        entry = self.store.get(key)
+        if isinstance(entry, Parsed):
+            try:
+                data, table = msgspec.msgpack.decode(entry.data)
+                return data, Locations(name, {tuple(path): Origin(name, line, col) for path, line, col in table})
+            except (msgspec.DecodeError, ValueError, TypeError):
+                pass  # not the layout this code writes: parsed again, and written over
+        data, locs = run()
+        try:
+            blob = msgspec.msgpack.encode((data, [(k, o.line, o.col) for k, o in locs.table.items()]))
+        except (OverflowError, TypeError):
+            return data, locs
+        self.store.put(Parsed(key, f"parse {name}", blob, digest(blob)))
+        return data, locs
 
     def resolve(self, task: str, names, digests, options: bytes, run, keep: bool = True):
         """``(plan, header, key, plan digest)``: the stored product, else ``run()``'s (then

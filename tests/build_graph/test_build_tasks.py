@@ -127,3 +127,64 @@ def test_a_changed_plan_renders_again(tmp_path, monkeypatch):
     _age(root)
     _build(root, monkeypatch)
     assert _entries(root, "rendered") - rendered
+
+
+def _files(root: Path) -> list[Path]:
+    return sorted(p for d in ("models", "clusters") for p in (root / d).rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("jobs", [1, pytest.param(2, marks=pytest.mark.integration)])
+def test_each_files_parse_product_is_kept_and_read_back_with_its_positions(tmp_path, monkeypatch, jobs):
+    """The parse task's product: a build keeps each input text's data and positions in the
+    store, and a process rendering later (a build's other worker, the next build) reads them
+    back, equal to what parsing gives, instead of parsing the file again."""
+    import manifesto.build_renderer as build_renderer
+    from manifesto import yamlio
+    from manifesto.build_graph.api import build
+    from manifesto.digest import code_fingerprint
+    from manifesto.store import Store
+    from manifesto.store.tasks import Tasks
+
+    root = _tree(tmp_path / "tree")
+    monkeypatch.setattr(build_renderer, "PRODUCTS", build_renderer.Products())
+    monkeypatch.chdir(root)
+    build(["//::"], jobs=jobs, root=str(root), renderer="manifesto.build_renderer", ui=Quiet())
+    texts = {p.read_text() for p in _files(root)}
+    assert len(_entries(root, "parsed")) == len(texts)  # every spec and cluster text, once
+
+    tasks = Tasks(Store(str(root / "out" / ".cache" / "tasks")), code_fingerprint())
+
+    def never():
+        raise AssertionError("parsed again")
+
+    for path in _files(root):
+        text = path.read_text()
+        data, locs = tasks.parse(text, "shown.yaml", never)
+        want_data, want_locs = yamlio.parse_yaml(text, "shown.yaml")
+        assert repr(data) == repr(want_data) and locs.table == want_locs.table and locs.file == "shown.yaml"
+
+    products = build_renderer.Products()
+    models = sorted((root / "models" / "qwen").glob("*.yaml"))
+    build_renderer.render_pair(str(models[0]), str(root / "clusters" / "example-gb200.yaml"),
+                               build_renderer.RenderOptions(user="u", namespace="n"), (str(root),), products, tasks)
+    assert products.parses == 0
+
+
+def test_a_parse_product_holds_what_json_cannot_and_refuses_what_msgpack_cannot(tmp_path):
+    from manifesto.store import Store
+    from manifesto.store.tasks import Tasks
+    from manifesto.yamlio import parse_yaml
+
+    tasks = Tasks(Store(str(tmp_path / "store")), "code")
+    text = f"a: .nan\nb: -.inf\nc: [1, 2.0, true, null, '3']\nd: {2**70}\n"
+    first = tasks.parse(text, "x.yaml", lambda: parse_yaml(text, "x.yaml"))
+    assert str(first[0]["a"]) == "nan" and first[0]["d"] == 2**70
+    assert list((tmp_path / "store").rglob("*")) == []  # 2**70 does not fit msgpack: not stored
+    small = text.replace(str(2**70), "7")
+    tasks.parse(small, "x.yaml", lambda: parse_yaml(small, "x.yaml"))
+    again = tasks.parse(small, "y.yaml", lambda: (_ for _ in ()).throw(AssertionError("parsed again")))
+    assert repr(again[0]) == repr({"a": float("nan"), "b": float("-inf"), "c": [1, 2.0, True, None, "3"], "d": 7})
+    assert {o.file for o in again[1].table.values()} == {"y.yaml"}
+    [entry] = [p for p in (tmp_path / "store").rglob("*") if p.is_file()]
+    entry.write_bytes(entry.read_bytes().replace(b'"data_digest":"', b'"data_digest":"0'))  # damaged: a miss
+    assert tasks.parse(small, "x.yaml", lambda: parse_yaml(small, "x.yaml"))[0]["d"] == 7
