@@ -146,11 +146,17 @@ def _batches(jobs: list, n_jobs: int) -> list[list]:
 
     A monitoring job reads every spec its cluster runs, so it takes as long as dozens of
     pairs: each one is a batch of its own, sent first, so the other workers render pairs
-    meanwhile instead of waiting for it at the end."""
+    meanwhile instead of waiting for it at the end. Pair batches shrink towards the end
+    (an eighth of what is left per worker, 16 at most): the last ones are single pairs, so
+    no worker finishes a long batch while the others have nothing left to take."""
     heavy = [[job] for job in jobs if isinstance(job.model, tuple)]
     pairs = [job for job in jobs if not isinstance(job.model, tuple)]
-    size = max(1, min(16, len(pairs) // (n_jobs * 8)))
-    return heavy + [pairs[i:i + size] for i in range(0, len(pairs), size)]
+    batches, start = [], 0
+    while start < len(pairs):
+        size = max(1, min(16, (len(pairs) - start) // (n_jobs * 8)))
+        batches.append(pairs[start:start + size])
+        start += size
+    return heavy + batches
 
 
 def execute_batch(settings: Settings, jobs: list) -> list:
