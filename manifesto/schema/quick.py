@@ -54,10 +54,23 @@ def _builder() -> _Builder:
     return _Builder({d["ref"]: d for d in compiled.definitions()})
 
 
-def _only(node: dict, *keys: str) -> None:
-    extra = set(node) - {"type", "ref", *keys}
-    if extra:
-        raise Unsupported(f"{node['type']} schema with {sorted(extra)}")
+#: The keys each schema construct may have for the quick check to read it (any other, such as
+#: a ``pattern`` or a ``strict`` of its own, makes the schema Unsupported).
+_KEYS = {kind: frozenset(("type", "ref", *keys)) for kind, keys in {
+    "str": ("min_length", "max_length"), "int": (), "bool": (), "float": (), "any": (), "literal": ("expected",),
+    "list": ("items_schema", "min_length", "max_length"),
+    "dict": ("keys_schema", "values_schema", "min_length", "max_length"),
+    "nullable": ("schema",), "union": ("choices",), "definition-ref": ("schema_ref",),
+    "function-after": ("function", "schema"), "function-before": ("function", "schema"),
+    "model": ("cls", "schema", "custom_init", "root_model", "config"),
+    "model-fields": ("fields", "model_name", "computed_fields"), "model-field": ("schema",),
+    "default": ("schema", "default", "default_factory", "default_factory_takes_data"),
+}.items()}
+
+
+def _only(node: dict) -> None:
+    if not node.keys() <= _KEYS.get(node.get("type"), frozenset()):
+        raise Unsupported(f"{node.get('type')} schema with {sorted(set(node) - _KEYS.get(node.get('type'), set()))}")
 
 
 def _sized(check: Checker, node: dict) -> Checker:
@@ -122,32 +135,27 @@ class _Builder:
         method = getattr(self, "_" + kind.replace("-", "_"), None)
         if method is None:
             raise Unsupported(f"{kind} schema")
+        _only(node)
         return method(node)
 
     # -- scalars ------------------------------------------------------------------------------
 
     def _str(self, node):
-        _only(node, "min_length", "max_length")
         return _sized(_exact(str), node)
 
     def _int(self, node):
-        _only(node)
         return _exact(int)
 
     def _bool(self, node):
-        _only(node)
         return _exact(bool)
 
     def _float(self, node):
-        _only(node)
         return _float
 
     def _any(self, node):
-        _only(node)
         return _any
 
     def _literal(self, node):
-        _only(node, "expected")
         # Keyed by type as well as value: True is not the literal 1, nor 1.0 the literal 1.
         allowed = {(type(v), v): v for v in node["expected"]}
 
@@ -161,7 +169,6 @@ class _Builder:
     # -- containers ---------------------------------------------------------------------------
 
     def _list(self, node):
-        _only(node, "items_schema", "min_length", "max_length")
         item = self.node(node.get("items_schema", {"type": "any"}))
 
         def items(value):
@@ -171,7 +178,6 @@ class _Builder:
         return _sized(items, node)
 
     def _dict(self, node):
-        _only(node, "keys_schema", "values_schema", "min_length", "max_length")
         key = self.node(node.get("keys_schema", {"type": "any"}))
         val = self.node(node.get("values_schema", {"type": "any"}))
 
@@ -185,12 +191,10 @@ class _Builder:
         return _sized(mapping, node)
 
     def _nullable(self, node):
-        _only(node, "schema")
         inner = self.node(node["schema"])
         return lambda value: None if value is None else inner(value)
 
     def _union(self, node):
-        _only(node, "choices")
         choices = [self.node(c) for c in node["choices"]]
 
         def union(value):
@@ -212,16 +216,13 @@ class _Builder:
     # -- references, validators, defaults ---------------------------------------------------------
 
     def _definition_ref(self, node):
-        _only(node, "schema_ref")
         return self.ref(node["schema_ref"])
 
     def _function_after(self, node):
-        _only(node, "function", "schema")
         function, inner = self._no_info(node), self.node(node["schema"])
         return lambda value: function(inner(value))
 
     def _function_before(self, node):
-        _only(node, "function", "schema")
         function, inner = self._no_info(node), self.node(node["schema"])
         return lambda value: inner(function(value))
 
@@ -235,14 +236,13 @@ class _Builder:
     # -- records --------------------------------------------------------------------------------
 
     def _model(self, node):
-        _only(node, "cls", "schema", "custom_init", "root_model", "config")
         config = node.get("config", {})
         if (node.get("custom_init") or node.get("root_model") or config.get("strict") is not True
                 or config.get("extra_fields_behavior") != "forbid" or set(config) - {"strict", "extra_fields_behavior",
                                                                                        "title"}):
             raise Unsupported(f"model {node['cls'].__name__} that is not strict with extra fields forbidden")
         fields = node["schema"]
-        _only(fields, "fields", "model_name", "computed_fields")
+        _only(fields)
         if fields.get("computed_fields"):
             raise Unsupported("computed fields")
         cls = node["cls"]
@@ -265,11 +265,11 @@ class _Builder:
 
     def _field(self, name: str, field: dict) -> tuple[Checker, Callable | None]:
         """A field's checker and the maker of its default (None: the field is required)."""
-        _only(field, "schema")
+        _only(field)
         schema = field["schema"]
         if schema["type"] != "default":
             return self.node(schema), None
-        _only(schema, "schema", "default", "default_factory", "default_factory_takes_data")
+        _only(schema)
         if schema.get("default_factory_takes_data"):
             raise Unsupported(f"default factory of {name} that takes the data")
         check = self.node(schema["schema"])
