@@ -144,11 +144,12 @@ def test_defaults_are_pydantic_cores_own_fresh_copies():
 
 
 @pytest.mark.integration
-def test_a_render_of_valid_inputs_never_imports_pydantic_core_nor_the_unused_commands(tmp_path):
+@pytest.mark.parametrize("spec", ["models/qwen/qwen3-0.6b.yaml", "models/deepseek-v4/1P-EP8-1D-EP8.yaml"])
+def test_a_render_of_valid_inputs_never_imports_pydantic_nor_the_unused_commands(tmp_path, spec):
     script = (
         "import sys\n"
         "from manifesto.cli import main\n"
-        "code = main(['render', 'manifest', 'models/deepseek-v4/1P-EP8-1D-EP8.yaml', '--cluster',"
+        f"code = main(['render', 'manifest', '{spec}', '--cluster',"
         " 'clusters/example-gb200.yaml', '--user', 'u', '--namespace', 'ns'])\n"
         "assert code == 0, code\n"
         "open(sys.argv[1], 'w').write(repr(sorted(m for m in sys.modules if m.startswith(('pydantic', 'hashlib',"
@@ -157,8 +158,8 @@ def test_a_render_of_valid_inputs_never_imports_pydantic_core_nor_the_unused_com
     env = {**os.environ, "MANIFESTO_NO_CACHE": "1"}
     out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "modules")], cwd=REPO, env=env,
                          capture_output=True, text=True, check=True)
-    assert out.stdout.count("kind: ") > 5
-    assert (tmp_path / "modules").read_text() == "[]"
+    assert out.stdout.count("kind: ") > 1
+    assert (tmp_path / "modules").read_text() == "[]"  # neither pydantic nor pydantic_core
 
 
 def test_an_invalid_input_still_gets_pydantic_cores_errors(tmp_path):
