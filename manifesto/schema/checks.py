@@ -22,8 +22,8 @@ from typing import Any
 from manifesto import quantity, rules
 from manifesto.errors import did_you_mean, show_value
 
-__all__ = ["FieldError", "Record", "Rule", "Each", "AtLeast", "make", "validate", "validation_error", "validator", "compiled_class",
-           "field_names", "SIDECARS"]
+__all__ = ["FieldError", "Record", "Rule", "Each", "AtLeast", "make", "validate", "validation_error", "validator",
+           "compiled_class", "field_names", "SIDECARS"]
 
 #: The per-pod monitoring exporters a spec may ask for (``runtime.sidecars``).
 SIDECARS = ("dcgm-exporter", "node-exporter")
