@@ -5,8 +5,9 @@ The pydantic models (``manifesto.schema.base``, ``cluster``, ``model``, ``routin
 or a small callable object of this module, and every method or property a validated value
 has comes from a mixin here. ``tools/gen_compiled_schema.py`` compiles the models into
 ``manifesto.schema.compiled``: their pydantic-core schemas with these callables and plain
-:class:`Record` classes in place of the models, so loading an input needs ``pydantic_core``
-and this module, not pydantic's model machinery (issue 15: a cold ``render manifest``).
+:class:`Record` classes in place of the models, so loading an input needs this module and
+``pydantic_core``, not pydantic's model machinery; a valid input not even ``pydantic_core``
+(:func:`validate`, ``manifesto.schema.quick``; issue 15: a cold ``render manifest``).
 
 Everything here must therefore be importable by name: module-level functions, or instances of
 the callable classes below, which the generator writes as constructor calls (``repr``).
