@@ -237,9 +237,12 @@ def prepare() -> None:
     this shares them, instead of each worker importing and building them again."""
     import ruamel.yaml  # noqa: F401
 
-    from manifesto import render, service  # noqa: F401
-    from manifesto.resolve import core  # noqa: F401
-    from manifesto.schema import quick
+    from manifesto import cluster, legacy, render, service, spec  # noqa: F401
+    from manifesto.render import header, k8s, monitoring, slurm  # noqa: F401
+    from manifesto.render.k8s import idle  # noqa: F401
+    from manifesto.resolve import core, router_check, vllm_check  # noqa: F401
+    from manifesto.schema import quick, runtime  # noqa: F401
+    from manifesto.store import tasks  # noqa: F401
 
     for model in ("ClusterProfile", "ModelSpec", "EndpointPickerConfig"):
         quick.checker(model)
