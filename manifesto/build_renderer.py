@@ -117,17 +117,17 @@ def render_pair(model: str, cluster: str, options: RenderOptions, roots: tuple[s
     ``manifesto.store.tasks.Tasks``) the resolve and render tasks reuse and keep their
     products in the store, and the artifact (or the error, as ``products``) names their keys.
     """
-    from manifesto.catalog import PATHS_ONLY, SearchPath, bundled_root, images_path
+    from manifesto.catalog import PATHS_ONLY, SearchPath, bundled_dir, images_file
     from manifesto.errors import ManifestoError
     from manifesto.resolve.plan import to_builtins
     from manifesto.yamlio import confinement
 
     # Every input is a path: no catalog name, user catalog or environment can leak in.
-    search = SearchPath(within=confinement([*roots, str(bundled_root())])) if roots else PATHS_ONLY
+    search = SearchPath(within=confinement([*roots, bundled_dir()])) if roots else PATHS_ONLY
     products = PRODUCTS if products is None else products
     if isinstance(model, tuple):
         return _render_monitoring(model, cluster, options, search, products, tasks, roots)
-    read = [os.path.realpath(model), os.path.realpath(cluster), str(images_path().resolve())]
+    read = [os.path.realpath(model), os.path.realpath(cluster), os.path.realpath(images_file())]
     ro = options_from(options)
     keys: tuple[str, ...] = ()
     try:
@@ -256,11 +256,11 @@ def _render_monitoring(models: tuple, cluster: str, options: RenderOptions, sear
     validated through ``products``, once per build like the pairs' own renders, and each
     spec resolved once: with ``tasks``, through the store, where the pair's own render left
     its plan (so an edit to one spec resolves that spec again, not every one)."""
-    from manifesto.catalog import images_path
+    from manifesto.catalog import images_file
     from manifesto.errors import IncompatiblePairError, ManifestoError
     from manifesto.service import monitoring_text, plan_for
 
-    read = [os.path.realpath(cluster), str(images_path().resolve())]
+    read = [os.path.realpath(cluster), os.path.realpath(images_file())]
     ro = options_from(options)
     try:
         c = products.get("cluster", cluster, lambda: _cluster(cluster, products, search, tasks),

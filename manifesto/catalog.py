@@ -18,14 +18,14 @@ import os
 from functools import lru_cache
 from collections.abc import Callable
 TYPE_CHECKING = False  # not typing's: importing typing would cost completion what pathlib did
-if TYPE_CHECKING:  # pathlib is imported where a Path is made: completion lists names without it
+if TYPE_CHECKING:  # pathlib only where a caller asks for a Path: completion and renders work with text
     from pathlib import Path
 
 from manifesto.errors import CatalogError, did_you_mean
 
-__all__ = ["KINDS", "SearchPath", "PATHS_ONLY", "bundled_root", "config_home", "default_search", "within",
-           "find", "entries", "images_path", "architectures_path", "vllm_table", "router_table", "table_versions",
-           "runtime_tables"]
+__all__ = ["KINDS", "SearchPath", "PATHS_ONLY", "bundled_root", "bundled_dir", "config_home", "config_dir",
+           "default_search", "within", "find", "entries", "images_path", "images_file", "architectures_path",
+           "architectures_dir", "vllm_table", "router_table", "table_versions", "runtime_tables", "path_text"]
 
 KINDS = ("models", "clusters", "routing")
 
@@ -34,7 +34,7 @@ def bundled_root() -> Path:
     """The folder holding the bundled catalog/, clusters/, models/ and routing/."""
     from pathlib import Path
 
-    return Path(_bundled_dir())
+    return Path(bundled_dir())
 
 
 @lru_cache(maxsize=1)
@@ -44,8 +44,9 @@ def _package_dir() -> str:
     return os.path.dirname(os.path.realpath(__file__))
 
 
-def _bundled_dir() -> str:
-    """Where this installed package keeps its examples."""
+def bundled_dir() -> str:
+    """Where this installed package keeps its examples (``bundled_root`` as text: a render
+    never makes a ``Path``, whose import costs it 4 ms)."""
     here = _package_dir()
     packaged = os.path.join(here, "_bundled")
     return packaged if os.path.isdir(packaged) else os.path.dirname(here)
@@ -54,10 +55,11 @@ def _bundled_dir() -> str:
 def config_home(environ: dict[str, str] | None = None) -> Path:
     from pathlib import Path
 
-    return Path(_config_dir(environ))
+    return Path(config_dir(environ))
 
 
-def _config_dir(environ: dict[str, str] | None = None) -> str:
+def config_dir(environ: dict[str, str] | None = None) -> str:
+    """The user catalog's folder (``config_home`` as text)."""
     env = os.environ if environ is None else environ
     if env.get("MANIFESTO_CONFIG_HOME"):
         return env["MANIFESTO_CONFIG_HOME"]
@@ -72,7 +74,7 @@ class SearchPath:
 
     __slots__ = ("roots", "addresses", "workspace", "within")
 
-    def __init__(self, roots: tuple[Path, ...] = (), addresses: Callable[[str], Path] | None = None,
+    def __init__(self, roots: tuple[str, ...] = (), addresses: Callable[[str], Path] | None = None,
                  workspace: Callable[[str, str], Path | None] | None = None, within: tuple[str, ...] = ()) -> None:
         self.roots = tuple(roots)
         self.addresses = addresses
@@ -88,7 +90,7 @@ def default_search(environ: dict[str, str] | None = None,
                    workspace: Callable[[str, str], Path | None] | None = None) -> SearchPath:
     """The user catalog of ``environ`` (default: the process environment), then the bundled one;
     ``workspace`` first, for cluster names, when the CLI runs inside a workspace."""
-    return SearchPath((config_home(environ), bundled_root()), addresses, workspace)
+    return SearchPath((config_dir(environ), bundled_dir()), addresses, workspace)
 
 
 def within(search: SearchPath | None) -> tuple[str, ...]:
@@ -100,28 +102,39 @@ def _search(search: SearchPath | None) -> SearchPath:
     return search if search is not None else default_search()
 
 
+def images_file() -> str:
+    """The bundled image catalog."""
+    return os.path.join(bundled_dir(), "catalog", "images.yaml")
+
+
 def images_path() -> Path:
-    return bundled_root() / "catalog" / "images.yaml"
+    from pathlib import Path
+
+    return Path(images_file())
+
+
+def architectures_dir() -> str:
+    """The folder of architecture records: ``<org>/<name>.json`` per model id."""
+    return os.path.join(bundled_dir(), "catalog", "architectures")
 
 
 def architectures_path() -> Path:
-    """The folder of architecture records: ``<org>/<name>.json`` per model id."""
-    return bundled_root() / "catalog" / "architectures"
-
-
-def _data() -> Path:
-    """The package's data folder (a plain folder in a checkout and in an installed wheel;
-    ``importlib.resources`` would cost a render its import for the same path)."""
     from pathlib import Path
 
-    return Path(_package_dir()) / "data"
+    return Path(architectures_dir())
+
+
+def _data() -> str:
+    """The package's data folder (a plain folder in a checkout and in an installed wheel;
+    ``importlib.resources`` would cost a render its import for the same path)."""
+    return os.path.join(_package_dir(), "data")
 
 
 def table_versions(kind: str) -> list[str]:
     """Versions that have a bundled ``kind`` table (``vllm`` or ``llm-d-router``)."""
     prefix = kind + "-"
-    return sorted(p.name[len(prefix):-5] for p in _data().iterdir()
-                  if p.name.startswith(prefix) and p.name.endswith(".json"))
+    return sorted(name[len(prefix):-5] for name in os.listdir(_data())
+                  if name.startswith(prefix) and name.endswith(".json"))
 
 
 @lru_cache(maxsize=8)
@@ -130,10 +143,11 @@ def _table(kind: str, version: str):
 
     from manifesto.schema.runtime import FORMAT, RouterTable, VllmTable
 
-    res = _data() / f"{kind}-{version}.json"
-    if not res.is_file():
+    res = os.path.join(_data(), f"{kind}-{version}.json")
+    if not os.path.isfile(res):
         return None
-    table = msgspec.json.decode(res.read_bytes(), type=VllmTable if kind == "vllm" else RouterTable)
+    with open(res, "rb") as fh:
+        table = msgspec.json.decode(fh.read(), type=VllmTable if kind == "vllm" else RouterTable)
     if table.format != FORMAT:
         raise CatalogError(f"{res}: table format {table.format}, this Manifesto reads format {FORMAT}; "
                            f"regenerate it with {table.generator}")
@@ -212,8 +226,8 @@ def _listed(path) -> bool:
 
 def entry_names(kind: str, environ: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """(name, origin 'user'|'bundled') of ``entries``, without making a Path (shell completion)."""
-    user = [n for n, p in _plain_names(_config_dir(environ), kind).items() if _listed(p)]
-    bundled = [n for n, p in _plain_names(_bundled_dir(), kind).items() if _listed(p)]
+    user = [n for n, p in _plain_names(config_dir(environ), kind).items() if _listed(p)]
+    bundled = [n for n, p in _plain_names(bundled_dir(), kind).items() if _listed(p)]
     return sorted([(n, "user") for n in user] + [(n, "bundled") for n in bundled if n not in set(user)])
 
 
@@ -227,36 +241,35 @@ def entries(kind: str, environ: dict[str, str] | None = None) -> list[tuple[str,
     return sorted(out)
 
 
-def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: SearchPath | None = None) -> Path:
-    """A path for ``ref``: a build address (``//models/qwen:aggregated``) when the search path
-    resolves them, an existing file path (or pipe: ``<(...)``; ``-`` is standard input), else a name in the search path's catalogs.
-    ``environ`` (tests, ``config`` commands) selects that environment's user catalog."""
+def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: SearchPath | None = None) -> str:
+    """The path of ``ref``: a build address (``//models/qwen:aggregated``) when the search path
+    resolves them, an existing file path (or pipe: ``<(...)``; ``-`` is standard input, a
+    ``yamlio.StreamPath``), else a name in the search path's catalogs. ``environ`` (tests,
+    ``config`` commands) selects that environment's user catalog. The path is text, spelled
+    as ``pathlib`` spells it (``path_text``)."""
     where = default_search(environ) if environ is not None and search is None else _search(search)
     if ref.startswith("//"):
         if where.addresses is None:
             raise CatalogError(f"'{ref}' is a build address; only the manifesto CLI resolves build addresses "
                                "(pass a file path here)")
-        return where.addresses(ref)
+        return os.fspath(where.addresses(ref))
     if ref in ("-", "/dev/stdin") or (ref.startswith("/dev/fd/") and os.path.exists(ref)):
         from manifesto.yamlio import StreamPath  # named on the command line: read it once
 
         return StreamPath("/dev/stdin" if ref == "-" else ref)
-    from pathlib import Path
-
-    path = Path(ref)
-    if path.is_file():
-        return path
+    if _is_file(path_text(ref)):  # pathlib's spelling: "x.yaml/" names the file x.yaml too
+        return path_text(ref)
     name = ref[:-5] if ref.endswith(".yaml") else ref
     if kind == "clusters" and where.workspace is not None and "/" not in name:
         # Inside a workspace its own cluster targets (clusters/acme-h100.yaml) win over the catalogs.
         found = where.workspace(kind, name)
         if found is not None:
-            return found
+            return os.fspath(found)
     known: list[str] = []
     for root in where.roots:
-        table = _names(root, kind)
+        table = _plain_names(os.fspath(root), kind)
         if name in table:
-            return table[name]
+            return path_text(table[name])
         known += [n for n in table if n not in known]
     singular = {"models": "model", "clusters": "cluster", "routing": "routing profile"}[kind]
     if os.path.lexists(ref):  # a path that is there but is no file: say what it is instead
@@ -270,3 +283,29 @@ def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: 
         f"no {singular} '{ref}': not a file, and not in the user or bundled catalog"
         f"{did_you_mean(name, known)}" + (f"; known: {', '.join(known)}" if len(known) <= 12 else "")
     )
+
+
+def path_text(path: str) -> str:
+    """``path`` as ``str(pathlib.PurePosixPath(path))`` spells it: no empty or ``.`` part, no
+    trailing slash, two leading slashes kept (POSIX leaves their meaning open), three or more
+    read as one. Paths the catalog hands out are spelled so, as they were when it handed out
+    ``Path`` objects (tests/test_catalog_paths.py holds the two equal)."""
+    stripped = path.lstrip("/")
+    root = {0: "", 2: "//"}.get(len(path) - len(stripped), "/")
+    return (root + "/".join(p for p in stripped.split("/") if p and p != ".")) or "."
+
+
+def _is_file(path: str) -> bool:
+    """``pathlib.Path(path).is_file()``: a regular file, following links; the errors meaning
+    "no such file" are False, any other is raised (a folder that may not be read, say)."""
+    import errno
+    import stat
+
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+            return False
+        raise
+    except ValueError:  # a NUL character
+        return False

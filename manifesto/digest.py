@@ -44,10 +44,10 @@ def code_files() -> list[str]:
         # The runtime tables (data/*.json) decide which specs render, so they key the cache too.
         out += [os.path.join(dirpath, name) for name in sorted(filenames)
                 if name.endswith(".py") or (name.endswith(".json") and os.path.basename(dirpath) == "data")]
-    from manifesto.catalog import architectures_path, images_path
+    from manifesto.catalog import architectures_dir, images_file
 
-    out.append(str(images_path()))
-    for dirpath, dirnames, filenames in os.walk(architectures_path()):
+    out.append(images_file())
+    for dirpath, dirnames, filenames in os.walk(architectures_dir()):
         dirnames.sort()
         out += [os.path.join(dirpath, name) for name in sorted(filenames) if name.endswith(".json")]
     return sorted(out)

@@ -10,12 +10,14 @@ file:line:col of the key it is about.
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from manifesto.errors import ExtendsError, ManifestoError, Origin, SchemaError, did_you_mean, show_value
 from manifesto.errors import format_path
 from manifesto.yamlio import Locations, file_problem, load_yaml, outside_problem
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["Loaded", "load_model_data", "validate", "load_model", "load_cluster_file", "load_typed", "DELETE"]
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 
 from manifesto.digest import code_files, code_fingerprint, digest, file_digest
 from manifesto.store import Store, request_key, task_key
@@ -25,11 +24,12 @@ from manifesto.store import Store, request_key, task_key
 __all__ = ["cache_dir", "cached", "render_cached"]
 
 
-def cache_dir(env) -> Path | None:
+def cache_dir(env) -> str | None:
+    """The single commands' store folder (None: ``MANIFESTO_NO_CACHE`` turns it off)."""
     if env.get("MANIFESTO_NO_CACHE"):
         return None
     base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "llm-manifesto" / "render"
+    return os.path.join(base, "llm-manifesto", "render")
 
 
 def _code(store: Store) -> str:
@@ -68,7 +68,7 @@ def _hit(store: Store, key: str, code: str):
     return result
 
 
-def cached(directory: Path | None, *, command: str, spec: str, cluster: str, routing: str | None,
+def cached(directory: str | None, *, command: str, spec: str, cluster: str, routing: str | None,
            options: dict, produce, refs: tuple[str, str] | None = None) -> tuple[str, str, str]:
     """``(text, suffix, label)`` of ``command`` on these files, from the store while valid.
 
@@ -121,7 +121,7 @@ def _remember(store: Store, key: str, command: str, code: str, options, inputs: 
     store.put(Request(key, code, tuple(inputs), digests, result))
 
 
-def render_cached(directory: Path | None, *, command: str, spec: str, cluster: str, routing: str | None,
+def render_cached(directory: str | None, *, command: str, spec: str, cluster: str, routing: str | None,
                   options: dict) -> tuple[str, str]:
     """(text, suffix) of rendering ``spec`` for ``cluster`` (see :func:`cached`)."""
     text, suffix, _ = cached(directory, command=command, spec=spec, cluster=cluster, routing=routing,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 
 __all__ = ["load_images", "load_routing_profile", "load_architecture", "catalog_record", "plan_for", "render_text",
@@ -17,9 +18,9 @@ def _images(path: str):
 
 
 def load_images():
-    from manifesto.catalog import images_path
+    from manifesto.catalog import images_file
 
-    return _images(str(images_path()))
+    return _images(images_file())
 
 
 @lru_cache(maxsize=64)
@@ -42,11 +43,11 @@ def catalog_record(model_id: str):
     """(path of the bundled record of ``model_id``, its Architecture or None)."""
     import re
 
-    from manifesto.catalog import architectures_path
+    from manifesto.catalog import architectures_dir, path_text
 
     if not re.fullmatch(r"[\w.-]+/[\w.-]+", model_id) or ".." in model_id:
         return None, None
-    path = str(architectures_path() / f"{model_id}.json")
+    path = path_text(os.path.join(architectures_dir(), f"{model_id}.json"))
     return path, _catalog_architecture(path)
 
 
@@ -108,8 +109,6 @@ def load_architecture(spec, hf_home: str | None = None):
 
 def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict, object]:
     """(source name, YAML text, path, data, field path -> Origin) of a validated routing profile."""
-    from pathlib import Path
-
     from manifesto.catalog import find, within
     from manifesto.load import Loaded, display_name, validate
     from manifesto.schema.compiled import EndpointPickerConfig
@@ -118,7 +117,7 @@ def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict, ob
     path = find("routing", ref, search=search)
     text = read_text(path, display_name(path), within(search))  # once: the file may be a pipe (`<(...)`)
     data, locs = parse_yaml(text, display_name(path))
-    real = str(Path(path).resolve())
+    real = os.path.realpath(path)
     validate(EndpointPickerConfig, Loaded(data, locs, [real]))
     return f"--routing-profile {display_name(path)}", text, real, data, locs.find
 
@@ -135,10 +134,10 @@ def plan_for(spec, cluster, options, search=None, routing=None, hf_home: str | N
 def resolution(spec, cluster, options, search=None, routing=None, hf_home: str | None = None):
     """(every file the resolution reads, a function that resolves): what ``plan_for`` does,
     in two steps, so a caller can key a stored Plan on the files before resolving."""
-    from manifesto.catalog import images_path, runtime_tables
+    from manifesto.catalog import images_file, runtime_tables
     from manifesto.resolve.core import resolve
 
-    files = list(spec.files) + list(cluster.loaded.files) + [str(images_path().resolve())]
+    files = list(spec.files) + list(cluster.loaded.files) + [os.path.realpath(images_file())]
     arch, arch_note, arch_files = load_architecture(spec, hf_home)
     files += arch_files
     epp = None

@@ -21,10 +21,12 @@ import os
 import re
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from manifesto.errors import Origin, YamlSyntaxError, format_path, show_value
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["Locations", "load_yaml", "read_text", "StreamPath", "parse_yaml", "format_path", "file_problem", "confinement",
            "outside_problem", "MAX_ALIASES", "MAX_ALIAS_NODES", "MAX_FILE_BYTES", "MAX_ENTRIES"]
@@ -89,10 +91,12 @@ def load_yaml(path: str | Path, display: str | None = None, within: tuple[str, .
     return parse_yaml(read_text(path, name, within), name)
 
 
-class StreamPath(type(Path())):
+class StreamPath(str):
     """A pipe or terminal named on the command line (bash's ``<(...)``, ``-`` for standard
     input): the user asked for it, so ``read_text`` reads it once, like a file. Only
     ``catalog.find`` makes one, for a name given as such; any other pipe is refused."""
+
+    __slots__ = ()
 
 
 def read_text(path: str | Path, name: str, within: tuple[str, ...] = ()) -> str:

@@ -12,28 +12,27 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 __all__ = ["source_commit", "with_source"]
 
 _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
 
-def _read(path: Path) -> str | None:
+def _read(path: str) -> str | None:
     try:
-        return path.read_text(encoding="utf-8").strip()
+        with open(path, encoding="utf-8") as fh:
+            return fh.read().strip()
     except (OSError, UnicodeDecodeError):
         return None
 
 
-def _git_dir(root: Path) -> Path | None:
-    dot = root / ".git"
-    if dot.is_dir():
+def _git_dir(root: str) -> str | None:
+    dot = os.path.join(root, ".git")
+    if os.path.isdir(dot):
         return dot
-    text = _read(dot) if dot.is_file() else None  # a worktree: "gitdir: <path>"
+    text = _read(dot) if os.path.isfile(dot) else None  # a worktree: "gitdir: <path>"
     if text and text.startswith("gitdir: "):
-        path = Path(text[len("gitdir: "):])
-        return path if path.is_absolute() else (root / path)
+        return os.path.join(root, text[len("gitdir: "):])  # an absolute path stays as it is
     return None
 
 
@@ -42,11 +41,11 @@ def source_commit(package_dir: str | os.PathLike | None = None) -> str | None:
     checkout whose HEAD cannot be read)."""
     import manifesto
 
-    package = Path(package_dir) if package_dir else Path(manifesto.__file__).resolve().parent
-    git = _git_dir(package.parent)
+    package = os.fspath(package_dir) if package_dir else os.path.dirname(os.path.realpath(manifesto.__file__))
+    git = _git_dir(os.path.dirname(os.path.normpath(package)))
     if git is None:
         return None
-    head = _read(git / "HEAD")
+    head = _read(os.path.join(git, "HEAD"))
     if head is None:
         return None
     if _SHA.fullmatch(head):
@@ -55,14 +54,14 @@ def source_commit(package_dir: str | os.PathLike | None = None) -> str | None:
         return None
     ref = head[len("ref: "):]
     common = git
-    shared = _read(git / "commondir")
+    shared = _read(os.path.join(git, "commondir"))
     if shared:
-        common = Path(shared) if Path(shared).is_absolute() else (git / shared)
+        common = os.path.join(git, shared)  # an absolute path stays as it is
     for base in (git, common):
-        sha = _read(base / ref)
+        sha = _read(os.path.join(base, ref))
         if sha and _SHA.fullmatch(sha):
             return sha
-    packed = _read(common / "packed-refs") or ""
+    packed = _read(os.path.join(common, "packed-refs")) or ""
     for line in packed.splitlines():
         sha, _, name = line.partition(" ")
         if name == ref and _SHA.fullmatch(sha):

@@ -7,7 +7,6 @@ CLI reads the environment.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 __all__ = ["settings", "current_user", "pick_cluster", "pick_namespace", "checked_namespace", "kube_context",
            "kube_env", "current_context", "options"]
@@ -26,19 +25,20 @@ class Settings(dict):
         return self.origins.get(key)
 
 
-def _dotenv(path: Path, display: str) -> Settings:
+def _dotenv(path: str, display: str) -> Settings:
     _refuse_special(path)
     out = Settings()
     try:
         # utf-8-sig: a byte-order mark some editors write must not glue itself to the first key.
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
+        with open(path, encoding="utf-8-sig") as fh:
+            lines = fh.read().splitlines()
     except OSError:
         return out
     except UnicodeDecodeError as exc:
         from manifesto.errors import InputError
 
         raise InputError(f"not UTF-8 text ({exc.reason}); fix or remove this settings file",
-                         path=str(path)) from None
+                         path=path) from None
     for number, line in enumerate(lines, 1):
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
@@ -51,7 +51,7 @@ def _dotenv(path: Path, display: str) -> Settings:
     return out
 
 
-def _refuse_special(path: Path) -> None:
+def _refuse_special(path: str) -> None:
     """A FIFO, socket or device named .env would hang or feed every command; a directory
     (a virtualenv called .env) is not a settings file and is passed over."""
     import stat
@@ -65,16 +65,16 @@ def _refuse_special(path: Path) -> None:
         from manifesto.fsutil import kind_of
 
         raise InputError(f"is {kind_of(mode)}, expected a settings file of NAME=value lines; remove it",
-                         path=str(path))
+                         path=path)
 
 
 def settings() -> Settings:
     """Environment over ./.env over the user catalog's .env."""
-    from manifesto.catalog import config_home
+    from manifesto.catalog import config_dir, path_text
 
-    user = config_home() / ".env"
-    merged = _dotenv(user, str(user))
-    local = _dotenv(Path(".env"), ".env")
+    user = path_text(os.path.join(config_dir(), ".env"))
+    merged = _dotenv(user, user)
+    local = _dotenv(".env", ".env")
     merged.update(local)
     merged.origins.update(local.origins)
     merged.update(os.environ)

@@ -6,12 +6,12 @@ the ConfigMap; everything it needs to know about the instance travels in its env
 
 from __future__ import annotations
 
-from manifesto.hashing import sha256_hex
 import json
+import os
 from functools import cache
-from pathlib import Path
 from typing import Any
 
+from manifesto.hashing import sha256_hex
 from manifesto.resolve import names
 from manifesto.resolve.names import COMPONENT_LABEL, INSTANCE_LABEL
 from manifesto.render.k8s.common import meta, pod_defaults
@@ -41,7 +41,8 @@ POD_SELECTOR_LABELS = (INSTANCE_LABEL, COMPONENT_LABEL)
 @cache
 def controller_script() -> str:
     """The controller's source, exactly as it is shipped."""
-    return (Path(__file__).with_name(SCRIPT_KEY)).read_text(encoding="utf-8")
+    with open(os.path.join(os.path.dirname(__file__), SCRIPT_KEY), encoding="utf-8") as fh:
+        return fh.read()
 
 
 def _compact(value: Any) -> str:

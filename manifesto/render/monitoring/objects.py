@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from manifesto.hashing import sha256_hex
 import json
 import re
 
+from manifesto.hashing import sha256_hex
 from manifesto.render.envoy import STATS_PATH as ENVOY_STATS_PATH
 from manifesto.resolve import names
 from manifesto.resolve.names import (
