@@ -257,8 +257,9 @@ def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: 
         from manifesto.yamlio import StreamPath  # named on the command line: read it once
 
         return StreamPath("/dev/stdin" if ref == "-" else ref)
-    if _is_file(path_text(ref)):  # pathlib's spelling: "x.yaml/" names the file x.yaml too
-        return path_text(ref)
+    spelled = path_text(ref)
+    if _is_file(spelled):  # pathlib's spelling: "x.yaml/" names the file x.yaml too
+        return spelled
     name = ref[:-5] if ref.endswith(".yaml") else ref
     if kind == "clusters" and where.workspace is not None and "/" not in name:
         # Inside a workspace its own cluster targets (clusters/acme-h100.yaml) win over the catalogs.

@@ -10,11 +10,12 @@ __all__ = ["SUFFIXES", "MAX", "parse", "cpus", "mebibytes", "byte_count"]
 #: The largest value the API server keeps exactly (an int64).
 MAX = 2**63 - 1
 
-#: Every suffix Kubernetes accepts, with its multiplier (``m``, a thousandth, as a divisor).
+#: Every suffix Kubernetes accepts, with its scale as (multiplier, divisor): whole numbers,
+#: so a value is exact without fractions.
 SUFFIXES = {
-    "": 1, "m": 1,
-    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
-    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+    "": (1, 1), "m": (1, 1000),
+    "k": (10**3, 1), "M": (10**6, 1), "G": (10**9, 1), "T": (10**12, 1), "P": (10**15, 1), "E": (10**18, 1),
+    "Ki": (2**10, 1), "Mi": (2**20, 1), "Gi": (2**30, 1), "Ti": (2**40, 1), "Pi": (2**50, 1), "Ei": (2**60, 1),
 }
 _QUANTITY = re.compile(r"^([0-9]+)(?:\.([0-9]+))?([A-Za-z]*)\Z")
 
@@ -27,9 +28,10 @@ def parse(quantity: str):
     m = _QUANTITY.match(str(quantity))
     if not m or m.group(3) not in SUFFIXES:
         raise ValueError(f"{quantity!r} is not a Kubernetes quantity (examples: 8, 500m, 64Gi, 2G)")
-    whole, decimals, suffix = m.group(1), m.group(2) or "", m.group(3)
-    numerator = int(whole + decimals) * SUFFIXES[suffix]
-    denominator = 10 ** len(decimals) * (1000 if suffix == "m" else 1)
+    whole, decimals = m.group(1), m.group(2) or ""
+    multiplier, divisor = SUFFIXES[m.group(3)]
+    numerator = int(whole + decimals) * multiplier
+    denominator = 10 ** len(decimals) * divisor
     if numerator % denominator == 0:
         return numerator // denominator
     from fractions import Fraction
