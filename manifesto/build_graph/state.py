@@ -28,6 +28,7 @@ FORMAT = 7
 _MAGIC = b"manifesto-build\0"
 _HEADER = len(_MAGIC) + 4 + 4
 _STATUS = {s.value: s for s in Status}
+_SUFFIXES = frozenset(("", ".yaml", ".sbatch"))  # outdir.SUFFIXES and "" (no artifact)
 
 
 def new_state() -> dict:
@@ -141,7 +142,12 @@ def _well_formed(state) -> bool:
         return False
     if not all(isinstance(state.get(k), dict) for k in ("stat", "pairs")):
         return False
+    # The manifest is a cache, and a committed or planted out/.cache is data from outside:
+    # every field a build acts on has its type, and the suffix that names the artifact it
+    # writes is one of the build's own, so no record can aim a write anywhere else.
     return all(isinstance(v, tuple) and len(v) == len(PairRecord._fields) and v[4] in _STATUS
+               and v[5] in _SUFFIXES and isinstance(v[1], tuple) and all(type(p) is str for p in v[1])
+               and (v[2] is None or type(v[2]) is tuple) and all(type(v[i]) is str for i in (3, 6, 7, 8))
                for v in state["pairs"].values())
 
 
