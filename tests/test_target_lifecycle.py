@@ -230,14 +230,36 @@ def test_server_and_controller_fields_are_not_drift(fake, ws):
     assert rc == 0 and out.startswith("//:qwen-demo  in-sync"), out + err
 
 
-def test_kubeconfig_from_dotenv_reaches_every_kubectl_call(fake, ws, monkeypatch):
+def test_kubeconfig_from_the_user_dotenv_reaches_every_kubectl_call(fake, ws, monkeypatch):
+    import os
+
     monkeypatch.delenv("KUBECONFIG", raising=False)
-    (ws / ".env").write_text("KUBECONFIG=/home/alice/.kube/lab.yaml\n")
+    user_env = Path(os.environ["MANIFESTO_CONFIG_HOME"]) / ".env"
+    user_env.parent.mkdir(parents=True, exist_ok=True)
+    user_env.write_text("KUBECONFIG=/home/alice/.kube/lab.yaml\n")
     fake.reset_log()
     rc, _, err = fake.run("deploy", "//:qwen-demo")
     assert rc == 0, err
     assert fake.argvs()[0] == ["config", "current-context"]
     assert {c["kubeconfig"] for c in fake.calls()} == {"/home/alice/.kube/lab.yaml"}
+
+
+def test_a_workspace_dotenv_cannot_pick_the_kubeconfig(fake, ws, monkeypatch):
+    """A kubeconfig can run programs (exec credential plugins), and a workspace's .env can come
+    with a clone: only the user's own settings choose it."""
+    import os
+
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    (ws / ".env").write_text("MANIFESTO_NAMESPACE=demo\nKUBECONFIG=/tmp/planted-kubeconfig\n")
+    fake.reset_log()
+    rc, _, err = fake.run("deploy", "//:qwen-demo")
+    assert rc == 0, err
+    user = Path(os.environ["MANIFESTO_CONFIG_HOME"]) / ".env"
+    assert err.splitlines()[0] == (f"warning: .env:2: KUBECONFIG is ignored: a workspace's .env may not set it (a "
+                                   f"kubeconfig can run programs through exec credential plugins); set it in the "
+                                   f"environment or in {user}")
+    assert err.count("KUBECONFIG is ignored") == 1
+    assert "/tmp/planted-kubeconfig" not in {c["kubeconfig"] for c in fake.calls()}
 
 
 def test_a_missing_kubectl_is_named_not_read_as_no_context(fake, ws, monkeypatch, tmp_path):

@@ -68,13 +68,35 @@ def _refuse_special(path: str) -> None:
                          path=path)
 
 
+#: Settings a workspace's ./.env may not make: each picks a program or where a file is
+#: written, and a .env can arrive with a clone or a pull request. The environment and the
+#: user catalog's .env (the user's own) still set them.
+USER_ONLY = {
+    "KUBECONFIG": "a kubeconfig can run programs through exec credential plugins",
+    "MANIFESTO_RENDER_OUT": "it picks where `render file` writes",
+}
+_told: set[str] = set()
+
+
 def settings() -> Settings:
-    """Environment over ./.env over the user catalog's .env."""
+    """Environment over ./.env over the user catalog's .env (``USER_ONLY`` keys not from ./.env)."""
     from manifesto.catalog import config_dir, path_text
 
     user = path_text(os.path.join(config_dir(), ".env"))
     merged = _dotenv(user, user)
     local = _dotenv(".env", ".env")
+    for key in USER_ONLY.keys() & local.keys():
+        where = local.origins.pop(key)
+        del local[key]
+        told = f"{os.getcwd()}\0{where}"
+        if key not in os.environ and told not in _told:
+            import sys
+
+            from manifesto.errors import printable
+
+            _told.add(told)
+            print(f"warning: {printable(where)}: {key} is ignored: a workspace's .env may not set it "
+                  f"({USER_ONLY[key]}); set it in the environment or in {printable(user)}", file=sys.stderr)
     merged.update(local)
     merged.origins.update(local.origins)
     merged.update(os.environ)
