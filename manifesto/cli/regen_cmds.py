@@ -8,7 +8,8 @@ the CLI's own parser and accepted only when it is a render (``render manifest``,
 from the header and which names no kube context and writes nowhere but a private temporary
 folder. It then runs in this process, with this install of manifesto: the inputs written
 to that folder (0700, removed after), no ambient settings (no ``MANIFESTO_*`` variable, no
-``.env``, no user catalog, no render cache, no kube config), stdout captured.
+``.env``, no user catalog, no render cache, no kube config), its output captured (the
+render's own warnings are not shown: they are about the render, not the comparison).
 
 What is compared: the file, except that the note a render from a git checkout adds to the
 header's ``# Source:`` line ("(checkout at git commit ...)", ``cli.provenance``) is taken
@@ -210,8 +211,8 @@ def regenerate(header, name: str) -> str:
         args.quiet, args.verbose = True, False
         args.search = SearchPath((bundled_dir(),), within=confinement([root, bundled_dir()]))
         out = io.StringIO()
-        try:
-            with _Hermetic(root, work), contextlib.redirect_stdout(out):
+        try:  # the render's own notes and warnings are about the render, not the comparison
+            with _Hermetic(root, work), contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
                 args.func(args)
         except ManifestoError as exc:
             message = exc.format()
