@@ -458,3 +458,21 @@ def test_without_source_takes_off_only_the_checkout_note():
     for kept in (text.format(note + " ", ""), text.format(note.replace(sha, sha.upper()), ""),
                  text.format(" (checkout at git commit abc; uncommitted changes not shown)", ""), "plain\n"):
         assert without_source(kept) == kept
+
+
+@pytest.mark.parametrize("cluster", ["example-gb200", "example-slurm"])
+def test_a_render_with_every_option_regenerates(cluster, sandbox):
+    """A routing profile inlined as a heredoc, idle settings, root overrides and pre-launch
+    commands full of shell metacharacters: all data, all reproduced."""
+    routing = sorted((REPO_ROOT / "routing").glob("*.yaml"))[0]
+    args = [str(REPO_ROOT / "models/qwen/qwen3-0.6b-pd.yaml"), "--cluster", cluster, "--user", "o.brien",
+            "--namespace", "team-a", "--routing-profile", str(routing), "--user-root", "/mnt/{user} x",
+            "--pre-launch", "echo \"$HOSTNAME\" && ls -l; `id` $(id) > /tmp/never"]
+    if cluster == "example-gb200":
+        args += ["--idle-timeout", "2h", "--no-idle-shutdown"]
+    text = _render(*args)
+    assert "--routing-profile <(cat <<'MANIFESTO_ROUTING'" in text
+    path = sandbox / "a.yaml"
+    path.write_text(text)
+    rc, out, err = cli_in_process("regen", str(path))
+    assert (rc, out) == (0, ""), err
