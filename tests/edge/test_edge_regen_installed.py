@@ -73,3 +73,32 @@ def test_every_artifact_regenerates_from_an_editable_install(tmp_path):
     assert {path: result for path, result in codes.items() if result[0] != 0} == {}
     assert len(codes) == len(ARTIFACTS) >= 50
     assert sorted(os.listdir(tmp_path)) == ["mine.yaml"]
+
+
+def test_print_command_reproduces_the_render_with_bash(tmp_path):
+    """The printed command, run by bash, renders what regen renders in-process, also for a
+    header spelled differently from the renderer's own (glued and double-quoted words)."""
+    import shlex
+    import shutil
+
+    from manifesto.render.header import regenerate_command
+
+    if shutil.which("bash") is None:
+        pytest.skip("no bash")
+    golden = (REPO / "tests/golden/single-gpu-deployment/expected.yaml").read_text()
+    spelled = golden.replace("--user golden-user --namespace golden-ns",
+                             "--user \"golden\"-'user' --namespace gol\"den-ns\"", 1)
+    path = tmp_path / "spelled.yaml"
+    path.write_text(spelled)
+    env = {**_env(), "MANIFESTO": f"{shlex.quote(sys.executable)} -m manifesto", "MANIFESTO_SOURCE_COMMIT": "off"}
+    printed = subprocess.run([sys.executable, "-m", "manifesto", "regen", "--print-command", str(path)],
+                             cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout == regenerate_command(golden)  # the canonical spelling
+    for command in (printed.stdout, regenerate_command(spelled)):
+        ran = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, env=env,
+                             timeout=120)
+        assert (ran.returncode, ran.stdout) == (0, golden), ran.stderr
+    regen = subprocess.run([sys.executable, "-m", "manifesto", "regen", str(path)], cwd=tmp_path,
+                           capture_output=True, text=True, env=env, timeout=120)
+    assert regen.returncode == 1 and "\n-#     --user \"golden\"-'user' --namespace gol\"den-ns\"\n" in regen.stdout
