@@ -267,7 +267,8 @@ def _regen(args) -> int:
     diff = list(difflib.unified_diff(_lines(compared), _lines(fresh), shown, f"{shown} (regenerated)"))
     for line in diff:
         body = line[:-1] if line.endswith("\n") else line
-        sys.stdout.write(printable(body, keep="\t") + ("\n" if line.endswith("\n") else "\n\\ No newline at end of file\n"))
+        end = "\n" if line.endswith("\n") else "\n\\ No newline at end of file\n"
+        sys.stdout.write(printable(body, keep="\t") + end)
     changed = sum(1 for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---")))
     print(f"manifesto: {shown} differs from what its header's command renders ({changed} line(s) changed)",
           file=sys.stderr)

@@ -353,8 +353,9 @@ def _heredoc(src: _Lines, name: str, line: str, number: int, offset: int, pos: i
         if loose and loose.group(1):
             raise HeaderError("an input written '<<-' (tab-stripping heredoc); a header writes <(cat <<'TAG'", where)
         if loose and loose.group(2) and not loose.group(2).startswith("'"):
-            raise HeaderError(f"an input whose heredoc tag {_show(loose.group(2), 30)} is not single-quoted: bash would "
-                              "expand '$VAR', '$(...)' and backticks in its text; a header writes <(cat <<'TAG'", where)
+            raise HeaderError(f"an input whose heredoc tag {_show(loose.group(2), 30)} is not single-quoted: bash "
+                              "would expand '$VAR', '$(...)' and backticks in its text; a header writes <(cat <<'TAG'",
+                              where)
         raise HeaderError(f"an input '<({_show(rest, 30)}' that is not <(cat <<'TAG' alone on its line; anything "
                           "else inside '<(...)' would run", where)
     tag = m.group(1)

@@ -268,7 +268,8 @@ def test_render_file_and_slurm_write_only_inside_the_private_folder(sandbox):
     path.write_text(text.replace(COMMAND_END, COMMAND_END.rstrip("\n") + " -o rendered.yaml\n"))
     rc, out, _ = cli_in_process("regen", str(path))
     # render file writes the same bytes as render manifest, whose header says so: one line differs
-    assert rc == 1 and "\n-#   ${MANIFESTO:-manifesto} render file \\\n+#   ${MANIFESTO:-manifesto} render manifest \\\n" in out
+    changed = "\n-#   ${MANIFESTO:-manifesto} render file \\\n+#   ${MANIFESTO:-manifesto} render manifest \\\n"
+    assert rc == 1 and changed in out
     assert sorted(os.listdir(sandbox)) == ["file.yaml"]
     slurm = sandbox / "job.sbatch"
     slurm.write_text(SLURM.read_text().replace("render manifest \\", "render slurm \\", 1))
@@ -476,3 +477,11 @@ def test_a_render_with_every_option_regenerates(cluster, sandbox):
     path.write_text(text)
     rc, out, err = cli_in_process("regen", str(path))
     assert (rc, out) == (0, ""), err
+
+
+def test_the_diff_escapes_control_characters_from_the_file(sandbox):
+    path = sandbox / "a.yaml"
+    path.write_text(_golden().replace("replicas: 1", "replicas: 1 # \x1b]0;title\x07\x1b[2J\u202e", 1))
+    rc, out, err = cli_in_process("regen", str(path))
+    assert rc == 1 and "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "-  replicas: 1 # \\x1b]0;title\\x07\\x1b[2J\\u202e\n+  replicas: 1\n" in out
