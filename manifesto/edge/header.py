@@ -352,6 +352,9 @@ def _heredoc(src: _Lines, name: str, line: str, number: int, offset: int, pos: i
         loose = _OPEN_LOOSE.match(rest)
         if loose and loose.group(1):
             raise HeaderError("an input written '<<-' (tab-stripping heredoc); a header writes <(cat <<'TAG'", where)
+        if loose and loose.group(2).startswith('"'):
+            raise HeaderError(f"an input whose heredoc tag {_show(loose.group(2), 30)} is in double quotes; a header "
+                              "writes <(cat <<'TAG'", where)
         if loose and loose.group(2) and not loose.group(2).startswith("'"):
             raise HeaderError(f"an input whose heredoc tag {_show(loose.group(2), 30)} is not single-quoted: bash "
                               "would expand '$VAR', '$(...)' and backticks in its text; a header writes <(cat <<'TAG'",

@@ -134,7 +134,9 @@ def test_the_refusals_name_what_they_found(sandbox):
         "output-elsewhere": "is outside regen's private temporary folder",
         "output-parent": "-o/--output '../CANARY' is outside",
         "unknown-flag": "unrecognized arguments: --kubeconfig",
-        "unquoted-tag": "heredoc tag MANIFESTO_MODEL is not single-quoted",
+        "unquoted-tag": "heredoc tag MANIFESTO_MODEL is not single-quoted: bash would expand",
+        "double-quoted-tag": "heredoc tag \"MANIFESTO_MODEL\" is in double quotes",
+        "dash-tag": "an input written '<<-'",
         "command-in-substitution": "'touch",
         "escape-sequence": "control character U+001B",
     }
