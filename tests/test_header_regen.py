@@ -2,7 +2,10 @@
 
 The command is taken from the header of every file in out/ and every golden, run with
 bash in an empty directory (so no relative path or catalog can help it), with
-``MANIFESTO`` naming this checkout's interpreter, and its stdout compared to the file.
+``MANIFESTO`` naming this checkout's interpreter, and its stdout compared to the file:
+the header is a bash command a person can run. ``manifesto regen`` itself runs no shell
+(it parses the header and renders in-process: tests/edge/test_edge_regen.py); the tests
+of its command line are here too.
 """
 
 from __future__ import annotations
@@ -116,8 +119,9 @@ def test_regen_reports_a_command_that_fails(tmp_path):
     text = (REPO / "tests/golden/single-gpu-deployment/expected.yaml").read_text()
     broken.write_text(text.replace("--namespace golden-ns", "--namespace Not_A_Label", 1))
     proc = _regen(str(broken), cwd=tmp_path)
-    assert proc.returncode == 2 and proc.stderr.startswith("error: the header's command failed (exit 1): ")
-    assert "Not_A_Label" in proc.stderr
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == ("error: the header's command failed: --namespace 'Not_A_Label' must be a DNS label: "
+                           "lowercase letters, digits and '-', starting and ending with a letter or digit\n")
 
 
 def test_headers_say_what_editing_does():

@@ -13,9 +13,12 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["source_commit", "with_source"]
+__all__ = ["source_commit", "with_source", "without_source"]
 
 _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+_MARK = "\n# Source: llm-manifesto "
+#: The note ``with_source`` adds after the version, at the end of the line.
+_NOTE = re.compile(r" \(checkout at git commit [0-9a-f]{40}(?:[0-9a-f]{24})?; uncommitted changes not shown\)\Z")
 
 
 def _read(path: str) -> str | None:
@@ -76,8 +79,23 @@ def with_source(text: str, env: dict[str, str]) -> str:
     commit = source_commit()
     if commit is None:
         return text
-    head, sep, rest = text.partition("\n# Source: llm-manifesto ")
+    head, sep, rest = text.partition(_MARK)
     if not sep:
         return text
     version, nl, tail = rest.partition("\n")
     return f"{head}{sep}{version} (checkout at git commit {commit}; uncommitted changes not shown){nl}{tail}"
+
+
+def without_source(text: str) -> str:
+    """``text`` with the note ``with_source`` adds taken off its header's ``# Source:`` line
+    (the first one, as ``with_source`` writes it): provenance of the copy that rendered it,
+    not content. ``regen`` compares a file with a fresh render through this, so a render
+    from a checkout compares equal to the same render from a wheel; the version stays."""
+    head, sep, rest = text.partition(_MARK)
+    if not sep:
+        return text
+    line, nl, tail = rest.partition("\n")
+    m = _NOTE.search(line)
+    if m is None:
+        return text
+    return f"{head}{sep}{line[:m.start()]}{nl}{tail}"
