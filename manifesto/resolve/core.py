@@ -28,7 +28,7 @@ from manifesto.resolve.plan import (
     Accelerator, Claim, ConnectionPool, EnvVar, Fit, IdlePlan, Mount, Options, Placement, Plan, Resources, RolePlan,
     RoutingSizing, Size, SlurmPlan, Volume,
 )
-from manifesto.resolve.routing import plan_routing
+from manifesto.resolve.routing import EXPERIMENTAL_FLAG, plan_routing
 from manifesto.resolve.storage import cache_key_for, cuda_tag, plan_storage
 
 __all__ = ["resolve", "default_resources"]
@@ -55,7 +55,7 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
         _check_cluster_env(vllm_table, cluster, cluster_where)
     routing = plan_routing(spec, epp_config, where)
     if routing is not None and tables is not None:
-        _check_router(tables, spec, cluster, images, epp_config, where, epp_where)
+        routing = _check_router(tables, spec, cluster, images, epp_config, routing, where, epp_where)
     routed_roles = _routed_roles(spec, routing)
     idle = _idle(spec, options)
     moe = architecture.is_moe if architecture is not None else None
@@ -99,24 +99,31 @@ def router_release(images, cluster) -> str | None:
     return cluster.llm_d.release or images.llm_d.get("release") or "main"
 
 
-def _check_router(tables, spec, cluster, images, epp_config, where: Where, epp_where: Where) -> None:
-    """Routing profiles and inline plugin configs against the pinned router's plugin table."""
-    from manifesto.resolve.router_check import check_epp_config
+def _check_router(tables, spec, cluster, images, epp_config, routing, where: Where, epp_where: Where):
+    """Routing profiles and inline plugin configs against the pinned router's plugin table (every
+    problem of every config at once). Returns ``routing`` with the Alpha plugins of the config the
+    picker loads, for which the renderers pass ``--allow-experimental-plugins``."""
+    from manifesto.resolve.failures import raise_all
+    from manifesto.resolve.router_check import epp_errors, experimental_plugins
 
     release = router_release(images, cluster)
     # main moves with every commit: its table is a dated snapshot, not what the image runs.
     table = tables.router(release) if release and release != "main" else None
     if table is None:
-        return
+        return routing
+    errors = []
     if epp_config is not None:
-        check_epp_config(table, epp_config[2], epp_where, ())
-        return
-    r = spec.routing
-    if r is not None and r.plugin_configs is not None:
-        for name, config in sorted(r.plugin_configs.items()):
-            check_epp_config(table, config, where, ("routing", "plugin_configs", name))
-    elif r is not None and r.plugin_config is not None:
-        check_epp_config(table, r.plugin_config, where, ("routing", "plugin_config"))
+        errors += epp_errors(table, epp_config[2], epp_where, ())
+    elif spec.routing is not None and spec.routing.plugin_configs is not None:
+        for name, config in sorted(spec.routing.plugin_configs.items()):
+            errors += epp_errors(table, config, where, ("routing", "plugin_configs", name))
+    elif spec.routing is not None and spec.routing.plugin_config is not None:
+        errors += epp_errors(table, spec.routing.plugin_config, where, ("routing", "plugin_config"))
+    raise_all(errors)
+    alpha = experimental_plugins(table, json.loads(routing.config_data))
+    if alpha and any(f.name == EXPERIMENTAL_FLAG.lstrip("-") for f in table.epp_flags):
+        return msgspec.structs.replace(routing, experimental_plugins=alpha)
+    return routing
 
 
 def _check_cluster_env(table, cluster, cluster_where: Where) -> None:
