@@ -34,8 +34,9 @@ class ResolveErrors(ResolveError):
 
 
 def raise_all(errors: list[ManifestoError]) -> None:
-    """Raise ``errors`` (duplicates dropped): the one error itself, or all of them together."""
-    unique = list({e.format(): e for e in errors}.values())
+    """Raise ``errors`` (duplicates dropped, in file order): the one error itself, or all together."""
+    unique = sorted({e.format(): e for e in errors}.values(),
+                    key=lambda e: (e.origin.file, e.origin.line, e.origin.col) if e.origin else ("", 0, 0))
     if len(unique) == 1:
         raise unique[0]
     if unique:
