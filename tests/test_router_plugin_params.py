@@ -84,7 +84,13 @@ def _handler(parameters) -> dict:
     ({"profiles": {"decode": "d", "prefill": "p"}, "deciders": {"prefill": "pd-decider"}, "stageOrder": "decode-first"},
      []),
     ({"prefillProfile": "prefill", "decodeProfile": "decode", "deciderPluginName": "pd-decider"}, []),
-], ids=["nested-typo", "nested-type", "mixed-spellings", "nested-ok", "flat-ok"])
+    ({"prefillProfile": "prefill", "decodeProfle": "decode"},
+     [(("plugins", 1, "parameters", "decodeProfle"),
+       "disagg-profile-handler in router v0.10.0 has no parameter 'decodeProfle' (did you mean 'decodeProfile'?); "
+       "it takes: deciderPluginName, decodeProfile, encodeDeciderPluginName, encodeProfile, "
+       "prefillDeciderPluginName, prefillProfile, stageOrder (the router decodes parameters strictly and would "
+       "exit on start)")]),
+], ids=["nested-typo", "nested-type", "mixed-spellings", "nested-ok", "flat-ok", "flat-typo"])
 def test_disagg_profile_handler_parameters(parameters, expected):
     assert epp_problems(router_table(ROUTER), _handler(parameters)) == expected
 

@@ -115,6 +115,10 @@ def _parameters(table, plugin, params) -> list[tuple[tuple, str]]:
     if any(not _fields(table, plugin.type, alt, params, ()) for alt in plugin.alternatives):
         return []
     current = {p.name.lower() for p in plugin.parameters}
+    keys = {str(k).lower() for k in params}
+    if not keys & current:  # written in an older spelling only: report against the closest one
+        best = max(plugin.alternatives, key=lambda alt: len(keys & {p.name.lower() for p in alt}))
+        return _fields(table, plugin.type, best, params, ())
     older = {p.name.lower(): alt for alt in plugin.alternatives for p in alt}
     out = []
     for path, why in found:
