@@ -25,6 +25,9 @@ class Note(msgspec.Struct, frozen=True):
     path: tuple
     message: str
     new_path: tuple | None = None
+    # (old path, new path) pairs of list entries that moved (a joined token list): their source
+    # positions move with them, replacing what the new path had.
+    moves: tuple = ()
 
     @property
     def key(self) -> str:
@@ -77,6 +80,10 @@ class _Rules:
     def mapped(self, path, new_path, extra: str = "") -> None:
         self.notes.append(Note("mapped", path, f"{_fmt(path)} is the reference's spelling; it is read as "
                                               f"{_fmt(new_path)}{extra}", new_path))
+
+    def said(self, path, new_path, message: str, moves: tuple = ()) -> None:
+        """A mapping whose warning is ``message`` (the key and what it became, in words)."""
+        self.notes.append(Note("mapped", path, message, new_path, moves))
 
     def dropped(self, path, why: str) -> None:
         self.notes.append(Note("dropped", path, f"{_fmt(path)} is ignored: {why}"))
@@ -133,11 +140,13 @@ def _renames(data: dict, r: _Rules) -> None:
             r.rename(model, "served_name", vllm, "served_model_name", ("model", "served_name"),
                      ("vllm", "served_model_name"))
         if "hf_home" in model:
-            r.refused(("model", "hf_home"), "where the Hugging Face cache lives is the cluster's choice here: set "
-                      "cache.hf_home in the cluster profile")
+            _hf_home(data, model, r)
     if "namespace" in data:
-        r.refused(("namespace",), "the namespace is a render option here: pass --namespace (or set "
-                  "MANIFESTO_NAMESPACE, or `namespace:` in a BUILD.yaml option set)")
+        # The reference's commands overwrote it with the runtime namespace before rendering.
+        del data["namespace"]
+        r.dropped(("namespace",), "the namespace is a render option here, as it was for the reference's commands "
+                  "(they replaced this key with it): pass --namespace, or set MANIFESTO_NAMESPACE or `namespace:` "
+                  "in a BUILD.yaml option set; without either it is the kube context's namespace")
     runtime = data.get("runtime")
     env = _child(data, "env", data) if isinstance(runtime, dict) and isinstance(runtime.get("env"), dict) else None
     if env is not None:
@@ -152,21 +161,92 @@ def _renames(data: dict, r: _Rules) -> None:
             r.mapped(("runtime", "env"), ("env",))
     cache = data.get("cache")
     if isinstance(cache, dict) and "cuda" in cache:
-        r.refused(("cache", "cuda"), "the {cuda} cache-path piece comes from the accelerator's "
-                  "torch_cuda_arch_list here; use cache.key to separate compiled caches")
+        del cache["cuda"]
+        if not cache:
+            del data["cache"]
+        r.dropped(("cache", "cuda"), "the {cuda} piece of compiled-cache paths is derived from the accelerator's "
+                  "torch_cuda_arch_list here, and the image tag (or cache.key) already keeps caches of different "
+                  "builds apart; set cache.key to force a fresh cache")
     _migrate_routing(data, r)
     for key, role in _roles(data):
         _role_renames(role, ("roles", key), r)
 
 
+def _hf_home(data: dict, model: dict, r: _Rules) -> None:
+    """``model.hf_home``: the reference exported it as the pods' HF_HOME, which the spec's ``env``
+    does here (above the cluster's cache placement, as there)."""
+    value = model["hf_home"]
+    env = _child(data, "env", data)
+    if env is None:
+        return  # the schema reports the env value
+    if "HF_HOME" in env:
+        r.refused(("model", "hf_home"), "the reference's spelling of env.HF_HOME, which is set too; keep one")
+        return
+    del model["hf_home"]
+    env["HF_HOME"] = value
+    r.said(("model", "hf_home"), ("env", "HF_HOME"),
+           "model.hf_home is the reference's spelling; it is read as env.HF_HOME (the pods' Hugging Face cache, "
+           "in place of the cluster's cache.hf_home; the path must be on a volume the cluster mounts)")
+
+
 def _derived(data: dict, r: _Rules) -> None:
-    routing = data.get("routing") if isinstance(data.get("routing"), dict) else {}
-    routed = routing.get("kind", "disabled") not in ("disabled", None)
+    routing = data.get("routing")
+    if isinstance(routing, dict):
+        kind = routing.get("kind", "disabled")
+    else:  # no routing: key: a pd topology routes P/D, anything else is served directly
+        kind, routing = ("pd" if data.get("topology") == "pd" else "disabled"), {}
+    routed = kind not in ("disabled", None)
     target = routing.get("target_role") or "decode"
     for key, role in _roles(data):
         name = role.get("name", key if isinstance(key, str) else None)
         _role_derived(role, ("roles", key), r, routed=routed, pd=data.get("topology") == "pd" and routed,
                       proxy_role=target, name=name)
+    _role_vars(data, r)
+
+
+def _role_vars(data: dict, r: _Rules) -> None:
+    """``roles[].vars``: the reference let each role add (or override) variables for its own
+    computed expressions. Here vars are spec-wide, so a role's vars move to the top-level ``vars``
+    when that changes nothing: no other role and no top-level var gives the name another value."""
+    roles = [(key, role) for key, role in _roles(data) if isinstance(role.get("vars"), dict)]
+    if not roles:
+        return
+    top = data.get("vars")
+    if top is not None and not isinstance(top, dict):
+        return  # the schema reports the top-level vars
+    values: dict = {}  # name -> [(role path, value)]
+    for key, role in roles:
+        for name, value in role["vars"].items():
+            values.setdefault(name, []).append((("roles", key), value))
+    if "extends" in data:  # migrate on one file: its parent's vars are not known here
+        for key, _role in roles:
+            r.refused(("roles", key, "vars"), "vars are spec-wide here; move them to the top-level vars, with names "
+                      "no other role uses for another value (this file extends another, whose vars cannot be "
+                      "checked from here)")
+        return
+    clashes = {}
+    for name, seen in values.items():
+        others = {repr(v) for _, v in seen}
+        if top is not None and name in top:
+            others.add(repr(top[name]))
+        if len(others) > 1:
+            clashes[name] = seen
+    for key, role in roles:
+        at = ("roles", key, "vars")
+        bad = sorted(str(n) for n in role["vars"] if n in clashes)
+        if bad:
+            r.refused(at, f"vars are spec-wide here, and {bad[0]} has another value in "
+                      f"{'the top-level vars' if top is not None and bad[0] in top else 'another role'}; give this "
+                      f"role's {bad[0]} its own name in the top-level vars and use that name in this role's "
+                      f"computed expressions")
+            continue
+        if top is None and role["vars"]:
+            data["vars"] = top = type(role["vars"])() if isinstance(role["vars"], dict) else {}
+        for name, value in role["vars"].items():
+            top.setdefault(name, value)
+        del role["vars"]
+        r.said(at, ("vars",), f"{_fmt(at)} is the reference's spelling; its names are read as top-level vars (vars "
+                              f"are spec-wide here, and no other role gives them another value)")
 
 
 def _migrate_routing(data: dict, r: _Rules) -> None:
@@ -197,8 +277,10 @@ def _picker_field(parent: dict, key: str, path: tuple, r: _Rules) -> None:
             r.refused(path, "one endpoint picker per instance is rendered; several replicas would each keep "
                       "their own view of endpoint load, so it is not offered")
         return
-    r.refused(path, "the picker image comes from the cluster profile (llm_d.images.epp) or the image "
-              "catalog, so the picker and the P/D sidecar stay on one router release")
+    r.refused(path, "the picker image is set per cluster here: llm_d.images.epp in the cluster profile (or "
+              "llm_d.release, which picks the picker and the P/D sidecar of one router release from the image "
+              "catalog); remove it from the spec. What changes: every spec rendered for that cluster runs that "
+              "picker, and the sidecar stays on its release")
 
 
 def _role_renames(role: dict, at: tuple, r: _Rules) -> None:
@@ -210,15 +292,54 @@ def _role_renames(role: dict, at: tuple, r: _Rules) -> None:
     if isinstance(par, dict) and "gpus" in par:
         r.rename(par, "gpus", _child(role, "resources", role), "gpus", at + ("parallelism", "gpus"),
                  at + ("resources", "gpus"))
-        if not par:
+        if not par and "parallelism" in role:
             del role["parallelism"]
-    if "vars" in role:
-        r.refused(at + ("vars",), "vars are spec-wide here; move them to the top-level vars (with names distinct "
-                  "per role)")
+    if isinstance(par, dict) and "gpus_per_node" in par:  # the reference's alias of parallelism.gpus
+        r.rename(par, "gpus_per_node", _child(role, "resources", role), "gpus", at + ("parallelism", "gpus_per_node"),
+                 at + ("resources", "gpus"))
+        if not par and "parallelism" in role:
+            del role["parallelism"]
+    _token_list(role, at, r)
     prof = role.get("profiling")
     if isinstance(prof, dict):
         r.rename(prof, "trace_dir", prof, "torch_profiler_dir", at + ("profiling", "trace_dir"),
                  at + ("profiling", "torch_profiler_dir"))
+
+
+def _is_value(word) -> bool:
+    """A token list's value entry: not an option (a negative number is a value)."""
+    text = word.strip() if isinstance(word, str) else ""
+    return bool(text) and (not text.startswith("-") or text[1:2].isdigit())
+
+
+def _token_list(role: dict, at: tuple, r: _Rules) -> None:
+    """``vllm_raw_args`` as a token list (``[--max-num-seqs, "64"]``): the reference put every
+    entry on its own line of one shell command, so a flag's value could be the next entry. Here
+    each entry is one flag with its value(s), so a value entry is joined to its flag's entry:
+    the shell words are the same."""
+    raw = role.get("vllm_raw_args")
+    if not isinstance(raw, list) or not all(isinstance(w, str) for w in raw):
+        return
+    joined: list[str] = []
+    moves = []
+    opened = False  # the last entry is a bare option that value entries may follow
+    for i, word in enumerate(raw):
+        if opened and _is_value(word):
+            joined[-1] += " " + word.strip()
+            continue
+        if len(joined) != i:
+            moves.append((at + ("vllm_raw_args", i), at + ("vllm_raw_args", len(joined))))
+        joined.append(word)
+        text = word.strip()
+        opened = text.startswith("-") and not _is_value(text) and " " not in text and "=" not in text
+    if len(joined) == len(raw):
+        return
+    kept = [w for w in joined if " " in w and w not in raw]
+    raw[:] = joined
+    r.said(at + ("vllm_raw_args",), at + ("vllm_raw_args",),
+           f"{_fmt(at + ('vllm_raw_args',))} is the reference's token list (a flag and its value in separate "
+           f"entries); it is read with each value joined to its flag: {', '.join(repr(w) for w in kept)}",
+           tuple(moves))
 
 
 def _role_derived(role: dict, at: tuple, r: _Rules, *, routed: bool, pd: bool, proxy_role: str, name) -> None:

@@ -319,8 +319,14 @@ def _legacy(data, locs: Locations, rules) -> tuple[Any, Locations]:
                for n in notes if n.action == "refused"]
     if refused:
         raise SchemaError(refused)
+    before = dict(locs.table)
     for note in notes:
         origin = locs.find(note.path)
+        for old, new in note.moves:  # list entries that moved: their positions replace the new places'
+            n = len(old)
+            for key, where in before.items():
+                if key[:n] == old:
+                    locs.table[new + key[n:]] = where
         if note.new_path and "<each>" not in note.new_path:
             n = len(note.path)
             for key, where in list(locs.table.items()):

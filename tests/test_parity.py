@@ -91,21 +91,15 @@ def test_reference_spellings_map_with_a_warning_naming_ours(tmp_path):
 
 
 @pytest.mark.parametrize(("body", "error"), [
-    ("model:\n  hf_home: /hf\n", "3:3: model.hf_home: where the Hugging Face cache lives is the cluster's choice "
-     "here: set cache.hf_home in the cluster profile"),
-    ("namespace: prod\n", "2:1: namespace: the namespace is a render option here: pass --namespace (or set "
-     "MANIFESTO_NAMESPACE, or `namespace:` in a BUILD.yaml option set)"),
-    ("routing:\n  epp_image: ghcr.io/x/epp:1\n", "3:3: routing.epp_image: the picker image comes from the cluster "
-     "profile (llm_d.images.epp) or the image catalog, so the picker and the P/D sidecar stay on one router release"),
+    ("routing:\n  epp_image: ghcr.io/x/epp:1\n", "3:3: routing.epp_image: the picker image is set per cluster here: "
+     "llm_d.images.epp in the cluster profile (or llm_d.release, which picks the picker and the P/D sidecar of one "
+     "router release from the image catalog); remove it from the spec. What changes: every spec rendered for that "
+     "cluster runs that picker, and the sidecar stays on its release"),
     ("routing:\n  replicas: 2\n", "3:3: routing.replicas: one endpoint picker per instance is rendered; several "
      "replicas would each keep their own view of endpoint load, so it is not offered"),
     ("roles:\n  decode:\n    dp_load_balancing: external\n", "4:5: roles[1].dp_load_balancing: derived as "
      "'internal' here (it follows from routing.kind (llm-d routing balances DP ranks externally, direct serving "
      "internally)), not 'external'; remove it"),
-    ("roles:\n  decode:\n    vars: {x: 1}\n", "4:5: roles.decode.vars: vars are spec-wide here; move them to the "
-     "top-level vars (with names distinct per role)"),
-    ("cache:\n  cuda: cu13\n", "3:3: cache.cuda: the {cuda} cache-path piece comes from the accelerator's "
-     "torch_cuda_arch_list here; use cache.key to separate compiled caches"),
 ])
 def test_reference_keys_without_an_equivalent_are_refused_with_the_reason(tmp_path, body, error):
     spec = tmp_path / "ref.yaml"
@@ -251,17 +245,17 @@ def test_migrate_rewrites_a_reference_cluster_keeping_comments(tmp_path):
 
 def test_migrate_reports_what_it_could_not_map(tmp_path):
     src = tmp_path / "ref.yaml"
-    src.write_text("release: x\nnamespace: prod  # where\nmodel: {id: a/b, served_name: b}\nroles:\n"
+    src.write_text("release: x\nrouting: {replicas: 3}  # where\nmodel: {id: a/b, served_name: b}\nroles:\n"
                    "  - name: decode\n    vllm_args: {max_model_len: 1024}\n")
     rc, out, err = cli_in_process("migrate", str(src))
     assert rc == 1
-    assert out == ("release: x\nnamespace: prod  # where\nmodel: {id: a/b}\nroles:\n  - name: decode\n"
+    assert out == ("release: x\nrouting: {replicas: 3}  # where\nmodel: {id: a/b}\nroles:\n  - name: decode\n"
                    "    vllm: {max_model_len: 1024}\nvllm:\n  served_model_name: b\n")
     assert err == (
         "mapped: model.served_name is the reference's spelling; it is read as vllm.served_model_name\n"
         "mapped: roles[0].vllm_args is the reference's spelling; it is read as roles[0].vllm\n"
-        "could not map: namespace: the namespace is a render option here: pass --namespace (or set "
-        "MANIFESTO_NAMESPACE, or `namespace:` in a BUILD.yaml option set)\n"
+        "could not map: routing.replicas: one endpoint picker per instance is rendered; several replicas would "
+        "each keep their own view of endpoint load, so it is not offered\n"
         f"{src}: 1 key(s) could not be mapped; they are left as they were\n")
 
 

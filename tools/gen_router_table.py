@@ -9,10 +9,18 @@ router pin moves, and commit its output:
 GIT_DIR is any clone (a bare one will do); nothing is checked out, files are read with
 ``git show REF:path``. For each ref it reads:
 
-* the plugin registrations of the endpoint picker (``fwkplugin.Register(pkg.TypeConst, ..., pkg.Factory)``
-  in ``cmd/epp/runner/runner.go``), the type names behind the constants, and for each factory
-  the struct it decodes its parameters into (``rawParameters.Decode(&params)``; the loader's
-  decoder has DisallowUnknownFields) with that struct's JSON fields, embedded structs inlined;
+* the plugin registrations of the endpoint picker (``fwkplugin.Register(pkg.TypeConst,
+  fwkplugin.StabilityX, pkg.Factory)`` in ``cmd/epp/runner/runner.go``), the type names and
+  stability levels (Alpha, Beta, Stable) behind the constants, and for each factory the struct
+  it decodes its parameters into (``rawParameters.Decode(&params)``; the loader's decoder has
+  DisallowUnknownFields) with that struct's JSON fields, embedded structs inlined and nested
+  structs listed with their own fields (strictness reaches them too). The decoder is followed
+  into a helper of the factory's package it is handed to, at any argument position, and a
+  local copied from a package variable (``params := defaultConfig``) takes that variable's
+  type. A factory that captures the raw bytes (``json.RawMessage``) and then tries several
+  structs in turn with ``StrictDecoder(raw).Decode(&x)`` gets the first as ``parameters`` and
+  the others, in order, as ``alternatives`` (``disagg-profile-handler``: nested, then the
+  deprecated flat spelling);
 * the apiVersions the config loader accepts (``llm-d.ai`` first; the deprecated group after);
 * the EPP flags (``fs.XxxVar(&opts.F, "name", ...)`` in ``pkg/epp/server/options.go`` and the
   runner) and the P/D sidecar's flags (``pkg/sidecar/proxy/options.go``, ``cmd/pd-sidecar``).
@@ -84,7 +92,7 @@ def block(source: str, start: int) -> str:
 def const_value(repo: Repo, directory: str, name: str, depth: int = 0) -> str | None:
     """The string a constant names, following ``X = otherpkg.Y`` and ``X = Y`` a few steps."""
     for _, src in repo.package(directory):
-        m = re.search(r"\b" + name + r'\s*(?:string\s*)?=\s*(?:"([^"]+)"|(\w+)\.(\w+)\b|(\w+)\s*$)', src, re.M)
+        m = re.search(r"\b" + name + r'(?:[ \t]+\w+)?\s*=\s*(?:"([^"]+)"|(\w+)\.(\w+)\b|(\w+)\s*$)', src, re.M)
         if not m:
             continue
         if m.group(1) is not None:
@@ -131,26 +139,39 @@ SCALARS = {"string": "string", "bool": "boolean", "float32": "number", "float64"
            "interface{}": "any"}
 
 
-def json_type(repo: Repo, directory: str, src: str, go: str, depth: int = 0) -> str:
+def decodes_itself(repo: Repo, directory: str, name: str) -> bool:
+    """Whether type ``name`` has its own ``UnmarshalJSON`` (then its inside is not ours to list)."""
+    pattern = r"^func \(\w+ \*?" + name + r"\) UnmarshalJSON\("
+    return any(re.search(pattern, src, re.M) for _, src in repo.package(directory))
+
+
+def json_type(repo: Repo, directory: str, src: str, go: str, depth: int = 0) -> dict:
+    """``{"type": ...}`` of a Go type; a struct of the repo that encoding/json decodes field by
+    field (strictly, like its parent) also gets its ``fields``."""
     go = go.lstrip("*")
     if go in SCALARS:
-        return SCALARS[go]
+        return {"type": SCALARS[go]}
     if re.fullmatch(r"u?int(8|16|32|64)?", go):
-        return "integer"
+        return {"type": "integer"}
     if go.startswith("[]"):
-        return "array"
+        return {"type": "array"}
     if go.startswith("map["):
-        return "object"
+        return {"type": "object"}
     pkg, dot, name = go.rpartition(".")
     where = imports(src).get(pkg, directory) if dot else directory
     if dot and pkg not in imports(src):
-        return "any"  # a type from outside the repo we do not model
+        return {"type": "any"}  # a type from outside the repo we do not model
     if find_struct(repo, where, name):
-        return "object"
+        out = {"type": "object"}
+        if not decodes_itself(repo, where, name):
+            fields = struct_fields(repo, where, name, "", depth + 1)
+            if fields is not None:
+                out["fields"] = sorted({f["name"]: f for f in fields}.values(), key=lambda f: f["name"])
+        return out
     under = underlying(repo, where, name)
     if under and depth < 3:
         return json_type(repo, where, src, under, depth + 1)
-    return "any"
+    return {"type": "any"}
 
 
 def struct_fields(repo: Repo, directory: str, type_expr: str, src: str, depth: int = 0) -> list[dict] | None:
@@ -184,16 +205,12 @@ def struct_fields(repo: Repo, directory: str, type_expr: str, src: str, depth: i
         key = tag.group(1).split(",")[0] if tag else decl[0]
         if key == "-":
             continue
-        out.append({"name": key or decl[0], "type": json_type(repo, where, fsrc, decl[1])})
+        out.append({"name": key or decl[0], **json_type(repo, where, fsrc, decl[1], depth)})
     return out
 
 
-def decoded_type(func: str) -> str | None:
-    """The Go type a factory decodes its parameters into, read off the factory's own body."""
-    m = re.search(r"\.Decode\(\s*&?(\w+)\s*\)", func) or re.search(r"json\.Unmarshal\([^,]+,\s*&?(\w+)\s*\)", func)
-    if not m:
-        return None
-    var = m.group(1)
+def var_type(repo: Repo, directory: str, func: str, var: str) -> str | None:
+    """The Go type of local ``var`` in ``func``, or of the package variable it is copied from."""
     for pat in (r"\bvar\s+" + var + r"\s+(\*?[\w.]+)",
                 r"\b" + var + r"\s*:?=\s*&?([\w.]+)\s*\{",
                 r"\b" + var + r"\s*:?=\s*new\(([\w.]+)\)",
@@ -201,45 +218,101 @@ def decoded_type(func: str) -> str | None:
         t = re.search(pat, func, re.M)
         if t:
             return t.group(1)
+    copied = re.search(r"\b" + var + r"\s*:?=\s*(\w+)\s*$", func, re.M)  # parameters := defaultConfig
+    if copied:
+        for _, src in repo.package(directory):
+            t = (re.search(r"^(?:var\s+)?\s*" + copied.group(1) + r"\s*=\s*&?([\w.]+)\s*\{", src, re.M)
+                 or re.search(r"^var\s+" + copied.group(1) + r"\s+(\*?[\w.]+)\s*$", src, re.M))
+            if t:
+                return t.group(1)
     return None
 
 
-def plugin(repo: Repo, runner: str, alias_const: str, alias_factory: str) -> dict | None:
+def decoded_types(repo: Repo, directory: str, func: str) -> list[str] | None:
+    """The Go types a factory decodes its parameters into, read off the function's own body: one,
+    or, when it first captures the raw bytes (``json.RawMessage``) and then tries several structs
+    each with ``StrictDecoder(raw).Decode(&x)``, those structs in the order it tries them."""
+    m = re.search(r"\.Decode\(\s*&?(\w+)\s*\)", func) or re.search(r"json\.Unmarshal\([^,]+,\s*&?(\w+)\s*\)", func)
+    if not m:
+        return None
+    first = var_type(repo, directory, func, m.group(1))
+    if first != "json.RawMessage":
+        return [first] if first else None
+    raw = m.group(1)
+    if re.search(r"json\.Unmarshal\(\s*" + raw + r"\b", func):
+        return None  # decoded again without DisallowUnknownFields: anything goes
+    tries = re.findall(r"\bStrictDecoder\(\s*" + raw + r"\s*\)\.Decode\(\s*&?(\w+)\s*\)", func)
+    types = [var_type(repo, directory, func, v) for v in tries]
+    return types if types and all(types) else None
+
+
+def follow_decoder(repo: Repo, directory: str, src: str, func: str, decoder: str,
+                   depth: int = 0) -> tuple[str, list[str]] | None:
+    """(file source, decoded types) for the function that receives the parameter decoder
+    ``decoder``: ``func`` itself, or a function of the same package it hands the decoder to
+    (at any argument position), followed a few steps."""
+    types = decoded_types(repo, directory, func)
+    if types is not None:
+        return src, types
+    if depth > 2:
+        return None
+    for helper, args in re.findall(r"\b(\w+)\(([^()]*)\)", func):
+        if decoder not in re.findall(r"\w+", args):
+            continue
+        inner = find_func(repo, directory, helper)
+        if inner is None:
+            continue
+        header = inner[1][:inner[1].index("{")]
+        param = re.search(r"(\w+)\s+\*json\.Decoder", header)
+        if param:
+            found = follow_decoder(repo, directory, inner[0], inner[1], param.group(1), depth + 1)
+            if found:
+                return found
+    return None
+
+
+STABILITY = ("Alpha", "Beta", "Stable")
+
+
+def plugin(repo: Repo, runner: str, alias_const: str, alias_factory: str, alias_stability: str) -> dict | None:
     imp = imports(runner)
     cpkg, _, cname = alias_const.partition(".")
     fpkg, _, fname = alias_factory.partition(".")
     type_name = const_value(repo, imp[cpkg], cname) if cpkg in imp else None
     if type_name is None:
         return None
+    spkg, _, sname = alias_stability.partition(".")
+    stability = const_value(repo, imp[spkg], sname) if spkg in imp else None
+    base = {"type": type_name, "stability": stability if stability in STABILITY else None}
     fdir = imp.get(fpkg)
     found = find_func(repo, fdir, fname) if fdir else None
     if found is None:
-        return {"type": type_name, "parameters": None, "strict": False}
+        return {**base, "parameters": None, "strict": False}
     src, func = found
     header = func[:func.index("{")]
     raw = re.search(r"\((?:\w+\s+string,\s*)?(\w+)\s+\*json\.Decoder", header)
     if raw and raw.group(1) == "_":
-        return {"type": type_name, "parameters": [], "strict": False}  # parameters are ignored
-    t = decoded_type(func)
-    if t is None and raw:  # handed to a helper of the same package: follow it once
-        for helper in re.findall(r"\b(\w+)\(\s*" + raw.group(1) + r"\b", func):
-            inner = find_func(repo, fdir, helper)
-            if inner and decoded_type(inner[1]):
-                src, t = inner[0], decoded_type(inner[1])
-                break
-    fields = struct_fields(repo, fdir, t, src) if t else None
-    if fields is None:
-        return {"type": type_name, "parameters": None, "strict": False}
-    uniq = {f["name"]: f for f in fields}
-    return {"type": type_name, "parameters": sorted(uniq.values(), key=lambda f: f["name"]), "strict": True}
+        return {**base, "parameters": [], "strict": False}  # parameters are ignored
+    decoded = follow_decoder(repo, fdir, src, func, raw.group(1)) if raw else None
+    if decoded is None:
+        types = decoded_types(repo, fdir, func)
+        decoded = (src, types) if types else None
+    schemas = [struct_fields(repo, fdir, t, decoded[0]) for t in decoded[1]] if decoded else [None]
+    if any(s is None for s in schemas):
+        return {**base, "parameters": None, "strict": False}
+    schemas = [sorted({f["name"]: f for f in s}.values(), key=lambda f: f["name"]) for s in schemas]
+    out = {**base, "parameters": schemas[0], "strict": True}
+    if len(schemas) > 1:
+        out["alternatives"] = schemas[1:]  # tried in order when the first does not decode
+    return out
 
 
 def plugins(repo: Repo) -> list[dict]:
     runner = repo.read(RUNNER)
     out = {}
-    pattern = r"\bfwkplugin\.Register(\w*)\(\s*(\w+\.\w+)\s*,\s*[\w.]+\s*,\s*(\w+\.\w+)\s*((?:,[^)]*)?)\)"
-    for variant, c, f, rest in re.findall(pattern, re.sub(r"//[^\n]*", "", runner)):
-        p = plugin(repo, runner, c, f)
+    pattern = r"\bfwkplugin\.Register(\w*)\(\s*(\w+\.\w+)\s*,\s*([\w.]+)\s*,\s*(\w+\.\w+)\s*((?:,[^)]*)?)\)"
+    for variant, c, s, f, rest in re.findall(pattern, re.sub(r"//[^\n]*", "", runner)):
+        p = plugin(repo, runner, c, f, s)
         if p is None:
             continue
         p["deprecated"] = None
@@ -253,7 +326,6 @@ def plugins(repo: Repo) -> list[dict]:
                                "replacement": replacement}
         out[p["type"]] = p
     return sorted(out.values(), key=lambda p: p["type"])
-
 
 FLAG = re.compile(r"\b(?:fs|flag|flags|pflag|f)\.(String|Int|Int64|Uint|Bool|Duration|Float64|StringSlice|"
                   r'StringArray|IntSlice|Var|StringToString)(?:Var)?(?:P)?\(\s*(?:&[\w.\[\]]+\s*,\s*)?(?:"([\w-]+)"|(\w+))\s*,')

@@ -17,7 +17,7 @@ from manifesto.expr import evaluate
 from manifesto.resolve import features as feats
 from manifesto.resolve.accelerator import project_accelerator
 from manifesto.resolve.args import DEFAULT_QUIET_ENDPOINTS, to_args
-from manifesto.resolve.failures import Where, fail as _fail
+from manifesto.resolve.failures import Where, fail as _fail, raise_all
 from manifesto.resolve.identity import instance_labels, instance_name, role_labels, role_selector, user_prefixed
 from manifesto.resolve.layout import plan_layout
 from manifesto.resolve.names import COMPUTE_DOMAIN_CLAIM, LWS_GROUP_INDEX_LABEL
@@ -28,7 +28,7 @@ from manifesto.resolve.plan import (
     Accelerator, Claim, ConnectionPool, EnvVar, Fit, IdlePlan, Mount, Options, Placement, Plan, Resources, RolePlan,
     RoutingSizing, Size, SlurmPlan, Volume,
 )
-from manifesto.resolve.routing import plan_routing
+from manifesto.resolve.routing import EXPERIMENTAL_FLAG, plan_routing
 from manifesto.resolve.storage import cache_key_for, cuda_tag, plan_storage
 
 __all__ = ["resolve", "default_resources"]
@@ -51,17 +51,19 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
     instance = instance_name(spec.release, options.user, cluster.naming.user_prefix)
     image = _image(spec, images, where)
     vllm_table = _vllm_table(tables, image, options.vllm_env or spec.runtime.vllm_env)
-    if vllm_table is not None:
-        _check_cluster_env(vllm_table, cluster, cluster_where)
+    # Every argument error of the pair at once: each role's vLLM arguments and variables, the
+    # cluster's variables, and every endpoint-picker config, each error at its own field.
+    errors = _vllm_errors(vllm_table, spec, cluster, where, cluster_where) if vllm_table is not None else []
     routing = plan_routing(spec, epp_config, where)
     if routing is not None and tables is not None:
-        _check_router(tables, spec, cluster, images, epp_config, where, epp_where)
+        routing = _check_router(tables, spec, cluster, images, epp_config, routing, where, epp_where, errors)
+    raise_all(errors)
     routed_roles = _routed_roles(spec, routing)
     idle = _idle(spec, options)
     moe = architecture.is_moe if architecture is not None else None
     roles = tuple(
         _role(spec, cluster, accel, options, instance, image, role, i, routing, routed_roles, where, cluster_where,
-              moe, vllm_table)
+              moe)
         for i, role in enumerate(spec.roles)
     )
     roles = tuple(_with_fit(spec, r, i, accel, architecture, architecture_note, where) for i, r in enumerate(roles))
@@ -99,33 +101,43 @@ def router_release(images, cluster) -> str | None:
     return cluster.llm_d.release or images.llm_d.get("release") or "main"
 
 
-def _check_router(tables, spec, cluster, images, epp_config, where: Where, epp_where: Where) -> None:
-    """Routing profiles and inline plugin configs against the pinned router's plugin table."""
-    from manifesto.resolve.router_check import check_epp_config
+def _check_router(tables, spec, cluster, images, epp_config, routing, where: Where, epp_where: Where, errors: list):
+    """Routing profiles and inline plugin configs against the pinned router's plugin table: every
+    problem of every config is added to ``errors``. Returns ``routing`` with the Alpha plugins of
+    the config the picker loads, for which the renderers pass ``--allow-experimental-plugins``."""
+    from manifesto.resolve.router_check import epp_errors, experimental_plugins
 
     release = router_release(images, cluster)
     # main moves with every commit: its table is a dated snapshot, not what the image runs.
     table = tables.router(release) if release and release != "main" else None
     if table is None:
-        return
+        return routing
     if epp_config is not None:
-        check_epp_config(table, epp_config[2], epp_where, ())
-        return
-    r = spec.routing
-    if r is not None and r.plugin_configs is not None:
-        for name, config in sorted(r.plugin_configs.items()):
-            check_epp_config(table, config, where, ("routing", "plugin_configs", name))
-    elif r is not None and r.plugin_config is not None:
-        check_epp_config(table, r.plugin_config, where, ("routing", "plugin_config"))
+        errors += epp_errors(table, epp_config[2], epp_where, ())
+    elif spec.routing is not None and spec.routing.plugin_configs is not None:
+        for name, config in sorted(spec.routing.plugin_configs.items()):
+            errors += epp_errors(table, config, where, ("routing", "plugin_configs", name))
+    elif spec.routing is not None and spec.routing.plugin_config is not None:
+        errors += epp_errors(table, spec.routing.plugin_config, where, ("routing", "plugin_config"))
+    alpha = experimental_plugins(table, json.loads(routing.config_data))
+    if alpha and any(f.name == EXPERIMENTAL_FLAG.lstrip("-") for f in table.epp_flags):
+        return msgspec.structs.replace(routing, experimental_plugins=alpha)
+    return routing
 
 
-def _check_cluster_env(table, cluster, cluster_where: Where) -> None:
-    from manifesto.resolve.vllm_check import check_env
+def _vllm_errors(table, spec, cluster, where: Where, cluster_where: Where) -> list:
+    """Every vLLM argument and ``VLLM_*`` variable problem of the spec's roles and the cluster's
+    fabric profiles, against the release the image runs."""
+    from manifesto.resolve.vllm_check import env_errors
 
-    check_env(table, cluster.fabric.default_env, cluster_where, ("fabric", "default_env"))
+    errors = env_errors(table, cluster.fabric.default_env, cluster_where, ("fabric", "default_env"))
     for name, profile in cluster.fabric.profiles.items():
-        check_env(table, profile.env, cluster_where, ("fabric", "profiles", name, "env"))
-        check_env(table, profile.computed_env, cluster_where, ("fabric", "profiles", name, "computed_env"))
+        errors += env_errors(table, profile.env, cluster_where, ("fabric", "profiles", name, "env"))
+        errors += env_errors(table, profile.computed_env, cluster_where, ("fabric", "profiles", name, "computed_env"))
+    for i, role in enumerate(spec.roles):
+        base = ("roles", i)
+        errors += _role_vllm_errors(table, spec, role, _computed(spec, role, where, base), where, base)
+    return errors
 
 
 def _check_options(options: Options) -> None:
@@ -232,8 +244,7 @@ def _dp_launch(layout, moe: bool | None):
 
 
 def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, image: str, role, index: int,
-          routing, routed_roles: set[str], where: Where, cluster_where: Where, moe: bool | None = None,
-          vllm_table=None) -> RolePlan:
+          routing, routed_roles: set[str], where: Where, cluster_where: Where, moe: bool | None = None) -> RolePlan:
     base = ("roles", index)
     routed = role.name in routed_roles
     proxied = routing is not None and routing.kind == "pd" and role.name == routing.target_role
@@ -251,9 +262,7 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
                     where, base + ("resources", "gpus"))
     kind = _workload_kind(role, layout, where, base)
     features, backends = _features(spec, role, routing, routed, proxied, layout, where, base)
-    computed = _computed(spec, role, where, base)
-    if vllm_table is not None:
-        _check_vllm(vllm_table, spec, role, computed, where, base)
+    computed = _computed(spec, role, where, base)  # checked against vllm_table by resolve, with every role
     routing_label = None
     if routed:
         routing_label = "decode" if (routing.kind != "pd" or role.name == routing.target_role) else "prefill"
@@ -388,18 +397,20 @@ def _check_computed_flag(key: str, expr, value, origin, path: str) -> None:
         raise ExpressionError(f"{shown}, but --{flag} takes a whole number{hint}", origin, path)
 
 
-def _check_vllm(table, spec, role, computed, where: Where, base: tuple) -> None:
+def _role_vllm_errors(table, spec, role, computed, where: Where, base: tuple) -> list:
     """The role's vLLM arguments and variables against the release its image runs."""
     from manifesto.resolve import vllm_check as vc
 
     present = vc.present_flags(spec.vllm, role.vllm, computed["vllm"], raw=role.vllm_raw_args)
-    vc.check_vllm_mapping(table, spec.vllm, where, ("vllm",), present)
-    vc.check_vllm_mapping(table, role.vllm, where, base + ("vllm",), present)
-    vc.check_vllm_mapping(table, computed["vllm"], where, base + ("computed", "vllm"), present)
-    vc.check_raw_args(table, role.vllm_raw_args, where, base + ("vllm_raw_args",), present)
-    vc.check_env(table, spec.env, where, ("env",))
-    vc.check_env(table, role.env, where, base + ("env",))
-    vc.check_env(table, computed["env"], where, base + ("computed", "env"))
+    return [
+        *vc.vllm_mapping_errors(table, spec.vllm, where, ("vllm",), present),
+        *vc.vllm_mapping_errors(table, role.vllm, where, base + ("vllm",), present),
+        *vc.vllm_mapping_errors(table, computed["vllm"], where, base + ("computed", "vllm"), present),
+        *vc.raw_args_errors(table, role.vllm_raw_args, where, base + ("vllm_raw_args",), present),
+        *vc.env_errors(table, spec.env, where, ("env",)),
+        *vc.env_errors(table, role.env, where, base + ("env",)),
+        *vc.env_errors(table, computed["env"], where, base + ("computed", "env")),
+    ]
 
 
 def _profiling(cluster, role, log_dir: str | None, where: Where, base: tuple) -> dict[str, Any] | None:

@@ -6,7 +6,7 @@ from typing import Callable
 
 from manifesto.errors import ManifestoError, Origin, ResolveError, format_path
 
-__all__ = ["Where", "fail"]
+__all__ = ["Where", "fail", "raise_all", "ResolveErrors"]
 
 #: Maps a field path of an input file to where it was written.
 Where = Callable[[tuple], Origin]
@@ -18,3 +18,26 @@ def fail(message: str, where: Where, path: tuple, cls=ResolveError, flag: str | 
     if flag:
         return cls(f"{flag} {message}")
     return cls(message, where(path), format_path(path))
+
+
+class ResolveErrors(ResolveError):
+    """Several errors of one resolution step (every argument error of a spec, say), reported
+    together, one per line, in the order they were found."""
+
+    def __init__(self, errors: list[ManifestoError]) -> None:
+        self.errors = errors
+        first = errors[0]
+        super().__init__(first.message, first.origin, first.path)
+
+    def format(self) -> str:
+        return "\n".join(e.format() for e in self.errors)
+
+
+def raise_all(errors: list[ManifestoError]) -> None:
+    """Raise ``errors`` (duplicates dropped, in file order): the one error itself, or all together."""
+    unique = sorted({e.format(): e for e in errors}.values(),
+                    key=lambda e: (e.origin.file, e.origin.line, e.origin.col) if e.origin else ("", 0, 0))
+    if len(unique) == 1:
+        raise unique[0]
+    if unique:
+        raise ResolveErrors(unique)

@@ -200,6 +200,9 @@ class RoutingPlan(_S):
     config_file: str  # which one the EPP loads
     profile_source: str  # where the config came from
     config_data: str = "null"  # the selected file's data as JSON, for renderers that edit it
+    # Alpha plugin types of the selected config (from the pinned router's table): the picker
+    # starts only with --allow-experimental-plugins, which the renderers then pass.
+    experimental_plugins: tuple[str, ...] = ()
 
 
 class Size(_S):

@@ -9,9 +9,12 @@ from manifesto.resolve.failures import fail as _fail
 from manifesto.resolve.plan import RoutingPlan
 from manifesto.yamlemit import dump_yaml
 
-__all__ = ["plan_routing", "DEFAULT_LOAD_AWARE", "DEFAULT_PD", "LOAD_AWARE_POLICY", "PD_POLICY", "CONFIG_FILE"]
+__all__ = ["plan_routing", "EXPERIMENTAL_FLAG", "DEFAULT_LOAD_AWARE", "DEFAULT_PD", "LOAD_AWARE_POLICY", "PD_POLICY", "CONFIG_FILE"]
 
 CONFIG_FILE = "plugins.yaml"
+#: The picker's opt-in to Alpha plugins (router v0.10+, ``pkg/epp/server/options.go``); without
+#: it ``ValidatePluginStability`` stops the picker at start-up when its config names one.
+EXPERIMENTAL_FLAG = "--allow-experimental-plugins"
 
 # Built-in policies used when neither a routing profile nor an inline config is given.
 LOAD_AWARE_POLICY = {

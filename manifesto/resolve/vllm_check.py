@@ -1,7 +1,8 @@
 """Check vLLM arguments and ``VLLM_*`` variables against the table of the release that will run.
 
-Pure: the table (``manifesto.schema.runtime.VllmTable``) is passed in. Each check stops at the
-first problem with one error placed on the field that caused it.
+Pure: the table (``manifesto.schema.runtime.VllmTable``) is passed in. Each check finds every
+problem, each error placed on the field that caused it (``*_errors`` return them, ``check_*``
+raise them together), so a spec with three misspelled arguments is fixed in one run.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ import shlex
 from typing import Any
 
 from manifesto.errors import did_you_mean, show_value
-from manifesto.resolve.failures import Where, fail
+from manifesto.resolve.failures import Where, fail, raise_all
 
 __all__ = ["vllm_version", "check_vllm_mapping", "check_raw_args", "check_env", "check_flag_words", "problem",
-           "present_flags"]
+           "present_flags", "vllm_mapping_errors", "raw_args_errors", "env_errors", "flag_word_problems"]
 
 _IMAGE = re.compile(r"^(?:[^/]+/)*vllm-openai(?:-[a-z0-9]+)?:v?(?P<v>\d+\.\d+\.\d+)(?:[-+][\w.]+)?$")
 _SIZE = re.compile(r"^\d+(?:\.\d+)?[kKmMgGtT]$")
@@ -139,8 +140,9 @@ def _check_one(table, key: str, value, present: frozenset) -> str | None:
 
     name = flag_name(key)
     head, dot, _ = name.partition(".")
-    if owned_flag(name):  # to_args names the field that sets it
-        return None
+    owner = owned_flag(name)
+    if owner:  # as to_args words it, so that it is reported with the others
+        return f"--{name} is set by Manifesto; configure it through {owner}"
     arg = _index(table).get("--" + head)
     if arg is None:
         return _unknown(table, head, key.partition(".")[0])
@@ -162,31 +164,51 @@ def _check_one(table, key: str, value, present: frozenset) -> str | None:
     return f"--{head} {why}" if why else None
 
 
-def check_vllm_mapping(table, mapping: dict, where: Where, base: tuple, present: frozenset) -> None:
-    """Every key and value of a ``vllm:`` (or ``computed.vllm``) mapping."""
+def vllm_mapping_errors(table, mapping: dict, where: Where, base: tuple, present: frozenset) -> list:
+    """One error per bad key or value of a ``vllm:`` (or ``computed.vllm``) mapping."""
+    out = []
     for key, value in mapping.items():
         why = _check_one(table, str(key), value, present)
         if why:
-            raise fail(why, where, base + (key,))
+            out.append(fail(why, where, base + (key,)))
+    return out
 
 
-def check_raw_args(table, raw: list[str], where: Where, base: tuple, present: frozenset) -> None:
-    """Every ``--flag`` (and its value) of the ``vllm_raw_args`` entries."""
+def check_vllm_mapping(table, mapping: dict, where: Where, base: tuple, present: frozenset) -> None:
+    """Every key and value of a ``vllm:`` (or ``computed.vllm``) mapping; all problems at once."""
+    raise_all(vllm_mapping_errors(table, mapping, where, base, present))
+
+
+def raw_args_errors(table, raw: list[str], where: Where, base: tuple, present: frozenset) -> list:
+    """One error per bad ``--flag`` (or value) of the ``vllm_raw_args`` entries."""
+    out = []
     for i, text in enumerate(raw):
         try:
             words = shlex.split(text)
         except ValueError:
             continue  # the launch script's own quoting check reports it
-        why = check_flag_words(table, words, present, skip_owned=True)
-        if why:
-            raise fail(why, where, base + (i,))
+        out += [fail(why, where, base + (i,)) for why in flag_word_problems(table, words, present, skip_owned=True)]
+    return out
+
+
+def check_raw_args(table, raw: list[str], where: Where, base: tuple, present: frozenset) -> None:
+    """Every ``--flag`` (and its value) of the ``vllm_raw_args`` entries; all problems at once."""
+    raise_all(raw_args_errors(table, raw, where, base, present))
 
 
 def check_flag_words(table, words: list[str], present: frozenset = frozenset(), skip_owned: bool = False) -> str | None:
     """The first problem in a ``vllm serve`` argument list (flags and values as the shell passes them).
     ``skip_owned``: leave flags Manifesto derives to ``to_args``, which names the field to use."""
+    found = flag_word_problems(table, words, present, skip_owned)
+    return found[0] if found else None
+
+
+def flag_word_problems(table, words: list[str], present: frozenset = frozenset(),
+                       skip_owned: bool = False) -> list[str]:
+    """Every problem in a ``vllm serve`` argument list, in order (see :func:`check_flag_words`)."""
     from manifesto.resolve.args import _SHORT, owned_flag
 
+    out: list[str] = []
     index = _index(table)
     words = _expand_o(words)
     i = 0
@@ -204,12 +226,14 @@ def check_flag_words(table, words: list[str], present: frozenset = frozenset(), 
             continue
         arg = index.get(flag)
         if arg is None:
-            return _unknown(table, flag.lstrip("-"), flag)
+            out.append(_unknown(table, flag.lstrip("-"), flag))
+            continue  # its value, if any, is a word without dashes and is passed over
         if arg.deprecated:
-            return _deprecated(table, arg, flag.lstrip("-"))
+            out.append(_deprecated(table, arg, flag.lstrip("-")))
+            continue
         if arg.kind in ("flag", "onoff"):
             if eq:
-                return f"{flag} is a switch and takes no value, found {show_value(inline)}"
+                out.append(f"{flag} is a switch and takes no value, found {show_value(inline)}")
             continue
         values = [inline] if eq else []
         if not eq:
@@ -219,14 +243,16 @@ def check_flag_words(table, words: list[str], present: frozenset = frozenset(), 
                 if arg.nargs not in ("+", "*"):
                     break
         if not values and arg.nargs not in ("?", "*"):
-            return f"{flag} takes a value"
+            out.append(f"{flag} takes a value")
+            continue
         if "." in word.partition("=")[0]:
             continue  # --json-config.key=value: one key of a JSON config
         for value in values:
             why = problem(table, arg, value, present=present)
             if why:
-                return f"{flag} {why}"
-    return None
+                out.append(f"{flag} {why}")
+                break
+    return out
 
 
 def _expand_o(words: list[str]) -> list[str]:
@@ -242,12 +268,16 @@ def _expand_o(words: list[str]) -> list[str]:
     return out
 
 
+def env_errors(table, mapping: dict, where: Where, base: tuple) -> list:
+    """One error per ``VLLM_*`` name that the release does not define (vLLM warns and ignores it)."""
+    return [fail(f"vLLM {table.vllm} reads no variable {name}{did_you_mean(name, table.env)}; it would log "
+                 f"'Unknown vLLM environment variable' and ignore it", where, base + (name,))
+            for name in mapping if str(name).startswith("VLLM_") and name not in _env(table)]
+
+
 def check_env(table, mapping: dict, where: Where, base: tuple) -> None:
-    """``VLLM_*`` names that the release does not define (vLLM warns and ignores them)."""
-    for name in mapping:
-        if str(name).startswith("VLLM_") and name not in _env(table):
-            raise fail(f"vLLM {table.vllm} reads no variable {name}{did_you_mean(name, table.env)}; it would log "
-                       f"'Unknown vLLM environment variable' and ignore it", where, base + (name,))
+    """``VLLM_*`` names that the release does not define; all of them at once."""
+    raise_all(env_errors(table, mapping, where, base))
 
 
 _ENV: dict[tuple[str, str], frozenset] = {}

@@ -55,6 +55,8 @@ class VllmTable(_T):
 class RouterParam(_T):
     name: str  # JSON key (Go's encoding/json matches it case-insensitively)
     type: str  # string | integer | number | boolean | array | object | duration | any
+    # A nested struct's own fields (decoded as strictly as its parent); None: not listed.
+    fields: list[RouterParam] | None = None
 
 
 class RouterDeprecation(_T):
@@ -70,6 +72,9 @@ class RouterPlugin(_T):
     # fields its parameter struct declares, decoded with DisallowUnknownFields.
     parameters: list[RouterParam] | None = None
     strict: bool = True
+    stability: str | None = None  # Alpha | Beta | Stable; Alpha needs --allow-experimental-plugins
+    # Other parameter structs the factory tries, in order, when ``parameters`` does not decode.
+    alternatives: list[list[RouterParam]] | None = None
 
 
 class RouterFlag(_T):

@@ -108,6 +108,13 @@ def _gateway_proxy_patch(plan) -> dict:
     return {"spec": {"template": {"spec": {"containers": [proxy]}}}}
 
 
+def _experimental(r) -> list[str]:
+    """The opt-in the picker needs when its config names an Alpha plugin (none otherwise)."""
+    from manifesto.resolve.routing import EXPERIMENTAL_FLAG
+
+    return [EXPERIMENTAL_FLAG] if r.experimental_plugins else []
+
+
 def _epp_container(plan) -> dict:
     r = plan.routing
     return {
@@ -125,6 +132,7 @@ def _epp_container(plan) -> dict:
             # free of self-signed certificates, and metrics need no TokenReview permissions.
             "--secure-serving=false",
             "--metrics-endpoint-auth=false",
+            *_experimental(r),
         ],
         "ports": [
             {"name": "grpc", "containerPort": EPP_GRPC_PORT, "protocol": "TCP"},

@@ -335,6 +335,10 @@ def _router_steps(plan, het: bool) -> list[str]:
            # Envoy reaches the picker on loopback in plaintext h2 (as on Kubernetes), and without a
            # Kubernetes API there is no TokenReview to authenticate /metrics scrapes with.
            "--secure-serving=false", "--metrics-endpoint-auth=false"]
+    if plan.routing.experimental_plugins:  # Alpha plugins in the config (router v0.10+ refuses them otherwise)
+        from manifesto.resolve.routing import EXPERIMENTAL_FLAG
+
+        epp.append(EXPERIMENTAL_FLAG)
     envoy = [rt.program(s.runtime, "envoy"),
              "--log-level", "warn", "--concurrency", str(half_cpu), "--disable-hot-restart",
              "--drain-strategy", "immediate", "--drain-time-s", "1", "-c", '"$MANIFESTO_ROUTER_DIR/envoy.yaml"']
