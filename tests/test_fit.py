@@ -190,7 +190,8 @@ def test_compressed_tensors_ignore_list_decides_which_layers_are_quantized():
         "bf16", "mxfp4", 2)
     everything = _arch({**moe, "quantization_config": {**quant, "ignore": ["lm_head"]}})
     assert (everything.weight_format, everything.expert_format) == ("mxfp4", "mxfp4")
-    hybrid = _arch({**moe, "linear_attn_config": {"kda_layers": [1]}, "kv_lora_rank": 16})
+    hybrid = _arch({**moe, "linear_attn_config": {"kda_layers": [1], "num_heads": 4, "head_dim": 8},
+                    "kv_lora_rank": 16})
     assert hybrid.attention == "hybrid"
 
 
@@ -254,14 +255,20 @@ def test_explain_shows_the_arithmetic_in_text_and_json():
     model, cluster = REPO / "models/qwen/qwen3-0.6b.yaml", CLUSTERS / "example-stateless-b200.yaml"
     out = cli_in_process("explain", str(model), "--cluster", str(cluster), "-n", "ns")
     lines = [line.strip() for line in out.stdout.splitlines()]
-    assert "GPU memory      167.6 GiB x gpu_memory_utilization 0.92 = 154.2 GiB" in lines
+    assert "GPU memory      178.4 GiB x gpu_memory_utilization 0.92 = 164.1 GiB" in lines
+    assert ("from          accelerators.profiles.b200.memory 180G is its data-sheet size; CUDA-visible memory of "
+            "b200 GPUs: PyTorch's \"GPU 0 has a total capacity of 178.36 GiB\" (torch.cuda total_memory) in "
+            "out-of-memory logs of 8x B200 nodes") in lines
     assert "weights         1.1 GiB = 0.3 GiB embedding and LM head + 0.8 GiB attention and dense layers" in lines
-    assert "KV cache        154.2 GiB - 1.1 GiB - 4.0 GiB = 149.1 GiB" in lines
-    assert "KV per token    114688 bytes (kv_cache_dtype auto) -> 1396074 tokens, 170.4x max_model_len 8192" in lines
+    assert "KV cache        164.1 GiB - 1.1 GiB - 4.0 GiB = 159.0 GiB" in lines
+    assert "KV per token    114688 bytes (kv_cache_dtype auto) -> 1488425 tokens, 181.7x max_model_len 8192" in lines
+    assert "assumes       28 attention layer(s): K and V of 8 KV head(s) of 128 per token" in lines
     data = json.loads(cli_in_process("explain", str(model), "--cluster", str(cluster), "-n", "ns", "-o", "json").stdout)
     fit = data["roles"][0]["fit"]
-    assert (fit["status"], fit["kv_per_token"], fit["kv_tokens"], fit["max_model_len"]) == ("ok", 114688, 1396074, 8192)
+    assert (fit["status"], fit["kv_per_token"], fit["kv_tokens"], fit["max_model_len"]) == ("ok", 114688, 1488425, 8192)
     assert fit["weights"] == sum(b for _, b in fit["weight_parts"])
+    assert fit["kv_notes"][0] == "kv_cache_dtype auto: the model dtype (bf16), 2 byte(s) per value"
+    assert fit["memory_source"].startswith("accelerators.profiles.b200.memory 180G is its data-sheet size")
 
 
 # --- refusals ------------------------------------------------------------------------------------
@@ -289,28 +296,37 @@ def test_weights_that_do_not_fit_are_refused(tmp_path):
     assert kit.scrub(out.stderr, tmp_path) == (
         "error: <tmp>/m.yaml:5:5: roles[0].parallelism: role 'decode' does not fit: its weights need 61.0 GiB per "
         "GPU (tp=1 pp=1 ep=off: embedding and LM head 2.9 GiB, attention and dense layers 58.1 GiB), but "
-        "gpu_memory_utilization 0.3 of the h200's 131.3 GiB allows 39.4 GiB. Spread the model over more GPUs "
-        "(raise tp or pp, or dp with ep on) or use a GPU with more memory. Facts from catalog/architectures "
-        "(https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json (config); model card (32.8B params, "
-        "31.2B non-embedding))\n")
+        "gpu_memory_utilization 0.3 of the h200's 139.8 GiB (CUDA-visible memory from the accelerator table; "
+        "accelerators.profiles.h200.memory at clusters/example-h200.yaml:14:7 is the data-sheet size) allows "
+        "41.9 GiB. Spread the model over more GPUs (raise tp or pp, or dp with ep on) or use a GPU with more "
+        "memory. Facts from catalog/architectures (https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json "
+        "(config); model card (32.8B params, 31.2B non-embedding))\n")
 
 
-def test_short_kv_cache_warns_by_default_and_refuses_on_request(tmp_path):
-    body = QWEN32.replace("tp: 1", "tp: 2")
+def test_short_kv_cache_refuses_by_default_and_warns_on_request(tmp_path):
+    # Qwen3-32B at TP2 needs 64 layers x 2 x 4 KV heads x 128 x 2 bytes = 131072 bytes per token;
+    # 0.28 of an H200's 139.8 GiB leaves 4.6 GiB after weights and headroom: 37967 tokens.
+    body = QWEN32.replace("tp: 1", "tp: 2").replace("gpu_memory_utilization: 0.3", "gpu_memory_utilization: 0.28")
     model = _spec(tmp_path, body)
     cluster = str(CLUSTERS / "example-h200.yaml")
-    out = cli_in_process("explain", str(model), "--cluster", cluster, "-n", "ns")
+    refusal = (
+        "error: <tmp>/m.yaml:6:12: roles[0].vllm.max_model_len: role 'decode': the KV cache holds 37967 tokens, "
+        "fewer than max_model_len 40960, so vLLM would refuse to start. Per GPU (tp=2 pp=1 ep=off): "
+        "gpu_memory_utilization 0.28 x the h200's 139.8 GiB (CUDA-visible memory from the accelerator table; "
+        "accelerators.profiles.h200.memory at clusters/example-h200.yaml:14:7 is the data-sheet size) = 39.1 "
+        "GiB, minus 30.5 GiB of weights and 4.0 GiB of headroom, leaves 4.6 GiB; max_model_len needs 5.0 GiB "
+        "(131072 bytes per token, kv_cache_dtype auto). To fix: lower max_model_len here, raise "
+        "gpu_memory_utilization, use kv_cache_dtype fp8, spread the model over more GPUs or use a GPU with more "
+        "memory (fit.short_kv_cache: warn only warns)\n")
+    for command in (("explain",), ("render", "manifest"), ("config", "validate")):
+        out = cli_in_process(*command, str(model), "--cluster", cluster, "-n", "ns")
+        assert out.returncode == 1, command
+        assert kit.scrub(out.stderr, tmp_path) == refusal, command
+    warning = _spec(tmp_path, body + "    fit: {short_kv_cache: warn}\n", "w.yaml")
+    out = cli_in_process("explain", str(warning), "--cluster", cluster, "-n", "ns")
     assert out.returncode == 0, out.stderr
-    assert ("warning         the KV cache holds 40000 tokens, fewer than max_model_len 40960: vLLM will refuse to "
+    assert ("warning         the KV cache holds 37967 tokens, fewer than max_model_len 40960: vLLM will refuse to "
             "start.") in out.stdout
-    refusing = _spec(tmp_path, body + "    fit: {short_kv_cache: refuse}\n", "r.yaml")
-    out = cli_in_process("explain", str(refusing), "--cluster", cluster, "-n", "ns")
-    assert out.returncode == 1
-    assert kit.scrub(out.stderr, tmp_path) == (
-        "error: <tmp>/r.yaml:4:5: roles[0]: role 'decode': the KV cache holds 40000 tokens, fewer than "
-        "max_model_len 40960 (4.9 GiB per GPU left after 30.5 GiB of weights and 4.0 GiB of headroom, at 131072 "
-        "bytes per token). Lower max_model_len, raise gpu_memory_utilization, use kv_cache_dtype fp8 or spread "
-        "the model over more GPUs; fit.short_kv_cache: warn only warns\n")
     off = _spec(tmp_path, QWEN32 + "    fit: {check: false}\n", "off.yaml")
     out = cli_in_process("explain", str(off), "--cluster", cluster, "-n", "ns")
     assert out.returncode == 0
