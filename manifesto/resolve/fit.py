@@ -263,8 +263,11 @@ def check_fit(fit: Fit, role: str, accelerator: str, short_kv_cache: str, where,
     cannot hold max_model_len (vLLM refuses to start then), unless fit.short_kv_cache: warn.
     ``max_len_path`` is the spec field that sets max_model_len (None: it is not set);
     ``memory_at`` places the cluster profile's memory field when the GPU memory comes from it."""
+    from manifesto.errors import IncompatiblePairError
     from manifesto.resolve.failures import fail
 
+    # A model that cannot run on this cluster's GPUs is an incompatible pair, like a spec pinned to
+    # an accelerator the cluster lacks: render, validate and deploy fail, `build //::` skips it.
     if fit.status == "unknown" or not fit.gpu_memory:
         return
     usable = int(fit.gpu_memory * fit.utilization)
@@ -273,7 +276,7 @@ def check_fit(fit: Fit, role: str, accelerator: str, short_kv_cache: str, where,
                    f"{_weights_text(fit)}), but gpu_memory_utilization {fit.utilization:g} of "
                    f"{_memory_text(fit, accelerator, memory_at)} allows {gib(usable)}. Spread the model over more GPUs "
                    "(raise tp or pp, or dp with ep on) or use a GPU with more memory. Facts from " + fit.source,
-                   where, base + ("parallelism",))
+                   where, base + ("parallelism",), IncompatiblePairError)
     if fit.status == "kv-short" and short_kv_cache != "warn":
         fixed = f" and {gib(fit.kv_per_sequence)} per sequence" if fit.kv_per_sequence else ""
         need = fit.kv_per_token * fit.max_model_len + fit.kv_per_sequence
@@ -288,4 +291,4 @@ def check_fit(fit: Fit, role: str, accelerator: str, short_kv_cache: str, where,
                    + ("" if fit.kv_dtype.startswith("fp8") else "use kv_cache_dtype fp8, ")
                    + "spread the model over more GPUs or use a GPU with more memory "
                    "(fit.short_kv_cache: warn only warns)",
-                   where, max_len_path or base)
+                   where, max_len_path or base, IncompatiblePairError)
