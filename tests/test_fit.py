@@ -614,7 +614,7 @@ def test_a_kv_cache_short_of_max_model_len_fails_every_command(tmp_path):
     # 0.9 x 18.6 GiB = 16.8 GiB, the weights take 16.4 GiB and the headroom 4 GiB: no KV cache.
     cluster = _h200_profile(tmp_path, "memory: 20G")
     model = REPO / "models/qwen/h200-aggregated.yaml"
-    for command in (("render", "manifest"), ("render", "file"), ("config", "validate"), ("explain",)):
+    for command in (("render", "manifest"), ("render", "file"), ("config", "validate"), ("explain",), ("deploy",)):
         out = cli_in_process(*command, str(model), "--cluster", str(cluster), "-n", "ns")
         assert out.returncode == 1, (command, out.stdout[:200])
         assert kit.scrub(out.stderr, tmp_path).startswith(
