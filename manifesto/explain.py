@@ -57,8 +57,10 @@ def _fit_lines(fit) -> list[str]:
     ]
     if fit.kv_per_token:
         if fit.kv_per_sequence:
-            lines.append(f"  per sequence    {gib(fit.kv_per_sequence)} ({fit.kv_per_sequence} bytes) whatever its "
-                         "length, taken from the KV cache for one sequence")
+            size = (gib(fit.kv_per_sequence) if fit.kv_per_sequence >= 1024**3
+                    else f"{fit.kv_per_sequence / 1024**2:.1f} MiB")
+            lines.append(f"  per sequence    {size} ({fit.kv_per_sequence} bytes) whatever its length, taken from the "
+                         "KV cache once for the max_model_len sequence")
         lines.append(f"  KV per token    {fit.kv_per_token} bytes (kv_cache_dtype {fit.kv_dtype}) -> {fit.kv_tokens} tokens, "
                      f"{fit.kv_tokens / fit.max_model_len:.1f}x max_model_len {fit.max_model_len}"
                      if fit.max_model_len else f"  KV per token    {fit.kv_per_token} bytes -> {fit.kv_tokens} tokens")

@@ -143,7 +143,7 @@ def kv_cache(a: Architecture, *, tp: int, pp: int, kv_dtype: str, max_len: int =
         conv = (a.linear_conv_kernel - 1) * 3 * heads * a.linear_head_dim if a.linear_conv_kernel else 0
         per_seq += linear * (state + conv) * per_value
         notes.append(f"{linear} linear-attention (KDA) layer(s): a recurrent state of {heads} head(s) x "
-                     f"{a.linear_head_dim} x {a.linear_head_dim} per sequence, whatever its length"
+                     f"{a.linear_head_dim} x {a.linear_head_dim} per sequence in the KV dtype, whatever its length"
                      + (f", plus a short-convolution state of {a.linear_conv_kernel - 1} tokens" if conv else
                         "; the short-convolution state (not in the record) is left out"))
     if a.kv_lora_rank:
