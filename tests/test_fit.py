@@ -668,3 +668,27 @@ def test_an_idle_timeout_flag_on_slurm_blames_the_flag_and_a_spec_the_spec(tmp_p
     assert out.returncode == 1
     assert kit.scrub(out.stderr, tmp_path).startswith("error: <tmp>/idle.yaml:5:11: runtime.idle_shutdown: idle "
                                                       "shutdown after 30 minutes is a Kubernetes controller")
+
+
+@pytest.mark.integration
+def test_build_fails_an_explicit_pair_that_does_not_fit_and_skips_it_in_a_pattern(tmp_path, monkeypatch):
+    (tmp_path / "clusters").mkdir()
+    (tmp_path / "models").mkdir()
+    small = (CLUSTERS / "example-h200.yaml").read_text().replace("memory: 141G", "memory: 20G")
+    (tmp_path / "clusters/small.yaml").write_text(small.replace("name: example-h200", "name: small"))
+    (tmp_path / "models/qwen.yaml").write_text((REPO / "models/qwen/h200-aggregated.yaml").read_text())
+    (tmp_path / "BUILD.yaml").write_text(textwrap.dedent("""\
+        options:
+          default: {user: u, namespace: ns}
+        targets:
+          - {kind: cluster, path: clusters, sources: ["*.yaml"]}
+          - {kind: model, path: models, sources: ["*.yaml"], options: default}
+        """))
+    monkeypatch.chdir(tmp_path)
+    every = cli_in_process("build", "//::", "--jobs", "1")
+    assert every.returncode == 0, every.stderr
+    assert every.stdout == "0 rendered, 0 up to date, 1 skipped, 0 failed\n"
+    explicit = cli_in_process("build", "//models:qwen", "--cluster", "small", "--jobs", "1")
+    assert explicit.returncode != 0
+    assert "the KV cache holds 0 tokens, fewer than max_model_len 32768" in explicit.stdout + explicit.stderr
+    assert not (tmp_path / "out/small/qwen.yaml").exists()
