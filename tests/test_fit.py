@@ -416,7 +416,7 @@ def test_weights_that_do_not_fit_are_refused(tmp_path):
         "error: <tmp>/m.yaml:5:5: roles[0].parallelism: role 'decode' does not fit: its weights need 61.0 GiB per "
         "GPU (tp=1 pp=1 ep=off: embedding and LM head 2.9 GiB, attention and dense layers 58.1 GiB), but "
         "gpu_memory_utilization 0.3 of the h200's 139.8 GiB (CUDA-visible memory from the accelerator table; "
-        "accelerators.profiles.h200.memory at clusters/example-h200.yaml:14:7 is the data-sheet size) allows "
+        "accelerators.profiles.h200.memory at clusters/example-h200.yaml:15:7 is the data-sheet size) allows "
         "41.9 GiB. Spread the model over more GPUs (raise tp or pp, or dp with ep on) or use a GPU with more "
         "memory. Facts from catalog/architectures (https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json "
         "(config); model card (32.8B params, 31.2B non-embedding))\n")
@@ -432,7 +432,7 @@ def test_short_kv_cache_refuses_by_default_and_warns_on_request(tmp_path):
         "error: <tmp>/m.yaml:6:12: roles[0].vllm.max_model_len: role 'decode': the KV cache holds 37967 tokens, "
         "fewer than max_model_len 40960, so vLLM would refuse to start. Per GPU (tp=2 pp=1 ep=off): "
         "gpu_memory_utilization 0.28 x the h200's 139.8 GiB (CUDA-visible memory from the accelerator table; "
-        "accelerators.profiles.h200.memory at clusters/example-h200.yaml:14:7 is the data-sheet size) = 39.1 "
+        "accelerators.profiles.h200.memory at clusters/example-h200.yaml:15:7 is the data-sheet size) = 39.1 "
         "GiB, minus 30.5 GiB of weights and 4.0 GiB of headroom, leaves 4.6 GiB; max_model_len needs 5.0 GiB "
         "(131072 bytes per token, kv_cache_dtype auto). To fix: lower max_model_len here, raise "
         "gpu_memory_utilization, use kv_cache_dtype fp8, spread the model over more GPUs or use a GPU with more "
@@ -621,7 +621,7 @@ def test_a_kv_cache_short_of_max_model_len_fails_every_command(tmp_path):
             "error: models/qwen/h200-aggregated.yaml:27:7: roles[0].vllm.max_model_len: role 'decode': the KV "
             "cache holds 0 tokens, fewer than max_model_len 32768, so vLLM would refuse to start. Per GPU (tp=1 "
             "pp=1 ep=4): gpu_memory_utilization 0.9 x the h200's 18.6 GiB (accelerators.profiles.h200.memory at "
-            "<tmp>/h200.yaml:14:7) = 16.8 GiB, minus 16.4 GiB of weights and 4.0 GiB of headroom, leaves 0.0 GiB; "
+            "<tmp>/h200.yaml:15:7) = 16.8 GiB, minus 16.4 GiB of weights and 4.0 GiB of headroom, leaves 0.0 GiB; "
             "max_model_len needs 1.5 GiB (49152 bytes per token, kv_cache_dtype fp8)."), (command, out.stderr)
         assert "Traceback" not in out.stderr
 
