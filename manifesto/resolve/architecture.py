@@ -132,19 +132,16 @@ def _int_list(cfg: dict, key: str, where: str) -> list[int]:
     return value
 
 
-def _sliding_layers(cfg: dict, layers: int, where: str) -> int:
-    """How many of the ``layers`` main layers ``layer_types`` marks as sliding-window attention."""
+def _layer_kinds(cfg: dict, layers: int, where: str) -> tuple[int, str]:
+    """(sliding-window layers, a layer kind the fit does not model or "") of ``layer_types``
+    over the ``layers`` main layers."""
     kinds = cfg.get("layer_types")
     if kinds is None:
-        return 0
+        return 0, ""
     if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
         raise InputError(f"{where}: config.json 'layer_types' must be a list of layer kinds")
-    known = {"full_attention", "sliding_attention"}
-    for kind in kinds[:layers]:
-        if kind not in known:
-            raise InputError(f"{where}: config.json layer_types names '{kind}', a layer kind the memory-fit check "
-                             f"does not know; known: {', '.join(sorted(known))}")
-    return sum(1 for k in kinds[:layers] if k == "sliding_attention")
+    other = next((k for k in kinds[:layers] if k not in ("full_attention", "sliding_attention")), "")
+    return sum(1 for k in kinds[:layers] if k == "sliding_attention"), other
 
 
 def _linear(cfg: dict, where: str) -> tuple[int, int, int, int]:
@@ -190,6 +187,9 @@ def from_config(cfg: Any, *, source: str, params: int | None = None, active_para
         raise InputError(f"{source}: config.json compress_ratios holds a ratio other than 0, 4 and 128, which the "
                          "memory-fit check does not model")
     lin_layers, lin_heads, lin_dim, lin_conv = _linear(cfg, source)
+    sliding, other_kind = _layer_kinds(cfg, layers, source)
+    if other_kind:  # e.g. linear_attention (Qwen3-Next): its state is not modelled, so the fit stays unknown
+        attention = "hybrid"
     quant = _quant_format(cfg, source)
     weight_format = dtype if quant and _experts_only(cfg) else quant or dtype
     expert_format = quant or dtype
@@ -217,7 +217,7 @@ def from_config(cfg: Any, *, source: str, params: int | None = None, active_para
         max_position_embeddings=_int(cfg, "max_position_embeddings", source, 0), dtype=dtype,
         weight_format=weight_format, expert_format=expert_format, params=params, active_params=active_params,
         sliding_window=_int(cfg, "sliding_window", source, 0) if cfg.get("sliding_window") is not None else 0,
-        sliding_layers=_sliding_layers(cfg, layers, source), compress_ratios=tuple(ratios[:layers]),
+        sliding_layers=sliding, compress_ratios=tuple(ratios[:layers]),
         index_head_dim=_int(cfg, "index_head_dim", source, 0), linear_layers=lin_layers, linear_heads=lin_heads,
         linear_head_dim=lin_dim, linear_conv_kernel=lin_conv,
     )
