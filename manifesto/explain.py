@@ -47,14 +47,24 @@ def _fit_lines(fit) -> list[str]:
     lines = [
         f"memory fit      per GPU ({fit.layout}), facts from {fit.source}",
         f"  GPU memory      {gib(fit.gpu_memory)} x gpu_memory_utilization {fit.utilization:g} = {gib(usable)}",
+    ]
+    if fit.memory_source:
+        lines.append(f"    from          {fit.memory_source}")
+    lines += [
         f"  weights         {gib(fit.weights)} = " + " + ".join(f"{gib(b)} {name}" for name, b in fit.weight_parts),
         f"  headroom        {gib(fit.headroom)} for activations, CUDA graphs, NCCL buffers and the CUDA context",
         f"  KV cache        {gib(usable)} - {gib(fit.weights)} - {gib(fit.headroom)} = {gib(fit.kv_budget)}",
     ]
     if fit.kv_per_token:
+        if fit.kv_per_sequence:
+            size = (gib(fit.kv_per_sequence) if fit.kv_per_sequence >= 1024**3
+                    else f"{fit.kv_per_sequence / 1024**2:.1f} MiB")
+            lines.append(f"  per sequence    {size} ({fit.kv_per_sequence} bytes) whatever its length, taken from the "
+                         "KV cache once for the max_model_len sequence")
         lines.append(f"  KV per token    {fit.kv_per_token} bytes (kv_cache_dtype {fit.kv_dtype}) -> {fit.kv_tokens} tokens, "
                      f"{fit.kv_tokens / fit.max_model_len:.1f}x max_model_len {fit.max_model_len}"
                      if fit.max_model_len else f"  KV per token    {fit.kv_per_token} bytes -> {fit.kv_tokens} tokens")
+        lines += [f"    assumes       {note}" for note in fit.kv_notes]
     else:
         lines.append(f"  KV per token    not estimated: {fit.note}")
     if fit.status == "kv-short":
@@ -85,11 +95,17 @@ def explain_text(plan) -> str:
         out.append(f"routing         {r.kind} -> {r.target_role}, frontend {r.frontend}, EPP config from {r.profile_source}")
     else:
         out.append("routing         disabled (direct vLLM)")
-    out.append("idle shutdown   " + (f"after {plan.idle.timeout_minutes} min" if plan.idle.enabled else "off"))
+    slurm = plan.platform == "slurm"
+    if slurm:
+        out.append("idle shutdown   none on Slurm: a job ends at slurm.time or with `manifesto slurm stop`")
+    else:
+        out.append("idle shutdown   " + (f"after {plan.idle.timeout_minutes} min" if plan.idle.enabled else "off"))
     out.append("sidecars        " + (", ".join(plan.sidecars) or "(none)"))
     out += _budget_lines(plan)
     for role in plan.roles:
-        out += ["", f"role {role.name}: {role.workload_kind} {role.workload_name}"]
+        kind = (f"srun step(s) manifesto-{role.name} of the batch job manifesto-{plan.instance}" if slurm
+                else f"{role.workload_kind} {role.workload_name}")
+        out += ["", f"role {role.name}: {kind}"]
         body = _layout_lines(role.layout)
         body.append("features        " + ", ".join(role.features) if role.features else "features        (none)")
         for name in role.features:

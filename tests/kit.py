@@ -407,3 +407,14 @@ def parent_of(doc, path: tuple):
     for part in path[:-1]:
         doc = doc[part]
     return doc
+
+
+#: How the memory-fit check refuses a pair (resolve/fit.py): the weights or the KV cache do not
+#: fit the cluster's GPUs. Reference specs may be refused so on a cluster they were not written
+#: for (DeepSeek-V4 at TP1 on H200) or by a layout that does not fit anywhere (Kimi K3 TP1/EP16).
+FIT_REFUSALS = ("does not fit: its weights need", "the KV cache holds")
+
+
+def fit_refusal(text: str) -> bool:
+    """True when ``text`` is the memory-fit check's refusal of a pair."""
+    return any(words in text for words in FIT_REFUSALS)

@@ -126,6 +126,109 @@ def test_mla_moe_fp8_deepseek_v3():
     _close(_weights(arch), 671e9 * 1.0)  # FP8: about one byte per parameter
 
 
+# --- KV cache of every attention kind, held to published figures ----------------------------------
+
+def test_kv_per_token_mla_deepseek_v3_exact():
+    # DeepSeek-V2 paper (arXiv 2405.04434) Table 1: MLA caches (d_c + d_h^R) x l elements per
+    # token; V3's config.json: kv_lora_rank 512, qk_rope_head_dim 64, 61 layers. In bf16:
+    # 61 x (512 + 64) x 2 = 70,272 bytes; fp8 halves it; the latent is the same on every TP rank.
+    from manifesto.resolve.fit import kv_cache
+
+    arch = _catalog("deepseek-ai/DeepSeek-V3")
+    for tp in (1, 8, 16):
+        kv = kv_cache(arch, tp=tp, pp=1, kv_dtype="auto")
+        assert (kv.per_token, kv.per_sequence) == (70_272, 0)
+    assert kv_cache(arch, tp=8, pp=1, kv_dtype="fp8").per_token == 35_136
+    assert "one latent of kv_lora_rank 512 + qk_rope_head_dim 64 per token and layer" in kv.notes[1]
+
+
+def test_kv_per_token_gqa_llama31_70b_exact():
+    # Llama 3.1 70B config.json: 80 layers, 8 KV heads of 128: 80 x 2 x 8 x 128 x 2 bytes =
+    # 327,680 bytes per token in bf16 (the "320 MB per 1K tokens" of the KV-cache glossaries).
+    # TP8 leaves one KV head per GPU; TP16 replicates it, so a GPU still holds one.
+    from manifesto.resolve.fit import kv_bytes_per_token
+
+    arch = _arch(LLAMA_70B)
+    assert kv_bytes_per_token(arch, tp=1, pp=1, kv_dtype="auto") == 327_680
+    assert kv_bytes_per_token(arch, tp=8, pp=1, kv_dtype="auto") == 327_680 // 8
+    assert kv_bytes_per_token(arch, tp=16, pp=1, kv_dtype="auto") == 327_680 // 8
+    assert kv_bytes_per_token(arch, tp=1, pp=2, kv_dtype="fp8_e4m3") == 327_680 // 4
+    assert kv_bytes_per_token(arch, tp=1, pp=1, kv_dtype="float32") == 2 * 327_680
+
+
+def test_kv_hybrid_kimi_k3_caches_only_its_mla_layers():
+    # NVIDIA NeMo AutoModel's Kimi K3 page: "93 layers: 69 KDA + 24 gated MLA". Only the 24 MLA
+    # layers cache per token: 24 x (512 + 64) x 2 = 27,648 bytes in bf16; each KDA layer holds a
+    # recurrent state of num_heads x head_dim x head_dim (96 x 128 x 128) per sequence instead.
+    from manifesto.resolve.fit import kv_cache
+
+    arch = _catalog("moonshotai/Kimi-K3")
+    assert (arch.linear_layers, arch.linear_heads, arch.linear_head_dim) == (69, 96, 128)
+    kv = kv_cache(arch, tp=1, pp=1, kv_dtype="auto")
+    assert kv.per_token == 27_648
+    assert kv.per_sequence == 69 * 96 * 128 * 128 * 2
+    tp4 = kv_cache(arch, tp=4, pp=1, kv_dtype="auto")
+    assert (tp4.per_token, tp4.per_sequence) == (27_648, kv.per_sequence // 4)  # KDA heads split by TP
+    assert any("69 linear-attention (KDA) layer(s)" in note for note in kv.notes)
+    assert any("short-convolution state (not in the record) is left out" in note for note in kv.notes)
+    pp2 = kv_cache(arch, tp=1, pp=2, kv_dtype="auto")
+    # PP2: the busiest stage holds 47 of 93 layers, MLA layers in proportion: ceil(24 x 47 / 93) = 13.
+    assert pp2.per_token == 13 * 576 * 2
+    assert any("busiest of 2 pipeline stages" in note for note in pp2.notes)
+
+
+def test_kv_sliding_window_gpt_oss_120b():
+    # openai/gpt-oss-120b config.json: 36 layers alternating sliding_attention (window 128) and
+    # full_attention, 8 KV heads of 64. Full layers cache per token: 18 x 2 x 8 x 64 x 2 = 36,864
+    # bytes; a sliding layer never holds more than 128 tokens: 18 x 2 x 8 x 64 x 2 x 128 per sequence.
+    from manifesto.resolve.fit import kv_cache
+
+    arch = _arch({"model_type": "gpt_oss", "num_hidden_layers": 36, "hidden_size": 2880, "intermediate_size": 2880,
+                  "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 201088,
+                  "num_local_experts": 128, "num_experts_per_tok": 4, "sliding_window": 128,
+                  "layer_types": ["sliding_attention", "full_attention"] * 18, "torch_dtype": "bfloat16"})
+    assert (arch.sliding_layers, arch.sliding_window) == (18, 128)
+    kv = kv_cache(arch, tp=1, pp=1, kv_dtype="auto", max_len=131072)
+    assert (kv.per_token, kv.per_sequence) == (36_864, 36_864 * 128)
+    assert kv_cache(arch, tp=1, pp=1, kv_dtype="auto", max_len=100).per_sequence == 36_864 * 100
+    assert any("18 sliding-window layer(s) keep at most 128 tokens" in note for note in kv.notes)
+
+
+def test_kv_compressed_attention_deepseek_v4_pro():
+    # DeepSeek-V4-Pro config.json: compress_ratios [128, 128, 4, 128, 4, ..., 4] over 61 layers
+    # (31 at ratio 128, 30 at ratio 4), head_dim 512 (one KV head), index_head_dim 128,
+    # sliding_window 128. Per token: 31 x 512/128 + 30 x (512 + 128)/4 = 4,924 values; each layer
+    # keeps its last 128 tokens uncompressed: 61 x 128 x 512 values per sequence.
+    from manifesto.resolve.fit import kv_cache
+
+    arch = _catalog("deepseek-ai/DeepSeek-V4-Pro")
+    assert (arch.compress_ratios.count(128), arch.compress_ratios.count(4), len(arch.compress_ratios)) == (31, 30, 61)
+    kv = kv_cache(arch, tp=8, pp=1, kv_dtype="auto")
+    assert (kv.per_token, kv.per_sequence) == (4_924 * 2, 61 * 128 * 512 * 2)
+    assert kv_cache(arch, tp=8, pp=1, kv_dtype="fp8").per_token == 4_924
+
+
+def test_unknown_attention_kinds_are_refused_or_unknown_never_ok():
+    from manifesto.errors import InputError
+    from manifesto.resolve.fit import plan_fit
+    from manifesto.resolve.layout import plan_layout
+
+    # A layer kind the check does not model (Qwen3-Next's linear_attention) is no error: the
+    # attention counts as hybrid, so the fit stays unknown unless the model is fully modelled.
+    assert _arch({**LLAMA31_8B, "layer_types": ["linear_attention", "full_attention"] * 16}).attention == "hybrid"
+    with pytest.raises(InputError, match="ratio other than 0, 4 and 128"):
+        _arch({**LLAMA31_8B, "compress_ratios": [8] * 32})
+    # A compressed-attention model without its ratios has no per-token figure: unknown, not ok.
+    bare = _arch({"model_type": "deepseek_v4", "num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4,
+                  "num_key_value_heads": 1, "head_dim": 32, "vocab_size": 100, "n_routed_experts": 4,
+                  "num_experts_per_tok": 2, "moe_intermediate_size": 32, "max_position_embeddings": 1024},
+                 active_params=10_000)
+    lay = plan_layout(tp=1, pp=1, dp=False, ep=False, nodes=1, replicas=1, gpus_per_node=8, routed=False,
+                      proxied=False, where="")
+    fit = plan_fit(bare, lay, (), 80 * 1024**3)
+    assert (fit.status, fit.note) == ("unknown", "the KV cache of deepseek_v4's attention is not modelled")
+
+
 def test_moe_qwen3_30b_a3b_parameter_counts():
     # https://huggingface.co/Qwen/Qwen3-30B-A3B model card: "Number of Parameters: 30.5B in
     # total and 3.3B activated".
@@ -190,7 +293,8 @@ def test_compressed_tensors_ignore_list_decides_which_layers_are_quantized():
         "bf16", "mxfp4", 2)
     everything = _arch({**moe, "quantization_config": {**quant, "ignore": ["lm_head"]}})
     assert (everything.weight_format, everything.expert_format) == ("mxfp4", "mxfp4")
-    hybrid = _arch({**moe, "linear_attn_config": {"kda_layers": [1]}, "kv_lora_rank": 16})
+    hybrid = _arch({**moe, "linear_attn_config": {"kda_layers": [1], "num_heads": 4, "head_dim": 8},
+                    "kv_lora_rank": 16})
     assert hybrid.attention == "hybrid"
 
 
@@ -250,18 +354,41 @@ def test_every_bundled_role_has_a_checked_fit():
     assert seen >= 10 and unknown >= 2
 
 
+def test_explain_json_gives_every_bundled_role_a_kv_size_per_token():
+    checked = 0
+    for model, cluster, plan in _bundled_pairs():
+        if plan.model_id in NO_PUBLIC_CONFIG:
+            continue
+        out = cli_in_process("explain", str(model), "--cluster", str(cluster), "-n", "ns", "-o", "json")
+        assert out.returncode == 0, out.stderr
+        for role in json.loads(out.stdout)["roles"]:
+            fit = role["fit"]
+            where = (model.name, cluster.name, role["name"])
+            assert fit["kv_per_token"] > 0 and fit["status"] == "ok", where
+            assert fit["kv_tokens"] >= fit["max_model_len"] > 0, where
+            assert fit["kv_notes"] and fit["memory_source"], where
+            checked += 1
+    assert checked >= 30
+
+
 def test_explain_shows_the_arithmetic_in_text_and_json():
     model, cluster = REPO / "models/qwen/qwen3-0.6b.yaml", CLUSTERS / "example-stateless-b200.yaml"
     out = cli_in_process("explain", str(model), "--cluster", str(cluster), "-n", "ns")
     lines = [line.strip() for line in out.stdout.splitlines()]
-    assert "GPU memory      167.6 GiB x gpu_memory_utilization 0.92 = 154.2 GiB" in lines
+    assert "GPU memory      178.4 GiB x gpu_memory_utilization 0.92 = 164.1 GiB" in lines
+    assert ("from          accelerators.profiles.b200.memory 180G is its data-sheet size; CUDA-visible memory of "
+            "b200 GPUs: PyTorch's \"GPU 0 has a total capacity of 178.36 GiB\" (torch.cuda total_memory) in "
+            "out-of-memory logs of 8x B200 nodes") in lines
     assert "weights         1.1 GiB = 0.3 GiB embedding and LM head + 0.8 GiB attention and dense layers" in lines
-    assert "KV cache        154.2 GiB - 1.1 GiB - 4.0 GiB = 149.1 GiB" in lines
-    assert "KV per token    114688 bytes (kv_cache_dtype auto) -> 1396074 tokens, 170.4x max_model_len 8192" in lines
+    assert "KV cache        164.1 GiB - 1.1 GiB - 4.0 GiB = 159.0 GiB" in lines
+    assert "KV per token    114688 bytes (kv_cache_dtype auto) -> 1488425 tokens, 181.7x max_model_len 8192" in lines
+    assert "assumes       28 attention layer(s): K and V of 8 KV head(s) of 128 per token" in lines
     data = json.loads(cli_in_process("explain", str(model), "--cluster", str(cluster), "-n", "ns", "-o", "json").stdout)
     fit = data["roles"][0]["fit"]
-    assert (fit["status"], fit["kv_per_token"], fit["kv_tokens"], fit["max_model_len"]) == ("ok", 114688, 1396074, 8192)
+    assert (fit["status"], fit["kv_per_token"], fit["kv_tokens"], fit["max_model_len"]) == ("ok", 114688, 1488425, 8192)
     assert fit["weights"] == sum(b for _, b in fit["weight_parts"])
+    assert fit["kv_notes"][0] == "kv_cache_dtype auto: the model dtype (bf16), 2 byte(s) per value"
+    assert fit["memory_source"].startswith("accelerators.profiles.b200.memory 180G is its data-sheet size")
 
 
 # --- refusals ------------------------------------------------------------------------------------
@@ -289,28 +416,37 @@ def test_weights_that_do_not_fit_are_refused(tmp_path):
     assert kit.scrub(out.stderr, tmp_path) == (
         "error: <tmp>/m.yaml:5:5: roles[0].parallelism: role 'decode' does not fit: its weights need 61.0 GiB per "
         "GPU (tp=1 pp=1 ep=off: embedding and LM head 2.9 GiB, attention and dense layers 58.1 GiB), but "
-        "gpu_memory_utilization 0.3 of the h200's 131.3 GiB allows 39.4 GiB. Spread the model over more GPUs "
-        "(raise tp or pp, or dp with ep on) or use a GPU with more memory. Facts from catalog/architectures "
-        "(https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json (config); model card (32.8B params, "
-        "31.2B non-embedding))\n")
+        "gpu_memory_utilization 0.3 of the h200's 139.8 GiB (CUDA-visible memory from the accelerator table; "
+        "accelerators.profiles.h200.memory at clusters/example-h200.yaml:15:7 is the data-sheet size) allows "
+        "41.9 GiB. Spread the model over more GPUs (raise tp or pp, or dp with ep on) or use a GPU with more "
+        "memory. Facts from catalog/architectures (https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json "
+        "(config); model card (32.8B params, 31.2B non-embedding))\n")
 
 
-def test_short_kv_cache_warns_by_default_and_refuses_on_request(tmp_path):
-    body = QWEN32.replace("tp: 1", "tp: 2")
+def test_short_kv_cache_refuses_by_default_and_warns_on_request(tmp_path):
+    # Qwen3-32B at TP2 needs 64 layers x 2 x 4 KV heads x 128 x 2 bytes = 131072 bytes per token;
+    # 0.28 of an H200's 139.8 GiB leaves 4.6 GiB after weights and headroom: 37967 tokens.
+    body = QWEN32.replace("tp: 1", "tp: 2").replace("gpu_memory_utilization: 0.3", "gpu_memory_utilization: 0.28")
     model = _spec(tmp_path, body)
     cluster = str(CLUSTERS / "example-h200.yaml")
-    out = cli_in_process("explain", str(model), "--cluster", cluster, "-n", "ns")
+    refusal = (
+        "error: <tmp>/m.yaml:6:12: roles[0].vllm.max_model_len: role 'decode': the KV cache holds 37967 tokens, "
+        "fewer than max_model_len 40960, so vLLM would refuse to start. Per GPU (tp=2 pp=1 ep=off): "
+        "gpu_memory_utilization 0.28 x the h200's 139.8 GiB (CUDA-visible memory from the accelerator table; "
+        "accelerators.profiles.h200.memory at clusters/example-h200.yaml:15:7 is the data-sheet size) = 39.1 "
+        "GiB, minus 30.5 GiB of weights and 4.0 GiB of headroom, leaves 4.6 GiB; max_model_len needs 5.0 GiB "
+        "(131072 bytes per token, kv_cache_dtype auto). To fix: lower max_model_len here, raise "
+        "gpu_memory_utilization, use kv_cache_dtype fp8, spread the model over more GPUs or use a GPU with more "
+        "memory (fit.short_kv_cache: warn only warns)\n")
+    for command in (("explain",), ("render", "manifest"), ("config", "validate")):
+        out = cli_in_process(*command, str(model), "--cluster", cluster, "-n", "ns")
+        assert out.returncode == 1, command
+        assert kit.scrub(out.stderr, tmp_path) == refusal, command
+    warning = _spec(tmp_path, body + "    fit: {short_kv_cache: warn}\n", "w.yaml")
+    out = cli_in_process("explain", str(warning), "--cluster", cluster, "-n", "ns")
     assert out.returncode == 0, out.stderr
-    assert ("warning         the KV cache holds 40000 tokens, fewer than max_model_len 40960: vLLM will refuse to "
+    assert ("warning         the KV cache holds 37967 tokens, fewer than max_model_len 40960: vLLM will refuse to "
             "start.") in out.stdout
-    refusing = _spec(tmp_path, body + "    fit: {short_kv_cache: refuse}\n", "r.yaml")
-    out = cli_in_process("explain", str(refusing), "--cluster", cluster, "-n", "ns")
-    assert out.returncode == 1
-    assert kit.scrub(out.stderr, tmp_path) == (
-        "error: <tmp>/r.yaml:4:5: roles[0]: role 'decode': the KV cache holds 40000 tokens, fewer than "
-        "max_model_len 40960 (4.9 GiB per GPU left after 30.5 GiB of weights and 4.0 GiB of headroom, at 131072 "
-        "bytes per token). Lower max_model_len, raise gpu_memory_utilization, use kv_cache_dtype fp8 or spread "
-        "the model over more GPUs; fit.short_kv_cache: warn only warns\n")
     off = _spec(tmp_path, QWEN32 + "    fit: {check: false}\n", "off.yaml")
     out = cli_in_process("explain", str(off), "--cluster", cluster, "-n", "ns")
     assert out.returncode == 0
@@ -427,3 +563,133 @@ def test_values_vllm_would_refuse_leave_the_fit_unknown():
                       proxied=False, where="")
     fit = plan_fit(_catalog("Qwen/Qwen3-0.6B"), lay, (Arg("--gpu-memory-utilization", "9.0"),), 141 * 10**9)
     assert (fit.status, fit.note) == ("unknown", "--gpu-memory-utilization 9.0 is not a value vLLM takes")
+
+
+# --- CUDA-visible memory per accelerator --------------------------------------------------------
+
+def _h200_profile(tmp_path, memory_line: str | None):
+    text = (CLUSTERS / "example-h200.yaml").read_text()
+    text = text.replace("      memory: 141G\n", "" if memory_line is None else f"      {memory_line}\n")
+    path = tmp_path / "h200.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_every_bundled_accelerator_has_a_cuda_memory_figure_with_its_source():
+    from manifesto.resolve.accelerator import CUDA_MEMORY
+
+    for name, row in CUDA_MEMORY.items():
+        # HBM stacks come in binary sizes and CUDA keeps some for itself, so the CUDA figure lies
+        # within 10% of the data-sheet number, on either side of it.
+        assert row.source and all(0.9 < row.gib / gb < 1.1 for gb in row.data_sheet_gb[:1]), name
+    for cluster in sorted(CLUSTERS.glob("*.yaml")):
+        spec, profile = kit.load_pair(REPO / "models/qwen/qwen3-0.6b.yaml", cluster)
+        for name, prof in profile.profile.accelerators.profiles.items():
+            assert (prof.gpu_arch or name).lower() in CUDA_MEMORY, (cluster.name, name)
+
+
+@pytest.mark.parametrize(("line", "gib", "source"), [
+    (None, 139.81, "CUDA-visible memory of h200 GPUs: PyTorch's"),
+    ("memory: 141G", 139.81, "accelerators.profiles.h200.memory 141G is its data-sheet size"),
+    ("memory: 139Gi", 139.0, "accelerators.profiles.h200.memory, taken as the memory CUDA sees; the table's CUDA "
+                             "figure for h200 is 139.81 GiB"),
+])
+def test_an_h200_profile_gives_about_140_gib_unless_it_states_otherwise(tmp_path, line, gib, source):
+    plan = plan_of(REPO / "models/qwen/h200-aggregated.yaml", _h200_profile(tmp_path, line))[0]
+    assert abs(plan.accelerator.memory / 1024**3 - gib) < 0.01
+    assert plan.roles[0].fit.gpu_memory == plan.accelerator.memory
+    assert plan.accelerator.memory_source.startswith(source), plan.accelerator.memory_source
+
+
+def test_an_accelerator_outside_the_table_without_memory_is_not_checked(tmp_path):
+    text = (CLUSTERS / "example-h200.yaml").read_text().replace("      memory: 141G\n", "")
+    text = text.replace("gpu_arch: h200", "gpu_arch: rtx-6000")
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    fit = plan_of(REPO / "models/qwen/h200-aggregated.yaml", path)[0].roles[0].fit
+    assert fit.status == "unknown" and "not in the table of CUDA-visible memory" in fit.note
+
+
+def test_a_kv_cache_short_of_max_model_len_fails_every_command(tmp_path):
+    # The issue's example: qwen/h200-aggregated on an H200 profile with memory: 20G. vLLM may use
+    # 0.9 x 18.6 GiB = 16.8 GiB, the weights take 16.4 GiB and the headroom 4 GiB: no KV cache.
+    cluster = _h200_profile(tmp_path, "memory: 20G")
+    model = REPO / "models/qwen/h200-aggregated.yaml"
+    for command in (("render", "manifest"), ("render", "file"), ("config", "validate"), ("explain",), ("deploy",)):
+        out = cli_in_process(*command, str(model), "--cluster", str(cluster), "-n", "ns")
+        assert out.returncode == 1, (command, out.stdout[:200])
+        assert kit.scrub(out.stderr, tmp_path).startswith(
+            "error: models/qwen/h200-aggregated.yaml:27:7: roles[0].vllm.max_model_len: role 'decode': the KV "
+            "cache holds 0 tokens, fewer than max_model_len 32768, so vLLM would refuse to start. Per GPU (tp=1 "
+            "pp=1 ep=4): gpu_memory_utilization 0.9 x the h200's 18.6 GiB (accelerators.profiles.h200.memory at "
+            "<tmp>/h200.yaml:15:7) = 16.8 GiB, minus 16.4 GiB of weights and 4.0 GiB of headroom, leaves 0.0 GiB; "
+            "max_model_len needs 1.5 GiB (49152 bytes per token, kv_cache_dtype fp8)."), (command, out.stderr)
+        assert "Traceback" not in out.stderr
+
+
+def test_a_default_max_model_len_is_blamed_on_the_role(tmp_path):
+    # Without max_model_len vLLM takes the model's 40960 positions; the error says to set it.
+    body = QWEN32.replace("tp: 1", "tp: 2").replace("max_model_len: 40960, ", "").replace("0.3", "0.28")
+    out = cli_in_process("config", "validate", str(_spec(tmp_path, body)), "--cluster",
+                         str(CLUSTERS / "example-h200.yaml"), "-n", "ns")
+    assert out.returncode == 1
+    assert kit.scrub(out.stderr, tmp_path).startswith("error: <tmp>/m.yaml:4:5: roles[0]: role 'decode': the KV cache "
+                                                      "holds 37967 tokens, fewer than max_model_len 40960")
+    assert "To fix: set vllm.max_model_len (it defaults to the model's 40960)" in out.stderr
+    spec_level = _spec(tmp_path, "vllm: {max_model_len: 40960}\n" + textwrap.dedent(body), "s.yaml")
+    out = cli_in_process("config", "validate", str(spec_level), "--cluster", str(CLUSTERS / "example-h200.yaml"),
+                         "-n", "ns")
+    assert kit.scrub(out.stderr, tmp_path).startswith("error: <tmp>/s.yaml:1:8: vllm.max_model_len: role 'decode'")
+
+
+# --- explain and flags on Slurm ------------------------------------------------------------------
+
+def test_explain_on_slurm_names_no_idle_shutdown_nor_deployments():
+    out = cli_in_process("explain", str(REPO / "models/qwen/qwen3-0.6b.yaml"), "--cluster",
+                         str(CLUSTERS / "example-slurm.yaml"), "-n", "ns")
+    assert out.returncode == 0, out.stderr
+    assert "idle shutdown   none on Slurm: a job ends at slurm.time or with `manifesto slurm stop`" in out.stdout
+    assert "after 45 min" not in out.stdout and "Deployment" not in out.stdout
+    assert "role decode: srun step(s) manifesto-decode of the batch job manifesto-qwen3-0-6b" in out.stdout
+    k8s = cli_in_process("explain", str(REPO / "models/qwen/qwen3-0.6b.yaml"), "--cluster",
+                         str(CLUSTERS / "example-gb200.yaml"), "-n", "ns")
+    assert "idle shutdown   after 45 min" in k8s.stdout and "role decode: Deployment " in k8s.stdout
+
+
+def test_an_idle_timeout_flag_on_slurm_blames_the_flag_and_a_spec_the_spec(tmp_path):
+    model, slurm = str(REPO / "models/qwen/qwen3-0.6b.yaml"), str(CLUSTERS / "example-slurm.yaml")
+    out = cli_in_process("render", "manifest", model, "--cluster", slurm, "-n", "ns", "--idle-timeout", "15m")
+    assert out.returncode == 1
+    assert out.stderr == (
+        "error: --idle-timeout 15m: idle shutdown after 15 minutes is a Kubernetes controller; on Slurm cluster "
+        "'example-slurm' a job ends at slurm.time or with `manifesto slurm stop`: leave the flag out\n")
+    spec = tmp_path / "idle.yaml"
+    spec.write_text(textwrap.dedent(UNKNOWN) + "runtime: {idle_shutdown: {timeout_minutes: 30}}\n")
+    out = cli_in_process("render", "manifest", str(spec), "--cluster", slurm, "-n", "ns")
+    assert out.returncode == 1
+    assert kit.scrub(out.stderr, tmp_path).startswith("error: <tmp>/idle.yaml:5:11: runtime.idle_shutdown: idle "
+                                                      "shutdown after 30 minutes is a Kubernetes controller")
+
+
+@pytest.mark.integration
+def test_build_fails_an_explicit_pair_that_does_not_fit_and_skips_it_in_a_pattern(tmp_path, monkeypatch):
+    (tmp_path / "clusters").mkdir()
+    (tmp_path / "models").mkdir()
+    small = (CLUSTERS / "example-h200.yaml").read_text().replace("memory: 141G", "memory: 20G")
+    (tmp_path / "clusters/small.yaml").write_text(small.replace("name: example-h200", "name: small"))
+    (tmp_path / "models/qwen.yaml").write_text((REPO / "models/qwen/h200-aggregated.yaml").read_text())
+    (tmp_path / "BUILD.yaml").write_text(textwrap.dedent("""\
+        options:
+          default: {user: u, namespace: ns}
+        targets:
+          - {kind: cluster, path: clusters, sources: ["*.yaml"]}
+          - {kind: model, path: models, sources: ["*.yaml"], options: default}
+        """))
+    monkeypatch.chdir(tmp_path)
+    every = cli_in_process("build", "//::", "--jobs", "1")
+    assert every.returncode == 0, every.stderr
+    assert every.stdout == "0 rendered, 0 up to date, 1 skipped, 0 failed\n"
+    explicit = cli_in_process("build", "//models:qwen", "--cluster", "small", "--jobs", "1")
+    assert explicit.returncode != 0
+    assert "the KV cache holds 0 tokens, fewer than max_model_len 32768" in explicit.stdout + explicit.stderr
+    assert not (tmp_path / "out/small/qwen.yaml").exists()

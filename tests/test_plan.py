@@ -41,13 +41,15 @@ def _resolving(model, clusters):
     """(cluster, Plan) for every cluster that offers the spec's accelerator (at least one)."""
     from manifesto.errors import IncompatiblePairError
 
-    out = []
+    out, too_big = [], False
     for cluster in clusters:
         try:
             out.append((cluster, _plan(model, cluster)))
-        except IncompatiblePairError:
+        except IncompatiblePairError as exc:
+            too_big = too_big or kit.fit_refusal(str(exc))
             continue
-    assert out, f"{model} resolves against none of {[c.name for c in clusters]}"
+    # A reference layout the memory-fit check refuses everywhere (Kimi K3 TP1/EP16) is skipped.
+    assert out or (too_big and UPSTREAM in model.parents), f"{model} resolves against none of {[c.name for c in clusters]}"
     return out
 
 

@@ -119,6 +119,8 @@ def place(refusal, spec, cluster):
     """The ResolveError of ``refusal`` at the input field behind it."""
     from manifesto.errors import ResolveError
 
+    if refusal.source == "flag":  # a command-line flag asked for it: no input field to place it at
+        return ResolveError(refusal.message)
     if refusal.source == "annotations":  # a size limit filled by the pod annotations
         if cluster.profile.pod_defaults.annotations:
             return ResolveError(refusal.message, cluster.where(("pod_defaults", "annotations")),

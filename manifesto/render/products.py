@@ -30,8 +30,9 @@ class HeaderInputs(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 class Refusal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Why the render of a Plan refused it, and the input field behind that: ``source`` is
-    "spec", "cluster", or "annotations" (the pod annotations: the cluster's pod_defaults
-    when it sets them, else the spec); ``fields`` is the field's path, ``path`` its
+    "spec", "cluster", "annotations" (the pod annotations: the cluster's pod_defaults
+    when it sets them, else the spec) or "flag" (a command-line flag the message names, no
+    field); ``fields`` is the field's path, ``path`` its
     printed form. ``render.place`` gives it the field's position in the current files."""
 
     message: str

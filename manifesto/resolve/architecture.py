@@ -25,7 +25,7 @@ class Architecture(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     head_dim: int
     vocab_size: int
     source: str = ""
-    attention: str = "gqa"  # mha | gqa | mla | hybrid (DeepSeek-V4 compressed attention: not modelled)
+    attention: str = "gqa"  # mha | gqa | mla | hybrid (DeepSeek-V4 compressed attention; Kimi K3 KDA + MLA)
     intermediate_size: int = 0
     tie_word_embeddings: bool = False
     q_lora_rank: int = 0
@@ -43,6 +43,15 @@ class Architecture(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     dtype: str = "bfloat16"
     weight_format: str = "bf16"  # linear layers outside the routed experts
     expert_format: str = "bf16"  # routed experts
+    # KV-cache facts beyond one kind of attention in every layer (config.json keys in brackets):
+    sliding_window: int = 0  # tokens a sliding-window layer attends to [sliding_window]
+    sliding_layers: int = 0  # layers of layer_types that are sliding_attention [layer_types]
+    compress_ratios: tuple[int, ...] = ()  # per main layer: tokens per compressed KV entry, 0 = window only
+    index_head_dim: int = 0  # width of the indexer key kept per compressed entry of a ratio-4 layer
+    linear_layers: int = 0  # linear-attention (KDA) layers [linear_attn_config.kda_layers]
+    linear_heads: int = 0  # [linear_attn_config.num_heads]
+    linear_head_dim: int = 0  # [linear_attn_config.head_dim]
+    linear_conv_kernel: int = 0  # [linear_attn_config.short_conv_kernel_size]; 0: not published
     params: int | None = None  # published total (main model)
     active_params: int | None = None  # published activated parameters per token (MoE)
 
@@ -114,6 +123,37 @@ def _experts_only(cfg: dict) -> bool:
     return all(_ignored(n, ignore) for n in _NON_EXPERT_PROBES) and not _ignored(_EXPERT_PROBE, ignore)
 
 
+def _int_list(cfg: dict, key: str, where: str) -> list[int]:
+    value = cfg.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list) or any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in value):
+        raise InputError(f"{where}: config.json '{key}' must be a list of whole numbers")
+    return value
+
+
+def _layer_kinds(cfg: dict, layers: int, where: str) -> tuple[int, str]:
+    """(sliding-window layers, a layer kind the fit does not model or "") of ``layer_types``
+    over the ``layers`` main layers."""
+    kinds = cfg.get("layer_types")
+    if kinds is None:
+        return 0, ""
+    if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
+        raise InputError(f"{where}: config.json 'layer_types' must be a list of layer kinds")
+    other = next((k for k in kinds[:layers] if k not in ("full_attention", "sliding_attention")), "")
+    return sum(1 for k in kinds[:layers] if k == "sliding_attention"), other
+
+
+def _linear(cfg: dict, where: str) -> tuple[int, int, int, int]:
+    """(layers, heads, head_dim, conv kernel) of the linear-attention layers (Kimi Linear/K3's KDA)."""
+    lin = cfg.get("linear_attn_config")
+    if not isinstance(lin, dict):
+        return 0, 0, 0, 0
+    name = f"{where} linear_attn_config"
+    return (len(_int_list(lin, "kda_layers", name)), _int(lin, "num_heads", name), _int(lin, "head_dim", name),
+            _int(lin, "short_conv_kernel_size", name, 0))
+
+
 def from_config(cfg: Any, *, source: str, params: int | None = None, active_params: int | None = None) -> Architecture:
     """The architecture described by a config.json mapping. ``source`` names where it was read
     (it prefixes every error); ``params``/``active_params`` are published counts, if any."""
@@ -139,6 +179,17 @@ def from_config(cfg: Any, *, source: str, params: int | None = None, active_para
     dtype = _DTYPES.get(dtype_name)
     if dtype is None:
         raise InputError(f"{source}: config.json dtype '{dtype_name}' is not one of {', '.join(_DTYPES)}")
+    layers = _int(cfg, "num_hidden_layers", source)
+    ratios = _int_list(cfg, "compress_ratios", source)
+    if ratios and len(ratios) < layers:
+        raise InputError(f"{source}: config.json compress_ratios has {len(ratios)} entries for {layers} layers")
+    if any(r not in (0, 4, 128) for r in ratios[:layers]):
+        raise InputError(f"{source}: config.json compress_ratios holds a ratio other than 0, 4 and 128, which the "
+                         "memory-fit check does not model")
+    lin_layers, lin_heads, lin_dim, lin_conv = _linear(cfg, source)
+    sliding, other_kind = _layer_kinds(cfg, layers, source)
+    if other_kind:  # e.g. linear_attention (Qwen3-Next): its state is not modelled, so the fit stays unknown
+        attention = "hybrid"
     quant = _quant_format(cfg, source)
     weight_format = dtype if quant and _experts_only(cfg) else quant or dtype
     expert_format = quant or dtype
@@ -148,7 +199,7 @@ def from_config(cfg: Any, *, source: str, params: int | None = None, active_para
             raise InputError(f"{source}: config.json expert_dtype '{expert_format}' is not one of "
                                     f"{', '.join(WEIGHT_BYTES)}")
     return Architecture(
-        model_type=model_type, layers=_int(cfg, "num_hidden_layers", source), hidden_size=hidden,
+        model_type=model_type, layers=layers, hidden_size=hidden,
         attention_heads=heads, kv_heads=kv_heads, head_dim=_int(cfg, "head_dim", source, hidden // max(heads, 1)),
         vocab_size=_int(cfg, "vocab_size", source), source=source, attention=attention,
         intermediate_size=_int(cfg, "intermediate_size", source, 0),
@@ -165,4 +216,8 @@ def from_config(cfg: Any, *, source: str, params: int | None = None, active_para
         dense_layers=_int(cfg, "first_k_dense_replace", source, 0) if experts else 0,
         max_position_embeddings=_int(cfg, "max_position_embeddings", source, 0), dtype=dtype,
         weight_format=weight_format, expert_format=expert_format, params=params, active_params=active_params,
+        sliding_window=_int(cfg, "sliding_window", source, 0) if cfg.get("sliding_window") is not None else 0,
+        sliding_layers=sliding, compress_ratios=tuple(ratios[:layers]),
+        index_head_dim=_int(cfg, "index_head_dim", source, 0), linear_layers=lin_layers, linear_heads=lin_heads,
+        linear_head_dim=lin_dim, linear_conv_kernel=lin_conv,
     )

@@ -66,7 +66,8 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
               moe)
         for i, role in enumerate(spec.roles)
     )
-    roles = tuple(_with_fit(spec, r, i, accel, architecture, architecture_note, where) for i, r in enumerate(roles))
+    roles = tuple(_with_fit(spec, r, i, accel, architecture, architecture_note, where, cluster_where)
+                  for i, r in enumerate(roles))
     return Plan(
         instance=instance, release=spec.release, user=options.user, namespace=options.namespace,
         platform=cluster.platform, cluster=cluster.name, topology=spec.topology,
@@ -211,7 +212,13 @@ def _idle(spec, options: Options) -> IdlePlan:
     if options.idle_timeout_minutes is not None:
         minutes = options.idle_timeout_minutes
     explicit = enabled and (cfg is not None or options.idle_timeout_minutes is not None)
-    return IdlePlan(enabled=enabled, timeout_minutes=minutes, explicit=explicit)
+    flag = None
+    if explicit and not (cfg is not None and cfg.enabled):  # the spec alone would not ask for it
+        if options.idle_timeout_minutes is not None:
+            flag = f"--idle-timeout {options.idle_timeout_minutes}m"
+        elif options.idle_shutdown:
+            flag = "--idle-shutdown"
+    return IdlePlan(enabled=enabled, timeout_minutes=minutes, explicit=explicit, flag=flag)
 
 
 def default_resources(gpus: int) -> tuple[str, str]:
@@ -219,12 +226,32 @@ def default_resources(gpus: int) -> tuple[str, str]:
     return str(6 + 2 * gpus), f"{max(64 * gpus, 128)}Gi"
 
 
+def _max_len_path(spec, index: int) -> tuple | None:
+    """The spec field that sets role ``index``'s --max-model-len (the layer that wins), or None."""
+    from manifesto.resolve.args import flag_name
+
+    own = spec.roles[index]
+    computed = getattr(own, "computed", None)
+    layers = [(("vllm",), spec.vllm), (("roles", index, "vllm"), own.vllm),
+              (("roles", index, "computed", "vllm"), computed.vllm if computed is not None else {})]
+    found = None
+    for base, mapping in layers:
+        for key in mapping or {}:
+            if flag_name(key) == "max-model-len":
+                found = base + (key,)
+    return found
+
+
 def _with_fit(spec, role: RolePlan, index: int, accel: Accelerator, arch: Architecture | None, note: str,
-              where: Where) -> RolePlan:
+              where: Where, cluster_where: Where = _nowhere) -> RolePlan:
     if not spec.fit.check:
         return msgspec.structs.replace(role, fit=Fit(status="unknown", note="the spec turns the check off (fit.check: false)"))
-    fit = plan_fit(arch, role.layout, role.args, accel.memory, note=note)
-    check_fit(fit, role.name, accel.name, spec.fit.short_kv_cache, where, ("roles", index))
+    fit = plan_fit(arch, role.layout, role.args, accel.memory, note=note, memory_source=accel.memory_source)
+    stated = accel.memory_source.startswith("accelerators.profiles.")
+    origin = cluster_where(("accelerators", "profiles", accel.name, "memory")) if stated else None
+    memory_at = str(origin) if origin else ""
+    check_fit(fit, role.name, accel.name, spec.fit.short_kv_cache, where, ("roles", index),
+              max_len_path=_max_len_path(spec, index), memory_at=memory_at)
     return msgspec.structs.replace(role, fit=fit)
 
 

@@ -93,15 +93,84 @@ def weights_per_gpu(a: Architecture, p: Params, *, tp: int, pp: int, expert_grou
     return tuple(parts)
 
 
+class KvCache:
+    """What the KV cache of one role costs on one GPU: ``per_token`` bytes for every token of a
+    sequence, ``per_sequence`` bytes a sequence holds whatever its length (sliding windows,
+    recurrent states), and ``notes``, the assumptions behind both, for explain."""
+
+    __slots__ = ("per_token", "per_sequence", "notes")
+
+    def __init__(self, per_token: int, per_sequence: int, notes: tuple[str, ...]) -> None:
+        self.per_token, self.per_sequence, self.notes = per_token, per_sequence, notes
+
+
+def _on_stage(count: int, a: Architecture, pp: int) -> int:
+    """Layers of one kind on the busiest pipeline stage, the kinds spread evenly over the stages."""
+    if pp <= 1 or not count:
+        return count
+    return math.ceil(count * math.ceil(a.layers / pp) / a.layers)
+
+
+def kv_cache(a: Architecture, *, tp: int, pp: int, kv_dtype: str, max_len: int = 0) -> KvCache:
+    """The KV cache of ``a`` on one GPU of a tp x pp layout (per_token 0: the attention kind is
+    not modelled). ``max_len`` bounds a sliding window shorter than the sequence."""
+    named = _KV_BYTES.get(kv_dtype)
+    per_value = named or (4 if a.dtype == "fp32" else int(WEIGHT_BYTES[a.dtype]))
+    dtype_note = (f"kv_cache_dtype {kv_dtype}: {per_value} byte(s) per value" if named else
+                  f"kv_cache_dtype {kv_dtype}: the model dtype ({a.dtype}), {per_value} byte(s) per value")
+    notes = [dtype_note]
+    kv_heads = max(a.kv_heads // tp, 1)
+    per_seq = 0
+    if a.compress_ratios:  # DeepSeek-V4: compressed entries per layer, plus an uncompressed window
+        values = 0.0
+        for ratio in (4, 128):
+            n = _on_stage(sum(1 for r in a.compress_ratios if r == ratio), a, pp)
+            width = a.head_dim + (a.index_head_dim if ratio == 4 else 0)
+            values += n * width / ratio
+            notes.append(f"{n} compressed layer(s) at ratio {ratio}: one {width}-value entry per {ratio} tokens"
+                         + (f" ({a.head_dim} KV + {a.index_head_dim} indexer key)" if ratio == 4 else ""))
+        window = min(a.sliding_window, max_len) if max_len else a.sliding_window
+        layers = _on_stage(a.layers, a, pp)
+        per_seq = layers * window * a.head_dim * per_value
+        notes.append(f"every layer also keeps the last {a.sliding_window} tokens uncompressed ({a.head_dim} values "
+                     "each): a fixed amount per sequence; one KV head, so every TP rank holds all of it")
+        return KvCache(math.ceil(values * per_value), per_seq, tuple(notes))
+    linear = _on_stage(a.linear_layers, a, pp)
+    full = _on_stage(a.layers - a.linear_layers - a.sliding_layers, a, pp)
+    if linear:  # Kimi Linear / K3: KDA layers hold a recurrent state, not a cache that grows
+        heads = math.ceil(a.linear_heads / tp)
+        state = heads * a.linear_head_dim * a.linear_head_dim
+        conv = (a.linear_conv_kernel - 1) * 3 * heads * a.linear_head_dim if a.linear_conv_kernel else 0
+        per_seq += linear * (state + conv) * per_value
+        notes.append(f"{linear} linear-attention (KDA) layer(s): a recurrent state of {heads} head(s) x "
+                     f"{a.linear_head_dim} x {a.linear_head_dim} per sequence in the KV dtype, whatever its length"
+                     + (f", plus a short-convolution state of {a.linear_conv_kernel - 1} tokens" if conv else
+                        "; the short-convolution state (not in the record) is left out"))
+    if a.kv_lora_rank:
+        per_token = full * (a.kv_lora_rank + a.qk_rope_head_dim) * per_value
+        notes.append(f"{full} MLA layer(s): one latent of kv_lora_rank {a.kv_lora_rank} + qk_rope_head_dim "
+                     f"{a.qk_rope_head_dim} per token and layer, the same on every TP rank")
+    elif a.attention in ("mha", "gqa") or linear:
+        per_token = 2 * full * kv_heads * a.head_dim * per_value
+        notes.append(f"{full} attention layer(s): K and V of {kv_heads} KV head(s) of {a.head_dim} per token"
+                     + (" (a GPU holds at least one head)" if a.kv_heads < tp else ""))
+    else:
+        return KvCache(0, 0, ())
+    if a.sliding_layers:
+        sliding = _on_stage(a.sliding_layers, a, pp)
+        window = min(a.sliding_window, max_len) if max_len else a.sliding_window
+        per_seq += 2 * sliding * kv_heads * a.head_dim * per_value * window
+        notes.append(f"{sliding} sliding-window layer(s) keep at most {a.sliding_window} tokens: a fixed amount "
+                     "per sequence")
+    if pp > 1:
+        notes.append(f"the busiest of {pp} pipeline stages holds {math.ceil(a.layers / pp)} of {a.layers} layers, "
+                     "each kind in proportion")
+    return KvCache(per_token, per_seq, tuple(notes))
+
+
 def kv_bytes_per_token(a: Architecture, *, tp: int, pp: int, kv_dtype: str) -> int:
     """Bytes one token of KV cache takes on one GPU; 0 when the attention kind is not modelled."""
-    per_value = _KV_BYTES.get(kv_dtype) or int(WEIGHT_BYTES[a.dtype] if a.dtype != "fp32" else 4)
-    layers = math.ceil(a.layers / pp)
-    if a.attention == "mla":
-        return layers * (a.kv_lora_rank + a.qk_rope_head_dim) * per_value
-    if a.attention in ("mha", "gqa"):
-        return 2 * layers * max(a.kv_heads // tp, 1) * a.head_dim * per_value
-    return 0
+    return kv_cache(a, tp=tp, pp=pp, kv_dtype=kv_dtype).per_token
 
 
 def _arg(args, flag: str) -> str | None:
@@ -132,13 +201,16 @@ def _utilization(text: str | None) -> float | None:
     return value if 0 < value <= 1 else None
 
 
-def plan_fit(a: Architecture | None, lay: Layout, args, memory: int | None, *, note: str = "") -> Fit:
-    """The fit of one role. ``args`` are its resolved vLLM Args; ``memory`` the GPU's bytes."""
+def plan_fit(a: Architecture | None, lay: Layout, args, memory: int | None, *, note: str = "",
+             memory_source: str = "") -> Fit:
+    """The fit of one role. ``args`` are its resolved vLLM Args; ``memory`` the GPU's bytes and
+    ``memory_source`` where that figure comes from."""
     if a is None:
         return Fit(status="unknown", note=note or "no architecture record for this model")
     if memory is None:
         return Fit(status="unknown", source=a.source,
-                   note="the cluster profile gives no memory for this accelerator (accelerators.profiles.*.memory)")
+                   note="the accelerator is not in the table of CUDA-visible memory (catalog/accelerators.json) "
+                        "and the cluster profile gives no accelerators.profiles.*.memory")
     p = count_params(a)
     if p is None:
         return Fit(status="unknown", source=a.source,
@@ -154,37 +226,69 @@ def plan_fit(a: Architecture | None, lay: Layout, args, memory: int | None, *, n
     weights = sum(b for _, b in parts)
     usable = int(memory * util)
     budget = max(usable - weights - HEADROOM, 0)
-    per_token = kv_bytes_per_token(a, tp=lay.tp, pp=lay.pp, kv_dtype=kv_dtype)
-    tokens = budget // per_token if per_token else 0
-    status = "ok" if not per_token or tokens >= max_len else "kv-short"
-    note = "" if per_token else f"KV cache of {a.attention} attention ({a.model_type}) is not modelled"
-    return Fit(status=status, note=note, source=a.source, gpu_memory=memory, utilization=util, headroom=HEADROOM,
-               weights=weights, weight_parts=parts, kv_per_token=per_token, kv_dtype=kv_dtype, kv_budget=budget,
-               kv_tokens=tokens, max_model_len=max_len,
-               layout=f"tp={lay.tp} pp={lay.pp} " + (f"ep={group}" if lay.ep else "ep=off"))
+    kv = kv_cache(a, tp=lay.tp, pp=lay.pp, kv_dtype=kv_dtype, max_len=max_len)
+    layout = f"tp={lay.tp} pp={lay.pp} " + (f"ep={group}" if lay.ep else "ep=off")
+    common = dict(source=a.source, gpu_memory=memory, memory_source=memory_source, utilization=util,
+                  headroom=HEADROOM, weights=weights, weight_parts=parts, kv_dtype=kv_dtype, kv_budget=budget,
+                  max_model_len=max_len, layout=layout)
+    if not kv.per_token:
+        return Fit(status="unknown", note=f"the KV cache of {a.model_type}'s attention is not modelled", **common)
+    tokens = max(budget - kv.per_sequence, 0) // kv.per_token
+    return Fit(status="ok" if tokens >= max_len else "kv-short", kv_per_token=kv.per_token,
+               kv_per_sequence=kv.per_sequence, kv_notes=kv.notes, kv_tokens=tokens, **common)
 
 
 def _weights_text(fit: Fit) -> str:
     return ", ".join(f"{name} {gib(b)}" for name, b in fit.weight_parts)
 
 
-def check_fit(fit: Fit, role: str, accelerator: str, short_kv_cache: str, where, base: tuple) -> None:
-    """Refuse a role whose weights alone exceed what vLLM may use of one GPU; refuse a KV cache
-    shorter than max_model_len when the spec asks (fit.short_kv_cache: refuse)."""
+def _memory_text(fit: Fit, accelerator: str, memory_at: str = "") -> str:
+    """The GPU memory and, briefly, where it comes from (the long form is in explain)."""
+    at = f" at {memory_at}" if memory_at else ""
+    field = fit.memory_source.split(" ", 1)[0].rstrip(",")
+    if not fit.memory_source:
+        why = ""
+    elif "data-sheet" in fit.memory_source:
+        why = f" (CUDA-visible memory from the accelerator table; {field}{at} is the data-sheet size)"
+    elif fit.memory_source.startswith("accelerators.profiles."):
+        why = f" ({field}{at})"
+    else:
+        why = " (CUDA-visible memory from the accelerator table)"
+    return f"the {accelerator}'s {gib(fit.gpu_memory)}{why}"
+
+
+def check_fit(fit: Fit, role: str, accelerator: str, short_kv_cache: str, where, base: tuple,
+              max_len_path: tuple | None = None, memory_at: str = "") -> None:
+    """Refuse a role whose weights alone exceed what vLLM may use of one GPU, or whose KV cache
+    cannot hold max_model_len (vLLM refuses to start then), unless fit.short_kv_cache: warn.
+    ``max_len_path`` is the spec field that sets max_model_len (None: it is not set);
+    ``memory_at`` places the cluster profile's memory field when the GPU memory comes from it."""
+    from manifesto.errors import IncompatiblePairError
     from manifesto.resolve.failures import fail
 
-    if fit.status == "unknown":
+    # A model that cannot run on this cluster's GPUs is an incompatible pair, like a spec pinned to
+    # an accelerator the cluster lacks: render, validate and deploy fail, `build //::` skips it.
+    if fit.status == "unknown" or not fit.gpu_memory:
         return
     usable = int(fit.gpu_memory * fit.utilization)
     if fit.weights > usable:
         raise fail(f"role '{role}' does not fit: its weights need {gib(fit.weights)} per GPU ({fit.layout}: "
-                   f"{_weights_text(fit)}), but gpu_memory_utilization {fit.utilization:g} of the {accelerator}'s "
-                   f"{gib(fit.gpu_memory)} allows {gib(usable)}. Spread the model over more GPUs (raise tp or pp, "
-                   "or dp with ep on) or use a GPU with more memory. Facts from " + fit.source,
-                   where, base + ("parallelism",))
-    if fit.status == "kv-short" and short_kv_cache == "refuse":
+                   f"{_weights_text(fit)}), but gpu_memory_utilization {fit.utilization:g} of "
+                   f"{_memory_text(fit, accelerator, memory_at)} allows {gib(usable)}. Spread the model over more GPUs "
+                   "(raise tp or pp, or dp with ep on) or use a GPU with more memory. Facts from " + fit.source,
+                   where, base + ("parallelism",), IncompatiblePairError)
+    if fit.status == "kv-short" and short_kv_cache != "warn":
+        fixed = f" and {gib(fit.kv_per_sequence)} per sequence" if fit.kv_per_sequence else ""
+        need = fit.kv_per_token * fit.max_model_len + fit.kv_per_sequence
+        change = ("lower max_model_len here" if max_len_path else
+                  f"set vllm.max_model_len (it defaults to the model's {fit.max_model_len})")
         raise fail(f"role '{role}': the KV cache holds {fit.kv_tokens} tokens, fewer than max_model_len "
-                   f"{fit.max_model_len} ({gib(fit.kv_budget)} per GPU left after {gib(fit.weights)} of weights "
-                   f"and {gib(fit.headroom)} of headroom, at {fit.kv_per_token} bytes per token). Lower "
-                   "max_model_len, raise gpu_memory_utilization, use kv_cache_dtype fp8 or spread the model over "
-                   "more GPUs; fit.short_kv_cache: warn only warns", where, base)
+                   f"{fit.max_model_len}, so vLLM would refuse to start. Per GPU ({fit.layout}): "
+                   f"gpu_memory_utilization {fit.utilization:g} x {_memory_text(fit, accelerator, memory_at)} = {gib(usable)}, "
+                   f"minus {gib(fit.weights)} of weights and {gib(fit.headroom)} of headroom, leaves "
+                   f"{gib(fit.kv_budget)}; max_model_len needs {gib(need)} ({fit.kv_per_token} bytes per token"
+                   f"{fixed}, kv_cache_dtype {fit.kv_dtype}). To fix: {change}, raise gpu_memory_utilization, "
+                   + ("" if fit.kv_dtype.startswith("fp8") else "use kv_cache_dtype fp8, ")
+                   + "spread the model over more GPUs or use a GPU with more memory "
+                   "(fit.short_kv_cache: warn only warns)",
+                   where, max_len_path or base, IncompatiblePairError)

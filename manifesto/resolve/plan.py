@@ -125,7 +125,8 @@ class Accelerator(_S):
     torch_cuda_arch_list: str | None = None
     node_selector: dict[str, str] = {}
     compute_domain_template: str | None = None
-    memory: int | None = None  # bytes of memory per GPU (cluster profile), for the fit check
+    memory: int | None = None  # bytes of CUDA-visible memory per GPU, for the fit check
+    memory_source: str = ""  # the accelerator table's row, or the cluster profile's memory field
     hourly_price: float | None = None  # price of one GPU for one hour (cluster profile)
 
 
@@ -156,11 +157,14 @@ class Fit(_S):
     note: str = ""
     source: str = ""
     gpu_memory: int = 0
+    memory_source: str = ""  # where gpu_memory comes from: the accelerator table or the cluster profile
     utilization: float = 0.0
     headroom: int = 0
     weights: int = 0  # bytes per GPU
     weight_parts: tuple[tuple[str, int], ...] = ()  # (part, bytes per GPU)
     kv_per_token: int = 0  # bytes per token on one GPU; 0 = not modelled
+    kv_per_sequence: int = 0  # bytes a sequence holds whatever its length (sliding windows, recurrent states)
+    kv_notes: tuple[str, ...] = ()  # the assumptions behind kv_per_token and kv_per_sequence
     kv_dtype: str = ""
     kv_budget: int = 0  # bytes per GPU left for the KV cache
     kv_tokens: int = 0
@@ -238,6 +242,7 @@ class IdlePlan(_S):
     enabled: bool
     timeout_minutes: int
     explicit: bool = False  # asked for by the spec or the CLI, not just the default
+    flag: str | None = None  # the CLI flag that asked for it when the spec alone did not
 
 
 class SlurmPlan(_S):

@@ -62,7 +62,8 @@ class AcceleratorProfile(Strict):
     node_selector: Labels = Field(default_factory=dict)
     compute_domain: ComputeDomain | None = None
     memory: Annotated[Quantity | None, AfterValidator(checks.gpu_memory)] = Field(
-        None, description="Memory of one GPU (e.g. 141G for an H200), for the memory-fit check.")
+        None, description="Memory CUDA sees on one GPU, for the memory-fit check; left out, the accelerator "
+        "table's figure for gpu_arch applies (an H200: 139.81 GiB), as it does for a data-sheet size such as 141G.")
     hourly_price: Annotated[float | None, BeforeValidator(checks.gpu_price)] = Field(
         None, description="Price of one GPU for one hour, in any currency; build reports and explain add cost.")
 

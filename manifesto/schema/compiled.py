@@ -277,7 +277,7 @@ def _default_Fabric():
 
 
 def _default_Fit():
-    return make(Fit, {'check': True, 'short_kv_cache': 'warn'})
+    return make(Fit, {'check': True, 'short_kv_cache': 'refuse'})
 
 
 def _default_Gateway():
@@ -2444,7 +2444,7 @@ def definitions() -> list:
                         'schema': {
                             'type': 'default',
                             'schema': {'type': 'literal', 'expected': ['warn', 'refuse']},
-                            'default': 'warn',
+                            'default': 'refuse',
                         },
                     },
                 },

@@ -137,8 +137,8 @@ class SpecCache(Strict):
 class Fit(Strict):
     check: bool = Field(True, description="Check that each role's weights and KV cache fit its GPUs.")
     short_kv_cache: Literal["warn", "refuse"] = Field(
-        "warn", description="When the KV cache holds fewer tokens than max_model_len: warn (explain shows it) "
-                            "or refuse the render.")
+        "refuse", description="When the KV cache holds fewer tokens than max_model_len (vLLM refuses to start): "
+                              "refuse the render, or only warn in explain (for a model the arithmetic misjudges).")
 
 
 class ModelSpec(Strict):

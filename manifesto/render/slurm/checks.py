@@ -39,10 +39,12 @@ def check_plan(plan) -> None:
             f"runtime.sidecars: [] (or leave it out) to render for Slurm cluster '{plan.cluster}'",
             "spec", ("runtime", "sidecars"))
     if _explicit_idle(plan):
-        raise SlurmUnsupported(
-            f"idle shutdown after {plan.idle.timeout_minutes} minutes is a Kubernetes controller; on Slurm cluster "
-            f"'{plan.cluster}' a job ends at slurm.time or with `manifesto slurm stop`: leave runtime.idle_shutdown "
-            "out (or set enabled: false)", "spec", ("runtime", "idle_shutdown"))
+        what = (f"idle shutdown after {plan.idle.timeout_minutes} minutes is a Kubernetes controller; on Slurm "
+                f"cluster '{plan.cluster}' a job ends at slurm.time or with `manifesto slurm stop`")
+        if plan.idle.flag:  # the CLI asked for it, not the spec
+            raise SlurmUnsupported(f"{plan.idle.flag}: {what}: leave the flag out", "flag", ())
+        raise SlurmUnsupported(f"{what}: leave runtime.idle_shutdown out (or set enabled: false)", "spec",
+                               ("runtime", "idle_shutdown"))
     if plan.kueue_queue:
         raise SlurmUnsupported(
             f"Kueue admits Kubernetes workloads; Slurm cluster '{plan.cluster}' schedules through its partition "
