@@ -54,3 +54,54 @@ def test_render_file_writes_a_245_character_spec_name(tmp_path, monkeypatch):
         assert res.returncode == 0, res.stderr
         assert (tmp_path / out).read_text().startswith("#")
     assert not [n for n in os.listdir(tmp_path) if n.startswith(".")]
+
+
+# -- catalog names ----------------------------------------------------------------------------
+
+# zero-width space and joiner, bidi override and isolate, line breaks, ESC, TAB, soft hyphen,
+# a no-break space and the line separator: each could forge or hide an entry name.
+HIDDEN = ["\u200b", "\u200d", "\u202e", "\u2066", "\n", "\r", "\x1b[31m", "\t", "\u00ad", "\u00a0", "\u2028",
+          "\x00", "\ufeff"]
+
+
+@pytest.mark.parametrize("char", HIDDEN, ids=lambda c: f"U+{ord(c[0]):04X}")
+def test_import_refuses_an_invisible_or_control_character_in_the_name(isolated_env, char, tmp_path, monkeypatch):
+    from kit import REPO_ROOT, cli_in_process
+
+    monkeypatch.chdir(tmp_path)
+    src = REPO_ROOT / "clusters" / "example-gb200.yaml"
+    res = cli_in_process("config", "import", "clusters", str(src), "--name", f"team/acme{char}-h100")
+    assert res.returncode == 1 and res.stdout == ""
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and "is refused" in lines[0] and f"U+{ord(char[0]):04X}" in lines[0], res.stderr
+    assert lines[0].isprintable() and "\x1b" not in res.stderr
+    assert not list(isolated_env.config_home.rglob("*"))  # nothing written
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\n", "\u200b"], ids=lambda c: f"U+{ord(c):04X}")
+def test_edit_refuses_such_a_name_before_starting_an_editor(isolated_env, char, tmp_path, monkeypatch):
+    from kit import cli_in_process
+
+    canary = tmp_path / "editor-ran"
+    monkeypatch.setenv("EDITOR", f"touch {canary}")
+    res = cli_in_process("config", "edit", "models", f"exp/new{char}model")
+    assert res.returncode == 1 and len(res.stderr.splitlines()) == 1 and "is refused" in res.stderr
+    assert not canary.exists() and not list(isolated_env.config_home.rglob("*"))
+
+
+def test_a_lookup_by_such_a_name_is_refused_on_one_line():
+    from manifesto.catalog import find
+    from manifesto.errors import CatalogError
+
+    with pytest.raises(CatalogError) as err:
+        find("models", "qwen/aggre\ngated")
+    assert "U+000A" in err.value.format() and "\n" not in err.value.format()
+
+
+def test_plain_names_are_still_imported(isolated_env, tmp_path, monkeypatch):
+    from kit import REPO_ROOT, cli_in_process
+
+    src = REPO_ROOT / "clusters" / "example-gb200.yaml"
+    res = cli_in_process("config", "import", "clusters", str(src), "--name", "team/acme h100.v2")
+    assert res.returncode == 0, res.stderr
+    assert (isolated_env.config_home / "clusters" / "team" / "acme h100.v2.yaml").is_file()
