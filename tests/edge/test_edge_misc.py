@@ -105,3 +105,59 @@ def test_plain_names_are_still_imported(isolated_env, tmp_path, monkeypatch):
     res = cli_in_process("config", "import", "clusters", str(src), "--name", "team/acme h100.v2")
     assert res.returncode == 0, res.stderr
     assert (isolated_env.config_home / "clusters" / "team" / "acme h100.v2.yaml").is_file()
+
+
+# -- init validates the cluster profile before it writes ---------------------------------------
+
+def _gb200() -> str:
+    from kit import REPO_ROOT
+
+    return (REPO_ROOT / "clusters" / "example-gb200.yaml").read_text()
+
+
+BAD_PROFILES = {
+    "unknown-field": lambda: _gb200() + "gpus_everywhere: true\n",
+    "wrong-type": lambda: _gb200().replace("gpus_per_node: 4", "gpus_per_node: four", 1),
+    "bad-default": lambda: _gb200().replace("default: gb200", "default: h900", 1),
+    "bad-yaml": lambda: "name: x\n  platform: : kubernetes\n",
+    "not-a-mapping": lambda: "- just\n- a list\n",
+    "empty": lambda: "",
+    "not-utf8": lambda: b"name: \xff\xfe\n",
+    "deep": lambda: "a: " + "[" * 5000 + "]" * 5000 + "\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_PROFILES))
+def test_init_refuses_a_bad_cluster_profile_and_writes_nothing(tmp_path, case, monkeypatch):
+    from kit import cli_in_process
+
+    body = BAD_PROFILES[case]()
+    profile = tmp_path / "acme.yaml"
+    profile.write_bytes(body if isinstance(body, bytes) else body.encode())
+    monkeypatch.chdir(tmp_path)
+    res = cli_in_process("init", "ws", "--cluster", str(profile), "--context", "acme")
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+    assert res.stderr.startswith("error: ") and "acme.yaml" in res.stderr, res.stderr
+    assert "wrote" not in res.stderr and not (tmp_path / "ws").exists()
+
+
+def test_init_still_copies_a_valid_profile_byte_for_byte(tmp_path, monkeypatch):
+    from kit import cli_in_process
+
+    profile = tmp_path / "acme.yaml"
+    profile.write_text("# our own profile\n" + _gb200())
+    monkeypatch.chdir(tmp_path)
+    res = cli_in_process("init", "ws", "--cluster", str(profile), "--context", "acme")
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "ws" / "clusters" / "acme.yaml").read_text() == profile.read_text()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dir"])
+def test_init_refuses_a_profile_that_is_no_regular_file(tmp_path, kind, monkeypatch):
+    from kit import cli_in_process
+
+    profile = tmp_path / "acme.yaml"
+    os.mkfifo(profile) if kind == "fifo" else profile.mkdir()
+    monkeypatch.chdir(tmp_path)
+    res = cli_in_process("init", "ws", "--cluster", str(profile), "--context", "acme")
+    assert res.returncode == 1 and "Traceback" not in res.stderr and not (tmp_path / "ws").exists(), res.stderr
