@@ -161,3 +161,53 @@ def test_init_refuses_a_profile_that_is_no_regular_file(tmp_path, kind, monkeypa
     monkeypatch.chdir(tmp_path)
     res = cli_in_process("init", "ws", "--cluster", str(profile), "--context", "acme")
     assert res.returncode == 1 and "Traceback" not in res.stderr and not (tmp_path / "ws").exists(), res.stderr
+
+
+# -- a missing kubectl --------------------------------------------------------------------------
+
+CLUSTER_COMMANDS = [
+    ["deploy", "qwen/aggregated"],
+    ["deploy", "qwen/aggregated", "--context", "lab"],
+    ["deploy", "routing", "qwen/qwen3-0.6b-pd"],
+    ["deploy", "bootstrap"],
+    ["deploy", "//:qwen-demo"],
+    ["ready", "qwen/aggregated"],
+    ["stop", "qwen/aggregated"],
+    ["stop", "--instance", "x"],
+    ["servers"],
+    ["servers", "//:qwen-demo"],
+    ["status", "//:qwen-demo"],
+    ["diff", "//:qwen-demo"],
+    ["test", "e2e", "qwen/aggregated"],
+    ["file", "apply", "out/deploy/qwen-demo.yaml"],
+    ["file", "diff", "out/deploy/qwen-demo.yaml"],
+]
+
+
+@pytest.mark.integration  # the commands try to start kubectl (and fail): that counts as starting a process
+@pytest.mark.parametrize("argv", CLUSTER_COMMANDS, ids=" ".join)
+def test_a_missing_kubectl_is_named_first_by_every_cluster_command(argv, tmp_path, monkeypatch):
+    from kit import REPO_ROOT, cli_in_process
+
+    monkeypatch.chdir(REPO_ROOT)  # for //:qwen-demo and out/deploy/
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    monkeypatch.setenv("HF_TOKEN", "hf_test")
+    res = cli_in_process(*argv)
+    assert res.returncode == 1, res.stderr
+    assert res.stderr.startswith("error: kubectl not found on PATH; install kubectl to use cluster commands"), res.stderr
+    assert len(res.stderr.splitlines()) == 1 and "context is current" not in res.stderr
+
+
+def test_kubectl_found_follows_the_path_kubectl_would_run_with(tmp_path, monkeypatch):
+    from manifesto.ops import kubectl
+
+    (tmp_path / "bin").mkdir()
+    exe = tmp_path / "bin" / "kubectl"
+    exe.write_text("#!/bin/sh\n")
+    monkeypatch.setenv("PATH", str(tmp_path / "none"))
+    assert not kubectl.found()
+    assert kubectl.found((("PATH", str(tmp_path / "bin")),)) is False  # not executable
+    exe.chmod(0o755)
+    assert kubectl.found((("PATH", str(tmp_path / "bin")),))
+    with pytest.raises(Exception, match="kubectl not found on PATH"):
+        kubectl.require()
