@@ -211,3 +211,61 @@ def test_kubectl_found_follows_the_path_kubectl_would_run_with(tmp_path, monkeyp
     assert kubectl.found((("PATH", str(tmp_path / "bin")),))
     with pytest.raises(Exception, match="kubectl not found on PATH"):
         kubectl.require()
+
+
+# -- shards -------------------------------------------------------------------------------------
+
+def test_one_split_deals_every_pair_once_and_evenly():
+    from manifesto.build_graph.shard import MAX_SHARDS, parse_shard, pick, split
+
+    pairs = [(f"models/m{k % 13}.yaml", f"c{k % 5}") for k in range(61)]
+    for n in (1, 2, 7, 61, 62, MAX_SHARDS):
+        parts = split(pairs, n)
+        assert len(parts) == n and sorted(p for part in parts for p in part) == sorted(pairs)
+        assert max(map(len, parts)) - min(map(len, parts)) <= 1
+        for i in (1, n):
+            assert pick(pairs, parse_shard(f"{i}/{n}")) == parts[i - 1]
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "257", "1000000000", "9" * 40, "9" * 5000, "0x3", "", " ", "٣", "1e3"])
+def test_shard_counts_out_of_range_are_refused_at_once(text):
+    from manifesto.build_graph.shard import parse_count
+    from manifesto.errors import BuildError
+
+    with pytest.raises(BuildError) as err:
+        parse_count(text)
+    message = err.value.format()
+    assert "256" in message and len(message) < 300
+
+
+@pytest.mark.parametrize("text", ["1/257", "1/1000000", "0/3", "4/3", "1/" + "9" * 5000, "1/\x1b[2J3"])
+def test_build_refuses_the_same_shards(text):
+    from manifesto.build_graph.shard import parse_shard
+    from manifesto.errors import BuildError
+
+    with pytest.raises(BuildError) as err:
+        parse_shard(text)
+    assert "\x1b" not in err.value.format() and len(err.value.format()) < 300
+
+
+@pytest.mark.integration  # the plan renders with a worker pool
+def test_every_shard_the_matrix_prints_is_one_the_build_takes(monkeypatch):
+    import json
+
+    from kit import REPO_ROOT, cli_in_process
+    from manifesto.build_graph.shard import parse_shard
+
+    monkeypatch.chdir(REPO_ROOT)
+    every = json.loads(cli_in_process("matrix").stdout)
+    renderable = sum(r["status"] == "ok" for r in every)
+    assert renderable < len(every)  # the bundled pairs include skipped ones
+    for n in (1, 3, 40, 256):
+        res = cli_in_process("matrix", "--format", "github", "--shards", str(n))
+        assert res.returncode == 0, res.stderr
+        shards = json.loads(res.stdout)["include"]
+        assert [parse_shard(s["shard"])[1] for s in shards] == [n] * len(shards)
+        assert sum(s["pairs"] for s in shards) == renderable  # skipped pairs are not counted
+        as_json = json.loads(cli_in_process("matrix", "--shards", str(n)).stdout)
+        assert as_json == shards
+    res = cli_in_process("matrix", "--format", "github", "--shards", "100000000000")
+    assert res.returncode == 2 and "at most 256" in res.stderr and res.stdout == ""
