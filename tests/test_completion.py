@@ -538,3 +538,15 @@ def test_descriptions_from_squeue_are_escaped(tmp_path, env, shell):
     else:
         found = fish(slurm_env, "manifesto slurm stop --cluster example-slurm 10")
     assert {"101", "102"} <= set(found) and not [f for f in found if "\x1b" in f], found
+
+
+def test_bash_quotes_local_paths_and_marks_directories(hostile):
+    env, cwd = hostile
+    for name in ("$(touch CANARY).yaml", "a b.yaml", "it's.yaml"):
+        (cwd / name).write_text("x")
+    (cwd / "my dir").mkdir()
+    found = bash(env, "manifesto render file qwen/aggregated -o ", cwd=cwd)
+    assert "my\\ dir/" in found, found
+    back = _eval_bash([f for f in found if not f.endswith("/")], cwd)
+    assert sorted(back) == ["$(touch CANARY).yaml", "a b.yaml", "it's.yaml"], found
+    assert not (cwd / "CANARY").exists()
