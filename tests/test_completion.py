@@ -463,6 +463,11 @@ def test_bash_offers_hostile_names_as_shell_words(hostile):
     # typed inside an open quote: the rest of the word, quoted for that quote
     inside = bash(env, "manifesto render manifest 'evil/it", cwd=cwd)
     assert inside == ["evil/it'\\''s"], inside
+    inside = bash(env, 'manifesto render manifest "evil/$(to', cwd=cwd)
+    assert inside == ["evil/\\$(touch CANARY)"], inside
+    assert _eval_bash(['"' + inside[0] + '"', "'" + bash(env, "manifesto render manifest 'evil/it", cwd=cwd)[0] + "'"],
+                      cwd) == ["evil/$(touch CANARY)", "evil/it's"]
+    assert not (cwd / "CANARY").exists()
 
 
 def test_zsh_inserts_hostile_names_quoted(hostile, tmp_path):

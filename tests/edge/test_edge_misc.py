@@ -269,3 +269,38 @@ def test_every_shard_the_matrix_prints_is_one_the_build_takes(monkeypatch):
         assert as_json == shards
     res = cli_in_process("matrix", "--format", "github", "--shards", "100000000000")
     assert res.returncode == 2 and "at most 256" in res.stderr and res.stdout == ""
+
+
+# -- completion output leaves through the edge ---------------------------------------------------
+
+def _complete_output(monkeypatch, capsys, shell, words, found):
+    from manifesto.cli import complete
+
+    monkeypatch.setattr(complete, "candidates", lambda _words: (found, False))
+    assert complete.main([shell, "--", *words]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+@pytest.mark.parametrize("shell", ["zsh", "fish"])
+def test_zsh_and_fish_get_plain_values_and_escaped_descriptions(monkeypatch, capsys, shell):
+    found = [("job-1", "evil\x1b]0;title\x07 running"), ("bad\x1b[2J", "x"), ("two\nlines", ""),
+             ("$(touch x)", "from\u202ekubectl"), ("plain", "")]
+    out = _complete_output(monkeypatch, capsys, shell, ["slurm", "stop", ""], found)
+    assert out == ["job-1\tevil\\x1b]0;title\\x07 running", "$(touch x)\tfrom\\u202ekubectl", "plain"]
+
+
+def test_bash_gets_shell_words(monkeypatch, capsys):
+    found = [("$(touch x)", "d"), ("a b", ""), ("it's", ""), ("plain/name:1", ""), ("bad\x1b", "")]
+    out = _complete_output(monkeypatch, capsys, "bash", ["manifesto render manifest "], found)
+    assert out == ["'$(touch x)'", "'a b'", "'it'\"'\"'s'", "plain/name:1"]
+
+
+def test_bash_words_inside_an_open_quote():
+    from manifesto.cli.complete import _bash_words, bash_word
+
+    assert _bash_words("manifesto render manifest 'evil/it") == (["render", "manifest", "evil/it"], "'")
+    assert _bash_words('manifesto render manifest "a b') == (["render", "manifest", "a b"], '"')
+    assert _bash_words("manifesto render ") == (["render", ""], "")
+    assert bash_word("it's", "'") == "it'\\''s"
+    assert bash_word('$(x) `y` "z" \\', '"') == '\\$(x) \\`y\\` \\"z\\" \\\\'
+    assert bash_word("wow!", '"') is None  # history expansion: not offered inside double quotes
