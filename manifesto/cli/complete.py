@@ -296,9 +296,8 @@ def _bash_words(line: str) -> tuple[list[str], str]:
                 break
             except ValueError:
                 continue
-    if not line or line[-1].isspace():
+    if (not line or line[-1].isspace()) and not opened:  # a blank inside an open quote is no word break
         words.append("")
-        opened = ""
     return words[1:], opened  # drop "manifesto"
 
 

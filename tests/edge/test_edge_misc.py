@@ -301,6 +301,7 @@ def test_bash_words_inside_an_open_quote():
     assert _bash_words("manifesto render manifest 'evil/it") == (["render", "manifest", "evil/it"], "'")
     assert _bash_words('manifesto render manifest "a b') == (["render", "manifest", "a b"], '"')
     assert _bash_words("manifesto render ") == (["render", ""], "")
+    assert _bash_words("manifesto render manifest 'evil/a ") == (["render", "manifest", "evil/a "], "'")
     assert bash_word("it's", "'") == "it'\\''s"
     assert bash_word('$(x) `y` "z" \\', '"') == '\\$(x) \\`y\\` \\"z\\" \\\\'
     assert bash_word("wow!", '"') is None  # history expansion: not offered inside double quotes
