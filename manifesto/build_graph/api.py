@@ -104,7 +104,7 @@ def matrix(addresses, *, clusters=(), changed_since=None, jobs=None, root=None, 
 def matrix_and_shards(addresses, n: int | None, *, clusters=(), changed_since=None, jobs=None, root=None,
                       renderer=None, ui=None) -> tuple[list[dict], list[dict]]:
     """``matrix``'s rows and, with ``n``, ``shards``' rows, from one plan."""
-    from manifesto.build_graph.shard import label, split
+    from manifesto.build_graph.shard import label, likely_renderable, split
 
     report, session = _plan(addresses, clusters, changed_since, jobs, root, renderer, ui)
     rows = []
@@ -119,7 +119,7 @@ def matrix_and_shards(addresses, n: int | None, *, clusters=(), changed_since=No
         return rows, []
     ok = {item.pair for item in report.items if item.status == "ok"}
     parts = []
-    for i, part in enumerate(split([item.pair for item in report.items], n), 1):
+    for i, part in enumerate(split([item.pair for item in report.items], n, likely_renderable(session.graph)), 1):
         count = sum(1 for pair in part if pair in ok)
         if count:
             parts.append({"shard": label(i, n), "pairs": count})

@@ -227,6 +227,25 @@ def test_one_split_deals_every_pair_once_and_evenly():
             assert pick(pairs, parse_shard(f"{i}/{n}")) == parts[i - 1]
 
 
+def test_renderable_pairs_are_dealt_first_and_no_pair_is_lost_to_a_wrong_guess():
+    import random
+
+    from manifesto.build_graph.shard import split
+
+    pairs = [(f"models/m{k}.yaml", f"c{k % 3}") for k in range(40)]
+    skipped = {p for p in pairs if p[1] == "c0"}  # 14 skipped, 26 renderable
+    parts = split(pairs, 4, lambda p: p not in skipped)
+    assert sorted(p for part in parts for p in part) == sorted(pairs)
+    work = [sum(p not in skipped for p in part) for part in parts]
+    assert max(work) - min(work) <= 1 and sum(work) == 26
+    assert all(part == sorted(part) for part in parts)
+    rng = random.Random(7)
+    for _ in range(20):  # any guess, however wrong, still deals every pair exactly once
+        guess = {p: rng.random() < 0.5 for p in pairs}
+        parts = split(pairs, rng.randint(1, 9), guess.__getitem__)
+        assert sorted(p for part in parts for p in part) == sorted(pairs)
+
+
 @pytest.mark.parametrize("text", ["0", "-1", "257", "1000000000", "9" * 40, "9" * 5000, "0x3", "", " ", "٣", "1e3"])
 def test_shard_counts_out_of_range_are_refused_at_once(text):
     from manifesto.build_graph.shard import parse_count
@@ -265,6 +284,8 @@ def test_every_shard_the_matrix_prints_is_one_the_build_takes(monkeypatch):
         shards = json.loads(res.stdout)["include"]
         assert [parse_shard(s["shard"])[1] for s in shards] == [n] * len(shards)
         assert sum(s["pairs"] for s in shards) == renderable  # skipped pairs are not counted
+        work = [s["pairs"] for s in shards] + [0] * (min(n, renderable) - len(shards))
+        assert max(work) - min(work) <= 1, work  # and do not take a renderable pair's turn
         as_json = json.loads(cli_in_process("matrix", "--shards", str(n)).stdout)
         assert as_json == shards
     res = cli_in_process("matrix", "--format", "github", "--shards", "100000000000")
