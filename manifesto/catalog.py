@@ -261,6 +261,11 @@ def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: 
     if _is_file(spelled):  # pathlib's spelling: "x.yaml/" names the file x.yaml too
         return spelled
     name = ref[:-5] if ref.endswith(".yaml") else ref
+    problem = name_problem(name)
+    if problem and not os.path.lexists(ref):  # no entry can have such a name (``_plain_names``)
+        from manifesto.errors import printable
+
+        raise CatalogError(f"catalog name '{printable(ref)[:200]}' is refused: {problem}")
     if kind == "clusters" and where.workspace is not None and "/" not in name:
         # Inside a workspace its own cluster targets (clusters/acme-h100.yaml) win over the catalogs.
         found = where.workspace(kind, name)

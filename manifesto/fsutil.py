@@ -13,7 +13,8 @@ import errno
 import os
 import stat
 
-__all__ = ["UnsafePath", "kind_of", "open_below", "open_regular", "safe_problem", "target_problem", "write_atomic"]
+__all__ = ["NAME_MAX", "UnsafePath", "kind_of", "open_below", "open_regular", "safe_problem", "target_problem",
+           "temp_name", "write_atomic"]
 
 
 class UnsafePath(OSError):
@@ -150,12 +151,12 @@ def write_atomic(path: str | os.PathLike, data: str | bytes, mode: int = 0o644, 
     if root is not None:
         _write_confined(os.fspath(root), os.fspath(path), raw, mode, suffix, durable)
         return
-    import tempfile  # not at the top: a no-op build imports this module only to read
-    from pathlib import Path
+    from pathlib import Path  # not at the top: a no-op build imports this module only to read
 
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
+    name, fd = _create_temp(None, target.name, suffix, str(target.parent))
+    tmp = os.path.join(target.parent, name)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
@@ -204,11 +205,29 @@ def _write_confined(root: str, path: str, raw: bytes, mode: int, suffix: str, du
         os.close(dir_fd)
 
 
-def _create_temp(dir_fd: int, name: str, suffix: str) -> tuple[str, int]:
+#: The longest file name (bytes) Linux file systems take; a temporary name must fit too.
+NAME_MAX = 255
+
+
+def temp_name(name: str, suffix: str, token: str) -> str:
+    """``.NAME.TOKEN SUFFIX``, with NAME cut (at a character boundary) so the whole stays
+    within NAME_MAX bytes: a legal 255-byte target still gets a legal temporary name. The
+    leading dot and the suffix, which cleaners look for, are always kept."""
+    room = NAME_MAX - len(f"..{token}{suffix}".encode())
+    size = len(name.encode("utf-8", "surrogateescape"))
+    while size > room and name:  # a character at a time: never half of a multi-byte one
+        size -= len(name[-1].encode("utf-8", "surrogateescape"))
+        name = name[:-1]
+    return f".{name}.{token}{suffix}"
+
+
+def _create_temp(dir_fd: int | None, name: str, suffix: str, directory: str | None = None) -> tuple[str, int]:
+    """A new temporary file next to ``name`` (in ``dir_fd``, else in ``directory``): its name and descriptor."""
     for _ in range(100):
-        tmp = f".{name}.{os.urandom(6).hex()}{suffix}"
+        tmp = temp_name(name, suffix, os.urandom(6).hex())
+        where = tmp if dir_fd is not None else os.path.join(directory or ".", tmp)
         try:
-            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+            return tmp, os.open(where, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                                 dir_fd=dir_fd)
         except FileExistsError:
             continue

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from manifesto import __version__
 
-__all__ = ["DEFAULT_PACKAGE", "WORKFLOW", "check_package", "workflow", "workspace_files", "write_workspace"]
+__all__ = ["DEFAULT_PACKAGE", "WORKFLOW", "check_package", "cluster_text", "workflow", "workspace_files",
+           "write_workspace"]
 
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
@@ -123,6 +124,20 @@ def check_package(package: str) -> str:
         raise InputError(f"--package {package!r}: expected a pip requirement (e.g. {DEFAULT_PACKAGE} or "
                          "git+https://HOST/REPO@TAG), without quotes, '$', '`' or backslashes")
     return package.strip()
+
+
+def cluster_text(path: str | Path) -> str:
+    """The text of the cluster profile at ``path``, read once (a regular UTF-8 file of bounded
+    size) and validated as a profile before ``init`` writes anything: the workspace gets
+    exactly the bytes that were checked. A bad profile raises the loader's error, with its
+    ``file:line:col`` and field path."""
+    from manifesto.load import display_name, load_cluster_file
+    from manifesto.yamlio import parse_yaml, read_text
+
+    name = display_name(path)
+    text = read_text(path, name)
+    load_cluster_file(path, parse=lambda _path, display, _within: parse_yaml(text, display or name))
+    return text
 
 
 def workflow(package: str = DEFAULT_PACKAGE) -> str:

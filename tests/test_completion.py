@@ -53,12 +53,16 @@ def _bash_words(line: str) -> list[str]:
     return words
 
 
+def _sq(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
 def bash(env: dict, line: str, cwd=REPO_ROOT) -> list[str]:
     words = _bash_words(line)
-    quoted = " ".join("'" + w.replace("'", "'\\''") + "'" for w in words)
+    quoted = " ".join(_sq(w) for w in words)
     probe = (f'source "$TMP/c.bash" && [[ $(complete -p manifesto) == *"-F _manifesto"* ]] || exit 9; '
              f'COMP_WORDS=({quoted}); COMP_CWORD={len(words) - 1}; '
-             f"COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; "
+             f"COMP_LINE={_sq(line)}; COMP_POINT=${{#COMP_LINE}}; "
              '_manifesto manifesto; printf "%s\\n" "${COMPREPLY[@]}"')
     proc = subprocess.run([_shell("bash"), "--norc", "-c", probe], capture_output=True, text=True, env=env,
                           cwd=cwd, timeout=120)
@@ -321,3 +325,233 @@ def test_shtab_is_imported_only_to_write_a_script(argv, heavy):
     proc = subprocess.run([sys.executable, "-c", _IMPORTED, *argv], capture_output=True, text=True, cwd=REPO_ROOT,
                           timeout=120)
     assert proc.stderr.strip().splitlines()[-1] == f"HEAVY={heavy}", proc.stderr
+
+
+# -- every argument that names something has a completer (issue 27) ----------------------------
+
+# Arguments that take a catalog name, an address or a path, found by what they say of
+# themselves: their help, metavar or dest. Not the completer table (manifesto.cli.hints.BY_DEST):
+# a new argument named differently must still be caught.
+_NAMES_SOMETHING = re.compile(r"\b(paths?|files?|director(y|ies)|folder|worktree|catalog name|address(es)?"
+                              r"|model spec|cluster profile|routing profile|deployment target|spec)\b", re.I)
+_NAMING_METAVARS = {"FILE", "DIR", "PATH", "SPEC", "ADDR", "JOB|ADDR", "C", "NAME"}
+_NAMING_DESTS = re.compile(r"(^|_)(file|filename|dir|directory|path|root|env|spec|specs|cluster|model|name|address"
+                           r"|addresses|profile|output|accelerator|instance|job)$")
+# Arguments whose words say "path" or "file" although they take no name: what they take instead.
+_NOT_NAMES = {
+    "user": "a user name (its help mentions the paths it goes into)",
+    "context": "a kube context, which kubectl names",
+    "namespace": "a Kubernetes namespace",
+    "changed_since": "a git revision",
+    "base": "a git revision",
+    "remote_cache": "a URL",
+    "image": "a container image reference",
+    "package": "a pip requirement",
+    "pre_launch": "a shell command",
+}
+
+
+def _arguments(parser, path=()):
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _arguments(sub, (*path, name))
+        elif action.nargs != 0 and not isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+            yield " ".join(path), action
+
+
+def _names_something(action) -> bool:
+    import argparse
+
+    text = action.help if action.help not in (None, argparse.SUPPRESS) else ""
+    return bool(_NAMES_SOMETHING.search(text) or action.metavar in _NAMING_METAVARS
+                or _NAMING_DESTS.search(action.dest))
+
+
+def test_every_argument_that_names_something_has_a_completer():
+    from manifesto.cli.completion import _hooked_parser
+
+    parser = _hooked_parser()
+    missing, seen = [], 0
+    for command, action in _arguments(parser):
+        if action.choices or action.dest in _NOT_NAMES or not _names_something(action):
+            continue
+        seen += 1
+        if not getattr(action, "complete", None):
+            missing.append(f"{command} {'/'.join(action.option_strings) or action.dest}")
+    assert seen > 100  # the walk reached the whole tree
+    assert not missing, "arguments without a completer: " + ", ".join(missing)
+
+
+def test_the_walk_would_catch_an_argument_without_a_completer():
+    import argparse
+
+    from manifesto.cli.hints import fill
+
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers().add_parser("x")
+    sub.add_argument("--weights-dir", help="where the weights are")
+    sub.add_argument("--lora", metavar="PATH")
+    sub.add_argument("--count", help="how many")
+    fill(parser)
+    flagged = [a.dest for _, a in _arguments(parser) if _names_something(a) and not getattr(a, "complete", None)]
+    assert flagged == ["weights_dir", "lora"]
+
+
+def test_catalog_names_below_a_folder_after_config_commands(complete):
+    for command in ("resolve", "edit", "export"):
+        found = complete(f"manifesto config {command} models deepseek-v4/")
+        assert "deepseek-v4/1P-EP8-1D-EP8" in found, (command, found)
+        assert not [f for f in found if f.startswith("qwen/")], found
+    assert "example-gb200" in complete("manifesto config resolve clusters example-g")
+
+
+def test_cluster_files_after_render_bootstrap_cluster(tmp_path, complete):
+    (tmp_path / "local-h100.yaml").write_text("name: local-h100\n")
+    for command in ("render bootstrap", "render manifest qwen/aggregated", "stop", "servers", "file apply"):
+        found = complete(f"manifesto {command} --cluster local-", tmp_path)
+        assert "local-h100.yaml" in found or "<files:local->" in found, (command, found)
+    assert "example-gb200" in complete("manifesto render bootstrap --cluster example-g")
+
+
+def test_deploy_offers_its_subcommand_words(complete):
+    assert "routing" in complete("manifesto deploy r")
+    assert "bootstrap" in complete("manifesto deploy b")
+    assert "qwen/qwen3-0.6b-pd" in complete("manifesto deploy routing qwen/qwen3-0.6b-p")
+
+
+# -- hostile names are offered quoted, and descriptions escaped (issue 25) ---------------------
+
+HOSTILE = ["$(touch CANARY)", "`touch CANARY`", "a b", "it's", "back\\slash", "semi;touch CANARY", "tilde~x",
+           "star*", "$HOME"]
+
+
+@pytest.fixture
+def hostile(tmp_path, env):
+    """A user catalog whose model names are shell code, and a working directory for the canary."""
+    home = tmp_path / "catalog"
+    (home / "models" / "evil").mkdir(parents=True)
+    spec = (REPO_ROOT / "models/qwen/qwen3-0.6b.yaml").read_text()
+    for name in HOSTILE + ["esc\x1b[31m", "bidi\u202e"]:
+        (home / "models" / "evil" / f"{name}.yaml").write_text(spec)
+    for i, name in enumerate(HOSTILE):  # one entry a folder: TAB after the folder completes it
+        (home / "models" / f"solo{i}").mkdir()
+        (home / "models" / f"solo{i}" / f"{name}.yaml").write_text(spec)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    return {**env, "MANIFESTO_CONFIG_HOME": str(home)}, cwd
+
+
+def _eval_bash(words: list[str], cwd) -> list[str]:
+    """What bash reads back from each completed word, the way Enter would run it."""
+    script = "for w in " + " ".join(words) + '; do printf "%s\\n" "$w"; done'
+    proc = subprocess.run([_shell("bash"), "--norc", "-c", script], capture_output=True, text=True, cwd=cwd,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
+def test_bash_offers_hostile_names_as_shell_words(hostile):
+    env, cwd = hostile
+    found = bash(env, "manifesto render manifest evil/", cwd=cwd)
+    expected = sorted(f"evil/{n}" for n in HOSTILE)
+    assert sorted(_eval_bash(found, cwd)) == expected, found
+    assert not (cwd / "CANARY").exists()
+    assert not [w for w in found if not w.isprintable()]  # the ESC and bidi names are not offered
+    # typed inside an open quote: the rest of the word, quoted for that quote
+    inside = bash(env, "manifesto render manifest 'evil/it", cwd=cwd)
+    assert inside == ["evil/it'\\''s"], inside
+    inside = bash(env, 'manifesto render manifest "evil/$(to', cwd=cwd)
+    assert inside == ["evil/\\$(touch CANARY)"], inside
+    assert _eval_bash(['"' + inside[0] + '"', "'" + bash(env, "manifesto render manifest 'evil/it", cwd=cwd)[0] + "'"],
+                      cwd) == ["evil/$(touch CANARY)", "evil/it's"]
+    assert not (cwd / "CANARY").exists()
+
+
+def test_zsh_inserts_hostile_names_quoted(hostile, tmp_path):
+    """A real zsh in a zpty: TAB completes a unique hostile name; the line, run, prints it literally."""
+    env, cwd = hostile
+    buffer = tmp_path / "buffer"
+    setup = (_SOURCED + f"; _dump() {{ print -r -- \"$BUFFER\" > {buffer} }}; zle -N _dump; bindkey '^X^D' _dump")
+    for i, name in enumerate(HOSTILE):
+        _zsh_keys(env, f"manifesto render manifest solo{i}/", setup, cwd)
+        line = buffer.read_text().rstrip("\n")
+        assert line != f"manifesto render manifest solo{i}/", line  # it completed
+        proc = subprocess.run([_shell("zsh"), "-f", "-c", "print -rl -- " + line.removeprefix("manifesto ")],
+                              capture_output=True, text=True, cwd=cwd, timeout=60)
+        assert proc.stdout.splitlines()[-1] == f"solo{i}/{name}", (line, proc.stdout)
+        assert not (cwd / "CANARY").exists()
+
+
+def _zsh_keys(env, line, setup, cwd):
+    driver = _ZSH_DRIVER.replace("zpty -w -n z \"$LINE\"$'\\t'", "zpty -w -n z \"$LINE\"$'\\t\\x18\\x04'")
+    assert driver != _ZSH_DRIVER
+    matches = Path(env["TMP"]) / f"zsh-matches-{uuid.uuid4().hex}"
+    proc = subprocess.run([_shell("zsh"), "-f", "-c", driver], capture_output=True, text=True,
+                          env={**env, "SETUP": setup, "LINE": line, "MATCHES": str(matches)}, cwd=cwd, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_fish_inserts_hostile_names_escaped(hostile):
+    env, cwd = hostile
+    probe = 'source $TMP/c.fish; complete -C --escape "manifesto render manifest evil/"'
+    proc = subprocess.run([_shell("fish"), "--no-config", "-c", probe], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=120)
+    words = [w.split("\t", 1)[0] for w in proc.stdout.splitlines() if w.startswith("evil/")]
+    back = subprocess.run([_shell("fish"), "--no-config", "-c", "printf '%s\\n' " + " ".join(words)],
+                          capture_output=True, text=True, cwd=cwd, timeout=60)
+    assert sorted(back.stdout.splitlines()) == sorted(f"evil/{n}" for n in HOSTILE), (words, back.stderr)
+    assert not (cwd / "CANARY").exists()
+
+
+def test_fish_reads_the_typed_word_by_its_own_quoting_rules(hostile):
+    """Inside fish's single quotes a backslash escapes \\ and ': the prefix is unescaped so."""
+    env, cwd = hostile
+    assert fish(env, "manifesto render manifest 'evil/back\\\\sl", cwd=cwd) == ["evil/back\\slash"]
+    assert fish(env, "manifesto render manifest 'evil/it\\'", cwd=cwd) == ["evil/it's"]
+    assert fish(env, "manifesto render manifest evil/a\\ ", cwd=cwd) == ["evil/a b"]
+
+
+def _fake_squeue(tmp_path: Path, env: dict) -> dict:
+    bindir = tmp_path / "slurm-bin"
+    bindir.mkdir()
+    rows = ["101|manifesto-evil\x1b]0;owned\x07|RUNNING|node1|None",
+            "102|manifesto-plain|PENDING\x1b[2J|node2|None",
+            "10\x1b[31m3|manifesto-x|RUNNING|n|None"]
+    script = bindir / "squeue"
+    script.write_text("#!/bin/sh\nprintf '%s\\n' " + " ".join("'" + r + "'" for r in rows) + "\n")
+    script.chmod(0o755)
+    return {**env, "PATH": f"{bindir}:{env['PATH']}"}
+
+
+@pytest.mark.parametrize("shell", ["zsh", "fish"])
+def test_descriptions_from_squeue_are_escaped(tmp_path, env, shell):
+    slurm_env = _fake_squeue(tmp_path, env)
+    line = ["slurm", "stop", "--cluster", "example-slurm", ""]
+    proc = subprocess.run([str(BIN / "manifesto"), "__complete", shell, "--", *line], capture_output=True,
+                          text=True, env=slurm_env, cwd=REPO_ROOT, timeout=120)
+    out = proc.stdout
+    assert "\x1b" not in out and "\x07" not in out, repr(out)
+    rows = dict(r.split("\t", 1) for r in out.splitlines() if "\t" in r)
+    assert rows["101"] == "evil\\x1b]0;owned\\x07 running" and rows["102"] == "plain pending\\x1b[2j", rows
+    assert not [r for r in out.splitlines() if r.startswith("10\x1b")]
+    # and through the real shell
+    if shell == "zsh":
+        found = zsh(slurm_env, "manifesto slurm stop --cluster example-slurm 10")
+    else:
+        found = fish(slurm_env, "manifesto slurm stop --cluster example-slurm 10")
+    assert {"101", "102"} <= set(found) and not [f for f in found if "\x1b" in f], found
+
+
+def test_bash_quotes_local_paths_and_marks_directories(hostile):
+    env, cwd = hostile
+    for name in ("$(touch CANARY).yaml", "a b.yaml", "it's.yaml"):
+        (cwd / name).write_text("x")
+    (cwd / "my dir").mkdir()
+    found = bash(env, "manifesto render file qwen/aggregated -o ", cwd=cwd)
+    assert "my\\ dir/" in found, found
+    back = _eval_bash([f for f in found if not f.endswith("/")], cwd)
+    assert sorted(back) == ["$(touch CANARY).yaml", "a b.yaml", "it's.yaml"], found
+    assert not (cwd / "CANARY").exists()

@@ -14,7 +14,7 @@ from manifesto.build_graph.report import ConsoleUI
 from manifesto.build_graph.workspace import find_workspace, wrong_type
 
 __all__ = ["artifact_for", "build", "deployment", "clean", "deps", "dependents", "list_targets", "matrix",
-           "semantic_diff", "shards", "target_path"]
+           "matrix_and_shards", "semantic_diff", "shards", "target_path"]
 
 
 def _setup(root, renderer, ui):
@@ -88,23 +88,24 @@ def _plan(addresses, clusters=(), changed_since=None, jobs=None, root=None, rend
 def shards(addresses, n: int, *, clusters=(), changed_since=None, jobs=None, root=None, renderer=None,
            ui=None) -> list[dict]:
     """``{"shard": "I/N", "pairs": K}`` for each shard of ``build --shard I/N`` that holds a
-    renderable pair (split exactly as the build splits: ``shard.pick`` over the same pairs)."""
-    from manifesto.build_graph.shard import pick
-
-    report, session = _plan(addresses, clusters, changed_since, jobs, root, renderer, ui)
-    ok = {item.pair for item in report.items if item.status == "ok"}
-    every = [item.pair for item in report.items]
-    out = []
-    for i in range(1, n + 1):
-        count = sum(1 for pair in pick(every, (i, n)) if pair in ok)
-        if count:
-            out.append({"shard": f"{i}/{n}", "pairs": count})
-    return out
+    renderable pair, K counting only those (skipped and failed pairs are no work for CI).
+    The split is the build's own: ``shard.split`` over the same selected pairs."""
+    return matrix_and_shards(addresses, n, clusters=clusters, changed_since=changed_since, jobs=jobs, root=root,
+                             renderer=renderer, ui=ui)[1]
 
 
 def matrix(addresses, *, clusters=(), changed_since=None, jobs=None, root=None, renderer=None, ui=None) -> list[dict]:
     """One row per selected pair: model address, cluster, status ("ok", "skipped",
     "failed"), artifact path and, unless ok, the reason."""
+    return matrix_and_shards(addresses, None, clusters=clusters, changed_since=changed_since, jobs=jobs, root=root,
+                             renderer=renderer, ui=ui)[0]
+
+
+def matrix_and_shards(addresses, n: int | None, *, clusters=(), changed_since=None, jobs=None, root=None,
+                      renderer=None, ui=None) -> tuple[list[dict], list[dict]]:
+    """``matrix``'s rows and, with ``n``, ``shards``' rows, from one plan."""
+    from manifesto.build_graph.shard import label, likely_renderable, split
+
     report, session = _plan(addresses, clusters, changed_since, jobs, root, renderer, ui)
     rows = []
     for item, row in zip(report.items, report.rows):
@@ -114,7 +115,15 @@ def matrix(addresses, *, clusters=(), changed_since=None, jobs=None, root=None, 
         else:
             entry["reason"] = item.message
         rows.append(entry)
-    return rows
+    if n is None:
+        return rows, []
+    ok = {item.pair for item in report.items if item.status == "ok"}
+    parts = []
+    for i, part in enumerate(split([item.pair for item in report.items], n, likely_renderable(session.graph)), 1):
+        count = sum(1 for pair in part if pair in ok)
+        if count:
+            parts.append({"shard": label(i, n), "pairs": count})
+    return rows, parts
 
 
 def deps(address: str, *, clusters=(), jobs=None, root=None, renderer=None, ui=None) -> dict:

@@ -82,6 +82,18 @@ def _shard(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--shard: ")) from None
 
 
+def _shard_count(text: str) -> int:
+    import argparse
+
+    from manifesto.build_graph.shard import parse_count
+    from manifesto.errors import ManifestoError
+
+    try:
+        return parse_count(text)
+    except ManifestoError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--shards: ")) from None
+
+
 def _jobs(text: str) -> int:
     import argparse
 
@@ -171,9 +183,10 @@ def _add_matrix(subparsers) -> None:
     _output(p, default="json")
     p.add_argument("--cluster", action="append", default=[], metavar="C", help="only pairs for cluster C")
     p.add_argument("--changed-since", metavar="REV", help="only pairs whose inputs changed since git revision REV")
-    p.add_argument("--shards", type=_jobs, metavar="N",
-                   help="with --format github: one job per shard ({\"shard\": \"I/N\"}, for `build --shard`) instead "
-                   "of one per pair; shards with no renderable pair are left out")
+    p.add_argument("--shards", type=_shard_count, metavar="N",
+                   help="one row per shard of `build --shard I/N` ({\"shard\": \"I/N\", \"pairs\": K}, K counting "
+                   "renderable pairs only) instead of one per pair; shards with no renderable pair are left out "
+                   "(N <= 256)")
     p.set_defaults(func=_run_matrix)
 
 
@@ -245,19 +258,24 @@ def _run_matrix(args) -> int:
     import json
 
     from manifesto.build_graph import api
+    from manifesto.errors import printable
 
-    rows = api.matrix(args.addresses, clusters=args.cluster, changed_since=args.changed_since)
+    rows, shards = api.matrix_and_shards(args.addresses, args.shards, clusters=args.cluster,
+                                         changed_since=args.changed_since)
     if args.format == "github":
         for r in rows:
             if r["status"] != "ok":
-                print(f"{r['status']}: {r['model']} @ {r['cluster']}: {r['reason']}", file=sys.stderr)
+                print(printable(f"{r['status']}: {r['model']} @ {r['cluster']}: {r['reason']}"), file=sys.stderr)
         include = [{"model": r["model"], "cluster": r["cluster"]} for r in rows if r["status"] == "ok"]
         if args.shards:
-            include = api.shards(args.addresses, args.shards, clusters=args.cluster, changed_since=args.changed_since)
+            include = shards
         if include:  # GitHub Actions rejects an empty matrix: print nothing for the job's `if:` to test
             print(json.dumps({"include": include}, separators=(",", ":")))
         else:
             print("matrix: no renderable pairs; nothing to run", file=sys.stderr)
+    elif args.shards:
+        _print(args, shards, (f"{s['shard']:<8} {s['pairs']} pair{'' if s['pairs'] == 1 else 's'}" for s in shards),
+               names=(s["shard"] for s in shards))
     else:
         _print(args, rows, (f"{r['status']:<8} {r['model']} @ {r['cluster']}" for r in rows),
                names=(f"{r['model']}@{r['cluster']}" for r in rows if r["status"] == "ok"))

@@ -183,9 +183,9 @@ class Session:
         pairs, explicit = select_pairs(self.graph, self.state, request.addresses,
                                        request.clusters, changed, code_keys)
         if request.shard is not None:
-            from manifesto.build_graph.shard import pick
+            from manifesto.build_graph.shard import likely_renderable, pick
 
-            pairs = pick(pairs, request.shard)
+            pairs = pick(pairs, request.shard, likely_renderable(self.graph))
         records, options, code = self.state["pairs"], self.graph.model_options, self.code
         items = [Item(p, p in explicit, (code, options[p[0]]), records.get(p)) for p in pairs]
         current = self._current_digests(items)

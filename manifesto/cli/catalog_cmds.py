@@ -69,9 +69,14 @@ def _write(path, data, what: str) -> None:
 def _user_path(kind: str, name: str):
     from pathlib import Path
 
-    from manifesto.catalog import config_home
+    from manifesto.catalog import config_home, name_problem
+    from manifesto.edge.escape import terminal
 
     clean = name[:-5] if name.endswith(".yaml") else name
+    problem = name_problem(name)
+    if problem:  # a look-alike or line-breaking entry: refuse it before anything is written
+        raise CatalogError(f"catalog name '{terminal(name, 200)}' is refused: {problem}; use letters, digits, "
+                           "'-', '_', '.' and '/' (e.g. experiments/model)")
     if not clean or clean.startswith(("/", ".")) or ".." in Path(clean).parts:
         raise CatalogError(f"catalog name '{name}' must be a relative name such as experiments/model")
     return config_home() / kind / f"{clean}.yaml"

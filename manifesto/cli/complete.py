@@ -7,7 +7,13 @@ same catalog names, build addresses and live IDs, straight from the parser that 
 command line, and ``--flag=value`` and ``-n NS`` on the line are understood in one place.
 
 Output: one candidate per line (``value<TAB>description`` for zsh and fish), then
-``:files`` when the shell should also offer local paths for the current word.
+``:files`` when the shell should also offer local paths for the current word. Candidates and
+descriptions come from outside (file names, BUILD.yaml, ``kubectl`` and ``squeue`` output), so
+they leave through :mod:`manifesto.edge.escape`: a value that is not printable is dropped, a
+description is one escaped line, and a value is quoted the way its shell inserts it. bash puts
+a candidate on the line as printed, so it gets a shell word (``'$(touch x)'``), or the inside
+of the quote the user opened; zsh (``compadd``) and fish quote what they insert themselves, so
+they get the plain value (quoting it here would quote it twice).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import argparse
 __all__ = ["candidates", "main"]
 
 from manifesto.cli.hints import (  # noqa: F401
-    ACCELERATORS, ADDRESSES, CLUSTERS, DEPLOYMENTS, FILES, INSTANCES, MODELS, ROUTING, SLURM_JOBS)
+    ACCELERATORS, ADDRESSES, CLUSTERS, DEPLOYMENTS, ENTRIES, FILES, INSTANCES, MODELS, ROUTING, SLURM_JOBS)
 
 #: A TAB must not hang on an unreachable API server: every live lookup ends within this.
 LIVE_TIMEOUT = 0.8
@@ -31,7 +37,7 @@ class _State:
         self.pending: argparse.Action | None = None  # an option still waiting for its value
         self.npos = 0  # positional words given to the current (sub)parser
         self.only_positional = False  # after "--"
-        self.values: dict[str, str] = {}  # option dest -> last value given on the line
+        self.values: dict[str, str] = {}  # option or positional dest -> last value given on the line
 
 
 def _option(parser, text: str) -> tuple[argparse.Action | None, str | None]:
@@ -67,13 +73,16 @@ def _walk(parser, words: list[str]) -> _State:
             if isinstance(action, argparse._SubParsersAction) and word in action.choices:
                 state.parser, state.npos = action.choices[word], 0
             else:
+                if action is not None and not isinstance(action, argparse._SubParsersAction):
+                    state.values[action.dest] = word  # config edit KIND NAME: NAME's kind is KIND
                 state.npos += 1
     return state
 
 
 def _positional(parser, index: int) -> argparse.Action | None:
+    """The positional the ``index``-th positional word fills (a hidden one too: it takes words)."""
     for action in parser._actions:
-        if action.option_strings or action.help == argparse.SUPPRESS:
+        if action.option_strings:
             continue
         if action.nargs in ("*", "+", argparse.REMAINDER) or index == 0:
             return action
@@ -104,6 +113,14 @@ def _catalog(kind: str) -> list[tuple[str, str]]:
     if kind == CLUSTERS:  # the workspace's own profiles, which --cluster NAME finds first
         found = [(t.name, "workspace") for t in _workspace_targets() if t.kind == "cluster"] + found
     return found
+
+
+def _entries(state: _State) -> list[tuple[str, str]]:
+    """Catalog entries of the kind the command's KIND argument names (``config edit models NAME``)."""
+    from manifesto.catalog import KINDS
+
+    kind = state.values.get("kind")
+    return _catalog(kind) if kind in KINDS else []
 
 
 def _workspace_targets() -> list:
@@ -210,11 +227,14 @@ def _values(action: argparse.Action, state: _State, current: str) -> tuple[list[
     kind = getattr(action, "complete", None)
     found: list[tuple[str, str]] = [(str(c), "") for c in action.choices or ()
                                      if not isinstance(action, argparse._SubParsersAction)]
-    files = kind in (MODELS, CLUSTERS, ROUTING, FILES)
+    found += list(getattr(action, "complete_words", ()))
+    files = kind in (MODELS, CLUSTERS, ROUTING, FILES, ENTRIES)
     if kind == MODELS and not action.option_strings and _takes_targets(state.parser):
         found += _deployments(current)
     if kind in (MODELS, CLUSTERS, ROUTING):
         found += _catalog(kind)
+    elif kind == ENTRIES:
+        found += _entries(state)
     elif kind == INSTANCES:
         found += _instances(state)
     elif kind == ACCELERATORS:
@@ -229,11 +249,14 @@ def _values(action: argparse.Action, state: _State, current: str) -> tuple[list[
 
 def candidates(words: list[str]) -> tuple[list[tuple[str, str]], bool]:
     """(candidates with descriptions, whether to offer paths) for the last of ``words``."""
+    from manifesto.cli.hints import fill
     from manifesto.cli.parser import command_word, get_parser
 
     *before, current = words or [""]
     word = command_word(before)
-    state = _walk(get_parser(word, alone=before[:1] == [word]), before)
+    parser = get_parser(word, alone=before[:1] == [word])
+    fill(parser)
+    state = _walk(parser, before)
     prefix = ""
     if state.pending is not None:
         action = state.pending
@@ -254,25 +277,42 @@ def candidates(words: list[str]) -> tuple[list[tuple[str, str]], bool]:
     return [(prefix + value, desc) for value, desc in found if value.startswith(current)], files
 
 
-def _bash_words(line: str) -> list[str]:
-    """Split bash's COMP_LINE (up to the cursor) into words; the last is the one being completed."""
+def _bash_words(line: str) -> tuple[list[str], str]:
+    """Split bash's COMP_LINE (up to the cursor) into words; the last is the one being completed.
+    Also the quote the last word leaves open (``'``, ``"`` or "")."""
     import shlex
 
     lexer = shlex.shlex(line, posix=True, punctuation_chars=False)
     lexer.whitespace_split = True
     words: list[str] = []
+    opened = ""
     try:
         words = list(lexer)
     except ValueError:  # an open quote: complete what is inside it
         for quote in ("'", '"'):
             try:
                 words = shlex.split(line + quote)
+                opened = quote
                 break
             except ValueError:
                 continue
-    if not line or line[-1].isspace():
+    if (not line or line[-1].isspace()) and not opened:  # a blank inside an open quote is no word break
         words.append("")
-    return words[1:]  # drop "manifesto"
+    return words[1:], opened  # drop "manifesto"
+
+
+def bash_word(text: str, opened: str = "") -> str | None:
+    """``text`` as bash must find it on the line to read it back unchanged, typed after the
+    quote the user opened (``opened``), or None when it cannot be written there safely."""
+    from manifesto.edge.escape import shell_word
+
+    if opened == "'":
+        return text.replace("'", "'\\''")
+    if opened == '"':
+        if "!" in text:  # history expansion happens inside double quotes, and a backslash stays
+            return None
+        return "".join("\\" + ch if ch in '\\$`"' else ch for ch in text)
+    return shell_word(text)
 
 
 def main(argv: list[str]) -> int:
@@ -280,11 +320,14 @@ def main(argv: list[str]) -> int:
     import os
     import sys
 
+    from manifesto.edge.escape import terminal
+
     shell, words = (argv[0] if argv else "bash"), argv[1:]
     if words[:1] == ["--"]:
         words = words[1:]
+    opened = ""
     if shell == "bash":
-        words = _bash_words(words[0] if words else "")
+        words, opened = _bash_words(words[0] if words else "")
     try:
         found, files = candidates(words)
     except Exception:  # a completion must never print a traceback into the prompt
@@ -294,16 +337,25 @@ def main(argv: list[str]) -> int:
     if shell == "bash" and words:
         breaks = os.environ.get("COMP_WORDBREAKS", "=:")
         cut = max((words[-1].rfind(c) + 1 for c in breaks if c in "=:"), default=0)
-    seen = set()
+    seen, out = set(), []
     for value, desc in found:
-        if value in seen:
+        if value in seen or not value.isprintable():  # an escape or a line break is no word to offer
             continue
         seen.add(value)
         text = value[cut:]
-        if shell == "bash" or not desc:
-            sys.stdout.write(f"{text}\n")
+        if shell == "bash":
+            text = bash_word(text, opened) if text else text
+            if text is not None:
+                out.append(text)
+        elif desc:
+            out.append(f"{text}\t{terminal(' '.join(str(desc).split()), 160)}")
         else:
-            sys.stdout.write(f"{text}\t{' '.join(desc.split())}\n")
+            out.append(text)
     if files:
-        sys.stdout.write(":files\n")
+        out.append(":files")
+    try:
+        sys.stdout.write("".join(line + "\n" for line in out))
+        sys.stdout.flush()
+    except BrokenPipeError:  # the shell stopped reading (a new key press)
+        pass
     return 0

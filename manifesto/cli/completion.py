@@ -18,7 +18,9 @@ __all__ = ["register", "script", "CATALOG", "INSTANCES", "ADDRESSES", "FILES"]
 # something (catalog entries, addresses, accelerators, live IDs, paths) calls this hook, which
 # asks `manifesto __complete` with the whole line, so `-n NS` or `--cluster C` typed earlier count.
 # COMP_WORDBREAKS splits `--opt=value` and `a:b` into words shtab's walk does not understand:
-# those go to the hook directly.
+# those go to the hook directly. bash inserts a candidate as it is printed: `__complete bash`
+# prints shell words ('$(touch x)'), and paths are quoted here with printf %q (a directory gets
+# its / and no space after it), so nothing offered is ever expanded on the line.
 _BASH_PREAMBLE = r"""
 _manifesto_values() {
   local line="${COMP_LINE:0:COMP_POINT}" cur="${COMP_WORDS[COMP_CWORD]}" c files=0
@@ -27,7 +29,14 @@ _manifesto_values() {
   done < <(COMP_WORDBREAKS="$COMP_WORDBREAKS" manifesto __complete bash -- "$line" 2>/dev/null)
   if (( files )); then
     [[ $cur == [=:] ]] && cur=""
-    compgen -f -- "$cur"
+    while IFS= read -r c; do
+      if [[ -d $c ]]; then
+        printf '%q/\n' "$c"
+        compopt -o nospace 2>/dev/null
+      else
+        printf '%q\n' "$c"
+      fi
+    done < <(compgen -f -- "$cur")
   fi
   return 0
 }
@@ -36,16 +45,14 @@ _manifesto_values() {
 _BASH_TAIL = r"""
 _manifesto() {
   local c
+  # Candidates come quoted as they must stand on the line: readline must not quote them again.
+  compopt +o filenames 2>/dev/null
   if [[ ${COMP_WORDS[COMP_CWORD]} == [=:] || ${COMP_WORDS[COMP_CWORD-1]} == [=:] ]]; then
     COMPREPLY=()
     while IFS= read -r c; do COMPREPLY+=("$c"); done < <(_manifesto_values)
   else
     _shtab_manifesto "$@"
   fi
-  # A directory among the candidates: complete it as a path (trailing /, no space).
-  for c in "${COMPREPLY[@]}"; do
-    if [[ -d $c ]]; then compopt -o filenames 2>/dev/null; break; fi
-  done
   return 0
 }
 complete -F _manifesto manifesto
@@ -61,7 +68,8 @@ _BASH_HEAD = """\
 
 # zsh: shtab writes the _arguments specs; the same hook answers for every argument that names
 # something, from the whole line ($LBUFFER). A `--opt=value` word goes to it directly (the
-# generated specs declare `--opt value` only).
+# generated specs declare `--opt value` only). compadd quotes what it inserts (no -Q), so the
+# values come plain; their descriptions come escaped from `__complete`.
 _ZSH_PREAMBLE = r"""
 _manifesto_values() {
   local -a values shown
@@ -128,7 +136,9 @@ _FISH = r"""# fish completion for manifesto.
 function __manifesto_complete
     set -l tokens (commandline -opc)
     set -e tokens[1]
-    set -l cur (commandline -ct)
+    # The token as typed, quotes and escapes removed by fish's own rules (inside single
+    # quotes a backslash escapes only \\ and '); fish escapes what it inserts itself.
+    set -l cur (commandline -ct | string unescape)
     set -l files 0
     for line in (manifesto __complete fish -- $tokens "$cur" 2>/dev/null)
         if test "$line" = ":files"
@@ -171,14 +181,20 @@ def _hooked_parser():
     """The whole parser, with every argument that names something completed by the hook."""
     import argparse
 
+    from manifesto.cli.hints import fill
     from manifesto.cli.parser import get_parser
 
     parser = get_parser()
+    fill(parser)
     todo = [parser]
     while todo:
         for action in todo.pop()._actions:
             if isinstance(getattr(action, "complete", None), str):
                 action.complete = {"bash": _HOOK, "zsh": _HOOK}
+                if not action.option_strings and action.help == argparse.SUPPRESS:
+                    # shtab leaves hidden arguments out, but a hidden positional still takes a
+                    # word (deploy routing SPEC): this parser only writes the script
+                    action.help = action.metavar or action.dest
             if isinstance(action, argparse._SubParsersAction):
                 todo.extend(action.choices.values())
     return parser

@@ -34,18 +34,19 @@ def _init(args) -> int:
     from manifesto.catalog import find
     from manifesto.cli import settings as cli_settings
     from manifesto.load import load_model_data
-    from manifesto.scaffold import DEFAULT_PACKAGE, workspace_files, write_workspace
+    from manifesto.scaffold import DEFAULT_PACKAGE, cluster_text, workspace_files, write_workspace
     from manifesto.yamlemit import dump_yaml
 
     env = cli_settings.settings()
     model_path = find("models", args.model, search=getattr(args, "search", None))
     cluster_path = find("clusters", args.cluster, search=getattr(args, "search", None))
+    cluster_yaml = cluster_text(cluster_path)  # validated before anything is written
     user = args.user or re.sub(r"[^a-z0-9-]+", "-", cli_settings.current_user(None, env).lower()).strip("-")
     cluster_name = Path(cluster_path).name.removesuffix(".yaml")
     context = args.context or cli_settings.kube_context(None, env) or cluster_name
     model_name = Path(model_path).name.removesuffix(".yaml")
     files = workspace_files(model_name, dump_yaml(load_model_data(model_path).data), cluster_name,
-                            Path(cluster_path).read_text(encoding="utf-8"), user=user or "user",
+                            cluster_yaml, user=user or "user",
                             namespace=args.namespace, context=context,
                             package=args.package or env.get("MANIFESTO_PACKAGE") or DEFAULT_PACKAGE)
     written = write_workspace(args.directory, files)

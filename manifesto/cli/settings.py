@@ -147,6 +147,11 @@ def pick_cluster(explicit: str | None, env: dict[str, str], context: str | None 
         return explicit
     if env.get("MANIFESTO_CLUSTER"):
         return env["MANIFESTO_CLUSTER"]
+    if need_context or context:  # what follows asks kubectl: a missing one is said as such, not as "no context"
+        from manifesto.ops.kubectl import require
+
+        require(kube_env(env), "it names the kube context that picks the cluster profile; or pass "
+                "--cluster NAME|PATH, or set MANIFESTO_CLUSTER")
     ctx = kube_context(context, env) if need_context else context
     names = [ctx] if ctx else []
     if ctx:

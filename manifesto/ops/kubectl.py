@@ -213,6 +213,26 @@ def _attempt_timeout(call: Call) -> float | None:
     return left if call.timeout is None else min(call.timeout, left)
 
 
+#: What every cluster command says when there is no kubectl to run.
+NOT_FOUND = "kubectl not found on PATH; install kubectl to use cluster commands"
+
+
+def found(env: tuple[tuple[str, str], ...] = ()) -> bool:
+    """Whether ``kubectl`` is an executable on the PATH it would run with (``env``'s PATH, if it sets one)."""
+    import os
+    import shutil
+
+    path = dict(env).get("PATH", os.environ.get("PATH", os.defpath))
+    return shutil.which("kubectl", path=path) is not None
+
+
+def require(env: tuple[tuple[str, str], ...] = (), why: str = "") -> None:
+    """An OpsError saying kubectl is missing, before any logic that would ask it something
+    (the kube context, its namespace) takes its silence for "none is set"."""
+    if not found(env):
+        raise OpsError(NOT_FOUND + (f" ({why})" if why else ""))
+
+
 def _once(call: Call) -> Result:
     import os
 
@@ -230,7 +250,7 @@ def _once(call: Call) -> Result:
                       command=call.show())
     except FileNotFoundError:
         outcome = "not found"
-        raise OpsError(f"{call.argv[0]} not found on PATH; install kubectl to use cluster commands") from None
+        raise OpsError(NOT_FOUND if call.argv[0] == "kubectl" else f"{call.argv[0]} not found on PATH") from None
     except PermissionError:
         outcome = "not executable"
         raise OpsError(f"{call.argv[0]} on PATH is not executable") from None
