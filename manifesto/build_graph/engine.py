@@ -327,6 +327,8 @@ class Session:
         entry = self.tasks.get(key) if key else None
         if entry is None or getattr(entry, "digests", None) is None:  # absent, or not a pair's result
             return False
+        if entry.status == Status.OK and not entry.suffix:  # a command's result, not an artifact
+            return False
         self._apply_entry(item, entry)
         return True
 

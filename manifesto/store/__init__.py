@@ -27,8 +27,11 @@ Layout of a store directory (the build's is ``out/.cache/tasks``, the commands' 
 A result's key is :func:`task_key` of the task's name, the digests of its inputs (the
 files it read), its options (``msgspec.msgpack.encode`` of the options Struct) and the
 code fingerprint, so equal keys mean equal work. Entries are written atomically (a
-temporary file beside it, then a rename); an entry that does not decode, or whose text
-does not match its digest, is a miss, never a crash. The JSON is readable with the
+temporary file beside it, then a rename). Entries are read through the edge
+(``manifesto.edge.entries``): an entry that is too big, nested too deep, not UTF-8, does
+not decode, has a path-like field outside its grammar (a suffix that is not ``.yaml`` or
+``.sbatch``, a key that is not a digest) or whose text does not match its digest is a miss,
+never a write outside ``out/`` and never a crash. The JSON is readable with the
 standard library, so a command's cache hit never imports msgspec (nor pydantic or a
 YAML parser); writers and the build decode with msgspec's typed decoder.
 """
@@ -81,28 +84,20 @@ class Store:
             return None
         from manifesto.fsutil import open_regular
 
+        from manifesto.edge.entries import MAX_ENTRY
+
         try:  # a regular file only: a FIFO planted in the store must not hang a build
             with open(open_regular(self.path(key)), "rb") as f:
-                return f.read()
-        except OSError:
+                return f.read(MAX_ENTRY + 1)  # one byte more than an entry may hold: a miss
+        except (OSError, ValueError):
             return None
 
     def load(self, key: str) -> dict | None:
         """Entry ``key`` as plain JSON data, without msgspec: the commands' fast path."""
-        import json
+        from manifesto.edge.entries import load_plain
 
         blob = self.read(key)
-        if blob is None:
-            return None
-        try:
-            entry = json.loads(blob)
-        except ValueError:
-            return None
-        if not isinstance(entry, dict) or entry.get("key") != key:
-            return None
-        if entry.get("kind") == "result" and digest(str(entry.get("text")).encode()) != entry.get("text_digest"):
-            return None
-        return entry
+        return None if blob is None else load_plain(blob, key, digest)
 
     def get(self, key: str):
         """Entry ``key`` decoded and checked (msgspec), or None; a damaged one is deleted."""
