@@ -303,9 +303,7 @@ class Session:
             declared = (self.state["buildfile"][1] or {}).get("remote_cache") if self.state.get("buildfile") else None
             if not declared:
                 return None
-            given = settings or RemoteSettings("")
-            settings = RemoteSettings(declared["url"], read_only=declared["read_only"] or given.read_only,
-                                      token=given.token, timeout=given.timeout)
+            settings = (settings or RemoteSettings("")).at(declared["url"], declared["read_only"])
         return SharedCache(self, settings)
 
     def _collect_tasks(self, written: int) -> None:

@@ -25,7 +25,7 @@ import re
 
 __all__ = [
     "MAX_ENTRY", "MAX_ACTION", "MAX_DEPTH", "MAX_INPUTS", "SUFFIXES", "BadEntry", "precheck", "suffix_ok",
-    "rel_path_ok", "input_ok", "key_ok", "load_plain", "check_store_entry", "decode_remote_index",
+    "rel_path_ok", "shared_input_ok", "input_ok", "key_ok", "load_plain", "check_store_entry", "decode_remote_index",
     "decode_remote_record",
 ]
 
@@ -99,6 +99,15 @@ def rel_path_ok(value) -> bool:
     return all(part not in ("", ".", "..") and len(part) <= _MAX_PART for part in value.split("/"))
 
 
+def shared_input_ok(value) -> bool:
+    """An input file as a remote record lists it: workspace-relative (:func:`rel_path_ok`),
+    or an absolute path in normal form to a YAML or JSON file (a bundled catalog file of
+    the installed manifesto). It is only digested (a regular file, read by the stat cache)."""
+    if isinstance(value, str) and value.startswith("/") and value.endswith((".yaml", ".yml", ".json")):
+        return rel_path_ok(value[1:])
+    return rel_path_ok(value)
+
+
 def input_ok(value) -> bool:
     """An input file as a local store lists it: a path a command was given or the build found
     (workspace-relative, absolute, or relative to where a command ran, ``..`` included). It
@@ -107,10 +116,9 @@ def input_ok(value) -> bool:
     return isinstance(value, str) and 0 < len(value) <= _MAX_PATH and value.isprintable()
 
 
-def _inputs_ok(inputs, digests, relative: bool) -> bool:
-    ok = rel_path_ok if relative else input_ok
+def _inputs_ok(inputs, digests) -> bool:
     return (len(inputs) <= MAX_INPUTS and len(digests) == len(inputs)
-            and all(ok(p) for p in inputs) and all(d == "-" or key_ok(d) for d in digests))
+            and all(input_ok(p) for p in inputs) and all(d == "-" or key_ok(d) for d in digests))
 
 
 def load_plain(blob, key: str, text_digest=None):
@@ -149,7 +157,7 @@ def load_plain(blob, key: str, text_digest=None):
 def _plain_inputs(entry: dict) -> bool:
     inputs, digests = entry.get("inputs"), entry.get("digests")
     return (isinstance(inputs, list) and isinstance(digests, list)
-            and all(isinstance(x, str) for x in inputs + digests) and _inputs_ok(inputs, digests, False))
+            and all(isinstance(x, str) for x in inputs + digests) and _inputs_ok(inputs, digests))
 
 
 # -- the remote cache's action records -----------------------------------------------------
@@ -161,8 +169,6 @@ def _types():
     """``(RemoteIndex, RemoteRecord, index decoder, record decoder)``, built on first use."""
     global _TYPES
     if _TYPES is None:
-        from typing import Literal
-
         import msgspec
 
         class RemoteIndex(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -174,7 +180,7 @@ def _types():
             """A pair's result as the remote cache shares it; the text is the blob ``text_sha256``."""
 
             task: str
-            status: Literal["ok", "skipped", "failed"]
+            status: str  # "ok", "skipped" or "failed"
             suffix: str
             reason: str
             text_sha256: str
@@ -203,14 +209,16 @@ def _short(exc: BaseException) -> str:
 def decode_remote_index(raw):
     """The ``RemoteIndex`` in ``raw`` (an action record's body); raises :class:`BadEntry`."""
     index = _decode(_types()[2], raw)
-    if len(index.inputs) > MAX_INPUTS or not all(rel_path_ok(p) for p in index.inputs):
-        raise BadEntry("an input is not a workspace-relative path")
+    if len(index.inputs) > MAX_INPUTS or not all(shared_input_ok(p) for p in index.inputs):
+        raise BadEntry("an input is not a normal path to a workspace or catalog file")
     return index
 
 
 def decode_remote_record(raw):
     """The ``RemoteRecord`` in ``raw``; raises :class:`BadEntry`."""
     record = _decode(_types()[3], raw)
+    if record.status not in ("ok", "skipped", "failed"):
+        raise BadEntry("its status is not ok, skipped or failed")
     if not suffix_ok(record.suffix, record.status):
         raise BadEntry("its suffix is not an artifact suffix")
     if record.status == "ok" and not (len(record.text_sha256) == 64 and key_ok(record.text_sha256)):
@@ -227,7 +235,7 @@ def check_store_entry(entry) -> None:
     if suffix is not None and not suffix_ok(suffix):
         raise BadEntry("its suffix is not an artifact suffix")
     inputs = getattr(entry, "inputs", None)
-    if inputs is not None and not _inputs_ok(inputs, getattr(entry, "digests", ()), False):
+    if inputs is not None and not _inputs_ok(inputs, getattr(entry, "digests", ())):
         raise BadEntry("an input is not a normal path")
     if not all(key_ok(k) for k in getattr(entry, "products", ())):
         raise BadEntry("a product is not a store key")
