@@ -42,7 +42,7 @@ import os
 
 from manifesto.digest import digest
 
-__all__ = ["KEEP_FACTOR", "Store", "task_key", "request_key"]
+__all__ = ["KEEP_FACTOR", "Store", "task_key", "request_key", "folder_problem"]
 
 #: A build keeps unreferenced entries until they outnumber its pairs by this factor.
 KEEP_FACTOR = 8  # a pair keeps up to three entries: its result, its Plan and its artifact
@@ -145,6 +145,31 @@ class Store:
         for _, path in entries[:excess]:
             _unlink(path)
         return len(keep) + len(entries) - min(excess, len(entries))
+
+
+def folder_problem(directory: str) -> str | None:
+    """Why ``directory`` cannot hold a store (None when it can, or can be made): the first
+    part of its path that exists but is not a folder (a file, FIFO, device or socket), or
+    cannot be looked at. Nothing is opened, so a FIFO cannot hang the check."""
+    import stat
+
+    from manifesto.edge.escape import terminal
+
+    path = os.path.abspath(directory)
+    parts = path.split(os.sep)
+    for i in range(2, len(parts) + 1):
+        prefix = os.sep.join(parts[:i]) or os.sep
+        try:
+            st = os.stat(prefix)
+        except FileNotFoundError:
+            return None  # made when the first entry is written
+        except OSError as exc:
+            return f"{terminal(prefix)}: {terminal(exc.strerror or exc)}"
+        if not stat.S_ISDIR(st.st_mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
+                    or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a file")
+            return f"{terminal(prefix)} is {kind}, not a folder"
+    return None
 
 
 def _listdir(path: str | None) -> list[str]:
