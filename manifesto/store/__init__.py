@@ -74,6 +74,7 @@ class Store:
         self.directory = None if directory is None else os.fspath(directory)
         self.warn = warn
         self.root = root  # writes are confined below it: no symlink on the way (the build's workspace)
+        self.warned = False  # a damaged entry was reported (the first one only)
 
     def path(self, key: str) -> str:
         return os.path.join(self.directory, key[:2], key)
@@ -108,7 +109,8 @@ class Store:
 
         entry, problem = decode(blob, key)
         if problem:
-            if self.warn is not None:
+            if self.warn is not None and not self.warned:  # one line, however many are damaged
+                self.warned = True
                 self.warn(f"{self.path(key)}: corrupt cache entry ({problem}); rebuilding it")
             _unlink(self.path(key))
             return None
