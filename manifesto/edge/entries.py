@@ -151,6 +151,13 @@ def load_plain(blob, key: str, text_digest=None):
     elif kind == "code":
         if not isinstance(entry.get("fingerprint"), str):
             return None
+    elif kind not in ("parsed", "resolved", "rendered"):
+        return None
+    if "suffix" in entry and not suffix_ok(entry["suffix"]):
+        return None
+    products = entry.get("products", [])
+    if not (isinstance(products, list) and all(key_ok(k) for k in products)):
+        return None
     return entry
 
 

@@ -108,8 +108,10 @@ class Client:
     def _once(self, method: str, target: str, body: bytes | None, limit: int):
         left = self.budget - self.spent
         if left <= 0:
-            raise HttpError(f"its replies took over {self.budget:g}s in all")
+            raise HttpError(f"timed out (its replies took over {self.budget:g}s in all)")
         allowed = min(self.timeout, left)
+        late = (f"timed out (no complete reply within {allowed:g}s)" if allowed == self.timeout
+                else f"timed out (its replies took over {self.budget:g}s in all)")
         headers = {"User-Agent": "llm-manifesto"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
@@ -144,7 +146,7 @@ class Client:
                 raise
             why = describe(exc)
             if self._cut or why == "timed out":
-                raise HttpError(f"timed out (no complete reply within {allowed:g}s)") from None
+                raise HttpError(late) from None
             raise HttpError(why) from None
         finally:
             timer.cancel()
@@ -152,7 +154,7 @@ class Client:
             if response is not None:  # given up half-way: the connection is not reused
                 self._drop(response)
         if self._cut:  # a body without a length ends at the cut: it is not the whole reply
-            raise HttpError(f"timed out (no complete reply within {allowed:g}s)")
+            raise HttpError(late)
         return Reply(status, reason, data), location
 
     def _body(self, response, limit: int) -> bytes:
