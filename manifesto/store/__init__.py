@@ -155,8 +155,6 @@ def folder_problem(directory: str) -> str | None:
     cannot be looked at. Nothing is opened, so a FIFO cannot hang the check."""
     import stat
 
-    from manifesto.edge.escape import terminal
-
     path = os.path.abspath(directory)
     parts = path.split(os.sep)
     for i in range(2, len(parts) + 1):
@@ -166,8 +164,12 @@ def folder_problem(directory: str) -> str | None:
         except FileNotFoundError:
             return None  # made when the first entry is written
         except OSError as exc:
+            from manifesto.edge.escape import terminal
+
             return f"{terminal(prefix)}: {terminal(exc.strerror or exc)}"
         if not stat.S_ISDIR(st.st_mode):
+            from manifesto.edge.escape import terminal
+
             kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
                     or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a file")
             return f"{terminal(prefix)} is {kind}, not a folder"
