@@ -104,6 +104,8 @@ def decode(blob: bytes, key: str):
         return None, str(exc)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, MemoryError, ValueError) as exc:
         return None, terminal(str(exc) or type(exc).__name__, 160)
+    if isinstance(entry, Rendered) and entry.status == Status.OK and not entry.suffix:
+        return None, "an artifact without a suffix"
     if entry.key != key:
         return None, "its key does not match its name"
     if isinstance(entry, (Result, Rendered)) and digest(entry.text.encode()) != entry.text_digest:
