@@ -267,6 +267,8 @@ def describe(exc: BaseException) -> str:
             return "a reply that is not HTTP"
         if isinstance(e, http.client.IncompleteRead) or type(e).__name__ == "IncompleteRead":
             return "a reply cut short"
+        if isinstance(e, http.client.HTTPException) and not isinstance(e, http.client.ImproperConnectionState):
+            return f"a reply that is not valid HTTP ({terminal(e, 80)})"
         if isinstance(e, ssl.SSLError):
             return f"TLS: {terminal(getattr(e, 'reason', None) or e, 120)}"
         if isinstance(e, ConnectionRefusedError):

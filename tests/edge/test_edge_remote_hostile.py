@@ -107,7 +107,7 @@ BEHAVIOURS = {
     "over-long-header-line": (_answer(b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * 200_000 + b"\r\n\r\n"),
                               "header line over 64 KiB"),
     "too-many-headers": (_answer(b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-%d: y\r\n" % i for i in range(500)) + b"\r\n"),
-                         "remote cache"),
+                         "a reply that is not valid HTTP (got more than 100 headers)"),
     # Terminal escapes in the reason phrase: a title change, a bell, a screen clear.
     "500-with-escapes": (_answer(b"HTTP/1.1 500 \x1b]0;pwned\x07\x1b[2J\x1b[31mboom\r\nContent-Length: 0\r\n"
                                  b"Connection: close\r\n\r\n"), "answered HTTP 500 (\\x1b]0;pwned\\x07"),
