@@ -279,8 +279,8 @@ def test_planted_store_entries_are_a_miss_never_a_write(tmp_path, monkeypatch, h
         entry.write_bytes(blob)
         planted += 1
     assert planted
-    for artifact in (work / "out").rglob("*.yaml"):  # restored from the store: what it holds is read
-        artifact.unlink()
+    for artifact in [*(work / "out").rglob("*.yaml"), *(work / "out").rglob("*.sbatch")]:
+        artifact.unlink()  # restored from the store: what it holds is read
     before = _snapshot(tmp_path)
     result = cli_in_process("build", "--jobs", "1", "--output", "json", ADDRESS)
     assert result.returncode == 0, result.stderr
