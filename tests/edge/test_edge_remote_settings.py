@@ -250,3 +250,30 @@ def test_a_blob_over_the_cap_is_neither_sent_nor_read(storing):
     assert cache.get_blob(digest) is None
     assert warnings == [f"remote cache {storing.url}: GET failed: a reply of 1025 bytes, over the 1024-byte limit; "
                         "building without it"]
+
+
+def test_a_tls_failure_is_one_line():
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+
+    def serve():  # plain HTTP at once, whatever the client sends: no TLS handshake can succeed
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            return
+        with conn:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+            conn.recv(65536)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(HttpError) as info:
+            Client(f"https://127.0.0.1:{listener.getsockname()[1]}", token="t0k", timeout=2).request("GET", "ac/k")
+        assert str(info.value).startswith("TLS: ") and str(info.value).isprintable() and "t0k" not in str(info.value)
+    finally:
+        listener.close()
+        thread.join(3)
