@@ -177,7 +177,7 @@ class RemoteCache:
 
     def _request(self, method: str, path: str, body: bytes | None = None, limit: int = MAX_ACTION):
         """The reply of one request, or None after a transport failure (warned once)."""
-        from manifesto.edge.http import Client, HttpError
+        from manifesto.edge.http import Client, HttpError, describe
 
         if not self.enabled:
             return None
@@ -189,7 +189,7 @@ class RemoteCache:
         except HttpError as exc:
             self._give_up(f"{method} failed: {exc}")
         except Exception as exc:  # noqa: BLE001 - never a traceback from the cache (an import, a bug)
-            self._give_up(f"{method} failed: {describe_error(exc)}")
+            self._give_up(f"{method} failed: {describe(exc)}")
         return None
 
     def _give_up(self, why: str) -> None:
@@ -220,12 +220,6 @@ class RemoteCache:
 def _reason(reply) -> str:
     """`` (reason)`` when the server said one (already terminal-safe), else nothing."""
     return f" ({reply.reason})" if reply.reason else ""
-
-
-def describe_error(exc: BaseException) -> str:
-    from manifesto.edge.http import describe
-
-    return describe(exc)
 
 
 class SharedCache:
