@@ -19,7 +19,7 @@ import os
 import time
 
 from manifesto.digest import code_files, code_fingerprint, digest, file_digest
-from manifesto.store import Store, request_key, task_key
+from manifesto.store import Store, folder_problem, request_key, task_key
 
 __all__ = ["cache_dir", "cached", "render_cached"]
 
@@ -47,7 +47,10 @@ def _code(store: Store) -> str:
     if store.directory is not None:
         from manifesto.store.entries import Code
 
-        store.put(Code(key, value))
+        try:
+            store.put(Code(key, value))
+        except OSError:
+            pass  # said once, when the result cannot be written either
     return value
 
 
@@ -83,6 +86,11 @@ def cached(directory: str | None, *, command: str, spec: str, cluster: str, rout
     started = time.time()
     if not all(p is None or os.path.isfile(p) for p in (spec, cluster, routing)):
         directory = None  # a pipe (`<(...)`, `-`) can be read once and has no stable identity
+    if directory is not None:
+        problem = folder_problem(str(directory))
+        if problem:  # XDG_CACHE_HOME is a file, a FIFO, a device...: no cache, one warning
+            _warn(f"the render cache is off for this command: {problem}")
+            directory = None
     store = Store(None if directory is None else str(directory))
     request = json.dumps([command, spec, cluster, routing, options], sort_keys=True)
     key = request_key(request)
@@ -104,8 +112,19 @@ def cached(directory: str | None, *, command: str, spec: str, cluster: str, rout
     text, suffix, inputs, label = produce(load_spec(spec_ref, loaded_cluster), loaded_cluster, opts)
     # A file edited while we ran must not be remembered with the old text.
     if directory is not None and all(os.stat(p).st_mtime < started for p in inputs):
-        _remember(store, key, command, code, opts, sorted(set(inputs)), text, suffix, label)
+        try:
+            _remember(store, key, command, code, opts, sorted(set(inputs)), text, suffix, label)
+        except OSError as exc:  # a read-only or full cache folder: the command still answers
+            from manifesto.edge.escape import terminal
+
+            _warn(f"cannot write the render cache in {terminal(str(directory))}: {terminal(exc.strerror or exc)}")
     return text, suffix, label
+
+
+def _warn(message: str) -> None:
+    import sys
+
+    print(f"manifesto: warning: {message}", file=sys.stderr)
 
 
 def _remember(store: Store, key: str, command: str, code: str, options, inputs: list[str],

@@ -120,6 +120,10 @@ def check_package(package: str) -> str:
     """``package`` if it can stand in the workflow as a pip requirement; else an InputError."""
     from manifesto.errors import InputError
 
+    if _has_credentials(package):  # never written into a committed workflow, never echoed
+        raise InputError("--package: a URL with credentials (user:password@ or a token@ of an http(s) URL) is "
+                         "refused: the workflow is committed; give pip its credentials through the CI's secrets "
+                         "(e.g. PIP_INDEX_URL or a .netrc)")
     if not package.strip() or re.search(r"[\x00-\x1f\x7f\"'`$\\]", package):
         raise InputError(f"--package {package!r}: expected a pip requirement (e.g. {DEFAULT_PACKAGE} or "
                          "git+https://HOST/REPO@TAG), without quotes, '$', '`' or backslashes")
@@ -138,6 +142,23 @@ def cluster_text(path: str | Path) -> str:
     text = read_text(path, name)
     load_cluster_file(path, parse=lambda _path, display, _within: parse_yaml(text, display or name))
     return text
+
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*)://([^/?#\s]*)@")
+
+
+def _has_credentials(package: str) -> bool:
+    """True when a URL in ``package`` carries a password (``user:pass@``), in any scheme, or a
+    user part at all in an http(s) URL (where a token goes: ``https://TOKEN@host``). A plain
+    ssh user (``git+ssh://git@host``) is no secret."""
+    for match in _USERINFO.finditer(package):
+        scheme, userinfo = match.group(1).lower(), match.group(2)
+        if ":" in userinfo or "@" in userinfo or scheme.split("+")[-1] in ("http", "https"):
+            return True
+    for authority in re.findall(r"://([^/?#\s]*)", package):  # user:pa/ss@host: a "port" that is no number
+        if ":" in authority and not re.fullmatch(r"[^:]*:[0-9]*|\[[0-9A-Fa-f:.]*\](:[0-9]*)?", authority):
+            return True
+    return False
 
 
 def workflow(package: str = DEFAULT_PACKAGE) -> str:

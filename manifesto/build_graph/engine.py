@@ -303,9 +303,7 @@ class Session:
             declared = (self.state["buildfile"][1] or {}).get("remote_cache") if self.state.get("buildfile") else None
             if not declared:
                 return None
-            given = settings or RemoteSettings("")
-            settings = RemoteSettings(declared["url"], read_only=declared["read_only"] or given.read_only,
-                                      token=given.token, timeout=given.timeout)
+            settings = (settings or RemoteSettings("")).at(declared["url"], declared["read_only"])
         return SharedCache(self, settings)
 
     def _collect_tasks(self, written: int) -> None:
@@ -326,6 +324,8 @@ class Session:
         key = item.old.key if item.kind == Need.RESTORE else self._current_key(item)
         entry = self.tasks.get(key) if key else None
         if entry is None or getattr(entry, "digests", None) is None:  # absent, or not a pair's result
+            return False
+        if entry.status == Status.OK and not entry.suffix:  # a command's result, not an artifact
             return False
         self._apply_entry(item, entry)
         return True

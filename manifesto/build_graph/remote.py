@@ -8,37 +8,77 @@ bazel-remote, a WebDAV share):
 - ``/cas/<sha256>``: content-addressed blobs (the artifact text), verified against their
   name on every read.
 
-The cache never decides a build's outcome: an unreachable, slow (``timeout`` per request),
-erroring or corrupt server is a miss with one warning line, after which the build stops
-asking it. In read-only mode (untrusted CI) nothing is ever written. The bearer token comes
-from the environment at the CLI edge and is only ever put in a request header.
+The cache never decides a build's outcome: an unreachable, slow (``timeout`` per request,
+``budget`` for all of a build's requests), erroring or hostile server is a miss with one
+warning line, after which the build stops asking it. Every byte of a reply goes through the
+edge: the HTTP client (``manifesto.edge.http``: one origin, no redirect elsewhere, bounded
+bodies, hard deadlines) and the records' decoders (``manifesto.edge.entries``: bounded,
+typed, the paths and suffix checked), so a record never picks where a build writes. In
+read-only mode (untrusted CI) nothing is ever written. The bearer token comes from the
+environment at the CLI edge and is only ever put in a request header to the cache's origin.
 """
 
 from __future__ import annotations
 
 from manifesto.hashing import sha256_hex
 
-__all__ = ["RemoteCache", "RemoteSettings", "SharedCache", "url_problem", "settings_from_env"]
+__all__ = ["RemoteCache", "RemoteSettings", "SharedCache", "url_problem", "redact", "settings_from_env"]
 
 ENV_URL = "MANIFESTO_REMOTE_CACHE"
 ENV_READ_ONLY = "MANIFESTO_REMOTE_CACHE_READ_ONLY"
 ENV_TOKEN = "MANIFESTO_REMOTE_CACHE_TOKEN"
 ENV_TIMEOUT = "MANIFESTO_REMOTE_CACHE_TIMEOUT"
+ENV_BUDGET = "MANIFESTO_REMOTE_CACHE_BUDGET"
+ENV_MAX_BLOB = "MANIFESTO_REMOTE_CACHE_MAX_BLOB"
+
+#: The largest action record read (nginx's default ``client_max_body_size``, 1 MiB).
+MAX_ACTION = 1 << 20
+#: The largest blob (artifact text) read or written unless MANIFESTO_REMOTE_CACHE_MAX_BLOB says.
+MAX_BLOB = 16 << 20
+
+
+def redact(url: str) -> str:
+    """``url`` without anything before its last ``@`` (a user, a password, even one holding
+    ``/`` or ``@``), terminal-safe: how a URL that is refused is shown."""
+    from manifesto.edge.escape import terminal
+
+    if "@" in url:
+        head = url[: url.index("://") + 3] if "://" in url.split("@", 1)[0] else ""
+        url = head + "***@" + url.rsplit("@", 1)[1]
+    return terminal(url, 200)
 
 
 def url_problem(url) -> str | None:
-    """Why ``url`` cannot name a remote cache (None when it can): http(s), a host, printable
-    ASCII, and no credentials (they would be committed with BUILD.yaml or shown in logs)."""
+    """Why ``url`` cannot name a remote cache (None when it can): http(s) in any letter case,
+    a host, printable ASCII, and no ``@`` (credentials would be committed with BUILD.yaml or
+    shown in logs; a problem never shows what comes before the last ``@``, whatever the scheme)."""
     import re
 
     if not isinstance(url, str):
         return f"expected an http:// or https:// URL, got {type(url).__name__}"
-    authority = url.split("/", 3)[2] if url.count("/") >= 2 else ""
-    if "@" in authority and url.startswith(("http://", "https://")):
-        return f"a URL with credentials ({url.split('@', 1)[1][:100]}...) is refused: put a bearer token in {ENV_TOKEN}"
-    if not re.fullmatch(r"https?://[A-Za-z0-9.\-\[\]:]+(/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?", url, re.ASCII):
-        return f"expected an http:// or https:// URL (host, optional port and path), got {url[:200]!r}"
+    if "@" in url:
+        after = redact(url).split("***@", 1)[1]
+        return f"a URL with credentials ({after[:100]}...) is refused: put a bearer token in {ENV_TOKEN}"
+    if not re.fullmatch(r"(?i:https?)://[A-Za-z0-9.\-\[\]:]+(/[A-Za-z0-9._~!$&'()*+,;=:%/-]*)?", url, re.ASCII):
+        return f"expected an http:// or https:// URL (host, optional port and path), got {redact(url)!r}"
+    from manifesto.edge.http import origin_of
+
+    if origin_of(url) is None:
+        return f"expected an http:// or https:// URL with a host and a valid port, got {redact(url)!r}"
     return None
+
+
+def _number(environ, name: str, default: str, low: float, high: float, what: str, cast=float):
+    text = environ.get(name) or default
+    try:
+        value = cast(text) if text.isascii() else None
+    except ValueError:
+        value = None
+    if value is None or not low <= value <= high:
+        from manifesto.errors import BuildError
+
+        raise BuildError(f"{name}: expected {what} between {low:g} and {high:g}, got {text[:50]!r}")
+    return value
 
 
 def settings_from_env(environ, url: str | None = None, read_only: bool = False) -> RemoteSettings | None:
@@ -54,34 +94,45 @@ def settings_from_env(environ, url: str | None = None, read_only: bool = False) 
     if flag not in ("", "0", "1", "true", "false"):
         raise BuildError(f"{ENV_READ_ONLY}: expected 1, 0, true or false, got {flag[:50]!r}")
     read_only = read_only or flag in ("1", "true")
-    timeout_text = environ.get(ENV_TIMEOUT, "5")
-    try:
-        timeout = float(timeout_text) if timeout_text.isascii() else -1.0
-    except ValueError:
-        timeout = -1.0
-    if not 0.1 <= timeout <= 600:
-        raise BuildError(f"{ENV_TIMEOUT}: expected seconds between 0.1 and 600, got {timeout_text[:50]!r}")
+    timeout = _number(environ, ENV_TIMEOUT, "5", 0.1, 600, "seconds")
+    budget = _number(environ, ENV_BUDGET, "120", 1, 86400, "seconds")
+    max_blob = _number(environ, ENV_MAX_BLOB, str(MAX_BLOB), 1024, 1 << 30, "bytes", int)
     token = environ.get(ENV_TOKEN) or None
     if token is not None and not (token.isascii() and token.isprintable() and " " not in token):
         raise BuildError(f"{ENV_TOKEN}: a bearer token is printable ASCII without spaces")
+    extra = {"read_only": read_only, "token": token, "timeout": timeout, "budget": budget, "max_blob": max_blob}
     if url is None:
-        return RemoteSettings("", read_only=read_only, token=token, timeout=timeout) if token or flag else None
+        return RemoteSettings("", **extra) if token or flag else None
     problem = url_problem(url)
     if problem:
         raise BuildError(f"{source}: {problem}")
-    return RemoteSettings(url, read_only=read_only, token=token, timeout=timeout)
+    return RemoteSettings(url, **extra)
 
 
 class RemoteSettings:
-    """Where the shared cache is and how to talk to it (read once at the CLI edge)."""
+    """Where the shared cache is and how to talk to it (read once at the CLI edge): the URL,
+    read-only, the bearer token, seconds per request (``timeout``) and for all of a build's
+    requests (``budget``), and the largest blob read or written (``max_blob``, bytes)."""
 
-    __slots__ = ("url", "read_only", "token", "timeout")
+    __slots__ = ("url", "read_only", "token", "timeout", "budget", "max_blob")
 
-    def __init__(self, url: str, *, read_only: bool = False, token: str | None = None, timeout: float = 5.0):
-        self.url = url.rstrip("/")
+    def __init__(self, url: str, *, read_only: bool = False, token: str | None = None, timeout: float = 5.0,
+                 budget: float = 120.0, max_blob: int = MAX_BLOB):
+        url = url.rstrip("/")
+        if "://" in url:  # the scheme in lower case (HTTPS:// names the same cache)
+            scheme, rest = url.split("://", 1)
+            url = f"{scheme.lower()}://{rest}"
+        self.url = url
         self.read_only = read_only
         self.token = token
         self.timeout = timeout
+        self.budget = budget
+        self.max_blob = max_blob
+
+    def at(self, url: str, read_only: bool) -> RemoteSettings:
+        """These settings for another URL (BUILD.yaml's), read-only if either says so."""
+        return RemoteSettings(url, read_only=read_only or self.read_only, token=self.token, timeout=self.timeout,
+                              budget=self.budget, max_blob=self.max_blob)
 
     def __repr__(self) -> str:  # never shows the token
         return f"RemoteSettings({self.url!r}, read_only={self.read_only})"
@@ -94,6 +145,8 @@ class RemoteCache:
         self.settings = settings
         self.warn = warn
         self.enabled = True
+        self.client = None  # an edge.http.Client, made at the first request
+        self.damaged = False  # a blob that did not match its digest was reported
 
     # -- the two namespaces ------------------------------------------------------------
 
@@ -105,56 +158,68 @@ class RemoteCache:
 
     def get_blob(self, digest: str) -> bytes | None:
         """The blob named ``digest``; None (with a warning) when it is missing or damaged."""
-        data = self._get(f"cas/{digest}")
+        data = self._get(f"cas/{digest}", limit=self.settings.max_blob)
         if data is not None and sha256_hex(data) != digest:
-            self.warn(f"remote cache: blob {digest[:16]}... does not match its digest; rendering instead")
+            if not self.damaged:  # one line per build, however many blobs are damaged
+                self.damaged = True
+                self.warn(f"remote cache: blob {digest[:16]}... does not match its digest; rendering instead")
             return None
         return data
 
     def put_blob(self, data: bytes) -> str:
         # Always written: a HEAD would leave a damaged copy on the server in place forever.
         digest = sha256_hex(data)
-        self._put(f"cas/{digest}", data)
+        if len(data) <= self.settings.max_blob:  # one no build could read back is not sent
+            self._put(f"cas/{digest}", data)
         return digest
 
-    # -- transport -----------------------------------------------------------------------
+    # -- transport (manifesto.edge.http) --------------------------------------------------
 
-    def _request(self, method: str, path: str, body: bytes | None = None):
-        """(status, body) of one request, or None after a transport failure (warned once)."""
-        import urllib.error
-        import urllib.request
+    def _request(self, method: str, path: str, body: bytes | None = None, limit: int = MAX_ACTION):
+        """The reply of one request, or None after a transport failure (warned once)."""
+        from manifesto.edge.http import Client, HttpError, describe
 
         if not self.enabled:
             return None
-        request = urllib.request.Request(f"{self.settings.url}/{path}", data=body, method=method)
-        if self.settings.token:
-            request.add_header("Authorization", f"Bearer {self.settings.token}")
-        if body is not None:
-            request.add_header("Content-Type", "application/octet-stream")
         try:
-            with urllib.request.urlopen(request, timeout=self.settings.timeout) as response:
-                return response.status, response.read()
-        except urllib.error.HTTPError as exc:
-            if exc.code == 404:
-                return 404, b""
-            self._give_up(f"{method} {path.split('/', 1)[0]}/... answered HTTP {exc.code}")
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", exc)
-            self._give_up(f"{method} failed: {str(reason)[:200]}")
+            if self.client is None:
+                s = self.settings
+                self.client = Client(s.url, token=s.token, timeout=s.timeout, budget=s.budget)
+            return self.client.request(method, path, body, limit)
+        except HttpError as exc:
+            self._give_up(f"{method} failed: {exc}")
+        except Exception as exc:  # noqa: BLE001 - never a traceback from the cache (an import, a bug)
+            self._give_up(f"{method} failed: {describe(exc)}")
         return None
 
     def _give_up(self, why: str) -> None:
-        self.enabled = False
-        self.warn(f"remote cache {self.settings.url}: {why}; building without it")
+        from manifesto.edge.escape import terminal
 
-    def _get(self, path: str) -> bytes | None:
-        result = self._request("GET", path)
-        return result[1] if result is not None and result[0] == 200 else None
+        self.enabled = False
+        if self.client is not None:
+            self.client.close()
+        self.warn(terminal(f"remote cache {self.settings.url}: {why}; building without it"))
+
+    def _get(self, path: str, limit: int = MAX_ACTION) -> bytes | None:
+        reply = self._request("GET", path, limit=limit)
+        if reply is None or reply.status == 404:
+            return None
+        if reply.status != 200:
+            self._give_up(f"GET {path.split('/', 1)[0]}/... answered HTTP {reply.status}{_reason(reply)}")
+            return None
+        return reply.body
 
     def _put(self, path: str, data: bytes) -> None:
         if self.settings.read_only:
             return
-        self._request("PUT", path, data)
+        reply = self._request("PUT", path, data)
+        if reply is not None and not 200 <= reply.status < 300:
+            self._give_up(f"PUT {path.split('/', 1)[0]}/... answered HTTP {reply.status}{_reason(reply)}")
+
+
+def _reason(reply) -> str:
+    """`` (reason)`` when the server said one (already terminal-safe), else nothing."""
+    return f" ({reply.reason})" if reply.reason else ""
 
 
 class SharedCache:
@@ -187,40 +252,58 @@ class SharedCache:
                         options_bytes(s.renderer, item.context[1]), item.context[0])
 
     def fetch(self, item) -> bool:
-        """Settle ``item`` from the remote cache; False (render it) on any miss."""
+        """Settle ``item`` from the remote cache; False (render it) on any miss.
+
+        Both records go through the edge (``manifesto.edge.entries``): bounded, nested at most
+        so deep, typed, the inputs workspace-relative and the suffix an artifact suffix; one
+        that is not is a miss with a warning, never a write."""
         from manifesto.build_graph.keys import pair_key
         from manifesto.digest import digest
+        from manifesto.edge.entries import BadEntry, decode_remote_index, decode_remote_record
         from manifesto.status import Source, Status
         from manifesto.store.entries import Result
 
         s = self.session
-        index = _json(self.remote.get_action(self._index_key(item)))
-        inputs = index.get("inputs") if index else None
-        if not isinstance(inputs, list) or not all(isinstance(k, str) for k in inputs):
+        index_key = self._index_key(item)
+        raw = self.remote.get_action(index_key)
+        if raw is None:
             return False
+        try:
+            inputs = decode_remote_index(raw).inputs
+        except BadEntry as exc:
+            return self._bad(index_key, exc)
         digests = [s.stat.digest(k) for k in inputs]
         if None in digests:
             return False
         key = pair_key(s.renderer, item.pair, item.context, inputs, digests)
-        record = _json(self.remote.get_action(key))
-        if not record or record.get("status") not in ("ok", "skipped", "failed"):
+        raw = self.remote.get_action(key)
+        if raw is None:
             return False
+        try:
+            record = decode_remote_record(raw)
+        except BadEntry as exc:
+            return self._bad(key, exc)
         text = ""
-        if record["status"] == "ok":
-            blob = self.remote.get_blob(str(record.get("text_sha256", "")))
+        if record.status == "ok":
+            blob = self.remote.get_blob(record.text_sha256)
             if blob is None:
                 return False
             try:
                 text = blob.decode("utf-8")
             except UnicodeDecodeError:
-                return False
-        entry = Result(key, str(record.get("task", "")), Status(record["status"]), str(record.get("suffix", "")),
-                       text, digest(text.encode()), str(record.get("reason", "")), tuple(inputs), tuple(digests),
-                       record.get("budget") if isinstance(record.get("budget"), dict) else None)
+                return self._bad(record.text_sha256, BadEntry("the blob is not UTF-8"))
+        entry = Result(key, record.task, Status(record.status), record.suffix, text, digest(text.encode()),
+                       record.reason, tuple(inputs), tuple(digests), record.budget)
         s.tasks.put(entry)
         s._apply_entry(item, entry)
         item.how = Source.REMOTE
         return True
+
+    def _bad(self, key: str, exc) -> bool:
+        """A record that does not pass the edge: a miss, and the build stops asking a server
+        that serves such records (one warning line)."""
+        self.remote._give_up(f"entry {key[:16]}... is not a valid record ({exc})")
+        return False
 
     def publish(self, item, result) -> None:
         """Share a render this build made (its entry in the local store) with other builds."""
@@ -234,18 +317,9 @@ class SharedCache:
         record = {"task": entry.task, "status": str(entry.status.value), "suffix": entry.suffix,
                   "reason": entry.reason, "budget": entry.budget, "text_sha256": ""}
         if entry.status == "ok":
-            record["text_sha256"] = self.remote.put_blob(entry.text.encode())
+            data = entry.text.encode()
+            if len(data) > self.remote.settings.max_blob:
+                return  # no build could read it back
+            record["text_sha256"] = self.remote.put_blob(data)
         self.remote.put_action(result.key, json.dumps(record, sort_keys=True).encode())
         self.remote.put_action(self._index_key(item), json.dumps({"inputs": list(entry.inputs)}).encode())
-
-
-def _json(raw: bytes | None):
-    import json
-
-    if raw is None:
-        return None
-    try:
-        value = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return value if isinstance(value, dict) else None

@@ -27,8 +27,11 @@ Layout of a store directory (the build's is ``out/.cache/tasks``, the commands' 
 A result's key is :func:`task_key` of the task's name, the digests of its inputs (the
 files it read), its options (``msgspec.msgpack.encode`` of the options Struct) and the
 code fingerprint, so equal keys mean equal work. Entries are written atomically (a
-temporary file beside it, then a rename); an entry that does not decode, or whose text
-does not match its digest, is a miss, never a crash. The JSON is readable with the
+temporary file beside it, then a rename). Entries are read through the edge
+(``manifesto.edge.entries``): an entry that is too big, nested too deep, not UTF-8, does
+not decode, has a path-like field outside its grammar (a suffix that is not ``.yaml`` or
+``.sbatch``, a key that is not a digest) or whose text does not match its digest is a miss,
+never a write outside ``out/`` and never a crash. The JSON is readable with the
 standard library, so a command's cache hit never imports msgspec (nor pydantic or a
 YAML parser); writers and the build decode with msgspec's typed decoder.
 """
@@ -39,7 +42,7 @@ import os
 
 from manifesto.digest import digest
 
-__all__ = ["KEEP_FACTOR", "Store", "task_key", "request_key"]
+__all__ = ["KEEP_FACTOR", "Store", "task_key", "request_key", "folder_problem"]
 
 #: A build keeps unreferenced entries until they outnumber its pairs by this factor.
 KEEP_FACTOR = 8  # a pair keeps up to three entries: its result, its Plan and its artifact
@@ -71,6 +74,7 @@ class Store:
         self.directory = None if directory is None else os.fspath(directory)
         self.warn = warn
         self.root = root  # writes are confined below it: no symlink on the way (the build's workspace)
+        self.warned = False  # a damaged entry was reported (the first one only)
 
     def path(self, key: str) -> str:
         return os.path.join(self.directory, key[:2], key)
@@ -81,28 +85,20 @@ class Store:
             return None
         from manifesto.fsutil import open_regular
 
+        from manifesto.edge.entries import MAX_ENTRY
+
         try:  # a regular file only: a FIFO planted in the store must not hang a build
             with open(open_regular(self.path(key)), "rb") as f:
-                return f.read()
-        except OSError:
+                return f.read(MAX_ENTRY + 1)  # one byte more than an entry may hold: a miss
+        except (OSError, ValueError):
             return None
 
     def load(self, key: str) -> dict | None:
         """Entry ``key`` as plain JSON data, without msgspec: the commands' fast path."""
-        import json
+        from manifesto.edge.entries import load_plain
 
         blob = self.read(key)
-        if blob is None:
-            return None
-        try:
-            entry = json.loads(blob)
-        except ValueError:
-            return None
-        if not isinstance(entry, dict) or entry.get("key") != key:
-            return None
-        if entry.get("kind") == "result" and digest(str(entry.get("text")).encode()) != entry.get("text_digest"):
-            return None
-        return entry
+        return None if blob is None else load_plain(blob, key, digest)
 
     def get(self, key: str):
         """Entry ``key`` decoded and checked (msgspec), or None; a damaged one is deleted."""
@@ -113,7 +109,8 @@ class Store:
 
         entry, problem = decode(blob, key)
         if problem:
-            if self.warn is not None:
+            if self.warn is not None and not self.warned:  # one line, however many are damaged
+                self.warned = True
                 self.warn(f"{self.path(key)}: corrupt cache entry ({problem}); rebuilding it")
             _unlink(self.path(key))
             return None
@@ -150,6 +147,33 @@ class Store:
         for _, path in entries[:excess]:
             _unlink(path)
         return len(keep) + len(entries) - min(excess, len(entries))
+
+
+def folder_problem(directory: str) -> str | None:
+    """Why ``directory`` cannot hold a store (None when it can, or can be made): the first
+    part of its path that exists but is not a folder (a file, FIFO, device or socket), or
+    cannot be looked at. Nothing is opened, so a FIFO cannot hang the check."""
+    import stat
+
+    path = os.path.abspath(directory)
+    parts = path.split(os.sep)
+    for i in range(2, len(parts) + 1):
+        prefix = os.sep.join(parts[:i]) or os.sep
+        try:
+            st = os.stat(prefix)
+        except FileNotFoundError:
+            return None  # made when the first entry is written
+        except OSError as exc:
+            from manifesto.edge.escape import terminal
+
+            return f"{terminal(prefix)}: {terminal(exc.strerror or exc)}"
+        if not stat.S_ISDIR(st.st_mode):
+            from manifesto.edge.escape import terminal
+
+            kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
+                    or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a file")
+            return f"{terminal(prefix)} is {kind}, not a folder"
+    return None
 
 
 def _listdir(path: str | None) -> list[str]:

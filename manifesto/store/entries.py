@@ -92,11 +92,20 @@ def encode(entry) -> bytes:
 
 
 def decode(blob: bytes, key: str):
-    """``(entry, None)``, or ``(None, why it is damaged)``."""
+    """``(entry, None)``, or ``(None, why it is damaged)``: the bytes are checked by the edge
+    first (size, UTF-8, nesting), then decoded, then the path-like fields checked."""
+    from manifesto.edge.entries import BadEntry, check_store_entry, precheck
+    from manifesto.edge.escape import terminal
+
     try:
-        entry = _decoder.decode(blob)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        entry = _decoder.decode(precheck(blob))
+        check_store_entry(entry)
+    except BadEntry as exc:
         return None, str(exc)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, MemoryError, ValueError) as exc:
+        return None, terminal(str(exc) or type(exc).__name__, 160)
+    if isinstance(entry, Rendered) and entry.status == Status.OK and not entry.suffix:
+        return None, "an artifact without a suffix"
     if entry.key != key:
         return None, "its key does not match its name"
     if isinstance(entry, (Result, Rendered)) and digest(entry.text.encode()) != entry.text_digest:

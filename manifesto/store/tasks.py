@@ -72,7 +72,7 @@ class Tasks:
             try:
                 data, table = msgspec.msgpack.decode(entry.data)
                 return data, Locations(name, {tuple(path): Origin(name, line, col) for path, line, col in table})
-            except (msgspec.DecodeError, ValueError, TypeError):
+            except (msgspec.DecodeError, ValueError, TypeError, RecursionError, MemoryError):
                 pass  # not the layout this code writes: parsed again, and written over
         data, locs = run()
         try:

@@ -74,7 +74,7 @@ def test_a_bearer_token_is_sent_and_never_shown(tmp_path):
         assert good.get_blob(digest) == b"z" and warnings == []
         bad, warnings = _client(server.url)
         assert bad.get_blob(digest) is None
-        assert warnings == [f"remote cache {server.url}: GET cas/... answered HTTP 401; building without it"]
+        assert warnings == [f"remote cache {server.url}: GET cas/... answered HTTP 401 (Unauthorized); building without it"]
         assert "s3cret" not in repr(good.settings)
     finally:
         server.stop()
@@ -98,7 +98,7 @@ def test_a_slow_server_is_bounded_by_the_timeout():
         cache, warnings = _client(f"http://127.0.0.1:{port}", timeout=0.5)
         assert cache.get_action("a" * 64) is None
         assert cache.get_action("b" * 64) is None  # not asked again
-    assert warnings == [f"remote cache http://127.0.0.1:{port}: GET failed: timed out; building without it"]
+    assert warnings == [f"remote cache http://127.0.0.1:{port}: GET failed: timed out (no complete reply within 0.5s); building without it"]
 
 
 class _Failing(BaseHTTPRequestHandler):
@@ -121,7 +121,7 @@ def test_a_server_answering_500_is_a_warned_miss():
         cache, warnings = _client(url)
         assert cache.get_action("a" * 64) is None
         cache.put_blob(b"x")
-        assert warnings == [f"remote cache {url}: GET ac/... answered HTTP 500; building without it"]
+        assert warnings == [f"remote cache {url}: GET ac/... answered HTTP 500 (Internal Server Error); building without it"]
     finally:
         server.shutdown()
         server.server_close()

@@ -112,7 +112,7 @@ def test_build_yaml_names_the_cache_and_the_token_stays_in_the_environment(tmp_p
             assert not [p for p in root.rglob("*") if p.is_file() and b"t0ken-s3cret" in p.read_bytes()]
         monkeypatch.delenv("MANIFESTO_REMOTE_CACHE_TOKEN")
         report, stderr = _build(_checkout(tmp_path, "c") , monkeypatch, "--remote-cache", server.url)
-        assert f"warning: remote cache {server.url}: GET ac/... answered HTTP 401; building without it" in stderr
+        assert f"warning: remote cache {server.url}: GET ac/... answered HTTP 401 (Unauthorized); building without it" in stderr
     finally:
         server.stop()
 

@@ -1,0 +1,251 @@
+"""Store and remote-cache entries: bounded, checked before any decoder runs, decoded strictly.
+
+An entry comes from a file in a store folder (``out/.cache/tasks``, which a repository may
+commit, or ``$XDG_CACHE_HOME``) or from a remote cache's reply, so every byte of it is
+hostile until checked. An entry that fails any check is a *miss*: the caller renders
+instead. Nothing an entry holds picks a path by itself: its path-like fields obey a grammar
+(:func:`suffix_ok`, :func:`rel_path_ok`, :func:`input_ok`) before a caller sees them.
+
+The checks, in order, all before a (recursive) JSON decoder sees the bytes:
+
+1. size: at most ``limit`` bytes (:data:`MAX_ENTRY` for a store entry, :data:`MAX_ACTION`
+   for a remote action record);
+2. text: strict UTF-8;
+3. nesting: at most :data:`MAX_DEPTH` open brackets at any point, counted without recursion
+   (strings are skipped first, so a ``[`` inside a string does not count).
+
+This module imports only the standard library at the top: a command's cache hit reads its
+entries with :func:`load_plain` without msgspec. The remote records' msgspec Structs are built
+on first use (:func:`decode_remote_index`, :func:`decode_remote_record`).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "MAX_ENTRY", "MAX_ACTION", "MAX_DEPTH", "MAX_INPUTS", "SUFFIXES", "BadEntry", "precheck", "suffix_ok",
+    "rel_path_ok", "shared_input_ok", "input_ok", "key_ok", "load_plain", "check_store_entry", "decode_remote_index",
+    "decode_remote_record",
+]
+
+#: The largest store entry read (an artifact's text, JSON-escaped, with its Plan).
+MAX_ENTRY = 64 << 20
+#: The largest remote action record read (an index of inputs, or a result's small record).
+MAX_ACTION = 1 << 20
+#: The deepest nesting of brackets an entry may hold (a Plan is about ten levels deep).
+MAX_DEPTH = 64
+#: The most input files one entry may list.
+MAX_INPUTS = 100_000
+#: The artifact suffixes a result may name ("" for a skipped or failed pair).
+SUFFIXES = ("", ".yaml", ".sbatch")
+
+_MAX_PATH = 4096
+_MAX_PART = 255
+_KEY = re.compile(r"[0-9a-f]{32}|[0-9a-f]{64}")
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKETS = bytes(range(256)).translate(None, b"[]{}")  # every byte but the brackets (to delete)
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+class BadEntry(ValueError):
+    """Why an entry is a miss (one short line, never the entry's own bytes)."""
+
+
+def precheck(blob, limit: int = MAX_ENTRY, depth: int = MAX_DEPTH) -> str:
+    """``blob`` as text once it passes the size, UTF-8 and nesting checks (see the module's
+    text); raises :class:`BadEntry`. Runs in time linear in ``len(blob)``, without recursion."""
+    if not isinstance(blob, (bytes, bytearray, memoryview)):
+        raise BadEntry(f"expected bytes, got {type(blob).__name__}")
+    if len(blob) > limit:
+        raise BadEntry(f"{len(blob)} bytes, over the {limit}-byte limit")
+    blob = bytes(blob)
+    try:
+        text = blob.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadEntry(f"not UTF-8 (byte {exc.start})") from None
+    if _too_deep(blob, depth):
+        raise BadEntry(f"nested deeper than {depth} levels")
+    return text
+
+
+def _too_deep(blob: bytes, depth: int) -> bool:
+    from itertools import accumulate
+
+    brackets = _STRING.sub(b"", blob).translate(None, _BRACKETS)
+    if len(brackets) <= 2 * depth:
+        return len(brackets) > 0 and max(accumulate(_STEP[b] for b in brackets)) > depth
+    return max(accumulate(map(_STEP.__getitem__, brackets))) > depth
+
+
+def key_ok(value) -> bool:
+    """A store key (BLAKE2b-128 hex) or a blob's SHA-256 (hex)."""
+    return isinstance(value, str) and _KEY.fullmatch(value) is not None
+
+
+def suffix_ok(value, status: str | None = None) -> bool:
+    """One of :data:`SUFFIXES`. With ``status`` (a build's pair result) "ok" needs a non-empty
+    one (a command's result, such as ``explain``'s text, has none)."""
+    return isinstance(value, str) and value in SUFFIXES and (status != "ok" or value != "")
+
+
+def rel_path_ok(value) -> bool:
+    """A relative POSIX path in normal form below its root: no empty, ``.`` or ``..`` part, no
+    leading ``/``, no backslash, no control or format character, bounded length."""
+    if not isinstance(value, str) or not value or len(value) > _MAX_PATH or value.startswith("/"):
+        return False
+    if not value.isprintable() or "\\" in value:
+        return False
+    return all(part not in ("", ".", "..") and len(part) <= _MAX_PART for part in value.split("/"))
+
+
+def shared_input_ok(value) -> bool:
+    """An input file as a remote record lists it: workspace-relative (:func:`rel_path_ok`),
+    or an absolute path in normal form to a YAML or JSON file (a bundled catalog file of
+    the installed manifesto). It is only digested (a regular file, read by the stat cache)."""
+    if isinstance(value, str) and value.startswith("/") and value.endswith((".yaml", ".yml", ".json")):
+        return rel_path_ok(value[1:])
+    return rel_path_ok(value)
+
+
+def input_ok(value) -> bool:
+    """An input file as a local store lists it: a path a command was given or the build found
+    (workspace-relative, absolute, or relative to where a command ran, ``..`` included). It
+    is only ever digested, never written, so it needs no confinement: printable (no control
+    character, NUL included) and of bounded length."""
+    return isinstance(value, str) and 0 < len(value) <= _MAX_PATH and value.isprintable()
+
+
+def _inputs_ok(inputs, digests) -> bool:
+    return (len(inputs) <= MAX_INPUTS and len(digests) == len(inputs)
+            and all(input_ok(p) for p in inputs) and all(d == "-" or key_ok(d) for d in digests))
+
+
+def load_plain(blob, key: str, text_digest=None):
+    """A store entry as plain JSON data (standard library only: a command's cache-hit path),
+    or None when it is a miss: over the limits, not a JSON object, another key, fields of
+    the wrong type or grammar, or (with ``text_digest``, the store's digest function) a
+    result whose text does not match its digest."""
+    import json
+
+    try:
+        entry = json.loads(precheck(blob))
+    except (BadEntry, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(entry, dict) or entry.get("key") != key or not key_ok(key):
+        return None
+    kind = entry.get("kind")
+    if kind == "result":
+        strings = ("task", "status", "suffix", "text", "text_digest", "reason")
+        if not all(isinstance(entry.get(f), str) for f in strings):
+            return None
+        if entry["status"] not in ("ok", "skipped", "failed") or not suffix_ok(entry["suffix"]):
+            return None
+        if not _plain_inputs(entry):
+            return None
+        if text_digest is not None and text_digest(entry["text"].encode()) != entry["text_digest"]:
+            return None
+    elif kind == "request":
+        if not (isinstance(entry.get("code"), str) and key_ok(entry.get("result")) and _plain_inputs(entry)):
+            return None
+    elif kind == "code":
+        if not isinstance(entry.get("fingerprint"), str):
+            return None
+    elif kind not in ("parsed", "resolved", "rendered"):
+        return None
+    if "suffix" in entry and not suffix_ok(entry["suffix"]):
+        return None
+    products = entry.get("products", [])
+    if not (isinstance(products, list) and all(key_ok(k) for k in products)):
+        return None
+    return entry
+
+
+def _plain_inputs(entry: dict) -> bool:
+    inputs, digests = entry.get("inputs"), entry.get("digests")
+    return (isinstance(inputs, list) and isinstance(digests, list)
+            and all(isinstance(x, str) for x in inputs + digests) and _inputs_ok(inputs, digests))
+
+
+# -- the remote cache's action records -----------------------------------------------------
+
+_TYPES = None
+
+
+def _types():
+    """``(RemoteIndex, RemoteRecord, index decoder, record decoder)``, built on first use."""
+    global _TYPES
+    if _TYPES is None:
+        import msgspec
+
+        class RemoteIndex(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+            """The input files (workspace-relative) a pair's render read."""
+
+            inputs: tuple[str, ...]
+
+        class RemoteRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+            """A pair's result as the remote cache shares it; the text is the blob ``text_sha256``."""
+
+            task: str
+            status: str  # "ok", "skipped" or "failed"
+            suffix: str
+            reason: str
+            text_sha256: str
+            budget: dict | None = None
+
+        _TYPES = (RemoteIndex, RemoteRecord, msgspec.json.Decoder(RemoteIndex), msgspec.json.Decoder(RemoteRecord))
+    return _TYPES
+
+
+def _decode(decoder, raw):
+    import msgspec
+
+    text = precheck(raw, MAX_ACTION)
+    try:
+        return decoder.decode(text)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, MemoryError, ValueError) as exc:
+        raise BadEntry(_short(exc)) from None
+
+
+def _short(exc: BaseException) -> str:
+    from manifesto.edge.escape import terminal
+
+    return terminal(str(exc) or type(exc).__name__, 120)
+
+
+def decode_remote_index(raw):
+    """The ``RemoteIndex`` in ``raw`` (an action record's body); raises :class:`BadEntry`."""
+    index = _decode(_types()[2], raw)
+    if len(index.inputs) > MAX_INPUTS or not all(shared_input_ok(p) for p in index.inputs):
+        raise BadEntry("an input is not a normal path to a workspace or catalog file")
+    return index
+
+
+def decode_remote_record(raw):
+    """The ``RemoteRecord`` in ``raw``; raises :class:`BadEntry`."""
+    record = _decode(_types()[3], raw)
+    if record.status not in ("ok", "skipped", "failed"):
+        raise BadEntry("its status is not ok, skipped or failed")
+    if not suffix_ok(record.suffix, record.status):
+        raise BadEntry("its suffix is not an artifact suffix")
+    if record.status == "ok" and not (len(record.text_sha256) == 64 and key_ok(record.text_sha256)):
+        raise BadEntry("its text digest is not a SHA-256")
+    return record
+
+
+def check_store_entry(entry) -> None:
+    """Raise :class:`BadEntry` when a decoded store entry (``manifesto.store.entries``) has a
+    path-like field outside its grammar: the key, a result's suffix, its inputs and digests."""
+    if not key_ok(getattr(entry, "key", None)):
+        raise BadEntry("its key is not a store key")
+    suffix = getattr(entry, "suffix", None)
+    if suffix is not None and not suffix_ok(suffix):
+        raise BadEntry("its suffix is not an artifact suffix")
+    inputs = getattr(entry, "inputs", None)
+    if inputs is not None and not _inputs_ok(inputs, getattr(entry, "digests", ())):
+        raise BadEntry("an input is not a normal path")
+    if not all(key_ok(k) for k in getattr(entry, "products", ())):
+        raise BadEntry("a product is not a store key")
+    result = getattr(entry, "result", None)
+    if result is not None and not key_ok(result):
+        raise BadEntry("its result is not a store key")
