@@ -170,6 +170,15 @@ class _Doc:
     def items(self, path: tuple) -> list:
         return self.get(path, list, [])
 
+    def entries(self, path: tuple) -> list[tuple]:
+        """The paths of the items of the list at ``path``, each checked to be a mapping."""
+        found = []
+        for i, item in enumerate(self.items(path)):
+            if not isinstance(item, dict):
+                self.fail(path + (i,), f"expected a mapping, got {_what(item)}")
+            found.append(path + (i,))
+        return found
+
     def text(self, path: tuple, default: str = "") -> str:
         return self.get(path, str, default)
 
@@ -229,10 +238,11 @@ def _documents(text: str, name: str) -> list[_Doc]:
         try:
             data, locs = parse_yaml(chunk, name)
         except YamlSyntaxError as exc:
-            origin = exc.origin
-            if origin is not None and origin.line:
+            origin, message = exc.origin, exc.message
+            if first and origin is not None and origin.line:  # positions count from the artifact's top
                 origin = Origin(name, origin.line + first, origin.col)
-            raise YamlSyntaxError(exc.message, origin, exc.path) from None
+                message = re.sub(r"\bline (\d+)", lambda m: f"line {int(m.group(1)) + first}", message)
+            raise YamlSyntaxError(message, origin, exc.path) from None
         if first:
             for key, origin in locs.table.items():
                 locs.table[key] = Origin(name, origin.line + first, origin.col) if origin.line else origin
@@ -273,10 +283,12 @@ def artifact_facts(path: str, text: str, name: str | None = None) -> Facts:
         for field in ("labels", "annotations"):
             for label, value in doc.mapping(("metadata", field)).items():
                 doc.get(("metadata", field, label), (str, int, float, bool))
-        if kind in WORKLOADS:
+        if kind in WORKLOADS:  # what classify() compares: its reasons quote only checked numbers
             doc.mapping(("spec",))
             doc.mapping(("spec", "selector"))
             doc.mapping(("spec", "leaderWorkerTemplate"))
+            doc.count(("spec", "replicas"), 1)
+            doc.count(("spec", "leaderWorkerTemplate", "size"), 1)
         objects[key] = _without_digest(doc.data, meta)
     claims = {doc.text(("metadata", "name")): _claim_count(doc) for doc in docs
               if doc.data.get("kind") == "ResourceClaimTemplate"}
@@ -301,9 +313,7 @@ def _without_digest(obj: dict, meta: dict) -> dict:
 def _claim_count(doc: _Doc) -> int:
     total = 0
     requests = ("spec", "spec", "devices", "requests")
-    for i, _ in enumerate(doc.items(requests)):
-        at = requests + (i,)
-        doc.mapping(at)
+    for at in doc.entries(requests):
         if doc.get(at + ("exactly",), dict):
             at += ("exactly",)
         if "gpu" in doc.text(at + ("deviceClassName",)).lower():
@@ -387,18 +397,16 @@ def _workload_facts(doc: _Doc, claims: dict[str, int], accel: tuple) -> RoleFact
     pod, size = _pod_spec(doc)
     spec = doc.mapping(("spec",))
     replicas = doc.count(("spec", "replicas"), 1) if "replicas" not in spec or spec["replicas"] is not None else 0
+    doc.entries(pod + ("containers",))
     containers = doc.items(pod + ("containers",))
-    for i, _ in enumerate(containers):
-        doc.mapping(pod + ("containers", i))
     index = next((i for i, c in enumerate(containers) if c.get("name") == "vllm"), 0 if containers else None)
     main = pod + ("containers", index) if index is not None else None
     gpus = 0
     for i, container in enumerate(containers):
         limits = pod + ("containers", i, "resources", "limits")
         gpus += sum(doc.count(limits + (k,), 0) for k in doc.mapping(limits) if "gpu" in k.lower())
-    for i, _ in enumerate(doc.items(pod + ("resourceClaims",))):
-        doc.mapping(pod + ("resourceClaims", i))
-        gpus += claims.get(doc.text(pod + ("resourceClaims", i, "resourceClaimTemplateName")), 0)
+    for at in doc.entries(pod + ("resourceClaims",)):
+        gpus += claims.get(doc.text(at + ("resourceClaimTemplateName",)), 0)
     script = _script(doc, main)
     args = launch_args(script)
     pods, per_node, price = replicas * size, accel[0], accel[1]
@@ -416,10 +424,8 @@ def _workload_facts(doc: _Doc, claims: dict[str, int], accel: tuple) -> RoleFact
 def _env(doc: _Doc, main: tuple) -> tuple[str, ...]:
     """NAME=value of the container's env (valueFrom shown as <ref>)."""
     out = []
-    for i, item in enumerate(doc.items(main + ("env",))):
-        at = main + ("env", i)
-        doc.mapping(at)
-        value = doc.get(at + ("value",), (str, int, float, bool), "") if "value" in item else "<ref>"
+    for at in doc.entries(main + ("env",)):
+        value = doc.get(at + ("value",), (str, int, float, bool), "") if "value" in doc.mapping(at) else "<ref>"
         out.append(f"{doc.text(at + ('name',))}={value}")
     return tuple(sorted(out))
 
@@ -517,10 +523,9 @@ def _plugins(config: str, where: str) -> tuple[str, ...]:
     doc = _Doc(data, locs, where)
     _check_depth(doc)
     found = []
-    for i, _ in enumerate(doc.items(("plugins",))):
-        doc.mapping(("plugins", i))
-        plugin = str(doc.get(("plugins", i, "type"), (str, int, float, bool), "None"))
-        label = doc.get(("plugins", i, "name"), (str, int, float, bool), "")
+    for at in doc.entries(("plugins",)):
+        plugin = str(doc.get(at + ("type",), (str, int, float, bool), "None"))
+        label = doc.get(at + ("name",), (str, int, float, bool), "")
         found.append(plugin + (f" ({label})" if label else ""))
     return tuple(sorted(found))
 
@@ -734,7 +739,7 @@ def classify(kind: str, old: dict, new: dict, renamed_claims: bool = False) -> t
         return Impact.IN_PLACE, "applied in place; pods that read it only at start-up see it after a restart"
     if kind not in WORKLOADS:
         return Impact.IN_PLACE, "applied in place"
-    if (old.get("metadata") or {}).get("labels", {}).get(COMPONENT_LABEL) == "idle-shutdown":
+    if ((old.get("metadata") or {}).get("labels") or {}).get(COMPONENT_LABEL) == "idle-shutdown":
         return Impact.IN_PLACE, "the idle-shutdown controller restarts; serving is not interrupted"
     old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
     if old_spec.get("selector") != new_spec.get("selector"):

@@ -112,14 +112,16 @@ def _feed(stream, data: bytes) -> None:
         return
 
 
-def run(root: str, args: list[str], *, what: str, cap: int = MAX_LISTING_BYTES, timeout: float = TIMEOUT,
+def run(root: str, args: list[str], *, what: str, cap: int = MAX_LISTING_BYTES, timeout: float | None = None,
         stdin: bytes | None = None) -> _Result:
     """git ``args`` in ``root``: its exit status, at most ``cap`` bytes of output and its
-    messages. A BuildError when git is missing, prints more than ``cap`` or outlives ``timeout``."""
+    messages. A BuildError when git is missing, prints more than ``cap`` or outlives ``timeout``
+    (default :data:`TIMEOUT`)."""
     import subprocess
     import threading
     import time
 
+    timeout = TIMEOUT if timeout is None else timeout
     argv = ["git", "--no-pager", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false", *args]
     try:
         proc = subprocess.Popen(argv, cwd=root, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -257,13 +259,13 @@ def tree(root: str, commit: str, prefix: str, label: str, what: str, *, suffixes
         if not entry.path.endswith(suffixes):
             continue
         if entry.size > MAX_ARTIFACT_BYTES:
-            raise BuildError(f"{entry.size} bytes, larger than {MAX_ARTIFACT_BYTES // (1024 * 1024)} MiB; "
-                             "not a rendered artifact", where)
+            raise BuildError(f"{entry.size} bytes, larger than {_size(MAX_ARTIFACT_BYTES)}; not a rendered artifact",
+                             where)
         total += entry.size
         found.append(entry)
         if len(found) > MAX_FILES or total > MAX_TOTAL_BYTES:
-            raise BuildError(f"{what}: {terminal(label)}:{terminal(prefix)}/ holds more than {MAX_FILES} artifacts "
-                             f"or {MAX_TOTAL_BYTES // (1024 * 1024)} MiB; not a build's output")
+            raise BuildError(f"holds more than {MAX_FILES} artifacts or {_size(MAX_TOTAL_BYTES)}; not a build's output",
+                             Origin(f"{label}:{prefix}"))
     return found
 
 
@@ -338,7 +340,7 @@ def worktree_texts(folder: str, label: str, *, suffixes: tuple[str, ...], skip: 
     for path, dirs, files, dirfd in os.fwalk(folder, onerror=fail, follow_symlinks=False):
         dirs[:] = sorted(d for d in dirs if d != skip)
         rel_dir = os.path.relpath(path, folder)
-        for name in sorted(files):
+        for name in sorted(dirs) + sorted(files):  # fwalk lists a link to a folder as a folder
             rel = name if rel_dir == "." else os.path.join(rel_dir, name).replace(os.sep, "/")
             shown = f"{label}/{rel}"
             try:
@@ -348,14 +350,14 @@ def worktree_texts(folder: str, label: str, *, suffixes: tuple[str, ...], skip: 
             if stat.S_ISLNK(entry.st_mode):
                 raise BuildError(f"is a symlink; {label}/ holds only rendered files and diff --base never follows "
                                  "a link", Origin(shown))
-            if not name.endswith(suffixes):
+            if stat.S_ISDIR(entry.st_mode) or not name.endswith(suffixes):
                 continue
             text = _read(name, dirfd, shown)
             total += len(text)
             texts[rel] = text
             if len(texts) > MAX_FILES or total > MAX_TOTAL_BYTES:
-                raise BuildError(f"holds more than {MAX_FILES} artifacts or {MAX_TOTAL_BYTES // (1024 * 1024)} MiB; "
-                                 "not a build's output", Origin(label))
+                raise BuildError(f"holds more than {MAX_FILES} artifacts or {_size(MAX_TOTAL_BYTES)}; not a build's "
+                                 "output", Origin(label))
     return texts
 
 
@@ -411,6 +413,5 @@ def _read(name: str, dirfd: int, shown: str) -> str:
     finally:
         os.close(fd)
     if size > MAX_ARTIFACT_BYTES:
-        raise BuildError(f"larger than {MAX_ARTIFACT_BYTES // (1024 * 1024)} MiB; not a rendered artifact",
-                         Origin(shown))
+        raise BuildError(f"larger than {_size(MAX_ARTIFACT_BYTES)}; not a rendered artifact", Origin(shown))
     return _decoded(b"".join(chunks), shown)
