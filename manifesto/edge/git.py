@@ -7,9 +7,10 @@ How git runs
     A fixed argv, no shell, ``--no-pager``; a revision the user typed goes through
     :func:`check_revision` (one that looks like an option is refused) and then only through
     ``rev-parse --verify --end-of-options``: every later command names the commit id it
-    returned. Blobs are read with ``cat-file --batch`` (raw bytes: no textconv, no external
-    diff, no filters); ``git diff`` is given ``--no-ext-diff --no-textconv``. Every call has a
-    deadline (:data:`TIMEOUT`) and a cap on what it may print; git is killed past either.
+    returned. Paths are literal (``--literal-pathspecs``) and come after ``--``. Blobs are
+    read with ``cat-file --batch`` (raw bytes: no textconv, no external diff, no filters);
+    ``git diff`` is given ``--no-ext-diff --no-textconv``. Every call has a deadline
+    (:data:`TIMEOUT`) and a cap on what it may print; git is killed past either.
 
 The environment git sees (the decision)
     The workspace decides the repository: git finds it from the workspace folder, exactly as
@@ -122,7 +123,9 @@ def run(root: str, args: list[str], *, what: str, cap: int = MAX_LISTING_BYTES, 
     import time
 
     timeout = TIMEOUT if timeout is None else timeout
-    argv = ["git", "--no-pager", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false", *args]
+    # --literal-pathspecs: a folder name with `*` or `:(` is a name, not a pattern or magic
+    argv = ["git", "--no-pager", "--literal-pathspecs", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false",
+            *args]
     try:
         proc = subprocess.Popen(argv, cwd=root, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL)

@@ -369,6 +369,19 @@ def test_git_variables_of_the_caller_do_not_pick_another_repository(ws, tmp_path
 
 
 @pytest.mark.integration
+def test_a_workspace_folder_named_like_a_pattern_is_read_literally(tmp_path, monkeypatch):
+    """The workspace is a sub-folder ``w*`` of the repository; a sibling ``wz`` it would match
+    as a glob holds other artifacts, which are not read."""
+    repo = tmp_path / "repo"
+    _workspace(repo, {"w*/BUILD.yaml": "targets: []\n", f"w*/{ARTIFACT}": BASE,
+                      f"wz/{ARTIFACT}": _mutated(_set(("spec", "replicas"), 7)), "wz/out/c/extra.yaml": BASE})
+    monkeypatch.chdir(repo / "w*")
+    assert sorted(semdiff.git_artifacts(str(repo / "w*"), "HEAD")) == ["c/m.yaml"]
+    result = _diff()
+    assert (result.returncode, result.stdout) == (0, "no artifact changed since HEAD\n"), result.stderr
+
+
+@pytest.mark.integration
 def test_git_that_does_not_answer_is_stopped(ws, tmp_path, monkeypatch):
     """A git that hangs (here a stand-in on PATH) is killed at the deadline: one error, no hang."""
     bin_dir = tmp_path / "bin"
