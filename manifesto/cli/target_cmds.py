@@ -351,13 +351,24 @@ def _slurm_diff(art) -> int:
     (exit 1: differs or no job)."""
     import difflib
 
+    from manifesto.edge.escape import lines, terminal
+
     ssh_host, instance, jobs = _slurm_jobs(art)
     if not jobs:
-        info(f"manifesto: no queued or running Slurm job of {art.address} ({instance})")
+        info(terminal(f"manifesto: no queued or running Slurm job of {art.address} ({instance})"))
         return 1
     script = _submitted_script(jobs[0]["job"], ssh_host) or ""
     if script == art.text:
         return 0
-    sys.stdout.writelines(difflib.unified_diff(script.splitlines(True), art.text.splitlines(True),
-                                               f"job {jobs[0]['job']}", art.rel))
+    # the submitted script comes from Slurm and the artifact from out/: no escape sequence of
+    # either reaches the terminal (line breaks and tabs stay, a CR or ESC is shown escaped)
+    sys.stdout.writelines(lines(line) for line in difflib.unified_diff(
+        _split_lines(script), _split_lines(art.text), terminal(f"job {jobs[0]['job']}"), terminal(art.rel)))
     return 1
+
+
+def _split_lines(text: str) -> list[str]:
+    """``text``'s lines split at line feeds only (a lone CR stays inside its line, escaped)."""
+    import re
+
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)

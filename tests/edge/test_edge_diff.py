@@ -596,3 +596,20 @@ def _blob_repo(factory) -> Path:
     if "repo" not in _REPOS:
         _REPOS["repo"] = _workspace(factory.mktemp("blobs"), {})
     return _REPOS["repo"]
+
+
+def test_the_slurm_diff_of_a_target_escapes_both_scripts(monkeypatch, capsys):
+    """``diff ADDR`` of a Slurm target prints the unified diff of the submitted script (from
+    Slurm) and the artifact (from out/) with no escape sequence or CR left raw."""
+    from manifesto.cli import target_cmds
+
+    class Art:
+        address, rel = "//:job", "out/deploy/job\x1b[2J.sbatch"
+        text = "#!/bin/bash\n#SBATCH --nodes=1\necho \x1b]0;owned\x07 done\r\nlast\n"
+
+    monkeypatch.setattr(target_cmds, "_slurm_jobs", lambda art: (None, "inst", [{"job": "7\x1b[31m"}]))
+    monkeypatch.setattr(target_cmds, "_submitted_script", lambda job, host: "#!/bin/bash\n#SBATCH --nodes=2\r\n")
+    assert target_cmds._slurm_diff(Art()) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\r" not in out and "\x07" not in out, out
+    assert "+#SBATCH --nodes=1\n" in out and "-#SBATCH --nodes=2\\x0d\n" in out, out
