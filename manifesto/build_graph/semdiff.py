@@ -130,6 +130,13 @@ class Facts(msgspec.Struct, frozen=True):
 MAX_COUNT = 1_000_000
 #: The deepest nesting an artifact's YAML may have (a rendered object nests about 15 deep).
 MAX_DEPTH = 100
+#: The most YAML documents in one artifact (the monitoring artifact has about 70).
+MAX_DOCUMENTS = 2_000
+#: The most lines plus ','-separated items in one artifact (each document is also held to
+#: ``yamlio.MAX_ENTRIES``); the largest rendered artifact has about 13,000. A bound on the time
+#: one artifact takes to read.
+MAX_ARTIFACT_ENTRIES = 200_000
+_LONG_LINE = 64 * 1024
 
 
 class _Doc:
@@ -231,8 +238,15 @@ def _documents(text: str, name: str) -> list[_Doc]:
     from manifesto.yamlio import parse_yaml
 
     docs = []
+    size = text.count("\n") + text.count(",")
+    if size > MAX_ARTIFACT_ENTRIES:
+        raise YamlSyntaxError(f"holds {size} lines and ','-separated items; a rendered artifact holds at most "
+                              f"{MAX_ARTIFACT_ENTRIES}", Origin(name))
     lines = text.split("\n")
     starts = [0] + [i for i, line in enumerate(lines) if i and re.match(r"---(?:[ \t\r]|$)", line)]
+    if len(starts) > MAX_DOCUMENTS:
+        raise YamlSyntaxError(f"holds {len(starts)} YAML documents; a rendered artifact holds at most {MAX_DOCUMENTS}",
+                              Origin(name, starts[MAX_DOCUMENTS] + 1, 1))
     for first, stop in zip(starts, starts[1:] + [len(lines)]):
         chunk = "\n".join(lines[first:stop])
         try:
@@ -470,6 +484,8 @@ def _reviewed_args(script: str) -> tuple[str, ...]:
 
 
 def _split(text: str) -> list[str]:
+    if len(text) > _LONG_LINE:  # shlex reads about 1 MB/s: a line no renderer writes is split at blanks
+        return text.split()
     try:
         return shlex.split(text)
     except ValueError:

@@ -111,6 +111,8 @@ BAD = {
     "merge-cycle": (BASE + "---\nkind: X\na: &a {b: *a}\n", "alias"),
     "lws-size-text": (BASE + "---\nkind: LeaderWorkerSet\nmetadata: {name: x}\nspec:\n  leaderWorkerTemplate:\n"
                       "    size: big\n", "whole number"),
+    "many-documents": (BASE + "---\nkind: X\n" * 3000, "YAML documents"),
+    "many-lines": (BASE + "---\nkind: X\nx: |\n" + "  a\n" * 250_000, "lines"),
     "epp-config-bad": (BASE + "---\nkind: ConfigMap\nmetadata: {name: epp}\ndata:\n  config.yaml: |\n"
                        "    kind: EndpointPickerConfig\n    plugins: {a: [\n", "ConfigMap/epp data.config.yaml"),
 }
