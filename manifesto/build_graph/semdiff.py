@@ -136,6 +136,10 @@ MAX_DOCUMENTS = 2_000
 #: ``yamlio.MAX_ENTRIES``); the largest rendered artifact has about 13,000. A bound on the time
 #: one artifact takes to read.
 MAX_ARTIFACT_ENTRIES = 200_000
+#: The most values (scalars, lists, mappings) in one artifact once aliases are expanded: the
+#: loader bounds each document's aliases, this bounds their sum (a rendered artifact has at
+#: most a few thousand values and no alias).
+MAX_ARTIFACT_NODES = 200_000
 _LONG_LINE = 64 * 1024
 
 
@@ -238,6 +242,7 @@ def _documents(text: str, name: str) -> list[_Doc]:
     from manifesto.yamlio import parse_yaml
 
     docs = []
+    nodes = 0
     size = text.count("\n") + text.count(",")
     if size > MAX_ARTIFACT_ENTRIES:
         raise YamlSyntaxError(f"holds {size} lines and ','-separated items; a rendered artifact holds at most "
@@ -262,22 +267,28 @@ def _documents(text: str, name: str) -> list[_Doc]:
                 locs.table[key] = Origin(name, origin.line + first, origin.col) if origin.line else origin
         if data is not None:
             doc = _Doc(data, locs, name)
-            _check_depth(doc)
+            nodes = _check_depth(doc, nodes)
             docs.append(doc)
     return docs
 
 
-def _check_depth(doc: _Doc) -> None:
-    """Refuse a document nested deeper than MAX_DEPTH (what follows compares and walks it)."""
+def _check_depth(doc: _Doc, before: int = 0) -> int:
+    """Refuse a document nested deeper than MAX_DEPTH (what follows compares and walks it), or
+    one that brings the artifact's values past MAX_ARTIFACT_NODES; the count so far."""
     stack = [(doc.data, ())]
+    count = before
     while stack:
         value, path = stack.pop()
+        count += 1
+        if count > MAX_ARTIFACT_NODES:
+            doc.fail((), f"holds more than {MAX_ARTIFACT_NODES} values (aliases expanded); not a rendered artifact")
         if len(path) > MAX_DEPTH:
             doc.fail(path, f"nests more than {MAX_DEPTH} deep; not a rendered object")
         if isinstance(value, dict):
             stack.extend((v, path + (k,)) for k, v in value.items())
         elif isinstance(value, list):
             stack.extend((v, path + (i,)) for i, v in enumerate(value))
+    return count
 
 
 def artifact_facts(path: str, text: str, name: str | None = None) -> Facts:

@@ -79,6 +79,12 @@ BOMB = ("---\na: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *
         "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
         "g: [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n")
 
+#: About 55,000 values once expanded: under the loader's bound for one document, but twenty of
+#: them are past the bound for one artifact.
+SMALL_BOMB = ("---\nkind: X\na: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+              "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+              "e: [*d, *d, *d, *d, *d]\n")
+
 #: Texts that are not rendered artifacts, each with a word its one error must hold.
 BAD = {
     "bad-yaml": (BASE + "---\nkind: [unclosed\n", "started at line 1070"),
@@ -104,6 +110,7 @@ BAD = {
     "spec-text": (_mutated(_set(("spec",), "nothing")), "mapping"),
     "document-list": (BASE + "---\n- just\n- a list\n", "Kubernetes object"),
     "alias-bomb": (BASE + BOMB, "alias"),
+    "alias-bombs-in-many-documents": (BASE + SMALL_BOMB * 20, "values (aliases expanded)"),
     "deep-300": (BASE + "---\nkind: X\nx: " + "[" * 300 + "]" * 300 + "\n", "deep"),
     "deep-5000": (BASE + "---\nkind: X\nx: " + "[" * 5000 + "]" * 5000 + "\n", "deep"),
     "int-5000-digits": (BASE + "---\nkind: X\nx: " + "9" * 5000 + "\n", "4300"),
