@@ -140,6 +140,9 @@ MAX_ARTIFACT_ENTRIES = 200_000
 #: loader bounds each document's aliases, this bounds their sum (a rendered artifact has at
 #: most a few thousand values and no alias).
 MAX_ARTIFACT_NODES = 200_000
+#: The most values all the artifacts of one diff may hold (both sides; the bundled out/ has about
+#: 30,000, a tree of a thousand pairs a few million).
+MAX_DIFF_NODES = 20_000_000
 _LONG_LINE = 64 * 1024
 
 
@@ -233,7 +236,16 @@ def _count(value, fail) -> int:
     return value
 
 
-def _documents(text: str, name: str) -> list[_Doc]:
+class _Budget:
+    """Values read so far by one diff (aliases expanded), bounded by MAX_DIFF_NODES."""
+
+    __slots__ = ("spent",)
+
+    def __init__(self) -> None:
+        self.spent = 0
+
+
+def _documents(text: str, name: str, budget: _Budget | None = None) -> list[_Doc]:
     """Each YAML document of an artifact, parsed by the loader with its limits (size, aliases,
     depth, integers); errors are placed in the artifact (line numbers count from its top)."""
     import re
@@ -269,6 +281,11 @@ def _documents(text: str, name: str) -> list[_Doc]:
             doc = _Doc(data, locs, name)
             nodes = _check_depth(doc, nodes)
             docs.append(doc)
+    if budget is not None:
+        budget.spent += nodes
+        if budget.spent > MAX_DIFF_NODES:
+            raise YamlSyntaxError(f"the artifacts read so far hold more than {MAX_DIFF_NODES} values (aliases "
+                                  "expanded); not a build's output", Origin(name))
     return docs
 
 
@@ -291,14 +308,14 @@ def _check_depth(doc: _Doc, before: int = 0) -> int:
     return count
 
 
-def artifact_facts(path: str, text: str, name: str | None = None) -> Facts:
+def artifact_facts(path: str, text: str, name: str | None = None, budget: _Budget | None = None) -> Facts:
     """What a reviewer cares about in one artifact's text. ``name`` names the artifact in errors
     (``out/PATH``, ``REV:out/PATH``; default ``path``): any text that is not a rendered artifact
     (bad YAML, a wrong type, a number out of range) is one BuildError there, never a traceback."""
     name = name or path
     if path.endswith(".sbatch"):
         return _slurm_facts(text, name)
-    docs = _documents(text, name)
+    docs = _documents(text, name, budget)
     objects: dict[str, dict] = {}
     for doc in docs:
         if not isinstance(doc.data, dict):
@@ -811,22 +828,23 @@ def diff_builds(base: str, old: dict[str, str], new: dict[str, str], *, prefix: 
     """``old``/``new``: artifact path (relative to out/) -> text. Errors name an old artifact
     ``BASE:out/PATH`` and a new one ``out/PATH``."""
     artifacts = []
-    sides: list[tuple[str, Facts | None, Facts | None]] = []
+    budget = _Budget()
+    sides: list[tuple[str, tuple[Totals, str] | None, tuple[Totals, str] | None]] = []  # no Facts kept
     for path in sorted(set(old) | set(new)):
         a, b = old.get(path), new.get(path)  # each text read once; an unchanged one once for both sides
-        before = artifact_facts(path, a, f"{base}:{prefix}/{path}") if a is not None else None
-        after = before if b == a else artifact_facts(path, b, f"{prefix}/{path}") if b is not None else None
-        sides.append((path, before, after))
+        before = artifact_facts(path, a, f"{base}:{prefix}/{path}", budget) if a is not None else None
+        after = before if b == a else artifact_facts(path, b, f"{prefix}/{path}", budget) if b is not None else None
+        sides.append((path, *((totals_of(f), f.cluster) if f is not None else None for f in (before, after))))
         d = compare(path, before, after) if a != b else None
         if d is not None:
             artifacts.append(d)
     names = _cluster_names(sides)
     totals: dict[str, list[Totals]] = {}
-    for path, before, after in sides:
-        for side, facts in ((0, before), (1, after)):
-            if facts is not None:
-                pair = totals.setdefault(_cluster_of(path, facts, names), [Totals(), Totals()])
-                pair[side] = pair[side] + totals_of(facts)
+    for path, *facts in sides:
+        for side, fact in enumerate(facts):
+            if fact is not None:
+                pair = totals.setdefault(_cluster_of(path, fact[1], names), [Totals(), Totals()])
+                pair[side] = pair[side] + fact[0]
     impact = worst(a.impact for a in artifacts)
     return BuildDiff(base=base, artifacts=tuple(artifacts), impact=impact,
                      totals={k: (v[0], v[1]) for k, v in sorted(totals.items()) if v[0].gpus or v[1].gpus})
@@ -843,21 +861,21 @@ def _cluster_names(sides) -> dict[str, str]:
     for path, *facts in sides:
         folder, sep, _ = path.partition("/")
         if sep and folder not in NOT_CLUSTERS:
-            for f in facts:
-                if f is not None and f.cluster:
-                    found.setdefault(f.cluster, folder)
+            for fact in facts:
+                if fact is not None and fact[1]:
+                    found.setdefault(fact[1], folder)
     return found
 
 
-def _cluster_of(path: str, facts: Facts, names: dict[str, str]) -> str:
+def _cluster_of(path: str, cluster: str, names: dict[str, str]) -> str:
     """The cluster an artifact's pods run on: a pair's out/ folder; for a deployment or
-    monitoring target (out/deploy/NAME.yaml), the cluster its header names, said as the folder
-    of that cluster's pairs when they are in the diff."""
+    monitoring target (out/deploy/NAME.yaml), the cluster its header names (``cluster``), said
+    as the folder of that cluster's pairs when they are in the diff."""
     folder, sep, _ = path.partition("/")
     if sep and folder not in NOT_CLUSTERS:
         return folder
-    if facts.cluster:
-        return names.get(facts.cluster, facts.cluster)
+    if cluster:
+        return names.get(cluster, cluster)
     return UNKNOWN_CLUSTER
 
 

@@ -6,6 +6,8 @@ pull-request comment."""
 from __future__ import annotations
 
 import contextlib
+import copy
+import functools
 import os
 import re
 import signal
@@ -35,13 +37,23 @@ ARTIFACT = "out/c/m.yaml"
 
 # -- artifacts ---------------------------------------------------------------------------------
 
-def _split(text: str) -> tuple[str, list]:
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed(text: str) -> tuple[str, list]:
     header, *docs = re.split(r"(?m)^---\n", text)
-    return header, [yaml.safe_load(d) for d in docs]
+    return header, [yaml.load(d, Loader=_LOADER) for d in docs]
+
+
+def _split(text: str) -> tuple[str, list]:
+    header, docs = _parsed(text)
+    return header, copy.deepcopy(docs)
 
 
 def _join(header: str, docs: list) -> str:
-    return header + "".join("---\n" + yaml.safe_dump(d, sort_keys=False) for d in docs)
+    return header + "".join("---\n" + yaml.dump(d, Dumper=_DUMPER, sort_keys=False) for d in docs)
 
 
 def _server(docs: list) -> dict:
@@ -486,6 +498,17 @@ def test_hostile_spec_text_renders_inert_in_the_markdown_report(text):
         lines = semdiff.format_text(build).splitlines()
         assert all(line.isprintable() for line in lines), lines
         assert [line for line in lines if line.startswith("overall:")] == [f"overall: {build.impact.label}"]
+
+
+def test_the_values_of_a_whole_diff_are_bounded(monkeypatch):
+    """Many artifacts each under the per-artifact bound still cannot hold the diff's memory and
+    time without bound: past MAX_DIFF_NODES the diff stops with one error naming an artifact."""
+    per_artifact = semdiff._check_depth(semdiff._documents(BASE, "x")[0])  # a lower bound is enough
+    monkeypatch.setattr(semdiff, "MAX_DIFF_NODES", 10 * per_artifact)
+    texts = {f"c/m{i}.yaml": BASE for i in range(40)}
+    with pytest.raises(ManifestoError, match="values") as err:
+        semdiff.diff_builds("HEAD", {}, texts)
+    assert re.match(r"out/c/m\d+\.yaml: ", err.value.format()), err.value.format()
 
 
 # -- papercuts (issue 27) -------------------------------------------------------------------------
