@@ -345,7 +345,7 @@ def worktree_texts(folder: str, label: str, *, suffixes: tuple[str, ...], skip: 
     for path, dirs, files, dirfd in os.fwalk(folder, onerror=fail, follow_symlinks=False):
         dirs[:] = sorted(d for d in dirs if d != skip)
         rel_dir = os.path.relpath(path, folder)
-        for name in sorted(dirs) + sorted(files):  # fwalk lists a link to a folder as a folder
+        for name in sorted(dirs) + sorted(f for f in files if f != skip):  # fwalk lists a link to a folder as one
             rel = name if rel_dir == "." else os.path.join(rel_dir, name).replace(os.sep, "/")
             shown = f"{label}/{rel}"
             try:

@@ -403,6 +403,26 @@ def test_a_workspace_folder_named_like_a_pattern_is_read_literally(tmp_path, mon
 
 
 @pytest.mark.integration
+def test_without_git_installed_says_so(ws, tmp_path, monkeypatch):
+    _workspace(ws, {ARTIFACT: BASE})
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    _one_error(_diff(), "--base", "needs git, which is not installed")
+
+
+@pytest.mark.integration
+def test_json_output_escapes_hostile_names(ws):
+    import json
+
+    _workspace(ws, {})
+    _write(ws, "out/c/\x1b[2Jx\n.yaml", _mutated(_set(("metadata", "labels", ROLE_LABEL), "a\x1b]0;t\x07")))
+    result = _diff("-o", "json")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.isascii() and "\x1b" not in result.stdout and "\x07" not in result.stdout
+    data = json.loads(result.stdout)
+    assert data["artifacts"][0]["path"] == "c/\x1b[2Jx\n.yaml"
+
+
+@pytest.mark.integration
 def test_git_that_does_not_answer_is_stopped(ws, tmp_path, monkeypatch):
     """A git that hangs (here a stand-in on PATH) is killed at the deadline: one error, no hang."""
     bin_dir = tmp_path / "bin"
