@@ -58,7 +58,7 @@ TIMEOUT = 60.0
 MAX_LISTING_BYTES = 64 * 1024 * 1024
 _MAX_REVISION = 1024
 _MAX_STDERR = 64 * 1024
-_KEPT = ("PATH", "HOME", "XDG_CONFIG_HOME", "SYSTEMROOT")
+_KEPT = ("PATH", "HOME", "XDG_CONFIG_HOME")
 
 
 def environment() -> dict[str, str]:
