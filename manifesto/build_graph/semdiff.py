@@ -13,8 +13,12 @@ either side it reports:
   size, a renamed DRA claim template, an immutable selector, a Job, a removed workload, any
   change of a Slurm batch script: every pod or job is replaced).
 
-Everything here is a pure function of artifact texts; ``git_artifacts`` is the one place that
-reads a git revision.
+Everything here is a pure function of artifact texts; ``git_artifacts`` and
+``worktree_artifacts`` read them through the edge (:mod:`manifesto.edge.git`). Each text is
+parsed by the loader (``yamlio.parse_yaml``: size, alias and depth limits) and every field is
+read with its type checked, so an artifact that is not a rendered one (bad YAML, an alias
+bomb, a non-number where a count goes, a wrong type anywhere) is one error naming it, never a
+traceback or a hang. The reports escape every name and value for where they go.
 """
 
 from __future__ import annotations
@@ -119,79 +123,290 @@ class Facts(msgspec.Struct, frozen=True):
     roles: dict[str, RoleFacts]
     plugins: tuple[str, ...]
     epp_config: str  # the endpoint picker's configuration text, "" when there is none
+    cluster: str = ""  # the cluster profile's name in the provenance header, "" when it does not tell
 
 
-def artifact_facts(path: str, text: str) -> Facts:
-    """What a reviewer cares about in one artifact's text."""
+#: The largest whole number read where a count is expected (replicas, GPUs, group size, nodes).
+MAX_COUNT = 1_000_000
+#: The deepest nesting an artifact's YAML may have (a rendered object nests about 15 deep).
+MAX_DEPTH = 100
+#: The most YAML documents in one artifact (the monitoring artifact has about 70).
+MAX_DOCUMENTS = 2_000
+#: The most lines plus ','-separated items in one artifact (each document is also held to
+#: ``yamlio.MAX_ENTRIES``); the largest rendered artifact has about 13,000. A bound on the time
+#: one artifact takes to read.
+MAX_ARTIFACT_ENTRIES = 200_000
+#: The most values (scalars, lists, mappings) in one artifact once aliases are expanded: the
+#: loader bounds each document's aliases, this bounds their sum (a rendered artifact has at
+#: most a few thousand values and no alias).
+MAX_ARTIFACT_NODES = 200_000
+#: The most values all the artifacts of one diff may hold (both sides; the bundled out/ has about
+#: 30,000, a tree of a thousand pairs a few million).
+MAX_DIFF_NODES = 20_000_000
+_LONG_LINE = 64 * 1024
+
+
+class _Doc:
+    """One YAML document of an artifact: plain data, where each field is, and the artifact's
+    name for errors. Every read of a field checks its type; a wrong one is one BuildError at
+    the field's file:line:col."""
+
+    __slots__ = ("data", "locs", "name")
+
+    def __init__(self, data, locs, name: str) -> None:
+        self.data, self.locs, self.name = data, locs, name
+
+    def fail(self, path: tuple, message: str):
+        from manifesto.errors import BuildError, format_path
+
+        raise BuildError(message, self.locs.find(path), format_path(path))
+
+    def get(self, path: tuple, kind: type | tuple, default=None):
+        """The value at ``path`` (``default`` when a key on the way is absent or null), of ``kind``."""
+        value = self.data
+        for i, key in enumerate(path):
+            if value is None:
+                return default
+            if isinstance(key, str) and not isinstance(value, dict):
+                self.fail(path[:i], f"expected a mapping, got {_what(value)}")
+            if isinstance(key, int) and not isinstance(value, list):
+                self.fail(path[:i], f"expected a list, got {_what(value)}")
+            value = value.get(key) if isinstance(key, str) else value[key]
+        if value is None:
+            return default
+        if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _kinds(kind)):
+            self.fail(path, f"expected {_names(kind)}, got {_what(value)}")
+        return value
+
+    def mapping(self, path: tuple) -> dict:
+        return self.get(path, dict, {})
+
+    def items(self, path: tuple) -> list:
+        return self.get(path, list, [])
+
+    def entries(self, path: tuple) -> list[tuple]:
+        """The paths of the items of the list at ``path``, each checked to be a mapping."""
+        found = []
+        for i, item in enumerate(self.items(path)):
+            if not isinstance(item, dict):
+                self.fail(path + (i,), f"expected a mapping, got {_what(item)}")
+            found.append(path + (i,))
+        return found
+
+    def text(self, path: tuple, default: str = "") -> str:
+        return self.get(path, str, default)
+
+    def count(self, path: tuple, default: int) -> int:
+        """A whole number (a YAML integer, or a Kubernetes quantity of digits such as ``"8"``)
+        in 0..MAX_COUNT; ``default`` when absent or null."""
+        value = self.get(path, (int, str), default)
+        return _count(value, lambda message: self.fail(path, message))
+
+
+def _kinds(kind) -> tuple:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _names(kind) -> str:
+    words = {dict: "a mapping", list: "a list", str: "a string", int: "a whole number", bool: "true or false"}
+    return " or ".join(words.get(k, k.__name__) for k in _kinds(kind))
+
+
+def _what(value) -> str:
+    from manifesto.edge.escape import terminal
+    from manifesto.errors import show_value
+
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return terminal(show_value(value), 100)
+
+
+def _count(value, fail) -> int:
+    if isinstance(value, str):
+        if not (value.isascii() and value.isdigit() and len(value) <= 9):
+            fail(f"expected a whole number, got {_what(value)}")
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        fail(f"expected a whole number, got {_what(value)}")
+    if not 0 <= value <= MAX_COUNT:
+        fail(f"{value if value.bit_length() < 64 else 'a number this large'} is out of range "
+             f"(0 to {MAX_COUNT})")
+    return value
+
+
+class _Budget:
+    """Values read so far by one diff (aliases expanded), bounded by MAX_DIFF_NODES."""
+
+    __slots__ = ("spent",)
+
+    def __init__(self) -> None:
+        self.spent = 0
+
+
+def _documents(text: str, name: str, budget: _Budget | None = None) -> list[_Doc]:
+    """Each YAML document of an artifact, parsed by the loader with its limits (size, aliases,
+    depth, integers); errors are placed in the artifact (line numbers count from its top)."""
+    import re
+
+    from manifesto.errors import Origin, YamlSyntaxError
+    from manifesto.yamlio import parse_yaml
+
+    docs = []
+    nodes = 0
+    size = text.count("\n") + text.count(",")
+    if size > MAX_ARTIFACT_ENTRIES:
+        raise YamlSyntaxError(f"holds {size} lines and ','-separated items; a rendered artifact holds at most "
+                              f"{MAX_ARTIFACT_ENTRIES}", Origin(name))
+    lines = text.split("\n")
+    starts = [0] + [i for i, line in enumerate(lines) if i and re.match(r"---(?:[ \t\r]|$)", line)]
+    if len(starts) > MAX_DOCUMENTS:
+        raise YamlSyntaxError(f"holds {len(starts)} YAML documents; a rendered artifact holds at most {MAX_DOCUMENTS}",
+                              Origin(name, starts[MAX_DOCUMENTS] + 1, 1))
+    for first, stop in zip(starts, starts[1:] + [len(lines)]):
+        chunk = "\n".join(lines[first:stop])
+        try:
+            data, locs = parse_yaml(chunk, name)
+        except YamlSyntaxError as exc:
+            origin, message = exc.origin, exc.message
+            if first and origin is not None and origin.line:  # positions count from the artifact's top
+                origin = Origin(name, origin.line + first, origin.col)
+                message = re.sub(r"\bline (\d+)", lambda m: f"line {int(m.group(1)) + first}", message)
+            raise YamlSyntaxError(message, origin, exc.path) from None
+        if first:
+            for key, origin in locs.table.items():
+                locs.table[key] = Origin(name, origin.line + first, origin.col) if origin.line else origin
+        if data is not None:
+            doc = _Doc(data, locs, name)
+            nodes = _check_depth(doc, nodes)
+            docs.append(doc)
+    if budget is not None:
+        budget.spent += nodes
+        if budget.spent > MAX_DIFF_NODES:
+            raise YamlSyntaxError(f"the artifacts read so far hold more than {MAX_DIFF_NODES} values (aliases "
+                                  "expanded); not a build's output", Origin(name))
+    return docs
+
+
+def _check_depth(doc: _Doc, before: int = 0) -> int:
+    """Refuse a document nested deeper than MAX_DEPTH (what follows compares and walks it), or
+    one that brings the artifact's values past MAX_ARTIFACT_NODES; the count so far."""
+    stack = [(doc.data, ())]
+    count = before
+    while stack:
+        value, path = stack.pop()
+        count += 1
+        if count > MAX_ARTIFACT_NODES:
+            doc.fail((), f"holds more than {MAX_ARTIFACT_NODES} values (aliases expanded); not a rendered artifact")
+        if len(path) > MAX_DEPTH:
+            doc.fail(path, f"nests more than {MAX_DEPTH} deep; not a rendered object")
+        if isinstance(value, dict):
+            stack.extend((v, path + (k,)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, path + (i,)) for i, v in enumerate(value))
+    return count
+
+
+def artifact_facts(path: str, text: str, name: str | None = None, budget: _Budget | None = None) -> Facts:
+    """What a reviewer cares about in one artifact's text. ``name`` names the artifact in errors
+    (``out/PATH``, ``REV:out/PATH``; default ``path``): any text that is not a rendered artifact
+    (bad YAML, a wrong type, a number out of range) is one BuildError there, never a traceback."""
+    name = name or path
     if path.endswith(".sbatch"):
-        return _slurm_facts(text)
-    from ruamel.yaml import YAML
-
-    docs = [d for d in YAML(typ="safe", pure=True).load_all(text) if isinstance(d, dict)]
-    objects = {f"{d.get('kind')}/{(d.get('metadata') or {}).get('name')}": _without_digest(d) for d in docs}
-    claims = {o["metadata"]["name"]: _claim_count(o) for o in docs if o.get("kind") == "ResourceClaimTemplate"}
-    accel = accelerator_facts(text)
+        return _slurm_facts(text, name)
+    docs = _documents(text, name, budget)
+    objects: dict[str, dict] = {}
+    for doc in docs:
+        if not isinstance(doc.data, dict):
+            doc.fail((), f"expected a Kubernetes object (a mapping), got {_what(doc.data)}")
+        kind, meta = doc.text(("kind",)), doc.mapping(("metadata",))
+        key = f"{kind}/{doc.text(('metadata', 'name'))}"
+        for field in ("labels", "annotations"):
+            for label, value in doc.mapping(("metadata", field)).items():
+                doc.get(("metadata", field, label), (str, int, float, bool))
+        if kind in WORKLOADS:  # what classify() compares: its reasons quote only checked numbers
+            doc.mapping(("spec",))
+            doc.mapping(("spec", "selector"))
+            doc.mapping(("spec", "leaderWorkerTemplate"))
+            doc.count(("spec", "replicas"), 1)
+            doc.count(("spec", "leaderWorkerTemplate", "size"), 1)
+        objects[key] = _without_digest(doc.data, meta)
+    claims = {doc.text(("metadata", "name")): _claim_count(doc) for doc in docs
+              if doc.data.get("kind") == "ResourceClaimTemplate"}
+    accel = accelerator_facts(text, name)
     roles = {}
-    for obj in docs:
-        if obj.get("kind") in WORKLOADS:
-            fact = _workload_facts(obj, claims, accel)
+    for doc in docs:
+        if doc.data.get("kind") in WORKLOADS:
+            fact = _workload_facts(doc, claims, accel)
             if fact is not None:
                 roles[fact.name] = fact
-    config = _epp_config(docs)
-    return Facts(objects=objects, roles=roles, plugins=_plugins(config), epp_config=config)
+    config, where = _epp_config(docs)
+    return Facts(objects=objects, roles=roles, plugins=_plugins(config, where), epp_config=config,
+                 cluster=accel[2])
 
 
-def _without_digest(obj: dict) -> dict:
-    meta = obj.get("metadata") or {}
+def _without_digest(obj: dict, meta: dict) -> dict:
     notes = {k: v for k, v in (meta.get("annotations") or {}).items() if k != DIGEST_ANNOTATION}
     meta = {k: v for k, v in meta.items() if k != "annotations"} | ({"annotations": notes} if notes else {})
     return {**obj, "metadata": meta}
 
 
-def _claim_count(template: dict) -> int:
+def _claim_count(doc: _Doc) -> int:
     total = 0
-    for request in (((template.get("spec") or {}).get("spec") or {}).get("devices") or {}).get("requests") or []:
-        exact = request.get("exactly") or request
-        if "gpu" in str(exact.get("deviceClassName", "")).lower():
-            total += int(exact.get("count") or 1)
+    requests = ("spec", "spec", "devices", "requests")
+    for at in doc.entries(requests):
+        if doc.get(at + ("exactly",), dict):
+            at += ("exactly",)
+        if "gpu" in doc.text(at + ("deviceClassName",)).lower():
+            total += doc.count(at + ("count",), 1) or 1
     return total
 
 
-def _pod_spec(obj: dict) -> tuple[dict, int]:
-    """(leader or only pod spec, pods per replica)."""
-    spec = obj.get("spec") or {}
-    if obj["kind"] == "LeaderWorkerSet":
-        lwt = spec.get("leaderWorkerTemplate") or {}
-        template = lwt.get("leaderTemplate") or lwt.get("workerTemplate") or {}
-        return template.get("spec") or {}, int(lwt.get("size") or 1)
-    if obj["kind"] == "Job":
-        return (spec.get("template") or {}).get("spec") or {}, int(spec.get("parallelism") or 1)
-    return (spec.get("template") or {}).get("spec") or {}, 1
+def _pod_spec(doc: _Doc) -> tuple[tuple, int]:
+    """(path of the leader or only pod spec, pods per replica)."""
+    kind = doc.data["kind"]
+    if kind == "LeaderWorkerSet":
+        lwt = ("spec", "leaderWorkerTemplate")
+        template = lwt + ("leaderTemplate",) if doc.mapping(lwt + ("leaderTemplate",)) else lwt + ("workerTemplate",)
+        return template + ("spec",), doc.count(lwt + ("size",), 1) or 1
+    if kind == "Job":
+        return ("spec", "template", "spec"), doc.count(("spec", "parallelism"), 1) or 1
+    return ("spec", "template", "spec"), 1
 
 
-def accelerator_facts(text: str) -> tuple[int | None, float | None]:
-    """(GPUs per node, hourly price per GPU) of the accelerator the artifact was rendered for,
-    from the inputs its provenance header carries (the cluster profile and the spec as
-    heredocs, an --accelerator flag); (None, None) when the header does not tell."""
-    from ruamel.yaml import YAML
+def accelerator_facts(text: str, name: str = "artifact") -> tuple[int | None, float | None, str]:
+    """(GPUs per node, hourly price per GPU, cluster name) of the accelerator the artifact was
+    rendered for, from the inputs its provenance header carries (the cluster profile and the
+    spec as heredocs, an --accelerator flag); None (and "") where the header does not tell.
+    The header's YAML goes through the loader's limits; a header that does not parse gives no facts."""
+    from manifesto.errors import ManifestoError
+    from manifesto.yamlio import parse_yaml
 
     docs, flags = _header_inputs(text)
     try:
-        cluster = YAML(typ="safe", pure=True).load(docs.get("MANIFESTO_CLUSTER", "")) or {}
-        model = YAML(typ="safe", pure=True).load(docs.get("MANIFESTO_MODEL", docs.get("MANIFESTO_MODEL_1", ""))) or {}
-    except Exception:  # noqa: BLE001 - a hand-written header: no facts, not an error
-        return None, None
-    accels = cluster.get("accelerators") if isinstance(cluster, dict) else None
+        cluster = parse_yaml(docs.get("MANIFESTO_CLUSTER", ""), f"{name} (header)")[0]
+        model = parse_yaml(docs.get("MANIFESTO_MODEL", docs.get("MANIFESTO_MODEL_1", "")), f"{name} (header)")[0]
+    except ManifestoError:  # a hand-written header: no facts, not an error
+        return None, None, ""
+    cluster = cluster if isinstance(cluster, dict) else {}
+    model = model if isinstance(model, dict) else {}
+    label = cluster.get("name") if isinstance(cluster.get("name"), str) else ""
+    accels = cluster.get("accelerators")
     if not isinstance(accels, dict) or not isinstance(accels.get("profiles"), dict):
-        return None, None
-    name = flags.get("--accelerator") or flags.get("--gpu") or (model.get("accelerator") if isinstance(model, dict)
-                                                                else None) or accels.get("default")
-    profile = accels["profiles"].get(name)
+        return None, None, label
+    chosen = flags.get("--accelerator") or flags.get("--gpu") or model.get("accelerator") or accels.get("default")
+    profile = accels["profiles"].get(chosen) if isinstance(chosen, str) else None
     if not isinstance(profile, dict):
-        return None, None
+        return None, None, label
     per_node, price = profile.get("gpus_per_node"), profile.get("hourly_price")
-    return (per_node if isinstance(per_node, int) else None,
-            float(price) if isinstance(price, (int, float)) and not isinstance(price, bool) else None)
+    import math
+
+    per_node = per_node if type(per_node) is int and 0 < per_node <= MAX_COUNT else None
+    if type(price) is int:
+        price = float(price) if 0 <= price < 10**9 else None
+    price = price if type(price) is float and math.isfinite(price) and 0 <= price < 1e9 else None
+    return per_node, price, label
 
 
 def _header_inputs(text: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -217,41 +432,58 @@ def _header_inputs(text: str) -> tuple[dict[str, str], dict[str, str]]:
     return docs, flags
 
 
-def _workload_facts(obj: dict, claims: dict[str, int], accel: tuple[int | None, float | None]) -> RoleFacts | None:
-    meta = obj.get("metadata") or {}
-    role = (meta.get("labels") or {}).get(ROLE_LABEL)
+def _workload_facts(doc: _Doc, claims: dict[str, int], accel: tuple) -> RoleFacts | None:
+    role = doc.get(("metadata", "labels", ROLE_LABEL), (str, int, float, bool))
     if role is None:
         return None
-    pod, size = _pod_spec(obj)
-    replicas = int((obj.get("spec") or {}).get("replicas", 1) or 0)
-    containers = pod.get("containers") or []
-    main = next((c for c in containers if c.get("name") == "vllm"), containers[0] if containers else {})
-    gpus = sum(int(v) for c in containers for k, v in ((c.get("resources") or {}).get("limits") or {}).items()
-               if "gpu" in k.lower())
-    for ref in pod.get("resourceClaims") or []:
-        gpus += claims.get(ref.get("resourceClaimTemplateName", ""), 0)
-    script = _script(main)
+    pod, size = _pod_spec(doc)
+    spec = doc.mapping(("spec",))
+    replicas = doc.count(("spec", "replicas"), 1) if "replicas" not in spec or spec["replicas"] is not None else 0
+    doc.entries(pod + ("containers",))
+    containers = doc.items(pod + ("containers",))
+    index = next((i for i, c in enumerate(containers) if c.get("name") == "vllm"), 0 if containers else None)
+    main = pod + ("containers", index) if index is not None else None
+    gpus = 0
+    for i, container in enumerate(containers):
+        limits = pod + ("containers", i, "resources", "limits")
+        gpus += sum(doc.count(limits + (k,), 0) for k in doc.mapping(limits) if "gpu" in k.lower())
+    for at in doc.entries(pod + ("resourceClaims",)):
+        gpus += claims.get(doc.text(at + ("resourceClaimTemplateName",)), 0)
+    script = _script(doc, main)
     args = launch_args(script)
     pods, per_node, price = replicas * size, accel[0], accel[1]
     fits = max(per_node // gpus, 1) if per_node and gpus else 1  # pods sharing a node, as resolve.budget packs them
-    return RoleFacts(name=str(role), kind=obj["kind"], pods=pods, gpus=pods * gpus, nodes=-(-pods // fits),
+    image = doc.text(main + ("image",)) if main else ""
+    return RoleFacts(name=str(role), kind=doc.data["kind"], pods=pods, gpus=pods * gpus, nodes=-(-pods // fits),
                      hourly_cost=None if price is None else round(pods * gpus * price, 4),
-                     tp=_int_flag(args, "--tensor-parallel-size", 1), pp=_int_flag(args, "--pipeline-parallel-size", 1),
-                     dp=_int_flag(args, "--data-parallel-size", 1), ep="--enable-expert-parallel" in args,
-                     image=str(main.get("image", "")), args=_reviewed_args(script),
-                     env=tuple(sorted(f"{e.get('name')}={e['value'] if 'value' in e else '<ref>'}"
-                                      for e in main.get("env") or [])),
-                     resources=_resources(main.get("resources") or {}))
+                     tp=_int_flag(args, "--tensor-parallel-size", 1, doc.name),
+                     pp=_int_flag(args, "--pipeline-parallel-size", 1, doc.name),
+                     dp=_int_flag(args, "--data-parallel-size", 1, doc.name), ep="--enable-expert-parallel" in args,
+                     image=image, args=_reviewed_args(script), env=_env(doc, main) if main else (),
+                     resources=_resources(doc, main + ("resources",)) if main else ())
 
 
-def _resources(resources: dict) -> tuple[str, ...]:
+def _env(doc: _Doc, main: tuple) -> tuple[str, ...]:
+    """NAME=value of the container's env (valueFrom shown as <ref>)."""
+    out = []
+    for at in doc.entries(main + ("env",)):
+        value = doc.get(at + ("value",), (str, int, float, bool), "") if "value" in doc.mapping(at) else "<ref>"
+        out.append(f"{doc.text(at + ('name',))}={value}")
+    return tuple(sorted(out))
+
+
+def _resources(doc: _Doc, at: tuple) -> tuple[str, ...]:
     """``kind name value`` per request and limit, GPUs left out (the summary states them)."""
-    return tuple(f"{side} {key} {value}" for side in ("requests", "limits")
-                 for key, value in sorted((resources.get(side) or {}).items()) if "gpu" not in key.lower())
+    out = []
+    for side in ("requests", "limits"):
+        for key in sorted(doc.mapping(at + (side,))):
+            if "gpu" not in key.lower():
+                out.append(f"{side} {key} {doc.get(at + (side, key), (str, int, float, bool), '')}")
+    return tuple(out)
 
 
-def _script(container: dict) -> str:
-    command = container.get("command") or []
+def _script(doc: _Doc, main: tuple | None) -> str:
+    command = doc.items(main + ("command",)) if main else []
     return command[-1] if command and isinstance(command[-1], str) else ""
 
 
@@ -280,6 +512,8 @@ def _reviewed_args(script: str) -> tuple[str, ...]:
 
 
 def _split(text: str) -> list[str]:
+    if len(text) > _LONG_LINE:  # shlex reads about 1 MB/s: a line no renderer writes is split at blanks
+        return text.split()
     try:
         return shlex.split(text)
     except ValueError:
@@ -298,64 +532,85 @@ def _pair_flags(words: list[str]) -> list[str]:
     return out
 
 
-def _int_flag(args: list[str], flag: str, default: int) -> int:
+def _int_flag(args: list[str], flag: str, default: int, name: str) -> int:
+    from manifesto.errors import BuildError, Origin
+
+    def fail(message: str):
+        raise BuildError(f"{flag}: {message}", Origin(name))
+
     for item in args:
-        name, _, value = item.partition(" ")
-        if name == flag and value.isascii() and value.isdigit():
-            return int(value)
+        key, _, value = item.partition(" ")
+        if key == flag and value.isascii() and value.isdigit():
+            return _count(value, fail)
     return default
 
 
-def _epp_config(docs: list[dict]) -> str:
-    for obj in docs:
-        if obj.get("kind") == "ConfigMap":
-            for value in (obj.get("data") or {}).values():
-                if "EndpointPickerConfig" in str(value):
-                    return str(value)
-    return ""
+def _epp_config(docs: list[_Doc]) -> tuple[str, str]:
+    """The endpoint picker's configuration text and where it is (``NAME: ConfigMap/x data.key``)."""
+    for doc in docs:
+        if doc.data.get("kind") == "ConfigMap":
+            for key, value in doc.mapping(("data",)).items():
+                if isinstance(value, str) and "EndpointPickerConfig" in value:
+                    return value, f"{doc.name}: ConfigMap/{doc.text(('metadata', 'name'))} data.{key}"
+    return "", ""
 
 
-def _plugins(config: str) -> tuple[str, ...]:
+def _plugins(config: str, where: str) -> tuple[str, ...]:
     if not config:
         return ()
-    from ruamel.yaml import YAML
+    from manifesto.edge.escape import terminal
+    from manifesto.yamlio import parse_yaml
 
-    data = YAML(typ="safe", pure=True).load(config) or {}
-    found = [f"{p.get('type')}" + (f" ({p['name']})" if p.get("name") else "") for p in data.get("plugins") or []]
+    data, locs = parse_yaml(config, terminal(where))
+    if not isinstance(data, dict):
+        return ()
+    doc = _Doc(data, locs, where)
+    _check_depth(doc)
+    found = []
+    for at in doc.entries(("plugins",)):
+        plugin = str(doc.get(at + ("type",), (str, int, float, bool), "None"))
+        label = doc.get(at + ("name",), (str, int, float, bool), "")
+        found.append(plugin + (f" ({label})" if label else ""))
     return tuple(sorted(found))
 
 
-def _slurm_facts(text: str) -> Facts:
+def _slurm_facts(text: str, name: str = "artifact") -> Facts:
+    from manifesto.errors import BuildError, Origin
+
     directives: list[str] = []
     roles: dict[str, RoleFacts] = {}
     components = [[0, 0]]  # [nodes, GPUs per node] per heterogeneous job component
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.startswith("#SBATCH "):
             continue
+
+        def fail(message: str, number=number):
+            raise BuildError(message, Origin(name, number, 1))
+
         directive = line[len("#SBATCH "):]
         directives.append(directive)
         key, _, value = directive.partition("=")
         if key == "hetjob":
             components.append([0, 0])
         elif key == "--nodes" and value.isascii() and value.isdigit():
-            components[-1][0] = int(value)
+            components[-1][0] = _count(value, lambda m: fail(f"--nodes: {m}"))
         elif key == "--gres":
             count = value.rsplit(":", 1)[-1]
             if count.isascii() and count.isdigit():
-                components[-1][1] = int(count)
+                components[-1][1] = _count(count, lambda m: fail(f"--gres: {m}"))
     nodes = sum(n for n, _ in components)
     gpus = sum(n * g for n, g in components)
-    price = accelerator_facts(text)[1]
+    _, price, cluster = accelerator_facts(text, name)
     args = launch_args(text)
     roles["job"] = RoleFacts(name="job", kind="SlurmJob", pods=nodes, gpus=gpus, nodes=nodes,
                              hourly_cost=None if price is None else round(gpus * price, 4),
-                             tp=_int_flag(args, "--tensor-parallel-size", 1),
-                             pp=_int_flag(args, "--pipeline-parallel-size", 1),
-                             dp=_int_flag(args, "--data-parallel-size", 1),
+                             tp=_int_flag(args, "--tensor-parallel-size", 1, name),
+                             pp=_int_flag(args, "--pipeline-parallel-size", 1, name),
+                             dp=_int_flag(args, "--data-parallel-size", 1, name),
                              ep="--enable-expert-parallel" in args, args=_reviewed_args(text))
     body = "\n".join(line for line in text.splitlines() if not line.startswith("# ") and line != "#")
     return Facts(objects={"SlurmJob/script": {"directives": directives, "body": body}}, roles=roles,
-                 plugins=(), epp_config="")
+                 plugins=(), epp_config="", cluster=cluster)
 
 
 # ---------------------------------------------------------------- comparing two artifacts
@@ -528,7 +783,7 @@ def classify(kind: str, old: dict, new: dict, renamed_claims: bool = False) -> t
         return Impact.IN_PLACE, "applied in place; pods that read it only at start-up see it after a restart"
     if kind not in WORKLOADS:
         return Impact.IN_PLACE, "applied in place"
-    if (old.get("metadata") or {}).get("labels", {}).get(COMPONENT_LABEL) == "idle-shutdown":
+    if ((old.get("metadata") or {}).get("labels") or {}).get(COMPONENT_LABEL) == "idle-shutdown":
         return Impact.IN_PLACE, "the idle-shutdown controller restarts; serving is not interrupted"
     old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
     if old_spec.get("selector") != new_spec.get("selector"):
@@ -553,86 +808,116 @@ def _strip(lwt: dict) -> dict:
 
 
 def _claims_of(obj: dict) -> list:
+    """Every ``resourceClaimTemplateName`` below the object's spec (an iterative walk)."""
     found = []
-
-    def walk(value):
+    stack = [obj.get("spec")]
+    while stack:
+        value = stack.pop()
         if isinstance(value, dict):
             if "resourceClaimTemplateName" in value:
-                found.append(value["resourceClaimTemplateName"])
-            for v in value.values():
-                walk(v)
+                found.append(str(value["resourceClaimTemplateName"]))
+            stack.extend(value.values())
         elif isinstance(value, list):
-            for v in value:
-                walk(v)
-
-    walk(obj.get("spec"))
+            stack.extend(value)
     return sorted(found)
 
 
 # ---------------------------------------------------------------- two builds
 
-def diff_builds(base: str, old: dict[str, str], new: dict[str, str]) -> BuildDiff:
-    """``old``/``new``: artifact path (relative to out/) -> text."""
+def diff_builds(base: str, old: dict[str, str], new: dict[str, str], *, prefix: str = "out") -> BuildDiff:
+    """``old``/``new``: artifact path (relative to out/) -> text. Errors name an old artifact
+    ``BASE:out/PATH`` and a new one ``out/PATH``."""
     artifacts = []
-    totals: dict[str, list[Totals]] = {}
+    budget = _Budget()
+    sides: list[tuple[str, tuple[Totals, str] | None, tuple[Totals, str] | None]] = []  # no Facts kept
     for path in sorted(set(old) | set(new)):
         a, b = old.get(path), new.get(path)  # each text read once; an unchanged one once for both sides
-        before = artifact_facts(path, a) if a is not None else None
-        after = before if b == a else artifact_facts(path, b) if b is not None else None
-        sides = totals.setdefault(path.split("/", 1)[0], [Totals(), Totals()])
-        for side, facts in ((0, before), (1, after)):
-            if facts is not None:
-                sides[side] = sides[side] + totals_of(facts)
+        before = artifact_facts(path, a, f"{base}:{prefix}/{path}", budget) if a is not None else None
+        after = before if b == a else artifact_facts(path, b, f"{prefix}/{path}", budget) if b is not None else None
+        sides.append((path, *((totals_of(f), f.cluster) if f is not None else None for f in (before, after))))
         d = compare(path, before, after) if a != b else None
         if d is not None:
             artifacts.append(d)
+    names = _cluster_names(sides)
+    totals: dict[str, list[Totals]] = {}
+    for path, *facts in sides:
+        for side, fact in enumerate(facts):
+            if fact is not None:
+                pair = totals.setdefault(_cluster_of(path, fact[1], names), [Totals(), Totals()])
+                pair[side] = pair[side] + fact[0]
     impact = worst(a.impact for a in artifacts)
     return BuildDiff(base=base, artifacts=tuple(artifacts), impact=impact,
                      totals={k: (v[0], v[1]) for k, v in sorted(totals.items()) if v[0].gpus or v[1].gpus})
+
+
+#: Folders of out/ that are not clusters: deployment and monitoring targets (build_graph.graph).
+NOT_CLUSTERS = ("deploy", "monitoring")
+UNKNOWN_CLUSTER = "(cluster not named in the header)"
+
+
+def _cluster_names(sides) -> dict[str, str]:
+    """The cluster profile's name (from artifact headers) -> the out/ folder of its pairs."""
+    found: dict[str, str] = {}
+    for path, *facts in sides:
+        folder, sep, _ = path.partition("/")
+        if sep and folder not in NOT_CLUSTERS:
+            for fact in facts:
+                if fact is not None and fact[1]:
+                    found.setdefault(fact[1], folder)
+    return found
+
+
+def _cluster_of(path: str, cluster: str, names: dict[str, str]) -> str:
+    """The cluster an artifact's pods run on: a pair's out/ folder; for a deployment or
+    monitoring target (out/deploy/NAME.yaml), the cluster its header names (``cluster``), said
+    as the folder of that cluster's pairs when they are in the diff."""
+    folder, sep, _ = path.partition("/")
+    if sep and folder not in NOT_CLUSTERS:
+        return folder
+    if cluster:
+        return names.get(cluster, cluster)
+    return UNKNOWN_CLUSTER
 
 
 ARTIFACT_SUFFIXES = (".yaml", ".sbatch")
 
 
 def git_artifacts(root: str, rev: str, prefix: str = "out") -> dict[str, str]:
-    """Artifact texts of ``prefix/`` at git revision ``rev`` (path relative to ``prefix/``)."""
-    from manifesto.build_graph.changes import git
-    from manifesto.errors import BuildError
+    """Artifact texts of ``prefix/`` at git revision ``rev`` (path relative to ``prefix/``),
+    read through the edge (:mod:`manifesto.edge.git`): bounded, strictly UTF-8, no link
+    followed, the revision checked."""
+    from manifesto.edge import git
 
-    what = f"--base {rev}"
-    if rev.startswith("-") or git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}",
-                                  check=False, what=what) is None:
-        raise BuildError(f"--base: unknown git revision '{rev}'")
-    top = git(root, "rev-parse", "--show-prefix", what=what).strip()
-    names = git(root, "ls-tree", "-r", "-z", "--name-only", "--full-tree", rev, "--", f"{top}{prefix}/",
-                what=what).split("\0")
-    out = {}
-    for name in names:
-        if name.endswith(ARTIFACT_SUFFIXES) and "/.cache/" not in name:
-            out[name[len(top) + len(prefix) + 1:]] = git(root, "show", f"{rev}:{name}", what=what)
-    return out
+    what = "--base"
+    commit = git.commit_of(root, rev, what)
+    top = git.show_prefix(root, what)
+    folder = f"{top}{prefix}"
+    blobs = git.tree(root, commit, folder, rev, what, suffixes=ARTIFACT_SUFFIXES)
+    texts = git.read_blobs(root, blobs, rev, what)
+    return {path[len(folder) + 1:]: text for path, text in texts.items()}
 
 
-def worktree_artifacts(out_dir: str) -> dict[str, str]:
-    """Artifact texts below ``out_dir`` in the working tree (path relative to it)."""
-    import os
+def worktree_artifacts(out_dir: str, label: str = "out") -> dict[str, str]:
+    """Artifact texts below ``out_dir`` in the working tree (path relative to it), read through
+    the edge: regular files only, no link followed, bounded, strictly UTF-8."""
+    from manifesto.edge import git
 
-    found = {}
-    for top, dirs, files in os.walk(out_dir):
-        dirs[:] = sorted(d for d in dirs if d != ".cache" and not os.path.islink(os.path.join(top, d)))
-        for name in sorted(files):
-            path = os.path.join(top, name)
-            if name.endswith(ARTIFACT_SUFFIXES) and not os.path.islink(path):
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    found[os.path.relpath(path, out_dir).replace(os.sep, "/")] = f.read()
-    return found
+    return git.worktree_texts(out_dir, label, suffixes=ARTIFACT_SUFFIXES)
 
 
 # ---------------------------------------------------------------- output
+#
+# Every name and value in a report comes from artifacts (so from specs, profiles and file
+# names a pull request may set): on a terminal each line goes through ``escape.terminal`` (no
+# escape sequence or line break can forge a line); in markdown each goes into a code span
+# (``escape.md_code``) or is escaped (``escape.md_text``), and the report uses no raw HTML, so
+# no link, image, HTML or mention can form in a pull-request comment.
 
 def format_text(d: BuildDiff) -> str:
+    from manifesto.edge.escape import terminal
+
     if not d.artifacts:
-        return f"no artifact changed since {d.base}\n"
+        return terminal(f"no artifact changed since {d.base}") + "\n"
     lines = []
     for a in d.artifacts:
         lines.append(f"{a.path}: {a.status}, {a.impact.label}")
@@ -640,26 +925,28 @@ def format_text(d: BuildDiff) -> str:
         lines += [f"  {o.kind}/{o.name}: {o.change}, {o.impact.label} ({o.why})" for o in a.objects]
     lines.append("per cluster: " + "; ".join(f"{c} {_totals(b, n)}" for c, (b, n) in d.totals.items()))
     lines.append(f"overall: {d.impact.label}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(terminal(line) for line in lines) + "\n"
 
 
 def format_markdown(d: BuildDiff) -> str:
-    lines = [f"### manifesto: rendered changes since `{d.base}`", ""]
+    from manifesto.edge.escape import md_code, md_text
+
+    lines = [f"### manifesto: rendered changes since {md_code(d.base)}", ""]
     if not d.artifacts:
         return "\n".join(lines + ["No artifact changed."]) + "\n"
     if d.impact is Impact.RECREATE:
         lines += ["> **Recreate:** at least one change replaces every pod or job of a deployment.", ""]
     lines += ["| artifact | change | impact |", "| --- | --- | --- |"]
     for a in d.artifacts:
-        summary = "<br>".join(_md(r) for r in a.roles) or a.status
-        lines.append(f"| `{_md(a.path)}` | {summary} | {a.impact.label} |")
+        summary = "; ".join(md_code(r) for r in a.roles) or a.status
+        lines.append(f"| {md_code(a.path)} | {summary} | {a.impact.label} |")
     lines += ["", "| cluster | GPUs | nodes | pods | cost per hour |", "| --- | ---: | ---: | ---: | ---: |"]
-    lines += [f"| {_md(c)} | {b.gpus} \u2192 {n.gpus} | {b.nodes} \u2192 {n.nodes} | {b.pods} \u2192 {n.pods} | "
+    lines += [f"| {md_code(c)} | {b.gpus} \u2192 {n.gpus} | {b.nodes} \u2192 {n.nodes} | {b.pods} \u2192 {n.pods} | "
               f"{_cost(b)} \u2192 {_cost(n)} |" for c, (b, n) in d.totals.items()]
-    details = [f"- `{_md(a.path)}` {_md(o.kind)}/{_md(o.name)}: {o.change}, **{o.impact.label}** ({_md(o.why)})"
-               for a in d.artifacts for o in a.objects]
+    details = [f"- {md_code(a.path)} {md_code(f'{o.kind}/{o.name}')}: {o.change}, **{o.impact.label}** "
+               f"({md_text(o.why)})" for a in d.artifacts for o in a.objects]
     if details:
-        lines += ["", "<details><summary>objects</summary>", "", *details, "", "</details>"]
+        lines += ["", "#### Objects", "", *details]
     return "\n".join(lines) + "\n"
 
 
@@ -673,7 +960,3 @@ def _totals(before: Totals, after: Totals) -> str:
 
 def _cost(t: Totals) -> str:
     return "not priced" if t.hourly_cost is None else f"{t.hourly_cost:g}"
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")

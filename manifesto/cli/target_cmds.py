@@ -29,7 +29,8 @@ def register(sub, add) -> None:
                    "working tree: per role GPUs, pods, parallelism, image, vLLM args and picker plugins, and whether "
                    "each change applies in place, rolls pods or recreates them")
     p.add_argument("--fail-on-recreate", action="store_true",
-                   help="with --base: exit 3 when a change recreates every pod or job of a deployment")
+                   help="with --base: exit 3 when a change recreates every pod or job of a deployment (with -q, "
+                   "print no report: the exit status is the answer)")
     add_output(p, formats=("text", "json", "markdown"))
     target_args(p, dry_run=False)
     p.set_defaults(func=diff)
@@ -146,13 +147,16 @@ def build_diff(args) -> int:
     from manifesto.build_graph.api import semantic_diff
 
     result = semantic_diff(args.base, args.spec)
+    failed = args.fail_on_recreate and result.impact is semdiff.Impact.RECREATE
+    if args.fail_on_recreate and getattr(args, "quiet", False):
+        return 3 if failed else 0  # a gate: -q asks for the exit status alone
     if args.output == "json":
         print(json.dumps(msgspec.to_builtins(result), indent=2))
     elif args.output == "markdown":
         sys.stdout.write(semdiff.format_markdown(result))
     else:
         sys.stdout.write(semdiff.format_text(result))
-    return 3 if args.fail_on_recreate and result.impact is semdiff.Impact.RECREATE else 0
+    return 3 if failed else 0
 
 
 def status(args) -> int:
@@ -347,13 +351,24 @@ def _slurm_diff(art) -> int:
     (exit 1: differs or no job)."""
     import difflib
 
+    from manifesto.edge.escape import lines, terminal
+
     ssh_host, instance, jobs = _slurm_jobs(art)
     if not jobs:
-        info(f"manifesto: no queued or running Slurm job of {art.address} ({instance})")
+        info(terminal(f"manifesto: no queued or running Slurm job of {art.address} ({instance})"))
         return 1
     script = _submitted_script(jobs[0]["job"], ssh_host) or ""
     if script == art.text:
         return 0
-    sys.stdout.writelines(difflib.unified_diff(script.splitlines(True), art.text.splitlines(True),
-                                               f"job {jobs[0]['job']}", art.rel))
+    # the submitted script comes from Slurm and the artifact from out/: no escape sequence of
+    # either reaches the terminal (line breaks and tabs stay, a CR or ESC is shown escaped)
+    sys.stdout.writelines(lines(line) for line in difflib.unified_diff(
+        _split_lines(script), _split_lines(art.text), terminal(f"job {jobs[0]['job']}"), terminal(art.rel)))
     return 1
+
+
+def _split_lines(text: str) -> list[str]:
+    """``text``'s lines split at line feeds only (a lone CR stays inside its line, escaped)."""
+    import re
+
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)

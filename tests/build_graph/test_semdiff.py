@@ -238,7 +238,8 @@ def test_diff_base_against_a_git_history(tmp_path, monkeypatch):
     data = json.loads(only.stdout)
     assert [a["path"] for a in data["artifacts"]] == ["gb/dense.yaml"] and data["impact"] == "in place"
     md = cli_in_process("diff", "--base", "HEAD", "-o", "markdown").stdout
-    assert "| `gb/moe.yaml` | decode: TP 4\u21928; +1 pods; +1 nodes; +4 GPUs; env: ~CUDA_CACHE_PATH" in md
+    # spec-derived text sits in code spans (tests/edge/test_edge_diff.py shows it renders inert)
+    assert "| `gb/moe.yaml` | `decode: TP 4\u21928; +1 pods; +1 nodes; +4 GPUs; env: ~CUDA_CACHE_PATH" in md
     bad = cli_in_process("diff", "--base", "no-such-rev")
     assert (bad.returncode, bad.stderr.strip()) == (1, "error: --base: unknown git revision 'no-such-rev'")
 
@@ -258,4 +259,4 @@ def test_a_priced_cluster_gives_the_cost_of_a_change(tmp_path):
     build = semdiff.diff_builds("HEAD", {"c/m.yaml": old}, {"c/m.yaml": new})
     assert semdiff.format_text(build).splitlines()[-2] == (
         "per cluster: c GPUs 1\u21924, nodes 1\u21921, pods 1\u21921, cost 2.5\u219210 per hour")
-    assert "| c | 1 \u2192 4 | 1 \u2192 1 | 1 \u2192 1 | 2.5 \u2192 10 |" in semdiff.format_markdown(build)
+    assert "| `c` | 1 \u2192 4 | 1 \u2192 1 | 1 \u2192 1 | 2.5 \u2192 10 |" in semdiff.format_markdown(build)
