@@ -567,7 +567,9 @@ def test_ready(fake):
     assert _deploy(fake, AGG)[0] == 0
     args = ("ready", AGG, "--cluster", GB200, "--user", "u", "--namespace", "ns")
     rc, _, err = fake.run(*args, "--timeout", "0")
-    assert (rc, err) == (1, "error: qwen3-30b not ready after 0s: role decode: 0/2 pods ready; "
+    assert (rc, err) == (1, "manifesto: waiting up to 0s for qwen3-30b in namespace ns: 2 decode pod(s), "
+                            "Deployment qwen3-30b-infpool-epp available\n"
+                            "error: qwen3-30b not ready after 0s: role decode: 0/2 pods ready; "
                             "Deployment qwen3-30b-infpool-epp not available\n")
     _mark_ready(fake, "qwen3-30b", {"decode": 2})
     fake.reset_log()
@@ -586,7 +588,8 @@ def test_ready_gateway_needs_programmed(fake, tmp_path):
     rc, _, err = fake.run(*args)
     from manifesto.resolve import names
 
-    assert (rc, err) == (1, f"error: qwen3-30b not ready after 0s: Gateway {names.gateway('qwen3-30b')} not programmed\n")
+    assert (rc, err.splitlines()[-1]) == (
+        1, f"error: qwen3-30b not ready after 0s: Gateway {names.gateway('qwen3-30b')} not programmed")
     state = fake.state
     for o in state["objects"]:
         if o["kind"] == "Gateway":
