@@ -222,3 +222,21 @@ def test_shipped_fake_runs_deploy_ready_and_test_e2e_end_to_end(tmp_path):
     assert done.returncode == 0, done.stderr
     objects = json.loads((state / "state.json").read_text())["objects"]
     assert [o["kind"] for o in objects] == ["Secret"]  # hf-secret stays; pods went with their workloads
+
+
+def test_slurm_servers_says_when_there_is_no_job(tmp_path, monkeypatch):
+    """``slurm servers`` with an empty queue says so (stderr) instead of printing nothing."""
+    from kit import cli_in_process
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    squeue = bin_dir / "squeue"
+    squeue.write_text("#!/bin/sh\nexit 0\n")  # a queue with none of our jobs
+    squeue.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    rc, out, err = cli_in_process("slurm", "servers", "--cluster", str(ROOT / "clusters/example-slurm.yaml"))
+    assert (rc, out) == (0, "")
+    assert err == "manifesto: no Manifesto jobs of yours are queued or running on example-slurm\n"
+    rc, out, err = cli_in_process("slurm", "servers", "--cluster", str(ROOT / "clusters/example-slurm.yaml"),
+                                  "-o", "json")
+    assert (rc, out, err) == (0, "[]\n", "")

@@ -54,6 +54,9 @@ def _servers(args) -> int:
     def text() -> None:
         from manifesto.errors import printable
 
+        if not rows:
+            where = f" on {s.ssh_host}" if s and s.ssh_host else ""
+            info(f"manifesto: no Manifesto jobs of yours are queued or running on {cluster.name}{where}")
         for row in rows:  # squeue's fields (job names above all) are data from outside: escaped
             job, instance, state, nodes, reason = (printable(row[k]) for k in ("job", "instance", "state", "nodes",
                                                                                "reason"))

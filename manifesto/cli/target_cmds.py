@@ -354,6 +354,7 @@ def _slurm_diff(art) -> int:
         return 1
     script = _submitted_script(jobs[0]["job"], ssh_host) or ""
     if script == art.text:
+        info(f"manifesto: no differences between {art.rel} and the script of Slurm job {jobs[0]['job']}")
         return 0
     sys.stdout.writelines(difflib.unified_diff(script.splitlines(True), art.text.splitlines(True),
                                                f"job {jobs[0]['job']}", art.rel))
