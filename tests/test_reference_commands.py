@@ -240,3 +240,25 @@ def test_slurm_servers_says_when_there_is_no_job(tmp_path, monkeypatch):
     rc, out, err = cli_in_process("slurm", "servers", "--cluster", str(ROOT / "clusters/example-slurm.yaml"),
                                   "-o", "json")
     assert (rc, out, err) == (0, "[]\n", "")
+
+
+def test_slurm_stop_of_a_job_that_already_ended_is_no_error(tmp_path, monkeypatch):
+    """scancel's "already completing or completed" (the job ended on its own) is said, exit 0;
+    an unknown job is still an error."""
+    from kit import cli_in_process
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    scancel = bin_dir / "scancel"
+    scancel.write_text('#!/bin/sh\nif [ "$2" = 41 ]; then\n'
+                       '  echo "scancel: error: Kill job error on job id 41: Job/step already completing or completed" >&2\n'
+                       'else\n  echo "scancel: error: Kill job error on job id $2: Invalid job id specified" >&2\nfi\n'
+                       'exit 0\n')
+    scancel.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    cluster = str(ROOT / "clusters/example-slurm.yaml")
+    assert cli_in_process("slurm", "stop", "41", "--cluster", cluster) == (
+        0, "", "manifesto: Slurm job 41 on example-slurm had already ended; nothing to cancel\n")
+    rc, _, err = cli_in_process("slurm", "stop", "42", "--cluster", cluster)
+    assert (rc, err) == (1, "error: could not cancel Slurm job 42: Invalid job id specified (it may have finished "
+                            "already; `manifesto slurm servers` lists your jobs)\n")

@@ -77,6 +77,9 @@ def _stop(args) -> int:
         return target_cmds.stop(args)
     cluster = slurm_cluster(args)
     s = cluster.profile.slurm
-    slurm.check_cancelled(args.job, slurm.run(slurm.stop_call(args.job, s.ssh_host if s else None), trace=verbose()))
-    info(f"cancelled Slurm job {args.job} on {cluster.name}")
+    if slurm.check_cancelled(args.job, slurm.run(slurm.stop_call(args.job, s.ssh_host if s else None),
+                                                 trace=verbose())):
+        info(f"cancelled Slurm job {args.job} on {cluster.name}")
+    else:
+        info(f"manifesto: Slurm job {args.job} on {cluster.name} had already ended; nothing to cancel")
     return 0

@@ -334,8 +334,10 @@ def _slurm_stop(art, output: str = "text") -> int:
     if not jobs:
         info(f"manifesto: no queued or running Slurm job of {art.address} ({instance}); nothing to stop")
     for job in jobs:
-        slurm.check_cancelled(job["job"], slurm.run(slurm.stop_call(job["job"], ssh_host), trace=verbose()))
-        info(f"cancelled Slurm job {job['job']} of {art.address}")
+        if slurm.check_cancelled(job["job"], slurm.run(slurm.stop_call(job["job"], ssh_host), trace=verbose())):
+            info(f"cancelled Slurm job {job['job']} of {art.address}")
+        else:
+            info(f"manifesto: Slurm job {job['job']} of {art.address} had already ended")
     if output != "text":
         cancelled = [job["job"] for job in jobs]
         emit(output, {"target": art.address, "instance": instance, "cancelled": cancelled},
