@@ -168,6 +168,17 @@ def test_default_image_and_random_namespace_only_in_name(fake):
 
 
 @pytest.mark.integration
+def test_gateway_timeout_fails_a_frontend_that_never_comes_and_cleans_up(fake, tmp_path):
+    fake.configure(gateway_programmed=False)  # the model pods turn Ready; the Gateway never is programmed
+    rc, _, err = _e2e(fake, _gateway_spec(tmp_path), "--namespace", NS, "--gateway-timeout", "0")
+    assert rc == 1
+    assert err.splitlines()[-1] == ("error: qwen3-30b: the model pods are ready but the routing frontend is not 0s "
+                                    "later (--gateway-timeout): Gateway qwen3-30b-gateway not programmed")
+    assert "create" not in [a for argv in fake.argvs()[1:] for a in argv]  # no Job was created
+    assert fake.argvs()[-1] == ["delete", "namespace", NS, "--ignore-not-found", "--wait=false"]
+
+
+@pytest.mark.integration
 def test_cleanup_on_job_failure(fake):
     fake.configure(job_fails=True, logs="e2e: FAIL: /v1/completions answered HTTP 400")
     rc, out, err = _e2e(fake, QWEN, "--namespace", NS)
