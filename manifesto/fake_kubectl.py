@@ -1,5 +1,6 @@
 """``manifesto-fake-kubectl``: a scripted stand-in for kubectl, to try the Kubernetes lifecycle
-(deploy, status, diff, servers, stop) without a cluster, and for the tests of those commands.
+(deploy, ready, status, diff, servers, stop, file apply/delete, test e2e) without a cluster,
+and for the tests of those commands.
 
 ``manifesto-fake-kubectl --install DIR`` links it into DIR as ``kubectl``; put DIR first on
 PATH. It keeps objects in ``$FAKE_KUBE_DIR/state.json`` ({"objects": [...], "config": {...}};
@@ -9,7 +10,8 @@ FAKE_KUBE_LOG_STDIN=1, as it may hold the HF token; the directory is created pri
 ``apply`` stores objects the way an API server does: with the server's defaults for the
 kinds Manifesto renders (see :func:`server_defaults`), server metadata
 (uid, resourceVersion, generation, creationTimestamp, managedFields), kubectl's
-last-applied annotation, and a status. It starts no pods and runs no controllers.
+last-applied annotation, and a status; a small stand-in for the controllers (below) starts
+pods and finishes Jobs.
 
 config:
   missing_apis: API groups the "cluster" does not serve, e.g. ["leaderworkerset.x-k8s.io"]
@@ -25,7 +27,7 @@ config:
                                                             NAME] -o jsonpath=...` reads
   signal: {"config current-context": 9}  be killed by this signal instead of answering
   gateway_programmed: false        applied Gateways stay unprogrammed (default: programmed at once)
-  pods_ready_after: 1              reads of pods (get, wait) a new pod stays not Ready for
+  pods_ready_after: 1              `get pods` answers a new pod stays not Ready for (`wait` waits)
   job_fails: true                  created Jobs fail (BackoffLimitExceeded) instead of completing
   job_hangs: true                  created Jobs never finish
   logs: "text"                     what `logs` prints (default: a line saying no container ran)
@@ -37,7 +39,7 @@ live one, server fields aside), wait --for=condition=C REF|TYPE -l SEL, logs.
 A stand-in for controllers: applying a Deployment or LeaderWorkerSet creates its pods
 (replicas x size, labelled as the template says); a new pod turns Ready after
 ``pods_ready_after`` reads, and a Deployment whose pods are all Ready is Available. Re-applying
-keeps the pods; deleting the workload deletes them. A created Job completes at once (its logs
+keeps the pods (a changed template replaces them); deleting the workload deletes them. A created Job completes at once (its logs
 say that no container ran): no image is pulled, no request is sent.
 """
 

@@ -262,3 +262,45 @@ def test_slurm_stop_of_a_job_that_already_ended_is_no_error(tmp_path, monkeypatc
     rc, _, err = cli_in_process("slurm", "stop", "42", "--cluster", cluster)
     assert (rc, err) == (1, "error: could not cancel Slurm job 42: Invalid job id specified (it may have finished "
                             "already; `manifesto slurm servers` lists your jobs)\n")
+
+
+def test_the_fakes_create_wait_and_logs(tmp_path):
+    """The verbs the lifecycle uses beyond apply/get/delete, straight against the fake."""
+    import os
+    import subprocess
+    import sys
+
+    state = tmp_path / "kube"
+    env = {**os.environ, "FAKE_KUBE_DIR": str(state)}
+
+    def kubectl(*argv, stdin=None):
+        return subprocess.run([sys.executable, str(FAKE), *argv], input=stdin, capture_output=True, text=True,
+                              env=env)
+
+    deployment = json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "m"},
+                             "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "m"}},
+                                      "template": {"metadata": {"labels": {"app": "m"}},
+                                                   "spec": {"containers": [{"name": "c", "image": "i:1"}]}}}})
+    assert kubectl("-n", "ns", "apply", "-f", "-", stdin=deployment).returncode == 0
+    pods = json.loads(kubectl("-n", "ns", "get", "pods", "-l", "app=m", "-o", "json").stdout)["items"]
+    assert [p["metadata"]["name"] for p in pods] == ["m-0", "m-1"]
+    assert [p["status"]["conditions"][0]["status"] for p in pods] == ["False", "False"]
+    done = kubectl("-n", "ns", "wait", "--for=condition=Ready", "pods", "-l", "app=m", "--timeout=60s")
+    assert (done.returncode, done.stdout) == (0, "pods/m-0 condition met\npods/m-1 condition met\n")
+    done = kubectl("-n", "ns", "wait", "--for=condition=Available", "deployments.apps/m")
+    assert done.returncode == 0, done.stderr
+    assert kubectl("-n", "ns", "wait", "--for=condition=Ready", "pods", "-l", "app=none").stderr == \
+        "error: no matching resources found\n"
+
+    job = json.dumps({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+                      "spec": {"template": {"spec": {"restartPolicy": "Never",
+                                                     "containers": [{"name": "c", "image": "i:1"}]}}}})
+    assert kubectl("-n", "ns", "create", "-f", "-", stdin=job).stdout == "job/j created\n"
+    again = kubectl("-n", "ns", "create", "-f", "-", stdin=job)
+    assert (again.returncode, again.stderr) == (1, 'Error from server (AlreadyExists): jobs.batch "j" already exists\n')
+    assert kubectl("-n", "ns", "wait", "--for=condition=complete", "jobs.batch/j").returncode == 0
+    assert kubectl("-n", "ns", "logs", "job/j", "--all-containers").stdout == \
+        "fake kubectl: job/j ran no container: there is no cluster\n"
+    assert kubectl("-n", "ns", "logs", "job/nope").returncode == 1
+    assert kubectl("-n", "ns", "delete", "deployments.apps/m").returncode == 0
+    assert json.loads(kubectl("-n", "ns", "get", "pods", "-o", "json").stdout)["items"] == []
