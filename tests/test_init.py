@@ -55,7 +55,7 @@ def test_a_private_cluster_is_an_ordinary_target(fake, tmp_path, monkeypatch):
     private = tmp_path / "local-slurm.yaml"
     private.write_text((ROOT / "clusters/example-slurm.yaml").read_text().replace("name: example-slurm",
                                                                                   "name: local-slurm"))
-    rc, _, err = fake.run("init", "ws", "--cluster", str(private), "--user", "bob", "--context", "x")
+    rc, _, err = fake.run("init", "ws", "--cluster", str(private), "--user", "bob", "--slurm-host", "login1")
     assert rc == 0, err
     monkeypatch.chdir(tmp_path / "ws")
     rc, out, err = fake.run("build", "--cluster", "local-slurm")
