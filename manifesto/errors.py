@@ -1,13 +1,13 @@
 """Every error a user can act on.
 
     ManifestoError                 base; the CLI prints it and exits non-zero
-    ├── InputError                 a file or value a user wrote is wrong
+    ├── InputError                 a file or value a user wrote is wrong (also a ValueError)
     │   ├── YamlSyntaxError        the YAML does not parse, repeats a key, or has a key that is not a string
     │   ├── SchemaError            one or more fields break the schema (all collected)
     │   ├── ExtendsError           missing parent, or a cycle in an ``extends`` chain
     │   ├── ExpressionError        a ``computed`` expression is malformed or names an unknown var
     │   └── CatalogError           a named model / cluster / routing profile is not found
-    ├── ResolveError               inputs are valid alone but do not fit together
+    ├── ResolveError               inputs are valid alone but do not fit together (also a ValueError)
     │   └── IncompatiblePairError  the spec pins an accelerator the cluster does not offer
     ├── RenderCheckError           a rendered object breaks a Kubernetes rule (placed on its field, else a bug)
     ├── BuildError                 BUILD.yaml, addresses, the cache or out/
@@ -86,8 +86,9 @@ class ManifestoError(Exception):
         return ": ".join(parts)
 
 
-class InputError(ManifestoError):
-    pass
+class InputError(ManifestoError, ValueError):
+    """Also a ValueError, as the reference's configuration errors were: a caller's
+    ``except ValueError`` catches it."""
 
 
 class YamlSyntaxError(InputError):
@@ -118,8 +119,8 @@ class CatalogError(InputError):
     pass
 
 
-class ResolveError(ManifestoError):
-    pass
+class ResolveError(ManifestoError, ValueError):
+    """Also a ValueError (see :class:`InputError`)."""
 
 
 class IncompatiblePairError(ResolveError):

@@ -1,5 +1,6 @@
 """``manifesto-fake-kubectl``: a scripted stand-in for kubectl, to try the Kubernetes lifecycle
-(deploy, status, diff, servers, stop) without a cluster, and for the tests of those commands.
+(deploy, ready, status, diff, servers, stop, file apply/delete, test e2e) without a cluster,
+and for the tests of those commands.
 
 ``manifesto-fake-kubectl --install DIR`` links it into DIR as ``kubectl``; put DIR first on
 PATH. It keeps objects in ``$FAKE_KUBE_DIR/state.json`` ({"objects": [...], "config": {...}};
@@ -9,7 +10,8 @@ FAKE_KUBE_LOG_STDIN=1, as it may hold the HF token; the directory is created pri
 ``apply`` stores objects the way an API server does: with the server's defaults for the
 kinds Manifesto renders (see :func:`server_defaults`), server metadata
 (uid, resourceVersion, generation, creationTimestamp, managedFields), kubectl's
-last-applied annotation, and a status. It starts no pods and runs no controllers.
+last-applied annotation, and a status; a small stand-in for the controllers (below) starts
+pods and finishes Jobs.
 
 config:
   missing_apis: API groups the "cluster" does not serve, e.g. ["leaderworkerset.x-k8s.io"]
@@ -24,8 +26,21 @@ config:
   contexts: {"name": {"cluster": "c", "namespace": "ns"}}   what `config view --minify [--context
                                                             NAME] -o jsonpath=...` reads
   signal: {"config current-context": 9}  be killed by this signal instead of answering
+  gateway_programmed: false        applied Gateways stay unprogrammed (default: programmed at once)
+  pods_ready_after: 1              `get pods` answers a new pod stays not Ready for (`wait` waits)
+  job_fails: true                  created Jobs fail (BackoffLimitExceeded) instead of completing
+  job_hangs: true                  created Jobs never finish
+  logs: "text"                     what `logs` prints (default: a line saying no container ran)
 Supports: api-versions, config current-context|use-context NAME, get, apply -f FILE|-,
-delete REF.../-l, diff -f FILE|- (the defaulted object against the live one, server fields aside).
+create -f FILE|- (AlreadyExists for an existing object), delete REF.../-l/-f FILE,
+delete namespace NAME (with everything in it), diff -f FILE|- (the defaulted object against the
+live one, server fields aside), wait --for=condition=C REF|TYPE -l SEL, logs.
+
+A stand-in for controllers: applying a Deployment or LeaderWorkerSet creates its pods
+(replicas x size, labelled as the template says); a new pod turns Ready after
+``pods_ready_after`` reads, and a Deployment whose pods are all Ready is Available. Re-applying
+keeps the pods (a changed template replaces them); deleting the workload deletes them. A created Job completes at once (its logs
+say that no container ran): no image is pulled, no request is sent.
 """
 
 from __future__ import annotations
@@ -49,7 +64,7 @@ STATE = os.path.join(DIR, "state.json")
 
 # resource or kind (lower case) -> (Kind, API group, namespaced)
 KINDS = {
-    "pods": ("Pod", "", True), "services": ("Service", "", True), "configmaps": ("ConfigMap", "", True),
+    "pods": ("Pod", "", True), "namespaces": ("Namespace", "", False), "services": ("Service", "", True), "configmaps": ("ConfigMap", "", True),
     "serviceaccounts": ("ServiceAccount", "", True), "secrets": ("Secret", "", True),
     "persistentvolumeclaims": ("PersistentVolumeClaim", "", True),
     "deployments.apps": ("Deployment", "apps", True), "jobs.batch": ("Job", "batch", True),
@@ -96,7 +111,7 @@ def parse(argv):
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a in ("-n", "--namespace", "--context", "-l", "-o", "-f", "--for", "--timeout"):
+        if a in ("-n", "--namespace", "--context", "-l", "-o", "-f", "--for", "--timeout", "-c", "--container"):
             flags[a.lstrip("-")] = argv[i + 1]
             i += 2
             continue
@@ -361,6 +376,14 @@ _STATUS = {
 }
 
 
+def _programmed(state: dict, obj: dict) -> None:
+    """The gateway controller's part: a Gateway is accepted and programmed (unless the config
+    says ``gateway_programmed: false``)."""
+    if obj.get("kind") == "Gateway" and state.get("config", {}).get("gateway_programmed", True):
+        obj["status"] = {"conditions": [{"type": "Accepted", "status": "True"},
+                                        {"type": "Programmed", "status": "True"}]}
+
+
 def stored(doc: dict, old: dict | None, text: str, serial: int) -> dict:
     """``doc`` as the server stores it after ``kubectl apply`` (``old``: the object it replaces)."""
     import copy
@@ -464,6 +487,98 @@ def install(directory: str) -> int:
     return 0
 
 
+# -- the controllers' stand-in ---------------------------------------------------------------
+
+def _owner(obj: dict) -> str:
+    return f"{obj['kind']}/{ns_of(obj)}/{obj['metadata']['name']}"
+
+
+def _owned_by(pod: dict, key: str) -> bool:
+    refs = (pod.get("metadata") or {}).get("ownerReferences") or ()
+    return any(f"{r.get('kind')}/{ns_of(pod)}/{r.get('name')}" == key for r in refs)
+
+
+def _workload_pods(obj: dict) -> list[tuple[str, dict]]:
+    """(pod name, pod template) of every pod a Deployment or LeaderWorkerSet runs."""
+    spec = obj.get("spec") or {}
+    name = obj["metadata"]["name"]
+    if obj["kind"] == "Deployment":
+        return [(f"{name}-{i}", spec.get("template") or {}) for i in range(int(spec.get("replicas", 1) or 0))]
+    lwt = spec.get("leaderWorkerTemplate") or {}
+    worker = lwt.get("workerTemplate") or {}
+    leader = lwt.get("leaderTemplate") or worker
+    out = []
+    for group in range(int(spec.get("replicas", 1) or 0)):
+        out.append((f"{name}-{group}", leader))
+        out += [(f"{name}-{group}-{i}", worker) for i in range(1, int(lwt.get("size", 1) or 1))]
+    return out
+
+
+def start_pods(state: dict, obj: dict) -> None:
+    """Create the pods ``obj`` (a workload just applied) runs, keeping those that exist."""
+    objs = state["objects"]
+    key = _owner(obj)
+    wanted = _workload_pods(obj)
+    names = {n for n, _ in wanted}
+    for pod in [o for o in objs if o["kind"] == "Pod" and _owned_by(o, key)]:
+        if pod["metadata"]["name"] not in names:
+            objs.remove(pod)
+    for pod in [o for o in objs if o["kind"] == "Pod" and _owned_by(o, key)]:
+        template = dict(wanted)[pod["metadata"]["name"]]
+        if pod["metadata"].get("labels") != ((template.get("metadata") or {}).get("labels") or {}):
+            objs.remove(pod)  # a rollout replaces the pods of an older template
+    have = {o["metadata"]["name"] for o in objs if o["kind"] == "Pod" and _owned_by(o, key)}
+    after = int(state.get("config", {}).get("pods_ready_after", 1))
+    for name, template in wanted:
+        if name in have:
+            continue
+        labels = dict(((template.get("metadata") or {}).get("labels") or {}))
+        objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "name": name, "namespace": ns_of(obj), "labels": labels,
+            "ownerReferences": [{"apiVersion": obj.get("apiVersion"), "kind": obj["kind"],
+                                 "name": obj["metadata"]["name"]}],
+            "annotations": {"fake-kubectl/reads-until-ready": str(after)}},
+            "status": {"phase": "Pending", "conditions": [{"type": "Ready", "status": "False"}]}})
+    _settle(state)
+
+
+def _settle(state: dict, reads: int = 0) -> None:
+    """Count ``reads`` against every pending pod, then mark workloads whose pods are all Ready."""
+    objs = state["objects"]
+    for pod in (o for o in objs if o["kind"] == "Pod"):
+        notes = pod["metadata"].get("annotations") or {}
+        left = notes.get("fake-kubectl/reads-until-ready")
+        if left is None:
+            continue
+        left = int(left) - reads
+        if left <= 0:
+            notes.pop("fake-kubectl/reads-until-ready")
+            if not notes:
+                pod["metadata"].pop("annotations")
+            pod["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+        else:
+            notes["fake-kubectl/reads-until-ready"] = str(left)
+    for obj in (o for o in objs if o["kind"] in ("Deployment", "LeaderWorkerSet")):
+        key = _owner(obj)
+        pods = [o for o in objs if o["kind"] == "Pod" and _owned_by(o, key)]
+        ready = sum(1 for p in pods if _ready(p))
+        status = obj.setdefault("status", {})
+        status["readyReplicas"] = ready
+        available = "True" if pods and ready == len(pods) else "False"
+        conditions = [c for c in status.get("conditions") or () if c.get("type") != "Available"]
+        status["conditions"] = [*conditions, {"type": "Available", "status": available}]
+
+
+def _ready(obj: dict) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (obj.get("status") or {}).get("conditions") or ())
+
+
+def _condition(obj: dict, name: str) -> bool:
+    return any(str(c.get("type", "")).lower() == name.lower() and c.get("status") == "True"
+               for c in (obj.get("status") or {}).get("conditions") or ())
+
+
 def main():
     argv = sys.argv[1:]
     if argv[:1] in (["--help"], ["-h"]) and os.path.basename(sys.argv[0]) != "kubectl":
@@ -514,6 +629,8 @@ def main():
                 die(fault.get("stderr", "Unable to connect to the server: dial tcp 10.0.0.1:6443: i/o timeout"),
                     fault.get("rc", 1))
         rc = run(verb, pos, flags, stdin, state, set(config.get("missing_apis") or ()))
+        if verb == "get" and pos[1:2] == ["pods"]:
+            _settle(state, reads=1)  # after this answer: every pending pod is one read nearer Ready
         save(state)
     sys.exit(rc)
 
@@ -578,11 +695,89 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
             last_applied = json.dumps(d, sort_keys=True, separators=(",", ":"))
             new = stored(d, old[0] if old else None, last_applied, state["serial"])
             objs.append(new)
+            if new["kind"] in ("Deployment", "LeaderWorkerSet"):
+                start_pods(state, new)
+            _programmed(state, new)
             print(f"{d['kind'].lower()}/{d['metadata']['name']} {'configured' if old else 'created'}")
+        return 0
+    if verb == "create":
+        for d in docs(flags, stdin):
+            namespaced = BY_KIND.get(d["kind"], ("", "", True))[2]
+            d.setdefault("metadata", {})
+            if namespaced:
+                d["metadata"]["namespace"] = d["metadata"].get("namespace") or ns
+            if any(same(o, d["kind"], ns_of(d), d["metadata"]["name"], namespaced) for o in objs):
+                die(f'Error from server (AlreadyExists): {BY_KIND.get(d["kind"], (d["kind"].lower() + "s",))[0]} '
+                    f'"{d["metadata"]["name"]}" already exists')
+            state["serial"] = state.get("serial", 0) + 1
+            new = stored(d, None, "", state["serial"])
+            new["metadata"]["annotations"].pop("kubectl.kubernetes.io/last-applied-configuration", None)
+            if new["kind"] == "Job":
+                conf = state.get("config", {})
+                if conf.get("job_hangs"):
+                    new["status"] = {"active": 1}
+                elif conf.get("job_fails"):
+                    new["status"] = {"failed": 1, "conditions": [
+                        {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}
+                else:
+                    new["status"] = {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
+            if new["kind"] in ("Deployment", "LeaderWorkerSet"):
+                start_pods(state, new)
+            objs.append(new)
+            print(f"{d['kind'].lower()}/{d['metadata']['name']} created")
+        return 0
+    if verb == "wait":
+        cond = str(flags.get("for", "")).removeprefix("condition=")
+        if "l" in flags:
+            kind, _, namespaced = resolve(pos[1], missing)
+            refs = [(pos[1], kind, o["metadata"]["name"]) for o in objs if o["kind"] == kind
+                    and (not namespaced or ns_of(o) == ns) and matches(o, flags["l"])]
+            if not refs:
+                die("error: no matching resources found")
+        else:
+            refs = []
+            for ref in pos[1:]:
+                res, _, name = ref.partition("/")
+                refs.append((res, resolve(res, missing)[0], name))
+        _settle(state, reads=10 ** 9)  # waiting is as good as the time passing
+        for res, kind, name in refs:
+            hit = [o for o in objs if o["kind"] == kind and o["metadata"]["name"] == name
+                   and (not BY_KIND.get(kind, ("", "", True))[2] or ns_of(o) == ns)]
+            if not hit:
+                die(f'Error from server (NotFound): {res} "{name}" not found')
+            if not _condition(hit[0], cond):
+                die(f"error: timed out waiting for the condition on {res.split('.')[0]}/{name}")
+            print(f"{res.split('.')[0]}/{name} condition met")
+        return 0
+    if verb == "logs":
+        ref = pos[1] if len(pos) > 1 else ""
+        res, _, name = ref.partition("/") if "/" in ref else ("pod", "", ref)
+        kind = {"job": "Job", "jobs": "Job", "pod": "Pod", "pods": "Pod"}.get(res) or resolve(res, missing)[0]
+        if not any(o["kind"] == kind and o["metadata"]["name"] == name and ns_of(o) == ns for o in objs):
+            die(f'Error from server (NotFound): {ref} not found')
+        print(state.get("config", {}).get("logs", f"fake kubectl: {ref} ran no container: there is no cluster"))
+        return 0
+    if verb == "delete" and pos[1:2] == ["namespace"] and len(pos) == 3:
+        gone = [o for o in objs if (o["kind"] == "Namespace" and o["metadata"]["name"] == pos[2])
+                or ns_of(o) == pos[2] and BY_KIND.get(o["kind"], ("", "", True))[2]]
+        if not any(o["kind"] == "Namespace" for o in gone) and "ignore-not-found" not in flags:
+            die(f'Error from server (NotFound): namespaces "{pos[2]}" not found')
+        for o in gone:
+            objs.remove(o)
+        if any(o["kind"] == "Namespace" for o in gone):
+            print(f'namespace "{pos[2]}" deleted')
         return 0
     if verb == "delete":
         targets = []
-        if "l" in flags:
+        if "f" in flags:
+            for d in docs(flags, stdin):
+                namespaced = BY_KIND.get(d["kind"], ("", "", True))[2]
+                where = (d.get("metadata") or {}).get("namespace") or ns
+                hit = [o for o in objs if same(o, d["kind"], where, d["metadata"]["name"], namespaced)]
+                if not hit and "ignore-not-found" not in flags:
+                    die(f'Error from server (NotFound): {d["kind"].lower()}s "{d["metadata"]["name"]}" not found')
+                targets += hit
+        elif "l" in flags:
             kind, _, namespaced = resolve(pos[1], missing)
             targets = [o for o in objs if o["kind"] == kind and (not namespaced or ns_of(o) == ns)
                        and matches(o, flags["l"])]
@@ -597,6 +792,10 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
         for o in targets:
             objs.remove(o)
             print(f"{o['kind'].lower()} \"{o['metadata']['name']}\" deleted")
+            if o["kind"] in ("Deployment", "LeaderWorkerSet"):  # the garbage collector's part
+                key = _owner(o)
+                for pod in [p for p in objs if p["kind"] == "Pod" and _owned_by(p, key)]:
+                    objs.remove(pod)
         return 0
     if verb == "diff":
         rc = 0

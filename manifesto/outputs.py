@@ -14,10 +14,22 @@ __all__ = ["FORMATS", "add_output", "emit"]
 FORMATS = ("text", "json", "yaml", "name")
 
 
-def add_output(parser, formats=FORMATS, default: str = "text") -> None:
-    """Add ``-o/--output`` with ``formats`` to an argparse parser."""
+#: The reference implementation's name of the text table (``servers``, ``config list``).
+TABLE = "table"
+
+
+def _table_is_text(value: str) -> str:
+    return "text" if value == TABLE else value
+
+
+def add_output(parser, formats=FORMATS, default: str = "text", *, table: bool = False) -> None:
+    """Add ``-o/--output`` with ``formats`` to an argparse parser. ``table``: also accept
+    ``-o table``, the reference's spelling of the text table (handlers see ``text``)."""
+    shown = ", ".join(formats)
+    if table:
+        shown += f" ({TABLE}: the same as text)"
     parser.add_argument("--output", "-o", choices=formats, default=default, metavar="FORMAT",
-                        help=f"output format: {', '.join(formats)} (default: {default})")
+                        type=_table_is_text if table else None, help=f"output format: {shown} (default: {default})")
 
 
 def emit(fmt: str, data, *, text=None, names=None, sort_keys: bool = False) -> None:

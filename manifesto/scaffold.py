@@ -178,7 +178,11 @@ def workflow(package: str = DEFAULT_PACKAGE) -> str:
 WORKFLOW = workflow()
 
 
-def _build_yaml(model: str, cluster: str, name: str, user: str, namespace: str, context: str) -> str:
+def _build_yaml(model: str, cluster: str, name: str, user: str, namespace: str, context: str,
+                slurm_host: str | None = None) -> str:
+    where = (f"only on Slurm host {slurm_host} (sbatch runs there)" if slurm_host else
+             f"only in kube context {context}")
+    place = f"slurm_host: {slurm_host}" if slurm_host else f"context: {context}"
     return f"""\
 # A manifesto workspace: `manifesto build` renders every model against every cluster into
 # out/<cluster>/<model path>, and every deployment target into out/deploy/<name>.
@@ -203,20 +207,22 @@ targets:
     options: default
 
   # What to deploy, where: `manifesto deploy //:{name}`
-  # applies out/deploy/{name}.yaml, and only in kube context {context}.
+  # applies out/deploy/{name}.yaml, and {where}.
   - kind: deployment
     name: {name}
     model: //models:{model}
     cluster: {cluster}
     namespace: {namespace}
     user: {user}
-    context: {context}
+    {place}
 """
 
 
 def workspace_files(model_name: str, model_yaml: str, cluster_name: str, cluster_yaml: str, *, user: str,
-                    namespace: str, context: str, package: str = DEFAULT_PACKAGE) -> dict[str, str]:
-    """Relative path -> text of a new workspace (pure)."""
+                    namespace: str, context: str, package: str = DEFAULT_PACKAGE,
+                    slurm_host: str | None = None) -> dict[str, str]:
+    """Relative path -> text of a new workspace (pure). ``slurm_host``: the deployment target
+    belongs to that Slurm host (a Slurm cluster profile) instead of kube context ``context``."""
     from manifesto.errors import InputError
 
     for flag, value in (("--user", user), ("--namespace", namespace)):
@@ -228,9 +234,11 @@ def workspace_files(model_name: str, model_yaml: str, cluster_name: str, cluster
             raise InputError(f"{flag}: '{value}' cannot name a target file; use letters, digits, '.', '_' and '-'")
     if not re.fullmatch(r"[^\s'\"`$\\;&|<>#]+", context) or not context.isprintable():
         raise InputError(f"--context '{context}': not a kube context name (no spaces or shell metacharacters)")
+    if slurm_host is not None and not re.fullmatch(r"[A-Za-z0-9]([-A-Za-z0-9_.@]*[A-Za-z0-9])?", slurm_host):
+        raise InputError(f"--slurm-host '{slurm_host}': not a host name")
     name = re.sub(r"[^a-z0-9]+", "-", f"{model_name}-{cluster_name}".lower()).strip("-")[:63].rstrip("-")
     return {
-        "BUILD.yaml": _build_yaml(model_name, cluster_name, name, user, namespace, context),
+        "BUILD.yaml": _build_yaml(model_name, cluster_name, name, user, namespace, context, slurm_host),
         f"models/{model_name}.yaml": model_yaml,
         f"clusters/{cluster_name}.yaml": cluster_yaml,
         ".gitignore": GITIGNORE,

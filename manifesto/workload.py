@@ -6,6 +6,12 @@
     settings = workload_settings(load_cluster("clusters/my-cluster.yaml"))
     accelerator = settings.accelerator("gb200")
 
+Callers written for the reference implementation keep working: ``settings.local_queue`` and
+``settings.pod`` are read-only aliases of ``queue_name`` and ``placement``; every settings
+object has ``model_dump()`` (plain dicts and lists); ``accelerator("any")`` is the cluster's
+default accelerator; an unknown accelerator raises IncompatiblePairError, which is also a
+ValueError.
+
 The projection is portable: accelerator resource or DRA DeviceClass names, node selectors,
 the default Kueue LocalQueue, accelerator-attached platform claims (name and template
 reference only, such as the IMEX ``compute-domain-channel``), and pod placement defaults.
@@ -15,7 +21,7 @@ serving-specific cluster model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from manifesto.resolve.names import COMPUTE_DOMAIN_CLAIM
@@ -25,10 +31,32 @@ __all__ = [
     "workload_settings",
 ]
 
+#: The accelerator name that means "the cluster's default" (the reference's spelling).
+ANY_ACCELERATOR = "any"
+
+
+def _plain(value):
+    """``value`` as plain data: settings objects become dicts, tuples lists; mappings are copied."""
+    if isinstance(value, _Dumpable):
+        return value.model_dump()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+class _Dumpable:
+    """``model_dump()`` as pydantic models spell it: the public fields as plain data."""
+
+    __slots__ = ()
+
+    def model_dump(self) -> dict[str, Any]:
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self) if f.repr}
 
 
 @dataclass(frozen=True)
-class PlatformClaim:
+class PlatformClaim(_Dumpable):
     """A pod resource claim the cluster attaches to every pod using an accelerator."""
 
     name: str
@@ -36,7 +64,7 @@ class PlatformClaim:
 
 
 @dataclass(frozen=True)
-class PodPlacement:
+class PodPlacement(_Dumpable):
     """Cluster pod defaults that are not tied to an accelerator."""
 
     affinity: dict[str, Any] | None = None
@@ -49,7 +77,7 @@ class PodPlacement:
 
 
 @dataclass(frozen=True)
-class AcceleratorSettings:
+class AcceleratorSettings(_Dumpable):
     """One accelerator profile of a cluster, as a GPU workload needs it.
 
     ``backend`` is ``extended_resource`` (request ``resource_name``) or ``dra`` (claim
@@ -70,7 +98,7 @@ class AcceleratorSettings:
 
 
 @dataclass(frozen=True)
-class WorkloadSettings:
+class WorkloadSettings(_Dumpable):
     """The portable projection of a Kubernetes cluster profile."""
 
     cluster_name: str
@@ -82,11 +110,24 @@ class WorkloadSettings:
     placement: PodPlacement
     where: Any = field(default=None, repr=False, compare=False)
 
+    @property
+    def local_queue(self) -> str | None:
+        """The reference's name of :attr:`queue_name` (read-only)."""
+        return self.queue_name
+
+    @property
+    def pod(self) -> PodPlacement:
+        """The reference's name of :attr:`placement` (read-only)."""
+        return self.placement
+
     def accelerator(self, name: str | None = None) -> AcceleratorSettings:
-        """The named accelerator profile (default: the cluster's default)."""
+        """The named accelerator profile; the cluster's default without a name or for
+        ``"any"`` (unless the cluster declares a profile of that name)."""
         from manifesto.errors import IncompatiblePairError
 
         chosen = name or self.default_accelerator
+        if chosen == ANY_ACCELERATOR and chosen not in self.accelerators:
+            chosen = self.default_accelerator
         if chosen not in self.accelerators:
             origin = self.where(("accelerators", "profiles")) if self.where else None
             raise IncompatiblePairError(

@@ -1,7 +1,7 @@
 """`manifesto test e2e` against the scripted fake kubectl (tests/fake_kubectl.py).
 
-A small wrapper in front of the fake adds what the e2e lifecycle needs: ``create -f -``
-(Namespace, Job), ``delete namespace``, ``logs``, and pods that become ready on apply.
+The shipped fake has what the e2e lifecycle needs: ``create -f -`` (Namespace, Job),
+``delete namespace``, ``logs``, and pods that become ready after their workload is applied.
 """
 
 from __future__ import annotations
@@ -21,101 +21,11 @@ QWEN = str(ROOT / "models/qwen/qwen3-0.6b.yaml")
 AGG = str(ROOT / "models/qwen/aggregated.yaml")
 NS = "e2e-ns"
 
-WRAPPER = r'''
-import fcntl, json, os, runpy, sys
-
-FAKE, DIR = __FAKE__, os.environ["FAKE_KUBE_DIR"]
-STATE = os.path.join(DIR, "state.json")
-argv = sys.argv[1:]
-pos, ns, i = [], "default", 0
-while i < len(argv):
-    if argv[i] in ("-n", "--context", "-l", "-o", "-f"):
-        ns = argv[i + 1] if argv[i] == "-n" else ns
-        i += 2
-        continue
-    if not argv[i].startswith("--"):
-        pos.append(argv[i])
-    i += 1
-verb = pos[0] if pos else ""
-
-
-def load():
-    try:
-        return json.load(open(STATE))
-    except FileNotFoundError:
-        return {"objects": [], "config": {}}
-
-
-def save(state):
-    json.dump(state, open(STATE, "w"))
-
-
-def own(rc=0, out="", err=""):
-    stdin = None if sys.stdin.isatty() else sys.stdin.read()
-    with open(os.path.join(DIR, "calls.jsonl"), "a") as f:
-        f.write(json.dumps({"argv": argv, "stdin": stdin or None}) + "\n")
-    return stdin
-
-
-if verb == "create":
-    doc = json.loads(own())
-    state = load()
-    conf = state["config"]
-    doc["metadata"].setdefault("namespace", ns) if doc["kind"] != "Namespace" else None
-    if any(o["kind"] == doc["kind"] and o["metadata"]["name"] == doc["metadata"]["name"]
-           and o["metadata"].get("namespace") == doc["metadata"].get("namespace") for o in state["objects"]):
-        sys.exit(print(f'Error from server (AlreadyExists): {doc["kind"].lower()}s "{doc["metadata"]["name"]}" '
-                       'already exists', file=sys.stderr) or 1)
-    if doc["kind"] == "Job" and conf.get("job_hangs"):
-        pass  # never scheduled: no condition ever appears
-    elif doc["kind"] == "Job":
-        kind = "Failed" if conf.get("job_fails") else "Complete"
-        doc["status"] = {"conditions": [{"type": kind, "status": "True", "reason": "BackoffLimitExceeded"}]}
-    state["objects"].append(doc)
-    save(state)
-    print(f'{doc["kind"].lower()}/{doc["metadata"]["name"]} created')
-elif verb == "logs":
-    own()
-    print(load()["config"].get("logs", "e2e: PASS"))
-elif verb == "delete" and pos[1:2] == ["namespace"]:
-    own()
-    state = load()
-    state["objects"] = [o for o in state["objects"] if o["metadata"].get("namespace") != pos[2]
-                        and not (o["kind"] == "Namespace" and o["metadata"]["name"] == pos[2])]
-    save(state)
-    print(f'namespace "{pos[2]}" deleted')
-else:
-    sys.argv = [FAKE, *argv]
-    try:
-        runpy.run_path(FAKE, run_name="__main__")
-    except SystemExit as exc:
-        code = exc.code
-    else:
-        code = 0
-    if verb == "apply" and code == 0:  # the "cluster" starts every workload ready
-        state = load()
-        for o in list(state["objects"]):
-            status = {"Deployment": "Available", "Gateway": "Programmed"}.get(o["kind"])
-            if status:
-                o["status"] = {"conditions": [{"type": status, "status": "True"}]}
-            if o["kind"] not in ("Deployment", "LeaderWorkerSet"):
-                continue
-            spec = o["spec"]
-            tpl = spec.get("template") or spec.get("leaderWorkerTemplate", {}).get("workerTemplate")
-            count = spec.get("replicas", 1) * spec.get("leaderWorkerTemplate", {}).get("size", 1)
-            for n in range(count):
-                state["objects"].append({"apiVersion": "v1", "kind": "Pod", "metadata": {
-                    "name": f'{o["metadata"]["name"]}-{n}', "namespace": o["metadata"]["namespace"],
-                    "labels": tpl["metadata"]["labels"]},
-                    "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
-        save(state)
-    sys.exit(code)
-'''
 
 
 @pytest.fixture
 def fake(tmp_path, monkeypatch, capsys) -> FakeCluster:
-    return FakeCluster(install(tmp_path, monkeypatch, WRAPPER.replace("__FAKE__", repr(str(FAKE)))), capsys, main)
+    return FakeCluster(install(tmp_path, monkeypatch, FAKE.read_text()), capsys, main)
 
 
 def _e2e(fake: FakeCluster, spec: str, *extra: str) -> tuple[int, str, str]:
@@ -151,7 +61,8 @@ def test_exact_lifecycle_argv(fake):
         ["create", "-f", "-"],  # the namespace; create refuses an existing one
         ["-n", NS, "apply", "-f", "-"],  # hf-secret over stdin
         ["-n", NS, "apply", "-f", "-"],
-        ["-n", NS, "get", "pods", "-l", sel, "-o", "json"],  # ready
+        ["-n", NS, "get", "pods", "-l", sel, "-o", "json"],  # ready: the fake's pods are not Ready yet
+        ["-n", NS, "get", "pods", "-l", sel, "-o", "json"],  # ... and now they are
         ["-n", NS, "create", "-f", "-"],  # the Job
         ["-n", NS, "get", "jobs.batch", "qwen3-0-6b-e2e", "-o", "json"],
         ["-n", NS, "logs", "job/qwen3-0-6b-e2e", "--all-containers"],
@@ -163,7 +74,7 @@ def test_exact_lifecycle_argv(fake):
     assert all(TOKEN not in " ".join(c["argv"]) for c in calls)
     namespace = json.loads(calls[0]["stdin"])
     assert namespace["kind"] == "Namespace" and namespace["metadata"]["name"] == NS
-    assert "e2e: PASS" in out
+    assert "fake kubectl: job/qwen3-0-6b-e2e ran no container: there is no cluster" in out  # the Job's logs
     assert not [o for o in fake.state["objects"] if o["metadata"].get("namespace") == NS]
 
 
@@ -254,6 +165,17 @@ def test_default_image_and_random_namespace_only_in_name(fake):
     assert _e2e(fake, QWEN)[0] == 0
     ns2 = json.loads(fake.calls()[0]["stdin"])["metadata"]["name"]
     assert ns2 != ns and json.dumps(fake.created("Job")).replace(ns2, "NS") == first
+
+
+@pytest.mark.integration
+def test_gateway_timeout_fails_a_frontend_that_never_comes_and_cleans_up(fake, tmp_path):
+    fake.configure(gateway_programmed=False)  # the model pods turn Ready; the Gateway never is programmed
+    rc, _, err = _e2e(fake, _gateway_spec(tmp_path), "--namespace", NS, "--gateway-timeout", "0")
+    assert rc == 1
+    assert err.splitlines()[-1] == ("error: qwen3-30b: the model pods are ready but the routing frontend is not 0s "
+                                    "later (--gateway-timeout): Gateway qwen3-30b-gateway not programmed")
+    assert "create" not in [a for argv in fake.argvs()[1:] for a in argv]  # no Job was created
+    assert fake.argvs()[-1] == ["delete", "namespace", NS, "--ignore-not-found", "--wait=false"]
 
 
 @pytest.mark.integration

@@ -55,7 +55,7 @@ def test_a_private_cluster_is_an_ordinary_target(fake, tmp_path, monkeypatch):
     private = tmp_path / "local-slurm.yaml"
     private.write_text((ROOT / "clusters/example-slurm.yaml").read_text().replace("name: example-slurm",
                                                                                   "name: local-slurm"))
-    rc, _, err = fake.run("init", "ws", "--cluster", str(private), "--user", "bob", "--context", "x")
+    rc, _, err = fake.run("init", "ws", "--cluster", str(private), "--user", "bob", "--slurm-host", "login1")
     assert rc == 0, err
     monkeypatch.chdir(tmp_path / "ws")
     rc, out, err = fake.run("build", "--cluster", "local-slurm")
@@ -237,3 +237,33 @@ def test_the_repositorys_own_workflow_is_the_one_init_writes():
     assert path.read_text() == workflow("."), "regenerate .github/workflows/manifesto.yml from manifesto.scaffold"
     proc = _actionlint(path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_init_with_a_slurm_profile_writes_a_target_whose_hint_works(fake, tmp_path, monkeypatch):
+    """A Slurm profile's deployment target names a Slurm host (the profile's ssh host, else
+    this one, else --slurm-host), so the `next:` hint runs as printed."""
+    import socket
+
+    rc, _, err = fake.run("init", "ws", "--cluster", "example-slurm", "--user", "alice")
+    assert rc == 0, err
+    build = (tmp_path / "ws" / "BUILD.yaml").read_text()
+    assert f"    slurm_host: {socket.gethostname()}\n" in build and "context:" not in build
+    hint = err.splitlines()[-1]
+    assert hint == "next: cd ws && manifesto build && manifesto deploy //:qwen3-0-6b-example-slurm --dry-run"
+    monkeypatch.chdir(tmp_path / "ws")
+    assert fake.run("build")[0] == 0
+    rc, out, err = fake.run("deploy", "//:qwen3-0-6b-example-slurm", "--dry-run")
+    assert rc == 0, err
+    assert "sbatch --parsable < out/deploy/qwen3-0-6b-example-slurm.sbatch" in out
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = fake.run("init", "ws2", "--cluster", "example-slurm", "--slurm-host", "login1")
+    assert rc == 0 and "    slurm_host: login1\n" in (tmp_path / "ws2" / "BUILD.yaml").read_text()
+    rc, _, err = fake.run("init", "ws3", "--cluster", "example-slurm", "--context", "lab")
+    assert (rc, err) == (1, "error: --context: cluster 'example-slurm' is a Slurm cluster; its deployment target "
+                            "names a Slurm host (--slurm-host)\n")
+    rc, _, err = fake.run("init", "ws4", "--slurm-host", "login1")
+    assert rc == 1 and "is a kubernetes cluster" in err
+
+
+def test_the_repository_ignores_env_files():
+    assert ".env" in (ROOT / ".gitignore").read_text().splitlines()

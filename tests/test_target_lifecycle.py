@@ -391,7 +391,8 @@ def test_ready_waits_for_the_target_plan(fake, ws):
     fake.run("deploy", "//:qwen-demo")
     rc, _, err = fake.run("ready", "//:qwen-demo", "--timeout", "0")
     assert rc == 1
-    assert err == "error: qwen3-0-6b not ready after 0s: role decode: 0/1 pods ready\n"
+    assert err == ("manifesto: waiting up to 0s for qwen3-0-6b in namespace demo: 1 decode pod(s)\n"
+                   "error: qwen3-0-6b not ready after 0s: role decode: 0/1 pods ready\n")
     pod = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {"name": "qwen3-0-6b-decode-0", "namespace": "demo",
                         "labels": {**_live(fake, "Deployment", "qwen3-0-6b-decode")["spec"]["template"]["metadata"]

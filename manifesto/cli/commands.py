@@ -76,7 +76,7 @@ def register(sub) -> None:
     p.set_defaults(func=_config_home)
     p = add(csub, "list", help="list catalog entries and where each comes from")
     p.add_argument("kind", choices=("models", "clusters", "routing"))
-    add_output(p)
+    add_output(p, table=True)
     p.set_defaults(func=_config_list)
     p = add(csub, "resolve", help="print the file a catalog name resolves to")
     p.add_argument("kind", choices=("models", "clusters", "routing"))

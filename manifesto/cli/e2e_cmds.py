@@ -34,6 +34,9 @@ def register(sub, add) -> None:
                    "(default: 600)")
     p.add_argument("--ready-timeout", type=seconds_arg, default=3600.0, metavar="SECONDS",
                    help="how long the model may take to become ready (default: 3600)")
+    p.add_argument("--gateway-timeout", type=seconds_arg, default=120.0, metavar="SECONDS",
+                   help="once the model pods are ready, how long the routing frontend may take to follow "
+                   "(default: 120)")
     p.add_argument("--image", help="Python image of the test Job, e.g. a mirror (default: the catalog's test.e2e image)")
     p.add_argument("--interval", type=seconds_arg, default=5.0, help=argparse.SUPPRESS)
     p.set_defaults(func=_e2e)
@@ -77,4 +80,5 @@ def _e2e(args) -> int:
     if not image:
         raise OpsError("no test Job image: pass --image or set images.test.e2e in the image catalog")
     return run_e2e(kube(env, namespace, args.context), plan, objs, env, image=image, timeout=args.timeout,
-                   ready_timeout=args.ready_timeout, keep_namespace=args.keep_namespace, interval=args.interval)
+                   ready_timeout=args.ready_timeout, keep_namespace=args.keep_namespace, interval=args.interval,
+                   gateway_timeout=args.gateway_timeout)

@@ -21,6 +21,8 @@ def register(sub, add) -> None:
     p.add_argument("--namespace", "-n", default="default", help="namespace of the deployment target (default: default)")
     p.add_argument("--context", help="kube context the deployment target belongs to (default: the current one, "
                    "else the cluster's name)")
+    p.add_argument("--slurm-host", metavar="HOST", help="with a Slurm cluster profile: the host whose Slurm the "
+                   "deployment target belongs to (default: the profile's slurm.ssh_host, else this host)")
     p.add_argument("--package", metavar="SPEC", help="what the CI workflow pip-installs: a requirement for this "
                    "version of llm-manifesto, e.g. a wheel URL or git+https://HOST/REPO@TAG (default: "
                    "MANIFESTO_PACKAGE, else llm-manifesto==VERSION)")
@@ -43,12 +45,14 @@ def _init(args) -> int:
     cluster_yaml = cluster_text(cluster_path)  # validated before anything is written
     user = args.user or re.sub(r"[^a-z0-9-]+", "-", cli_settings.current_user(None, env).lower()).strip("-")
     cluster_name = Path(cluster_path).name.removesuffix(".yaml")
-    context = args.context or cli_settings.kube_context(None, env) or cluster_name
+    slurm_host = _slurm_host(args, cluster_path)
+    context = args.context or (None if slurm_host else cli_settings.kube_context(None, env)) or cluster_name
     model_name = Path(model_path).name.removesuffix(".yaml")
     files = workspace_files(model_name, dump_yaml(load_model_data(model_path).data), cluster_name,
                             cluster_yaml, user=user or "user",
                             namespace=args.namespace, context=context,
-                            package=args.package or env.get("MANIFESTO_PACKAGE") or DEFAULT_PACKAGE)
+                            package=args.package or env.get("MANIFESTO_PACKAGE") or DEFAULT_PACKAGE,
+                            slurm_host=slurm_host)
     written = write_workspace(args.directory, files)
     for rel in written:
         print(f"wrote {Path(args.directory) / rel}", file=sys.stderr)
@@ -56,3 +60,28 @@ def _init(args) -> int:
     where = "" if args.directory == "." else f"cd {args.directory} && "
     print(f"next: {where}manifesto build && manifesto deploy //:{name} --dry-run", file=sys.stderr)
     return 0
+
+
+def _slurm_host(args, cluster_path: str) -> str | None:
+    """For a Slurm profile, the host its deployment target belongs to: --slurm-host, the
+    profile's ssh host, else this host (where sbatch then runs); None for Kubernetes."""
+    from manifesto.cluster import load_cluster
+    from manifesto.errors import InputError
+
+    cluster = load_cluster(cluster_path)
+    if cluster.platform != "slurm":
+        if args.slurm_host:
+            raise InputError(f"--slurm-host: cluster '{cluster.name}' is a {cluster.platform} cluster; its "
+                             "deployment target names a kube context (--context)")
+        return None
+    if args.context:
+        raise InputError(f"--context: cluster '{cluster.name}' is a Slurm cluster; its deployment target names a "
+                         "Slurm host (--slurm-host)")
+    if args.slurm_host:
+        return args.slurm_host
+    ssh_host = cluster.profile.slurm.ssh_host if cluster.profile.slurm else None
+    if ssh_host:
+        return ssh_host
+    import socket
+
+    return socket.gethostname()

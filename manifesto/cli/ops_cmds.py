@@ -16,7 +16,7 @@ from manifesto.outputs import add_output
 
 __all__ = ["register"]
 
-_DEPLOY_USAGE = ("manifesto deploy SPEC [options]\n"
+_DEPLOY_USAGE = ("manifesto deploy [manifest] SPEC [options]\n"
                  "       manifesto deploy ADDR|out/deploy/NAME.yaml [--build] [--dry-run] [--take-over] [--context C]\n"
                  "       manifesto deploy routing SPEC [options]\n"
                  "       manifesto deploy bootstrap [--cluster C] [--namespace N]")
@@ -25,11 +25,13 @@ _DEPLOY_USAGE = ("manifesto deploy SPEC [options]\n"
 def register(sub, add) -> None:
     from manifesto.numbers import seconds_arg
 
-    files = add(sub, "file", help="diff or apply a rendered manifest file against the cluster")
+    files = add(sub, "file", help="diff, apply or delete a rendered manifest file against the cluster")
     fsub = files.add_subparsers(dest="action", metavar="ACTION")
     fsub.required = True
     for name, func, what in (("diff", _file_diff, "kubectl diff a rendered file (exit 1 when it differs)"),
-                             ("apply", _file_apply, "ensure hf-secret, then kubectl apply a rendered file as-is")):
+                             ("apply", _file_apply, "ensure hf-secret, then kubectl apply a rendered file as-is"),
+                             ("delete", _file_delete, "kubectl delete the objects of a rendered file (hf-secret "
+                              "stays)")):
         p = add(fsub, name, help=what)
         p.add_argument("file", nargs="?", metavar="FILE",
                        help="the rendered file (default: MANIFESTO_RENDER_OUT or /tmp/manifesto.yaml)").complete = FILES
@@ -37,6 +39,10 @@ def register(sub, add) -> None:
                        ).complete = FILES
         p.add_argument("--output", "-o", dest="old_output", metavar="FILE", help=argparse.SUPPRESS)
         p.add_argument("--cluster", "-c", help="cluster profile, only to refuse Slurm clusters")
+        p.add_argument("--user", help="refuse a file whose objects another user's render owns (their "
+                       "llm-d.ai/owner label)")
+        if name == "delete":
+            p.add_argument("--now", action="store_true", help="force-delete: --grace-period=0 --force")
         kube_args(p)
         p.set_defaults(func=func)
 
@@ -53,7 +59,8 @@ def register(sub, add) -> None:
             "target's status)")
     p.add_argument("spec", nargs="?", metavar="ADDR", help="a deployment target: report in-sync, drifted or missing"
                    ).complete = DEPLOYMENTS
-    add_output(p)
+    p.add_argument("--instance", help="only this live instance ID, with its objects").complete = INSTANCES
+    add_output(p, table=True)
     p.add_argument("--cluster", "-c", help="cluster profile, only to refuse Slurm clusters")
     kube_args(p)
     p.set_defaults(func=_servers)
@@ -73,6 +80,9 @@ def register(sub, add) -> None:
     p = add(sub, "ready", help="wait until a spec's model pods and routing frontend are ready")
     spec_args(p, render=False)
     p.add_argument("--timeout", type=seconds_arg, default=3600.0, metavar="SECONDS", help="give up after this long")
+    p.add_argument("--gateway-timeout", type=seconds_arg, default=120.0, metavar="SECONDS",
+                   help="once the model pods are ready, how long the routing frontend (EPP, Gateway) may take "
+                   "to follow (default: 120)")
     p.add_argument("--interval", type=seconds_arg, default=5.0, help=argparse.SUPPRESS)
     target_args(p, dry_run=False)
     p.set_defaults(func=_ready)
@@ -116,22 +126,40 @@ def _file_namespace(args, env, path: str) -> str:
     return found.pop() if len(found) == 1 else pick_namespace(args, env)
 
 
+def _file_checked(args, env) -> str:
+    """The rendered file of ``file ACTION``: a Kubernetes manifest, rendered for --user if given."""
+    from manifesto.ops.deploy import check_file_owner, manifest_file
+
+    refuse_slurm_if_named(args, env, f"file {args.action}")
+    path = manifest_file(_file_target(args, env))
+    if args.user is not None:
+        check_file_owner(path, args.user)
+    return path
+
+
 def _file_diff(args) -> int:
     from manifesto.ops.deploy import file_diff
 
     env = settings()
-    refuse_slurm_if_named(args, env, "file diff")
-    return file_diff(kube(env, args.namespace, args.context), _file_target(args, env))
+    return file_diff(kube(env, args.namespace, args.context), _file_checked(args, env))
 
 
 def _file_apply(args) -> int:
-    from manifesto.ops.deploy import file_apply, manifest_file
+    from manifesto.ops.deploy import file_apply
 
     env = settings()
-    refuse_slurm_if_named(args, env, "file apply")
-    path = manifest_file(_file_target(args, env))
+    path = _file_checked(args, env)
     file_apply(kube(env, args.namespace, args.context), path, env,
                secret_namespace=_file_namespace(args, env, path))
+    return 0
+
+
+def _file_delete(args) -> int:
+    from manifesto.ops.deploy import file_delete
+
+    env = settings()
+    path = _file_checked(args, env)
+    file_delete(kube(env, args.namespace, args.context), path, now=args.now)
     return 0
 
 
@@ -145,7 +173,11 @@ def _deploy(args) -> int:
         if args.spec_rest:
             raise OpsError("deploy bootstrap takes no SPEC; pass --cluster and --namespace")
         return _deploy_bootstrap(args, env)
-    if args.spec == "routing":
+    if args.spec == "manifest":  # the reference's spelling of `deploy SPEC`
+        if not args.spec_rest:
+            raise OpsError("deploy manifest needs a SPEC: manifesto deploy manifest SPEC")
+        args.spec, args.spec_rest = args.spec_rest, None
+    elif args.spec == "routing":
         if not args.spec_rest:
             raise OpsError("deploy routing needs a SPEC: manifesto deploy routing SPEC")
         args.spec = args.spec_rest
@@ -206,7 +238,8 @@ def _servers(args) -> int:
     env = settings()
     refuse_slurm_if_named(args, env, "servers")
     namespace = pick_namespace(args, env)
-    print_servers(group_by_instance(discover(kube(env, namespace, args.context))), args.output, namespace)
+    client = kube(env, namespace, args.context)
+    print_servers(group_by_instance(discover(client, args.instance)), args.output, namespace, args.instance)
     return 0
 
 
@@ -254,5 +287,6 @@ def _ready(args) -> int:
         return done
     env = settings()
     plan, _, _ = plan_for_args(args, env, "ready")
-    wait_ready(kube(env, plan.namespace, args.context), plan, args.timeout, args.interval)
+    wait_ready(kube(env, plan.namespace, args.context), plan, args.timeout, args.interval,
+               frontend_timeout=args.gateway_timeout)
     return 0

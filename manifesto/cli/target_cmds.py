@@ -227,7 +227,8 @@ def ready(args) -> int:
         raise OpsError(f"{art.address} is a Slurm target: `manifesto ready` waits for Kubernetes pods; "
                        f"`manifesto status {art.address}` shows whether its job runs")
     _, client = _kube_for(art, args)
-    wait_ready(client, target_plan(art), args.timeout, args.interval)
+    wait_ready(client, target_plan(art), args.timeout, args.interval,
+               frontend_timeout=getattr(args, "gateway_timeout", None))
     return 0
 
 
@@ -337,8 +338,10 @@ def _slurm_stop(art, output: str = "text") -> int:
     if not jobs:
         info(f"manifesto: no queued or running Slurm job of {art.address} ({instance}); nothing to stop")
     for job in jobs:
-        slurm.check_cancelled(job["job"], slurm.run(slurm.stop_call(job["job"], ssh_host), trace=verbose()))
-        info(f"cancelled Slurm job {job['job']} of {art.address}")
+        if slurm.check_cancelled(job["job"], slurm.run(slurm.stop_call(job["job"], ssh_host), trace=verbose())):
+            info(f"cancelled Slurm job {job['job']} of {art.address}")
+        else:
+            info(f"manifesto: Slurm job {job['job']} of {art.address} had already ended")
     if output != "text":
         cancelled = [job["job"] for job in jobs]
         emit(output, {"target": art.address, "instance": instance, "cancelled": cancelled},
@@ -359,6 +362,7 @@ def _slurm_diff(art) -> int:
         return 1
     script = _submitted_script(jobs[0]["job"], ssh_host) or ""
     if script == art.text:
+        info(f"manifesto: no differences between {art.rel} and the script of Slurm job {jobs[0]['job']}")
         return 0
     # the submitted script comes from Slurm and the artifact from out/: no escape sequence of
     # either reaches the terminal (line breaks and tabs stay, a CR or ESC is shown escaped)

@@ -18,7 +18,8 @@ from manifesto.resolve.names import INSTANCE_LABEL, KUEUE_QUEUE_LABEL, MANAGED_B
 __all__ = ["SECRET", "secret_manifest", "hf_token", "ensure_secret", "required_apis", "check_apis", "pod_requests",
            "check_kueue", "check_dra", "foreign_objects", "live_by_name", "check_owners", "transitions",
            "frontend_leftovers", "apply_objects", "Facts", "plan_facts",
-           "object_facts", "deploy", "deploy_objects", "deploy_routing", "manifest_file", "file_diff", "file_apply"]
+           "object_facts", "deploy", "deploy_objects", "deploy_routing", "manifest_file", "file_owners",
+           "check_file_owner", "file_diff", "file_apply", "file_delete"]
 
 SECRET = "hf-secret"
 QUEUE = KUEUE_QUEUE_LABEL
@@ -384,12 +385,59 @@ def file_diff(kube: Kube, path: str) -> int:
     raise OpsError(f"kubectl diff -f {path} failed: {last}")
 
 
+def file_owners(text: str) -> set[str]:
+    """The values of the llm-d.ai/owner labels in a rendered manifest's text."""
+    import re
+
+    return set(re.findall(r"(?m)^\s+" + re.escape(OWNER_LABEL) + r": *['\"]?([A-Za-z0-9._-]+)", text))
+
+
+def check_file_owner(path: str, user: str) -> None:
+    """Refuse ``path`` when its objects name an owner other than ``user`` (``--user``); a file
+    without owner labels (written by hand) has nobody to disagree with."""
+    from pathlib import Path
+
+    from manifesto.resolve.identity import label_value
+
+    owners = file_owners(Path(path).read_text(encoding="utf-8", errors="replace"))
+    want = label_value(user) or "unknown"
+    others = sorted(owners - {want})
+    if others:
+        raise OpsError(f"--user {printable(user)}: {path} was rendered for user {printable(', '.join(others))} "
+                       f"(its {OWNER_LABEL} label); render it again with --user {printable(user)}, or drop --user")
+
+
+def _kubectl_failed(call_text: str, result) -> OpsError:
+    """kubectl's whole error text (escaped: it holds the cluster's words), not only its last line."""
+    from manifesto.edge.escape import lines
+
+    said = lines(result.stderr.strip()) or f"exit {result.returncode}"
+    return OpsError(f"`{call_text}` failed:\n{said}")
+
+
 def file_apply(kube: Kube, path: str, env: dict[str, str], secret_namespace: str | None = None) -> None:
-    """Ensure hf-secret (in ``secret_namespace``, else kube's), then apply ``path`` as-is."""
+    """Ensure hf-secret (in ``secret_namespace``, else kube's), then apply ``path`` as-is.
+    kubectl's error text is shown in full: an apply of many objects may fail on several."""
     from dataclasses import replace
 
     manifest_file(path)
     ensure_secret(replace(kube, namespace=secret_namespace or kube.namespace), env)
-    result = run(kube.write("apply", "-f", path))
+    call = kube.write("apply", "-f", path, check=False)
+    result = run(call)
     sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
+    if not result.ok:
+        raise _kubectl_failed(call.show(), result)
 
+
+def file_delete(kube: Kube, path: str, *, now: bool = False) -> None:
+    """``kubectl delete -f path --ignore-not-found`` (``now``: --grace-period=0 --force). The
+    namespace's hf-secret is shared by every instance and stays."""
+    manifest_file(path)
+    force = ("--grace-period=0", "--force") if now else ()
+    call = kube.write("delete", "-f", path, "--ignore-not-found", *force, check=False)
+    result = run(call)
+    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
+    if not result.ok:
+        raise _kubectl_failed(call.show(), result)
+    if not result.stdout.strip():
+        _say(f"nothing to delete: no object of {path} exists in the cluster")

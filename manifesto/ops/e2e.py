@@ -272,7 +272,8 @@ def job_logs(kube: Kube, name: str) -> None:
 
 
 def run_e2e(kube: Kube, plan, objs: list[dict], env: dict[str, str], *, image: str, timeout: float,
-            ready_timeout: float, keep_namespace: bool = False, interval: float = 5.0) -> int:
+            ready_timeout: float, keep_namespace: bool = False, interval: float = 5.0,
+            gateway_timeout: float | None = None) -> int:
     """The whole lifecycle in ``kube.namespace``; the namespace is deleted at the end unless kept."""
     from manifesto.ops.deploy import deploy
     from manifesto.ops.lifecycle import wait_ready
@@ -283,7 +284,7 @@ def run_e2e(kube: Kube, plan, objs: list[dict], env: dict[str, str], *, image: s
     create_namespace(kube, plan)
     try:
         deploy(kube, plan, objs, env)
-        wait_ready(kube, plan, ready_timeout, interval)
+        wait_ready(kube, plan, ready_timeout, interval, frontend_timeout=gateway_timeout)
         job = e2e_job(plan, image, timeout)
         name = job["metadata"]["name"]
         run(kube.write("create", "-f", "-", stdin=json.dumps(job)))

@@ -8,7 +8,8 @@ from manifesto.errors import OpsError, printable
 from manifesto.ops.discovery import OWNER, Live, discover, selector
 from manifesto.ops.kubectl import Kube, conditions, dig, items, run
 
-__all__ = ["servers_rows", "servers_json", "print_servers", "teardown_phases", "stop", "pick", "ready_report", "wait_ready"]
+__all__ = ["servers_rows", "servers_json", "print_servers", "teardown_phases", "stop", "pick", "ready_report", "awaited",
+           "wait_ready"]
 
 ROUTING_COMPONENTS = ("endpoint-picker", "gateway")
 ROUTING_KINDS = ("Gateway", "HTTPRoute", "DestinationRule", "InferencePool")
@@ -38,21 +39,35 @@ def servers_json(groups: dict[str, list[Live]]) -> list[dict]:
             for instance, objs in groups.items()]
 
 
-def print_servers(groups: dict[str, list[Live]], output: str, namespace: str | None) -> None:
+def print_servers(groups: dict[str, list[Live]], output: str, namespace: str | None, instance: str | None = None
+                  ) -> None:
+    """The servers table (or -o json/yaml/name); ``instance``: only that instance, and the
+    text form lists its objects too."""
     from manifesto.outputs import emit
 
-    emit(output, servers_json(groups), names=lambda: list(groups), text=lambda: _servers_table(groups, namespace))
+    if instance is not None:
+        groups = {k: v for k, v in groups.items() if k == instance}
+    emit(output, servers_json(groups), names=lambda: list(groups),
+         text=lambda: _servers_table(groups, namespace, instance))
 
 
-def _servers_table(groups: dict[str, list[Live]], namespace: str | None) -> None:
+def _servers_table(groups: dict[str, list[Live]], namespace: str | None, instance: str | None = None) -> None:
     if not groups:
-        print(f"no Manifesto servers in namespace {namespace}", file=sys.stderr)
+        if instance is not None:
+            print(f"manifesto: no live objects of instance {printable(instance)} in namespace {namespace}",
+                  file=sys.stderr)
+        else:
+            print(f"no Manifesto servers in namespace {namespace}", file=sys.stderr)
         return
     rows = [("INSTANCE", "OWNER", "RESOURCES"), *(tuple(map(printable, r)) for r in servers_rows(groups))]
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)
     for a, b, c in rows:  # labels come from the cluster: printable() escapes what a terminal would run
         print(f"{a.ljust(w0)}  {b.ljust(w1)}  {c}".rstrip())
+    if instance is not None:
+        print("\nresources:")
+        for o in sorted(groups[instance], key=lambda o: (o.kind, o.name)):
+            print(f"  {printable(o.ref)}")
 
 
 # -- stop -------------------------------------------------------------------------------
@@ -145,25 +160,46 @@ def _condition(obj: dict, kind: str) -> bool:
     return any(c.get("type") == kind and c.get("status") == "True" for c in conditions(obj))
 
 
-def ready_report(plan, pods: list[dict], epp: dict | None, gateway: dict | None) -> list[str]:
-    """What is not ready yet, as short phrases (empty when everything is)."""
+def _waiting(plan, pods: list[dict], epp: dict | None, gateway: dict | None) -> tuple[list[str], list[str]]:
+    """(model roles not ready, routing frontend not ready), as short phrases."""
     from manifesto.resolve import names
 
-    waiting = []
+    model, frontend = [], []
     for role in plan.roles:
         want = role.layout.replicas * role.layout.nodes
         sel = dict(role.selector)
         have = sum(1 for p in pods if _pod_ready(p)
                    and all(dig(p, "metadata", "labels", k) == v for k, v in sel.items()))
         if have < want:
-            waiting.append(f"role {role.name}: {have}/{want} pods ready")
+            model.append(f"role {role.name}: {have}/{want} pods ready")
     if plan.routing is not None:
         if epp is None or not _condition(epp, "Available"):
-            waiting.append(f"Deployment {names.epp(plan.instance)} not available")
+            frontend.append(f"Deployment {names.epp(plan.instance)} not available")
         if plan.routing.frontend == "gateway" and (gateway is None or not _condition(gateway, "Programmed")):
-            waiting.append(f"Gateway {names.gateway(plan.instance)} not programmed")
-    return waiting
+            frontend.append(f"Gateway {names.gateway(plan.instance)} not programmed")
+    return model, frontend
 
+
+def ready_report(plan, pods: list[dict], epp: dict | None, gateway: dict | None) -> list[str]:
+    """What is not ready yet, as short phrases (empty when everything is)."""
+    model, frontend = _waiting(plan, pods, epp, gateway)
+    return model + frontend
+
+
+def awaited(plan) -> str:
+    """What ``ready`` waits for, in one phrase."""
+    from manifesto.resolve import names
+
+    parts = [f"{r.layout.replicas * r.layout.nodes} {r.name} pod(s)" for r in plan.roles]
+    if plan.routing is not None:
+        parts.append(f"Deployment {names.epp(plan.instance)} available")
+        if plan.routing.frontend == "gateway":
+            parts.append(f"Gateway {names.gateway(plan.instance)} programmed")
+    return ", ".join(parts)
+
+
+#: Seconds between two progress lines of ``ready`` when nothing changes.
+REPORT_EVERY = 30.0
 
 #: The least time one poll's kubectl reads get, however little of the deadline is left.
 POLL_FLOOR = 1.0
@@ -174,8 +210,14 @@ def _get_json(kube: Kube, *args: str, deadline: float | None = None) -> dict | N
     return result.json() if result.ok else None
 
 
-def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=None, sleep=None) -> None:
+def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=None, sleep=None, *,
+               frontend_timeout: float | None = None, report_every: float = REPORT_EVERY) -> None:
     """Poll until every role's pods and the routing frontend are ready, or ``timeout`` passes.
+
+    Progress goes to stderr: what it waits for at the start, then a line whenever what is
+    still missing changes, and at least every ``report_every`` seconds. ``frontend_timeout``
+    (``--gateway-timeout``): once the model pods are ready, the routing frontend (EPP
+    Deployment, Gateway) has this long to follow before the wait fails.
 
     Every kubectl read is capped by the time left (but given at least ``POLL_FLOOR``, so
     ``--timeout 0`` still looks once): a hung API server cannot stretch the wait more
@@ -187,10 +229,17 @@ def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=No
 
     clock = clock or time.monotonic
     sleep = sleep or time.sleep
-    deadline = clock() + timeout
+    started = clock()
+    deadline = started + timeout
+    frontend_deadline: float | None = None
+    print(f"manifesto: waiting up to {timeout:g}s for {printable(plan.instance)} in namespace {kube.namespace}: "
+          f"{awaited(plan)}", file=sys.stderr)
     waiting = ["no answer from the cluster yet"]
+    shown: list[str] | None = None
+    shown_at = started
     while True:
         calls_deadline = time.monotonic() + max(POLL_FLOOR, deadline - clock())
+        model: list[str] | None = None  # None: this poll did not finish
         try:
             listed = run(kube.read("get", "pods", "-l", selector(plan.instance), "-o", "json",
                                    check=False, deadline=calls_deadline))
@@ -201,15 +250,26 @@ def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=No
                 if plan.routing.frontend == "gateway":
                     gw = _get_json(kube, "gateways.gateway.networking.k8s.io", names.gateway(plan.instance),
                                    deadline=calls_deadline)
-            waiting = [printable(w) for w in ready_report(plan, pods, epp, gw)]  # pod states: the cluster's text
+            model, frontend = _waiting(plan, pods, epp, gw)
+            waiting = [printable(w) for w in model + frontend]  # pod states: the cluster's text
         except OpsError as exc:
             if clock() < deadline:
                 raise
             waiting = [f"the last poll did not finish ({exc.message})"]
+        now = clock()
         if not waiting:
-            print(f"manifesto: {plan.instance} is ready", file=sys.stderr)
+            print(f"manifesto: {plan.instance} is ready (after {now - started:.0f}s)", file=sys.stderr)
             return
-        if clock() >= deadline:
+        if frontend_timeout is not None and model == []:
+            if frontend_deadline is None:
+                frontend_deadline = now + frontend_timeout
+            elif now >= frontend_deadline:
+                raise OpsError(f"{plan.instance}: the model pods are ready but the routing frontend is not "
+                               f"{frontend_timeout:g}s later (--gateway-timeout): {'; '.join(waiting)}")
+        if now >= deadline:
             raise OpsError(f"{plan.instance} not ready after {timeout:g}s: {'; '.join(waiting)}")
-        print(f"manifesto: waiting: {'; '.join(waiting)}", file=sys.stderr)
-        sleep(min(interval, max(0.0, deadline - clock())))
+        if waiting != shown or now - shown_at >= report_every:
+            print(f"manifesto: waiting ({now - started:.0f}s of {timeout:g}s): {'; '.join(waiting)}", file=sys.stderr)
+            shown, shown_at = waiting, now
+        until = deadline if frontend_deadline is None else min(deadline, frontend_deadline)
+        sleep(min(interval, max(0.0, until - now)))

@@ -172,10 +172,18 @@ def stop_call(job: str, ssh_host: str | None) -> SlurmCall:
     return SlurmCall(("scancel", "--verbose", job), ssh_host=ssh_host)
 
 
-def check_cancelled(job: str, proc: subprocess.CompletedProcess) -> None:
-    """Raise when ``scancel --verbose`` reported an error for ``job`` (unknown or finished job)."""
+#: What scancel says of a job that ended before it could cancel it (Slurm's ESLURM_ALREADY_DONE).
+ALREADY_DONE = "already completing or completed"
+
+
+def check_cancelled(job: str, proc: subprocess.CompletedProcess) -> bool:
+    """True when ``scancel --verbose`` cancelled ``job``, False when the job had already ended
+    (Slurm still knows it: it says so); raise for any other error (an unknown job above all)."""
     errors = [line.split("error:", 1)[1].strip() for line in (proc.stderr or "").splitlines() if "error:" in line]
+    if errors and all(ALREADY_DONE in e for e in errors):
+        return False
     if errors:
         reason = excerpt(errors[-1].rsplit(": ", 1)[-1], 300)
         raise OpsError(f"could not cancel Slurm job {job}: {reason} (it may have finished already; "
                        "`manifesto slurm servers` lists your jobs)")
+    return True

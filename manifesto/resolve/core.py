@@ -307,6 +307,7 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
             cluster, kind="slurm" if cluster.platform == "slurm" else kind, role=role.name, values=values, ephemeral=ephemeral,
             cleanup=spec.cache.cleanup_on_crash,
             overrides={"log_root": options.log_root, "cache_root": options.cache_root, "user_root": options.user_root},
+            multi_port=layout.launch == "multi-port",
         )
     except ResolveError as exc:  # exc.path is a cluster field (paths.log_root) or a flag (--log-root)
         origin = None if exc.path.startswith("--") else cluster_where(tuple(exc.path.split(".")))

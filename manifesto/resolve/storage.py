@@ -115,8 +115,12 @@ def _hf_home(cluster) -> tuple[str | None, str]:
 
 
 def plan_storage(cluster, *, kind: str, role: str, values: dict[str, str], ephemeral: str | None,
-                 cleanup: bool, overrides: dict[str, str | None]) -> tuple[Storage, list[EnvVar]]:
-    """Storage and cache env of one role. ``kind`` is the workload kind."""
+                 cleanup: bool, overrides: dict[str, str | None], multi_port: bool = False
+                 ) -> tuple[Storage, list[EnvVar]]:
+    """Storage and cache env of one role. ``kind`` is the workload kind. ``multi_port``: the
+    role's pods run several DP API servers (vLLM's multi-port external load balancing); on a
+    persistent cache root shared by the release's roles, such a role compiles into a
+    subdirectory of its own, so prefill and decode never compile into one directory at once."""
     if is_stateless(cluster) and not any(overrides.values()):
         return Storage(), []
     vols: list[Volume] = []
@@ -166,6 +170,8 @@ def plan_storage(cluster, *, kind: str, role: str, values: dict[str, str], ephem
         jit_root = POD_JIT_ROOT
     elif cache_root:
         jit_root = cache_template
+        if multi_port and kind == "LeaderWorkerSet" and "{role}" not in cache_root:
+            jit_root = posixpath.join(jit_root, role)
         if cc.jit_host_path:
             prefix = _static_prefix(cache_root)
             vols.append(Volume("jit-cache", {"hostPath": {"path": cc.jit_host_path, "type": "DirectoryOrCreate"}}))
@@ -173,6 +179,8 @@ def plan_storage(cluster, *, kind: str, role: str, values: dict[str, str], ephem
     elif st.shared_volume is not None:
         jit_root = posixpath.join(st.shared_mount_path, values["user"], "jit-cache", values["gpu_arch"],
                                   values["cache_key"], values["release"])
+        if multi_port and kind == "LeaderWorkerSet":
+            jit_root = posixpath.join(jit_root, role)
     else:
         jit_root = None
 
