@@ -23,6 +23,7 @@ from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from manifesto.edge.limits import MAX_ALIAS_NODES, MAX_ALIASES, MAX_ENTRIES, MAX_TEXT_BYTES, check_yaml
 from manifesto.errors import Origin, YamlSyntaxError, format_path, show_value
 
 if TYPE_CHECKING:
@@ -31,17 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["Locations", "load_yaml", "read_text", "StreamPath", "parse_yaml", "format_path", "file_problem", "confinement",
            "outside_problem", "MAX_ALIASES", "MAX_ALIAS_NODES", "MAX_FILE_BYTES", "MAX_ENTRIES"]
 
-#: The largest YAML input read (a spec is a few KiB; /dev/zero or a log file is not one).
-MAX_FILE_BYTES = 16 * 1024 * 1024
-
-#: The most lines plus ','-separated flow items a YAML input may hold: a bound on how long
-#: parsing takes. The largest bundled file has about 110 lines.
-MAX_ENTRIES = 20_000
-
-#: At most this many ``*name`` uses in one file (a spec needs a handful).
-MAX_ALIASES = 1_000
-#: At most this many values (scalars, lists, mappings) added by expanding aliases.
-MAX_ALIAS_NODES = 100_000
+# The bounds (size, entries, depth, aliases) are the edge's: manifesto.edge.limits.
+MAX_FILE_BYTES = MAX_TEXT_BYTES
 
 PathKey = tuple  # tuple[str | int, ...]
 
@@ -172,15 +164,13 @@ def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-    size = text.count("\n") + text.count(",")
-    if size > MAX_ENTRIES:  # the YAML library spends ~0.1 ms per entry: 200k env entries took 20 s
-        raise YamlSyntaxError(f"holds {size} lines and ','-separated items; a YAML input holds at most "
-                              f"{MAX_ENTRIES} (a spec or a profile is a few hundred lines)", Origin(name))
-    fast = _fast_parse(text, name)
+    plain = not (_UNUSUAL.search(text) or _SPECIAL.search(text))
+    # Entries, depth, nodes and aliases, before any recursive parser sees the text; for the
+    # slow path, as ruamel's pure parser reads it.
+    check_yaml(text, name, pure=not plain)
+    fast = _fast_parse(text, name) if plain else None
     if fast is not None:
         return fast
-    if "&" in text and _ALIAS.search(text):  # no alias without an anchor: most files skip the pre-pass
-        _check_aliases(text, name)
     yaml = YAML(typ="rt", pure=True)
     yaml.allow_duplicate_keys = False
     try:
@@ -332,49 +322,6 @@ def _scalar_constructor():
 # Something that may be an alias: `*` and a name character, after a space, a line start or
 # a flow indicator (`a * b` in a computed expression is not one).
 _ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]")
-
-def _check_aliases(text: str, name: str) -> None:
-    """Count what each ``*name`` would add to the plain data, from the event stream (linear in
-    the text); raise at the alias that crosses ``MAX_ALIASES`` or ``MAX_ALIAS_NODES``."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-    from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, ScalarEvent
-
-    sizes: dict[str, int] = {}  # anchor -> values in its subtree (aliases expanded)
-    stack: list[list] = [[None, 0]]  # open collections: [anchor, values so far]
-    uses = added = 0
-    try:
-        for event in YAML(typ="rt", pure=True).parse(text):
-            if isinstance(event, ScalarEvent):
-                stack[-1][1] += 1
-                if event.anchor:
-                    sizes[event.anchor] = 1
-            elif isinstance(event, CollectionStartEvent):
-                stack.append([event.anchor, 1])
-            elif isinstance(event, CollectionEndEvent) and len(stack) > 1:
-                anchor, count = stack.pop()
-                if anchor:
-                    sizes[anchor] = count
-                stack[-1][1] += count
-            elif isinstance(event, AliasEvent):
-                size = sizes.get(event.anchor, 1)  # an anchor still open (a cycle) is left to the loader
-                uses, added = uses + 1, added + size
-                stack[-1][1] += size
-                if uses > MAX_ALIASES or added > MAX_ALIAS_NODES:
-                    raise _alias_error(event, uses, added, name)
-    except YAMLError:
-        return  # the loader reports the syntax error with its context
-
-
-def _alias_error(event, uses: int, added: int, name: str) -> YamlSyntaxError:
-    mark = event.start_mark
-    if uses > MAX_ALIASES:
-        why = f"this is alias use number {uses}; a file may use aliases at most {MAX_ALIASES} times"
-    else:
-        why = (f"with this alias, aliases expand to {added} values; at most {MAX_ALIAS_NODES} are allowed "
-               "(an alias bomb?)")
-    return YamlSyntaxError(f"*{event.anchor}: {why}", Origin(name, mark.line + 1, mark.column + 1))
-
 
 def _scalar_error(text: str, name: str, exc: Exception) -> YamlSyntaxError:
     """The scalar ruamel could not build, found by building each one again on its own."""
