@@ -23,7 +23,7 @@ from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from manifesto.edge.limits import MAX_ALIAS_NODES, MAX_ALIASES, MAX_ENTRIES, MAX_TEXT_BYTES, check_yaml
+from manifesto.edge.limits import MAX_ALIAS_NODES, MAX_ALIASES, MAX_ENTRIES, MAX_TEXT_BYTES, check_yaml, size_problem
 from manifesto.errors import Origin, YamlSyntaxError, format_path, show_value
 
 if TYPE_CHECKING:
@@ -92,72 +92,49 @@ class StreamPath(str):
 
 
 def read_text(path: str | Path, name: str, within: tuple[str, ...] = ()) -> str:
-    """The UTF-8 text of ``path`` under the checks of :func:`load_yaml`."""
-    stream = isinstance(path, StreamPath) and file_problem(path) is not None and os.path.exists(path)
-    problem = None if stream else file_problem(path) or outside_problem(path, within)
-    if problem:
-        raise YamlSyntaxError(problem, Origin(name))
+    """The UTF-8 text of ``path`` under the checks of :func:`load_yaml` (``manifesto.edge.files``)."""
+    from manifesto.edge import files
+
+    if isinstance(path, StreamPath) and file_problem(path) is not None and os.path.exists(path):
+        return _read_stream(path, name)
+    return files.read_text(path, name, within, error=YamlSyntaxError)
+
+
+def _read_stream(path: str, name: str) -> str:
+    """A pipe or terminal the user named (``<(...)``, ``-``), read once, bounded like a file."""
+    from manifesto.edge import files
+
     try:
         with open(path, "rb") as fh:
-            raw = fh.read(MAX_FILE_BYTES + 1)
+            raw = fh.read(MAX_TEXT_BYTES + 1)
     except OSError as exc:
         raise YamlSyntaxError(f"cannot be read ({exc.strerror})", Origin(name)) from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise YamlSyntaxError(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not a YAML input", Origin(name))
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise YamlSyntaxError(f"not UTF-8 text ({exc.reason})", Origin(name)) from None
-    return text
+    problem = size_problem(len(raw))
+    if problem:
+        raise YamlSyntaxError(problem, Origin(name))
+    return files.decode(raw, name, error=YamlSyntaxError)
 
 
 def file_problem(path: str | Path) -> str | None:
     """Why ``path`` is not a readable regular file ("file not found", "symlink loop", "is a
     directory", ...), or None when it is one."""
-    import errno
-    import stat
+    from manifesto.edge.files import file_problem as problem
 
-    try:
-        st = os.stat(path)
-    except ValueError:  # a NUL in the name
-        return "not a file name (it holds a NUL character)"
-    except FileNotFoundError:
-        if os.path.islink(path):
-            return f"broken symlink (to {os.readlink(path)})"
-        return "file not found"
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return "symlink loop (following the links leads back to a link already followed)"
-        if exc.errno == errno.ENOTDIR:
-            return "file not found (a directory in its path is a file)"
-        return f"cannot be read ({exc.strerror})"
-    if stat.S_ISDIR(st.st_mode):
-        return "is a directory, expected a YAML file"
-    if not stat.S_ISREG(st.st_mode):
-        kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
-                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a file")
-        return f"is {kind}, expected a regular YAML file"
-    return None
+    return problem(path)
 
-
-# -- confinement (the build reads only its workspace) ---------------------------------------
 
 def confinement(roots) -> tuple[str, ...]:
-    """``roots`` as the ``within`` value of the readers: real paths ending in a separator.
-    A reader given one refuses a file whose real path is outside every root (the build
-    graph renders only what its workspace holds); the empty tuple allows any file."""
-    return tuple(os.path.join(os.path.realpath(r), "") for r in roots)
+    """``roots`` as the ``within`` value of the readers (see ``manifesto.edge.files``)."""
+    from manifesto.edge.files import confinement as confine
+
+    return confine(roots)
 
 
 def outside_problem(path: str | Path, within: tuple[str, ...] = ()) -> str | None:
     """Why ``path`` may not be read under ``within`` (it resolves outside the roots), or None."""
-    if not within:
-        return None
-    real = os.path.realpath(path)
-    if any(real.startswith(root) for root in within):
-        return None
-    return (f"resolves to {real}, outside the build workspace {within[0].rstrip('/')}; a build reads only "
-            "files inside it (copy the file in, or render it with `manifesto render manifest`)")
+    from manifesto.edge.files import outside_problem as outside
+
+    return outside(path, within)
 
 
 def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
