@@ -229,7 +229,7 @@ def _at(event, name: str, message: str) -> YamlSyntaxError:
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]|-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?')
 
 
-def check_json(text: str, name: str) -> None:
+def check_json(text: str, name: str, *, error=InputError) -> None:
     """Raise InputError (at line:col) when ``text`` nests deeper than :data:`MAX_DEPTH`, holds
     a whole number of more than :data:`MAX_INT_DIGITS` digits, or more than :data:`MAX_NODES`
     values. Exact for valid JSON; for invalid JSON it reads no less than the decoder would."""
@@ -240,7 +240,7 @@ def check_json(text: str, name: str) -> None:
             depth += 1
             values += 1
             if depth > MAX_DEPTH:
-                raise InputError(f"lists and objects nest more than {MAX_DEPTH} deep here; the JSON nests too "
+                raise error(f"lists and objects nest more than {MAX_DEPTH} deep here; the JSON nests too "
                                  "deeply to be read", _json_origin(text, m.start(), name))
         elif first in "]}":
             depth = max(depth - 1, 0)
@@ -250,10 +250,10 @@ def check_json(text: str, name: str) -> None:
                 digits = m.group()
                 whole = digits.lstrip("-")
                 if whole.isdigit() and len(whole) > MAX_INT_DIGITS:
-                    raise InputError(f"a whole number of {len(whole)} digits; at most {MAX_INT_DIGITS} are "
+                    raise error(f"a whole number of {len(whole)} digits; at most {MAX_INT_DIGITS} are "
                                      "supported", _json_origin(text, m.start(), name))
         if values > MAX_NODES:
-            raise InputError(f"the JSON holds more than {MAX_NODES} values here; too many to be read",
+            raise error(f"the JSON holds more than {MAX_NODES} values here; too many to be read",
                              _json_origin(text, m.start(), name))
 
 
