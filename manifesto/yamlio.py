@@ -175,7 +175,7 @@ def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
                               _document_start(text, name, kept[1]))
     root = docs[kept[0]] if kept else None
     locs = Locations(name)
-    if root is not None and hasattr(root, "lc"):
+    if root is not None and hasattr(root, "lc") and root.lc.line is not None:
         locs.table[()] = Origin(name, root.lc.line + 1, root.lc.col + 1)
     try:
         data = _plain(root, (), locs, name)
@@ -226,6 +226,8 @@ class _NotPlain(Exception):
     """Something the fast path does not build itself: the round-trip loader reads the file."""
 
 
+_VALUE_TAG = "tag:yaml.org,2002:value"
+
 #: Deeper documents take the slow path, which refuses very deep ones ("nests too deeply"): the
 #: fast path must not accept one the slow path refuses. A spec nests about 6 deep.
 _FAST_DEPTH = 50
@@ -256,6 +258,8 @@ def _built(node, path: PathKey, locs: Locations, name: str, construct) -> Any:
             locs.table[path + (i,)] = Origin(name, mark.line + 1, mark.column + 1)
             items.append(_built(item, path + (i,), locs, name, construct))
         return items
+    if node.tag == _VALUE_TAG:  # `=`: text in YAML 1.2; ruamel's constructor has none for it
+        return node.value
     value = _scalar(construct(node))
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 14_000:
         raise _NotPlain  # the slow path says what is wrong with it
@@ -439,13 +443,16 @@ def _document_start(text: str, name: str, index: int) -> Origin:
 
 
 def _compose(text: str) -> list:
-    """The node trees of ``text`` (positions only; no keys are hashed), or [] if that fails too."""
+    """The node trees of ``text`` (positions only; no keys are hashed), as far as they compose."""
     from ruamel.yaml import YAML
 
+    nodes: list = []
     try:
-        return list(YAML(typ="rt", pure=True).compose_all(text))
+        for node in YAML(typ="rt", pure=True).compose_all(text):
+            nodes.append(node)
     except Exception:  # noqa: BLE001 - only used to find a position for an error already known
-        return []
+        pass  # the documents before a later syntax error still hold the position sought
+    return nodes
 
 
 def _find_node(roots: list, test):
@@ -548,6 +555,10 @@ def _scalar(value: Any) -> Any:
         return float(value)
     if isinstance(value, str):
         return str(value)
+    from ruamel.yaml.comments import TaggedScalar
+
+    if isinstance(value, TaggedScalar):  # `=`, or a scalar under a tag of its own (`!x 1`): its text,
+        return str(value.value)  # as a list or mapping under one is plain data too
     import datetime
 
     if isinstance(value, (datetime.date, datetime.datetime)):
