@@ -23,7 +23,7 @@ from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from manifesto.edge.limits import MAX_ALIAS_NODES, MAX_ALIASES, MAX_ENTRIES, MAX_TEXT_BYTES, check_yaml, size_problem
+from manifesto.edge.limits import MAX_ALIAS_NODES, MAX_ALIASES, MAX_ENTRIES, MAX_TEXT_BYTES, check_yaml
 from manifesto.errors import Origin, YamlSyntaxError, format_path, show_value
 
 if TYPE_CHECKING:
@@ -96,23 +96,8 @@ def read_text(path: str | Path, name: str, within: tuple[str, ...] = ()) -> str:
     from manifesto.edge import files
 
     if isinstance(path, StreamPath) and file_problem(path) is not None and os.path.exists(path):
-        return _read_stream(path, name)
+        return files.read_stream(path, name, error=YamlSyntaxError)
     return files.read_text(path, name, within, error=YamlSyntaxError)
-
-
-def _read_stream(path: str, name: str) -> str:
-    """A pipe or terminal the user named (``<(...)``, ``-``), read once, bounded like a file."""
-    from manifesto.edge import files
-
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_TEXT_BYTES + 1)
-    except OSError as exc:
-        raise YamlSyntaxError(f"cannot be read ({exc.strerror})", Origin(name)) from None
-    problem = size_problem(len(raw))
-    if problem:
-        raise YamlSyntaxError(problem, Origin(name))
-    return files.decode(raw, name, error=YamlSyntaxError)
 
 
 def file_problem(path: str | Path) -> str | None:

@@ -27,7 +27,7 @@ import stat
 from manifesto.edge.limits import MAX_TEXT_BYTES, size_problem
 from manifesto.errors import InputError, Origin
 
-__all__ = ["read_text", "read_bytes", "file_problem", "confinement", "outside_problem", "decode"]
+__all__ = ["read_text", "read_bytes", "read_stream", "file_problem", "confinement", "outside_problem", "decode"]
 
 
 def confinement(roots) -> tuple[str, ...]:
@@ -101,6 +101,20 @@ def read_text(path, name: str, roots: tuple[str, ...] = (), *, limit: int = MAX_
               what: str = "YAML file", error=InputError) -> str:
     """The UTF-8 text of ``path`` (see :func:`read_bytes`)."""
     return decode(read_bytes(path, name, roots, limit=limit, what=what, error=error), name, error=error)
+
+
+def read_stream(path, name: str, *, error=InputError) -> str:
+    """A pipe or terminal the user named on the command line (bash's ``<(...)``, ``-``), read
+    once like a file: bounded, strict UTF-8. Only for a name given as such (``StreamPath``)."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_TEXT_BYTES + 1)
+    except OSError as exc:
+        raise error(f"cannot be read ({exc.strerror})", Origin(name)) from None
+    problem = size_problem(len(raw))
+    if problem:
+        raise error(problem, Origin(name))
+    return decode(raw, name, error=error)
 
 
 def decode(raw: bytes, name: str, *, error=InputError) -> str:
