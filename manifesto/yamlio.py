@@ -126,11 +126,10 @@ def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-    plain = not (_UNUSUAL.search(text) or _SPECIAL.search(text))
     # Entries, depth, nodes and aliases, before any recursive parser sees the text; for the
-    # slow path, as ruamel's pure parser reads it.
-    check_yaml(text, name, pure=not plain)
-    fast = _fast_parse(text, name) if plain else None
+    # slow path, as ruamel's pure parser reads it (asked only when an exact count is needed).
+    check_yaml(text, name, pure=lambda: bool(_UNUSUAL.search(text) or _SPECIAL.search(text)))
+    fast = _fast_parse(text, name)
     if fast is not None:
         return fast
     yaml = YAML(typ="rt", pure=True)

@@ -129,10 +129,18 @@ def decode(raw: bytes, name: str, *, error=InputError) -> str:
 def _open(path, roots: tuple[str, ...]) -> int:
     """A descriptor of the regular file ``path``; under ``roots`` every component below the
     root is opened without following a link."""
-    from manifesto.fsutil import open_below, open_regular
+    if not roots:  # the user named it: a link is followed, to a regular file only
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            from manifesto.fsutil import UnsafePath, kind_of
 
-    if not roots:
-        return open_regular(path, follow=True)
+            os.close(fd)
+            raise UnsafePath(errno.ENOTDIR, f"is {kind_of(st.st_mode)}", os.fspath(path))
+        os.set_blocking(fd, True)
+        return fd
+    from manifesto.fsutil import open_below
+
     root, parts = _below(path, roots)
     dir_fd = open_below(root, parts[:-1], create=False)
     try:

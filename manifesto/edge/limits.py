@@ -34,8 +34,8 @@ tokens gives the exact depth and finds whole numbers past Python's conversion li
 from __future__ import annotations
 
 import re
-from itertools import repeat
-from operator import add, mul, sub
+from itertools import compress, repeat
+from operator import add, lt, mul, sub
 
 from manifesto.errors import InputError, Origin, YamlSyntaxError
 
@@ -76,13 +76,13 @@ def size_problem(size: int, what: str = "a YAML input") -> str | None:
 # -- YAML ------------------------------------------------------------------------------------
 
 # Every line break YAML knows (ruamel's reader takes NEL, LS and PS too).
-_BREAKS = re.compile(r"\r\n|[\r\n\x85\u2028\u2029]")
+_BREAKS = r"\r\n|[\r\n\x85\u2028\u2029]"
 # '[' or '{' glued to a word (`a[0]`, `${X}`): plain text, or a syntax error before any deeper
 # level; but not after an anchor's name, which ruamel ends at a flow indicator (`&a[b]`).
-_GLUED = re.compile(r"\w[\[{]")
-_ANCHOR_GLUED = re.compile(r"&[^\s,\[\]{}]*\w[\[{]")
+_GLUED = r"\w[\[{]"
+_ANCHOR_GLUED = r"&[^\s,\[\]{}]*\w[\[{]"
 # A block indicator: '-', '?' or ':' followed by a blank or the end of the line.
-_INDICATOR = re.compile(r"[-?:](?=[ \t]|$)")
+_INDICATOR = r"[-?:](?=[ \t]|$)"
 
 
 def yaml_depth_bound(text: str) -> int:
@@ -91,21 +91,22 @@ def yaml_depth_bound(text: str) -> int:
     lines = _lines(text)
     indents = list(map(sub, map(len, lines), map(len, map(str.lstrip, lines))))  # any blank counts: a larger bound
     # A line of indent i and length n holds at most (n - i + 1) // 2 indicators (each takes a
-    # character and a blank; the last may end the line): first that rough figure for all lines
-    # at C speed, enough for most files; then, only if needed, the lines that could exceed it.
-    rough = (max(map(add, map(len, lines), map(mul, indents, repeat(3))), default=0) + 5) >> 1
+    # character and a blank; the last may end the line), so 2 * (i + 1) + (n - i + 1) // 2,
+    # which is (3i + n + 5) // 2, bounds its block depth: first that figure for every line at
+    # C speed, enough for most files; then only the lines over it are counted exactly.
+    roughs = list(map(add, map(len, lines), map(mul, indents, repeat(3))))
+    block = (max(roughs, default=0) + 5) >> 1
     flow = text.count("[") + text.count("{")
-    block = rough
-    if rough + flow + 2 > MAX_DEPTH:
-        block = 0
-        for line, indent in zip(lines, indents):
-            here = 2 * (indent + 1)
-            if here + ((len(line) - indent + 1) >> 1) > block:
-                here += len(_INDICATOR.findall(line, indent))
-                if here > block:
-                    block = here
+    if block + flow + 2 > MAX_DEPTH:
+        room = MAX_DEPTH - flow - 2  # a line whose rough figure is within this cannot matter
+        cut = 2 * room - 5
+        block = min(block, max(room, 0))
+        for line, indent in compress(zip(lines, indents), map(lt, repeat(cut), roughs)):
+            here = 2 * (indent + 1) + len(re.findall(_INDICATOR, line[indent:]))
+            if here > block:
+                block = here
     if flow and block + flow + 2 > MAX_DEPTH:
-        flow += len(_ANCHOR_GLUED.findall(text)) - len(_GLUED.findall(text))
+        flow += len(re.findall(_ANCHOR_GLUED, text)) - len(re.findall(_GLUED, text))
     return block + flow + 2
 
 
@@ -116,21 +117,22 @@ def _lines(text: str) -> list[str]:
     lines = text.splitlines()
     breaks = (text.count("\n") + text.count("\r") - text.count("\r\n") + text.count("\x85") + text.count("\u2028")
               + text.count("\u2029"))
-    return lines if len(lines) <= breaks + 1 else _BREAKS.split(text)
+    return lines if len(lines) <= breaks + 1 else re.split(_BREAKS, text)
 
 
-def check_yaml(text: str, name: str, *, pure: bool = False) -> None:
+def check_yaml(text: str, name: str, *, pure=False) -> None:
     """Raise YamlSyntaxError when ``text`` breaks a bound: too many entries, nesting deeper than
-    :data:`MAX_DEPTH`, too many nodes or aliases. ``pure``: the text goes to ruamel's pure
-    loader, so its parser's reading is the one checked when an exact count is needed."""
+    :data:`MAX_DEPTH`, too many nodes or aliases. ``pure`` (a bool, or a function that says
+    it, called only when needed): the text goes to ruamel's pure loader, so its parser's
+    reading is the one checked when an exact count is needed."""
     size = text.count("\n") + text.count(",")
     if size > MAX_ENTRIES:
         raise YamlSyntaxError(f"holds {size} lines and ','-separated items; a YAML input holds at most "
                               f"{MAX_ENTRIES} (a spec or a profile is a few hundred lines)", Origin(name))
-    aliases = "&" in text and "*" in text and _ALIAS.search(text) is not None
+    aliases = "&" in text and "*" in text and re.search(_ALIAS, text, re.M) is not None
     if yaml_depth_bound(text) <= MAX_DEPTH and not aliases:
         return
-    if not pure:
+    if not (pure() if callable(pure) else pure):
         parser = _libyaml_events(text)
         if parser is not None:
             try:
@@ -146,7 +148,7 @@ def check_yaml(text: str, name: str, *, pure: bool = False) -> None:
 
 # Something that may be an alias: `*` and a name character, after a space, a line start or
 # a flow indicator (`a * b` in a computed expression is not one).
-_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]")
+_ALIAS = r"(?:^|[\s\[{,])\*[^\s,\[\]{}]"
 
 
 class _Unparsed(Exception):
@@ -226,15 +228,19 @@ def _at(event, name: str, message: str) -> YamlSyntaxError:
 
 # -- JSON ------------------------------------------------------------------------------------
 
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]|-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?')
+_JSON_TOKEN = r'"(?:[^"\\]|\\.)*"?|[\[\]{}]|-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?'
 
 
 def check_json(text: str, name: str, *, error=InputError) -> None:
     """Raise InputError (at line:col) when ``text`` nests deeper than :data:`MAX_DEPTH`, holds
     a whole number of more than :data:`MAX_INT_DIGITS` digits, or more than :data:`MAX_NODES`
     values. Exact for valid JSON; for invalid JSON it reads no less than the decoder would."""
+    opens = text.count("[") + text.count("{")
+    if opens <= MAX_DEPTH and len(text) <= MAX_NODES and (
+            len(text) <= MAX_INT_DIGITS or re.search(r"\d{%d}" % (MAX_INT_DIGITS + 1), text) is None):
+        return  # no value takes less than a character: nothing here can break a bound
     depth = values = 0
-    for m in _JSON_TOKEN.finditer(text):
+    for m in re.finditer(_JSON_TOKEN, text):
         first = text[m.start()]
         if first in "[{":
             depth += 1
