@@ -340,3 +340,17 @@ def test_migrate_reads_through_the_loaders_bounds(tmp_path, case):
               "alias-bomb": "alias bomb", "not-utf8": "not UTF-8 text"}[case]
     _one_error(proc, "legacy.yaml", expect)
     assert not (tmp_path / "new.yaml").exists()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("kind", ["symlink-out", "fifo"])
+def test_build_yaml_is_read_from_the_workspace_itself(tmp_path, kind):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "real.yaml").write_text("targets: []\n")
+    if kind == "fifo":
+        os.mkfifo(ws / "BUILD.yaml")
+    else:
+        (ws / "BUILD.yaml").symlink_to(tmp_path / "real.yaml")
+    line = _one_error(_run(ws, "build"), "BUILD.yaml")
+    assert ("outside the build workspace" in line) if kind == "symlink-out" else ("FIFO" in line)
