@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -354,3 +355,16 @@ def test_build_yaml_is_read_from_the_workspace_itself(tmp_path, kind):
         (ws / "BUILD.yaml").symlink_to(tmp_path / "real.yaml")
     line = _one_error(_run(ws, "build"), "BUILD.yaml")
     assert ("outside the build workspace" in line) if kind == "symlink-out" else ("FIFO" in line)
+
+
+@pytest.mark.integration
+def test_a_spec_named_as_a_pipe_is_still_read_once_and_bounded(tmp_path):
+    (tmp_path / "spec.yaml").write_text(QWEN)
+    (tmp_path / "deep.yaml").write_text(_spec_with("[" * 5000 + "]" * 5000))
+    base = f"{sys.executable} -m manifesto config validate <(cat {{}}) --cluster example-gb200 --user u --namespace n"
+    ok = subprocess.run(["bash", "-c", base.format("spec.yaml")], cwd=tmp_path, capture_output=True, text=True,
+                        timeout=BOUND)
+    assert ok.returncode == 0, ok.stderr
+    deep = subprocess.run(["bash", "-c", base.format("deep.yaml")], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=BOUND)
+    _one_error(deep, "nest more than 64 deep")
