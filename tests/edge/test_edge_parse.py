@@ -308,8 +308,8 @@ def test_config_json_out_of_a_build_workspace_is_refused(tmp_path):
     (ws / "clusters").mkdir()
     shutil.copy(REPO_ROOT / "clusters/example-gb200.yaml", ws / "clusters" / "gpu.yaml")
     (tmp_path / "outside.json").write_text('{"hidden_size": "SECRETvalue123"}')
-    (ws / "models" / "m.yaml").write_text(QWEN.replace("  image_ref: vllm.standard\n",
-                                                       "  image_ref: vllm.standard\n  config_json: ../../outside.json\n"))
+    out = "  image_ref: vllm.standard\n  config_json: ../../outside.json\n"
+    (ws / "models" / "m.yaml").write_text(QWEN.replace("  image_ref: vllm.standard\n", out))
     (ws / "BUILD.yaml").write_text("options:\n  default: {user: u, namespace: ns}\ntargets:\n"
                                    "  - {kind: cluster, path: clusters, sources: ['*.yaml']}\n"
                                    "  - {kind: model, path: models, sources: ['*.yaml']}\n")

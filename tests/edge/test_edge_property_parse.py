@@ -162,7 +162,8 @@ def test_nested_data_as_yaml_reads_back_or_is_refused(data, levels, kinds, block
     # (NEL, LS, PS) escaped, as a YAML writer would
     text = dump_yaml(value) if block else json.dumps(value, ensure_ascii=False).translate(_BREAK_ESCAPES)
     if alias and block:
-        text = "base: &b " + json.dumps(data, ensure_ascii=False).translate(_BREAK_ESCAPES) + "\n" + text.replace("root:", "again: *b\nroot:", 1)
+        base = json.dumps(data, ensure_ascii=False).translate(_BREAK_ESCAPES)
+        text = f"base: &b {base}\n" + text.replace("root:", "again: *b\nroot:", 1)
     try:
         got, _ = _timed(parse_yaml, text, "d.yaml")
     except InputError as exc:
@@ -181,7 +182,8 @@ _NOT_YAML = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-
 # -- the bound over the text is sound ---------------------------------------------------------
 
 _YAMLISH = st.lists(st.sampled_from(["[", "]", "{", "}", ",", "- ", "? ", ": ", ":", "-", "\n", "  ", " ", "a", "b1",
-                                     "&x", "*x", "&x[", "!t ", "!t", "!", "%", "'", '"', "#", "|\n", ">\n", "\\", "\t", "\r",
+                                     "&x", "*x", "&x[", "!t ", "!t", "!", "%", "'", '"', "#", "|\n", ">\n", "\\",
+                                     "\t", "\r",
                                      "\u2028", "\x85", "é", "---\n", "..."]), max_size=80).map("".join)
 
 
@@ -219,7 +221,8 @@ def _tree(root: Path) -> set[str]:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(_YAMLISH, _DATA.map(lambda d: json.dumps(d, default=repr)), st.binary(max_size=80).map(lambda b: b.decode("latin-1"))))
+@given(st.one_of(_YAMLISH, _DATA.map(lambda d: json.dumps(d, default=repr)),
+                 st.binary(max_size=80).map(lambda b: b.decode("latin-1"))))
 def test_config_validate_and_migrate_in_process_exit_cleanly(fragment):
     spec = QWEN.replace("    parallelism: {tp: 1, dp: false, ep: false}\n",
                         "    parallelism: {tp: 1, dp: false, ep: false}\n    vllm:\n      x: " + fragment + "\n")
@@ -243,7 +246,8 @@ _DEEP_SHAPES = st.lists(st.sampled_from(["[", "{a: ", "- ", "\n  - ", "{? ", "[&
 
 
 @pytest.mark.integration
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=6, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(_DEEP_SHAPES, st.integers(limits.MAX_DEPTH, 40_000))
 def test_deep_random_nesting_never_kills_the_process(tmp_path, shape, levels):
     text = "a: " + "".join(shape[i % len(shape)] for i in range(levels)) + "x\n"
