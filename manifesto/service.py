@@ -26,15 +26,14 @@ def load_images():
 @lru_cache(maxsize=64)
 def _catalog_architecture(path: str):
     """The bundled record at ``path`` (one model), or None when there is none."""
-    import json
     import os
 
+    from manifesto.edge.jsonio import read_json
     from manifesto.resolve.architecture import from_config
 
     if not os.path.isfile(path):
         return None
-    with open(path, encoding="utf-8") as f:
-        entry = json.load(f)
+    entry = read_json(path, path)
     return from_config(entry["config"], source=f"catalog/architectures ({entry['source']})",
                        params=entry.get("params"), active_params=entry.get("active_params"))
 
@@ -51,51 +50,67 @@ def catalog_record(model_id: str):
     return path, _catalog_architecture(path)
 
 
-def _read_config_json(path: str, source: str, name: str):
-    import json
-
-    from manifesto.errors import InputError, Origin
+def _read_config_json(path: str, source: str, name: str, within: tuple[str, ...] = ()):
+    """The Architecture a config.json describes, read through the edge (``manifesto.edge.jsonio``:
+    regular file, bounded, depth-checked; confined to ``within`` when given)."""
+    from manifesto.edge.jsonio import read_json
     from manifesto.resolve.architecture import from_config
-    from manifesto.yamlio import read_text
 
-    text = read_text(path, name)
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise InputError(f"not valid JSON: {exc}", Origin(name)) from None
-    return from_config(data, source=source)
+    return from_config(read_json(path, name, within), source=source)
+
+
+def _config_json_path(spec, within: tuple[str, ...]) -> str:
+    """Where the spec's ``model.config_json`` is: relative to the file that sets it. In a build
+    (``within``) it must stay in the workspace: no absolute path, no ``..``."""
+    from manifesto.errors import InputError
+
+    model = spec.model.model
+    origin = spec.where(("model", "config_json"))
+    base = os.path.dirname(origin.file) if origin is not None else os.path.dirname(spec.path)
+    if within:
+        value = model.config_json
+        if os.path.isabs(value) or ".." in value.replace("\\", "/").split("/"):
+            raise InputError("an absolute path or one with '..' leads out of the build workspace; a build reads "
+                             "only files inside it (name the config.json relative to the spec, below its folder)",
+                             origin, "model.config_json")
+    return os.path.join(base, model.config_json)
 
 
 def _hf_cache_config(hf_home: str, model_id: str, revision: str | None) -> str | None:
     """config.json of the snapshot that refs/<revision or main> names in the Hugging Face cache."""
     import os
+    import re
+
+    from manifesto.edge.files import read_text
+    from manifesto.errors import InputError
 
     repo = os.path.join(hf_home, "hub", "models--" + model_id.replace("/", "--"))
     ref = os.path.join(repo, "refs", revision or "main")
     try:
-        with open(ref, encoding="utf-8") as f:
-            commit = f.read().strip()
-    except OSError:
+        commit = read_text(ref, ref, limit=4096, what="ref file").strip() if "/.." not in ref else ""
+    except InputError:
         commit = revision or ""  # a revision may name the snapshot (commit) directly
-    path = os.path.join(repo, "snapshots", commit, "config.json") if commit and "/" not in commit else ""
+    # A snapshot is named by its commit: one word, never '..' or a path.
+    ok = re.fullmatch(r"[\w.-]+", commit) is not None and commit.strip(".") != ""
+    path = os.path.join(repo, "snapshots", commit, "config.json") if ok else ""
     return path if path and os.path.isfile(path) else None
 
 
-def load_architecture(spec, hf_home: str | None = None):
+def load_architecture(spec, hf_home: str | None = None, within: tuple[str, ...] = ()):
     """(Architecture or None, why none, files read) for a loaded spec: the config.json the spec
     names, else the bundled catalog's record, else the Hugging Face cache under ``hf_home``
-    (only when the caller passes one: builds never do, so they stay hermetic)."""
+    (only when the caller passes one: builds never do, so they stay hermetic). ``within``: a
+    build's roots (``yamlio.confinement``), the only place its config.json may be read from."""
     import os
 
     from manifesto.load import display_name
 
     model = spec.model.model
     if model.config_json:
-        origin = spec.where(("model", "config_json"))
-        base = os.path.dirname(origin.file) if origin is not None else os.path.dirname(spec.path)
-        path = os.path.join(base, model.config_json)
+        path = _config_json_path(spec, within)
         name = display_name(path)
-        return _read_config_json(path, f"{name} (model.config_json)", name), "", [os.path.realpath(path)]
+        return (_read_config_json(path, f"{name} (model.config_json)", name, within), "",
+                [os.path.realpath(path)])
     path, known = catalog_record(model.id)
     if known is not None:
         return known, "", [os.path.realpath(path)]
@@ -134,11 +149,11 @@ def plan_for(spec, cluster, options, search=None, routing=None, hf_home: str | N
 def resolution(spec, cluster, options, search=None, routing=None, hf_home: str | None = None):
     """(every file the resolution reads, a function that resolves): what ``plan_for`` does,
     in two steps, so a caller can key a stored Plan on the files before resolving."""
-    from manifesto.catalog import images_file, runtime_tables
+    from manifesto.catalog import images_file, runtime_tables, within
     from manifesto.resolve.core import resolve
 
     files = list(spec.files) + list(cluster.loaded.files) + [os.path.realpath(images_file())]
-    arch, arch_note, arch_files = load_architecture(spec, hf_home)
+    arch, arch_note, arch_files = load_architecture(spec, hf_home, within(search))
     files += arch_files
     epp = None
     epp_where = None

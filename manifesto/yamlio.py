@@ -23,6 +23,7 @@ from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from manifesto.edge.limits import MAX_ALIAS_NODES, MAX_ALIASES, MAX_ENTRIES, MAX_TEXT_BYTES, check_yaml
 from manifesto.errors import Origin, YamlSyntaxError, format_path, show_value
 
 if TYPE_CHECKING:
@@ -31,17 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["Locations", "load_yaml", "read_text", "StreamPath", "parse_yaml", "format_path", "file_problem", "confinement",
            "outside_problem", "MAX_ALIASES", "MAX_ALIAS_NODES", "MAX_FILE_BYTES", "MAX_ENTRIES"]
 
-#: The largest YAML input read (a spec is a few KiB; /dev/zero or a log file is not one).
-MAX_FILE_BYTES = 16 * 1024 * 1024
-
-#: The most lines plus ','-separated flow items a YAML input may hold: a bound on how long
-#: parsing takes. The largest bundled file has about 110 lines.
-MAX_ENTRIES = 20_000
-
-#: At most this many ``*name`` uses in one file (a spec needs a handful).
-MAX_ALIASES = 1_000
-#: At most this many values (scalars, lists, mappings) added by expanding aliases.
-MAX_ALIAS_NODES = 100_000
+# The bounds (size, entries, depth, aliases) are the edge's: manifesto.edge.limits.
+MAX_FILE_BYTES = MAX_TEXT_BYTES
 
 PathKey = tuple  # tuple[str | int, ...]
 
@@ -100,87 +92,46 @@ class StreamPath(str):
 
 
 def read_text(path: str | Path, name: str, within: tuple[str, ...] = ()) -> str:
-    """The UTF-8 text of ``path`` under the checks of :func:`load_yaml`."""
-    stream = isinstance(path, StreamPath) and file_problem(path) is not None and os.path.exists(path)
-    problem = None if stream else file_problem(path) or outside_problem(path, within)
-    if problem:
-        raise YamlSyntaxError(problem, Origin(name))
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise YamlSyntaxError(f"cannot be read ({exc.strerror})", Origin(name)) from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise YamlSyntaxError(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not a YAML input", Origin(name))
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise YamlSyntaxError(f"not UTF-8 text ({exc.reason})", Origin(name)) from None
-    return text
+    """The UTF-8 text of ``path`` under the checks of :func:`load_yaml` (``manifesto.edge.files``)."""
+    from manifesto.edge import files
+
+    if isinstance(path, StreamPath) and file_problem(path) is not None and os.path.exists(path):
+        return files.read_stream(path, name, error=YamlSyntaxError)
+    return files.read_text(path, name, within, error=YamlSyntaxError)
 
 
 def file_problem(path: str | Path) -> str | None:
     """Why ``path`` is not a readable regular file ("file not found", "symlink loop", "is a
     directory", ...), or None when it is one."""
-    import errno
-    import stat
+    from manifesto.edge.files import file_problem as problem
 
-    try:
-        st = os.stat(path)
-    except ValueError:  # a NUL in the name
-        return "not a file name (it holds a NUL character)"
-    except FileNotFoundError:
-        if os.path.islink(path):
-            return f"broken symlink (to {os.readlink(path)})"
-        return "file not found"
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return "symlink loop (following the links leads back to a link already followed)"
-        if exc.errno == errno.ENOTDIR:
-            return "file not found (a directory in its path is a file)"
-        return f"cannot be read ({exc.strerror})"
-    if stat.S_ISDIR(st.st_mode):
-        return "is a directory, expected a YAML file"
-    if not stat.S_ISREG(st.st_mode):
-        kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
-                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a file")
-        return f"is {kind}, expected a regular YAML file"
-    return None
+    return problem(path)
 
-
-# -- confinement (the build reads only its workspace) ---------------------------------------
 
 def confinement(roots) -> tuple[str, ...]:
-    """``roots`` as the ``within`` value of the readers: real paths ending in a separator.
-    A reader given one refuses a file whose real path is outside every root (the build
-    graph renders only what its workspace holds); the empty tuple allows any file."""
-    return tuple(os.path.join(os.path.realpath(r), "") for r in roots)
+    """``roots`` as the ``within`` value of the readers (see ``manifesto.edge.files``)."""
+    from manifesto.edge.files import confinement as confine
+
+    return confine(roots)
 
 
 def outside_problem(path: str | Path, within: tuple[str, ...] = ()) -> str | None:
     """Why ``path`` may not be read under ``within`` (it resolves outside the roots), or None."""
-    if not within:
-        return None
-    real = os.path.realpath(path)
-    if any(real.startswith(root) for root in within):
-        return None
-    return (f"resolves to {real}, outside the build workspace {within[0].rstrip('/')}; a build reads only "
-            "files inside it (copy the file in, or render it with `manifesto render manifest`)")
+    from manifesto.edge.files import outside_problem as outside
+
+    return outside(path, within)
 
 
 def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-    size = text.count("\n") + text.count(",")
-    if size > MAX_ENTRIES:  # the YAML library spends ~0.1 ms per entry: 200k env entries took 20 s
-        raise YamlSyntaxError(f"holds {size} lines and ','-separated items; a YAML input holds at most "
-                              f"{MAX_ENTRIES} (a spec or a profile is a few hundred lines)", Origin(name))
+    # Entries, depth, nodes and aliases, before any recursive parser sees the text; for the
+    # slow path, as ruamel's pure parser reads it (asked only when an exact count is needed).
+    check_yaml(text, name, pure=lambda: bool(_UNUSUAL.search(text) or _SPECIAL.search(text)))
     fast = _fast_parse(text, name)
     if fast is not None:
         return fast
-    if "&" in text and _ALIAS.search(text):  # no alias without an anchor: most files skip the pre-pass
-        _check_aliases(text, name)
     yaml = YAML(typ="rt", pure=True)
     yaml.allow_duplicate_keys = False
     try:
@@ -208,7 +159,7 @@ def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
                               _document_start(text, name, kept[1]))
     root = docs[kept[0]] if kept else None
     locs = Locations(name)
-    if root is not None and hasattr(root, "lc"):
+    if root is not None and hasattr(root, "lc") and root.lc.line is not None:
         locs.table[()] = Origin(name, root.lc.line + 1, root.lc.col + 1)
     try:
         data = _plain(root, (), locs, name)
@@ -259,6 +210,8 @@ class _NotPlain(Exception):
     """Something the fast path does not build itself: the round-trip loader reads the file."""
 
 
+_VALUE_TAG = "tag:yaml.org,2002:value"
+
 #: Deeper documents take the slow path, which refuses very deep ones ("nests too deeply"): the
 #: fast path must not accept one the slow path refuses. A spec nests about 6 deep.
 _FAST_DEPTH = 50
@@ -289,6 +242,8 @@ def _built(node, path: PathKey, locs: Locations, name: str, construct) -> Any:
             locs.table[path + (i,)] = Origin(name, mark.line + 1, mark.column + 1)
             items.append(_built(item, path + (i,), locs, name, construct))
         return items
+    if node.tag == _VALUE_TAG:  # `=`: text in YAML 1.2; ruamel's constructor has none for it
+        return node.value
     value = _scalar(construct(node))
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 14_000:
         raise _NotPlain  # the slow path says what is wrong with it
@@ -332,49 +287,6 @@ def _scalar_constructor():
 # Something that may be an alias: `*` and a name character, after a space, a line start or
 # a flow indicator (`a * b` in a computed expression is not one).
 _ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]")
-
-def _check_aliases(text: str, name: str) -> None:
-    """Count what each ``*name`` would add to the plain data, from the event stream (linear in
-    the text); raise at the alias that crosses ``MAX_ALIASES`` or ``MAX_ALIAS_NODES``."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-    from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, ScalarEvent
-
-    sizes: dict[str, int] = {}  # anchor -> values in its subtree (aliases expanded)
-    stack: list[list] = [[None, 0]]  # open collections: [anchor, values so far]
-    uses = added = 0
-    try:
-        for event in YAML(typ="rt", pure=True).parse(text):
-            if isinstance(event, ScalarEvent):
-                stack[-1][1] += 1
-                if event.anchor:
-                    sizes[event.anchor] = 1
-            elif isinstance(event, CollectionStartEvent):
-                stack.append([event.anchor, 1])
-            elif isinstance(event, CollectionEndEvent) and len(stack) > 1:
-                anchor, count = stack.pop()
-                if anchor:
-                    sizes[anchor] = count
-                stack[-1][1] += count
-            elif isinstance(event, AliasEvent):
-                size = sizes.get(event.anchor, 1)  # an anchor still open (a cycle) is left to the loader
-                uses, added = uses + 1, added + size
-                stack[-1][1] += size
-                if uses > MAX_ALIASES or added > MAX_ALIAS_NODES:
-                    raise _alias_error(event, uses, added, name)
-    except YAMLError:
-        return  # the loader reports the syntax error with its context
-
-
-def _alias_error(event, uses: int, added: int, name: str) -> YamlSyntaxError:
-    mark = event.start_mark
-    if uses > MAX_ALIASES:
-        why = f"this is alias use number {uses}; a file may use aliases at most {MAX_ALIASES} times"
-    else:
-        why = (f"with this alias, aliases expand to {added} values; at most {MAX_ALIAS_NODES} are allowed "
-               "(an alias bomb?)")
-    return YamlSyntaxError(f"*{event.anchor}: {why}", Origin(name, mark.line + 1, mark.column + 1))
-
 
 def _scalar_error(text: str, name: str, exc: Exception) -> YamlSyntaxError:
     """The scalar ruamel could not build, found by building each one again on its own."""
@@ -515,13 +427,16 @@ def _document_start(text: str, name: str, index: int) -> Origin:
 
 
 def _compose(text: str) -> list:
-    """The node trees of ``text`` (positions only; no keys are hashed), or [] if that fails too."""
+    """The node trees of ``text`` (positions only; no keys are hashed), as far as they compose."""
     from ruamel.yaml import YAML
 
+    nodes: list = []
     try:
-        return list(YAML(typ="rt", pure=True).compose_all(text))
+        for node in YAML(typ="rt", pure=True).compose_all(text):
+            nodes.append(node)
     except Exception:  # noqa: BLE001 - only used to find a position for an error already known
-        return []
+        pass  # the documents before a later syntax error still hold the position sought
+    return nodes
 
 
 def _find_node(roots: list, test):
@@ -624,6 +539,10 @@ def _scalar(value: Any) -> Any:
         return float(value)
     if isinstance(value, str):
         return str(value)
+    from ruamel.yaml.comments import TaggedScalar
+
+    if isinstance(value, TaggedScalar):  # `=`, or a scalar under a tag of its own (`!x 1`): its text,
+        return str(value.value)  # as a list or mapping under one is plain data too
     import datetime
 
     if isinstance(value, (datetime.date, datetime.datetime)):

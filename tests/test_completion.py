@@ -348,6 +348,7 @@ _NOT_NAMES = {
     "image": "a container image reference",
     "package": "a pip requirement",
     "pre_launch": "a shell command",
+    "slurm_host": "the host name of a Slurm login node",
 }
 
 

@@ -376,7 +376,9 @@ def test_deeply_nested_yaml_no_traceback(in_data, tmp_path):
     path.write_text(f"release: demo\nmodel: {{id: org/model}}\nroles:\n  - name: d\n    vllm: {{x: {deep}}}\n")
     proc = _explain(str(path), "--cluster", STATELESS)
     assert proc.returncode == 1
-    assert scrub(proc.stderr, tmp_path) == "error: <tmp>/deep.yaml: the YAML nests too deeply to be a spec\n"
+    # one error at the first list or mapping past the limit (issue 25: found before any parser recurses)
+    assert scrub(proc.stderr, tmp_path) == ("error: <tmp>/deep.yaml:5:75: lists and mappings nest more than 64 deep "
+                                            "here; the YAML nests too deeply to be read (a spec nests about 6)\n")
 
 
 def test_deeply_nested_expression_no_traceback(in_data, tmp_path):

@@ -79,9 +79,13 @@ def origin_of(locations: dict, display: str, path: tuple):
 
 def parse_buildfile(path: str, display: str) -> tuple[dict, dict]:
     """``(config, locations)`` of the BUILD.yaml at ``path``; raises BuildError/InputError."""
-    from manifesto.yamlio import load_yaml
+    import os
 
-    data, locs = load_yaml(path, display)
+    from manifesto.yamlio import confinement, load_yaml
+
+    # Through the edge like every input: a regular file in the workspace itself (no link out,
+    # no FIFO), bounded, nesting checked before it is parsed.
+    data, locs = load_yaml(path, display, confinement([os.path.dirname(os.path.abspath(path))]))
     table = {k: (v.line, v.col) for k, v in locs.table.items()}
     checker = _Checker(table, display)
     return checker.config(data), table

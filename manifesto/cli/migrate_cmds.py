@@ -29,16 +29,22 @@ def _migrate(args) -> int:
     from manifesto.errors import InputError
     from manifesto.legacy import migrate_cluster, migrate_spec
     from manifesto.load import display_name
-    from manifesto.yamlio import read_text
+    from manifesto.yamlio import parse_yaml, read_text
 
     name = display_name(args.file)
     text = read_text(args.file, name)
+    # The loader's reading first: its bounds (entries, depth, aliases, 4300-digit numbers) run
+    # before any recursive code, and what it refuses (a second document, a non-string key, a
+    # duplicate) is refused here too, with its position. Only then the round trip.
+    parse_yaml(text, name)
     yaml = YAML(typ="rt", pure=True)
     yaml.preserve_quotes = True
     yaml.width = 4096
     yaml.indent(mapping=2, sequence=4, offset=2)  # the bundled files' style: "  - name: ..."
     try:
         data = yaml.load(text)
+    except (ValueError, KeyError, OverflowError, TypeError, RecursionError) as exc:  # the loader took it: not expected
+        raise InputError(f"{name}: cannot be read for migration ({type(exc).__name__})") from None
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name

@@ -270,14 +270,14 @@ def _submit(art, args, *, test_only: bool) -> int:
 
 def _slurm_host(art) -> str | None:
     """The profile's ssh host (None: submit here), after refusing the wrong host."""
-    import socket
+    import os
 
     from manifesto.cluster import load_cluster
     from manifesto.ops.targets import check_slurm_host
 
     profile = load_cluster(art.cluster_path).profile.slurm
     ssh_host = profile.ssh_host if profile else None
-    check_slurm_host(art, ssh_host, socket.gethostname())
+    check_slurm_host(art, ssh_host, os.uname().nodename)  # gethostname() without a socket module
     return ssh_host
 
 

@@ -74,8 +74,17 @@ def _int(cfg: dict, key: str, where: str, default: int | None = None) -> int:
     if value is None:
         raise InputError(f"{where}: config.json has no '{key}', which the memory-fit check needs")
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InputError(f"{where}: config.json '{key}' must be a whole number, found {value!r}")
+        raise InputError(f"{where}: config.json '{key}' must be a whole number of 0 or more, found {_kind(value)}")
     return value
+
+
+def _kind(value) -> str:
+    """What ``value`` is, never what it says: a config.json is not ours to print."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int):
+        return "a negative number"
+    return {float: "a decimal number", str: "text", list: "a list", dict: "a mapping"}.get(type(value), "null")
 
 
 def _quant_format(cfg: dict, where: str) -> str | None:
@@ -93,8 +102,8 @@ def _quant_format(cfg: dict, where: str) -> str | None:
         return "nvfp4"
     if method == "mxfp4" or algo == "mxfp4" or "mxfp4" in fmt:
         return "mxfp4"
-    raise InputError(f"{where}: quantization_config (quant_method {method or '?'}) is a format the "
-                            "memory-fit check does not know; supported: fp8, nvfp4, mxfp4")
+    raise InputError(f"{where}: quantization_config names a format (quant_method, quant_algo or format) the "
+                     "memory-fit check does not know; supported: fp8, nvfp4, mxfp4")
 
 
 # Module names a compressed-tensors ``ignore`` list is probed with: if every non-expert kind is
@@ -178,7 +187,7 @@ def from_config(cfg: Any, *, source: str, params: int | None = None, active_para
     dtype_name = str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16")
     dtype = _DTYPES.get(dtype_name)
     if dtype is None:
-        raise InputError(f"{source}: config.json dtype '{dtype_name}' is not one of {', '.join(_DTYPES)}")
+        raise InputError(f"{source}: config.json 'torch_dtype' (or 'dtype') is not one of {', '.join(_DTYPES)}")
     layers = _int(cfg, "num_hidden_layers", source)
     ratios = _int_list(cfg, "compress_ratios", source)
     if ratios and len(ratios) < layers:
@@ -196,7 +205,7 @@ def from_config(cfg: Any, *, source: str, params: int | None = None, active_para
     if cfg.get("expert_dtype") is not None:
         expert_format = str(cfg["expert_dtype"]).lower()
         if expert_format not in WEIGHT_BYTES:
-            raise InputError(f"{source}: config.json expert_dtype '{expert_format}' is not one of "
+            raise InputError(f"{source}: config.json 'expert_dtype' is not one of "
                                     f"{', '.join(WEIGHT_BYTES)}")
     return Architecture(
         model_type=model_type, layers=layers, hidden_size=hidden,
