@@ -146,8 +146,10 @@ def _table(kind: str, version: str):
     res = os.path.join(_data(), f"{kind}-{version}.json")
     if not os.path.isfile(res):
         return None
-    with open(res, "rb") as fh:
-        table = msgspec.json.decode(fh.read(), type=VllmTable if kind == "vllm" else RouterTable)
+    from manifesto.edge.files import read_regular
+
+    raw = read_regular(res, follow=True, limit=16 * 1024 * 1024)  # the package's own data, a few hundred KiB
+    table = msgspec.json.decode(raw, type=VllmTable if kind == "vllm" else RouterTable)
     if table.format != FORMAT:
         raise CatalogError(f"{res}: table format {table.format}, this Manifesto reads format {FORMAT}; "
                            f"regenerate it with {table.generator}")
@@ -263,9 +265,12 @@ def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: 
     name = ref[:-5] if ref.endswith(".yaml") else ref
     problem = name_problem(name)
     if problem and not os.path.lexists(ref):  # no entry can have such a name (``_plain_names``)
-        from manifesto.errors import printable
+        from manifesto.errors import did_you_mean as close_to, printable
 
-        raise CatalogError(f"catalog name '{printable(ref)[:200]}' is refused: {problem}")
+        seen = "".join(c for c in name if c.isprintable())  # the name as it looks on a terminal
+        names = [n for root in where.roots for n in _plain_names(os.fspath(root), kind)]
+        raise CatalogError(f"catalog name '{printable(ref)[:200]}' is refused: {problem}"
+                           + close_to(seen, names))
     if kind == "clusters" and where.workspace is not None and "/" not in name:
         # Inside a workspace its own cluster targets (clusters/acme-h100.yaml) win over the catalogs.
         found = where.workspace(kind, name)

@@ -20,11 +20,13 @@ def digest(data: bytes) -> str:
 
 
 def file_digest(path: str) -> str | None:
-    """The digest of a file's bytes, or None when it cannot be read."""
+    """The digest of a regular file's bytes (a link followed), or None when it cannot be read:
+    missing, a FIFO or device (never opened, so never a hang), or over 256 MiB."""
+    from manifesto.edge.files import TooLarge, read_regular
+
     try:
-        with open(path, "rb") as fh:
-            return digest(fh.read())
-    except OSError:
+        return digest(read_regular(path, follow=True, limit=256 * 1024 * 1024))
+    except (OSError, TooLarge):
         return None
 
 

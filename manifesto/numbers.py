@@ -12,9 +12,10 @@ import math
 
 __all__ = ["MAX_SECONDS", "number", "positive_seconds_arg", "seconds_arg"]
 
-#: The longest wait any flag or variable may ask for (a year): a bigger value overflows
-#: ``time.sleep`` and ``subprocess`` timeouts, and is never what was meant.
-MAX_SECONDS = 365 * 24 * 3600
+#: The longest wait any flag or variable may ask for (24 days): ``subprocess`` waits with
+#: poll(), whose timeout is milliseconds in a C int (at most about 24.8 days), so a longer
+#: one overflows; none is ever what was meant.
+MAX_SECONDS = 24 * 24 * 3600
 
 
 def number(text: str, *, integer: bool = False, low: float = 0, high: float = MAX_SECONDS,

@@ -29,7 +29,8 @@ from manifesto.errors import Origin, YamlSyntaxError, format_path, show_value
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["Locations", "load_yaml", "read_text", "StreamPath", "parse_yaml", "format_path", "file_problem", "confinement",
+__all__ = ["Locations", "load_yaml", "read_text", "StreamPath", "parse_yaml", "parse_documents", "format_path",
+           "file_problem", "confinement",
            "outside_problem", "MAX_ALIASES", "MAX_ALIAS_NODES", "MAX_FILE_BYTES", "MAX_ENTRIES"]
 
 # The bounds (size, entries, depth, aliases) are the edge's: manifesto.edge.limits.
@@ -120,6 +121,41 @@ def outside_problem(path: str | Path, within: tuple[str, ...] = ()) -> str | Non
     from manifesto.edge.files import outside_problem as outside
 
     return outside(path, within)
+
+
+def parse_documents(text: str, name: str, *, max_entries: int, max_documents: int
+                    ) -> list[tuple[Any, Locations]]:
+    """Every non-empty document of a multi-document YAML text (a rendered artifact), each
+    through :func:`parse_yaml` and its limits; ``max_entries`` bounds the lines and
+    ','-separated items of the whole text and ``max_documents`` the documents, before any is
+    parsed. Positions, in locations and errors, count from the top of ``text``."""
+    import re
+
+    size = text.count("\n") + text.count(",")
+    if size > max_entries:
+        raise YamlSyntaxError(f"holds {size} lines and ','-separated items; a rendered artifact holds at most "
+                              f"{max_entries}", Origin(name))
+    lines = text.split("\n")
+    starts = [0] + [i for i, line in enumerate(lines) if i and re.match(r"---(?:[ \t\r]|$)", line)]
+    if len(starts) > max_documents:
+        raise YamlSyntaxError(f"holds {len(starts)} YAML documents; a rendered artifact holds at most {max_documents}",
+                              Origin(name, starts[max_documents] + 1, 1))
+    docs = []
+    for first, stop in zip(starts, starts[1:] + [len(lines)]):
+        try:
+            data, locs = parse_yaml("\n".join(lines[first:stop]) + "\n", name)  # a block scalar keeps its end
+        except YamlSyntaxError as exc:
+            origin, message = exc.origin, exc.message
+            if first and origin is not None and origin.line:  # positions count from the artifact's top
+                origin = Origin(name, origin.line + first, origin.col)
+                message = re.sub(r"\bline (\d+)", lambda m: f"line {int(m.group(1)) + first}", message)
+            raise YamlSyntaxError(message, origin, exc.path) from None
+        if first:
+            for key, origin in locs.table.items():
+                locs.table[key] = Origin(name, origin.line + first, origin.col) if origin.line else origin
+        if data is not None:
+            docs.append((data, locs))
+    return docs
 
 
 def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:

@@ -94,11 +94,13 @@ def _address_of(ref: str) -> tuple[str, str | None]:
 def _read_artifact(root: str, rel: str, address: str) -> bytes | None:
     """The bytes of ``root/rel``, None when missing; never through a symlink, never a FIFO
     (out/ is committed: a pull request can plant either)."""
-    from manifesto.fsutil import UnsafePath, open_regular
+    from manifesto.edge.files import TooLarge, read_regular
+    from manifesto.fsutil import UnsafePath
 
     try:
-        with open(open_regular(os.path.join(root, rel), root=root), "rb") as f:
-            return f.read()
+        return read_regular(os.path.join(root, rel), root=root)
+    except TooLarge as exc:
+        raise OpsError(f"{rel}: {exc.message}; remove it and run `manifesto build {address}`") from None
     except (FileNotFoundError, NotADirectoryError):
         return None
     except UnsafePath as exc:
@@ -129,6 +131,8 @@ def load_target(ref: str, *, build: bool = False, allow_stale: bool = False, ui=
 
     if not problems and digest(data) != item.art_digest:
         raise OpsError(f"{rel} changed while it was checked; run the command again")
-    return TargetArtifact(address, rel, path, data.decode(), options["namespace"], options["user"], dep.context,
+    from manifesto.edge.files import decode
+
+    return TargetArtifact(address, rel, path, decode(data, rel, error=OpsError), options["namespace"], options["user"], dep.context,
                           dep.slurm_host, ws.root, os.path.join(ws.root, dep.model),
                           os.path.join(ws.root, cluster), options)

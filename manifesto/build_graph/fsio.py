@@ -62,17 +62,21 @@ def dir_signature(path: str, listed_ns: int):
     return (st.st_mtime_ns, st.st_ino, not is_racy(st.st_mtime_ns, listed_ns))
 
 
+#: The largest file the build reads to digest it (an input is at most 16 MiB of YAML, an
+#: artifact a few MiB; a bigger file is an error naming it, not an unbounded read).
+MAX_DIGESTED = 256 * 1024 * 1024
+
+
 def read_bytes(path: str) -> bytes | None:
     """The bytes of ``path``, or None when it does not exist or is not a regular file (a
     FIFO is never opened for reading, so it cannot hang the build)."""
-    from manifesto.fsutil import UnsafePath, open_regular
+    from manifesto.edge.files import read_regular
+    from manifesto.fsutil import UnsafePath
 
     try:
-        fd = open_regular(path, follow=True)
+        return read_regular(path, follow=True, limit=MAX_DIGESTED)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError, UnsafePath):
         return None
-    with open(fd, "rb") as f:
-        return f.read()
 
 
 def hash_file(path: str) -> tuple[tuple[int, int, int, int], str, bool] | None:
@@ -81,16 +85,16 @@ def hash_file(path: str) -> tuple[tuple[int, int, int, int], str, bool] | None:
     ``trusted`` is False when the signature may not reveal a later change (see
     ``is_racy``) or when the file changed while it was read.
     """
-    from manifesto.fsutil import UnsafePath, open_regular
+    from manifesto.edge.files import read_regular
+    from manifesto.fsutil import UnsafePath
 
     read_ns = time.time_ns()
+    stats: list = []
     try:
-        with open(open_regular(path, follow=True), "rb") as f:
-            before = os.fstat(f.fileno())
-            data = f.read()
-            after = os.fstat(f.fileno())
+        data = read_regular(path, follow=True, limit=MAX_DIGESTED, stats=stats)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError, UnsafePath):
         return None
+    before, after = stats
     sig = (after.st_mtime_ns, after.st_size, after.st_ino, after.st_ctime_ns)
     steady = (before.st_mtime_ns, before.st_size, before.st_ctime_ns) == (sig[0], sig[1], sig[3])
     return sig, digest(data), steady and not is_racy(sig[0], read_ns)

@@ -248,39 +248,15 @@ class _Budget:
 def _documents(text: str, name: str, budget: _Budget | None = None) -> list[_Doc]:
     """Each YAML document of an artifact, parsed by the loader with its limits (size, aliases,
     depth, integers); errors are placed in the artifact (line numbers count from its top)."""
-    import re
-
     from manifesto.errors import Origin, YamlSyntaxError
-    from manifesto.yamlio import parse_yaml
+    from manifesto.yamlio import parse_documents
 
     docs = []
     nodes = 0
-    size = text.count("\n") + text.count(",")
-    if size > MAX_ARTIFACT_ENTRIES:
-        raise YamlSyntaxError(f"holds {size} lines and ','-separated items; a rendered artifact holds at most "
-                              f"{MAX_ARTIFACT_ENTRIES}", Origin(name))
-    lines = text.split("\n")
-    starts = [0] + [i for i, line in enumerate(lines) if i and re.match(r"---(?:[ \t\r]|$)", line)]
-    if len(starts) > MAX_DOCUMENTS:
-        raise YamlSyntaxError(f"holds {len(starts)} YAML documents; a rendered artifact holds at most {MAX_DOCUMENTS}",
-                              Origin(name, starts[MAX_DOCUMENTS] + 1, 1))
-    for first, stop in zip(starts, starts[1:] + [len(lines)]):
-        chunk = "\n".join(lines[first:stop])
-        try:
-            data, locs = parse_yaml(chunk, name)
-        except YamlSyntaxError as exc:
-            origin, message = exc.origin, exc.message
-            if first and origin is not None and origin.line:  # positions count from the artifact's top
-                origin = Origin(name, origin.line + first, origin.col)
-                message = re.sub(r"\bline (\d+)", lambda m: f"line {int(m.group(1)) + first}", message)
-            raise YamlSyntaxError(message, origin, exc.path) from None
-        if first:
-            for key, origin in locs.table.items():
-                locs.table[key] = Origin(name, origin.line + first, origin.col) if origin.line else origin
-        if data is not None:
-            doc = _Doc(data, locs, name)
-            nodes = _check_depth(doc, nodes)
-            docs.append(doc)
+    for data, locs in parse_documents(text, name, max_entries=MAX_ARTIFACT_ENTRIES, max_documents=MAX_DOCUMENTS):
+        doc = _Doc(data, locs, name)
+        nodes = _check_depth(doc, nodes)
+        docs.append(doc)
     if budget is not None:
         budget.spent += nodes
         if budget.spent > MAX_DIFF_NODES:

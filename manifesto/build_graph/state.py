@@ -17,7 +17,6 @@ import zlib
 from collections import namedtuple
 
 from manifesto.build_graph.fsio import atomic_write
-from manifesto.fsutil import open_regular
 from manifesto.status import Status
 
 __all__ = ["FORMAT", "PairRecord", "load_state", "new_state", "save_state"]
@@ -28,6 +27,8 @@ FORMAT = 7
 _MAGIC = b"manifesto-build\0"
 _HEADER = len(_MAGIC) + 4 + 4
 _STATUS = {s.value: s for s in Status}
+#: The largest manifest read (about 1 KiB a pair: 10,000 pairs take some 10 MiB).
+MAX_STATE = 256 * 1024 * 1024
 _SUFFIXES = frozenset(("", ".yaml", ".sbatch"))  # outdir.SUFFIXES and "" (no artifact)
 
 
@@ -80,11 +81,14 @@ class PairRecord(namedtuple("_PairRecord", ("context", "inputs", "digests", "key
 
 def load_state(path: str, warn) -> dict:
     """The manifest at ``path``; a fresh one (with a warning if corrupt) otherwise."""
+    from manifesto.edge.files import TooLarge, read_regular
+
     try:
-        with open(open_regular(path, root=os.sep), "rb") as f:
-            blob = f.read()
+        blob = read_regular(path, root=os.sep, limit=MAX_STATE)
     except FileNotFoundError:
         return new_state()
+    except TooLarge:
+        blob = b""  # over any real manifest: corrupt
     state = _decode(blob)
     if state is None:
         warn(f"{path}: corrupt build cache, ignoring it (this build re-checks every pair)")

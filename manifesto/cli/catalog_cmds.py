@@ -112,7 +112,9 @@ def import_entry(kind: str, file: str, name: str, force: bool) -> int:
     _validate(kind, source)
     target = _user_path(kind, name)
     _refuse_overwrite(target, force, "user entry")
-    _write(target, source.read_bytes(), "user entry")
+    from manifesto.edge.files import read_bytes
+
+    _write(target, read_bytes(source, str(source)), "user entry")
     info(f"installed {target}")
     return 0
 
@@ -149,9 +151,11 @@ def _copy_with_parents(kind: str, source, target) -> None:
         parent = data.get("extends") if isinstance(data, dict) else None
         if isinstance(parent, str) and not os.path.isabs(parent):
             todo.append((src.parent / parent, dst.parent / parent))
+    from manifesto.edge.files import read_bytes
+
     for src, dst in copies:
         if not os.path.lexists(dst):
-            _write(dst, src.read_bytes(), "user entry")
+            _write(dst, read_bytes(src, str(src)), "user entry")
 
 
 
@@ -213,8 +217,6 @@ def edit_entry(kind: str, name: str, search=None) -> int:
     import os
     from pathlib import Path
 
-    import subprocess
-
     from manifesto.catalog import config_home, find
 
     target = _user_path(kind, name)
@@ -229,16 +231,13 @@ def edit_entry(kind: str, name: str, search=None) -> int:
         elif source is None:
             _write(target, skeleton(kind, name).encode(), "user entry")
             info(f"new {kind[:-1] if kind != 'routing' else 'routing profile'} {target}, from a skeleton")
-    import shlex
+    from manifesto.errors import ManifestoError
+    from manifesto.ops.programs import edit_file
 
     editor = os.environ.get("EDITOR") or "vi"
-    from manifesto.errors import ManifestoError
-
-    try:
-        subprocess.run([*shlex.split(editor), str(target)], check=False)
-    except (OSError, ValueError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise CatalogError(f"EDITOR={editor[:60]!r}: cannot start the editor ({why}); {target} is unchanged") from None
+    problem = edit_file(editor, str(target))
+    if problem:
+        raise CatalogError(f"EDITOR={editor[:60]!r}: cannot start the editor ({problem}); {target} is unchanged")
     try:
         _validate(kind, target)
     except ManifestoError as exc:  # keep the file so the same command can fix it

@@ -82,6 +82,6 @@ def _slurm_host(args, cluster_path: str) -> str | None:
     ssh_host = cluster.profile.slurm.ssh_host if cluster.profile.slurm else None
     if ssh_host:
         return ssh_host
-    import socket
+    import os
 
-    return socket.gethostname()
+    return os.uname().nodename  # gethostname() without a socket module

@@ -108,13 +108,11 @@ def _file_target(args, env) -> str:
 def _file_namespace(args, env, path: str) -> str:
     """--namespace, else the one namespace the file's objects name, else the default pick."""
     import re
-    from pathlib import Path
 
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")  # kubectl judges the bytes
-        found = set(re.findall(r"(?m)^  namespace: *['\"]?([A-Za-z0-9.-]+)", text))
-    except OSError:
-        found = set()
+    from manifesto.edge.files import read_lenient
+
+    text = read_lenient(path) or ""  # kubectl judges the bytes; this only looks for a namespace
+    found = set(re.findall(r"(?m)^  namespace: *['\"]?([A-Za-z0-9.-]+)", text))
     if args.namespace:
         if len(found) == 1 and args.namespace not in found:
             from manifesto.errors import OpsError

@@ -22,11 +22,11 @@ _NOTE = re.compile(r" \(checkout at git commit [0-9a-f]{40}(?:[0-9a-f]{24})?; un
 
 
 def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
+    """A git file's text (HEAD, a ref, packed-refs): a regular file of bounded size, or None."""
+    from manifesto.edge.files import read_lenient
+
+    text = read_lenient(path)
+    return None if text is None else text.strip()
 
 
 def _git_dir(root: str) -> str | None:

@@ -25,18 +25,27 @@ class Settings(dict):
         return self.origins.get(key)
 
 
+#: The largest settings file read.
+MAX_DOTENV = 1024 * 1024
+
+
 def _dotenv(path: str, display: str) -> Settings:
     _refuse_special(path)
+    from manifesto.edge.files import TooLarge, read_regular
+    from manifesto.errors import InputError
+
     out = Settings()
     try:
-        # utf-8-sig: a byte-order mark some editors write must not glue itself to the first key.
-        with open(path, encoding="utf-8-sig") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
+        raw = read_regular(path, follow=True, limit=MAX_DOTENV)
+    except TooLarge:
+        raise InputError(f"larger than {MAX_DOTENV // 1024} KiB; a settings file is a few NAME=value lines",
+                         path=path) from None
+    except OSError:  # missing, or a directory (a virtualenv called .env): passed over
         return out
+    try:
+        # utf-8-sig: a byte-order mark some editors write must not glue itself to the first key.
+        lines = raw.decode("utf-8-sig").splitlines()
     except UnicodeDecodeError as exc:
-        from manifesto.errors import InputError
-
         raise InputError(f"not UTF-8 text ({exc.reason}); fix or remove this settings file",
                          path=path) from None
     for number, line in enumerate(lines, 1):

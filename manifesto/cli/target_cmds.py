@@ -92,7 +92,7 @@ def _kube_for(art, args):
 def _objects(art):
     from manifesto.ops.targets import instance_of, parse_objects
 
-    objs = parse_objects(art.text)
+    objs = parse_objects(art.text, art.rel)
     return objs, instance_of(objs)
 
 

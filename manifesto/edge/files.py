@@ -27,7 +27,8 @@ import stat
 from manifesto.edge.limits import MAX_TEXT_BYTES, size_problem
 from manifesto.errors import InputError, Origin
 
-__all__ = ["read_text", "read_bytes", "read_stream", "file_problem", "confinement", "outside_problem", "decode"]
+__all__ = ["read_text", "read_bytes", "read_stream", "read_regular", "read_lenient", "TooLarge", "file_problem",
+           "confinement", "outside_problem", "decode"]
 
 
 def confinement(roots) -> tuple[str, ...]:
@@ -115,6 +116,47 @@ def read_stream(path, name: str, *, error=InputError) -> str:
     if problem:
         raise error(problem, Origin(name))
     return decode(raw, name, error=error)
+
+
+class TooLarge(InputError):
+    """A file over the size a reader allows; ``head`` holds its first limit + 1 bytes (a
+    caller that reports an oversized entry as damaged decodes those)."""
+
+    def __init__(self, name: str, limit: int, head: bytes = b"") -> None:
+        super().__init__(f"larger than {limit} bytes; refusing to read it", Origin(name))
+        self.limit = limit
+        self.head = head
+
+
+def read_regular(path, *, root=None, follow: bool = False, limit: int = MAX_TEXT_BYTES, stats: list | None = None
+                 ) -> bytes:
+    """The bytes of a regular file for callers that word their own errors (the build's cache,
+    artifacts and digests): ``fsutil.open_regular`` semantics (never a FIFO, device or
+    directory; no symlink unless ``follow``; with ``root``, none below it), its OSError
+    subclasses raised as they are, and at most ``limit`` bytes (else :class:`TooLarge`).
+    ``stats``, when given, receives the descriptor's stat before and after the read."""
+    from manifesto.fsutil import open_regular
+
+    fd = open_regular(path, root=root, follow=follow)
+    with os.fdopen(fd, "rb") as fh:
+        if stats is not None:
+            stats.append(os.fstat(fd))
+        raw = fh.read(limit + 1)
+        if stats is not None:
+            stats.append(os.fstat(fd))
+    if len(raw) > limit:
+        raise TooLarge(os.fspath(path), limit, raw)
+    return raw
+
+
+def read_lenient(path, *, limit: int = MAX_TEXT_BYTES) -> str | None:
+    """The text of a small regular file that is only looked at, not trusted (a settings line,
+    a git ref, the first lines of a manifest): a link is followed, bytes that are not UTF-8
+    become U+FFFD, and None when it is missing, special, unreadable or over ``limit``."""
+    try:
+        return read_regular(path, follow=True, limit=limit).decode("utf-8", "replace")
+    except (OSError, ValueError, TooLarge):
+        return None
 
 
 def decode(raw: bytes, name: str, *, error=InputError) -> str:

@@ -357,17 +357,15 @@ def deploy_routing(kube: Kube, plan, objs: list[dict]) -> None:
 
 def manifest_file(path: str) -> str:
     """``path`` if it is an existing Kubernetes manifest; Slurm scripts are pointed at `manifesto slurm`."""
-    from pathlib import Path
-
+    from manifesto.edge.files import read_lenient
     from manifesto.yamlio import file_problem
 
-    p = Path(path)
     problem = file_problem(path)
     if problem == "file not found":
         raise OpsError(f"{path} does not exist; write it first with `manifesto render file SPEC`")
     if problem:  # a FIFO would hang the read below and kubectl; a directory applies a whole tree
         raise OpsError(f"{path}: {problem.replace('YAML file', 'manifest file')}")
-    head = p.read_text(encoding="utf-8", errors="replace")[:200]
+    head = (read_lenient(path) or "")[:200]
     if path.endswith(".sbatch") or head.startswith("#!"):
         raise OpsError(f"{path} is a Slurm batch script; submit it with sbatch or use `manifesto slurm ...`")
     return path
@@ -395,11 +393,10 @@ def file_owners(text: str) -> set[str]:
 def check_file_owner(path: str, user: str) -> None:
     """Refuse ``path`` when its objects name an owner other than ``user`` (``--user``); a file
     without owner labels (written by hand) has nobody to disagree with."""
-    from pathlib import Path
-
+    from manifesto.edge.files import read_lenient
     from manifesto.resolve.identity import label_value
 
-    owners = file_owners(Path(path).read_text(encoding="utf-8", errors="replace"))
+    owners = file_owners(read_lenient(path) or "")
     want = label_value(user) or "unknown"
     others = sorted(owners - {want})
     if others:

@@ -129,12 +129,9 @@ def _deleted(stdout: str, output: str) -> list[str]:
 def pick(instances: list[str], *, fzf: str | None, ask=None) -> str | None:
     """One instance chosen interactively: fzf when available, else a numbered prompt."""
     if fzf:
-        import subprocess
+        from manifesto.ops.programs import pick_line
 
-        proc = subprocess.run([fzf, "--prompt", "stop> ", "--height", "40%"], input="\n".join(instances) + "\n",
-                              stdout=subprocess.PIPE, text=True)
-        choice = proc.stdout.strip()
-        return choice if proc.returncode == 0 and choice in instances else None
+        return pick_line(fzf, instances, "stop> ")
     for i, name in enumerate(instances, 1):
         print(f"{i:3d}) {printable(name)}", file=sys.stderr)
     try:

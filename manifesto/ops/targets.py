@@ -65,12 +65,24 @@ def check_slurm_host(art, ssh_host: str | None, local_host: str) -> None:
 
 # -- the artifact's objects and their live state ----------------------------------------
 
-def parse_objects(text: str) -> list[dict]:
-    """The objects of a Kubernetes artifact, as plain data."""
-    from ruamel.yaml import YAML
+#: Bounds of an artifact read back from out/deploy (a build writes far less: see semdiff).
+MAX_ENTRIES = 200_000
+MAX_DOCUMENTS = 2_000
 
-    yaml = YAML(typ="safe", pure=True)
-    return [d for d in yaml.load_all(text) if d]
+
+def parse_objects(text: str, name: str = "artifact") -> list[dict]:
+    """The objects of a Kubernetes artifact, as plain data, read through the loader's limits
+    (out/ is committed: its bytes are data from outside). Anything but a list of mappings is
+    an error naming the artifact and its position."""
+    from manifesto.errors import YamlSyntaxError
+    from manifesto.yamlio import parse_documents
+
+    objs = []
+    for data, locs in parse_documents(text, name, max_entries=MAX_ENTRIES, max_documents=MAX_DOCUMENTS):
+        if not isinstance(data, dict):
+            raise YamlSyntaxError("a document that is not a Kubernetes object (a mapping)", locs.find(()))
+        objs.append(data)
+    return objs
 
 
 def artifact_digest(objs: list[dict]) -> str | None:

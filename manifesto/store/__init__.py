@@ -83,13 +83,13 @@ class Store:
         """The raw bytes of entry ``key`` (None when absent or unreadable)."""
         if self.directory is None:
             return None
-        from manifesto.fsutil import open_regular
-
         from manifesto.edge.entries import MAX_ENTRY
+        from manifesto.edge.files import TooLarge, read_regular
 
         try:  # a regular file only: a FIFO planted in the store must not hang a build
-            with open(open_regular(self.path(key)), "rb") as f:
-                return f.read(MAX_ENTRY + 1)  # one byte more than an entry may hold: a miss
+            return read_regular(self.path(key), limit=MAX_ENTRY)
+        except TooLarge as exc:
+            return exc.head  # one byte more than an entry may hold: the decoder's "damaged"
         except (OSError, ValueError):
             return None
 
