@@ -30,6 +30,20 @@ accelerators:
 pytestmark = pytest.mark.xdist_group("slurm-jobs")
 
 
+@pytest.fixture(autouse=True)
+def _settled_queue(request):
+    """A test on the kit starts with no job of ours in the queue: scancel only asks, so a job
+    the previous test (or README block) cancelled may still be listed for a moment."""
+    if "slurm_cluster" in request.fixturenames:
+        request.getfixturevalue("slurm_cluster")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            proc = subprocess.run(["squeue", "--noheader", "--me", "--format=%i"], capture_output=True, text=True)
+            if proc.returncode == 0 and not proc.stdout.strip():
+                break
+            time.sleep(0.5)
+
+
 def test_calls_are_plain_data():
     call = slurm.submit_call("#!/bin/bash\n", None, test_only=False)
     assert call.command() == ["sbatch", "--parsable"] and call.stdin == "#!/bin/bash\n"

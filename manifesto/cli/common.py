@@ -35,12 +35,13 @@ __all__ = [
 
 # -- -q / -v ---------------------------------------------------------------------------
 
-_VERBOSITY = {"quiet": False, "verbose": False}
+_VERBOSITY = {"quiet": False, "verbose": False, "told": frozenset()}
 
 
 def set_verbosity(*, quiet: bool, verbose: bool) -> None:
-    """Record the global -q/-v of this run (``main`` calls it before every dispatch)."""
-    _VERBOSITY.update(quiet=quiet, verbose=verbose)
+    """Record the global -q/-v of this run (``main`` calls it before every dispatch), and
+    start the run with no settings warning given yet."""
+    _VERBOSITY.update(quiet=quiet, verbose=verbose, told=frozenset())
 
 
 def verbose() -> bool:
@@ -114,9 +115,18 @@ def search_of(args):
 
 
 def settings() -> dict[str, str]:
+    """The run's settings (``cli.settings``); a workspace .env line that is ignored is warned
+    about once per run, however often the settings are read."""
+    import sys
+
     from manifesto.cli import settings as cli_settings
 
-    return cli_settings.settings()
+    env = cli_settings.settings()
+    for warning in env.ignored:
+        if warning not in _VERBOSITY["told"]:
+            _VERBOSITY["told"] |= {warning}
+            print(f"warning: {warning}", file=sys.stderr)
+    return env
 
 
 def pick_namespace(args, env) -> str:

@@ -178,7 +178,7 @@ class _Hermetic:
         for key, value in self.environ.items():
             if os.environ.get(key) != value:
                 os.environ[key] = value
-        common.set_verbosity(**self.verbosity)
+        common._VERBOSITY.update(self.verbosity)  # -q/-v and the warnings already given, as they were
 
 
 def regenerate(header, name: str) -> str:

@@ -14,11 +14,14 @@ __all__ = ["settings", "current_user", "pick_cluster", "pick_namespace", "checke
 
 class Settings(dict):
     """Variables by name (the environment over ./.env over the user catalog's .env), and where
-    each came from, so an error can name a settings file line instead of a variable nobody set."""
+    each came from, so an error can name a settings file line instead of a variable nobody set.
+    ``ignored``: warnings for workspace lines that may not set what they name (``USER_ONLY``),
+    which the CLI prints once per run."""
 
     def __init__(self, values=(), origins: dict | None = None) -> None:
         super().__init__(values)
         self.origins = dict(origins or {})
+        self.ignored: list[str] = []
 
     def where(self, key: str) -> str | None:
         """``FILE:LINE`` of the settings file that supplied ``key``; None for the environment."""
@@ -84,7 +87,6 @@ USER_ONLY = {
     "KUBECONFIG": "a kubeconfig can run programs through exec credential plugins",
     "MANIFESTO_RENDER_OUT": "it picks where `render file` writes",
 }
-_told: set[str] = set()
 
 
 def settings() -> Settings:
@@ -94,18 +96,14 @@ def settings() -> Settings:
     user = path_text(os.path.join(config_dir(), ".env"))
     merged = _dotenv(user, user)
     local = _dotenv(".env", ".env")
-    for key in USER_ONLY.keys() & local.keys():
+    for key in sorted(USER_ONLY.keys() & local.keys()):
         where = local.origins.pop(key)
         del local[key]
-        told = f"{os.getcwd()}\0{where}"
-        if key not in os.environ and told not in _told:
-            import sys
-
+        if key not in os.environ:
             from manifesto.errors import printable
 
-            _told.add(told)
-            print(f"warning: {printable(where)}: {key} is ignored: a workspace's .env may not set it "
-                  f"({USER_ONLY[key]}); set it in the environment or in {printable(user)}", file=sys.stderr)
+            merged.ignored.append(f"{printable(where)}: {key} is ignored: a workspace's .env may not set it "
+                                  f"({USER_ONLY[key]}); set it in the environment or in {printable(user)}")
     merged.update(local)
     merged.origins.update(local.origins)
     merged.update(os.environ)
