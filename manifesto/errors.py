@@ -95,8 +95,9 @@ class YamlSyntaxError(InputError):
     pass
 
 
-class SchemaError(InputError):
-    """Several field errors of one file, reported together (one per line)."""
+class Several:
+    """Mixed into an error class: several errors reported together, one per line, in the
+    order they were found; the first gives the message, origin and path."""
 
     def __init__(self, errors: list[ManifestoError]) -> None:
         self.errors = errors
@@ -105,6 +106,10 @@ class SchemaError(InputError):
 
     def format(self) -> str:
         return "\n".join(e.format() for e in self.errors)
+
+
+class SchemaError(Several, InputError):
+    """Several field errors of one file, reported together (one per line)."""
 
 
 class ExtendsError(InputError):

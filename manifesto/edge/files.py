@@ -27,7 +27,7 @@ import stat
 from manifesto.edge.limits import MAX_TEXT_BYTES, size_problem
 from manifesto.errors import InputError, Origin
 
-__all__ = ["read_text", "read_bytes", "read_stream", "read_regular", "read_lenient", "TooLarge", "file_problem",
+__all__ = ["read_text", "read_bytes", "read_stream", "read_regular", "read_fd", "read_lenient", "TooLarge", "file_problem",
            "confinement", "outside_problem", "decode"]
 
 
@@ -147,6 +147,24 @@ def read_regular(path, *, root=None, follow: bool = False, limit: int = MAX_TEXT
     if len(raw) > limit:
         raise TooLarge(os.fspath(path), limit, raw)
     return raw
+
+
+def read_fd(fd: int, limit: int) -> bytes:
+    """Up to ``limit`` + 1 bytes of the open descriptor ``fd`` (closed afterwards), read in
+    pieces of at most 1 MiB: more than ``limit`` bytes means the file is over its bound.
+    OSError is the caller's to word."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
 
 
 def read_lenient(path, *, limit: int = MAX_TEXT_BYTES) -> str | None:

@@ -400,23 +400,21 @@ def _read(name: str, dirfd: int, shown: str) -> str:
         if exc.errno == errno.ELOOP:
             raise BuildError("is a symlink; diff --base never follows a link", Origin(shown)) from None
         raise BuildError(f"cannot be read ({exc.strerror})", Origin(shown)) from None
+    from manifesto.edge.files import read_fd
+
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise BuildError(f"is {_kind(st.st_mode)}, not a rendered artifact; diff --base reads only regular "
-                             "files", Origin(shown))
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_ARTIFACT_BYTES:
-            chunk = os.read(fd, min(1 << 20, MAX_ARTIFACT_BYTES + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+    except OSError as exc:
+        os.close(fd)
+        raise BuildError(f"cannot be read ({exc.strerror})", Origin(shown)) from None
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise BuildError(f"is {_kind(st.st_mode)}, not a rendered artifact; diff --base reads only regular "
+                         "files", Origin(shown))
+    try:
+        data = read_fd(fd, MAX_ARTIFACT_BYTES)
     except OSError as exc:
         raise BuildError(f"cannot be read ({exc.strerror})", Origin(shown)) from None
-    finally:
-        os.close(fd)
-    if size > MAX_ARTIFACT_BYTES:
+    if len(data) > MAX_ARTIFACT_BYTES:
         raise BuildError(f"larger than {_size(MAX_ARTIFACT_BYTES)}; not a rendered artifact", Origin(shown))
-    return _decoded(b"".join(chunks), shown)
+    return _decoded(data, shown)

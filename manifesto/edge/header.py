@@ -149,21 +149,14 @@ def read_artifact(path: str, limit: int = MAX_ARTIFACT_BYTES) -> tuple[bytes, st
         raise HeaderError("not a file name (it holds a NUL character)", Origin(path)) from None
     except OSError as exc:
         raise HeaderError(f"cannot read it ({exc.strerror or exc})", Origin(path)) from None
-    chunks, size = [], 0
+    from manifesto.edge.files import read_fd
+
     try:
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        data = read_fd(fd, limit)
     except OSError as exc:
         raise HeaderError(f"cannot read it ({exc.strerror or exc})", Origin(path)) from None
-    finally:
-        os.close(fd)
-    if size > limit:
+    if len(data) > limit:
         raise HeaderError(f"larger than {limit // (1024 * 1024)} MiB; not a rendered artifact", Origin(path))
-    data = b"".join(chunks)
     try:
         return data, data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from manifesto.errors import ManifestoError, Origin, ResolveError, format_path
+from manifesto.errors import ManifestoError, Origin, ResolveError, Several, format_path
 
 __all__ = ["Where", "fail", "raise_all", "ResolveErrors"]
 
@@ -20,17 +20,9 @@ def fail(message: str, where: Where, path: tuple, cls=ResolveError, flag: str | 
     return cls(message, where(path), format_path(path))
 
 
-class ResolveErrors(ResolveError):
+class ResolveErrors(Several, ResolveError):
     """Several errors of one resolution step (every argument error of a spec, say), reported
     together, one per line, in the order they were found."""
-
-    def __init__(self, errors: list[ManifestoError]) -> None:
-        self.errors = errors
-        first = errors[0]
-        super().__init__(first.message, first.origin, first.path)
-
-    def format(self) -> str:
-        return "\n".join(e.format() for e in self.errors)
 
 
 def raise_all(errors: list[ManifestoError]) -> None:
