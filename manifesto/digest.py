@@ -22,7 +22,7 @@ def digest(data: bytes) -> str:
 def file_digest(path: str) -> str | None:
     """The digest of a regular file's bytes (a link followed), or None when it cannot be read:
     missing, a FIFO or device (never opened, so never a hang), or over 256 MiB."""
-    from manifesto.edge.files import TooLarge, read_regular
+    from manifesto.edge.raw import TooLarge, read_regular
 
     try:
         return digest(read_regular(path, follow=True, limit=256 * 1024 * 1024))

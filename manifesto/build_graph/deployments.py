@@ -94,7 +94,7 @@ def _address_of(ref: str) -> tuple[str, str | None]:
 def _read_artifact(root: str, rel: str, address: str) -> bytes | None:
     """The bytes of ``root/rel``, None when missing; never through a symlink, never a FIFO
     (out/ is committed: a pull request can plant either)."""
-    from manifesto.edge.files import TooLarge, read_regular
+    from manifesto.edge.raw import TooLarge, read_regular
     from manifesto.fsutil import UnsafePath
 
     try:

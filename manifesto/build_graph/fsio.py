@@ -70,7 +70,7 @@ MAX_DIGESTED = 256 * 1024 * 1024
 def read_bytes(path: str) -> bytes | None:
     """The bytes of ``path``, or None when it does not exist or is not a regular file (a
     FIFO is never opened for reading, so it cannot hang the build)."""
-    from manifesto.edge.files import read_regular
+    from manifesto.edge.raw import read_regular
     from manifesto.fsutil import UnsafePath
 
     try:
@@ -85,7 +85,7 @@ def hash_file(path: str) -> tuple[tuple[int, int, int, int], str, bool] | None:
     ``trusted`` is False when the signature may not reveal a later change (see
     ``is_racy``) or when the file changed while it was read.
     """
-    from manifesto.edge.files import read_regular
+    from manifesto.edge.raw import read_regular
     from manifesto.fsutil import UnsafePath
 
     read_ns = time.time_ns()

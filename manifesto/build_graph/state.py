@@ -81,7 +81,7 @@ class PairRecord(namedtuple("_PairRecord", ("context", "inputs", "digests", "key
 
 def load_state(path: str, warn) -> dict:
     """The manifest at ``path``; a fresh one (with a warning if corrupt) otherwise."""
-    from manifesto.edge.files import TooLarge, read_regular
+    from manifesto.edge.raw import TooLarge, read_regular
 
     try:
         blob = read_regular(path, root=os.sep, limit=MAX_STATE)
@@ -148,11 +148,19 @@ def _well_formed(state) -> bool:
         return False
     # The manifest is a cache, and a committed or planted out/.cache is data from outside:
     # every field a build acts on has its type, and the suffix that names the artifact it
-    # writes is one of the build's own, so no record can aim a write anywhere else.
-    return all(isinstance(v, tuple) and len(v) == len(PairRecord._fields) and v[4] in _STATUS
-               and v[5] in _SUFFIXES and isinstance(v[1], tuple) and all(type(p) is str for p in v[1])
-               and (v[2] is None or type(v[2]) is tuple) and all(type(v[i]) is str for i in (3, 6, 7, 8))
-               for v in state["pairs"].values())
+    # writes is one of the build's own, so no record can aim a write anywhere else. (A plain
+    # loop and str.join over the inputs: a no-op build checks every record.)
+    width, statuses, suffixes, join = len(PairRecord._fields), _STATUS, _SUFFIXES, "".join
+    try:
+        for v in state["pairs"].values():
+            if not (type(v) is tuple and len(v) == width and v[4] in statuses and v[5] in suffixes
+                    and type(v[1]) is tuple and type(v[3]) is str and type(v[6]) is str and type(v[7]) is str
+                    and type(v[8]) is str and (v[2] is None or type(v[2]) is tuple)):
+                return False
+            join(v[1])  # every input a path in text: anything else raises TypeError
+    except TypeError:
+        return False
+    return True
 
 
 def state_path(cache_dir: str) -> str:

@@ -23,7 +23,7 @@ _NOTE = re.compile(r" \(checkout at git commit [0-9a-f]{40}(?:[0-9a-f]{24})?; un
 
 def _read(path: str) -> str | None:
     """A git file's text (HEAD, a ref, packed-refs): a regular file of bounded size, or None."""
-    from manifesto.edge.files import read_lenient
+    from manifesto.edge.raw import read_lenient
 
     text = read_lenient(path)
     return None if text is None else text.strip()

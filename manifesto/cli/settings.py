@@ -34,7 +34,7 @@ MAX_DOTENV = 1024 * 1024
 
 def _dotenv(path: str, display: str) -> Settings:
     _refuse_special(path)
-    from manifesto.edge.files import TooLarge, read_regular
+    from manifesto.edge.raw import TooLarge, read_regular
     from manifesto.errors import InputError
 
     out = Settings()

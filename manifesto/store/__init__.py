@@ -84,7 +84,7 @@ class Store:
         if self.directory is None:
             return None
         from manifesto.edge.entries import MAX_ENTRY
-        from manifesto.edge.files import TooLarge, read_regular
+        from manifesto.edge.raw import TooLarge, read_regular
 
         try:  # a regular file only: a FIFO planted in the store must not hang a build
             return read_regular(self.path(key), limit=MAX_ENTRY)

@@ -368,3 +368,9 @@ def test_a_spec_named_as_a_pipe_is_still_read_once_and_bounded(tmp_path):
     deep = subprocess.run(["bash", "-c", base.format("deep.yaml")], cwd=tmp_path, capture_output=True, text=True,
                           timeout=BOUND)
     _one_error(deep, "nest more than 64 deep")
+
+
+def test_the_fast_path_reader_bounds_text_as_the_edge_does():
+    from manifesto.edge import limits, raw
+
+    assert raw.LENIENT_LIMIT == limits.MAX_TEXT_BYTES
