@@ -102,3 +102,40 @@ def test_print_command_reproduces_the_render_with_bash(tmp_path):
     regen = subprocess.run([sys.executable, "-m", "manifesto", "regen", str(path)], cwd=tmp_path,
                            capture_output=True, text=True, env=env, timeout=120)
     assert regen.returncode == 1 and "\n-#     --user \"golden\"-'user' --namespace gol\"den-ns\"\n" in regen.stdout
+
+
+def test_every_artifact_regenerates_from_a_wheel(tmp_path):
+    """A wheel of this checkout, installed into a virtual environment of its own (no source
+    tree, no git, so no checkout note), regenerates every committed artifact and golden."""
+    import shutil
+
+    uv = shutil.which("uv")
+    if uv is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("uv is not on PATH (.ci/run installs it)")
+        pytest.skip("uv is not on PATH")
+    env = {k: v for k, v in _env().items() if not k.startswith(("VIRTUAL_ENV", "UV_PROJECT"))}
+    dist, venv = tmp_path / "dist", tmp_path / "venv"
+    built = subprocess.run([uv, "build", "--wheel", "--out-dir", str(dist), str(REPO)], cwd=tmp_path,
+                           capture_output=True, text=True, env=env, timeout=600)
+    assert built.returncode == 0, built.stderr[-2000:]
+    wheel, = dist.glob("llm_manifesto-*.whl")
+    made = subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert made.returncode == 0, made.stderr[-2000:]
+    python = venv / "bin" / "python"
+    installed = subprocess.run([uv, "pip", "install", "--quiet", "--python", str(python), str(wheel)],
+                               capture_output=True, text=True, env=env, timeout=600)
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    work = tmp_path / "work"
+    work.mkdir()
+    where = subprocess.run([str(python), "-c", "import manifesto; print(manifesto.__file__)"], cwd=work,
+                           capture_output=True, text=True, env=env, timeout=60)
+    assert Path(where.stdout.strip()).resolve().is_relative_to(venv), where.stdout + where.stderr
+    loop = subprocess.run([str(python), "-c", _LOOP, *map(str, ARTIFACTS)], cwd=work, capture_output=True,
+                          text=True, env=env, timeout=600)
+    assert loop.returncode == 0, loop.stderr[-2000:]
+    codes = json.loads(loop.stdout)
+    assert {path: result for path, result in codes.items() if result[0] != 0} == {}
+    assert len(codes) == len(ARTIFACTS) >= 50
+    assert os.listdir(work) == []
