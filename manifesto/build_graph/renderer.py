@@ -41,11 +41,32 @@ def renderer_name(environ=None) -> str:
 
 
 def load(name: str):
-    """Import the renderer module ``name`` (once per process)."""
+    """Import the renderer module ``name`` (once per process): the product's renderer, or a
+    test renderer whose file lies in this checkout's ``tests/`` folder. The name comes from the
+    environment, and an environment value never picks code to run: any other module (one a
+    working directory on ``sys.path`` could supply, say) is refused before it is imported."""
     module = _loaded.get(name)
     if module is None:
         import importlib
 
+        if name != DEFAULT:
+            _check_test_renderer(name)
         module = importlib.import_module(name)
         _loaded[name] = module
     return module
+
+
+def _check_test_renderer(name: str) -> None:
+    import importlib.util
+
+    from manifesto.errors import BuildError
+
+    tests = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))), "tests", "")
+    try:
+        spec = importlib.util.find_spec(name) if name.isidentifier() else None
+    except (ImportError, ValueError):
+        spec = None
+    origin = os.path.realpath(spec.origin) if spec is not None and spec.origin else ""
+    if not origin.startswith(tests):
+        raise BuildError(f"{ENV_VAR}={name[:60]!r}: only the product renderer, or a test renderer in this checkout's "
+                         f"tests/ folder, may render a build (unset {ENV_VAR})")

@@ -49,3 +49,21 @@ def test_the_users_own_settings_still_set_it(workspace, capsys, key, monkeypatch
     monkeypatch.setenv(key, "/from/env")
     assert cli_settings.settings()[key] == "/from/env"
     assert "planted" not in capsys.readouterr().err
+
+
+def test_the_test_renderer_hook_runs_no_module_from_elsewhere(tmp_path, monkeypatch):
+    """MANIFESTO_BUILD_RENDERER names a module to import: only the product's renderer or one in
+    this checkout's tests/ may be named, so a planted module on sys.path never runs."""
+    import sys
+
+    from manifesto.build_graph import renderer
+    from manifesto.errors import BuildError
+
+    (tmp_path / "planted_renderer.py").write_text("open('CANARY', 'w').close()\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("planted_renderer", "os", "manifesto.cli", "../x", ""):
+        with pytest.raises(BuildError, match="only the product renderer"):
+            renderer.load(name)
+    assert not (tmp_path / "CANARY").exists() and "planted_renderer" not in sys.modules
+    assert renderer.load(renderer.DEFAULT).__name__ == renderer.DEFAULT
