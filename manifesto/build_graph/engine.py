@@ -166,6 +166,14 @@ class Session:
                 walked[base] = walk(self.ws.root, base, dirs) if found else None
                 dirs.setdefault(base, None)
             files[i] = None if walked[base] is None else tuple(select(walked[base], gen[2], gen[3]))
+            for name in files[i] or ():
+                if not name.isprintable():  # it would reach terminals, reports and out/ as it is
+                    from manifesto.errors import BuildError, printable
+
+                    bad = next(c for c in name if not c.isprintable())
+                    raise BuildError(f"{printable(os.path.join(base, name))}: a source file's name holds the control "
+                                     f"or invisible character U+{ord(bad):04X}; rename the file (a target's name "
+                                     "must print as itself)")
         if not cached or cached[0] != config_digest or cached[2] != files:
             self.graph_changed = True
         self.state["listing"] = (config_digest, dirs, files)

@@ -75,3 +75,21 @@ def test_the_checks_accept_what_a_build_writes(tmp_path):
     assert run("build").returncode == 0
     decoded = build_state._decode((root / "out/.cache/state").read_bytes())
     assert isinstance(decoded, dict) and len(decoded["pairs"]) == len(PAIRS)
+
+
+@pytest.mark.parametrize(("name", "shown"), [("evil\x1b[2Jred.yaml", "evil\\x1b[2Jred.yaml"),
+                                           ("look\u200balike.yaml", "look\\u200balike.yaml"),
+                                           ("rtl\u202egnp.yaml", "rtl\\u202egnp.yaml"),
+                                           ("tab\tname.yaml", "tab\\x09name.yaml")])
+def test_a_source_whose_name_does_not_print_as_itself_is_refused(tmp_path, name, shown):
+    """A file name reaches the build report, addresses and out/; one with a terminal escape, a
+    zero-width or bidi character is one error naming it (escaped), and nothing is written."""
+    root = make_tree(tmp_path / "tree", {f"models/qwen/{name}": "release: odd\n"})
+    run = Runner(root, tmp_path / "renders.log")
+    proc = run("build", check=False)
+    assert proc.returncode == 1
+    assert proc.stderr == (f"error: models/qwen/{shown}: a source file's name holds the control or invisible "
+                           f"character U+{ord(next(c for c in name if not c.isprintable())):04X}; rename the file "
+                           "(a target's name must print as itself)\n")
+    assert "\x1b" not in proc.stdout + proc.stderr
+    assert not (root / "out").exists() or artifacts(root) == {}
