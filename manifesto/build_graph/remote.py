@@ -27,6 +27,9 @@ __all__ = ["RemoteCache", "RemoteSettings", "SharedCache", "url_problem", "redac
 ENV_URL = "MANIFESTO_REMOTE_CACHE"
 ENV_READ_ONLY = "MANIFESTO_REMOTE_CACHE_READ_ONLY"
 ENV_TOKEN = "MANIFESTO_REMOTE_CACHE_TOKEN"
+#: The host (``HOST`` or ``HOST:PORT``) a URL from BUILD.yaml must have to get the token: a
+#: file in the repository can change that URL, so the token's destination is named outside it.
+ENV_TOKEN_HOST = "MANIFESTO_REMOTE_CACHE_TOKEN_HOST"
 ENV_TIMEOUT = "MANIFESTO_REMOTE_CACHE_TIMEOUT"
 ENV_BUDGET = "MANIFESTO_REMOTE_CACHE_BUDGET"
 ENV_MAX_BLOB = "MANIFESTO_REMOTE_CACHE_MAX_BLOB"
@@ -85,6 +88,8 @@ def settings_from_env(environ, url: str | None = None, read_only: bool = False) 
     """The remote cache the flags (``url``, ``read_only``) or the environment name; None when
     neither does (then BUILD.yaml's ``remote_cache`` applies). Raises BuildError naming the
     flag or variable of a bad value."""
+    import re
+
     from manifesto.errors import BuildError
 
     source = "--remote-cache"
@@ -100,7 +105,11 @@ def settings_from_env(environ, url: str | None = None, read_only: bool = False) 
     token = environ.get(ENV_TOKEN) or None
     if token is not None and not (token.isascii() and token.isprintable() and " " not in token):
         raise BuildError(f"{ENV_TOKEN}: a bearer token is printable ASCII without spaces")
-    extra = {"read_only": read_only, "token": token, "timeout": timeout, "budget": budget, "max_blob": max_blob}
+    token_host = (environ.get(ENV_TOKEN_HOST) or "").strip().lower() or None
+    if token_host is not None and not re.fullmatch(r"[a-z0-9.\-]+(:[0-9]{1,5})?|\[[0-9a-f:.]+\](:[0-9]{1,5})?", token_host):
+        raise BuildError(f"{ENV_TOKEN_HOST}: expected HOST or HOST:PORT, got {token_host[:60]!r}")
+    extra = {"read_only": read_only, "token": token, "timeout": timeout, "budget": budget, "max_blob": max_blob,
+             "token_host": token_host}
     if url is None:
         return RemoteSettings("", **extra) if token or flag else None
     problem = url_problem(url)
@@ -109,15 +118,21 @@ def settings_from_env(environ, url: str | None = None, read_only: bool = False) 
     return RemoteSettings(url, **extra)
 
 
+def _host_of(url: str) -> str:
+    """The ``host[:port]`` of an http(s) URL, lower case (what ENV_TOKEN_HOST is compared with)."""
+    rest = url.split("://", 1)[1] if "://" in url else url
+    return rest.split("/", 1)[0].lower()
+
+
 class RemoteSettings:
     """Where the shared cache is and how to talk to it (read once at the CLI edge): the URL,
     read-only, the bearer token, seconds per request (``timeout``) and for all of a build's
     requests (``budget``), and the largest blob read or written (``max_blob``, bytes)."""
 
-    __slots__ = ("url", "read_only", "token", "timeout", "budget", "max_blob")
+    __slots__ = ("url", "read_only", "token", "timeout", "budget", "max_blob", "token_host", "withheld")
 
     def __init__(self, url: str, *, read_only: bool = False, token: str | None = None, timeout: float = 5.0,
-                 budget: float = 120.0, max_blob: int = MAX_BLOB):
+                 budget: float = 120.0, max_blob: int = MAX_BLOB, token_host: str | None = None):
         url = url.rstrip("/")
         if "://" in url:  # the scheme in lower case (HTTPS:// names the same cache)
             scheme, rest = url.split("://", 1)
@@ -128,11 +143,18 @@ class RemoteSettings:
         self.timeout = timeout
         self.budget = budget
         self.max_blob = max_blob
+        self.token_host = token_host
+        self.withheld = False  # a token was set but this URL may not have it
 
     def at(self, url: str, read_only: bool) -> RemoteSettings:
-        """These settings for another URL (BUILD.yaml's), read-only if either says so."""
-        return RemoteSettings(url, read_only=read_only or self.read_only, token=self.token, timeout=self.timeout,
-                              budget=self.budget, max_blob=self.max_blob)
+        """These settings for BUILD.yaml's URL, read-only if either says so. The token goes with
+        them only when ``MANIFESTO_REMOTE_CACHE_TOKEN_HOST`` names that URL's host (and port)."""
+        allowed = self.token is not None and self.token_host is not None and _host_of(url) == self.token_host
+        moved = RemoteSettings(url, read_only=read_only or self.read_only, token=self.token if allowed else None,
+                               timeout=self.timeout, budget=self.budget, max_blob=self.max_blob,
+                               token_host=self.token_host)
+        moved.withheld = self.token is not None and not allowed
+        return moved
 
     def __repr__(self) -> str:  # never shows the token
         return f"RemoteSettings({self.url!r}, read_only={self.read_only})"
@@ -242,6 +264,12 @@ class SharedCache:
         self.session = session
         self.remote = RemoteCache(settings, session.ui.warn)
         self.read_only = settings.read_only
+        if settings.withheld:
+            from manifesto.edge.escape import terminal
+
+            session.ui.warn(f"remote cache {terminal(settings.url, 200)} (BUILD.yaml's): {ENV_TOKEN} is not sent to it; "
+                            f"a URL from the repository gets the token only when {ENV_TOKEN_HOST} names its host "
+                            f"({terminal(_host_of(settings.url), 100)})")
 
     def _index_key(self, item) -> str:
         from manifesto.build_graph.keys import options_bytes

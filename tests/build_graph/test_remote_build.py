@@ -102,6 +102,7 @@ def test_build_yaml_names_the_cache_and_the_token_stays_in_the_environment(tmp_p
         work = _checkout(tmp_path, "a")
         (work / "BUILD.yaml").write_text((work / "BUILD.yaml").read_text() + f"remote_cache: {server.url}\n")
         monkeypatch.setenv("MANIFESTO_REMOTE_CACHE_TOKEN", "t0ken-s3cret")
+        monkeypatch.setenv("MANIFESTO_REMOTE_CACHE_TOKEN_HOST", server.url.split("://")[1].split("/")[0])
         _build(work, monkeypatch)
         assert (server.root / "ac").is_dir()
         clean = _checkout(tmp_path, "b")
@@ -204,3 +205,59 @@ def test_shards_together_are_one_build(tmp_path, monkeypatch):
     bad = cli_in_process("build", "--shard", "4/3")
     assert bad.returncode == 2 and bad.stderr.strip().endswith(
         "error: argument --shard: expected I/N with 1 <= I <= N (e.g. 1/4), got '4/3'")
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """A cache server that misses every GET, takes every PUT and records each request's
+    Authorization header (the server a pull request could name in BUILD.yaml)."""
+
+    seen: list = []
+
+    def _answer(self, code: int) -> None:
+        type(self).seen.append(self.headers.get("Authorization"))
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        self.send_response(code)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_GET(self):  # noqa: N802 - http.server's naming
+        self._answer(404)
+
+    def do_PUT(self):  # noqa: N802
+        self._answer(201)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("token_host", [None, "cache.example.com", "127.0.0.1:1"])
+def test_a_token_never_goes_to_a_cache_the_repository_names_unless_the_environment_names_its_host(
+        tmp_path, monkeypatch, token_host):
+    server = HTTPServer(("127.0.0.1", 0), type("Rec", (_Recorder,), {"seen": []}))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/cache"
+        work = _checkout(tmp_path, "pr")
+        shutil.rmtree(work / "out")
+        (work / "BUILD.yaml").write_text((work / "BUILD.yaml").read_text() + f"remote_cache: {url}\n")
+        monkeypatch.setenv("MANIFESTO_REMOTE_CACHE_TOKEN", "t0ken-s3cret")
+        if token_host:
+            monkeypatch.setenv("MANIFESTO_REMOTE_CACHE_TOKEN_HOST", token_host)
+        report, stderr = _build(work, monkeypatch, "//models/qwen:")
+        seen = server.RequestHandlerClass.seen
+        assert seen and seen == [None] * len(seen)  # asked and written to, never with the token
+        assert stderr.count("MANIFESTO_REMOTE_CACHE_TOKEN is not sent to it") == 1
+        assert "t0ken-s3cret" not in stderr + json.dumps(report)
+        # Named outside the repository, that host gets it.
+        monkeypatch.setenv("MANIFESTO_REMOTE_CACHE_TOKEN_HOST", f"127.0.0.1:{server.server_port}")
+        seen.clear()
+        shutil.rmtree(work / "out")  # out/.cache with it: every pair asks the cache again
+        report, stderr = _build(work, monkeypatch, "//models/qwen:")
+        assert seen and seen == ["Bearer t0ken-s3cret"] * len(seen)
+        assert "is not sent" not in stderr
+    finally:
+        server.shutdown()
+        server.server_close()
