@@ -28,8 +28,11 @@ def add_output(parser, formats=FORMATS, default: str = "text", *, table: bool = 
     shown = ", ".join(formats)
     if table:
         shown += f" ({TABLE}: the same as text)"
-    parser.add_argument("--output", "-o", choices=formats, default=default, metavar="FORMAT",
-                        type=_table_is_text if table else None, help=f"output format: {shown} (default: {default})")
+    # With ``table`` it is one of the choices (so every shell's completion offers it), and the
+    # type turns it into ``text`` before argparse checks the choice.
+    parser.add_argument("--output", "-o", choices=(*formats, TABLE) if table else formats, default=default,
+                        metavar="FORMAT", type=_table_is_text if table else None,
+                        help=f"output format: {shown} (default: {default})")
 
 
 def emit(fmt: str, data, *, text=None, names=None, sort_keys: bool = False) -> None:

@@ -144,7 +144,7 @@ def test_flags_of_the_command_on_the_line(complete):
 
 
 def test_choices_of_a_flag(complete):
-    assert set(complete("manifesto servers -o ")) == {"text", "json", "yaml", "name"}
+    assert set(complete("manifesto servers -o ")) == {"text", "json", "yaml", "name", "table"}  # table: the reference's spelling
 
 
 def test_catalog_names(complete):

@@ -304,3 +304,11 @@ def test_the_fakes_create_wait_and_logs(tmp_path):
     assert kubectl("-n", "ns", "logs", "job/nope").returncode == 1
     assert kubectl("-n", "ns", "delete", "deployments.apps/m").returncode == 0
     assert json.loads(kubectl("-n", "ns", "get", "pods", "-o", "json").stdout)["items"] == []
+
+
+def test_completion_offers_table_where_it_is_accepted():
+    from manifesto.cli.complete import candidates
+
+    for line in (["servers", "-o", ""], ["config", "list", "models", "--output", "t"]):
+        assert "table" in [c[0] for c in candidates(line)[0]], line
+    assert "table" not in [c[0] for c in candidates(["explain", "x", "-o", ""])[0]]
