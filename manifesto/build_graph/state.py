@@ -17,6 +17,7 @@ import zlib
 from collections import namedtuple
 
 from manifesto.build_graph.fsio import atomic_write
+from manifesto.build_graph.outdir import SUFFIXES
 from manifesto.status import Status
 
 __all__ = ["FORMAT", "PairRecord", "load_state", "new_state", "save_state"]
@@ -29,7 +30,7 @@ _HEADER = len(_MAGIC) + 4 + 4
 _STATUS = {s.value: s for s in Status}
 #: The largest manifest read (about 1 KiB a pair: 10,000 pairs take some 10 MiB).
 MAX_STATE = 256 * 1024 * 1024
-_SUFFIXES = frozenset(("", ".yaml", ".sbatch"))  # outdir.SUFFIXES and "" (no artifact)
+_SUFFIXES = frozenset(("", *SUFFIXES))  # an artifact's suffixes, and "" for no artifact
 
 
 def new_state() -> dict:

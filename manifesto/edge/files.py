@@ -70,9 +70,9 @@ def file_problem(path, what: str = "YAML file") -> str | None:
     if stat.S_ISDIR(st.st_mode):
         return f"is a directory, expected a {what}"
     if not stat.S_ISREG(st.st_mode):
-        kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
-                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a file")
-        return f"is {kind}, expected a regular {what}"
+        from manifesto.fsutil import kind_of
+
+        return f"is {kind_of(st.st_mode)}, expected a regular {what}"
     return None
 
 

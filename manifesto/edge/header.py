@@ -35,9 +35,9 @@ input in a single-quoted heredoc).
 
 from __future__ import annotations
 
-import os
 import re
 
+from manifesto.edge.escape import SAFE_SHELL
 from manifesto.errors import InputError, Origin
 
 __all__ = ["MAX_ARTIFACT_BYTES", "MAX_HEADER_BYTES", "MAX_WORDS", "MAX_HEREDOCS", "START", "NOTES", "PROGRAMS",
@@ -59,7 +59,7 @@ NOTES = ("# Run that with bash", "# Edits:", "# Source:", "# Safe to", "# Cluste
 #: How a header names manifesto: the form it is rendered with, and the plain name.
 PROGRAMS = ("${MANIFESTO:-manifesto}", "manifesto")
 
-_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
+_SAFE = SAFE_SHELL  # a word shell_word writes bare is a word the tokenizer reads bare
 _TAG = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _OPEN = re.compile(r"cat[ \t]+<<[ \t]*'([A-Za-z_][A-Za-z0-9_]{0,63})'[ \t]*")
 _OPEN_LOOSE = re.compile(r"[ \t]*cat[ \t]+<<(-?)[ \t]*(\S*)")
@@ -138,25 +138,21 @@ class Header:
 def read_artifact(path: str, limit: int = MAX_ARTIFACT_BYTES) -> tuple[bytes, str]:
     """The bytes of the rendered file ``path`` and their text: a regular file opened without
     following a symlink (never a FIFO, device or directory), at most ``limit`` bytes, UTF-8."""
-    from manifesto.fsutil import UnsafePath, open_regular
+    from manifesto.edge.raw import TooLarge, read_regular
+    from manifesto.fsutil import UnsafePath
 
     try:
-        fd = open_regular(path)
+        data = read_regular(path, limit=limit)
     except UnsafePath as exc:
         raise HeaderError(f"{exc.strerror}; regen reads a rendered file, never a link, FIFO, device or directory",
                           Origin(path)) from None
-    except ValueError:  # a NUL in the name
+    except ValueError as exc:
+        if isinstance(exc, TooLarge):
+            raise HeaderError(f"larger than {limit // (1024 * 1024)} MiB; not a rendered artifact",
+                              Origin(path)) from None
         raise HeaderError("not a file name (it holds a NUL character)", Origin(path)) from None
     except OSError as exc:
         raise HeaderError(f"cannot read it ({exc.strerror or exc})", Origin(path)) from None
-    from manifesto.edge.files import read_fd
-
-    try:
-        data = read_fd(fd, limit)
-    except OSError as exc:
-        raise HeaderError(f"cannot read it ({exc.strerror or exc})", Origin(path)) from None
-    if len(data) > limit:
-        raise HeaderError(f"larger than {limit // (1024 * 1024)} MiB; not a rendered artifact", Origin(path))
     try:
         return data, data.decode("utf-8")
     except UnicodeDecodeError as exc:
