@@ -21,7 +21,9 @@ def _id(value) -> str:
 
 
 def test_the_checks_are_laid_out_as_argo_cd_reads_them():
-    assert {f.relative_to(ROOT).as_posix() for f in FOLDERS} >= {"leaderworkerset.x-k8s.io/LeaderWorkerSet"}
+    assert {f.relative_to(ROOT).as_posix() for f in FOLDERS} >= {
+        "leaderworkerset.x-k8s.io/LeaderWorkerSet", "inference.networking.k8s.io/InferencePool",
+        "disaggregatedset.x-k8s.io/DisaggregatedSet"}
     for folder in FOLDERS:
         group, kind = folder.relative_to(ROOT).parts
         assert (folder / "health_test.yaml").is_file()
