@@ -29,6 +29,8 @@ SCRIPT_KEY = "idle_controller.py"
 SCRIPT_DIR = "/opt/manifesto"
 SCRIPT_PATH = f"{SCRIPT_DIR}/{SCRIPT_KEY}"
 SCRIPT_ANNOTATION = "manifesto.llm-d.ai/idle-shutdown-script-sha256"
+#: On the InferencePool: when the controller scaled the instance to zero, empty while it serves.
+IDLE_ANNOTATION = "manifesto.llm-d.ai/idle-shutdown-at"
 COMPONENT = "idle-shutdown"
 RUN_AS_USER = 65532
 POLL_SECONDS = 60

@@ -46,7 +46,13 @@ local function since(stamp)
   end
   local t = os.time({year = tonumber(y), month = tonumber(mo), day = tonumber(d),
                      hour = tonumber(h), min = tonumber(mi), sec = tonumber(s), isdst = false})
-  return os.time() - t
+  if t == nil then
+    return nil
+  end
+  -- os.time reads the fields as local time: add back the zone's offset from UTC, which
+  -- is how far the same reading of the current UTC fields falls from the current time.
+  local now = os.time()
+  return now - t + (os.time(os.date("!*t")) - now)
 end
 
 local function deadline(meta)

@@ -1,0 +1,246 @@
+"""The health of a live object, as the Argo CD checks in ``manifesto/data/argocd`` give it.
+
+One function per kind that has a check (LeaderWorkerSet, InferencePool, DisaggregatedSet),
+each a line-for-line reading of its ``health.lua``: the same order of tests, the same
+status and the same message, so ``manifesto status`` and Argo CD agree on every object
+(``tests/argocd/test_health_agreement.py`` runs both over every test object). Objects come
+from the cluster: every field is read defensively, as the scripts do, and a half-written
+object still gets a status.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+__all__ = ["HEALTH_ORDER", "health", "lws_health", "pool_health", "dset_health", "worst"]
+
+#: Argo CD's health statuses, from best to worst (gitops-engine pkg/health, IsWorse).
+HEALTH_ORDER = ("Healthy", "Suspended", "Progressing", "Missing", "Degraded", "Unknown")
+
+DEADLINE_ANNOTATION = "manifesto.llm-d.ai/progress-deadline-seconds"
+DEFAULT_DEADLINE = 3600
+
+_STAMP = re.compile(r"(\d+)-(\d+)-(\d+)T(\d+):(\d+):(\d+)")
+_LUA_NUMBER = re.compile(r"\s*[-+]?(0[xX][0-9a-fA-F]+|(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|inf(inity)?|nan)\s*",
+                         re.IGNORECASE)
+
+
+# -- reading an object as the Lua scripts do ---------------------------------------------
+
+def _map(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value) -> list:
+    """A Lua ``ipairs`` over the value: a list's items, nothing for anything else."""
+    return value if isinstance(value, list) else []
+
+
+def _number(value, default):
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _show(value) -> str:
+    """A number as Lua 5.1 concatenates it (``%.14g``)."""
+    return f"{value:.14g}" if isinstance(value, float) else str(value)
+
+
+def _tonumber(value):
+    """Lua 5.1 ``tonumber`` of an annotation value: a number, or None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    if not isinstance(value, str) or not _LUA_NUMBER.fullmatch(value):
+        return None
+    text = value.strip()
+    if text.lower().lstrip("+-").startswith("0x"):
+        return -int(text.lstrip("+-"), 16) if text.startswith("-") else int(text.lstrip("+-"), 16)
+    return float(text)
+
+
+def _true(status: dict, kind: str) -> dict | None:
+    for c in _list(status.get("conditions")):
+        if isinstance(c, dict) and c.get("type") == kind and c.get("status") == "True":
+            return c
+    return None
+
+
+def _since(stamp, now: float) -> float | None:
+    """Seconds since an RFC 3339 UTC time (the date fields normalized, as mktime does)."""
+    import datetime
+
+    m = _STAMP.match(stamp) if isinstance(stamp, str) else None
+    if m is None:
+        return None
+    y, mo, d, h, mi, s = (int(g) for g in m.groups())
+    y, mo = y + (mo - 1) // 12, (mo - 1) % 12 + 1
+    try:
+        day = datetime.date(y, mo, 1).toordinal() - datetime.date(1970, 1, 1).toordinal() + d - 1
+    except (ValueError, OverflowError):
+        return None
+    return now - (day * 86400 + h * 3600 + mi * 60 + s)
+
+
+def _deadline(meta: dict) -> float:
+    value = _tonumber(_map(meta.get("annotations")).get(DEADLINE_ANNOTATION))
+    if value is None or value <= 0:
+        return DEFAULT_DEADLINE
+    return value
+
+
+def _verdict(status: str, message: str) -> dict:
+    return {"status": status, "message": message}
+
+
+# -- the checks ----------------------------------------------------------------------------
+
+def lws_health(obj: dict, now: float | None = None) -> dict:
+    """LeaderWorkerSet: leaderworkerset.x-k8s.io/LeaderWorkerSet/health.lua."""
+    now = time.time() if now is None else now
+    meta, spec, status = _map(obj.get("metadata")), _map(obj.get("spec")), _map(obj.get("status"))
+    wanted = _number(spec.get("replicas"), 1)
+    ready = _number(status.get("readyReplicas"), 0)
+    updated = _number(status.get("updatedReplicas"), 0)
+    observed = _number(status.get("observedGeneration"), None)
+    generation = _number(meta.get("generation"), None)
+    if wanted == 0:
+        return _verdict("Suspended", "Scaled to zero groups (idle shutdown, or by hand); scale it up to serve again")
+    if observed is None or (generation is not None and observed < generation):
+        return _verdict("Progressing", "Waiting for the LeaderWorkerSet controller to observe the latest spec")
+    if _true(status, "Available") is not None and ready >= wanted:
+        return _verdict("Healthy", f"All {_show(wanted)} groups are ready")
+    rolling = _true(status, "UpdateInProgress")
+    started = _true(status, "Progressing") or rolling
+    if rolling is not None:
+        what = f"Rolling update: {_show(updated)} of {_show(wanted)} groups updated, {_show(ready)} ready"
+    else:
+        what = f"{_show(ready)} of {_show(wanted)} groups ready"
+    limit = _deadline(meta)
+    elapsed = _since(started.get("lastTransitionTime"), now) if started is not None else None
+    if elapsed is not None and elapsed > limit:
+        return _verdict("Degraded", f"{what}; still progressing since {started['lastTransitionTime']}, past the "
+                                    f"progress deadline of {_show(limit)} s (see the pods' events and the vLLM logs)")
+    return _verdict("Progressing", what)
+
+
+def pool_health(obj: dict, now: float | None = None) -> dict:
+    """InferencePool: inference.networking.k8s.io/InferencePool/health.lua."""
+    from manifesto.render.k8s.idle import IDLE_ANNOTATION
+
+    meta = _map(obj.get("metadata"))
+    since = _text(_map(meta.get("annotations")).get(IDLE_ANNOTATION))
+    if since:
+        return _verdict("Suspended", f"Scaled to zero by idle shutdown at {since}; apply the instance again to serve")
+    generation = meta.get("generation")
+    parents = [p for p in _list(_map(obj.get("status")).get("parents")) if isinstance(p, dict)]
+    if not parents:
+        return _verdict("Healthy", "No parent reports on this pool (standalone Envoy, or no Gateway routes to it)")
+
+    def find(conditions, kind):
+        return next((c for c in _list(conditions) if isinstance(c, dict) and c.get("type") == kind), None)
+
+    def name(p: dict) -> str:
+        ref = _map(p.get("parentRef"))
+        shown = f"{_text(ref.get('namespace'))}/{_text(ref.get('name'))}" if _text(ref.get("namespace")) \
+            else _text(ref.get("name"))
+        return f"{_text(ref.get('kind')) or 'Gateway'} {shown}"
+
+    waiting = None
+    for p in parents:
+        for kind in ("Accepted", "ResolvedRefs"):
+            c = find(p.get("conditions"), kind)
+            if c is not None and c.get("status") == "False":
+                return _verdict("Degraded", f"{name(p)}: {kind} is False ({_text(c.get('reason'))}): "
+                                            f"{_text(c.get('message'))}")
+        if waiting is None:
+            accepted = find(p.get("conditions"), "Accepted")
+            if accepted is None:
+                waiting = f"{name(p)} has not reported yet"
+            elif accepted.get("status") != "True":
+                waiting = f"{name(p)}: Accepted is {_text(accepted.get('status'))} ({_text(accepted.get('reason'))})"
+            elif (_number(generation, None) is not None and _number(accepted.get("observedGeneration"), None)
+                  is not None and accepted["observedGeneration"] < generation):
+                waiting = f"{name(p)} has not observed the latest spec yet"
+    if waiting is not None:
+        return _verdict("Progressing", waiting)
+    return _verdict("Healthy", f"Accepted by {len(parents)} parent(s)")
+
+
+def dset_health(obj: dict, now: float | None = None) -> dict:
+    """DisaggregatedSet: disaggregatedset.x-k8s.io/DisaggregatedSet/health.lua."""
+    now = time.time() if now is None else now
+    meta, spec, status = _map(obj.get("metadata")), _map(obj.get("spec")), _map(obj.get("status"))
+    slices = _number(spec.get("slices"), 1)
+    generation = _number(meta.get("generation"), None)
+    # (name, groups wanted per slice, or None when an autoscaler sets them)
+    roles = [(_text(r.get("name")),
+              None if _map(r.get("scaling")).get("mode") == "External" else _number(_map(r.get("spec")).get("replicas"), 1))
+             for r in _list(spec.get("roles")) if isinstance(r, dict)]
+    inline = [wanted for _, wanted in roles if wanted is not None]
+    if inline and all(wanted == 0 for wanted in inline):
+        return _verdict("Suspended", "Every role is scaled to zero (idle shutdown, or by hand); scale them up to serve "
+                                     "again")
+
+    def ready_summary() -> tuple[str | None, bool]:
+        seen = {s["name"]: s for s in _list(status.get("roleStatuses"))
+                if isinstance(s, dict) and isinstance(s.get("name"), str)}
+        parts, complete = [], True
+        for role, wanted in roles:
+            s = seen.get(role)
+            if s is None:
+                return None, False
+            want = _number(s.get("replicas"), 0) if wanted is None else wanted * slices
+            ready, updated = _number(s.get("readyReplicas"), 0), _number(s.get("updatedReplicas"), 0)
+            if ready < want or updated < want:
+                complete = False
+            parts.append(f"{role} {_show(ready)}/{_show(want)}")
+        if not parts:
+            return None, False
+        return ", ".join(parts) + " groups ready", complete
+
+    degraded = _true(status, "Degraded")
+    if degraded is not None:
+        return _verdict("Degraded", f"{_text(degraded.get('reason'))}: {_text(degraded.get('message'))}")
+    available = _true(status, "Available")
+    progressing = _true(status, "Progressing")
+    current = available or progressing
+    if current is not None:
+        observed = _number(current.get("observedGeneration"), None)
+        if generation is not None and observed is not None and observed < generation:
+            return _verdict("Progressing", "Waiting for the DisaggregatedSet controller to observe the latest spec")
+    summary, complete = ready_summary()
+    if available is not None:
+        return _verdict("Healthy", summary or f"All {len(roles)} roles are ready")
+    if progressing is not None:
+        what = summary or "Roles are progressing"
+        limit = _deadline(meta)
+        elapsed = _since(progressing.get("lastTransitionTime"), now)
+        if elapsed is not None and elapsed > limit:
+            return _verdict("Degraded", f"{what}; still progressing since {progressing['lastTransitionTime']}, past "
+                                        f"the progress deadline of {_show(limit)} s (see its LeaderWorkerSets and the "
+                                        "vLLM logs)")
+        return _verdict("Progressing", what)
+    if summary is not None:
+        return _verdict("Healthy" if complete else "Progressing", summary)
+    return _verdict("Healthy", "No status from the DisaggregatedSet controller (lws v0.10.0 writes none); readiness "
+                               "shows on its LeaderWorkerSets")
+
+
+#: Kind -> check, for the kinds manifesto ships an Argo CD health check for.
+CHECKS = {"LeaderWorkerSet": lws_health, "InferencePool": pool_health, "DisaggregatedSet": dset_health}
+
+
+def health(obj: dict, now: float | None = None) -> dict | None:
+    """``{"status", "message"}`` of a live object, or None when its kind has no check."""
+    check = CHECKS.get(obj.get("kind")) if isinstance(obj, dict) else None
+    return None if check is None else check(obj, now)
+
+
+def worst(statuses) -> str | None:
+    """The worst of some health statuses, as Argo CD aggregates an application's."""
+    ranked = [s for s in statuses if s in HEALTH_ORDER]
+    return max(ranked, key=HEALTH_ORDER.index) if ranked else None
