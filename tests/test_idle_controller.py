@@ -33,6 +33,7 @@ DECODE = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/ns/leaderworkersets/inst-
 EPP = "/apis/apps/v1/namespaces/ns/deployments/inst-infpool-epp"
 GATEWAY = "/apis/gateway.networking.k8s.io/v1/namespaces/ns/gateways/inst-gateway"
 SELF = "/apis/apps/v1/namespaces/ns/deployments/inst-idle-shutdown"
+POOL = "/apis/inference.networking.k8s.io/v1/namespaces/ns/inferencepools/inst-infpool"
 
 
 def _load_script():
@@ -149,6 +150,9 @@ class _KubeHandler(_Quiet):
             if method == "PATCH" and url.path in kube.replicas:
                 kube.replicas[url.path] = body["spec"]["replicas"]
                 return self._send(200, json.dumps({"spec": {"replicas": kube.replicas[url.path]}}).encode())
+            if method == "PATCH" and url.path == POOL:
+                kube.pool_annotations.update(body["metadata"]["annotations"])
+                return self._send(200, json.dumps({"metadata": {"annotations": kube.pool_annotations}}).encode())
             if method == "DELETE" and url.path in kube.gateways:
                 kube.gateways.discard(url.path)
                 return self._send(200, json.dumps({"kind": "Status", "status": "Success"}).encode())
@@ -185,6 +189,7 @@ class FakeKube(_Server):
         self.pods: list[dict] = []
         self.replicas = {PREFILL: 1, DECODE: 1, EPP: 1, SELF: 1}
         self.gateways = {GATEWAY}
+        self.pool_annotations = {"manifesto.llm-d.ai/idle-shutdown-at": ""}  # of the InferencePool POOL
         self.fail: list = []  # callables (method, path, body) -> HTTP status or None
         self.page_size = 500
         super().__init__(_KubeHandler)
@@ -690,3 +695,50 @@ def test_the_script_runs_as_a_process_and_stops_on_sigterm(world):
     lines = out.splitlines()
     assert "start: watching 3 vLLM API servers" in lines[0]
     assert any(" stopped: scaled inst-idle-shutdown to 0" in line for line in lines)
+
+
+# --------------------------------------------------------------------------- the InferencePool's idle marker
+
+MARK = "manifesto.llm-d.ai/idle-shutdown-at"
+WITH_POOL = {"POOL": json.dumps({"name": "inst-infpool", "path": POOL, "annotation": MARK})}
+
+
+def test_shutdown_stamps_the_pool_after_the_gateway_and_before_itself(world):
+    ctl, state = ready(world, **WITH_POOL)
+    before = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    assert ctl.run_once(state, float(TIMEOUT)) == "stopped"
+    (stamp,) = [b["metadata"]["annotations"][MARK] for m, p, b in world.kube.mutations() if p == POOL]
+    assert world.kube.mutations() == [*SHUTDOWN[:4], ("PATCH", POOL, {"metadata": {"annotations": {MARK: stamp}}}),
+                                      SHUTDOWN[4]]
+    assert before <= stamp <= time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) and stamp.endswith("Z")
+    assert world.kube.pool_annotations == {MARK: stamp}
+    assert f"marked: InferencePool inst-infpool: {MARK}={stamp}" in world.logs
+
+
+def test_a_failed_shutdown_empties_the_pool_marker_again(world):
+    world.kube.fail.append(lambda m, p, b: 500 if m == "PATCH" and p == SELF else None)
+    ctl, state = ready(world, **WITH_POOL)
+    assert ctl.run_once(state, float(TIMEOUT)) == "restored"
+    assert world.kube.pool_annotations == {MARK: ""}
+    assert world.kube.replicas == {PREFILL: 1, DECODE: 1, EPP: 1, SELF: 1}
+    assert f"restored: InferencePool inst-infpool: {MARK} emptied" in world.logs
+
+
+def test_a_failed_pool_stamp_restores_every_workload(world):
+    world.kube.fail.append(lambda m, p, b: 403 if p == POOL else None)
+    ctl, state = ready(world, **WITH_POOL)
+    assert ctl.run_once(state, float(TIMEOUT)) == "restored"
+    assert world.kube.replicas == {PREFILL: 1, DECODE: 1, EPP: 1, SELF: 1}
+    assert any(line.startswith(f"restore-failed: InferencePool inst-infpool: PATCH {POOL}: HTTP 403")
+               for line in world.logs)
+
+
+@pytest.mark.parametrize(("pool", "message"), [
+    ({"name": "p", "path": POOL}, "POOL needs the annotation"),
+    ({"name": "p", "path": "relative", "annotation": MARK}, "POOL needs a name and an absolute API path"),
+    ([], "POOL needs the annotation"),
+])
+def test_pool_config_errors(world, pool, message):
+    with pytest.raises(ic.ConfigError, match=message):
+        ic.load_config({**world.env, "POOL": json.dumps(pool)})
+    assert ic.load_config({**world.env, "POOL": "null"}).pool is None

@@ -148,6 +148,9 @@ def test_rbac_routed_leaderworkersets(make_plan):
         "apiGroups": ["leaderworkerset.x-k8s.io"], "resources": ["leaderworkersets"],
         "resourceNames": ["dsv4-decode-ep16", "dsv4-prefill-ep8"], "verbs": ["get", "patch"]}]
     assert _rule(role, "gateway.networking.k8s.io") == []
+    assert _rule(role, "inference.networking.k8s.io") == [{
+        "apiGroups": ["inference.networking.k8s.io"], "resources": ["inferencepools"],
+        "resourceNames": [f"{plan.instance}-infpool"], "verbs": ["patch"]}]
 
 
 def test_rbac_gateway_frontend(make_plan):
@@ -160,6 +163,8 @@ def test_rbac_gateway_frontend(make_plan):
                            "qwen3-0-6b-pd-idle-shutdown"], "verbs": ["get", "patch"]},
         {"apiGroups": ["gateway.networking.k8s.io"], "resources": ["gateways"],
          "resourceNames": ["qwen3-0-6b-pd-gateway"], "verbs": ["delete"]},
+        {"apiGroups": ["inference.networking.k8s.io"], "resources": ["inferencepools"],
+         "resourceNames": ["qwen3-0-6b-pd-infpool"], "verbs": ["patch"]},
     ]
 
 
@@ -262,7 +267,7 @@ def test_env_matches_the_rendered_model_workloads(make_plan, case):
     role = _by_kind(objs)["Role"]
     granted = {n: kind for rule in role["rules"] if rule["resources"] != ["pods"] for n in rule["resourceNames"]
                for kind in [{"deployments": "Deployment", "leaderworkersets": "LeaderWorkerSet",
-                             "gateways": "Gateway"}[rule["resources"][0]]]}
+                             "gateways": "Gateway", "inferencepools": "InferencePool"}[rule["resources"][0]]]}
     assert names.items() <= granted.items()
 
 
@@ -311,3 +316,22 @@ def test_openshift_cpu_only_and_pod_defaults(make_plan):
     assert not {"nodeSelector", "tolerations", "affinity", "resourceClaims"} & pod.keys()
     assert {k for part in container["resources"].values() for k in part} == {"cpu", "memory"}
     assert not [k for k in _labels_everywhere(objs) if k.startswith("kueue.x-k8s.io/")]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_controller_stamps_the_rendered_pool_whose_marker_starts_empty(make_plan, case):
+    """The pool the controller marks idle is the one routing renders, and the rendered pool
+    carries the marker empty, so applying the instance again (which wakes it) empties it."""
+    from manifesto.render.k8s import objects
+    from manifesto.render.k8s.idle import IDLE_ANNOTATION
+
+    plan = make_plan(case)
+    pools = [o for o in objects(plan) if o["kind"] == "InferencePool"]
+    cfg = _controller_module().load_config({**_env(idle_objects(plan)), "NAMESPACE": "ns"})
+    if not pools:
+        assert cfg.pool is None
+        return
+    (pool,) = pools
+    assert (cfg.pool.name, cfg.pool_annotation) == (pool["metadata"]["name"], IDLE_ANNOTATION)
+    assert cfg.pool.path.endswith(f"/namespaces/{plan.namespace}/inferencepools/{pool['metadata']['name']}")
+    assert pool["metadata"]["annotations"][IDLE_ANNOTATION] == ""

@@ -198,9 +198,13 @@ SERVER_DEFAULTS: dict[str, dict] = {
     "RoleBinding": {"subjects.*.apiGroup": ""},
 }
 
-#: (kind, field path) a controller of ours may change: the idle-shutdown controller scales
-#: these to 0 after the idle timeout.
-IDLE_SCALED = {("Deployment", "spec.replicas"), ("LeaderWorkerSet", "spec.replicas")}
+#: (kind, field path) a controller of ours may change -> whether a live value is what it
+#: writes there: the idle-shutdown controller scales workloads to 0 after the idle timeout
+#: and stamps the time on the InferencePool (render/k8s/idle.py, IDLE_ANNOTATION).
+IDLE_SCALED = {("Deployment", "spec.replicas"): lambda live: str(live) == "0",
+               ("LeaderWorkerSet", "spec.replicas"): lambda live: str(live) == "0",
+               ("InferencePool", "metadata.annotations.manifesto.llm-d.ai/idle-shutdown-at"):
+                   lambda live: isinstance(live, str) and live != ""}
 
 _ABSENT = "(absent)"
 
@@ -348,7 +352,7 @@ def object_report(objs: list[dict], live: dict[tuple[str, str], dict]) -> list[t
             rows.append((kind, name, "drifted", f"applied from another artifact ({digest or 'no digest'})", []))
             continue
         found = differences(obj, have)
-        idle = [d for d in found if idle_shutdown and (kind, d[0]) in IDLE_SCALED and str(d[1]) == "0"]
+        idle = [d for d in found if idle_shutdown and (kind, d[0]) in IDLE_SCALED and IDLE_SCALED[kind, d[0]](d[1])]
         found = [d for d in found if d not in idle]
         if found:
             detail = "; ".join(f"{p}: live {_value(a)}, desired {_value(b)}" for p, a, b in found)

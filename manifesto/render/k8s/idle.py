@@ -20,9 +20,11 @@ __all__ = [
     "SCRIPT_ANNOTATION",
     "SCRIPT_KEY",
     "SCRIPT_PATH",
+    "IDLE_ANNOTATION",
     "controller_script",
     "expected_targets",
     "idle_objects",
+    "pool_annotations",
 ]
 
 SCRIPT_KEY = "idle_controller.py"
@@ -37,6 +39,7 @@ POLL_SECONDS = 60
 
 LWS_GROUP = "leaderworkerset.x-k8s.io"
 GATEWAY_GROUP = "gateway.networking.k8s.io"
+POOL_GROUP = "inference.networking.k8s.io"
 POD_SELECTOR_LABELS = (INSTANCE_LABEL, COMPONENT_LABEL)
 
 
@@ -92,6 +95,21 @@ def _gateway(plan) -> dict | None:
     return {"name": gw, "path": f"/apis/{GATEWAY_GROUP}/v1/namespaces/{plan.namespace}/gateways/{gw}"}
 
 
+def _pool(plan) -> dict | None:
+    """The InferencePool the controller stamps IDLE_ANNOTATION on when it shuts down."""
+    if plan.routing is None:
+        return None
+    pool = names.pool(plan.instance)
+    return {"name": pool, "path": f"/apis/{POOL_GROUP}/v1/namespaces/{plan.namespace}/inferencepools/{pool}",
+            "annotation": IDLE_ANNOTATION}
+
+
+def pool_annotations(plan) -> dict[str, str]:
+    """Annotations of the rendered InferencePool: IDLE_ANNOTATION, empty, when the controller
+    may stamp it, so that applying the instance again (which wakes it) empties it again."""
+    return {IDLE_ANNOTATION: ""} if plan.idle.enabled and plan.routing is not None else {}
+
+
 def _pod_selector(plan) -> str:
     return f"{INSTANCE_LABEL}={plan.instance},{COMPONENT_LABEL}=model-server"
 
@@ -106,6 +124,7 @@ def _env(plan) -> list[dict]:
         ("TARGETS", _compact(_targets(plan))),
         ("WORKLOADS", _compact(_workloads(plan))),
         ("GATEWAY", _compact(_gateway(plan))),
+        ("POOL", _compact(_pool(plan))),
         ("CONTROLLER", _compact({"name": name, "path": _workload_path(plan.namespace, "Deployment", name)})),
         ("PYTHONUNBUFFERED", "1"),
         ("PYTHONDONTWRITEBYTECODE", "1"),
@@ -137,6 +156,10 @@ def _rules(plan) -> list[dict]:
     if gateway is not None:
         rules.append({"apiGroups": [GATEWAY_GROUP], "resources": ["gateways"], "resourceNames": [gateway["name"]],
                       "verbs": ["delete"]})
+    pool = _pool(plan)
+    if pool is not None:
+        rules.append({"apiGroups": [POOL_GROUP], "resources": ["inferencepools"], "resourceNames": [pool["name"]],
+                      "verbs": ["patch"]})
     return rules
 
 

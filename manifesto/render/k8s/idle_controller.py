@@ -15,9 +15,11 @@ when it cannot establish that the instance is idle.
 
 After TIMEOUT_SECONDS without activity it merge-patches ``spec.replicas`` to 0 on
 every workload in WORKLOADS (model Deployments and LeaderWorkerSets, then the endpoint
-picker), deletes the GATEWAY when one is configured, and finally scales its own
-Deployment (CONTROLLER) to 0. When a step fails it patches the workloads it already
-touched back to their previous replica counts and keeps watching.
+picker), deletes the GATEWAY when one is configured, stamps the time on the POOL's
+annotation (its Argo CD health check and ``manifesto status`` read the pool as
+Suspended: no replica count of its own says so), and finally scales its own Deployment
+(CONTROLLER) to 0. When a step fails it patches the workloads it already touched back to
+their previous replica counts, empties the annotation again, and keeps watching.
 
 Environment:
   NAMESPACE            namespace of the instance (fieldRef metadata.namespace)
@@ -29,6 +31,8 @@ Environment:
   EXPECTED_TARGETS     number of vLLM API servers that must answer
   WORKLOADS            JSON [{"name", "path", "replicas"}] scaled to 0 in this order
   GATEWAY              JSON null | {"name", "path"} deleted after the workloads
+  POOL                 JSON null | {"name", "path", "annotation"}: the InferencePool whose
+                       annotation gets the shutdown time (RFC 3339 UTC)
   CONTROLLER           JSON {"name", "path"}: this controller's Deployment
   KUBERNETES_API       API server URL (default https://kubernetes.default.svc)
   KUBERNETES_TOKEN_FILE, KUBERNETES_CA_FILE
@@ -111,6 +115,8 @@ class Config:
     workloads: tuple[Workload, ...]
     gateway: Workload | None
     controller: Workload
+    pool: Workload | None = None
+    pool_annotation: str = ""
     api: str = DEFAULT_API
     token_file: str = f"{SA_DIR}/token"
     ca_file: str = f"{SA_DIR}/ca.crt"
@@ -185,6 +191,10 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
     if not isinstance(workloads, list):
         raise ConfigError("WORKLOADS must be a JSON list")
     gateway = _json(env, "GATEWAY") if env.get("GATEWAY", "").strip() else None
+    pool = _json(env, "POOL") if env.get("POOL", "").strip() else None
+    annotation = pool.get("annotation") if isinstance(pool, dict) else ""
+    if pool is not None and (not isinstance(annotation, str) or not annotation):
+        raise ConfigError(f"POOL needs the annotation to stamp, got {pool!r}")
     return Config(
         namespace=_need(env, "NAMESPACE"),
         pod_selector=_need(env, "POD_SELECTOR"),
@@ -195,6 +205,8 @@ def load_config(environ: dict[str, str] | None = None) -> Config:
         workloads=tuple(_object(w, f"WORKLOADS[{i}]", replicas=True) for i, w in enumerate(workloads)),
         gateway=None if gateway is None else _object(gateway, "GATEWAY", replicas=False),
         controller=_object(_json(env, "CONTROLLER"), "CONTROLLER", replicas=False),
+        pool=None if pool is None else _object(pool, "POOL", replicas=False),
+        pool_annotation=annotation or "",
         api=(env.get("KUBERNETES_API", "").strip() or DEFAULT_API).rstrip("/"),
         token_file=env.get("KUBERNETES_TOKEN_FILE", "").strip() or f"{SA_DIR}/token",
         ca_file=env.get("KUBERNETES_CA_FILE", "").strip() or f"{SA_DIR}/ca.crt",
@@ -293,6 +305,9 @@ class Kube:
 
     def scale(self, workload: Workload, replicas: int) -> None:
         self.request("PATCH", workload.path, {"spec": {"replicas": replicas}}, MERGE_PATCH)
+
+    def annotate(self, obj: Workload, key: str, value: str) -> None:
+        self.request("PATCH", obj.path, {"metadata": {"annotations": {key: value}}}, MERGE_PATCH)
 
     def delete(self, obj: Workload) -> bool:
         """Delete ``obj``; False when it was already gone."""
@@ -518,7 +533,7 @@ class Controller:
     def shutdown(self, state: State, now: float) -> str:
         cfg = self.config
         touched: list[tuple[Workload, int]] = []
-        gateway_deleted = False
+        gateway_deleted = pool_marked = False
         try:
             for workload in cfg.workloads:
                 previous = self.kube.replicas(workload)
@@ -529,10 +544,21 @@ class Controller:
                 gateway_deleted = self.kube.delete(cfg.gateway)
                 self._say("deleted" if gateway_deleted else "absent",
                           f"Gateway {cfg.gateway.name}" + ("" if gateway_deleted else " was already gone"))
+            if cfg.pool is not None:
+                pool_marked = True  # before the patch: it may apply and still time out
+                stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                self.kube.annotate(cfg.pool, cfg.pool_annotation, stamp)
+                self._say("marked", f"InferencePool {cfg.pool.name}: {cfg.pool_annotation}={stamp}")
             self.kube.scale(cfg.controller, 0)
         except Exception as exc:  # noqa: BLE001
             self._say("shutdown-failed", f"{exc}; restoring {len(touched)} workload(s)")
             self._restore(touched)
+            if pool_marked:
+                try:
+                    self.kube.annotate(cfg.pool, cfg.pool_annotation, "")
+                    self._say("restored", f"InferencePool {cfg.pool.name}: {cfg.pool_annotation} emptied")
+                except Exception as undo:  # noqa: BLE001
+                    self._say("restore-failed", f"InferencePool {cfg.pool.name}: {undo}")
             if gateway_deleted:
                 self._say("warning", f"Gateway {cfg.gateway.name} was deleted; apply the instance "
                                      "again to recreate it")

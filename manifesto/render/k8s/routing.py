@@ -39,10 +39,13 @@ def _labels(plan, component: str) -> dict[str, str]:
 
 
 def _pool(plan) -> dict:
+    from manifesto.render.k8s.idle import pool_annotations
+
     return {
         "apiVersion": f"{POOL_GROUP}/v1",
         "kind": "InferencePool",
-        "metadata": meta(names.pool(plan.instance), plan.namespace, _labels(plan, "inference-pool")),
+        "metadata": meta(names.pool(plan.instance), plan.namespace, _labels(plan, "inference-pool"),
+                         pool_annotations(plan)),
         "spec": {
             "selector": {"matchLabels": pool_selector(plan)},
             "targetPorts": [{"number": p} for p in _target_ports(plan)],
