@@ -160,6 +160,8 @@ def build_diff(args) -> int:
 
 
 def status(args) -> int:
+    from manifesto.errors import printable
+    from manifesto.ops.health import health, worst
     from manifesto.ops.targets import live_objects, object_report, summarize
 
     art = _target(args)
@@ -167,22 +169,32 @@ def status(args) -> int:
         return _slurm_status(art, args)
     _, client = _kube_for(art, args)
     objs, instance = _objects(art)
-    rows = object_report(objs, live_objects(client, objs, instance))
+    live = live_objects(client, objs, instance)
+    rows = object_report(objs, live)
     overall = summarize(rows)
+    # The verdict Argo CD's health checks (manifesto/data/argocd) give the live objects.
+    healths = {(k, n): health(live[k, n]) for k, n, *_ in rows if (k, n) in live}
     data = {"target": art.address, "artifact": art.rel, "namespace": art.namespace, "context": art.context,
             "instance": instance, "status": overall,
+            "health": worst(h["status"] for h in healths.values() if h is not None),
             "objects": [{"kind": k, "name": n, "status": s, "detail": d,
-                         "differences": [{"path": p, "live": _absent(a), "desired": _absent(b)} for p, a, b in diffs]}
+                         "differences": [{"path": p, "live": _absent(a), "desired": _absent(b)} for p, a, b in diffs],
+                         **({"health": healths[k, n]} if healths.get((k, n)) else {})}
                         for k, n, s, d, diffs in rows]}
 
     def text() -> None:
         print(f"{art.address}  {overall}  ({instance} in namespace {art.namespace}, context {art.context}, "
               f"from {art.rel})")
+        if data["health"] is not None:
+            print(f"  health: {data['health']}")
         width = max(len(f"{k}/{n}") for k, n, *_ in rows)
         for kind, name, state, detail, diffs in rows:
             print(f"  {f'{kind}/{name}'.ljust(width)}  {state}{'  ' + detail if detail and not diffs else ''}")
-            for path, live, desired in diffs:
-                print(f"      {path}: live {_shown(live)}, desired {_shown(desired)}")
+            for path, live_value, desired in diffs:
+                print(f"      {path}: live {_shown(live_value)}, desired {_shown(desired)}")
+            verdict = healths.get((kind, name))
+            if verdict is not None:  # the message quotes the cluster's text: escaped for the terminal
+                print(f"      health: {verdict['status']}: {printable(verdict.get('message', ''))}")
 
     emit(getattr(args, "output", "text"), data, text=text,
          names=lambda: [f"{k}/{n}" for k, n, s, *_ in rows if s not in ("in-sync", "idle")])

@@ -176,10 +176,11 @@ def dset_health(obj: dict, now: float | None = None) -> dict:
     meta, spec, status = _map(obj.get("metadata")), _map(obj.get("spec")), _map(obj.get("status"))
     slices = _number(spec.get("slices"), 1)
     generation = _number(meta.get("generation"), None)
-    # (name, groups wanted per slice, or None when an autoscaler sets them)
-    roles = [(_text(r.get("name")),
-              None if _map(r.get("scaling")).get("mode") == "External" else _number(_map(r.get("spec")).get("replicas"), 1))
-             for r in _list(spec.get("roles")) if isinstance(r, dict)]
+    roles = []  # (name, groups wanted per slice, or None when an autoscaler sets them)
+    for r in _list(spec.get("roles")):
+        if isinstance(r, dict):
+            external = _map(r.get("scaling")).get("mode") == "External"
+            roles.append((_text(r.get("name")), None if external else _number(_map(r.get("spec")).get("replicas"), 1)))
     inline = [wanted for _, wanted in roles if wanted is not None]
     if inline and all(wanted == 0 for wanted in inline):
         return _verdict("Suspended", "Every role is scaled to zero (idle shutdown, or by hand); scale them up to serve "

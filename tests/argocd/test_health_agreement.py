@@ -18,7 +18,8 @@ CASES = [(kind, path, obj) for kind, folder in sorted(FOLDERS.items()) for path,
 
 #: Objects a cluster could hold mid-way or after a hand edit: every field of the wrong type somewhere.
 ODD = [
-    {}, {"metadata": None, "spec": None, "status": None}, {"spec": {"replicas": "two", "roles": "x", "slices": "2"}},
+    {}, {"metadata": None, "spec": None, "status": None},
+    {"spec": {"replicas": "two", "roles": "x", "slices": "2"}},
     {"metadata": {"generation": 2}, "spec": {"replicas": 2},
      "status": {"observedGeneration": 2, "readyReplicas": 2.0, "conditions": [{"type": "Available", "status": "True"}]}},
     {"metadata": {"generation": 2, "annotations": {"manifesto.llm-d.ai/progress-deadline-seconds": " 0x10 "}},
