@@ -113,8 +113,8 @@ def test_an_instance_the_idle_controller_shut_down_reads_suspended_and_idle(fake
 
     _edit(fake, "LeaderWorkerSet", scale)
     _edit(fake, "Deployment", scale)
-    _edit(fake, "InferencePool",
-          lambda o: o["metadata"]["annotations"].update({"manifesto.llm-d.ai/idle-shutdown-at": "2026-12-01T03:12:09Z"}))
+    stamp = {"manifesto.llm-d.ai/idle-shutdown-at": "2026-12-01T03:12:09Z"}
+    _edit(fake, "InferencePool", lambda o: o["metadata"]["annotations"].update(stamp))
     rc, report = _report(fake)
     assert rc == 0 and report["status"] == "idle", report
     assert set(_agrees_with_lua(fake, report).values()) == {"Suspended"} and report["health"] == "Suspended"
