@@ -335,3 +335,11 @@ def test_the_controller_stamps_the_rendered_pool_whose_marker_starts_empty(make_
     assert (cfg.pool.name, cfg.pool_annotation) == (pool["metadata"]["name"], IDLE_ANNOTATION)
     assert cfg.pool.path.endswith(f"/namespaces/{plan.namespace}/inferencepools/{pool['metadata']['name']}")
     assert pool["metadata"]["annotations"][IDLE_ANNOTATION] == ""
+
+
+def test_without_idle_shutdown_the_pool_carries_no_marker(make_plan):
+    """Rendering stays as it was for instances that never shut down by themselves."""
+    from manifesto.render.k8s import objects
+
+    (pool,) = [o for o in objects(make_plan("routed-lws", idle_shutdown=False)) if o["kind"] == "InferencePool"]
+    assert "annotations" not in pool["metadata"]
