@@ -138,7 +138,8 @@ class Report:
     def nearest_misses(self) -> list[Outcome]:
         """Per cluster and accelerator, why nothing smaller fits: among the layouts the memory fit
         refused with fewer GPUs than the smallest proposal there (all of them where nothing fits),
-        the first of those with the most GPUs. Each carries the fit's arithmetic."""
+        the first of those with the most GPUs, splitting the weights most ways. Each carries the
+        fit's arithmetic."""
         smallest: dict[tuple, int] = {}
         for o in self.proposed:
             key = (o.cluster, o.accelerator)
@@ -148,9 +149,14 @@ class Report:
             key = (o.cluster, o.accelerator)
             if o.kind != "memory" or o.candidate.engine_gpus >= smallest.get(key, MAX_ENGINE_GPUS + 1):
                 continue
-            if key not in best or o.candidate.engine_gpus > best[key].candidate.engine_gpus:
+            if key not in best or _spread(o.candidate) > _spread(best[key].candidate):
                 best[key] = o
         return [best[k] for k in sorted(best)]
+
+
+def _spread(c: Candidate) -> tuple[int, int]:
+    """(GPUs, how many ways the experts are split): the layout nearest to fitting comes last."""
+    return c.engine_gpus, c.tp * c.pp * (c.dp if c.ep else 1)
 
 
 class Start:
@@ -183,7 +189,7 @@ def start_from(model: str, search=None) -> Start:
                 "routing": {"kind": "disabled"}, "runtime": {"sidecars": []},
                 "roles": [{"name": "decode", "lws": {"size": 1}, "parallelism": {"tp": 1, "dp": False, "ep": False},
                            "vllm": {}}]}
-        return Start(data, path, f"catalog model {model} ({path})", model, False)
+        return Start(data, path, f"catalog model {model} (catalog/architectures/{model}.json)", model, False)
     from manifesto.spec import load_spec
 
     try:
@@ -237,7 +243,8 @@ def layouts(arch, cluster, accel) -> list[Candidate]:
 def _candidate_data(start: Start, accel: str, cand: Candidate, work: Workload) -> dict:
     """The spec a layout is: the start with the accelerator pinned and every role laid out."""
     data = copy.deepcopy(start.data)
-    data["accelerator"] = accel
+    data.pop("accelerator", None)
+    data = {k: data.pop(k) for k in ("release", "topology") if k in data} | {"accelerator": accel} | data
     topology = work.topology or data.get("topology", "aggregated")
     if not start.from_spec:
         data["topology"] = topology
@@ -383,6 +390,7 @@ def spec_text(report: Report, out: Outcome, command: str) -> str:
         f"#   max_model_len {fit.max_model_len}, kv_cache_dtype {fit.kv_dtype}: {fit.kv_tokens} KV tokens per engine,",
         f"#   {out.concurrency} sequence(s) of max_model_len at once (asked: {report.workload.concurrency}).",
         "# The memory fit and the layout are what `manifesto explain` shows for this file.",
-        f"# {NO_PERFORMANCE}",
+        "# No throughput or latency figure: nothing in manifesto measures one; the layout",
+        "# is proposed because its weights and KV cache fit, not because it is fast.",
     ]
     return "\n".join(lines) + "\n" + dump_yaml(out.data)
