@@ -23,7 +23,8 @@ def register(sub, add) -> None:
     p.add_argument("--cluster", "-c", action="append", metavar="CLUSTER", help="a cluster profile to plan for: a "
                    "path or catalog name (repeatable)").complete = CATALOG["clusters"]
     p.add_argument("--max-model-len", type=_positive("--max-model-len"), metavar="TOKENS",
-                   help="context length every sequence may reach (default: the spec's, else the model's)")
+                   help="context length every sequence may reach (default: the starting point's max_model_len, else "
+                   "the model's)")
     p.add_argument("--concurrency", type=_positive("--concurrency"), default=1, metavar="N",
                    help="sequences of max_model_len the KV cache must hold at once (default: 1, what vLLM needs "
                    "to start)")
