@@ -240,9 +240,18 @@ def layouts(arch, cluster, accel) -> list[Candidate]:
     return out
 
 
+def _copy(value):
+    """A copy of plain YAML data (mappings, lists, scalars): ``copy.deepcopy`` without its memo."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
 def _candidate_data(start: Start, accel: str, cand: Candidate, work: Workload) -> dict:
     """The spec a layout is: the start with the accelerator pinned and every role laid out."""
-    data = copy.deepcopy(start.data)
+    data = _copy(start.data)
     data.pop("accelerator", None)
     data = {k: data.pop(k) for k in ("release", "topology") if k in data} | {"accelerator": accel} | data
     topology = work.topology or data.get("topology", "aggregated")
@@ -369,7 +378,8 @@ def plan_model(start: Start, clusters: list, work: Workload, options, *, search=
                     plan = resolve_layout(out.data, start.path, cluster, options)
                 out.plan = plan
                 out.concurrency = per_engine * cand.dp * cand.replicas
-                out.headroom = out.concurrency / work.concurrency
+                # Headroom: the KV tokens of every engine over what the concurrency asked needs.
+                out.headroom = fit.kv_tokens * out.engines / (work.concurrency * fit.max_model_len)
                 out.measured = measured(cluster.name, name, cand, work) if measured is not None else None
                 proposed.append(out)
     proposed.sort(key=Outcome.rank_key)
