@@ -403,4 +403,7 @@ def spec_text(report: Report, out: Outcome, command: str) -> str:
         "# No throughput or latency figure: nothing in manifesto measures one; the layout",
         "# is proposed because its weights and KV cache fit, not because it is fast.",
     ]
-    return "\n".join(lines) + "\n" + dump_yaml(out.data)
+    from manifesto.edge.escape import terminal
+
+    # One line each: a path or name holding a line break must not end the comment.
+    return "\n".join(terminal(line) for line in lines) + "\n" + dump_yaml(out.data)

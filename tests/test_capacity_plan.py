@@ -337,3 +337,15 @@ def test_pd_topology_plans_both_roles(workspace):
     rc, rendered, err = cli_in_process("render", "manifest", "models/qwen/pd-planned.yaml", "-c", "example-h200")
     assert rc == 0, err
     assert "prefill" in rendered and "decode" in rendered and "NixlConnector" in rendered
+
+
+def test_the_written_header_cannot_be_broken_by_a_name(workspace):
+    """The comment quotes the command; a line break in a path stays inside the comment."""
+    from manifesto import capacity
+    from manifesto.cluster import load_cluster
+    from manifesto.yamlio import parse_yaml
+
+    report = _plan("Qwen/Qwen3-0.6B", [load_cluster("clusters/example-h200.yaml")], max_model_len=4096)
+    text = capacity.spec_text(report, report.proposed[0], "manifesto plan x --write 'a\nrelease: evil'")
+    data, _ = parse_yaml(text, "written")
+    assert data["release"] != "evil" and data == report.proposed[0].data
