@@ -349,3 +349,24 @@ def test_the_written_header_cannot_be_broken_by_a_name(workspace):
     text = capacity.spec_text(report, report.proposed[0], "manifesto plan x --write 'a\nrelease: evil'")
     data, _ = parse_yaml(text, "written")
     assert data["release"] != "evil" and data == report.proposed[0].data
+
+
+def test_tp_crosses_nodes_only_in_an_nvlink_domain():
+    """GB200 trays (4 GPUs) share a rack-wide NVLink domain: TP may span them. An H200 node's
+    8 GPUs are the limit there, and so are a B200 node's 4 on the same GB200 cluster."""
+    report = _plan("deepseek-ai/DeepSeek-V3", max_model_len=32768)
+    tp = {}
+    for o in report.proposed + report.refused:
+        key = (o.cluster, o.accelerator)
+        tp[key] = max(tp.get(key, 0), o.candidate.tp)
+    assert tp[("example-gb200", "gb200")] == 64 and tp[("example-gb200", "b200")] == 4
+    assert tp[("example-h200", "h200")] == 8 and tp[("example-stateless-b200", "b200")] == 8
+
+
+def test_without_a_workspace_the_clusters_must_be_named(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = cli_in_process("plan", "Qwen/Qwen3-0.6B")
+    assert rc == 1 and "name the clusters with --cluster" in err and "Traceback" not in err
+    rc, out, err = cli_in_process("plan", "Qwen/Qwen3-0.6B", "-c", str(REPO_ROOT / "clusters/example-h200.yaml"),
+                                  "-o", "json")
+    assert rc == 0 and json.loads(out)["clusters"] == ["example-h200"]

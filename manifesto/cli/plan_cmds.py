@@ -298,10 +298,12 @@ def _check_other_clusters(report, picked, root: str, options, search) -> None:
     from manifesto.cluster import load_cluster
     from manifesto.errors import IncompatiblePairError, InputError, ManifestoError
 
+    names = []
     for target in api.list_targets(["//::"], root=root):
         if target.kind != "cluster":
             continue
         cluster = load_cluster(api.target_path(target.address, root=root), search=search)
+        names.append(cluster.name)
         if cluster.name == picked.cluster:
             continue
         try:
@@ -312,6 +314,9 @@ def _check_other_clusters(report, picked, root: str, options, search) -> None:
             raise InputError(f"this layout renders on {picked.cluster} but a build would fail on cluster target "
                              f"{cluster.name} ({exc.message}); a build renders every spec on every cluster target "
                              "that offers its accelerator, so --pick a layout that renders on both") from None
+    if picked.cluster not in names:
+        print(f"manifesto: note: {picked.cluster} is not a cluster target of this workspace, so `manifesto build` "
+              "renders the spec only on the targets that offer its accelerator", file=sys.stderr)
 
 
 def _say_address(path: str, root: str, shown: str) -> None:
