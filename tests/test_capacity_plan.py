@@ -370,3 +370,19 @@ def test_without_a_workspace_the_clusters_must_be_named(tmp_path, monkeypatch):
     rc, out, err = cli_in_process("plan", "Qwen/Qwen3-0.6B", "-c", str(REPO_ROOT / "clusters/example-h200.yaml"),
                                   "-o", "json")
     assert rc == 0 and json.loads(out)["clusters"] == ["example-h200"]
+
+
+def test_nothing_fits_prints_the_misses_and_exits_1(workspace):
+    small = workspace / "clusters" / "example-small.yaml"
+    small.write_text((workspace / "clusters/example-h200.yaml").read_text()
+                     .replace("name: example-h200", "name: example-small").replace("memory: 141G", "memory: 8Gi"))
+    rc, out, err = cli_in_process("plan", "deepseek-ai/DeepSeek-V3", "//clusters:example-small",
+                                  "--max-model-len", "32768")
+    assert rc == 1 and "no layout fits" in out and "Traceback" not in err
+    miss = next(line for line in out.splitlines() if line.startswith("  example-small/h200"))
+    assert "(64 GPU(s))" in miss and "does not fit: its weights need" in miss
+    assert [line for line in err.splitlines() if line.startswith("error:")] == [
+        "error: no layout of deepseek-ai/DeepSeek-V3 fits on example-small (the nearest misses above say why)"]
+    rc, out, err = cli_in_process("plan", "deepseek-ai/DeepSeek-V3", "//clusters:example-small", "--write",
+                                  "models/x.yaml")
+    assert rc == 1 and "so there is none to write" in err and not (workspace / "models/x.yaml").exists()

@@ -130,24 +130,20 @@ def _plan(args) -> int:
         if args.pick > len(report.proposed):
             raise InputError(f"--pick {args.pick}: the plan proposes {len(report.proposed)} layout(s)")
         picked = report.proposed[args.pick - 1]
+    if args.write:  # before any output: a refused write leaves nothing half-done behind
+        _write(args, report, picked, options)
+    from manifesto.outputs import emit
+
     if args.explain:
         from manifesto.explain import explain_text
 
-        from manifesto.outputs import emit
-
         emit("text", None, text=lambda: sys.stdout.write(explain_text(picked.plan)))
     elif args.output == "json":
-        from manifesto.outputs import emit
-
         emit("json", _json(report))
     elif args.output == "markdown":
         sys.stdout.write(_markdown(report))
     else:
-        from manifesto.outputs import emit
-
         emit("text", None, text=lambda: sys.stdout.write(_text(report)))
-    if args.write:
-        _write(args, report, picked, options)
     if not report.proposed:
         print(f"error: no layout of {report.model} fits on {', '.join(report.clusters)} (the nearest misses above "
               "say why)", file=sys.stderr)
@@ -284,8 +280,10 @@ def _write(args, report, picked, options) -> None:
         raise InputError(f"--write {shown}: {terminal(exc.filename)} {exc.strerror}") from None
     except OSError as exc:
         raise InputError(f"--write {shown}: {exc.strerror or exc}") from None
-    print(f"manifesto: wrote {shown} (layout {args.pick}: {picked.cluster}/{picked.accelerator} "
-          f"{picked.candidate.text()})", file=sys.stderr)
+    from manifesto.cli.common import info
+
+    info(f"manifesto: wrote {shown} (layout {args.pick}: {picked.cluster}/{picked.accelerator} "
+         f"{picked.candidate.text()})")
     _say_address(path, root, shown)
 
 
@@ -315,14 +313,17 @@ def _check_other_clusters(report, picked, root: str, options, search) -> None:
                              f"{cluster.name} ({exc.message}); a build renders every spec on every cluster target "
                              "that offers its accelerator, so --pick a layout that renders on both") from None
     if picked.cluster not in names:
-        print(f"manifesto: note: {picked.cluster} is not a cluster target of this workspace, so `manifesto build` "
-              "renders the spec only on the targets that offer its accelerator", file=sys.stderr)
+        from manifesto.cli.common import info
+
+        info(f"manifesto: note: {picked.cluster} is not a cluster target of this workspace, so `manifesto build` "
+             "renders the spec only on the targets that offer its accelerator")
 
 
 def _say_address(path: str, root: str, shown: str) -> None:
     import os
 
     from manifesto.build_graph import api
+    from manifesto.cli.common import info
     from manifesto.errors import ManifestoError
 
     rel = os.path.relpath(path, root)
@@ -331,7 +332,7 @@ def _say_address(path: str, root: str, shown: str) -> None:
     except ManifestoError:
         hits = []
     if hits:
-        print(f"next: manifesto build {hits[0].address} && manifesto diff --base HEAD", file=sys.stderr)
+        info(f"next: manifesto build {hits[0].address} && manifesto diff --base HEAD")
     else:
-        print(f"manifesto: note: {shown} is not a model target of BUILD.yaml, so `manifesto build` does not "
-              "render it; write it where a model target's sources match (models/)", file=sys.stderr)
+        info(f"manifesto: note: {shown} is not a model target of BUILD.yaml, so `manifesto build` does not "
+             "render it; write it where a model target's sources match (models/)")
