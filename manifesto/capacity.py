@@ -371,6 +371,9 @@ def plan_model(start: Start, clusters: list, work: Workload, options, *, search=
                 if work.max_model_len is not None and fit.max_model_len != work.max_model_len:
                     raise ManifestoError(f"cannot plan {start.what}: its roles compute --max-model-len "
                                          f"({fit.max_model_len}), which --max-model-len cannot override")
+                if not fit.max_model_len:
+                    raise ManifestoError(f"cannot plan {start.what}: its max_model_len is -1 (vLLM sizes it to the "
+                                         "memory), so no sequence length is asked; give --max-model-len")
                 per_engine = fit.kv_budget // (fit.kv_per_token * fit.max_model_len + fit.kv_per_sequence)
                 cand.replicas = max(1, math.ceil(work.concurrency / (per_engine * cand.dp)))
                 if cand.replicas > 1:

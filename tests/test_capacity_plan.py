@@ -386,3 +386,13 @@ def test_nothing_fits_prints_the_misses_and_exits_1(workspace):
     rc, out, err = cli_in_process("plan", "deepseek-ai/DeepSeek-V3", "//clusters:example-small", "--write",
                                   "models/x.yaml")
     assert rc == 1 and "so there is none to write" in err and not (workspace / "models/x.yaml").exists()
+
+
+def test_a_spec_without_a_length_needs_max_model_len(workspace):
+    spec = workspace / "models/qwen/fit-memory.yaml"
+    spec.write_text((workspace / "models/qwen/aggregated.yaml").read_text().replace("max_model_len: 32768",
+                                                                                    "max_model_len: -1"))
+    rc, out, err = cli_in_process("plan", str(spec), "-c", "example-h200")
+    assert rc == 1 and "give --max-model-len" in err and "Traceback" not in err
+    rc, out, err = cli_in_process("plan", str(spec), "-c", "example-h200", "--max-model-len", "8192", "-o", "json")
+    assert rc == 0 and {p["max_model_len"] for p in json.loads(out)["proposed"]} == {8192}
