@@ -273,7 +273,9 @@ def _write(args, report, picked, options) -> None:
     if os.path.lexists(path) and not args.force:
         raise InputError(f"--write {shown} exists; pass --force to replace it")
     _check_other_clusters(report, picked, root, options, args.search)
-    text = capacity.spec_text(report, picked, _command(args) + f" --write {args.write}")
+    import shlex
+
+    text = capacity.spec_text(report, picked, _command(args) + " --write " + shlex.quote(args.write))
     try:
         write_atomic(path, text, root=root)
     except UnsafePath as exc:
