@@ -28,6 +28,7 @@ _TOP_MODULES = (
     ("migrate_cmds", ("migrate",)), ("completion", ("completion",)), ("manpage", ("man",)),
     ("ops_cmds", ("file", "deploy", "servers", "stop", "ready")), ("e2e_cmds", ("test",)), ("slurm_cmds", ("slurm",)),
     ("target_cmds", ("diff", "status")), ("init_cmds", ("init",)), ("regen_cmds", ("regen",)),
+    ("plan_cmds", ("plan",)),
 )
 
 

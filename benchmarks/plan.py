@@ -1,0 +1,38 @@
+"""Time of ``manifesto plan`` for one model over the four example clusters (issue 30: under 1 s).
+
+uv run python benchmarks/plan.py [--runs N] [--model ID]
+
+Runs ``manifesto plan MODEL //clusters::`` as a whole process in the bundled workspace (the
+search resolves every candidate layout through the renderer's own resolution) and prints the
+median, best and worst wall time and the CPU seconds, with the bare-interpreter baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+from _timing import baseline, cpu_samples
+
+REPO = Path(__file__).resolve().parent.parent
+BUDGET_S = 1.0  # issue 30
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--model", default="deepseek-ai/DeepSeek-V3")
+    opts = ap.parse_args()
+    base = baseline()
+    argv = [sys.executable, "-m", "manifesto", "plan", opts.model, "//clusters::", "--max-model-len", "32768",
+            "-o", "json"]
+    wall, cpu = cpu_samples(argv, opts.runs, cwd=REPO)
+    print(f"python -c pass: {base * 1000:.0f} ms")
+    print(f"manifesto plan {opts.model} //clusters:: (4 clusters): median {statistics.median(wall):.2f} s wall "
+          f"(best {min(wall):.2f}, worst {max(wall):.2f}), {statistics.median(cpu):.2f} s CPU; budget {BUDGET_S:g} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,340 @@
+"""``manifesto plan MODEL``: every layout that fits, on every cluster target (``manifesto.capacity``)."""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["register"]
+
+_KV_DTYPES = ("auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2")
+_SHOWN = 15  # text and markdown rows; -o json lists every layout
+
+
+def register(sub, add) -> None:
+    from manifesto.cli.hints import ADDRESSES, CATALOG, FILES
+    from manifesto.outputs import add_output
+
+    p = add(sub, "plan", help="propose every layout of a model that fits each cluster target's GPUs (weights and "
+            "KV cache, as render checks them), ranked by cost, then GPUs, then headroom; --write one as a spec")
+    p.add_argument("model", metavar="MODEL", help="a catalog model id with an architecture record "
+                   "(Qwen/Qwen3-32B), or a spec: a path, catalog name or build address").complete = CATALOG["models"]
+    p.add_argument("targets", metavar="ADDR", nargs="*", help="cluster targets to plan for, e.g. //clusters:: "
+                   "(default: every cluster target of the workspace)").complete = ADDRESSES
+    p.add_argument("--cluster", "-c", action="append", metavar="CLUSTER", help="a cluster profile to plan for: a "
+                   "path or catalog name (repeatable)").complete = CATALOG["clusters"]
+    p.add_argument("--max-model-len", type=_positive("--max-model-len"), metavar="TOKENS",
+                   help="context length every sequence may reach (default: the starting point's max_model_len, else "
+                   "the model's)")
+    p.add_argument("--concurrency", type=_positive("--concurrency"), default=1, metavar="N",
+                   help="sequences of max_model_len the KV cache must hold at once (default: 1, what vLLM needs "
+                   "to start)")
+    p.add_argument("--kv-cache-dtype", choices=_KV_DTYPES, help="KV cache dtype (default: the spec's, else auto)")
+    p.add_argument("--topology", choices=("aggregated", "pd"), help="aggregated, or pd: one prefill and one "
+                   "decode role of the same layout (default: the spec's, else aggregated)")
+    p.add_argument("--pick", type=_positive("--pick"), default=1, metavar="N",
+                   help="the ranked layout --write and --explain use (default: 1)")
+    p.add_argument("--explain", action="store_true", help="print the picked layout's resolution and memory-fit "
+                   "arithmetic, as `manifesto explain` prints it")
+    p.add_argument("--write", metavar="PATH", help="write the picked layout as a commented spec inside the "
+                   "workspace (under models/, `manifesto build` renders it)").complete = FILES
+    p.add_argument("--force", action="store_true", help="with --write: replace an existing file")
+    add_output(p, formats=("text", "json", "markdown"))
+    p.set_defaults(func=_plan)
+
+
+def _positive(flag: str):
+    def parse(text: str) -> int:
+        import argparse
+
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{value} is not a positive number")
+        return value
+
+    parse.__name__ = flag
+    return parse
+
+
+def _clusters(args) -> list:
+    """The clusters to plan for: --cluster, the cluster targets ADDR names, else every cluster
+    target of the workspace."""
+    from manifesto.cluster import load_cluster
+    from manifesto.errors import InputError
+
+    found: dict[str, object] = {}
+    for ref in args.cluster or ():
+        c = load_cluster(ref, search=args.search)
+        found.setdefault(c.name, c)
+    if args.targets or not args.cluster:
+        from manifesto.build_graph import api
+        from manifesto.build_graph.workspace import find_workspace
+        from manifesto.errors import BuildError
+
+        try:
+            root = find_workspace().root
+        except BuildError:
+            raise InputError("no workspace (BUILD.yaml) here or above to take cluster targets from; name the "
+                             "clusters with --cluster") from None
+        for address in args.targets or ["//::"]:
+            targets = [t for t in api.list_targets([address]) if t.kind == "cluster"]
+            if not targets and args.targets:
+                raise InputError(f"{address} names no cluster target; plan takes cluster targets such as "
+                                 "//clusters::")
+            for t in targets:
+                c = load_cluster(api.target_path(t.address, root=root), search=args.search)
+                found.setdefault(c.name, c)
+    if not found:
+        raise InputError("the workspace has no cluster target; name the clusters with --cluster")
+    return list(found.values())
+
+
+def _command(args) -> str:
+    import shlex
+
+    words = ["manifesto", "plan", args.model, *args.targets]
+    for c in args.cluster or ():
+        words += ["--cluster", c]
+    for flag, value in (("--max-model-len", args.max_model_len), ("--kv-cache-dtype", args.kv_cache_dtype),
+                        ("--topology", args.topology)):
+        if value is not None:
+            words += [flag, str(value)]
+    if args.concurrency != 1:
+        words += ["--concurrency", str(args.concurrency)]
+    if args.pick != 1:
+        words += ["--pick", str(args.pick)]
+    return shlex.join(words)
+
+
+def _plan(args) -> int:
+    from manifesto import capacity
+    from manifesto.errors import InputError
+    from manifesto.options import Options
+
+    if args.force and not args.write:
+        raise InputError("--force replaces the file --write names; give --write PATH")
+    if args.explain and args.output != "text":
+        raise InputError(f"--explain prints text, as `manifesto explain` does; drop -o {args.output}")
+    work = capacity.Workload(args.max_model_len, args.concurrency, args.kv_cache_dtype, args.topology)
+    start = capacity.start_from(args.model, search=args.search)
+    clusters = _clusters(args)
+    options = Options(user="plan")
+    report = capacity.plan_model(start, clusters, work, options, search=args.search)
+    picked = None
+    if args.write or args.explain:
+        if not report.proposed:
+            raise InputError(f"no layout of {report.model} fits on {', '.join(report.clusters)}, so there is none "
+                             "to " + ("write" if args.write else "explain"))
+        if args.pick > len(report.proposed):
+            raise InputError(f"--pick {args.pick}: the plan proposes {len(report.proposed)} layout(s)")
+        picked = report.proposed[args.pick - 1]
+    if args.write:  # before any output: a refused write leaves nothing half-done behind
+        _write(args, report, picked, options)
+    from manifesto.outputs import emit
+
+    if args.explain:
+        from manifesto.explain import explain_text
+
+        emit("text", None, text=lambda: sys.stdout.write(explain_text(picked.plan)))
+    elif args.output == "json":
+        emit("json", _json(report))
+    elif args.output == "markdown":
+        sys.stdout.write(_markdown(report))
+    else:
+        emit("text", None, text=lambda: sys.stdout.write(_text(report)))
+    if not report.proposed:
+        print(f"error: no layout of {report.model} fits on {', '.join(report.clusters)} (the nearest misses above "
+              "say why)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _json(report) -> dict:
+    from manifesto.capacity import NO_PERFORMANCE
+
+    w = report.workload
+    return {
+        "model": report.model, "start": report.start, "clusters": report.clusters,
+        "workload": {"max_model_len": w.max_model_len, "concurrency": w.concurrency,
+                     "kv_cache_dtype": w.kv_cache_dtype, "topology": w.topology},
+        "proposed": [{"rank": i, **o.to_dict()} for i, o in enumerate(report.proposed, 1)],
+        "nearest_misses": [o.to_dict() for o in report.nearest_misses()],
+        "refused": [o.to_dict() for o in report.refused],
+        "performance": NO_PERFORMANCE,
+    }
+
+
+_COLUMNS = ("#", "cluster", "accelerator", "tp", "pp", "dp", "ep", "GPUs", "nodes", "pods", "KV tokens/GPU",
+            "KV tokens total", "max concurrency", "headroom", "cost/hour")
+
+
+def _rows(report) -> list[tuple]:
+    rows = []
+    for i, o in enumerate(report.proposed[:_SHOWN], 1):
+        d, lay = o.to_dict(), o.candidate
+        cost = "-" if d["hourly_cost"] is None else f"{d['hourly_cost']:g}"
+        rows.append((str(i), o.cluster, o.accelerator, str(lay.tp), str(lay.pp), str(lay.dp),
+                     "on" if lay.ep else "off", str(d["gpus"]), str(d["nodes"]), str(d["pods"]),
+                     str(d["kv_tokens_per_gpu"]), str(d["kv_tokens_total"]), str(d["max_concurrency"]),
+                     f"{o.headroom:.1f}x", cost))
+    return rows
+
+
+def _workload_line(report) -> str:
+    w = report.workload
+    first = report.proposed[0].fit if report.proposed else None
+    max_len = w.max_model_len or (first.max_model_len if first else "the start's")
+    dtype = w.kv_cache_dtype or (first.kv_dtype if first else "the start's")
+    topology = w.topology or (report.proposed[0].plan.topology if report.proposed else "the start's")
+    return f"max_model_len {max_len}, concurrency {w.concurrency}, kv_cache_dtype {dtype}, topology {topology}"
+
+
+def _text(report) -> str:
+    from manifesto.capacity import NO_PERFORMANCE
+
+    out = [f"plan for {report.model} from {report.start}",
+           f"workload: {_workload_line(report)}",
+           f"clusters: {', '.join(report.clusters)}", ""]
+    rows = _rows(report)
+    if rows:
+        widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(_COLUMNS)]
+        out.append("  ".join(c.ljust(w) for c, w in zip(_COLUMNS, widths)).rstrip())
+        out += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
+        more = len(report.proposed) - len(rows)
+        if more:
+            out.append(f"({more} more layout(s) fit: -o json lists every one)")
+        out.append("KV tokens/GPU: the tokens each engine's cache holds (every GPU of it keeps its share of each); "
+                   "total: over every engine (dp x replicas).")
+    else:
+        out.append("no layout fits")
+    misses = report.nearest_misses()
+    if misses:
+        out += ["", "nearest misses (why no smaller layout fits):"]
+        for o in misses:
+            out.append(f"  {o.cluster}/{o.accelerator} {o.candidate.text()} ({o.candidate.engine_gpus} GPU(s)): "
+                       f"{o.error}")
+    out += ["", NO_PERFORMANCE]
+    if report.proposed:
+        out.append("next: --explain shows the arithmetic of a layout, --pick N --write models/NAME.yaml writes it")
+    return "\n".join(out) + "\n"
+
+
+def _markdown(report) -> str:
+    from manifesto.capacity import NO_PERFORMANCE
+    from manifesto.edge.escape import md_code
+
+    out = [f"### Plan for {md_code(report.model)}", "",
+           f"Workload: {md_code(_workload_line(report))}; clusters: "
+           + ", ".join(md_code(c) for c in report.clusters), ""]
+    rows = _rows(report)
+    if rows:
+        out.append("| " + " | ".join(_COLUMNS) + " |")
+        out.append("|" + "|".join("---" for _ in _COLUMNS) + "|")
+        for r in rows:
+            cells = [r[0], md_code(r[1]), md_code(r[2]), *r[3:]]
+            out.append("| " + " | ".join(cells) + " |")
+        more = len(report.proposed) - len(rows)
+        if more:
+            out += ["", f"{more} more layout(s) fit (`-o json` lists every one)."]
+    else:
+        out.append("No layout fits.")
+    misses = report.nearest_misses()
+    if misses:
+        out += ["", "Nearest misses (why no smaller layout fits):", ""]
+        out += [f"- {md_code(o.cluster + '/' + o.accelerator + ' ' + o.candidate.text())}: {md_code(o.error)}"
+                for o in misses]
+    out += ["", NO_PERFORMANCE]
+    return "\n".join(out) + "\n"
+
+
+def _write(args, report, picked, options) -> None:
+    """The picked layout as a spec at --write, inside the workspace, through a confined write."""
+    import os
+
+    from manifesto import capacity
+    from manifesto.build_graph.workspace import find_workspace
+    from manifesto.edge.escape import terminal
+    from manifesto.edge.files import confinement, outside_problem
+    from manifesto.errors import BuildError, InputError
+    from manifesto.fsutil import UnsafePath, write_atomic
+
+    try:
+        root = find_workspace().root
+    except BuildError:
+        raise InputError("--write writes into a workspace (a folder with BUILD.yaml), and there is none here or "
+                         "above") from None
+    path = os.path.abspath(args.write)
+    shown = terminal(args.write)
+    problem = outside_problem(path, confinement([root]))
+    if problem:
+        raise InputError(f"--write {shown} {problem}")
+    if os.path.lexists(path) and not args.force:
+        raise InputError(f"--write {shown} exists; pass --force to replace it")
+    _check_other_clusters(report, picked, root, options, args.search)
+    import shlex
+
+    text = capacity.spec_text(report, picked, _command(args) + " --write " + shlex.quote(args.write))
+    try:
+        write_atomic(path, text, root=root)
+    except UnsafePath as exc:
+        raise InputError(f"--write {shown}: {terminal(exc.filename)} {exc.strerror}") from None
+    except OSError as exc:
+        raise InputError(f"--write {shown}: {exc.strerror or exc}") from None
+    from manifesto.cli.common import info
+
+    info(f"manifesto: wrote {shown} (layout {args.pick}: {picked.cluster}/{picked.accelerator} "
+         f"{picked.candidate.text()})")
+    _say_address(path, root, shown)
+
+
+def _check_other_clusters(report, picked, root: str, options, search) -> None:
+    """A build renders the spec on every cluster target: each must render it, or skip it as an
+    incompatible pair (another accelerator, too little memory). One that would fail the build
+    (the same accelerator with fewer GPUs per node) is named before anything is written."""
+    from manifesto import capacity
+    from manifesto.build_graph import api
+    from manifesto.cluster import load_cluster
+    from manifesto.errors import IncompatiblePairError, InputError, ManifestoError
+
+    names = []
+    for target in api.list_targets(["//::"], root=root):
+        if target.kind != "cluster":
+            continue
+        cluster = load_cluster(api.target_path(target.address, root=root), search=search)
+        names.append(cluster.name)
+        if cluster.name == picked.cluster:
+            continue
+        try:
+            capacity.resolve_layout(picked.data, report.path, cluster, options)
+        except IncompatiblePairError:
+            continue
+        except ManifestoError as exc:
+            raise InputError(f"this layout renders on {picked.cluster} but a build would fail on cluster target "
+                             f"{cluster.name} ({exc.message}); a build renders every spec on every cluster target "
+                             "that offers its accelerator, so --pick a layout that renders on both") from None
+    if picked.cluster not in names:
+        from manifesto.cli.common import info
+
+        info(f"manifesto: note: {picked.cluster} is not a cluster target of this workspace, so `manifesto build` "
+             "renders the spec only on the targets that offer its accelerator")
+
+
+def _say_address(path: str, root: str, shown: str) -> None:
+    import os
+
+    from manifesto.build_graph import api
+    from manifesto.cli.common import info
+    from manifesto.errors import ManifestoError
+
+    rel = os.path.relpath(path, root)
+    try:
+        hits = [t for t in api.list_targets(["//::"], root=root) if t.kind == "model" and t.path == rel]
+    except ManifestoError:
+        hits = []
+    if hits:
+        info(f"next: manifesto build {hits[0].address} && manifesto diff --base HEAD")
+    else:
+        info(f"manifesto: note: {shown} is not a model target of BUILD.yaml, so `manifesto build` does not "
+             "render it; write it where a model target's sources match (models/)")
