@@ -127,6 +127,8 @@ def render_pair(model: str, cluster: str, options: RenderOptions, roots: tuple[s
     products = PRODUCTS if products is None else products
     if isinstance(model, tuple):
         return _render_monitoring(model, cluster, options, search, products, tasks, roots)
+    if isinstance(model, dict):
+        return _render_gitops(model, search, products, tasks, roots)
     read = [os.path.realpath(model), os.path.realpath(cluster), os.path.realpath(images_file())]
     ro = options_from(options)
     keys: tuple[str, ...] = ()
@@ -288,6 +290,59 @@ def _render_monitoring(models: tuple, cluster: str, options: RenderOptions, sear
         exc.inputs = tuple(sorted(set(read)))
         raise
     return Artifact(text=text, suffix=".yaml", inputs=tuple(sorted(set(read + inputs))))
+
+
+def _render_gitops(job: dict, search, products: Products, tasks=None, roots: tuple[str, ...] = ()) -> Artifact:
+    """The Argo CD objects of a gitops target (``engine.Session._gitops_source`` describes ``job``):
+    each covered deployment is resolved as its own render resolves it (through the store, where
+    that render left its Plan) for the objects its Application must know (what the idle-shutdown
+    controller owns), and the bundled health checks are read for the argocd-cm patch."""
+    from manifesto.errors import BuildError, ManifestoError
+    from manifesto.render.gitops import health_checks, render_gitops
+    from manifesto.render.k8s import objects
+    from manifesto.service import plan_for
+
+    read = [os.path.realpath(job["buildfile"])]
+    deployments = []
+    try:
+        for dep in job["deployments"]:
+            ro = RenderOptions(**dep["options"])
+            cluster, model = dep["cluster"], dep["model"]
+            c = products.get("cluster", cluster, lambda: _cluster(cluster, products, search, tasks),
+                             lambda c: c.loaded.files)
+            read += c.loaded.files
+            if c.platform == "slurm":
+                fix = ("leave it out of the target's `deployments:`" if job["explicit"]
+                       else "give it its `slurm_host`, or name the Kubernetes ones in `deployments:`")
+                raise BuildError(f"gitops target //:{job['gitops']}: deployment target //:{dep['name']} runs on "
+                                 f"Slurm cluster '{c.name}', and Argo CD delivers to Kubernetes only; {fix}")
+            s = products.get("spec", model, lambda: _spec(model, products, search, tasks), lambda s: s.files)
+            read += s.files
+            routing = None
+            if ro.routing_profile:
+                ref = ro.routing_profile
+                routing = products.get("routing", ref, lambda: _routing(ref, search), lambda r: [r[2]])
+            if tasks is None:
+                plan, files = plan_for(s, c, ro, search, routing)
+            else:
+                plan, _header, files, *_ = _resolve_task(tasks, s, c, ro, search, routing, roots)
+            read += files
+            settings = job["settings"]
+            destination = settings["destination"] or {"name": dep["context"] or c.name}
+            deployments.append(({"name": dep["name"], "namespace": ro.namespace, "file": f"{dep['name']}.yaml",
+                                 "destination": destination}, objects(plan)))
+        checks = []
+        for group, kind, path in health_checks():
+            from manifesto.edge.files import decode
+            from manifesto.edge.raw import read_regular
+
+            read.append(path)
+            checks.append((group, kind, decode(read_regular(path, root=os.path.dirname(path)), path)))
+        text = render_gitops(job["gitops"], job["settings"], deployments, checks)
+    except ManifestoError as exc:
+        exc.inputs = tuple(sorted(set(read)))
+        raise
+    return Artifact(text=text, suffix=".yaml", inputs=tuple(sorted(set(read))))
 
 
 def code_fingerprint_paths() -> list[str]:

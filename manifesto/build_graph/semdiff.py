@@ -826,8 +826,8 @@ def diff_builds(base: str, old: dict[str, str], new: dict[str, str], *, prefix: 
                      totals={k: (v[0], v[1]) for k, v in sorted(totals.items()) if v[0].gpus or v[1].gpus})
 
 
-#: Folders of out/ that are not clusters: deployment and monitoring targets (build_graph.graph).
-NOT_CLUSTERS = ("deploy", "monitoring")
+#: Folders of out/ that are not clusters: deployment, monitoring and gitops targets (build_graph.graph).
+NOT_CLUSTERS = ("deploy", "monitoring", "gitops")
 UNKNOWN_CLUSTER = "(cluster not named in the header)"
 
 
