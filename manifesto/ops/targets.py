@@ -13,7 +13,7 @@ from manifesto.errors import OpsError
 
 __all__ = ["target_plan", "check_context", "check_slurm_host",
            "parse_objects", "artifact_digest", "instance_of", "live_objects", "differences", "object_states",
-           "object_report",
+           "object_report", "idle_scaled", "as_left_idle",
            "summarize"]
 
 
@@ -131,7 +131,9 @@ _ANY = object()  # a field the server fills with a value of its own (an allocate
 #: Metadata the API server writes, and annotations that controllers or kubectl write.
 SERVER_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink")
 CONTROLLER_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision",
-                          "leaderworkerset.sigs.k8s.io/replicas")
+                          "leaderworkerset.sigs.k8s.io/replicas",
+                          # Argo CD's resource tracking (its default method) on the objects it syncs
+                          "argocd.argoproj.io/tracking-id")
 
 _PROBE = {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3,
           "httpGet.scheme": "HTTP"}
@@ -198,9 +200,53 @@ SERVER_DEFAULTS: dict[str, dict] = {
     "RoleBinding": {"subjects.*.apiGroup": ""},
 }
 
-#: (kind, field path) a controller of ours may change: the idle-shutdown controller scales
-#: these to 0 after the idle timeout.
-IDLE_SCALED = {("Deployment", "spec.replicas"), ("LeaderWorkerSet", "spec.replicas")}
+#: What the idle-shutdown controller writes on the objects it scales to 0 after the idle timeout.
+IDLE_VALUE = 0
+
+
+def idle_scaled(objs: list[dict]) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(kind, name) -> dotted field paths the artifact's idle-shutdown controller writes on that
+    object: read from the controller itself (``render.k8s.idle_owned``), the very fields the
+    gitops target's ``ignoreDifferences`` names. Empty when the artifact runs no controller."""
+    from manifesto.render.k8s.idle_owned import owned_fields
+
+    try:
+        owned, _deleted = owned_fields(objs)
+    except Exception as exc:  # an artifact edited by hand: its controller's configuration is not ours
+        raise OpsError(f"the idle-shutdown controller's configuration in the artifact cannot be read: {exc}") from None
+    return {(o.kind, o.name): tuple(".".join(p) for p in o.paths) for o in owned}
+
+
+def as_left_idle(objs: list[dict], live: dict[tuple[str, str], dict]) -> list[dict] | None:
+    """The artifact's objects with every field the idle-shutdown controller owns at its live
+    value where the controller has set it (to 0): what ``kubectl diff`` compares so that an idle
+    instance shows no difference, as Argo CD shows none. None when no such field is set."""
+    import copy
+
+    scaled = idle_scaled(objs)
+    out, changed = [], False
+    for obj in objs:
+        fields = scaled.get((obj["kind"], obj["metadata"]["name"]), ())
+        have = live.get((obj["kind"], obj["metadata"]["name"]))
+        idle = [f for f in fields if have is not None and _at(have, f) == IDLE_VALUE and _at(obj, f) != IDLE_VALUE]
+        if idle:
+            obj, changed = copy.deepcopy(obj), True
+            for field in idle:
+                *parents, leaf = field.split(".")
+                node = obj
+                for key in parents:
+                    node = node.setdefault(key, {})
+                node[leaf] = IDLE_VALUE
+        out.append(obj)
+    return out if changed else None
+
+
+def _at(obj, dotted: str):
+    for key in dotted.split("."):
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
 
 _ABSENT = "(absent)"
 
@@ -310,14 +356,6 @@ def differences(want: dict, have: dict) -> list[tuple[str, object, object]]:
     return [(_show(p), live, desired) for p, live, desired in found]
 
 
-def _idles(objs: list[dict]) -> bool:
-    """Whether the artifact runs an idle-shutdown controller (which scales workloads to 0)."""
-    from manifesto.resolve import names
-
-    instance = instance_of(objs)
-    return any(o["kind"] == "Deployment" and o["metadata"]["name"] == names.idle(instance) for o in objs)
-
-
 def _value(value) -> str:
     import json
 
@@ -335,7 +373,7 @@ def object_report(objs: list[dict], live: dict[tuple[str, str], dict]) -> list[t
     from manifesto.render.k8s import DIGEST_ANNOTATION
 
     want_digest = artifact_digest(objs)
-    idle_shutdown = _idles(objs)
+    scaled = idle_scaled(objs)
     rows = []
     for obj in objs:
         kind, name = obj["kind"], obj["metadata"]["name"]
@@ -348,7 +386,7 @@ def object_report(objs: list[dict], live: dict[tuple[str, str], dict]) -> list[t
             rows.append((kind, name, "drifted", f"applied from another artifact ({digest or 'no digest'})", []))
             continue
         found = differences(obj, have)
-        idle = [d for d in found if idle_shutdown and (kind, d[0]) in IDLE_SCALED and str(d[1]) == "0"]
+        idle = [d for d in found if d[0] in scaled.get((kind, name), ()) and _same(d[1], IDLE_VALUE)]
         found = [d for d in found if d not in idle]
         if found:
             detail = "; ".join(f"{p}: live {_value(a)}, desired {_value(b)}" for p, a, b in found)
