@@ -331,18 +331,18 @@ def _render_gitops(job: dict, search, products: Products, tasks=None, roots: tup
             destination = settings["destination"] or {"name": dep["context"] or c.name}
             deployments.append(({"name": dep["name"], "namespace": ro.namespace, "file": f"{dep['name']}.yaml",
                                  "destination": destination}, objects(plan)))
-        checks = []
-        for group, kind, path in health_checks():
-            from manifesto.edge.files import decode
-            from manifesto.edge.raw import read_regular
-
-            read.append(path)
-            checks.append((group, kind, decode(read_regular(path, root=os.path.dirname(path)), path)))
+        # Package files like the code: their bytes are in the code fingerprint, not the inputs.
+        checks = [(group, kind, _package_text(path)) for group, kind, path in health_checks()]
         text = render_gitops(job["gitops"], job["settings"], deployments, checks)
     except ManifestoError as exc:
         exc.inputs = tuple(sorted(set(read)))
         raise
     return Artifact(text=text, suffix=".yaml", inputs=tuple(sorted(set(read))))
+
+
+def _package_text(path: str) -> str:
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
 
 
 def code_fingerprint_paths() -> list[str]:
