@@ -298,4 +298,6 @@ def test_diff_base_classes_a_wave_only_change_as_in_place():
     assert artifact.objects and all(o.impact is semdiff.Impact.IN_PLACE for o in artifact.objects)
     assert result.impact is semdiff.Impact.IN_PLACE and artifact.roles == ()
     assert {o.kind for o in artifact.objects} >= {"LeaderWorkerSet", "InferencePool", "ConfigMap"}
+    assert {o.why for o in artifact.objects if o.kind in ("Deployment", "LeaderWorkerSet")} == {
+        "no pod template change"}
     assert json.loads(json.dumps(msgspec.to_builtins(result)))["impact"] == "in place"
