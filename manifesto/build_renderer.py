@@ -13,7 +13,7 @@ import msgspec
 import manifesto.options as _options
 
 __all__ = ["RenderOptions", "Artifact", "Products", "PRODUCTS", "prepare", "render_pair", "code_fingerprint_paths",
-           "options_from"]
+           "options_from", "health_checks"]
 
 
 #: ``render_pair`` takes ``tasks=``: the build keeps its resolve and render products in the store.
@@ -298,7 +298,7 @@ def _render_gitops(job: dict, search, products: Products, tasks=None, roots: tup
     that render left its Plan) for the objects its Application must know (what the idle-shutdown
     controller owns), and the bundled health checks are read for the argocd-cm patch."""
     from manifesto.errors import BuildError, ManifestoError
-    from manifesto.render.gitops import health_checks, render_gitops
+    from manifesto.render.gitops import render_gitops
     from manifesto.render.k8s import objects
     from manifesto.service import plan_for
 
@@ -338,6 +338,28 @@ def _render_gitops(job: dict, search, products: Products, tasks=None, roots: tup
         exc.inputs = tuple(sorted(set(read)))
         raise
     return Artifact(text=text, suffix=".yaml", inputs=tuple(sorted(set(read))))
+
+
+#: Argo CD health checks shipped with the package, laid out as Argo CD's resource_customizations.
+HEALTH_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "argocd", "resource_customizations")
+
+
+def health_checks() -> list[tuple[str, str, str]]:
+    """``(group, Kind, path of health.lua)`` of every bundled Argo CD health check, sorted."""
+    found = []
+    for group in sorted(_names(HEALTH_DIR)):
+        for kind in sorted(_names(os.path.join(HEALTH_DIR, group))):
+            path = os.path.join(HEALTH_DIR, group, kind, "health.lua")
+            if os.path.isfile(path):
+                found.append((group, kind, path))
+    return found
+
+
+def _names(path: str) -> list[str]:
+    try:
+        return [n for n in os.listdir(path) if not n.startswith(".")]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def _package_text(path: str) -> str:

@@ -4,49 +4,26 @@ A gitops target in BUILD.yaml names deployment targets, the repository holding t
 workspace and the revision Argo CD follows. Its artifact holds:
 
 - a patch of Argo CD's ``argocd-cm`` ConfigMap with the health checks of the kinds Argo CD
-  does not know (every ``resource_customizations/<group>/<Kind>/health.lua`` bundled in
-  ``manifesto/data/argocd``, as ``resource.customizations.health.<group>_<Kind>`` keys);
+  does not know (the build passes every ``resource_customizations/<group>/<Kind>/health.lua``
+  bundled in ``manifesto/data/argocd``; ``resource.customizations.health.<group>_<Kind>`` keys);
 - an Application per deployment target: the target's ``out/deploy/<name>.yaml`` at that
   revision, synced server-side to the target's cluster and namespace, ignoring exactly the
   fields the instance's idle-shutdown controller owns (``render.k8s.idle_owned``), so
   self-heal does not scale an idle instance back up.
 
-Everything here is a function of its arguments: the build passes each deployment's Plan and
-objects, and the declaration as BUILD.yaml wrote it.
+Everything here is a function of its arguments (it reads no input file): the build passes each
+deployment's objects, the health checks' texts, and the declaration as BUILD.yaml wrote it.
 """
 
 from __future__ import annotations
 
-import os
-
-__all__ = ["APP_VERSION", "GITOPS_OPTIONS", "HEALTH_DIR", "application", "argocd_cm_patch", "health_checks",
-           "ignore_differences", "render_gitops"]
+__all__ = ["APP_VERSION", "GITOPS_OPTIONS", "application", "argocd_cm_patch", "ignore_differences", "render_gitops"]
 
 APP_VERSION = "argoproj.io/v1alpha1"
 #: ``syncOptions`` of every Application: server-side apply (the instance's objects are large,
 #: and a field manager per writer is how the idle-shutdown controller's changes stay its own).
 GITOPS_OPTIONS = ("ServerSideApply=true",)
-HEALTH_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "argocd",
-                          "resource_customizations")
 PART_OF_LABEL = "app.kubernetes.io/part-of"
-
-
-def health_checks() -> list[tuple[str, str, str]]:
-    """``(group, Kind, path of health.lua)`` of every bundled check, sorted."""
-    found = []
-    for group in sorted(_list(HEALTH_DIR)):
-        for kind in sorted(_list(os.path.join(HEALTH_DIR, group))):
-            path = os.path.join(HEALTH_DIR, group, kind, "health.lua")
-            if os.path.isfile(path):
-                found.append((group, kind, path))
-    return found
-
-
-def _list(path: str) -> list[str]:
-    try:
-        return [n for n in os.listdir(path) if not n.startswith(".")]
-    except (FileNotFoundError, NotADirectoryError):
-        return []
 
 
 def argocd_cm_patch(namespace: str, checks: list[tuple[str, str, str]]) -> dict:
