@@ -13,7 +13,7 @@ import msgspec
 import manifesto.options as _options
 
 __all__ = ["RenderOptions", "Artifact", "Products", "PRODUCTS", "prepare", "render_pair", "code_fingerprint_paths",
-           "options_from"]
+           "options_from", "health_checks"]
 
 
 #: ``render_pair`` takes ``tasks=``: the build keeps its resolve and render products in the store.
@@ -127,6 +127,8 @@ def render_pair(model: str, cluster: str, options: RenderOptions, roots: tuple[s
     products = PRODUCTS if products is None else products
     if isinstance(model, tuple):
         return _render_monitoring(model, cluster, options, search, products, tasks, roots)
+    if isinstance(model, dict):
+        return _render_gitops(model, search, products, tasks, roots)
     read = [os.path.realpath(model), os.path.realpath(cluster), os.path.realpath(images_file())]
     ro = options_from(options)
     keys: tuple[str, ...] = ()
@@ -288,6 +290,81 @@ def _render_monitoring(models: tuple, cluster: str, options: RenderOptions, sear
         exc.inputs = tuple(sorted(set(read)))
         raise
     return Artifact(text=text, suffix=".yaml", inputs=tuple(sorted(set(read + inputs))))
+
+
+def _render_gitops(job: dict, search, products: Products, tasks=None, roots: tuple[str, ...] = ()) -> Artifact:
+    """The Argo CD objects of a gitops target (``engine.Session._gitops_source`` describes ``job``):
+    each covered deployment is resolved as its own render resolves it (through the store, where
+    that render left its Plan) for the objects its Application must know (what the idle-shutdown
+    controller owns), and the bundled health checks are read for the argocd-cm patch."""
+    from manifesto.errors import BuildError, ManifestoError
+    from manifesto.render.gitops import render_gitops
+    from manifesto.render.k8s import objects
+    from manifesto.service import plan_for
+
+    read = [os.path.realpath(job["buildfile"])]
+    deployments = []
+    try:
+        for dep in job["deployments"]:
+            ro = RenderOptions(**dep["options"])
+            cluster, model = dep["cluster"], dep["model"]
+            c = products.get("cluster", cluster, lambda: _cluster(cluster, products, search, tasks),
+                             lambda c: c.loaded.files)
+            read += c.loaded.files
+            if c.platform == "slurm":
+                fix = ("leave it out of the target's `deployments:`" if job["explicit"]
+                       else "give it its `slurm_host`, or name the Kubernetes ones in `deployments:`")
+                raise BuildError(f"gitops target //:{job['gitops']}: deployment target //:{dep['name']} runs on "
+                                 f"Slurm cluster '{c.name}', and Argo CD delivers to Kubernetes only; {fix}")
+            s = products.get("spec", model, lambda: _spec(model, products, search, tasks), lambda s: s.files)
+            read += s.files
+            routing = None
+            if ro.routing_profile:
+                ref = ro.routing_profile
+                routing = products.get("routing", ref, lambda: _routing(ref, search), lambda r: [r[2]])
+            if tasks is None:
+                plan, files = plan_for(s, c, ro, search, routing)
+            else:
+                plan, _header, files, *_ = _resolve_task(tasks, s, c, ro, search, routing, roots)
+            read += files
+            settings = job["settings"]
+            destination = settings["destination"] or {"name": dep["context"] or c.name}
+            deployments.append(({"name": dep["name"], "namespace": ro.namespace, "file": f"{dep['name']}.yaml",
+                                 "destination": destination}, objects(plan)))
+        # Package files like the code: their bytes are in the code fingerprint, not the inputs.
+        checks = [(group, kind, _package_text(path)) for group, kind, path in health_checks()]
+        text = render_gitops(job["gitops"], job["settings"], deployments, checks)
+    except ManifestoError as exc:
+        exc.inputs = tuple(sorted(set(read)))
+        raise
+    return Artifact(text=text, suffix=".yaml", inputs=tuple(sorted(set(read))))
+
+
+#: Argo CD health checks shipped with the package, laid out as Argo CD's resource_customizations.
+HEALTH_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "argocd", "resource_customizations")
+
+
+def health_checks() -> list[tuple[str, str, str]]:
+    """``(group, Kind, path of health.lua)`` of every bundled Argo CD health check, sorted."""
+    found = []
+    for group in sorted(_names(HEALTH_DIR)):
+        for kind in sorted(_names(os.path.join(HEALTH_DIR, group))):
+            path = os.path.join(HEALTH_DIR, group, kind, "health.lua")
+            if os.path.isfile(path):
+                found.append((group, kind, path))
+    return found
+
+
+def _names(path: str) -> list[str]:
+    try:
+        return [n for n in os.listdir(path) if not n.startswith(".")]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _package_text(path: str) -> str:
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
 
 
 def code_fingerprint_paths() -> list[str]:

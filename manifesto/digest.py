@@ -43,9 +43,10 @@ def code_files() -> list[str]:
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        # The runtime tables (data/*.json) decide which specs render, so they key the cache too.
+        # The runtime tables (data/*.json) decide which specs render, so they key the cache too,
+        # and so do the Argo CD health checks (data/argocd/**/health.lua) a gitops target ships.
         out += [os.path.join(dirpath, name) for name in sorted(filenames)
-                if name.endswith(".py") or (name.endswith(".json") and os.path.basename(dirpath) == "data")]
+                if name.endswith((".py", ".lua")) or (name.endswith(".json") and os.path.basename(dirpath) == "data")]
     from manifesto.catalog import architectures_dir, images_file
 
     out.append(images_file())

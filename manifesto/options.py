@@ -104,6 +104,9 @@ OPTIONS: tuple[Option, ...] = (
            "add the idle-shutdown controller even when the spec turns it off|leave the idle-shutdown controller out"),
     Option("idle_timeout_minutes", "minutes", ("--idle-timeout",), "idle-shutdown timeout, e.g. 15m or 2h",
            metavar="DURATION"),
+    Option("argocd_sync_waves", "switch", ("--argocd-sync-waves",),
+           "annotate every object with its Argo CD sync wave: prerequisites, model servers, routing, monitoring "
+           "(BUILD.yaml sets it on the deployment targets a gitops target covers)|leave Argo CD sync waves out"),
 )
 
 #: Field names, in the Struct's order.

@@ -178,8 +178,24 @@ def workflow(package: str = DEFAULT_PACKAGE) -> str:
 WORKFLOW = workflow()
 
 
+def _gitops_yaml(gitops: tuple[str, str] | None) -> str:
+    """The gitops target of a new workspace (an empty string without one)."""
+    if gitops is None:
+        return ""
+    repo_url, revision = gitops
+    return f"""
+  # Delivery through Argo CD: `manifesto build` writes out/gitops/argocd.yaml, an Application per
+  # deployment target (this repository at {revision}, its out/deploy/ file, its kube context as
+  # the Argo CD cluster name) and the argocd-cm health checks; apply it once to Argo CD's cluster.
+  - kind: gitops
+    name: argocd
+    repo_url: {repo_url}
+    revision: {revision}
+"""
+
+
 def _build_yaml(model: str, cluster: str, name: str, user: str, namespace: str, context: str,
-                slurm_host: str | None = None) -> str:
+                slurm_host: str | None = None, gitops: tuple[str, str] | None = None) -> str:
     where = (f"only on Slurm host {slurm_host} (sbatch runs there)" if slurm_host else
              f"only in kube context {context}")
     place = f"slurm_host: {slurm_host}" if slurm_host else f"context: {context}"
@@ -215,14 +231,15 @@ targets:
     namespace: {namespace}
     user: {user}
     {place}
-"""
+""" + _gitops_yaml(gitops)
 
 
 def workspace_files(model_name: str, model_yaml: str, cluster_name: str, cluster_yaml: str, *, user: str,
                     namespace: str, context: str, package: str = DEFAULT_PACKAGE,
-                    slurm_host: str | None = None) -> dict[str, str]:
+                    slurm_host: str | None = None, gitops: tuple[str, str] | None = None) -> dict[str, str]:
     """Relative path -> text of a new workspace (pure). ``slurm_host``: the deployment target
-    belongs to that Slurm host (a Slurm cluster profile) instead of kube context ``context``."""
+    belongs to that Slurm host (a Slurm cluster profile) instead of kube context ``context``;
+    ``gitops``: (repository URL, revision) of a gitops target over it."""
     from manifesto.errors import InputError
 
     for flag, value in (("--user", user), ("--namespace", namespace)):
@@ -236,9 +253,14 @@ def workspace_files(model_name: str, model_yaml: str, cluster_name: str, cluster
         raise InputError(f"--context '{context}': not a kube context name (no spaces or shell metacharacters)")
     if slurm_host is not None and not re.fullmatch(r"[A-Za-z0-9]([-A-Za-z0-9_.@]*[A-Za-z0-9])?", slurm_host):
         raise InputError(f"--slurm-host '{slurm_host}': not a host name")
+    if gitops is not None:
+        for flag, value in (("--gitops-repo", gitops[0]), ("--gitops-revision", gitops[1])):
+            if (not re.fullmatch(r"[^\s'\"`$\\;&|<>#{}\[\],]+", value) or not value.isprintable()
+                    or value[0] in "!*%@?:-"):
+                raise InputError(f"{flag} '{value}': no spaces, quotes or shell or YAML metacharacters")
     name = re.sub(r"[^a-z0-9]+", "-", f"{model_name}-{cluster_name}".lower()).strip("-")[:63].rstrip("-")
     return {
-        "BUILD.yaml": _build_yaml(model_name, cluster_name, name, user, namespace, context, slurm_host),
+        "BUILD.yaml": _build_yaml(model_name, cluster_name, name, user, namespace, context, slurm_host, gitops),
         f"models/{model_name}.yaml": model_yaml,
         f"clusters/{cluster_name}.yaml": cluster_yaml,
         ".gitignore": GITIGNORE,

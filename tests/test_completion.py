@@ -349,6 +349,8 @@ _NOT_NAMES = {
     "package": "a pip requirement",
     "pre_launch": "a shell command",
     "slurm_host": "the host name of a Slurm login node",
+    "gitops_repo": "a git repository URL",
+    "gitops_revision": "a git revision",
 }
 
 

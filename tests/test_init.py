@@ -267,3 +267,34 @@ def test_init_with_a_slurm_profile_writes_a_target_whose_hint_works(fake, tmp_pa
 
 def test_the_repository_ignores_env_files():
     assert ".env" in (ROOT / ".gitignore").read_text().splitlines()
+
+
+def test_init_with_gitops_writes_a_gitops_target_that_builds(fake, tmp_path, monkeypatch):
+    rc, _, err = fake.run("init", "ws", "--user", "alice", "--namespace", "demo", "--context", "lab",
+                          "--gitops-repo", "https://git.example.com/team/serving.git", "--gitops-revision", "prod")
+    assert rc == 0, err
+    assert "out/gitops/argocd.yaml" in err
+    ws = tmp_path / "ws"
+    build = yaml.safe_load((ws / "BUILD.yaml").read_text())
+    (gitops,) = [t for t in build["targets"] if t["kind"] == "gitops"]
+    assert gitops == {"kind": "gitops", "name": "argocd", "repo_url": "https://git.example.com/team/serving.git",
+                      "revision": "prod"}
+    monkeypatch.chdir(ws)
+    rc, out, err = fake.run("build")
+    assert rc == 0 and out == "3 rendered, 0 up to date, 0 skipped, 0 failed\n", err
+    (app,) = [d for d in yaml.safe_load_all((ws / "out/gitops/argocd.yaml").read_text()) if d["kind"] == "Application"]
+    assert app["metadata"]["name"] == "qwen3-0-6b-example-gb200"
+    assert app["spec"]["destination"] == {"name": "lab", "namespace": "demo"}
+    assert app["spec"]["source"]["targetRevision"] == "prod"
+    assert "argocd.argoproj.io/sync-wave" in (ws / "out/deploy/qwen3-0-6b-example-gb200.yaml").read_text()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--gitops-revision", "v1"), "error: --gitops-revision: only with --gitops-repo URL\n"),
+    (("--gitops-repo", "https://h/r.git", "--gitops-revision", "!x"),
+     "error: --gitops-revision '!x': no spaces, quotes or shell or YAML metacharacters\n"),
+])
+def test_init_gitops_errors(fake, tmp_path, args, message):
+    rc, _, err = fake.run("init", "ws", "--user", "alice", "--context", "lab", *args)
+    assert rc != 0 and err == message
+    assert not (tmp_path / "ws").exists()

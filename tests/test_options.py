@@ -28,6 +28,7 @@ EXAMPLES = {
     "routing_profile": "routing/wide.yaml",
     "idle_shutdown": False,
     "idle_timeout_minutes": "2h",
+    "argocd_sync_waves": True,
 }
 EXPECTED = {**EXAMPLES, "pre_launch": tuple(EXAMPLES["pre_launch"]), "idle_timeout_minutes": 120}
 

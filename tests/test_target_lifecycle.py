@@ -301,7 +301,11 @@ def test_diff_is_clean_after_deploy(fake, ws):
     fake.reset_log()
     rc, _, err = fake.run("diff", "//:qwen-demo")
     assert rc == 0 and "no differences" in err
+    # diff reads the workloads the idle-shutdown controller scales (none is idle here), changes nothing
+    selector = "app.kubernetes.io/managed-by=manifesto,app.kubernetes.io/instance=qwen3-0-6b"
     assert fake.argvs() == [["config", "current-context"],
+                            ["--context", "lab-admin", "-n", "demo", "get", "deployments.apps", "-l", selector,
+                             "-o", "json"],
                             ["--context", "lab-admin", "-n", "demo", "diff", "-f", str(ws / "out/deploy/qwen-demo.yaml")]]
 
 
@@ -426,3 +430,49 @@ def test_every_rendered_object_is_in_sync_as_the_server_stores_it():
     live = stored(lws, None, "{}", 1)
     live["spec"]["startupPolicy"] = "None"
     assert differences(lws, live) == [("spec.startupPolicy", "None", "(absent)")]
+
+
+def _idle_scale(fake, replicas: int) -> list[tuple[str, str]]:
+    """Set every field the artifact's idle-shutdown controller owns (read from the controller)
+    to ``replicas`` live, as its scale-to-zero does; returns the (kind, name) it touched."""
+    from manifesto.ops.targets import idle_scaled, parse_objects
+
+    objs = parse_objects((Path.cwd() / "out/deploy/qwen-demo.yaml").read_text())
+    scaled = idle_scaled(objs)
+    assert scaled and all(fields == ("spec.replicas",) for fields in scaled.values())
+    state = fake.state
+    for obj in state["objects"]:
+        if (obj["kind"], obj["metadata"]["name"]) in scaled:
+            obj["spec"]["replicas"] = replicas
+    fake._write(state)
+    return sorted(scaled)
+
+
+def test_an_idle_instance_is_no_drift_for_status_nor_diff(fake, ws):
+    """The fields the gitops target's ignoreDifferences names (what the idle controller owns):
+    at the controller's 0 they are no drift, for `status` and for `diff` alike."""
+    fake.run("deploy", "//:qwen-demo")
+    touched = _idle_scale(fake, 0)
+    rc, out, _ = fake.run("status", "//:qwen-demo", "-o", "json")
+    report = json.loads(out)
+    assert rc == 0 and report["status"] == "idle"
+    assert sorted((o["kind"], o["name"]) for o in report["objects"] if o["status"] == "idle") == touched
+    rc, out, err = fake.run("diff", "//:qwen-demo")
+    assert rc == 0 and out == "" and err.endswith("no differences between out/deploy/qwen-demo.yaml and the cluster\n")
+    # Any other count is someone's doing, which both still report.
+    _idle_scale(fake, 3)
+    assert fake.run("status", "//:qwen-demo")[0] == 1
+    rc, out, _ = fake.run("diff", "//:qwen-demo")
+    assert rc == 1 and "Deployment.qwen3-0-6b-decode" in out
+
+
+def test_argo_cd_tracking_annotation_is_not_drift(fake, ws):
+    """Argo CD marks every object it syncs with its tracking annotation; that is no drift."""
+    fake.run("deploy", "//:qwen-demo")
+    state = fake.state
+    for obj in state["objects"]:
+        obj["metadata"].setdefault("annotations", {})["argocd.argoproj.io/tracking-id"] = (
+            f"qwen-demo:{obj['apiVersion'].rpartition('/')[0]}/{obj['kind']}:demo/{obj['metadata']['name']}")
+    fake._write(state)
+    rc, out, _ = fake.run("status", "//:qwen-demo")
+    assert rc == 0 and out.startswith("//:qwen-demo  in-sync"), out

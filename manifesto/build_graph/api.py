@@ -73,9 +73,9 @@ def target_path(address: str, *, root=None):
     if targets[0].kind == "deployment":
         raise BuildError(f"{address} is a deployment target, not a file: `manifesto build {address}` writes its "
                          f"artifact, which `manifesto deploy {address}` applies")
-    if targets[0].kind == "monitoring":
-        raise BuildError(f"{address} is a monitoring target, not a file: `manifesto build {address}` writes "
-                         "its artifact")
+    if targets[0].kind in ("monitoring", "gitops"):
+        raise BuildError(f"{address} is a {targets[0].kind} target, not a file: `manifesto build {address}` "
+                         "writes its artifact")
     return Path(find_workspace(root).root) / targets[0].path
 
 
@@ -238,6 +238,7 @@ def _artifacts_of(addresses, root) -> set[str]:
     """Artifact paths (relative to out/, without suffix) that ``addresses`` produce."""
     targets = list_targets(addresses, root=root)
     wanted = {f"deploy/{t.name}" for t in targets if t.kind == "deployment"}
+    wanted |= {f"gitops/{t.name}" for t in targets if t.kind == "gitops"}
     models = [t.address for t in targets if t.kind == "model"]
     if models:
         for row in matrix(models, root=root):

@@ -38,6 +38,18 @@
                                     # models the cluster cannot run are left out
         namespace: demo             # optional, as for a deployment
         options: default
+      - kind: gitops                # Argo CD delivery: out/gitops/<name>.yaml
+        name: argocd                # address //:argocd
+        repo_url: https://github.com/acme/serving.git   # the repository holding this workspace
+        revision: main              # the branch, tag or commit Argo CD follows
+        path: .                     # optional: the workspace's folder in the repository
+        deployments: ["//:qwen-demo"]   # optional: default every deployment target without a
+                                    # slurm_host; each gets Argo CD sync waves (argocd_sync_waves)
+        namespace: argocd           # optional: where Argo CD runs (default argocd)
+        project: default            # optional: the Argo CD project (default default)
+        destination: {name: prod}   # optional: {name: N} or {server: URL} for every Application;
+                                    # default: the deployment's kube context, else its cluster's name
+        automated: true             # optional: sync on every commit, prune, self-heal (default true)
 
     remote_cache: https://cache.example.com/manifesto   # optional: a shared cache (Bazel's HTTP
                                   # layout), or {url: ..., read_only: true}; no credentials here
@@ -54,11 +66,13 @@ from manifesto.build_graph.renderer import OPTION_FIELDS
 
 __all__ = ["KINDS", "OPTION_FIELDS", "parse_buildfile", "origin_of"]
 
-KINDS = ("model", "cluster", "routing", "deployment", "monitoring")
+KINDS = ("model", "cluster", "routing", "deployment", "monitoring", "gitops")
 _TOP_KEYS = ("options", "targets", "remote_cache")
 _TARGET_KEYS = ("kind", "path", "sources", "clusters", "options")
 _DEPLOY_KEYS = ("kind", "name", "model", "cluster", "namespace", "user", "context", "slurm_host", "options")
 _MONITORING_KEYS = ("kind", "name", "models", "cluster", "namespace", "user", "options")
+_GITOPS_KEYS = ("kind", "name", "repo_url", "revision", "path", "deployments", "namespace", "project", "destination",
+                "automated")
 _OPTION_KEYS = ("extends",) + OPTION_FIELDS
 _REQUIRED_OPTIONS = ("user", "namespace")
 
@@ -200,6 +214,8 @@ class _Checker:
             return self.deployment(raw, i, options)
         if kind == "monitoring":
             return self.monitoring(raw, i, options)
+        if kind == "gitops":
+            return self.gitops(raw, i)
         if isinstance(raw, dict) and kind not in KINDS:  # before the keys, which depend on the kind
             self.fail(path + ("kind",), f"expected one of {', '.join(KINDS)}, got {kind!r}")
         self.mapping(raw, path, _TARGET_KEYS)
@@ -284,6 +300,53 @@ class _Checker:
         if missing:
             self.fail(path, f"the monitoring target has no {' and no '.join(missing)}: set it here or in its options")
         return ("monitoring", name, tuple(models), raw["cluster"], None, tuple(resolved[k] for k in OPTION_FIELDS))
+
+    def gitops(self, raw: dict, i: int) -> tuple:
+        """``("gitops", name, deployment refs or None for every one, settings)``; settings: repo_url,
+        revision, path, namespace, project, destination (None or {"name"|"server": ...}), automated."""
+        import re
+
+        path = ("targets", i)
+        self.mapping(raw, path, _GITOPS_KEYS)
+        for key in ("name", "repo_url", "revision"):
+            if key not in raw:
+                self.fail(path, f"a gitops target needs '{key}'")
+        name = self.named_target(raw, path, ("name", "repo_url", "revision", "project"))
+        word = r"[^\s\x00-\x1f\x7f'\"`$\\;&|<>]{1,2048}"
+        if not re.fullmatch(r"(https?|ssh|git)://" + word + r"|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:" + word,
+                            raw["repo_url"]):
+            self.fail(path + ("repo_url",), f"'{raw['repo_url']}' is not a repository URL (https://, ssh://, "
+                      "git:// or user@host:path, without spaces or shell metacharacters)")
+        if not re.fullmatch(word, raw["revision"]) or raw["revision"].startswith("-"):
+            self.fail(path + ("revision",), f"'{raw['revision']}' is not a branch, tag or commit")
+        folder = self.base_path(raw.get("path", "."), path + ("path",))
+        namespace = self.option("namespace", raw.get("namespace", "argocd"), path + ("namespace",))
+        project = raw.get("project", "default")
+        if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", project):
+            self.fail(path + ("project",), f"'{project}' is not an Argo CD project name (lowercase letters, "
+                      "digits, '-' and '.')")
+        refs = raw.get("deployments")
+        if refs is not None and (not isinstance(refs, list) or not refs
+                                 or not all(isinstance(r, str) and r for r in refs)):
+            self.fail(path + ("deployments",), f"expected a non-empty list of deployment addresses, got {_kind(refs)}")
+        destination = raw.get("destination")
+        if destination is not None:
+            self.mapping(destination, path + ("destination",), ("name", "server"))
+            if len(destination) != 1:
+                self.fail(path + ("destination",), "give the Argo CD cluster by 'name' or by 'server', one of them")
+            (key, value), = destination.items()
+            self.text(value, path + ("destination", key))
+            if key == "server" and not re.fullmatch(r"https://" + word, value):
+                self.fail(path + ("destination", key), f"'{value}' is not an API server URL (https://...)")
+            if key == "name" and not re.fullmatch(word, value):
+                self.fail(path + ("destination", key), f"'{value}' is not an Argo CD cluster name")
+            destination = {key: value}
+        automated = raw.get("automated", True)
+        if not isinstance(automated, bool):
+            self.fail(path + ("automated",), f"expected true or false, got {_kind(automated)}")
+        settings = {"repo_url": raw["repo_url"], "revision": raw["revision"], "path": folder,
+                    "namespace": namespace, "project": project, "destination": destination, "automated": automated}
+        return ("gitops", name, None if refs is None else tuple(refs), settings)
 
     def base_path(self, value, path: tuple) -> str:
         import posixpath

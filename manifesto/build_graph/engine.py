@@ -19,7 +19,7 @@ import time
 from manifesto.build_graph import outdir
 from manifesto.build_graph.fingerprint import code_digest
 from manifesto.build_graph.fsio import dir_signature, signature
-from manifesto.build_graph.graph import build_graph
+from manifesto.build_graph.graph import DECLARED, build_graph
 from manifesto.build_graph.state import PairRecord, load_state, save_state
 from manifesto.build_graph.statcache import StatCache
 from manifesto.build_graph.workspace import BUILD_FILE
@@ -158,7 +158,7 @@ class Session:
 
         dirs, files, walked = {}, {}, {}
         for i, gen in enumerate(config["generators"]):
-            if gen[0] in ("deployment", "monitoring"):  # declared in BUILD.yaml, not found in a directory
+            if gen[0] in DECLARED:  # declared in BUILD.yaml, not found in a directory
                 continue
             base = gen[1]
             if base not in walked:
@@ -394,11 +394,30 @@ class Session:
         mon = self.graph.monitors.get(model)
         if mon is not None:  # (shown name, path) of every model whose instances it monitors
             source = tuple((m, os.path.join(self.ws.root, m)) for m in mon.models)
+        elif model in self.graph.gitops:
+            source = self._gitops_source(self.graph.gitops[model])
         else:
             source = os.path.join(self.ws.root, self.graph.source(model))
         return Job(item.pair, source,
                    os.path.join(self.ws.root, self.graph.clusters[cluster].path),
                    self.graph.options(model), item.context, self.graph.out_base(item.pair))
+
+    def _gitops_source(self, gitops) -> dict:
+        """What a gitops target's render needs (a mapping: ``executor.model_files`` knows it):
+        the declaration, BUILD.yaml (its input: the declaration lives there), and each covered
+        deployment's name, model and cluster files, render options and kube context."""
+        root, graph = self.ws.root, self.graph
+        deployments = []
+        for key in gitops.deployments:
+            dep = graph.deployments[key]
+            options = graph.options(key)
+            if options.get("routing_profile"):
+                options["routing_profile"] = os.path.join(root, options["routing_profile"])
+            deployments.append({"name": dep.name, "model": os.path.join(root, dep.model),
+                                "cluster": os.path.join(root, graph.clusters[dep.cluster].path),
+                                "context": dep.context, "options": options})
+        return {"gitops": gitops.name, "settings": dict(gitops.settings), "explicit": gitops.explicit,
+                "buildfile": self.ws.buildfile, "deployments": deployments}
 
     def _render(self, jobs: list, by_pair: dict, n_jobs, render) -> None:
         from manifesto.build_graph.executor import Settings, run_jobs

@@ -49,7 +49,8 @@ class Settings(_Slots):
 class Job(_Slots):
     """Render ``pair`` (model path, cluster name) from these files with these options.
 
-    A monitoring target's ``model`` is a tuple of (shown name, path), one per model."""
+    A monitoring target's ``model`` is a tuple of (shown name, path), one per model; a gitops
+    target's a mapping (``engine.Session._gitops_source``)."""
 
     __slots__ = ("pair", "model", "cluster", "options", "context", "out_base")
 
@@ -149,8 +150,8 @@ def _batches(jobs: list, n_jobs: int) -> list[list]:
     meanwhile instead of waiting for it at the end. Pair batches shrink towards the end
     (an eighth of what is left per worker, 16 at most): the last ones are single pairs, so
     no worker finishes a long batch while the others have nothing left to take."""
-    heavy = [[job] for job in jobs if isinstance(job.model, tuple)]
-    pairs = [job for job in jobs if not isinstance(job.model, tuple)]
+    heavy = [[job] for job in jobs if isinstance(job.model, (tuple, dict))]
+    pairs = [job for job in jobs if not isinstance(job.model, (tuple, dict))]
     batches, start = [], 0
     while start < len(pairs):
         size = max(1, min(16, (len(pairs) - start) // (n_jobs * 8)))
@@ -222,7 +223,7 @@ def _fallback_inputs(job: Job) -> list[str]:
     the model, the cluster, and every file the model mentions by a relative path, and
     so on down the chain: its ``extends`` parents, found without parsing YAML. A
     parent named another way is missed, so renderers should attach ``inputs``."""
-    models = [path for _, path in job.model] if isinstance(job.model, tuple) else [job.model]
+    models = model_files(job.model)
     found, todo = {*models, job.cluster}, list(models)
     while todo:
         for path in _mentioned_files(todo.pop()):
@@ -230,6 +231,16 @@ def _fallback_inputs(job: Job) -> list[str]:
                 found.add(path)
                 todo.append(path)
     return sorted(found)
+
+
+def model_files(model) -> list[str]:
+    """The model files a job renders: its own, a monitoring target's (shown name, path) pairs',
+    or a gitops target's covered deployments' (with their clusters and BUILD.yaml)."""
+    if isinstance(model, tuple):
+        return [path for _, path in model]
+    if isinstance(model, dict):
+        return [model["buildfile"], *(d[k] for d in model["deployments"] for k in ("model", "cluster"))]
+    return [model]
 
 
 def _mentioned_files(path: str) -> list[str]:
@@ -274,8 +285,7 @@ def _hash_inputs(job: Job, settings: Settings, inputs):
     """Root-relative input keys, their digests, stat entries, and whether all held still."""
     root = settings.root
     prefix = os.path.join(root, "")
-    models = {path for _, path in job.model} if isinstance(job.model, tuple) else {job.model}
-    paths = {os.path.abspath(p) for p in inputs} | models | {job.cluster}
+    paths = {os.path.abspath(p) for p in inputs} | set(model_files(job.model)) | {job.cluster}
     if job.options.get("routing_profile"):
         paths.add(os.path.join(root, job.options["routing_profile"]))
     keys, digests, stats, steady = [], [], [], True

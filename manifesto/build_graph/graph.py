@@ -12,14 +12,26 @@ import posixpath
 
 from manifesto.build_graph.renderer import OPTION_FIELDS
 
-__all__ = ["Deployment", "Graph", "Monitoring", "Target", "build_graph", "strip_suffix"]
+__all__ = ["Deployment", "GitOps", "Graph", "Monitoring", "Target", "build_graph", "strip_suffix"]
 
 #: Where deployment artifacts go, below out/ (so no cluster target may have this name).
 DEPLOY_DIR = "deploy"
 #: Where monitoring artifacts go, below out/ (likewise reserved).
 MONITORING_DIR = "monitoring"
+#: Where the Argo CD objects of gitops targets go, below out/ (likewise reserved).
+GITOPS_DIR = "gitops"
 #: Target kinds declared in BUILD.yaml itself (``//:name``), not found in a directory.
-DECLARED = ("deployment", "monitoring")
+DECLARED = ("deployment", "monitoring", "gitops")
+
+
+class GitOps:
+    """A gitops target: Argo CD Applications for some deployment targets (their keys, in order),
+    ``explicit`` when BUILD.yaml named them, and the declaration's settings."""
+
+    __slots__ = ("name", "deployments", "explicit", "settings")
+
+    def __init__(self, name: str, deployments: tuple, explicit: bool, settings: dict) -> None:
+        self.name, self.deployments, self.explicit, self.settings = name, deployments, explicit, settings
 
 
 class Monitoring:
@@ -90,6 +102,8 @@ class Graph:
         self.deployments: dict[str, Deployment] = {}
         #: monitoring key (its address) -> Monitoring
         self.monitors: dict[str, Monitoring] = {}
+        #: gitops key (its address) -> GitOps
+        self.gitops: dict[str, GitOps] = {}
 
     def sorted_targets(self) -> list[Target]:
         return [self.targets[a] for a in sorted(self.targets)]
@@ -105,12 +119,14 @@ class Graph:
             return f"{DEPLOY_DIR}/{self.deployments[pair[0]].name}"
         if pair[0] in self.monitors:
             return f"{MONITORING_DIR}/{self.monitors[pair[0]].name}"
+        if pair[0] in self.gitops:
+            return f"{GITOPS_DIR}/{self.gitops[pair[0]].name}"
         return f"{pair[1]}/{self.model_out[pair[0]]}"
 
     def source(self, unit: str) -> str:
         """The model file a pair's first member renders (itself, or a deployment's model); a
         monitoring target's own address (its models are in ``monitors``)."""
-        if unit in self.monitors:
+        if unit in self.monitors or unit in self.gitops:
             return unit
         dep = self.deployments.get(unit)
         return dep.model if dep is not None else unit
@@ -136,6 +152,9 @@ def build_graph(config: dict, files: dict, locations: dict, display: str, root: 
             builder.add_deployment(i, gen)
         elif gen[0] == "monitoring":
             builder.add_monitoring(i, gen)
+    for i, gen in enumerate(config["generators"]):
+        if gen[0] == "gitops":
+            builder.add_gitops(i, gen)
     return builder.graph
 
 
@@ -255,6 +274,52 @@ class _Builder:
         self.graph.monitors[key] = Monitoring(name, tuple(sorted(models)), clusters[0])
         self.graph.model_clusters[key] = (clusters[0],)
         self.graph.model_options[key] = self.options(i, options)
+
+    def add_gitops(self, i: int, gen: tuple) -> None:
+        """A gitops target over deployment targets; each one it covers renders with Argo CD sync
+        waves (``argocd_sync_waves``), the artifact its Application syncs."""
+        from manifesto.build_graph.addresses import match, parse_address
+        from manifesto.build_graph.renderer import OPTION_FIELDS
+        from manifesto.errors import BuildError
+
+        _, name, refs, settings = gen
+        key = self.declared_key(i, name, GITOPS_DIR, "gitops")
+        graph = self.graph
+        if refs is None:  # every deployment target that is not a Slurm one
+            covered = [k for k, d in sorted(graph.deployments.items()) if d.slurm_host is None]
+            if not covered:
+                self.fail(("targets", i), "the gitops target covers no deployment target: declare a `kind: "
+                          "deployment` target on a Kubernetes cluster, or name some in `deployments:`")
+        else:
+            covered = []
+            for j, ref in enumerate(refs):
+                try:
+                    hits = [t.path for t in match(parse_address(ref), graph) if t.kind == "deployment"]
+                except BuildError as exc:
+                    self.fail(("targets", i, "deployments", j), exc.message)
+                if not hits:
+                    names = ", ".join(sorted(graph.deployments)) or "none in BUILD.yaml"
+                    self.fail(("targets", i, "deployments", j), f"{ref} names no deployment target "
+                              f"(deployment targets: {names})")
+                for hit in hits:
+                    if graph.deployments[hit].slurm_host is not None:
+                        self.fail(("targets", i, "deployments", j), f"{hit} runs on a Slurm host; Argo CD "
+                                  "delivers to Kubernetes clusters only")
+                    if hit not in covered:
+                        covered.append(hit)
+        waves = OPTION_FIELDS.index("argocd_sync_waves")
+        for dep in covered:
+            values = list(graph.model_options[dep])
+            values[waves] = True
+            graph.model_options[dep] = tuple(values)
+        target = Target("gitops", key, i)
+        graph.targets[key] = target
+        graph.by_path[key] = target
+        graph.gitops[key] = GitOps(name, tuple(covered), refs is not None, settings)
+        # The artifact is one file; the pair goes with the first deployment's cluster (what
+        # `build --cluster` filters on), and its render reads every covered deployment's inputs.
+        graph.model_clusters[key] = (graph.deployments[covered[0]].cluster,)
+        graph.model_options[key] = graph.model_options[covered[0]]
 
     def one_model(self, ref: str, where: tuple) -> str:
         from manifesto.build_graph.addresses import match, parse_address

@@ -45,12 +45,12 @@ def select_pairs(graph, state: dict, addresses, clusters=(), changed=None, code_
         pairs = _changed(pairs, graph, state, changed, code_keys)
     # A deployment names its one cluster itself: it cannot be skipped, only fail.
     explicit = {p for p in pairs if (p[0] in models and p[1] in named_clusters) or p[0] in graph.deployments
-                or p[0] in graph.monitors}
+                or p[0] in graph.monitors or p[0] in graph.gitops}
     return sorted(pairs), explicit
 
 
 def _pairs_of(target, graph) -> set:
-    if target.kind in ("model", "deployment", "monitoring"):
+    if target.kind in ("model", "deployment", "monitoring", "gitops"):
         return {(target.path, c) for c in graph.model_clusters[target.path]}
     return {(m, target.name) for m, cs in graph.model_clusters.items() if target.name in cs}
 

@@ -759,9 +759,11 @@ def classify(kind: str, old: dict, new: dict, renamed_claims: bool = False) -> t
         return Impact.IN_PLACE, "applied in place; pods that read it only at start-up see it after a restart"
     if kind not in WORKLOADS:
         return Impact.IN_PLACE, "applied in place"
-    if ((old.get("metadata") or {}).get("labels") or {}).get(COMPONENT_LABEL) == "idle-shutdown":
-        return Impact.IN_PLACE, "the idle-shutdown controller restarts; serving is not interrupted"
     old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    if ((old.get("metadata") or {}).get("labels") or {}).get(COMPONENT_LABEL) == "idle-shutdown":
+        if old_spec.get("template") == new_spec.get("template"):  # metadata or replicas only
+            return Impact.IN_PLACE, "no pod template change"
+        return Impact.IN_PLACE, "the idle-shutdown controller restarts; serving is not interrupted"
     if old_spec.get("selector") != new_spec.get("selector"):
         return Impact.RECREATE, "the selector is immutable: the workload is deleted and created again"
     if kind == "LeaderWorkerSet":
@@ -826,8 +828,8 @@ def diff_builds(base: str, old: dict[str, str], new: dict[str, str], *, prefix: 
                      totals={k: (v[0], v[1]) for k, v in sorted(totals.items()) if v[0].gpus or v[1].gpus})
 
 
-#: Folders of out/ that are not clusters: deployment and monitoring targets (build_graph.graph).
-NOT_CLUSTERS = ("deploy", "monitoring")
+#: Folders of out/ that are not clusters: deployment, monitoring and gitops targets (build_graph.graph).
+NOT_CLUSTERS = ("deploy", "monitoring", "gitops")
 UNKNOWN_CLUSTER = "(cluster not named in the header)"
 
 

@@ -120,7 +120,7 @@ def likely_renderable(graph):
 
     def judge(pair) -> bool:
         unit, cluster = pair
-        if unit in graph.monitors:
+        if unit in graph.monitors or unit in graph.gitops:
             return True
         known = cluster_profiles(cluster)
         if known is None:

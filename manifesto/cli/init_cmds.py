@@ -23,6 +23,11 @@ def register(sub, add) -> None:
                    "else the cluster's name)")
     p.add_argument("--slurm-host", metavar="HOST", help="with a Slurm cluster profile: the host whose Slurm the "
                    "deployment target belongs to (default: the profile's slurm.ssh_host, else this host)")
+    p.add_argument("--gitops-repo", metavar="URL", help="deliver the deployment target through Argo CD: add a "
+                   "gitops target whose Application syncs out/deploy/ from this repository URL (the one this "
+                   "workspace is pushed to)")
+    p.add_argument("--gitops-revision", metavar="REV", default="main", help="with --gitops-repo: the branch, tag "
+                   "or commit Argo CD follows (default: main)")
     p.add_argument("--package", metavar="SPEC", help="what the CI workflow pip-installs: a requirement for this "
                    "version of llm-manifesto, e.g. a wheel URL or git+https://HOST/REPO@TAG (default: "
                    "MANIFESTO_PACKAGE, else llm-manifesto==VERSION)")
@@ -52,14 +57,31 @@ def _init(args) -> int:
                             cluster_yaml, user=user or "user",
                             namespace=args.namespace, context=context,
                             package=args.package or env.get("MANIFESTO_PACKAGE") or DEFAULT_PACKAGE,
-                            slurm_host=slurm_host)
+                            slurm_host=slurm_host, gitops=_gitops(args, slurm_host))
     written = write_workspace(args.directory, files)
     for rel in written:
         print(f"wrote {Path(args.directory) / rel}", file=sys.stderr)
     name = re.search(r"(?m)^    name: (\S+)$", files["BUILD.yaml"]).group(1)
     where = "" if args.directory == "." else f"cd {args.directory} && "
     print(f"next: {where}manifesto build && manifesto deploy //:{name} --dry-run", file=sys.stderr)
+    if args.gitops_repo:
+        print(f"then: commit and push the workspace to {args.gitops_repo}, and `kubectl apply --server-side -n "
+              "argocd -f out/gitops/argocd.yaml` (README, \"GitOps with Argo CD\")", file=sys.stderr)
     return 0
+
+
+def _gitops(args, slurm_host: str | None) -> tuple[str, str] | None:
+    """(repository URL, revision) of the gitops target to write, None without --gitops-repo."""
+    from manifesto.errors import InputError
+
+    if not args.gitops_repo:
+        if args.gitops_revision != "main":
+            raise InputError("--gitops-revision: only with --gitops-repo URL")
+        return None
+    if slurm_host is not None:
+        raise InputError("--gitops-repo: the cluster profile is a Slurm cluster; Argo CD delivers to Kubernetes "
+                         "clusters only")
+    return args.gitops_repo, args.gitops_revision
 
 
 def _slurm_host(args, cluster_path: str) -> str | None:

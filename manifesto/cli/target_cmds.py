@@ -120,7 +120,6 @@ def deploy(args) -> int:
 
 def diff(args) -> int:
     from manifesto.errors import OpsError
-    from manifesto.ops.deploy import file_diff
 
     if args.base is not None:
         return build_diff(args)
@@ -134,7 +133,32 @@ def diff(args) -> int:
     if art.platform == "slurm":
         return _slurm_diff(art)
     _, client = _kube_for(art, args)
-    return file_diff(client, art.path)
+    return _idle_aware_diff(client, art)
+
+
+def _idle_aware_diff(client, art) -> int:
+    """kubectl diff of the artifact, with every field the idle-shutdown controller owns taken
+    as the controller left it (0) where it did: an idle instance is no difference, as for
+    `status` and for Argo CD (whose ignoreDifferences name the same fields)."""
+    import os
+    import tempfile
+
+    from manifesto.ops.deploy import file_diff
+    from manifesto.ops.targets import as_left_idle, idle_scaled, live_objects
+    from manifesto.yamlemit import dump_all
+
+    objs, instance = _objects(art)
+    scaled = idle_scaled(objs)  # only the kinds the controller scales are read
+    live = live_objects(client, [o for o in objs if (o["kind"], o["metadata"]["name"]) in scaled], instance)
+    idle = as_left_idle(objs, live) if scaled else None
+    if idle is None:
+        return file_diff(client, art.path)
+    with tempfile.TemporaryDirectory(prefix="manifesto-diff-") as folder:
+        path = os.path.join(folder, os.path.basename(art.rel))
+        from manifesto.fsutil import write_atomic
+
+        write_atomic(path, dump_all(idle), root=folder)
+        return file_diff(client, path, shown=art.rel)
 
 
 def build_diff(args) -> int:

@@ -371,16 +371,18 @@ def manifest_file(path: str) -> str:
     return path
 
 
-def file_diff(kube: Kube, path: str) -> int:
-    """kubectl diff's exit code: 0 no differences, 1 differences; anything else is an error."""
+def file_diff(kube: Kube, path: str, shown: str | None = None) -> int:
+    """kubectl diff's exit code: 0 no differences, 1 differences; anything else is an error.
+    ``shown``: how messages name the file (a copy of an artifact is named as the artifact)."""
     result = run(kube.read("diff", "-f", manifest_file(path), check=False, retries=0))  # changes nothing
     sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
+    shown = shown or path
     if result.returncode in (0, 1):
         if result.returncode == 0:
-            _say(f"no differences between {path} and the cluster")
+            _say(f"no differences between {shown} and the cluster")
         return result.returncode
     last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else f"exit {result.returncode}"
-    raise OpsError(f"kubectl diff -f {path} failed: {last}")
+    raise OpsError(f"kubectl diff -f {shown} failed: {last}")
 
 
 def file_owners(text: str) -> set[str]:

@@ -13,7 +13,7 @@ from manifesto.errors import OpsError
 
 __all__ = ["target_plan", "check_context", "check_slurm_host",
            "parse_objects", "artifact_digest", "instance_of", "live_objects", "differences", "object_states",
-           "object_report",
+           "object_report", "idle_scaled", "as_left_idle",
            "summarize"]
 
 
@@ -131,7 +131,9 @@ _ANY = object()  # a field the server fills with a value of its own (an allocate
 #: Metadata the API server writes, and annotations that controllers or kubectl write.
 SERVER_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink")
 CONTROLLER_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision",
-                          "leaderworkerset.sigs.k8s.io/replicas")
+                          "leaderworkerset.sigs.k8s.io/replicas",
+                          # Argo CD's resource tracking (its default method) on the objects it syncs
+                          "argocd.argoproj.io/tracking-id")
 
 _PROBE = {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3,
           "httpGet.scheme": "HTTP"}
@@ -198,13 +200,65 @@ SERVER_DEFAULTS: dict[str, dict] = {
     "RoleBinding": {"subjects.*.apiGroup": ""},
 }
 
-#: (kind, field path) a controller of ours may change -> whether a live value is what it
-#: writes there: the idle-shutdown controller scales workloads to 0 after the idle timeout
-#: and stamps the time on the InferencePool (render/k8s/idle.py, IDLE_ANNOTATION).
-IDLE_SCALED = {("Deployment", "spec.replicas"): lambda live: str(live) == "0",
-               ("LeaderWorkerSet", "spec.replicas"): lambda live: str(live) == "0",
-               ("InferencePool", "metadata.annotations.manifesto.llm-d.ai/idle-shutdown-at"):
-                   lambda live: isinstance(live, str) and live != ""}
+def idle_value(field: str, live) -> bool:
+    """Whether ``live`` is what the idle-shutdown controller writes at ``field``: 0 replicas on
+    the workloads it scales, a non-empty time on the InferencePool it stamps
+    (render/k8s/idle.py, IDLE_ANNOTATION)."""
+    if field.endswith(".replicas"):
+        return _same(live, 0)
+    return isinstance(live, str) and live != ""
+
+
+def idle_owned_paths(objs: list[dict]) -> dict[tuple[str, str], tuple[tuple[str, ...], ...]]:
+    """(kind, name) -> the field paths (tuples of keys) the artifact's idle-shutdown controller
+    writes on that object: read from the controller itself (``render.k8s.idle_owned``), the
+    very fields the gitops target's ``ignoreDifferences`` names. Empty when the artifact runs
+    no controller."""
+    from manifesto.render.k8s.idle_owned import owned_fields
+
+    try:
+        owned, _deleted = owned_fields(objs)
+    except Exception as exc:  # an artifact edited by hand: its controller's configuration is not ours
+        raise OpsError(f"the idle-shutdown controller's configuration in the artifact cannot be read: {exc}") from None
+    return {(o.kind, o.name): tuple(o.paths) for o in owned}
+
+
+def idle_scaled(objs: list[dict]) -> dict[tuple[str, str], tuple[str, ...]]:
+    """:func:`idle_owned_paths` with each path dotted, as :func:`differences` names fields."""
+    return {key: tuple(".".join(p) for p in paths) for key, paths in idle_owned_paths(objs).items()}
+
+
+def as_left_idle(objs: list[dict], live: dict[tuple[str, str], dict]) -> list[dict] | None:
+    """The artifact's objects with every field the idle-shutdown controller owns at its live
+    value where the controller has set it (0 replicas, the pool's idle stamp): what ``kubectl
+    diff`` compares so that an idle instance shows no difference, as Argo CD shows none. None
+    when no such field is set."""
+    import copy
+
+    owned = idle_owned_paths(objs)
+    out, changed = [], False
+    for obj in objs:
+        key = (obj["kind"], obj["metadata"]["name"])
+        have = live.get(key)
+        idle = [p for p in owned.get(key, ()) if have is not None
+                and idle_value(".".join(p), _at(have, p)) and _at(obj, p) != _at(have, p)]
+        if idle:
+            obj, changed = copy.deepcopy(obj), True
+            for path in idle:
+                node = obj
+                for step in path[:-1]:
+                    node = node.setdefault(step, {})
+                node[path[-1]] = _at(have, path)
+        out.append(obj)
+    return out if changed else None
+
+
+def _at(obj, path: tuple[str, ...]):
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
 
 _ABSENT = "(absent)"
 
@@ -314,14 +368,6 @@ def differences(want: dict, have: dict) -> list[tuple[str, object, object]]:
     return [(_show(p), live, desired) for p, live, desired in found]
 
 
-def _idles(objs: list[dict]) -> bool:
-    """Whether the artifact runs an idle-shutdown controller (which scales workloads to 0)."""
-    from manifesto.resolve import names
-
-    instance = instance_of(objs)
-    return any(o["kind"] == "Deployment" and o["metadata"]["name"] == names.idle(instance) for o in objs)
-
-
 def _value(value) -> str:
     import json
 
@@ -339,7 +385,7 @@ def object_report(objs: list[dict], live: dict[tuple[str, str], dict]) -> list[t
     from manifesto.render.k8s import DIGEST_ANNOTATION
 
     want_digest = artifact_digest(objs)
-    idle_shutdown = _idles(objs)
+    scaled = idle_scaled(objs)
     rows = []
     for obj in objs:
         kind, name = obj["kind"], obj["metadata"]["name"]
@@ -352,7 +398,7 @@ def object_report(objs: list[dict], live: dict[tuple[str, str], dict]) -> list[t
             rows.append((kind, name, "drifted", f"applied from another artifact ({digest or 'no digest'})", []))
             continue
         found = differences(obj, have)
-        idle = [d for d in found if idle_shutdown and (kind, d[0]) in IDLE_SCALED and IDLE_SCALED[kind, d[0]](d[1])]
+        idle = [d for d in found if d[0] in scaled.get((kind, name), ()) and idle_value(d[0], d[1])]
         found = [d for d in found if d not in idle]
         if found:
             detail = "; ".join(f"{p}: live {_value(a)}, desired {_value(b)}" for p, a, b in found)

@@ -313,6 +313,7 @@ class Plan(_S):
     slurm: SlurmPlan | None = None
     routing_sizing: RoutingSizing | None = None
     budget: Budget | None = None
+    sync_waves: bool = False  # Argo CD sync-wave annotations on every object (--argocd-sync-waves)
 
     def role(self, name: str) -> RolePlan:
         return next(r for r in self.roles if r.name == name)

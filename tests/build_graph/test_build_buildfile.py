@@ -48,11 +48,11 @@ CASES = {
     ),
     "bad-kind": (
         "targets:\n  - kind: modle\n",
-        "BUILD.yaml:2:5: targets[0].kind: expected one of model, cluster, routing, deployment, monitoring, got 'modle'",
+        "BUILD.yaml:2:5: targets[0].kind: expected one of model, cluster, routing, deployment, monitoring, gitops, got 'modle'",
     ),
     "bad-kind-with-deployment-keys": (
         "targets:\n  - kind: deploymnt\n    name: demo\n    model: models/qwen/aggregated.yaml\n",
-        "BUILD.yaml:2:5: targets[0].kind: expected one of model, cluster, routing, deployment, monitoring, got 'deploymnt'",
+        "BUILD.yaml:2:5: targets[0].kind: expected one of model, cluster, routing, deployment, monitoring, gitops, got 'deploymnt'",
     ),
     "no-options": (
         "targets:\n  - kind: model\n    path: models\n    sources: ['**/*']\n",

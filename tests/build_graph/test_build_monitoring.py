@@ -57,18 +57,23 @@ def test_monitoring_of_a_slurm_cluster_fails_with_the_reason(tmp_path):
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    ("  - kind: monitoring\n    name: mon\n", "51:5: targets[5]: a monitoring target needs 'cluster'"),
+    # (line, column) counted from the first line appended to BUILD.yaml; N is the new target's index
+    ("  - kind: monitoring\n    name: mon\n", "1:5: targets[N]: a monitoring target needs 'cluster'"),
     ("  - kind: monitoring\n    name: mon\n    cluster: example-gb200\n    model: '//models::'\n",
-     "54:5: targets[5].model: unknown key 'model' (did you mean 'models'?)"),
+     "4:5: targets[N].model: unknown key 'model' (did you mean 'models'?)"),
     ("  - kind: monitoring\n    name: mon\n    cluster: example-gb200\n    models: '//models::'\n",
-     "54:5: targets[5].models: expected a non-empty list of model addresses, got a string"),
+     "4:5: targets[N].models: expected a non-empty list of model addresses, got a string"),
     ("  - kind: monitoring\n    name: mon\n    cluster: example-gb200\n    models: ['//nowhere::']\n",
-     "54:14: targets[5].models[0]: unknown target //nowhere::"),
+     "4:14: targets[N].models[0]: unknown target //nowhere::"),
 ])
 def test_buildfile_errors_name_the_monitoring_field(tmp_path, body, message):
     root = copy_examples(tmp_path / "examples")
     build = root / "BUILD.yaml"
-    build.write_text(build.read_text() + body)
+    text = build.read_text()
+    build.write_text(text + body)
+    line, col, rest = message.split(":", 2)
+    index = sum(1 for ln in text.splitlines() if ln.startswith("  - kind:"))
+    message = f"{int(line) + text.count(chr(10))}:{col}:{rest.replace('[N]', f'[{index}]')}"
     proc = cli(root, "list", "//::")
     assert proc.returncode != 0
     assert proc.stderr == f"error: BUILD.yaml:{message}\n"

@@ -54,11 +54,11 @@ def _entries(root: Path, kind: str) -> set[str]:
 
 
 def _monitors(root: Path) -> set[str]:
-    """Keys of monitoring targets: their artifact gathers many instances, so it is one render of
-    several specs, not a (resolve, render) pair with a Plan of its own."""
+    """Keys of monitoring and gitops targets: their artifact gathers many instances, so it is one
+    render of several specs, not a (resolve, render) pair with a Plan of its own."""
     from manifesto.build_graph.api import list_targets
 
-    return {t.path for t in list_targets(["//::"], root=str(root)) if t.kind == "monitoring"}
+    return {t.path for t in list_targets(["//::"], root=str(root)) if t.kind in ("monitoring", "gitops")}
 
 
 def _records(root: Path) -> dict:

@@ -50,7 +50,7 @@ def objects(plan) -> list[dict]:
     idle = idle_objects(plan)
     accounts = _model_account(plan) + routing["rbac"] + _by_kind(idle, "ServiceAccount", "Role", "RoleBinding")
     configs = [cm for cm in (dcgm_configmap(plan),) if cm is not None] + routing["ConfigMap"]
-    return check_objects([
+    return _waved(plan, check_objects([
         *_by_kind(accounts, "ServiceAccount"),
         *_by_kind(accounts, "Role"),
         *_by_kind(accounts, "RoleBinding"),
@@ -64,13 +64,24 @@ def objects(plan) -> list[dict]:
         *routing["Deployment"],
         *routing["frontend"],
         *_by_kind(idle, "Deployment"),
-    ])
+    ]))
+
+
+def _waved(plan, objs: list[dict]) -> list[dict]:
+    """``objs`` with Argo CD sync-wave annotations when the plan asks for them (a deployment
+    target a gitops target covers); otherwise exactly ``objs``."""
+    if not plan.sync_waves:
+        return objs
+    from manifesto.render.k8s.waves import with_waves
+
+    return with_waves(objs)
 
 
 def routing_only(plan) -> list[dict]:
     """Just the routing layer (for `render routing` and `deploy routing`)."""
     r = routing_objects(plan)
-    return check_objects([*r["rbac"], *r["ConfigMap"], *r["Service"], *r["pool"], *r["Deployment"], *r["frontend"]])
+    return _waved(plan, check_objects([*r["rbac"], *r["ConfigMap"], *r["Service"], *r["pool"], *r["Deployment"],
+                                       *r["frontend"]]))
 
 
 def with_digest(objs: list[dict]) -> list[dict]:

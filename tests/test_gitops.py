@@ -1,0 +1,304 @@
+"""GitOps delivery through Argo CD (issue 28): the committed out/gitops/ objects against the kit
+and BUILD.yaml, ignoreDifferences against what the idle-shutdown controller really patches,
+sync waves against what workloads mount, and `diff --base` on a wave-only change."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+import yaml
+
+from kit import REPO_ROOT, cli_in_process, plan_of, validate_manifests
+
+from manifesto.ops.targets import parse_objects
+from manifesto.build_renderer import health_checks
+from manifesto.render.gitops import ignore_differences
+from manifesto.render.k8s.waves import ANNOTATION, STAGES, WAVES, stage_of, with_waves
+
+OUT = REPO_ROOT / "out"
+GITOPS = sorted((OUT / "gitops").glob("*.yaml"))
+#: Every committed Kubernetes artifact of a spec (the deployment targets' and the matrix's).
+K8S_ARTIFACTS = sorted(p for p in OUT.rglob("*.yaml") if ".cache" not in p.parts
+                       and p.relative_to(OUT).parts[0] not in ("gitops", "monitoring"))
+WORKLOADS = ("Deployment", "LeaderWorkerSet")
+
+
+def _docs(path: Path) -> list[dict]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+def _applications() -> list[dict]:
+    return [d for p in GITOPS for d in _docs(p) if d["kind"] == "Application"]
+
+
+# ---------------------------------------------------------------- the committed artifact
+
+
+def test_the_bundled_build_has_a_gitops_artifact():
+    assert [p.name for p in GITOPS] == ["argocd.yaml"]
+
+
+@pytest.mark.integration  # the kit's validator runs as a process
+@pytest.mark.parametrize("path", GITOPS, ids=lambda p: p.name)
+def test_every_gitops_object_validates_against_the_kit(path):
+    validate_manifests(path.read_text())  # Application against Argo CD v3.5.1's CRD, argocd-cm as a ConfigMap
+
+
+def test_every_deployment_target_is_covered_and_its_file_exists():
+    from manifesto.build_graph.buildfile import parse_buildfile
+
+    config, _ = parse_buildfile(str(REPO_ROOT / "BUILD.yaml"), "BUILD.yaml")
+    deployments = {g[1] for g in config["generators"] if g[0] == "deployment"}
+    assert deployments
+    apps = _applications()
+    assert {a["metadata"]["name"] for a in apps} == deployments
+    for app in apps:
+        source = app["spec"]["source"]
+        assert source["path"] == "out/deploy" and (OUT / "deploy" / source["directory"]["include"]).is_file()
+        assert "ServerSideApply=true" in app["spec"]["syncPolicy"]["syncOptions"]
+        assert app["spec"]["destination"]["namespace"] == next(
+            o["metadata"]["namespace"] for o in _docs(OUT / "deploy" / source["directory"]["include"]))
+
+
+def test_the_argocd_cm_patch_holds_every_bundled_health_check():
+    (cm,) = [d for p in GITOPS for d in _docs(p) if d["kind"] == "ConfigMap"]
+    assert cm["metadata"]["name"] == "argocd-cm"
+    checks = health_checks()
+    assert checks, "no health.lua under manifesto/data/argocd/resource_customizations"
+    assert cm["data"] == {f"resource.customizations.health.{group}_{kind}": Path(path).read_text()
+                          for group, kind, path in checks}
+
+
+def test_covered_deployments_carry_waves_and_nothing_else_does():
+    """Only the deployment targets a gitops target covers change; the matrix stays as it was."""
+    covered = {OUT / "deploy" / a["spec"]["source"]["directory"]["include"] for a in _applications()}
+    for path in K8S_ARTIFACTS:
+        objs = parse_objects(path.read_text())
+        waves = [((o["metadata"].get("annotations") or {}).get(ANNOTATION)) for o in objs]
+        if path in covered:
+            assert waves == [str(WAVES[stage_of(o)]) for o in objs], path
+            assert "--argocd-sync-waves" in path.read_text().split("\n---", 1)[0]
+        else:
+            assert waves == [None] * len(objs), path
+
+
+# ---------------------------------------------------------------- ignoreDifferences vs the controller
+
+
+def _controller_env(objs: list[dict]) -> dict:
+    (dep,) = [o for o in objs if o["kind"] == "Deployment"
+              and o["metadata"]["labels"].get("app.kubernetes.io/component") == "idle-shutdown"]
+    env = {e["name"]: e["value"] for e in dep["spec"]["template"]["spec"]["containers"][0]["env"] if "value" in e}
+    return {**env, "NAMESPACE": dep["metadata"]["namespace"]}
+
+
+def _kinds_by_path(objs: list[dict]) -> dict[str, tuple[str, str, str]]:
+    out = {}
+    for o in objs:
+        version, meta = o["apiVersion"], o["metadata"]
+        base = f"/apis/{version}" if "/" in version else f"/api/{version}"
+        out[f"{base}/namespaces/{meta['namespace']}/{o['kind'].lower()}s/{meta['name']}"] = (
+            version.rpartition("/")[0], o["kind"], meta["name"])
+    return out
+
+
+def _leaves(body, prefix=""):
+    if isinstance(body, dict):
+        for key, value in body.items():
+            yield from _leaves(value, f"{prefix}/{key}")
+    else:
+        yield prefix
+
+
+def _scale_to_zero(objs: list[dict], tmp_path) -> list[tuple]:
+    """Drive the shipped controller's shutdown against a fake Kubernetes API (tests/test_idle_controller)
+    configured as the artifact configures it; the PATCH and DELETE requests it made."""
+    from test_idle_controller import FakeKube, ic
+
+    kube = FakeKube()
+    try:
+        env = _controller_env(objs)
+        config = ic.load_config(env)
+        kube.replicas = {w.path: w.replicas for w in (*config.workloads, config.controller)}
+        kube.gateways = {config.gateway.path} if config.gateway else set()
+        token = tmp_path / "token"
+        token.write_text("t\n")
+        controller = ic.Controller(ic.load_config({**env, "KUBERNETES_API": f"http://127.0.0.1:{kube.port}",
+                                                   "KUBERNETES_TOKEN_FILE": str(token),
+                                                   "KUBERNETES_CA_FILE": str(tmp_path / "none")}),
+                                   log=lambda _: None)
+        assert controller.shutdown(ic.State(), 0.0) == "stopped"
+        return kube.mutations()
+    finally:
+        kube.stop()
+
+
+#: Artifacts with an idle-shutdown controller of every shape: one Deployment, P/D with an
+#: endpoint picker, LeaderWorkerSets.
+IDLE_CASES = ["deploy/qwen-demo.yaml", "example-gb200/qwen/qwen3-0.6b-pd.yaml",
+              "example-gb200/deepseek-v4/1P-EP8-1D-EP8.yaml", "example-gb200/kimi-k3/aggregated-tp16-ep16.yaml"]
+
+
+@pytest.mark.parametrize("rel", IDLE_CASES)
+def test_the_controllers_scale_to_zero_touches_only_ignored_fields(rel, tmp_path):
+    objs = parse_objects((OUT / rel).read_text())
+    if rel.startswith("deploy/"):  # the committed Application's own ignoreDifferences
+        (app,) = [a for a in _applications() if a["spec"]["source"]["directory"]["include"] == Path(rel).name]
+        ignored = app["spec"]["ignoreDifferences"]
+    else:
+        ignored = ignore_differences(objs)
+    covered = {(i["group"], i["kind"], i["name"], p) for i in ignored for p in i["jsonPointers"]}
+    by_path = _kinds_by_path(objs)
+    patched = set()
+    mutations = _scale_to_zero(objs, tmp_path)
+    assert mutations, rel
+    for method, path, body in mutations:
+        if method == "DELETE":  # the Gateway: deleted, not a field (see the README)
+            assert by_path[path][1] == "Gateway"
+            continue
+        assert method == "PATCH"
+        group, kind, name = by_path[path]
+        for pointer in _leaves(body):
+            assert (group, kind, name, pointer) in covered, (rel, path, pointer)
+            patched.add((group, kind, name, pointer))
+    assert patched == covered, "an ignoreDifferences entry the controller never writes"
+    assert all(i["namespace"] == "example-ns" or i["namespace"] == "demo" for i in ignored)
+
+
+def test_ignore_differences_follow_the_controllers_patch_body(monkeypatch):
+    """The fields come from the AST of Kube.scale: a controller patching another field would be
+    ignored under that field (so Argo CD can never lag behind it)."""
+    from manifesto.render.k8s import idle, idle_owned
+
+    script = idle.controller_script()
+    changed = script.replace('{"spec": {"replicas": replicas}}', '{"spec": {"replicas": replicas, "paused": True}}')
+    assert changed != script
+    idle_owned.scale_patch_paths.cache_clear()
+    monkeypatch.setattr(idle, "controller_script", lambda: changed)
+    try:
+        objs = parse_objects((OUT / "deploy/qwen-demo.yaml").read_text())
+        assert {tuple(i["jsonPointers"]) for i in ignore_differences(objs)} == {("/spec/replicas", "/spec/paused")}
+    finally:
+        idle_owned.scale_patch_paths.cache_clear()
+
+
+def test_no_idle_controller_no_ignore_differences():
+    objs = [o for o in parse_objects((OUT / "deploy/qwen-demo.yaml").read_text())
+            if o["metadata"]["labels"].get("app.kubernetes.io/component") != "idle-shutdown"]
+    assert ignore_differences(objs) == []
+
+
+# ---------------------------------------------------------------- sync waves
+
+
+def _wave(obj: dict) -> int:
+    return int(obj["metadata"]["annotations"][ANNOTATION])
+
+
+def _mounted(obj: dict) -> set[tuple[str, str]]:
+    """(kind, name) of every ConfigMap, Secret, ServiceAccount and claim template a workload's
+    pods mount, read or run as."""
+    found: set[tuple[str, str]] = set()
+    spec = obj["spec"]
+    templates = ([spec["template"]] if "template" in spec else
+                 [t for t in (spec["leaderWorkerTemplate"].get("leaderTemplate"),
+                              spec["leaderWorkerTemplate"]["workerTemplate"]) if t])
+    for template in templates:
+        pod = template["spec"]
+        if pod.get("serviceAccountName"):
+            found.add(("ServiceAccount", pod["serviceAccountName"]))
+        for volume in pod.get("volumes") or []:
+            if "configMap" in volume:
+                found.add(("ConfigMap", volume["configMap"]["name"]))
+            if "secret" in volume:
+                found.add(("Secret", volume["secret"]["secretName"]))
+            for source in (volume.get("projected") or {}).get("sources") or []:
+                for kind, key in (("ConfigMap", "configMap"), ("Secret", "secret")):
+                    if key in source:
+                        found.add((kind, source[key]["name"]))
+            claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+            if claim:
+                found.add(("PersistentVolumeClaim", claim))
+        for claim in pod.get("resourceClaims") or []:
+            if claim.get("resourceClaimTemplateName"):
+                found.add(("ResourceClaimTemplate", claim["resourceClaimTemplateName"]))
+        for container in [*(pod.get("initContainers") or []), *pod["containers"]]:
+            for ref in container.get("envFrom") or []:
+                for kind, key in (("ConfigMap", "configMapRef"), ("Secret", "secretRef")):
+                    if key in ref:
+                        found.add((kind, ref[key]["name"]))
+            for env in container.get("env") or []:
+                source = env.get("valueFrom") or {}
+                for kind, key in (("ConfigMap", "configMapKeyRef"), ("Secret", "secretKeyRef")):
+                    if key in source:
+                        found.add((kind, source[key]["name"]))
+    return found
+
+
+@pytest.mark.parametrize("path", K8S_ARTIFACTS, ids=lambda p: p.relative_to(OUT).as_posix())
+def test_sync_waves_order_workloads_after_what_they_mount(path):
+    objs = with_waves(parse_objects(path.read_text()))
+    by_key = {(o["kind"], o["metadata"]["name"]): o for o in objs}
+    checked = 0
+    for obj in objs:
+        if obj["kind"] not in WORKLOADS:
+            continue
+        for ref in _mounted(obj):
+            if ref in by_key:  # hf-secret and the shared cache claim live outside the artifact
+                assert _wave(by_key[ref]) < _wave(obj), (path.name, obj["metadata"]["name"], ref)
+                checked += 1
+    assert checked, "no workload mounts anything of its artifact"
+    stages = [stage_of(o) for o in objs]
+    servers = [_wave(o) for o, s in zip(objs, stages) if s == "model servers"]
+    routing = [_wave(o) for o, s in zip(objs, stages) if s == "routing"]
+    monitoring = [_wave(o) for o, s in zip(objs, stages) if s == "monitoring"]
+    assert servers and max(servers) < min(routing or [99]) and max(servers + routing) < min(monitoring or [99])
+    assert all(_wave(o) == WAVES["prerequisites"] for o in objs if o["kind"] in ("ConfigMap", "Secret", "Role"))
+
+
+def test_sync_waves_add_one_annotation_and_nothing_else():
+    """kubectl apply sees the same objects in the same order: only the annotation differs."""
+    objs = parse_objects((OUT / "example-gb200/deepseek-v4/1P-EP8-1D-EP8.yaml").read_text())
+    waved = with_waves(objs)
+    assert [(o["kind"], o["metadata"]["name"]) for o in waved] == [(o["kind"], o["metadata"]["name"]) for o in objs]
+    for before, after in zip(objs, waved):
+        notes = dict(after["metadata"]["annotations"])
+        assert notes.pop(ANNOTATION) in {str(w) for w in range(len(STAGES))}
+        assert {**after, "metadata": {**after["metadata"], "annotations": notes}} == before
+
+
+def test_an_unknown_component_has_no_wave():
+    with pytest.raises(ValueError, match="no Argo CD sync wave for Deployment/x"):
+        stage_of({"kind": "Deployment", "metadata": {"name": "x", "labels": {}}})
+
+
+def test_the_render_option_adds_waves_and_defaults_to_none():
+    from manifesto.render.k8s import objects
+
+    model, cluster = REPO_ROOT / "models/qwen/qwen3-0.6b-pd.yaml", REPO_ROOT / "clusters/example-gb200.yaml"
+    plain, _, _ = plan_of(model, cluster)
+    waved, _, _ = plan_of(model, cluster, argocd_sync_waves=True)
+    assert plain.sync_waves is False and waved.sync_waves is True
+    assert objects(waved) == with_waves(objects(plain))
+    assert objects(msgspec.structs.replace(waved, sync_waves=False)) == objects(plain)
+
+
+def test_diff_base_classes_a_wave_only_change_as_in_place():
+    from manifesto.build_graph import semdiff
+
+    common = ("deepseek-v4/1P-EP8-1D-EP8", "--cluster", "example-gb200", "--user", "u", "--namespace", "ns")
+    rc, before, err = cli_in_process("render", "manifest", *common)
+    assert rc == 0, err
+    rc, after, err = cli_in_process("render", "manifest", *common, "--argocd-sync-waves")
+    assert rc == 0, err
+    result = semdiff.diff_builds("base", {"deploy/x.yaml": before}, {"deploy/x.yaml": after})
+    (artifact,) = result.artifacts
+    assert artifact.objects and all(o.impact is semdiff.Impact.IN_PLACE for o in artifact.objects)
+    assert result.impact is semdiff.Impact.IN_PLACE and artifact.roles == ()
+    assert {o.kind for o in artifact.objects} >= {"LeaderWorkerSet", "InferencePool", "ConfigMap"}
+    assert {o.why for o in artifact.objects if o.kind in ("Deployment", "LeaderWorkerSet")} == {
+        "no pod template change"}
+    assert json.loads(json.dumps(msgspec.to_builtins(result)))["impact"] == "in place"
