@@ -106,9 +106,10 @@ def _kinds_by_path(objs: list[dict]) -> dict[str, tuple[str, str, str]]:
 
 
 def _leaves(body, prefix=""):
+    """The JSON pointer (RFC 6901: "~" as "~0", "/" as "~1") of every leaf of a patch body."""
     if isinstance(body, dict):
         for key, value in body.items():
-            yield from _leaves(value, f"{prefix}/{key}")
+            yield from _leaves(value, f"{prefix}/{key.replace('~', '~0').replace('/', '~1')}")
     else:
         yield prefix
 
@@ -124,6 +125,7 @@ def _scale_to_zero(objs: list[dict], tmp_path) -> list[tuple]:
         config = ic.load_config(env)
         kube.replicas = {w.path: w.replicas for w in (*config.workloads, config.controller)}
         kube.gateways = {config.gateway.path} if config.gateway else set()
+        kube.pool_path = config.pool.path if config.pool else None
         token = tmp_path / "token"
         token.write_text("t\n")
         controller = ic.Controller(ic.load_config({**env, "KUBERNETES_API": f"http://127.0.0.1:{kube.port}",

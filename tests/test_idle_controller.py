@@ -150,7 +150,7 @@ class _KubeHandler(_Quiet):
             if method == "PATCH" and url.path in kube.replicas:
                 kube.replicas[url.path] = body["spec"]["replicas"]
                 return self._send(200, json.dumps({"spec": {"replicas": kube.replicas[url.path]}}).encode())
-            if method == "PATCH" and url.path == POOL:
+            if method == "PATCH" and url.path == kube.pool_path:
                 kube.pool_annotations.update(body["metadata"]["annotations"])
                 return self._send(200, json.dumps({"metadata": {"annotations": kube.pool_annotations}}).encode())
             if method == "DELETE" and url.path in kube.gateways:
@@ -190,6 +190,7 @@ class FakeKube(_Server):
         self.replicas = {PREFILL: 1, DECODE: 1, EPP: 1, SELF: 1}
         self.gateways = {GATEWAY}
         self.pool_annotations = {"manifesto.llm-d.ai/idle-shutdown-at": ""}  # of the InferencePool POOL
+        self.pool_path = POOL
         self.fail: list = []  # callables (method, path, body) -> HTTP status or None
         self.page_size = 500
         super().__init__(_KubeHandler)
