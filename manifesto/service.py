@@ -150,7 +150,7 @@ def resolution(spec, cluster, options, search=None, routing=None, hf_home: str |
     """(every file the resolution reads, a function that resolves): what ``plan_for`` does,
     in two steps, so a caller can key a stored Plan on the files before resolving."""
     from manifesto.catalog import images_file, runtime_tables, within
-    from manifesto.resolve.core import resolve
+    from manifesto.resolve.core import Context, resolve
 
     files = list(spec.files) + list(cluster.loaded.files) + [os.path.realpath(images_file())]
     arch, arch_note, arch_files = load_architecture(spec, hf_home, within(search))
@@ -164,9 +164,10 @@ def resolution(spec, cluster, options, search=None, routing=None, hf_home: str |
     tables = runtime_tables()
 
     def run():
-        plan = resolve(spec.model, cluster.profile, load_images(), options, where=spec.where,
-                       cluster_where=cluster.where, epp_config=epp, architecture=arch, architecture_note=arch_note,
-                       tables=tables, **({"epp_where": epp_where} if epp_where else {}))
+        ctx = Context(options=options, images=load_images(), where=spec.where, cluster_where=cluster.where,
+                      epp_config=epp, architecture=arch, architecture_note=arch_note, tables=tables,
+                      **({"epp_where": epp_where} if epp_where else {}))
+        plan = resolve(spec.model, cluster.profile, ctx)
         _warn_untabled(plan, tables)
         if plan.routing is not None:
             _warn_no_router_table(load_images(), cluster.profile, tables)

@@ -345,7 +345,8 @@ class Plan(_S):
     gateway_class: str | None = None  # GatewayClass of a gateway frontend
     gateway_service_type: str | None = None  # Service type of the Gateway (ClusterIP, LoadBalancer)
     openshift_scc: str | None = None  # the SecurityContextConstraints the pods run under
-    shared_claim: dict[str, Any] | None = None  # the shared model-cache PVC to create: name, storage_class, access_modes, size
+    # The shared model-cache PVC to create: name, storage_class, access_modes, size.
+    shared_claim: dict[str, Any] | None = None
     slurm: SlurmPlan | None = None  # set on Slurm clusters only
     routing_sizing: RoutingSizing | None = None
     budget: Budget | None = None
