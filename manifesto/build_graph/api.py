@@ -13,7 +13,7 @@ from manifesto.build_graph.renderer import renderer_name
 from manifesto.build_graph.report import ConsoleUI
 from manifesto.build_graph.workspace import find_workspace, wrong_type
 
-__all__ = ["artifact_for", "build", "deployment", "clean", "deps", "dependents", "list_targets", "matrix",
+__all__ = ["Request", "artifact_for", "build", "deployment", "clean", "deps", "dependents", "list_targets", "matrix",
            "matrix_and_shards", "semantic_diff", "shards", "target_path"]
 
 
@@ -21,13 +21,13 @@ def _setup(root, renderer, ui):
     return find_workspace(root), renderer or renderer_name(), ui or ConsoleUI()
 
 
-def build(addresses, *, clusters=(), changed_since=None, check=False, jobs=None,
-          root=None, renderer=None, ui=None, render=None, shard=None, remote=None):
-    """Build (or with ``check``, verify) the pairs ``addresses`` name; returns a ``Report``.
-    ``shard``: ``(i, n)``, this runner's share of the pairs; ``remote``: a
-    ``remote.RemoteSettings`` (None: BUILD.yaml's ``remote_cache``, if any)."""
+def build(request: Request, *, root=None, renderer=None, ui=None, render=None):
+    """Build (or with ``mode="check"``, verify) the pairs ``request`` selects (an
+    ``engine.Request``: addresses, cluster filter, changed-since rev, jobs, shard, shared
+    cache); returns a ``Report``. ``root``, ``renderer`` and ``ui``: the workspace, the
+    renderer module and the progress display (defaults: found from the working directory,
+    the product's renderer, the console); ``render``: a test's stand-in render function."""
     ws, renderer, ui = _setup(root, renderer, ui)
-    request = Request(addresses, clusters, changed_since, "check" if check else "write", jobs, shard, remote)
     return run(request, ws, renderer, ui, render)[0]
 
 
@@ -177,7 +177,7 @@ def artifact_for(address_or_path: str, cluster: str, *, root=None, renderer=None
         found = (f"names {len(targets)} targets" if len(targets) != 1
                  else f"names a {targets[0].kind} target")
         raise BuildError(f"'{address_or_path}' {found}; expected one model target")
-    report = build([targets[0].address], clusters=[cluster], root=root, renderer=renderer, ui=ui)
+    report = build(Request([targets[0].address], clusters=[cluster]), root=root, renderer=renderer, ui=ui)
     item, row = report.items[0], report.rows[0]
     if item.status == "skipped":
         raise IncompatiblePairError(item.message)
