@@ -58,7 +58,7 @@ def _e2e(args) -> int:
     from manifesto.render import k8s_objects
     from manifesto.spec import load_spec
 
-    env = settings()
+    env = settings(args)
     if not env.get("HF_TOKEN", "").strip():
         raise OpsError("HF_TOKEN is not set; set it in the environment or .env (test e2e creates hf-secret "
                        "in its namespace)")
@@ -80,5 +80,5 @@ def _e2e(args) -> int:
     if not image:
         raise OpsError("no test Job image: pass --image or set images.test.e2e in the image catalog")
     waits = Waits(job=args.timeout, ready=args.ready_timeout, interval=args.interval, gateway=args.gateway_timeout)
-    return run_e2e(kube(env, namespace, args.context), plan, objs, env, image=image, waits=waits,
+    return run_e2e(kube(args, env, namespace, args.context), plan, objs, env, image=image, waits=waits,
                    keep_namespace=args.keep_namespace)
