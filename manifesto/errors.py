@@ -42,9 +42,9 @@ __all__ = [
     "show_value",
     "printable",
     "excerpt",
-    "Run",
-    "warn_once",
 ]
+# Also here, for manifesto's own layers and not part of the pinned public API (tests/test_public_api.py):
+# Run and warn_once, a command's notes and warnings.
 
 
 class Origin:
