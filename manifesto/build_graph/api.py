@@ -13,7 +13,7 @@ from manifesto.build_graph.renderer import renderer_name
 from manifesto.build_graph.report import ConsoleUI
 from manifesto.build_graph.workspace import find_workspace, wrong_type
 
-__all__ = ["Request", "artifact_for", "build", "deployment", "clean", "deps", "dependents", "list_targets", "matrix",
+__all__ = ["artifact_for", "build", "deployment", "clean", "deps", "dependents", "list_targets", "matrix",
            "matrix_and_shards", "semantic_diff", "shards", "target_path"]
 
 
@@ -21,13 +21,17 @@ def _setup(root, renderer, ui):
     return find_workspace(root), renderer or renderer_name(), ui or ConsoleUI()
 
 
-def build(request: Request, *, root=None, renderer=None, ui=None, render=None):
-    """Build (or with ``mode="check"``, verify) the pairs ``request`` selects (an
-    ``engine.Request``: addresses, cluster filter, changed-since rev, jobs, shard, shared
-    cache); returns a ``Report``. ``root``, ``renderer`` and ``ui``: the workspace, the
-    renderer module and the progress display (defaults: found from the working directory,
-    the product's renderer, the console); ``render``: a test's stand-in render function."""
+def build(addresses, *, check=False, root=None, renderer=None, ui=None, render=None, **selection):
+    """Build (or with ``check``, verify) the pairs ``addresses`` name; returns a ``Report``.
+    ``selection``: the keywords of ``engine.Request`` that narrow and run the build:
+    ``clusters`` (a cluster filter), ``changed_since`` (a git revision), ``jobs``, ``shard``
+    (``(i, n)``, this runner's share of the pairs) and ``remote`` (a ``remote.RemoteSettings``;
+    None: BUILD.yaml's ``remote_cache``, if any); any other keyword is a TypeError. ``root``,
+    ``renderer`` and ``ui``: the workspace, the renderer module and the progress display
+    (defaults: found from the working directory, the product's renderer, the console);
+    ``render``: a test's stand-in render function."""
     ws, renderer, ui = _setup(root, renderer, ui)
+    request = Request(addresses, mode="check" if check else "write", **selection)
     return run(request, ws, renderer, ui, render)[0]
 
 
@@ -177,7 +181,7 @@ def artifact_for(address_or_path: str, cluster: str, *, root=None, renderer=None
         found = (f"names {len(targets)} targets" if len(targets) != 1
                  else f"names a {targets[0].kind} target")
         raise BuildError(f"'{address_or_path}' {found}; expected one model target")
-    report = build(Request([targets[0].address], clusters=[cluster]), root=root, renderer=renderer, ui=ui)
+    report = build([targets[0].address], clusters=[cluster], root=root, renderer=renderer, ui=ui)
     item, row = report.items[0], report.rows[0]
     if item.status == "skipped":
         raise IncompatiblePairError(item.message)

@@ -214,9 +214,9 @@ def _run_build(args) -> int:
     from manifesto.build_graph.remote import settings_from_env
 
     remote = settings_from_env(os.environ, args.remote_cache, args.remote_cache_read_only)
-    request = api.Request(args.addresses, clusters=args.cluster, changed_since=args.changed_since,
-                          mode="check" if args.check else "write", jobs=args.jobs, shard=args.shard, remote=remote)
-    report = api.build(request, ui=api.ConsoleUI(quiet=getattr(args, "quiet", False)))
+    report = api.build(args.addresses, clusters=args.cluster, changed_since=args.changed_since,
+                       check=args.check, jobs=args.jobs, ui=api.ConsoleUI(quiet=getattr(args, "quiet", False)),
+                       shard=args.shard, remote=remote)
     if args.output != "text":
         _print(args, report.to_json())
     else:

@@ -116,7 +116,7 @@ def load_target(ref: str, *, build: bool = False, allow_stale: bool = False, ui=
 
     address, root = _address_of(ref)
     dep, options, ws, cluster = api.deployment(address, root=root)
-    report = api.build(api.Request([address], mode="write" if build else "check"), root=ws.root, ui=ui)
+    report = api.build([address], check=not build, root=ws.root, ui=ui)
     item, row = report.items[0], report.rows[0]
     if row["status"] == "failed":
         raise BuildError(f"{address}: {item.message}")

@@ -44,8 +44,7 @@ def tree(tmp_path):
 
 
 def build(tree, rec: Recorder, *addresses, **kwargs):
-    return api.build(api.Request(addresses or ["//::"], **kwargs), root=tree, renderer="fake_renderer", ui=rec,
-                     render=rec.render)
+    return api.build(addresses or ["//::"], root=tree, renderer="fake_renderer", ui=rec, render=rec.render, **kwargs)
 
 
 def test_injected_render_function_builds_and_then_does_nothing(tree):
@@ -103,7 +102,7 @@ def test_a_renderer_bug_fails_its_pair_with_the_traceback(tree):
             raise ZeroDivisionError("oops")
         return rec.render(model, cluster, options)
 
-    report = api.build(api.Request(["//models/qwen::"]), root=tree, renderer="fake_renderer", ui=rec, render=crash)
+    report = api.build(["//models/qwen::"], root=tree, renderer="fake_renderer", ui=rec, render=crash)
     failed = [r for r in report.rows if r["status"] == "failed"]
     assert len(failed) == 3 and "ZeroDivisionError: oops" in failed[0]["message"]
     assert report.counts()["rendered"] == 3

@@ -32,7 +32,7 @@ def _tree(root: Path, copies: int) -> Path:
 def test_a_cold_build_parses_and_validates_each_file_once(tmp_path, monkeypatch):
     import manifesto.build_renderer as build_renderer
     from manifesto import load, yamlio
-    from manifesto.build_graph.api import Request, build
+    from manifesto.build_graph.api import build
     from manifesto.build_graph.report import Report
 
     root = _tree(tmp_path / "tree", copies=3)
@@ -57,7 +57,7 @@ def test_a_cold_build_parses_and_validates_each_file_once(tmp_path, monkeypatch)
         def __getattr__(self, name):
             return lambda *args, **kwargs: None
 
-    report = build(Request(["//::"], jobs=1), root=str(root), renderer="manifesto.build_renderer", ui=Quiet())
+    report = build(["//::"], jobs=1, root=str(root), renderer="manifesto.build_renderer", ui=Quiet())
     assert isinstance(report, Report)
     rendered = [i for i in report.items if i.status == "ok"]
     assert len(rendered) >= 40  # many pairs share each cluster, spec and routing file

@@ -36,11 +36,11 @@ def _age(root: Path) -> None:
 
 def _build(root: Path, monkeypatch):
     import manifesto.build_renderer as build_renderer
-    from manifesto.build_graph.api import Request, build
+    from manifesto.build_graph.api import build
 
     monkeypatch.setattr(build_renderer, "PRODUCTS", build_renderer.Products())
     monkeypatch.chdir(root)
-    return build(Request(["//::"], jobs=1), root=str(root), renderer="manifesto.build_renderer", ui=Quiet())
+    return build(["//::"], jobs=1, root=str(root), renderer="manifesto.build_renderer", ui=Quiet())
 
 
 def _entries(root: Path, kind: str) -> set[str]:
@@ -140,7 +140,7 @@ def test_each_files_parse_product_is_kept_and_read_back_with_its_positions(tmp_p
     back, equal to what parsing gives, instead of parsing the file again."""
     import manifesto.build_renderer as build_renderer
     from manifesto import yamlio
-    from manifesto.build_graph.api import Request, build
+    from manifesto.build_graph.api import build
     from manifesto.digest import code_fingerprint
     from manifesto.store import Store
     from manifesto.store.tasks import Tasks
@@ -148,7 +148,7 @@ def test_each_files_parse_product_is_kept_and_read_back_with_its_positions(tmp_p
     root = _tree(tmp_path / "tree")
     monkeypatch.setattr(build_renderer, "PRODUCTS", build_renderer.Products())
     monkeypatch.chdir(root)
-    build(Request(["//::"], jobs=jobs), root=str(root), renderer="manifesto.build_renderer", ui=Quiet())
+    build(["//::"], jobs=jobs, root=str(root), renderer="manifesto.build_renderer", ui=Quiet())
     texts = {p.read_text() for p in _files(root)}
     assert len(_entries(root, "parsed")) == len(texts)  # every spec and cluster text, once
 
