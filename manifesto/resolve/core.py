@@ -1,7 +1,11 @@
-"""Build the Plan from a validated spec, cluster profile, image catalog and options.
+"""Build the Plan from a validated spec and cluster profile: ``resolve(spec, cluster, ctx)``.
+
+``ctx`` (:class:`~manifesto.resolve.context.Context`) carries the rest of what is read: the
+options, the image catalog, the routing profile, the architecture and the runtime tables.
+``resolve`` decides the facts every role shares once (a ``Pair``), then each role's plan.
 
 Pure: no files, environment, clock or subprocess. Errors carry the origin of the field
-they are about through the ``where`` callback (path tuple -> Origin).
+they are about through the context's ``where`` callbacks (path tuple -> Origin).
 """
 
 from __future__ import annotations
