@@ -335,7 +335,6 @@ def _slurm_stop(art, args) -> int:
     from manifesto.ops import slurm
 
     output = getattr(args, "output", "text")
-
     ssh_host, instance, jobs = _slurm_jobs(art, args)
     if not jobs:
         info(args, f"manifesto: no queued or running Slurm job of {art.address} ({instance}); nothing to stop")
