@@ -14,9 +14,14 @@
     └── OpsError                   kubectl / Slurm / ssh workflows
 
 Anything else that escapes is a bug, and the CLI lets it show its traceback.
+
+What is not an error, a note or a warning, is said through the :class:`Run` of the command
+or API call it happens in: -q silences notes, and each warning is said once per run.
 """
 
 from __future__ import annotations
+
+from contextvars import ContextVar
 
 __all__ = [
     "Origin",
@@ -38,6 +43,8 @@ __all__ = [
     "printable",
     "excerpt",
 ]
+# Also here, for manifesto's own layers and not part of the pinned public API (tests/test_public_api.py):
+# Run and warn_once, a command's notes and warnings.
 
 
 class Origin:
@@ -226,3 +233,74 @@ def show_value(value) -> str:
     if isinstance(value, Set):
         return "a set"
     return f"a {type(value).__name__}"
+
+
+# -- one run's notes and warnings ----------------------------------------------------------
+
+class Run:
+    """One command (or one API call): whether -q or -v was given, and the warnings it has
+    already said, so that each is said once however often the code that finds it runs.
+
+    The CLI makes one per command (``manifesto.cli.main``) and hands it to the handler as
+    ``args.run``; the layers below it (loading, resolution) find it with :func:`warn_once`
+    while it is :meth:`active`. Nothing outlives the run: the next command starts with none
+    said. Lines go to ``sys.stderr`` as it is when they are written (tests capture it)."""
+
+    __slots__ = ("quiet", "verbose", "_said")
+
+    def __init__(self, *, quiet: bool = False, verbose: bool = False) -> None:
+        self.quiet = quiet
+        self.verbose = verbose
+        self._said: set[str] = set()
+
+    def info(self, message: str) -> None:
+        """A line for the person at the terminal (stderr), silenced by -q; data goes to stdout."""
+        import sys
+
+        if not self.quiet:
+            print(message, file=sys.stderr)
+
+    def once(self, line: str) -> None:
+        """Write ``line`` (a warning: -q does not silence it) to stderr, unless this run already has."""
+        import sys
+
+        if line not in self._said:
+            self._said.add(line)
+            print(line, file=sys.stderr)
+
+    def active(self) -> _Active:
+        """``with run.active():`` makes this the run :func:`warn_once` reports to, until the
+        block ends (the run that was active before, if any, is active again after)."""
+        return _Active(self)
+
+
+#: The run code below the CLI reports to: set by ``Run.active`` for the length of one command,
+#: per thread and per context (a forked build worker inherits its build's run).
+_ACTIVE: ContextVar[Run | None] = ContextVar("manifesto_run", default=None)
+
+
+class _Active:
+    __slots__ = ("run", "token")
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.token = None
+
+    def __enter__(self) -> Run:
+        self.token = _ACTIVE.set(self.run)
+        return self.run
+
+    def __exit__(self, *exc) -> None:
+        _ACTIVE.reset(self.token)
+
+
+def warn_once(line: str) -> None:
+    """Say ``line`` on stderr once in the active run; outside any run (a library call that did
+    not make one), every time it is found."""
+    run = _ACTIVE.get()
+    if run is None:
+        import sys
+
+        print(line, file=sys.stderr)
+    else:
+        run.once(line)

@@ -10,8 +10,6 @@ ruamel's commented maps keep their comments and key order).
 
 from __future__ import annotations
 
-import sys
-
 import msgspec
 
 __all__ = ["Note", "migrate_spec", "migrate_cluster", "warn"]
@@ -34,14 +32,11 @@ class Note(msgspec.Struct, frozen=True):
         return _fmt(self.path)
 
 
-_warned: set[str] = set()
-
-
 def warn(message: str) -> None:
-    """Print a warning on stderr once per process."""
-    if message not in _warned:
-        _warned.add(message)
-        sys.stderr.write(f"manifesto: warning: {message}\n")
+    """A warning on stderr, once in the run (``errors.warn_once``)."""
+    from manifesto.errors import warn_once
+
+    warn_once(f"manifesto: warning: {message}")
 
 
 def _fmt(path: tuple) -> str:

@@ -24,6 +24,8 @@ This module must stay cheap to import: the parser is built on every start-up, in
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 __all__ = ["Option", "OPTIONS", "FIELDS", "BUILD_FIELDS", "MAX_IDLE_MINUTES", "by_name", "check", "minutes",
            "env_origin", "add_arguments", "value_of", "from_sources", "header_flags", "fixed_dests", "build_value", "Options"]
 
@@ -35,31 +37,30 @@ MAX_IDLE_MINUTES = 365 * 24 * 60
 KINDS = ("str", "list", "switch", "minutes")
 
 
-class Option:
-    """One render option: its field and every way a user can set it."""
+#: The fields of an Option, and the defaults of those after ``help``.
+_OPTION_FIELDS = {
+    "name": None,  # the field of the Options Struct
+    "kind": None,  # one of KINDS
+    "flags": None,  # canonical first; a switch's first is --x, its negation --no-x is derived
+    "help": None,
+    "metavar": None,
+    "env": (),  # variables that supply it when no flag does, in order
+    "check": None,  # the name of a checker of this module (_check_*), or None
+    "build": True,  # BUILD.yaml may set it
+    "fixed": True,  # a deployment target fixes it (its flag is refused with an address)
+    "group": "render",  # "select": every spec command; "render": only commands that render
+    "complete": None,  # a completion hint for the flag's value
+    "required": False,  # BUILD.yaml: a render needs it
+    "default": None,
+    "always": False,  # the header names it even at its default
+}
 
-    __slots__ = ("name", "kind", "flags", "help", "metavar", "env", "check_name", "build", "fixed", "group",
-                 "complete", "required", "default", "always")
 
-    def __init__(self, name: str, kind: str, flags: tuple[str, ...], help: str, *, metavar: str | None = None,
-                 env: tuple[str, ...] = (), check: str | None = None, build: bool = True, fixed: bool = True,
-                 group: str = "render", complete: str | None = None, required: bool = False,
-                 default=None, always: bool = False) -> None:
-        assert kind in KINDS, kind
-        self.name = name
-        self.kind = kind
-        self.flags = flags  # canonical first; a switch's first is --x, its negation --no-x is derived
-        self.help = help
-        self.metavar = metavar
-        self.env = env  # variables that supply it when no flag does, in order
-        self.check_name = check  # a checker of this module (_check_*)
-        self.build = build  # BUILD.yaml may set it
-        self.fixed = fixed  # a deployment target fixes it (its flag is refused with an address)
-        self.group = group  # "select": every spec command; "render": only commands that render
-        self.complete = complete  # a completion hint for the flag's value
-        self.required = required  # BUILD.yaml: a render needs it
-        self.default = default
-        self.always = always  # the header names it even at its default
+class Option(namedtuple("Option", tuple(_OPTION_FIELDS), defaults=tuple(_OPTION_FIELDS.values())[4:])):
+    """One render option: its field and every way a user can set it (a record of
+    ``_OPTION_FIELDS``: name, kind, flags and help, then keywords for the rest)."""
+
+    __slots__ = ()
 
     @property
     def flag(self) -> str:
@@ -114,6 +115,7 @@ FIELDS: tuple[str, ...] = tuple(o.name for o in OPTIONS)
 #: The fields BUILD.yaml may set, in the order the build keeps them.
 BUILD_FIELDS: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.build)
 _BY_NAME = {o.name: o for o in OPTIONS}
+assert all(o.kind in KINDS for o in OPTIONS), [o.kind for o in OPTIONS]
 
 
 def by_name(name: str) -> Option:
@@ -183,9 +185,9 @@ def check(option: Option, value) -> str | None:
     """What is wrong with one value of ``option`` (one item of a list), None when it is valid."""
     if option.kind == "minutes":
         return None if minutes(value) is not None else _MINUTES_PROBLEM
-    if option.kind == "switch" or option.check_name is None:
+    if option.kind == "switch" or option.check is None:
         return None
-    return globals()["_check_" + option.check_name](value)
+    return globals()["_check_" + option.check](value)
 
 
 def _refuse(origin: str, value, problem: str):

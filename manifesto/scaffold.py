@@ -234,13 +234,16 @@ targets:
 """ + _gitops_yaml(gitops)
 
 
-def workspace_files(model_name: str, model_yaml: str, cluster_name: str, cluster_yaml: str, *, user: str,
-                    namespace: str, context: str, package: str = DEFAULT_PACKAGE,
-                    slurm_host: str | None = None, gitops: tuple[str, str] | None = None) -> dict[str, str]:
-    """Relative path -> text of a new workspace (pure). ``slurm_host``: the deployment target
-    belongs to that Slurm host (a Slurm cluster profile) instead of kube context ``context``;
-    ``gitops``: (repository URL, revision) of a gitops target over it."""
+def workspace_files(model: tuple[str, str], cluster: tuple[str, str], *, user: str, namespace: str, context: str,
+                    package: str = DEFAULT_PACKAGE, slurm_host: str | None = None,
+                    gitops: tuple[str, str] | None = None) -> dict[str, str]:
+    """Relative path -> text of a new workspace (pure). ``model`` and ``cluster``: (target
+    name, YAML text) of each. ``slurm_host``: the deployment target belongs to that Slurm host
+    (a Slurm cluster profile) instead of kube context ``context``; ``gitops``: (repository URL,
+    revision) of a gitops target over it."""
     from manifesto.errors import InputError
+
+    (model_name, model_yaml), (cluster_name, cluster_yaml) = model, cluster
 
     for flag, value in (("--user", user), ("--namespace", namespace)):
         if not _NAME.fullmatch(value):

@@ -6,7 +6,7 @@ import os
 from functools import lru_cache
 
 __all__ = ["load_images", "load_routing_profile", "load_architecture", "catalog_record", "plan_for", "render_text",
-           "monitoring_text", "forget_warnings"]
+           "monitoring_text"]
 
 
 @lru_cache(maxsize=4)
@@ -150,7 +150,7 @@ def resolution(spec, cluster, options, search=None, routing=None, hf_home: str |
     """(every file the resolution reads, a function that resolves): what ``plan_for`` does,
     in two steps, so a caller can key a stored Plan on the files before resolving."""
     from manifesto.catalog import images_file, runtime_tables, within
-    from manifesto.resolve.core import resolve
+    from manifesto.resolve.core import Context, resolve
 
     files = list(spec.files) + list(cluster.loaded.files) + [os.path.realpath(images_file())]
     arch, arch_note, arch_files = load_architecture(spec, hf_home, within(search))
@@ -164,9 +164,10 @@ def resolution(spec, cluster, options, search=None, routing=None, hf_home: str |
     tables = runtime_tables()
 
     def run():
-        plan = resolve(spec.model, cluster.profile, load_images(), options, where=spec.where,
-                       cluster_where=cluster.where, epp_config=epp, architecture=arch, architecture_note=arch_note,
-                       tables=tables, **({"epp_where": epp_where} if epp_where else {}))
+        ctx = Context(options=options, images=load_images(), where=spec.where, cluster_where=cluster.where,
+                      epp_config=epp, architecture=arch, architecture_note=arch_note, tables=tables,
+                      **({"epp_where": epp_where} if epp_where else {}))
+        plan = resolve(spec.model, cluster.profile, ctx)
         _warn_untabled(plan, tables)
         if plan.routing is not None:
             _warn_no_router_table(load_images(), cluster.profile, tables)
@@ -175,16 +176,9 @@ def resolution(spec, cluster, options, search=None, routing=None, hf_home: str |
     return files, run
 
 
-_WARNED: set[str] = set()
-
-
-def forget_warnings() -> None:
-    _WARNED.clear()
-
-
 def _warn_no_router_table(images, profile, tables) -> None:
-    import sys
-
+    """Say once in the run (``errors.warn_once``) that the endpoint-picker configuration is not checked, and why."""
+    from manifesto.errors import warn_once
     from manifesto.resolve.core import router_release
 
     release = router_release(images, profile)
@@ -196,15 +190,12 @@ def _warn_no_router_table(images, profile, tables) -> None:
         why = f"Manifesto has no table of llm-d-router {release}"
     else:
         why = f"cluster '{profile.name}' runs its own endpoint-picker image, whose router release Manifesto cannot know"
-    if why not in _WARNED:
-        _WARNED.add(why)
-        print(f"manifesto: warning: {why}; the endpoint-picker configuration is not checked", file=sys.stderr)
+    warn_once(f"manifesto: warning: {why}; the endpoint-picker configuration is not checked")
 
 
 def _warn_untabled(plan, tables) -> None:
-    """Say once per process that the checks against vLLM's table were skipped, and why."""
-    import sys
-
+    """Say once in the run (``errors.warn_once``) that the checks against vLLM's table were skipped, and why."""
+    from manifesto.errors import warn_once
     from manifesto.resolve.vllm_check import vllm_version
 
     for role in plan.roles[:1]:
@@ -217,10 +208,7 @@ def _warn_untabled(plan, tables) -> None:
             why = f"Manifesto has no table of vLLM {version} (the image {role.image})"
         else:
             continue
-        if why not in _WARNED:
-            _WARNED.add(why)
-            print(f"manifesto: warning: {why}; vLLM arguments and VLLM_* variables are not checked",
-                  file=sys.stderr)
+        warn_once(f"manifesto: warning: {why}; vLLM arguments and VLLM_* variables are not checked")
 
 
 def render_text(spec, cluster, options, search=None, routing=None) -> tuple[str, str, list[str]]:

@@ -211,7 +211,7 @@ def test_kv_compressed_attention_deepseek_v4_pro():
 def test_unknown_attention_kinds_are_refused_or_unknown_never_ok():
     from manifesto.errors import InputError
     from manifesto.resolve.fit import plan_fit
-    from manifesto.resolve.layout import plan_layout
+    from manifesto.resolve.layout import LayoutInput, plan_layout
 
     # A layer kind the check does not model (Qwen3-Next's linear_attention) is no error: the
     # attention counts as hybrid, so the fit stays unknown unless the model is fully modelled.
@@ -223,8 +223,8 @@ def test_unknown_attention_kinds_are_refused_or_unknown_never_ok():
                   "num_key_value_heads": 1, "head_dim": 32, "vocab_size": 100, "n_routed_experts": 4,
                   "num_experts_per_tok": 2, "moe_intermediate_size": 32, "max_position_embeddings": 1024},
                  active_params=10_000)
-    lay = plan_layout(tp=1, pp=1, dp=False, ep=False, nodes=1, replicas=1, gpus_per_node=8, routed=False,
-                      proxied=False, where="")
+    lay = plan_layout(LayoutInput(tp=1, pp=1, dp=False, ep=False, nodes=1, replicas=1, gpus_per_node=8, routed=False,
+                                  proxied=False))
     fit = plan_fit(bare, lay, (), 80 * 1024**3)
     assert (fit.status, fit.note) == ("unknown", "the KV cache of deepseek_v4's attention is not modelled")
 
@@ -556,11 +556,11 @@ def test_max_model_len_is_read_as_vllm_reads_it(text, tokens):
 
 def test_values_vllm_would_refuse_leave_the_fit_unknown():
     from manifesto.resolve.fit import plan_fit
-    from manifesto.resolve.layout import plan_layout
+    from manifesto.resolve.layout import LayoutInput, plan_layout
     from manifesto.resolve.plan import Arg
 
-    lay = plan_layout(tp=1, pp=1, dp=False, ep=False, nodes=1, replicas=1, gpus_per_node=8, routed=False,
-                      proxied=False, where="")
+    lay = plan_layout(LayoutInput(tp=1, pp=1, dp=False, ep=False, nodes=1, replicas=1, gpus_per_node=8, routed=False,
+                                  proxied=False))
     fit = plan_fit(_catalog("Qwen/Qwen3-0.6B"), lay, (Arg("--gpu-memory-utilization", "9.0"),), 141 * 10**9)
     assert (fit.status, fit.note) == ("unknown", "--gpu-memory-utilization 9.0 is not a value vLLM takes")
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import kit
 from kit import plan_of, scrub
 from manifesto.errors import ResolveError
-from manifesto.resolve.layout import PROXIED_BASE, PUBLIC_BASE, plan_layout
+from manifesto.resolve.layout import PROXIED_BASE, PUBLIC_BASE, LayoutInput, plan_layout
 
 REPO = kit.REPO_ROOT
 
@@ -80,7 +80,7 @@ def valid_layouts(draw):
 
 
 def _layout(kw):
-    return plan_layout(**kw, where="")
+    return plan_layout(LayoutInput(**kw))
 
 
 @settings(max_examples=600, deadline=None)
@@ -170,8 +170,8 @@ def test_invalid_layout_messages(kw, message):
 
 def test_wide_ep_decode_layout():
     """The bundled DeepSeek decode role: EP16 over four 4-GPU trays behind the P/D proxy."""
-    lay = plan_layout(tp=1, pp=1, dp=16, ep=True, nodes=4, replicas=1, gpus_per_node=4, routed=True,
-                      proxied=True, where="")
+    lay = plan_layout(LayoutInput(tp=1, pp=1, dp=16, ep=True, nodes=4, replicas=1, gpus_per_node=4, routed=True,
+                                  proxied=True))
     assert (lay.gpus_per_pod, lay.ranks_per_node, lay.nodes_per_rank) == (4, 4, 1)
     assert (lay.dp_mode, lay.launch) == ("external", "multi-port")
     assert lay.serving_nodes == (0, 1, 2, 3)
@@ -182,20 +182,20 @@ def test_wide_ep_decode_layout():
 def test_routed_rank_spanning_nodes_serves_from_each_rank_head():
     """Under llm-d each rank's first node serves HTTP (the others are headless); on a platform
     with pod groups per rank the layout is one rank per group, served by the group leader."""
-    flat = plan_layout(tp=8, pp=1, dp=2, ep=False, nodes=4, replicas=3, gpus_per_node=4, routed=True,
-                       proxied=False, where="")
+    flat = plan_layout(LayoutInput(tp=8, pp=1, dp=2, ep=False, nodes=4, replicas=3, gpus_per_node=4, routed=True,
+                                   proxied=False))
     assert (flat.serving_nodes, flat.launch, flat.nodes, flat.replicas, flat.rank_groups) == \
         ((0, 2), "external-rank", 4, 3, 1)
-    grouped = plan_layout(tp=8, pp=1, dp=2, ep=False, nodes=4, replicas=3, gpus_per_node=4, routed=True,
-                          proxied=False, where="", rank_groups=True)
+    grouped = plan_layout(LayoutInput(tp=8, pp=1, dp=2, ep=False, nodes=4, replicas=3, gpus_per_node=4, routed=True,
+                                      proxied=False, rank_groups=True))
     assert (grouped.serving_nodes, grouped.launch, grouped.nodes, grouped.replicas, grouped.rank_groups) == \
         ((0,), "external-rank", 2, 6, 2)
     assert grouped.total_gpus == flat.total_gpus == 48 and grouped.nodes_per_rank == 2
     # Ranks that fit a pod, and direct serving, never form groups.
-    assert plan_layout(tp=4, pp=1, dp=2, ep=False, nodes=2, replicas=1, gpus_per_node=4, routed=True,
-                       proxied=False, where="", rank_groups=True).rank_groups == 1
-    internal = plan_layout(tp=8, pp=1, dp=2, ep=False, nodes=4, replicas=1, gpus_per_node=4, routed=False,
-                           proxied=False, where="", rank_groups=True)
+    assert plan_layout(LayoutInput(tp=4, pp=1, dp=2, ep=False, nodes=2, replicas=1, gpus_per_node=4, routed=True,
+                                   proxied=False, rank_groups=True)).rank_groups == 1
+    internal = plan_layout(LayoutInput(tp=8, pp=1, dp=2, ep=False, nodes=4, replicas=1, gpus_per_node=4, routed=False,
+                                       proxied=False, rank_groups=True))
     assert (internal.serving_nodes, internal.launch, internal.rank_groups) == ((0,), "internal", 1)
 
 

@@ -48,15 +48,6 @@ REPO = kit.REPO_ROOT
 QWEN_PD = REPO / "models/qwen/qwen3-0.6b-pd.yaml"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_warnings():
-    from manifesto import legacy
-
-    legacy._warned.clear()
-    yield
-    legacy._warned.clear()
-
-
 def _validate(spec, cluster="example-gb200"):
     return cli_in_process("config", "validate", str(spec), "--cluster", str(cluster), "--user", "u",
                           "--namespace", "ns")

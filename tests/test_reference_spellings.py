@@ -10,15 +10,6 @@ from kit import cli_in_process
 CLUSTER = "example-stateless-b200"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_warnings():
-    from manifesto import legacy
-
-    legacy._warned.clear()
-    yield
-    legacy._warned.clear()
-
-
 def _spec(tmp_path, body: str, name: str = "ref.yaml"):
     path = tmp_path / name
     path.write_text(body)

@@ -21,13 +21,17 @@ def _setup(root, renderer, ui):
     return find_workspace(root), renderer or renderer_name(), ui or ConsoleUI()
 
 
-def build(addresses, *, clusters=(), changed_since=None, check=False, jobs=None,
-          root=None, renderer=None, ui=None, render=None, shard=None, remote=None):
+def build(addresses, *, check=False, root=None, renderer=None, ui=None, render=None, **selection):
     """Build (or with ``check``, verify) the pairs ``addresses`` name; returns a ``Report``.
-    ``shard``: ``(i, n)``, this runner's share of the pairs; ``remote``: a
-    ``remote.RemoteSettings`` (None: BUILD.yaml's ``remote_cache``, if any)."""
+    ``selection``: the keywords of ``engine.Request`` that narrow and run the build:
+    ``clusters`` (a cluster filter), ``changed_since`` (a git revision), ``jobs``, ``shard``
+    (``(i, n)``, this runner's share of the pairs) and ``remote`` (a ``remote.RemoteSettings``;
+    None: BUILD.yaml's ``remote_cache``, if any); any other keyword is a TypeError. ``root``,
+    ``renderer`` and ``ui``: the workspace, the renderer module and the progress display
+    (defaults: found from the working directory, the product's renderer, the console);
+    ``render``: a test's stand-in render function."""
     ws, renderer, ui = _setup(root, renderer, ui)
-    request = Request(addresses, clusters, changed_since, "check" if check else "write", jobs, shard, remote)
+    request = Request(addresses, mode="check" if check else "write", **selection)
     return run(request, ws, renderer, ui, render)[0]
 
 

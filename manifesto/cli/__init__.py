@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from manifesto.cli.parser import command_word, get_parser
+from manifesto.cli.parser import English, command_word, get_parser
 
 __all__ = ["get_parser", "main", "run"]
 
@@ -56,12 +56,16 @@ def _workspace_entry(kind: str, name: str):
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    with English():  # argparse's messages as written, for this command only
+        return _main(argv)
+
+
+def _main(argv: list[str]) -> int:
     if argv[:1] == ["__complete"]:  # hidden: what the completion scripts call on TAB
         from manifesto.cli.complete import main as complete
 
         return complete(argv[1:])
-    from manifesto.cli import common
-    from manifesto.errors import ManifestoError
+    from manifesto.errors import ManifestoError, Run
 
     argv, flags = _globals(argv)
     word = command_word(argv)
@@ -73,10 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     parser.argv = argv
     args = parser.parse_args(argv)
-    common.set_verbosity(quiet=flags["quiet"], verbose=flags["verbose"])
-    service = sys.modules.get("manifesto.service")
-    if service is not None:  # "said once" means once per command, also when called in-process
-        service.forget_warnings()
+    # This command's run: its -q/-v and the warnings it has given ("said once" means once per
+    # command, also when main is called in-process); handlers find it on args.
+    args.run = Run(quiet=flags["quiet"], verbose=flags["verbose"])
     args.quiet, args.verbose = flags["quiet"], flags["verbose"]  # for handlers outside manifesto.cli
     args.search = None  # where names resolve, passed explicitly to every lookup (no process default)
     if not args.func.__module__.startswith("manifesto.build_graph"):
@@ -87,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
 
         args.search = catalog.default_search(addresses=_build_address, workspace=_workspace_entry)
     try:
-        return int(args.func(args) or 0)
+        with args.run.active():
+            return int(args.func(args) or 0)
     except ManifestoError as exc:
         # One error per line, each prefixed, so `grep -c ^error:` counts them.
         for line in exc.format().splitlines() or [""]:

@@ -3,7 +3,7 @@ user catalog without touching the bundled one."""
 
 from __future__ import annotations
 
-from manifesto.cli.common import info, search_of
+from manifesto.cli.common import run_of, search_of
 from manifesto.errors import CatalogError
 
 __all__ = ["register", "export_entry", "import_entry", "edit_entry"]
@@ -17,17 +17,17 @@ def register(csub, add) -> None:
     p.add_argument("name")
     p.add_argument("--output", "-o", required=True, metavar="FILE", help="file to write").complete = "files"
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
-    p.set_defaults(func=lambda a: export_entry(a.kind, a.name, a.output, a.force, search_of(a)))
+    p.set_defaults(func=lambda a: export_entry(a.kind, a.name, a.output, a.force, search_of(a), run=run_of(a)))
     p = add(csub, "import", help="validate a file and install it in the user catalog")
     p.add_argument("kind", choices=_KINDS)
     p.add_argument("file").complete = "files"
     p.add_argument("--name", required=True, help="catalog name, e.g. experiments/model")
     p.add_argument("--force", action="store_true", help="overwrite an existing user entry")
-    p.set_defaults(func=lambda a: import_entry(a.kind, a.file, a.name, a.force))
+    p.set_defaults(func=lambda a: import_entry(a.kind, a.file, a.name, a.force, run=run_of(a)))
     p = add(csub, "edit", help="edit the user-catalog copy of an entry in $EDITOR (bundled entries are copied first)")
     p.add_argument("kind", choices=_KINDS)
     p.add_argument("name")
-    p.set_defaults(func=lambda a: edit_entry(a.kind, a.name, search_of(a)))
+    p.set_defaults(func=lambda a: edit_entry(a.kind, a.name, search_of(a), run=run_of(a)))
 
 
 def _validate(kind: str, path):
@@ -82,7 +82,7 @@ def _user_path(kind: str, name: str):
     return config_home() / kind / f"{clean}.yaml"
 
 
-def export_entry(kind: str, name: str, output: str, force: bool, search=None) -> int:
+def export_entry(kind: str, name: str, output: str, force: bool, search=None, *, run) -> int:
     from pathlib import Path
 
     from manifesto.catalog import find
@@ -94,11 +94,11 @@ def export_entry(kind: str, name: str, output: str, force: bool, search=None) ->
     _refuse_overwrite(target, force, "output file")
     _write(target, f"# Exported from {kind} entry '{name}' by manifesto config export.\n" + dump_yaml(data),
            "output file")
-    info(f"wrote {target}")
+    run.info(f"wrote {target}")
     return 0
 
 
-def import_entry(kind: str, file: str, name: str, force: bool) -> int:
+def import_entry(kind: str, file: str, name: str, force: bool, *, run) -> int:
     from pathlib import Path
 
     source = Path(file)
@@ -115,7 +115,7 @@ def import_entry(kind: str, file: str, name: str, force: bool) -> int:
     from manifesto.edge.files import read_bytes
 
     _write(target, read_bytes(source, str(source)), "user entry")
-    info(f"installed {target}")
+    run.info(f"installed {target}")
     return 0
 
 
@@ -213,7 +213,7 @@ def skeleton(kind: str, name: str) -> str:
     return SKELETONS[kind].format(release=release)
 
 
-def edit_entry(kind: str, name: str, search=None) -> int:
+def edit_entry(kind: str, name: str, search=None, *, run) -> int:
     import os
     from pathlib import Path
 
@@ -227,10 +227,10 @@ def edit_entry(kind: str, name: str, search=None) -> int:
             source = None  # a new name starts a new user entry
         if source is not None and config_home() not in source.resolve().parents:
             _copy_with_parents(kind, source, target)
-            info(f"copied {source} to {target}")
+            run.info(f"copied {source} to {target}")
         elif source is None:
             _write(target, skeleton(kind, name).encode(), "user entry")
-            info(f"new {kind[:-1] if kind != 'routing' else 'routing profile'} {target}, from a skeleton")
+            run.info(f"new {kind[:-1] if kind != 'routing' else 'routing profile'} {target}, from a skeleton")
     from manifesto.errors import ManifestoError
     from manifesto.ops.programs import edit_file
 
@@ -243,5 +243,5 @@ def edit_entry(kind: str, name: str, search=None) -> int:
     except ManifestoError as exc:  # keep the file so the same command can fix it
         raise CatalogError(f"{target} was kept but does not validate; run the same command to fix it:\n"
                            + exc.format()) from None
-    info(f"{target} is valid")
+    run.info(f"{target} is valid")
     return 0

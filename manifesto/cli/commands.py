@@ -140,7 +140,7 @@ def _render_manifest(args) -> int:
     from manifesto.cli.provenance import with_source
 
     text, _ = render_cached(args)
-    sys.stdout.write(with_source(text, settings()))
+    sys.stdout.write(with_source(text, settings(args)))
     return 0
 
 
@@ -161,7 +161,7 @@ def _render_routing(args) -> int:
 
     text = render_routing(plan, *expanded_inputs(spec, cluster), k8s_objects(plan, spec, routing=True), options=opts,
                           routing_yaml=plan.routing.config_files[0][1] if opts.routing_profile else None)
-    sys.stdout.write(with_source(text, settings()))
+    sys.stdout.write(with_source(text, settings(args)))
     return 0
 
 
@@ -170,7 +170,7 @@ def _render_bootstrap(args) -> int:
     from manifesto.render.k8s.bootstrap import render_bootstrap
     from manifesto.yamlemit import dump_yaml
 
-    env = settings()
+    env = settings(args)
     cluster = load_cluster_for(args, env)
     if cluster.platform == "slurm":
         raise ResolveError(f"cluster '{cluster.name}' is a Slurm cluster; bootstrap objects are Kubernetes-only")
@@ -194,7 +194,7 @@ def _check_output_file(value: str | None) -> None:
                          f"write ./{value} for a file of that name")
 
 
-def _write_rendered(text: str, target: str, flag: str) -> None:
+def _write_rendered(args, text: str, target: str, flag: str) -> None:
     from manifesto.errors import InputError
     from manifesto.fsutil import target_problem, write_atomic
 
@@ -205,7 +205,7 @@ def _write_rendered(text: str, target: str, flag: str) -> None:
         write_atomic(target, text)
     except OSError as exc:
         raise InputError(f"{flag}: cannot write {target}: {exc.strerror or exc}") from None
-    info(f"wrote {target}")
+    info(args, f"wrote {target}")
 
 
 def _render_file(args) -> int:
@@ -213,12 +213,12 @@ def _render_file(args) -> int:
 
     _check_output_file(args.output)
     text, suffix = render_cached(args)
-    env = settings()
+    env = settings(args)
     text = with_source(text, env)
     target = args.output or env.get("MANIFESTO_RENDER_OUT") or f"/tmp/manifesto{suffix}"
     flag = "--output" if args.output else "MANIFESTO_RENDER_OUT" if env.get("MANIFESTO_RENDER_OUT") \
         else "the default output"
-    _write_rendered(text, target, flag)
+    _write_rendered(args, text, target, flag)
     return 0
 
 
@@ -226,15 +226,15 @@ def _render_slurm(args) -> int:
     from manifesto.errors import InputError
 
     _check_output_file(args.output)
-    cluster = load_cluster_for(args, settings())
+    cluster = load_cluster_for(args, settings(args))
     if cluster.platform != "slurm":
         raise InputError(f"cluster '{cluster.name}' is a {cluster.platform} cluster; render slurm writes Slurm "
                          "batch scripts (use `manifesto render manifest` or `render file` for it)")
     from manifesto.cli.provenance import with_source
 
-    text = with_source(render_cached(args)[0], settings())
+    text = with_source(render_cached(args)[0], settings(args))
     if args.output:
-        _write_rendered(text, args.output, "--output")
+        _write_rendered(args, text, args.output, "--output")
     else:
         sys.stdout.write(text)
     return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 __all__ = [
-    "set_verbosity",
+    "run_of",
     "verbose",
     "info",
     "add",
@@ -33,27 +33,28 @@ __all__ = [
 ]
 
 
-# -- -q / -v ---------------------------------------------------------------------------
+# -- -q / -v and warnings: the run ---------------------------------------------------------
 
-_VERBOSITY = {"quiet": False, "verbose": False, "told": frozenset()}
+def run_of(args):
+    """The run of this command (``manifesto.errors.Run``: its -q/-v and the warnings it has
+    given), which ``main`` puts on ``args``. A caller that parsed ``args`` itself (a test
+    calling a handler) gets a run of its own, kept on ``args`` for the rest of the command."""
+    run = getattr(args, "run", None)
+    if run is None:
+        from manifesto.errors import Run
+
+        run = args.run = Run(quiet=getattr(args, "quiet", False), verbose=getattr(args, "verbose", False))
+    return run
 
 
-def set_verbosity(*, quiet: bool, verbose: bool) -> None:
-    """Record the global -q/-v of this run (``main`` calls it before every dispatch), and
-    start the run with no settings warning given yet."""
-    _VERBOSITY.update(quiet=quiet, verbose=verbose, told=frozenset())
+def verbose(args) -> bool:
+    """Whether -v was given: kubectl and Slurm calls are traced."""
+    return run_of(args).verbose
 
 
-def verbose() -> bool:
-    return _VERBOSITY["verbose"]
-
-
-def info(message: str) -> None:
+def info(args, message: str) -> None:
     """A line for the person at the terminal (stderr), silenced by -q; data goes to stdout."""
-    import sys
-
-    if not _VERBOSITY["quiet"]:
-        print(message, file=sys.stderr)
+    run_of(args).info(message)
 
 
 # -- parsers ----------------------------------------------------------------------------
@@ -114,18 +115,15 @@ def search_of(args):
     return getattr(args, "search", None)
 
 
-def settings() -> dict[str, str]:
+def settings(args) -> dict[str, str]:
     """The run's settings (``cli.settings``); a workspace .env line that is ignored is warned
     about once per run, however often the settings are read."""
-    import sys
-
     from manifesto.cli import settings as cli_settings
 
     env = cli_settings.settings()
+    run = run_of(args)
     for warning in env.ignored:
-        if warning not in _VERBOSITY["told"]:
-            _VERBOSITY["told"] |= {warning}
-            print(f"warning: {warning}", file=sys.stderr)
+        run.once(f"warning: {warning}")
     return env
 
 
@@ -202,13 +200,14 @@ def cached_command(args, command: str, produce) -> tuple[str, str, str]:
 
 # -- Kubernetes -------------------------------------------------------------------------
 
-def kube(env, namespace, kube_context):
-    """The kubectl call builder for one namespace and context, tuned by MANIFESTO_KUBECTL_*."""
+def kube(args, env, namespace, kube_context):
+    """The kubectl call builder for one namespace and context, tuned by MANIFESTO_KUBECTL_*
+    (and traced under -v)."""
     from manifesto.cli.settings import kube_env
     from manifesto.ops.kubectl import Kube, settings_from_env
 
     tuned = settings_from_env(env)
-    tuned["trace"] = tuned["trace"] or verbose()
+    tuned["trace"] = tuned["trace"] or verbose(args)
     return Kube(namespace=namespace, context=kube_context, extra_env=kube_env(env), **tuned)
 
 
@@ -236,7 +235,7 @@ def slurm_cluster(args, cluster=None):
     Slurm cluster is refused."""
     from manifesto.errors import OpsError
 
-    cluster = cluster or load_cluster_for(args, settings())
+    cluster = cluster or load_cluster_for(args, settings(args))
     if cluster.platform != "slurm":
         raise OpsError(f"cluster '{cluster.name}' is not a Slurm cluster (platform: {cluster.platform})")
     return cluster
@@ -254,7 +253,7 @@ def slurm_submit(args, cluster=None) -> int:
     cluster = slurm_cluster(args, cluster)
     text, _ = render_cached(args)
     s = cluster.profile.slurm
-    proc = slurm.run(slurm.submit_call(text, s.ssh_host if s else None, args.test_only), trace=verbose())
+    proc = slurm.run(slurm.submit_call(text, s.ssh_host if s else None, args.test_only), trace=verbose(args))
     if args.test_only:
         from manifesto.errors import printable
 
@@ -265,8 +264,8 @@ def slurm_submit(args, cluster=None) -> int:
     where = f" over ssh to {s.ssh_host}" if s and s.ssh_host else ""
     # The same selection again: the flag as given, or nothing when the settings picked the profile.
     flag = f" --cluster {shlex.quote(args.cluster)}" if args.cluster else ""
-    info(f"submitted Slurm job {job} to {cluster.name}{where}; list it with `manifesto slurm servers{flag}`, "
-         f"cancel it with `manifesto slurm stop {job}{flag}`")
+    info(args, f"submitted Slurm job {job} to {cluster.name}{where}; list it with `manifesto slurm servers{flag}`, "
+               f"cancel it with `manifesto slurm stop {job}{flag}`")
     output = getattr(args, "output", "text")
     emit(output, {"job": job, "cluster": cluster.name}, text=lambda: print(job), names=lambda: [job])
     return 0

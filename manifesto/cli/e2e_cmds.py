@@ -54,11 +54,11 @@ def _e2e(args) -> int:
     import secrets
 
     from manifesto.errors import OpsError
-    from manifesto.ops.e2e import check_namespace_name, default_namespace, run_e2e, swap_storage
+    from manifesto.ops.e2e import Waits, check_namespace_name, default_namespace, run_e2e, swap_storage
     from manifesto.render import k8s_objects
     from manifesto.spec import load_spec
 
-    env = settings()
+    env = settings(args)
     if not env.get("HF_TOKEN", "").strip():
         raise OpsError("HF_TOKEN is not set; set it in the environment or .env (test e2e creates hf-secret "
                        "in its namespace)")
@@ -79,6 +79,6 @@ def _e2e(args) -> int:
     image = args.image or plan.images.get("test.e2e")
     if not image:
         raise OpsError("no test Job image: pass --image or set images.test.e2e in the image catalog")
-    return run_e2e(kube(env, namespace, args.context), plan, objs, env, image=image, timeout=args.timeout,
-                   ready_timeout=args.ready_timeout, keep_namespace=args.keep_namespace, interval=args.interval,
-                   gateway_timeout=args.gateway_timeout)
+    waits = Waits(job=args.timeout, ready=args.ready_timeout, interval=args.interval, gateway=args.gateway_timeout)
+    return run_e2e(kube(args, env, namespace, args.context), plan, objs, env, image=image, waits=waits,
+                   keep_namespace=args.keep_namespace)

@@ -53,9 +53,8 @@ def _init(args) -> int:
     slurm_host = _slurm_host(args, cluster_path)
     context = args.context or (None if slurm_host else cli_settings.kube_context(None, env)) or cluster_name
     model_name = Path(model_path).name.removesuffix(".yaml")
-    files = workspace_files(model_name, dump_yaml(load_model_data(model_path).data), cluster_name,
-                            cluster_yaml, user=user or "user",
-                            namespace=args.namespace, context=context,
+    files = workspace_files((model_name, dump_yaml(load_model_data(model_path).data)), (cluster_name, cluster_yaml),
+                            user=user or "user", namespace=args.namespace, context=context,
                             package=args.package or env.get("MANIFESTO_PACKAGE") or DEFAULT_PACKAGE,
                             slurm_host=slurm_host, gitops=_gitops(args, slurm_host))
     written = write_workspace(args.directory, files)

@@ -256,16 +256,17 @@ def manpage(env=None) -> str:
     from argparse_manpage.manpage import Manpage
 
     from manifesto import __version__
-    from manifesto.cli.parser import get_parser
+    from manifesto.cli.parser import English, get_parser
 
-    page = Manpage(get_parser(), format="single-commands-section", _data={
-        "project_name": "llm-manifesto", "version": __version__, "manual_title": "llm-manifesto manual",
-        "date": _date(os.environ if env is None else env),
-        "description": "render vLLM and llm-d deployments as Kubernetes YAML or Slurm batch scripts"})
-    for heading, text in (("description", _DESCRIPTION), ("environment", _ENVIRONMENT), ("files", _FILES),
-                          ("exit status", _EXIT_STATUS), ("examples", _EXAMPLES), ("see also", _SEE_ALSO)):
-        page.add_section(heading, "=", text.strip())
-    return _wrap(str(page))
+    with English():  # argparse's strings as the CLI prints them, also when called outside main
+        page = Manpage(get_parser(), format="single-commands-section", _data={
+            "project_name": "llm-manifesto", "version": __version__, "manual_title": "llm-manifesto manual",
+            "date": _date(os.environ if env is None else env),
+            "description": "render vLLM and llm-d deployments as Kubernetes YAML or Slurm batch scripts"})
+        for heading, text in (("description", _DESCRIPTION), ("environment", _ENVIRONMENT), ("files", _FILES),
+                              ("exit status", _EXIT_STATUS), ("examples", _EXAMPLES), ("see also", _SEE_ALSO)):
+            page.add_section(heading, "=", text.strip())
+        return _wrap(str(page))
 
 
 def _man(args) -> int:

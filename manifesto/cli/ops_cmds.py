@@ -138,16 +138,16 @@ def _file_checked(args, env) -> str:
 def _file_diff(args) -> int:
     from manifesto.ops.deploy import file_diff
 
-    env = settings()
-    return file_diff(kube(env, args.namespace, args.context), _file_checked(args, env))
+    env = settings(args)
+    return file_diff(kube(args, env, args.namespace, args.context), _file_checked(args, env))
 
 
 def _file_apply(args) -> int:
     from manifesto.ops.deploy import file_apply
 
-    env = settings()
+    env = settings(args)
     path = _file_checked(args, env)
-    file_apply(kube(env, args.namespace, args.context), path, env,
+    file_apply(kube(args, env, args.namespace, args.context), path, env,
                secret_namespace=_file_namespace(args, env, path))
     return 0
 
@@ -155,9 +155,9 @@ def _file_apply(args) -> int:
 def _file_delete(args) -> int:
     from manifesto.ops.deploy import file_delete
 
-    env = settings()
+    env = settings(args)
     path = _file_checked(args, env)
-    file_delete(kube(env, args.namespace, args.context), path, now=args.now)
+    file_delete(kube(args, env, args.namespace, args.context), path, now=args.now)
     return 0
 
 
@@ -166,7 +166,7 @@ def _file_delete(args) -> int:
 def _deploy(args) -> int:
     from manifesto.errors import OpsError
 
-    env = settings()
+    env = settings(args)
     if args.spec == "bootstrap":
         if args.spec_rest:
             raise OpsError("deploy bootstrap takes no SPEC; pass --cluster and --namespace")
@@ -193,7 +193,7 @@ def _deploy(args) -> int:
     from manifesto.render import k8s_objects
 
     plan, spec, _ = plan_for_args(args, env, "deploy", cluster)
-    deploy(kube(env, plan.namespace, args.context), plan, k8s_objects(plan, spec), env, take_over=args.take_over)
+    deploy(kube(args, env, plan.namespace, args.context), plan, k8s_objects(plan, spec), env, take_over=args.take_over)
     return 0
 
 
@@ -205,7 +205,7 @@ def _deploy_routing(args, env) -> int:
     plan, spec, _ = plan_for_args(args, env, "deploy routing")
     if plan.routing is None:
         raise OpsError(f"{args.spec} has routing disabled; there is no routing layer to deploy")
-    deploy_routing(kube(env, plan.namespace, args.context), plan, k8s_objects(plan, spec, routing=True))
+    deploy_routing(kube(args, env, plan.namespace, args.context), plan, k8s_objects(plan, spec, routing=True))
     return 0
 
 
@@ -218,9 +218,9 @@ def _deploy_bootstrap(args, env) -> int:
     namespace = pick_namespace(args, env)
     objs = bootstrap_objects(cluster.profile, namespace)
     if not objs:
-        info(f"manifesto: cluster '{cluster.name}' declares no namespace prerequisites")
+        info(args, f"manifesto: cluster '{cluster.name}' declares no namespace prerequisites")
         return 0
-    apply_objects(kube(env, namespace, args.context), objs)
+    apply_objects(kube(args, env, namespace, args.context), objs)
     return 0
 
 
@@ -233,10 +233,10 @@ def _servers(args) -> int:
     done = target_command(args, "servers")
     if done is not None:
         return done
-    env = settings()
+    env = settings(args)
     refuse_slurm_if_named(args, env, "servers")
     namespace = pick_namespace(args, env)
-    client = kube(env, namespace, args.context)
+    client = kube(args, env, namespace, args.context)
     print_servers(group_by_instance(discover(client, args.instance)), args.output, namespace, args.instance)
     return 0
 
@@ -248,7 +248,7 @@ def _stop(args) -> int:
     from manifesto.errors import OpsError
     from manifesto.ops.lifecycle import pick, stop
 
-    env = settings()
+    env = settings(args)
     if args.spec and args.instance:
         raise OpsError("pass either SPEC or --instance, not both")
     done = target_command(args, "stop")
@@ -256,9 +256,9 @@ def _stop(args) -> int:
         return done
     if args.spec:
         plan, _, _ = plan_for_args(args, env, "stop")
-        return stop(kube(env, plan.namespace, args.context), plan.instance, now=args.now, output=args.output)
+        return stop(kube(args, env, plan.namespace, args.context), plan.instance, now=args.now, output=args.output)
     refuse_slurm_if_named(args, env, "stop")
-    client = kube(env, pick_namespace(args, env), args.context)
+    client = kube(args, env, pick_namespace(args, env), args.context)
     if args.instance:
         return stop(client, args.instance, now=args.now, output=args.output)
     from manifesto.ops.discovery import discover, group_by_instance
@@ -268,7 +268,7 @@ def _stop(args) -> int:
                        "--instance ID (`manifesto servers -o name` lists them) or SPEC")
     instances = list(group_by_instance(discover(client)))
     if not instances:
-        info(f"manifesto: no Manifesto servers in namespace {client.namespace}")
+        info(args, f"manifesto: no Manifesto servers in namespace {client.namespace}")
         return 0
     choice = pick(instances, fzf=shutil.which("fzf"))
     if choice is None:
@@ -283,8 +283,8 @@ def _ready(args) -> int:
     done = target_command(args, "ready")
     if done is not None:
         return done
-    env = settings()
+    env = settings(args)
     plan, _, _ = plan_for_args(args, env, "ready")
-    wait_ready(kube(env, plan.namespace, args.context), plan, args.timeout, args.interval,
+    wait_ready(kube(args, env, plan.namespace, args.context), plan, args.timeout, args.interval,
                frontend_timeout=args.gateway_timeout)
     return 0

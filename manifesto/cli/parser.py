@@ -9,13 +9,29 @@ from __future__ import annotations
 
 import argparse
 
-# The CLI speaks English; argparse would look each of its few hundred strings up in the
-# gettext catalogs (a search of the locale folders per string: about a sixth of `--help`
-# and of a completion TAB). Its own messages are used as written.
-argparse._ = str
-argparse.ngettext = lambda singular, plural, n: singular if n == 1 else plural
+__all__ = ["Parser", "get_parser", "command_word", "COMMANDS", "English"]
 
-__all__ = ["Parser", "get_parser", "command_word", "COMMANDS"]
+
+def _plural(singular: str, plural: str, n: int) -> str:
+    return singular if n == 1 else plural
+
+
+class English:
+    """``with English():`` argparse's own messages are used as written while the block runs.
+
+    The CLI speaks English; argparse would look each of its few hundred strings up in the
+    gettext catalogs (a search of the locale folders per string: about a sixth of `--help`
+    and of a completion TAB). ``main`` runs each command inside this block, and argparse is
+    as it was after it: importing the CLI changes nothing for other users of argparse."""
+
+    __slots__ = ("saved",)
+
+    def __enter__(self) -> None:
+        self.saved = argparse._, argparse.ngettext
+        argparse._, argparse.ngettext = str, _plural
+
+    def __exit__(self, *exc) -> None:
+        argparse._, argparse.ngettext = self.saved
 
 #: The module whose ``register(sub)`` adds every command (it imports the others by name).
 COMMANDS = "manifesto.cli.commands"

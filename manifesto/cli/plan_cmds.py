@@ -272,7 +272,7 @@ def _write(args, report, picked, options) -> None:
         raise InputError(f"--write {shown} {problem}")
     if os.path.lexists(path) and not args.force:
         raise InputError(f"--write {shown} exists; pass --force to replace it")
-    _check_other_clusters(report, picked, root, options, args.search)
+    _check_other_clusters(args, report, picked, root, options)
     import shlex
 
     text = capacity.spec_text(report, picked, _command(args) + " --write " + shlex.quote(args.write))
@@ -284,12 +284,12 @@ def _write(args, report, picked, options) -> None:
         raise InputError(f"--write {shown}: {exc.strerror or exc}") from None
     from manifesto.cli.common import info
 
-    info(f"manifesto: wrote {shown} (layout {args.pick}: {picked.cluster}/{picked.accelerator} "
+    info(args, f"manifesto: wrote {shown} (layout {args.pick}: {picked.cluster}/{picked.accelerator} "
          f"{picked.candidate.text()})")
-    _say_address(path, root, shown)
+    _say_address(args, path, root, shown)
 
 
-def _check_other_clusters(report, picked, root: str, options, search) -> None:
+def _check_other_clusters(args, report, picked, root: str, options) -> None:
     """A build renders the spec on every cluster target: each must render it, or skip it as an
     incompatible pair (another accelerator, too little memory). One that would fail the build
     (the same accelerator with fewer GPUs per node) is named before anything is written."""
@@ -302,7 +302,7 @@ def _check_other_clusters(report, picked, root: str, options, search) -> None:
     for target in api.list_targets(["//::"], root=root):
         if target.kind != "cluster":
             continue
-        cluster = load_cluster(api.target_path(target.address, root=root), search=search)
+        cluster = load_cluster(api.target_path(target.address, root=root), search=args.search)
         names.append(cluster.name)
         if cluster.name == picked.cluster:
             continue
@@ -317,11 +317,11 @@ def _check_other_clusters(report, picked, root: str, options, search) -> None:
     if picked.cluster not in names:
         from manifesto.cli.common import info
 
-        info(f"manifesto: note: {picked.cluster} is not a cluster target of this workspace, so `manifesto build` "
+        info(args, f"manifesto: note: {picked.cluster} is not a cluster target of this workspace, so `manifesto build` "
              "renders the spec only on the targets that offer its accelerator")
 
 
-def _say_address(path: str, root: str, shown: str) -> None:
+def _say_address(args, path: str, root: str, shown: str) -> None:
     import os
 
     from manifesto.build_graph import api
@@ -334,7 +334,7 @@ def _say_address(path: str, root: str, shown: str) -> None:
     except ManifestoError:
         hits = []
     if hits:
-        info(f"next: manifesto build {hits[0].address} && manifesto diff --base HEAD")
+        info(args, f"next: manifesto build {hits[0].address} && manifesto diff --base HEAD")
     else:
-        info(f"manifesto: note: {shown} is not a model target of BUILD.yaml, so `manifesto build` does not "
+        info(args, f"manifesto: note: {shown} is not a model target of BUILD.yaml, so `manifesto build` does not "
              "render it; write it where a model target's sources match (models/)")

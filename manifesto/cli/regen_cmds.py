@@ -128,8 +128,8 @@ def _private_folder():
 class _Hermetic:
     """The process as a render with only the header's inputs sees it: working directory
     ``work``, no ``MANIFESTO_*`` variable but those set here (no user catalog or .env, no
-    render cache, no checkout note), a kube config that does not exist, quiet; restored
-    after."""
+    render cache, no checkout note), a kube config that does not exist; restored after. (The
+    render is quiet through its own run, which ``regenerate`` gives it.)"""
 
     def __init__(self, root: str, work: str) -> None:
         import os
@@ -146,10 +146,7 @@ class _Hermetic:
     def __enter__(self):
         import os
 
-        from manifesto.cli import common
-
         self.environ = dict(os.environ)
-        self.verbosity = dict(common._VERBOSITY)
         try:
             self.cwd = os.getcwd()
         except OSError:  # a working directory since removed: there is nothing to return to
@@ -159,16 +156,10 @@ class _Hermetic:
                 del os.environ[key]
         os.environ.update(self.set)
         os.chdir(self.work)
-        common.set_verbosity(quiet=True, verbose=False)
-        service = sys.modules.get("manifesto.service")
-        if service is not None:
-            service.forget_warnings()
         return self
 
     def __exit__(self, *exc) -> None:
         import os
-
-        from manifesto.cli import common
 
         if self.cwd is not None:
             os.chdir(self.cwd)
@@ -178,7 +169,6 @@ class _Hermetic:
         for key, value in self.environ.items():
             if os.environ.get(key) != value:
                 os.environ[key] = value
-        common._VERBOSITY.update(self.verbosity)  # -q/-v and the warnings already given, as they were
 
 
 def regenerate(header, name: str) -> str:
@@ -189,7 +179,7 @@ def regenerate(header, name: str) -> str:
     import os
 
     from manifesto.catalog import SearchPath, bundled_dir
-    from manifesto.errors import ManifestoError, OpsError
+    from manifesto.errors import ManifestoError, OpsError, Run
     from manifesto.fsutil import write_atomic
     from manifesto.yamlio import confinement
 
@@ -209,10 +199,12 @@ def regenerate(header, name: str) -> str:
             shown[path] = f"<heredoc {doc.tag}>"
         args = checked_command(header, name, paths)
         args.quiet, args.verbose = True, False
+        args.run = Run(quiet=True)  # a run of its own: its warnings are not the comparison's
         args.search = SearchPath((bundled_dir(),), within=confinement([root, bundled_dir()]))
         out = io.StringIO()
         try:  # the render's own notes and warnings are about the render, not the comparison
-            with _Hermetic(root, work), contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            with _Hermetic(root, work), contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()), \
+                    args.run.active():
                 args.func(args)
         except ManifestoError as exc:
             message = exc.format()

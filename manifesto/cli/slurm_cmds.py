@@ -49,14 +49,14 @@ def _servers(args) -> int:
         return done
     cluster = slurm_cluster(args)
     s = cluster.profile.slurm
-    rows = slurm.parse_servers(slurm.run(slurm.servers_call(s.ssh_host if s else None), trace=verbose()).stdout)
+    rows = slurm.parse_servers(slurm.run(slurm.servers_call(s.ssh_host if s else None), trace=verbose(args)).stdout)
 
     def text() -> None:
         from manifesto.errors import printable
 
         if not rows:
             where = f" on {s.ssh_host}" if s and s.ssh_host else ""
-            info(f"manifesto: no Manifesto jobs of yours are queued or running on {cluster.name}{where}")
+            info(args, f"manifesto: no Manifesto jobs of yours are queued or running on {cluster.name}{where}")
         for row in rows:  # squeue's fields (job names above all) are data from outside: escaped
             job, instance, state, nodes, reason = (printable(row[k]) for k in ("job", "instance", "state", "nodes",
                                                                                "reason"))
@@ -78,8 +78,8 @@ def _stop(args) -> int:
     cluster = slurm_cluster(args)
     s = cluster.profile.slurm
     if slurm.check_cancelled(args.job, slurm.run(slurm.stop_call(args.job, s.ssh_host if s else None),
-                                                 trace=verbose())):
-        info(f"cancelled Slurm job {args.job} on {cluster.name}")
+                                                 trace=verbose(args))):
+        info(args, f"cancelled Slurm job {args.job} on {cluster.name}")
     else:
-        info(f"manifesto: Slurm job {args.job} on {cluster.name} had already ended; nothing to cancel")
+        info(args, f"manifesto: Slurm job {args.job} on {cluster.name} had already ended; nothing to cancel")
     return 0

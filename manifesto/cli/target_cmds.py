@@ -83,10 +83,10 @@ def _kube_for(art, args):
     if art.platform != "kubernetes":
         raise OpsError(f"{art.address} is a Slurm target ({art.rel}); use `manifesto deploy {art.address}` or "
                        "`manifesto slurm ...`")
-    env = settings()
+    env = settings(args)
     explicit = getattr(args, "context", None)
     context = check_context(art, explicit, None if explicit else cli_settings.current_context(env))
-    return env, kube(env, art.namespace, context)
+    return env, kube(args, env, art.namespace, context)
 
 
 def _objects(art):
@@ -131,7 +131,7 @@ def diff(args) -> int:
     args.spec = args.spec[0]
     art = _target(args)
     if art.platform == "slurm":
-        return _slurm_diff(art)
+        return _slurm_diff(art, args)
     _, client = _kube_for(art, args)
     return _idle_aware_diff(client, art)
 
@@ -246,7 +246,7 @@ def stop(args) -> int:
 
     art = _target(args, allow_stale=True)  # the bytes in out/ name what was deployed
     if art.platform == "slurm":
-        return _slurm_stop(art, getattr(args, "output", "text"))
+        return _slurm_stop(art, args)
     _, client = _kube_for(art, args)
     _, instance = _objects(art)
     return stop_instance(client, instance, now=args.now, output=getattr(args, "output", "text"))
@@ -287,7 +287,7 @@ def _submit(art, args, *, test_only: bool) -> int:
         mkdir = f"mkdir -p -- {shlex.join(call.mkdirs)} && " if call.mkdirs and not ssh_host else ""
         print(f"{mkdir}{shlex.join(call.command())} < {art.rel}")
         return 0
-    proc = slurm.run(call, trace=verbose())
+    proc = slurm.run(call, trace=verbose(args))
     if test_only:
         from manifesto.errors import printable
 
@@ -295,7 +295,7 @@ def _submit(art, args, *, test_only: bool) -> int:
         print(printable(answer[-4000:], keep="\n"), file=sys.stderr)
         return 0
     job = slurm.job_id(proc.stdout)
-    info(f"submitted Slurm job {job} for {art.address}; see it with `manifesto status {art.address}`, cancel it "
+    info(args, f"submitted Slurm job {job} for {art.address}; see it with `manifesto status {art.address}`, cancel it "
          f"with `manifesto stop {art.address}`")
     emit(getattr(args, "output", "text"), {"job": job, "target": art.address}, text=lambda: print(job),
          names=lambda: [job])
@@ -317,22 +317,22 @@ def _slurm_host(art) -> str | None:
     return ssh_host
 
 
-def _slurm_jobs(art) -> tuple[str | None, str, list[dict]]:
+def _slurm_jobs(art, args) -> tuple[str | None, str, list[dict]]:
     """(ssh host, instance, the instance's queued or running jobs)."""
     from manifesto.ops import slurm
 
     ssh_host = _slurm_host(art)
     instance = slurm.script_instance(art.text)
-    rows = slurm.parse_servers(slurm.run(slurm.servers_call(ssh_host), trace=verbose()).stdout)
+    rows = slurm.parse_servers(slurm.run(slurm.servers_call(ssh_host), trace=verbose(args)).stdout)
     return ssh_host, instance, slurm.instance_jobs(rows, instance)
 
 
-def _submitted_script(job: str, ssh_host: str | None) -> str | None:
+def _submitted_script(job: str, ssh_host: str | None, args) -> str | None:
     from manifesto.errors import OpsError
     from manifesto.ops import slurm
 
     try:
-        return slurm.run(slurm.batch_script_call(job, ssh_host), trace=verbose()).stdout or None
+        return slurm.run(slurm.batch_script_call(job, ssh_host), trace=verbose(args)).stdout or None
     except OpsError:
         return None
 
@@ -342,10 +342,10 @@ def _slurm_status(art, args) -> int:
     its jobs were submitted from other bytes; missing: none is queued or running."""
     from manifesto.ops.slurm import live_jobs
 
-    ssh_host, instance, jobs = _slurm_jobs(art)
+    ssh_host, instance, jobs = _slurm_jobs(art, args)
     jobs = live_jobs(jobs)  # a job Slurm is still cleaning up after (COMPLETING) no longer serves
     for job in jobs:
-        script = _submitted_script(job["job"], ssh_host)
+        script = _submitted_script(job["job"], ssh_host, args)
         job["status"] = "in-sync" if script == art.text else (
             "drifted" if script is not None else "unknown")
         job["detail"] = "" if script == art.text else (
@@ -367,17 +367,18 @@ def _slurm_status(art, args) -> int:
     return 0 if overall == "in-sync" else 1
 
 
-def _slurm_stop(art, output: str = "text") -> int:
+def _slurm_stop(art, args) -> int:
     from manifesto.ops import slurm
 
-    ssh_host, instance, jobs = _slurm_jobs(art)
+    output = getattr(args, "output", "text")
+    ssh_host, instance, jobs = _slurm_jobs(art, args)
     if not jobs:
-        info(f"manifesto: no queued or running Slurm job of {art.address} ({instance}); nothing to stop")
+        info(args, f"manifesto: no queued or running Slurm job of {art.address} ({instance}); nothing to stop")
     for job in jobs:
-        if slurm.check_cancelled(job["job"], slurm.run(slurm.stop_call(job["job"], ssh_host), trace=verbose())):
-            info(f"cancelled Slurm job {job['job']} of {art.address}")
+        if slurm.check_cancelled(job["job"], slurm.run(slurm.stop_call(job["job"], ssh_host), trace=verbose(args))):
+            info(args, f"cancelled Slurm job {job['job']} of {art.address}")
         else:
-            info(f"manifesto: Slurm job {job['job']} of {art.address} had already ended")
+            info(args, f"manifesto: Slurm job {job['job']} of {art.address} had already ended")
     if output != "text":
         cancelled = [job["job"] for job in jobs]
         emit(output, {"target": art.address, "instance": instance, "cancelled": cancelled},
@@ -385,20 +386,20 @@ def _slurm_stop(art, output: str = "text") -> int:
     return 0
 
 
-def _slurm_diff(art) -> int:
+def _slurm_diff(art, args) -> int:
     """The unified diff from the script the instance's job was submitted with to the artifact
     (exit 1: differs or no job)."""
     import difflib
 
     from manifesto.edge.escape import lines, terminal
 
-    ssh_host, instance, jobs = _slurm_jobs(art)
+    ssh_host, instance, jobs = _slurm_jobs(art, args)
     if not jobs:
-        info(terminal(f"manifesto: no queued or running Slurm job of {art.address} ({instance})"))
+        info(args, terminal(f"manifesto: no queued or running Slurm job of {art.address} ({instance})"))
         return 1
-    script = _submitted_script(jobs[0]["job"], ssh_host) or ""
+    script = _submitted_script(jobs[0]["job"], ssh_host, args) or ""
     if script == art.text:
-        info(f"manifesto: no differences between {art.rel} and the script of Slurm job {jobs[0]['job']}")
+        info(args, f"manifesto: no differences between {art.rel} and the script of Slurm job {jobs[0]['job']}")
         return 0
     # the submitted script comes from Slurm and the artifact from out/: no escape sequence of
     # either reaches the terminal (line breaks and tabs stay, a CR or ESC is shown escaped)

@@ -55,7 +55,7 @@ def render_workload_text(file: str, cluster, accelerator: str | None, namespace:
 def _render_workload(args) -> int:
     from manifesto.cli.common import load_cluster_for, pick_namespace, settings
 
-    env = settings()
+    env = settings(args)
     cluster = load_cluster_for(args, env)
     namespace = pick_namespace(args, env)
     sys.stdout.write(render_workload_text(args.file, cluster, args.accelerator, namespace))

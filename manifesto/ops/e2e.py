@@ -13,13 +13,15 @@ import math
 import re
 import sys
 
+import msgspec
+
 from manifesto.errors import OpsError, printable
 from manifesto.ops.kubectl import Kube, conditions, run
 from manifesto.ops.lifecycle import POLL_FLOOR
 from manifesto.resolve.names import COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL
 
 __all__ = ["default_namespace", "swap_storage", "target_url", "e2e_job", "namespace_manifest", "create_namespace",
-           "delete_namespace", "wait_job", "job_logs", "run_e2e", "SCRIPT"]
+           "delete_namespace", "wait_job", "job_logs", "Waits", "run_e2e", "SCRIPT"]
 
 COMPONENT = "e2e-test"
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
@@ -271,9 +273,17 @@ def job_logs(kube: Kube, name: str) -> None:
         _say(f"could not read the logs of Job {name}")
 
 
-def run_e2e(kube: Kube, plan, objs: list[dict], env: dict[str, str], *, image: str, timeout: float,
-            ready_timeout: float, keep_namespace: bool = False, interval: float = 5.0,
-            gateway_timeout: float | None = None) -> int:
+class Waits(msgspec.Struct, frozen=True, kw_only=True):
+    """How long the lifecycle waits for each step, in seconds."""
+
+    job: float  # for the test Job to finish
+    ready: float  # for the instance to become ready
+    interval: float = 5.0  # between two polls
+    gateway: float | None = None  # for the Gateway frontend (None: wait_ready's default)
+
+
+def run_e2e(kube: Kube, plan, objs: list[dict], env: dict[str, str], *, image: str, waits: Waits,
+            keep_namespace: bool = False) -> int:
     """The whole lifecycle in ``kube.namespace``; the namespace is deleted at the end unless kept."""
     from manifesto.ops.deploy import deploy
     from manifesto.ops.lifecycle import wait_ready
@@ -284,12 +294,12 @@ def run_e2e(kube: Kube, plan, objs: list[dict], env: dict[str, str], *, image: s
     create_namespace(kube, plan)
     try:
         deploy(kube, plan, objs, env)
-        wait_ready(kube, plan, ready_timeout, interval, frontend_timeout=gateway_timeout)
-        job = e2e_job(plan, image, timeout)
+        wait_ready(kube, plan, waits.ready, waits.interval, frontend_timeout=waits.gateway)
+        job = e2e_job(plan, image, waits.job)
         name = job["metadata"]["name"]
         run(kube.write("create", "-f", "-", stdin=json.dumps(job)))
         _say(f"Job {name} sends /v1/models and /v1/completions to {target_url(plan)}")
-        ok, why = wait_job(kube, name, timeout, interval)
+        ok, why = wait_job(kube, name, waits.job, waits.interval)
         job_logs(kube, name)
         if not ok:
             raise OpsError(f"e2e Job {name} in namespace {kube.namespace} failed: {why}")

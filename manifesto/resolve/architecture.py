@@ -17,14 +17,18 @@ __all__ = ["Architecture", "from_config", "WEIGHT_BYTES", "MODELLED_ATTENTION"]
 
 
 class Architecture(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    model_type: str
-    layers: int
+    """The shape of a model as the memory-fit arithmetic (resolve/fit.py) needs it, read from a
+    Hugging Face config.json (:func:`from_config`). Unnamed fields are the config.json sizes of
+    the same meaning; a 0 means the model does not have that part."""
+
+    model_type: str  # config.json's model_type
+    layers: int  # transformer layers (num_hidden_layers)
     hidden_size: int
     attention_heads: int
-    kv_heads: int
+    kv_heads: int  # key/value heads (num_key_value_heads)
     head_dim: int
     vocab_size: int
-    source: str = ""
+    source: str = ""  # where the config was read (catalog record, config.json path)
     attention: str = "gqa"  # mha | gqa | mla | hybrid (DeepSeek-V4 compressed attention; Kimi K3 KDA + MLA)
     intermediate_size: int = 0
     tie_word_embeddings: bool = False
@@ -33,14 +37,14 @@ class Architecture(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     qk_nope_head_dim: int = 0
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
-    experts: int = 0
+    experts: int = 0  # routed experts per MoE layer (n_routed_experts, num_experts...)
     expert_hidden_size: int = 0  # width the routed experts run at (latent MoE); 0: hidden_size
-    shared_experts: int = 0
-    active_experts: int = 0
+    shared_experts: int = 0  # experts every token goes through (n_shared_experts)
+    active_experts: int = 0  # routed experts per token (num_experts_per_tok)
     moe_intermediate_size: int = 0
     dense_layers: int = 0  # leading layers of a MoE model that keep a dense MLP
     max_position_embeddings: int = 0
-    dtype: str = "bfloat16"
+    dtype: str = "bfloat16"  # the checkpoint's torch_dtype
     weight_format: str = "bf16"  # linear layers outside the routed experts
     expert_format: str = "bf16"  # routed experts
     # KV-cache facts beyond one kind of attention in every layer (config.json keys in brackets):
@@ -57,6 +61,7 @@ class Architecture(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     @property
     def is_moe(self) -> bool:
+        """The model routes tokens to experts."""
         return self.experts > 0
 
 

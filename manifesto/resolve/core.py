@@ -1,7 +1,11 @@
-"""Build the Plan from a validated spec, cluster profile, image catalog and options.
+"""Build the Plan from a validated spec and cluster profile: ``resolve(spec, cluster, ctx)``.
+
+``ctx`` (:class:`~manifesto.resolve.context.Context`) carries the rest of what is read: the
+options, the image catalog, the routing profile, the architecture and the runtime tables.
+``resolve`` decides the facts every role shares once (a ``Pair``), then each role's plan.
 
 Pure: no files, environment, clock or subprocess. Errors carry the origin of the field
-they are about through the ``where`` callback (path tuple -> Origin).
+they are about through the context's ``where`` callbacks (path tuple -> Origin).
 """
 
 from __future__ import annotations
@@ -12,17 +16,17 @@ from typing import Any
 
 import msgspec
 
-from manifesto.errors import IncompatiblePairError, Origin, ResolveError, did_you_mean, format_path
+from manifesto.errors import IncompatiblePairError, ResolveError, did_you_mean, format_path
 from manifesto.expr import evaluate
 from manifesto.resolve import features as feats
 from manifesto.resolve.accelerator import project_accelerator
 from manifesto.resolve.args import DEFAULT_QUIET_ENDPOINTS, to_args
 from manifesto.resolve.failures import Where, fail as _fail, raise_all
 from manifesto.resolve.identity import instance_labels, instance_name, role_labels, role_selector, user_prefixed
-from manifesto.resolve.layout import plan_layout
+from manifesto.resolve.layout import LayoutInput, plan_layout
 from manifesto.resolve.names import COMPUTE_DOMAIN_CLAIM, LWS_GROUP_INDEX_LABEL
-from manifesto.resolve.architecture import Architecture
 from manifesto.resolve.budget import plan_budget
+from manifesto.resolve.context import Context, Pair
 from manifesto.resolve.fit import check_fit, plan_fit
 from manifesto.resolve.plan import (
     Accelerator, Claim, ConnectionPool, EnvVar, Fit, IdlePlan, Mount, Options, Placement, Plan, Resources, RolePlan,
@@ -31,50 +35,39 @@ from manifesto.resolve.plan import (
 from manifesto.resolve.routing import EXPERIMENTAL_FLAG, plan_routing
 from manifesto.resolve.storage import cache_key_for, cuda_tag, plan_storage
 
-__all__ = ["resolve", "default_resources"]
+__all__ = ["resolve", "default_resources", "Context"]
 
 
-def _nowhere(path: tuple) -> Origin | None:
-    return None
-
-
-def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
-            cluster_where: Where = _nowhere, epp_config: tuple[str, str, dict] | None = None,
-            architecture: Architecture | None = None, architecture_note: str = "", tables=None,
-            epp_where: Where = _nowhere) -> Plan:
-    """Resolve one (spec, cluster) pair. ``epp_config`` is (source, YAML text, data) of a routing profile;
-    ``architecture`` the model's (loaded by the caller; None: unknown, ``architecture_note`` says why).
-    ``tables`` (a ``schema.runtime.RuntimeTables``) turns on the checks of vLLM arguments, ``VLLM_*``
-    variables and the endpoint-picker configuration against the pinned releases."""
+def resolve(spec, cluster, ctx: Context) -> Plan:
+    """Resolve one (spec, cluster) pair: the validated model spec and cluster profile, and
+    everything else the resolution reads (``ctx``: options, image catalog, field positions,
+    routing profile, architecture, runtime tables; see :class:`~manifesto.resolve.context.Context`)."""
+    options, where = ctx.options, ctx.where
     _check_options(options)
     accel = _accelerator(spec, cluster, options, where)
     instance = instance_name(spec.release, options.user, cluster.naming.user_prefix)
-    image = _image(spec, images, where)
-    vllm_table = _vllm_table(tables, image, options.vllm_env or spec.runtime.vllm_env)
+    image = _image(spec, ctx.images, where)
+    vllm_table = _vllm_table(ctx.tables, image, options.vllm_env or spec.runtime.vllm_env)
     # Every argument error of the pair at once: each role's vLLM arguments and variables, the
     # cluster's variables, and every endpoint-picker config, each error at its own field.
-    errors = _vllm_errors(vllm_table, spec, cluster, where, cluster_where) if vllm_table is not None else []
-    routing = plan_routing(spec, epp_config, where)
-    if routing is not None and tables is not None:
-        routing = _check_router(tables, spec, cluster, images, epp_config, routing, where, epp_where, errors)
+    errors = _vllm_errors(vllm_table, spec, cluster, ctx) if vllm_table is not None else []
+    routing = plan_routing(spec, ctx.epp_config, where)
+    if routing is not None and ctx.tables is not None:
+        routing = _check_router(spec, cluster, ctx, routing, errors)
     raise_all(errors)
-    routed_roles = _routed_roles(spec, routing)
     idle = _idle(spec, options)
-    moe = architecture.is_moe if architecture is not None else None
-    roles = tuple(
-        _role(spec, cluster, accel, options, instance, image, role, i, routing, routed_roles, where, cluster_where,
-              moe)
-        for i, role in enumerate(spec.roles)
-    )
-    roles = tuple(_with_fit(spec, r, i, accel, architecture, architecture_note, where, cluster_where)
-                  for i, r in enumerate(roles))
+    pair = Pair(spec=spec, cluster=cluster, ctx=ctx, accel=accel, instance=instance, image=image, routing=routing,
+                routed_roles=_routed_roles(spec, routing),
+                moe=ctx.architecture.is_moe if ctx.architecture is not None else None)
+    roles = tuple(_role(pair, role, i) for i, role in enumerate(spec.roles))
+    roles = tuple(_with_fit(pair, r, i) for i, r in enumerate(roles))
     return Plan(
         instance=instance, release=spec.release, user=options.user, namespace=options.namespace,
         platform=cluster.platform, cluster=cluster.name, topology=spec.topology,
         model_id=spec.model.id, model_label=spec.model.label, revision=spec.model.revision,
         accelerator=accel, placement=_placement(cluster, accel), roles=roles, routing=routing,
         idle=idle, sidecars=_sidecars(spec, cluster), labels=instance_labels(instance, options.user),
-        images=_support_images(images, cluster), stateless=not any(r.storage.volumes for r in roles),
+        images=_support_images(ctx.images, cluster), stateless=not any(r.storage.volumes for r in roles),
         kueue_queue=cluster.kueue.local_queue if cluster.kueue else None,
         kueue_priority_class=cluster.kueue.priority_class if cluster.kueue else None,
         gateway_class=cluster.gateway.class_name, gateway_service_type=cluster.gateway.service_type,
@@ -103,19 +96,20 @@ def router_release(images, cluster) -> str | None:
     return cluster.llm_d.release or images.llm_d.get("release") or "main"
 
 
-def _check_router(tables, spec, cluster, images, epp_config, routing, where: Where, epp_where: Where, errors: list):
+def _check_router(spec, cluster, ctx: Context, routing, errors: list):
     """Routing profiles and inline plugin configs against the pinned router's plugin table: every
     problem of every config is added to ``errors``. Returns ``routing`` with the Alpha plugins of
     the config the picker loads, for which the renderers pass ``--allow-experimental-plugins``."""
     from manifesto.resolve.router_check import epp_errors, experimental_plugins
 
-    release = router_release(images, cluster)
+    release = router_release(ctx.images, cluster)
     # main moves with every commit: its table is a dated snapshot, not what the image runs.
-    table = tables.router(release) if release and release != "main" else None
+    table = ctx.tables.router(release) if release and release != "main" else None
     if table is None:
         return routing
-    if epp_config is not None:
-        errors += epp_errors(table, epp_config[2], epp_where, ())
+    where = ctx.where
+    if ctx.epp_config is not None:
+        errors += epp_errors(table, ctx.epp_config[2], ctx.epp_where, ())
     elif spec.routing is not None and spec.routing.plugin_configs is not None:
         for name, config in sorted(spec.routing.plugin_configs.items()):
             errors += epp_errors(table, config, where, ("routing", "plugin_configs", name))
@@ -127,11 +121,12 @@ def _check_router(tables, spec, cluster, images, epp_config, routing, where: Whe
     return routing
 
 
-def _vllm_errors(table, spec, cluster, where: Where, cluster_where: Where) -> list:
+def _vllm_errors(table, spec, cluster, ctx: Context) -> list:
     """Every vLLM argument and ``VLLM_*`` variable problem of the spec's roles and the cluster's
     fabric profiles, against the release the image runs."""
     from manifesto.resolve.vllm_check import env_errors
 
+    where, cluster_where = ctx.where, ctx.cluster_where
     errors = env_errors(table, cluster.fabric.default_env, cluster_where, ("fabric", "default_env"))
     for name, profile in cluster.fabric.profiles.items():
         errors += env_errors(table, profile.env, cluster_where, ("fabric", "profiles", name, "env"))
@@ -196,12 +191,12 @@ def _sidecars(spec, cluster) -> tuple[str, ...]:
     return chosen
 
 
-def _routed_roles(spec, routing) -> set[str]:
+def _routed_roles(spec, routing) -> frozenset[str]:
     if routing is None:
-        return set()
+        return frozenset()
     if routing.kind == "pd":
-        return {r.name for r in spec.roles}
-    return {routing.target_role}
+        return frozenset(r.name for r in spec.roles)
+    return frozenset({routing.target_role})
 
 
 def _idle(spec, options: Options) -> IdlePlan:
@@ -243,15 +238,16 @@ def _max_len_path(spec, index: int) -> tuple | None:
     return found
 
 
-def _with_fit(spec, role: RolePlan, index: int, accel: Accelerator, arch: Architecture | None, note: str,
-              where: Where, cluster_where: Where = _nowhere) -> RolePlan:
+def _with_fit(pair: Pair, role: RolePlan, index: int) -> RolePlan:
+    spec, accel = pair.spec, pair.accel
     if not spec.fit.check:
         return msgspec.structs.replace(role, fit=Fit(status="unknown", note="the spec turns the check off (fit.check: false)"))
-    fit = plan_fit(arch, role.layout, role.args, accel.memory, note=note, memory_source=accel.memory_source)
+    fit = plan_fit(pair.ctx.architecture, role.layout, role.args, accel.memory, note=pair.ctx.architecture_note,
+                   memory_source=accel.memory_source)
     stated = accel.memory_source.startswith("accelerators.profiles.")
-    origin = cluster_where(("accelerators", "profiles", accel.name, "memory")) if stated else None
+    origin = pair.cluster_where(("accelerators", "profiles", accel.name, "memory")) if stated else None
     memory_at = str(origin) if origin else ""
-    check_fit(fit, role.name, accel.name, spec.fit.short_kv_cache, where, ("roles", index),
+    check_fit(fit, role.name, accel.name, spec.fit.short_kv_cache, pair.where, ("roles", index),
               max_len_path=_max_len_path(spec, index), memory_at=memory_at)
     return msgspec.structs.replace(role, fit=fit)
 
@@ -271,19 +267,21 @@ def _dp_launch(layout, moe: bool | None):
     return msgspec.structs.replace(layout, launch="independent")
 
 
-def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, image: str, role, index: int,
-          routing, routed_roles: set[str], where: Where, cluster_where: Where, moe: bool | None = None) -> RolePlan:
+def _role(pair: Pair, role, index: int) -> RolePlan:
+    """The plan of the spec's role ``index`` (``role``)."""
+    spec, cluster, accel, options, routing = pair.spec, pair.cluster, pair.accel, pair.options, pair.routing
+    instance, image, where, cluster_where = pair.instance, pair.image, pair.where, pair.cluster_where
     base = ("roles", index)
-    routed = role.name in routed_roles
+    routed = role.name in pair.routed_roles
     proxied = routing is not None and routing.kind == "pd" and role.name == routing.target_role
     par = role.parallelism
     try:
-        layout = plan_layout(tp=par.tp, pp=par.pp, dp=par.dp, ep=par.ep, nodes=role.lws.size,
-                             replicas=role.lws.replicas, gpus_per_node=accel.gpus_per_node,
-                             routed=routed, proxied=proxied, where="", rank_groups=cluster.platform != "slurm")
+        layout = plan_layout(LayoutInput(tp=par.tp, pp=par.pp, dp=par.dp, ep=par.ep, nodes=role.lws.size,
+                                         replicas=role.lws.replicas, gpus_per_node=accel.gpus_per_node,
+                                         routed=routed, proxied=proxied, rank_groups=cluster.platform != "slurm"))
     except ResolveError as exc:
         raise _fail(exc.message, where, base + ("parallelism",)) from None
-    layout = _dp_launch(layout, moe)
+    layout = _dp_launch(layout, pair.moe)
     if role.resources.gpus is not None and role.resources.gpus != layout.gpus_per_pod:
         raise _fail(f"resources.gpus = {role.resources.gpus} disagrees with the {layout.gpus_per_pod} GPUs per pod "
                     f"derived from tp x pp x dp / lws.size; remove resources.gpus or fix parallelism",
@@ -316,8 +314,7 @@ def _role(spec, cluster, accel: Accelerator, options: Options, instance: str, im
     storage = _extra_volumes(cluster, storage, cluster_where)
     args = _args(spec, role, computed, where, base, _profiling(cluster, role, storage.log_dir, where, base))
     vllm_env = options.vllm_env or spec.runtime.vllm_env
-    env = _env(spec, cluster, role, computed, features, backends, cache_env, accel, vllm_env, layout, where, base,
-               cluster_where)
+    env = _env(pair, role, base, computed, backends, cache_env, vllm_env, layout)
     if vllm_env:
         if cluster.platform != "slurm":  # Slurm checks the path against slurm.binds instead
             _check_vllm_env(vllm_env, storage, where, flag="--vllm-env" if options.vllm_env else None)
@@ -499,8 +496,11 @@ def _fabric_profile(cluster, role, where: Where, base: tuple) -> str | None:
 GROUP_INDEX_ENV = "LWS_GROUP_INDEX"
 
 
-def _env(spec, cluster, role, computed, features, backends, cache_env, accel, vllm_env: str | None, layout,
-         where: Where, base: tuple, cluster_where: Where) -> tuple[EnvVar, ...]:
+def _env(pair: Pair, role, base: tuple, computed, backends, cache_env, vllm_env: str | None,
+         layout) -> tuple[EnvVar, ...]:
+    """The model container's variables, later layers winning: manifesto's defaults, the
+    platform's, the cache's, the cluster's fabric, the spec's, the role's, then its computed ones."""
+    spec, cluster, accel, where, cluster_where = pair.spec, pair.cluster, pair.accel, pair.where, pair.cluster_where
     env: dict[str, EnvVar] = {}
 
     def put(name: str, value: str, source: str) -> None:

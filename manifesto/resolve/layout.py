@@ -6,20 +6,42 @@ whole nodes. GPUs per pod = tp x pp x dp / lws.size (disabled DP counts as one).
 
 from __future__ import annotations
 
+import msgspec
+
 from manifesto.errors import ResolveError
 from manifesto.resolve.plan import Layout
 
-__all__ = ["plan_layout", "PUBLIC_BASE", "PROXIED_BASE"]
+__all__ = ["LayoutInput", "plan_layout", "PUBLIC_BASE", "PROXIED_BASE"]
 
 PUBLIC_BASE = 8000  # vLLM (or the P/D sidecar in front of it) for local rank i: 8000 + i
 PROXIED_BASE = 8200  # vLLM behind the P/D sidecar: 8200 + i
 
 
-def plan_layout(*, tp: int, pp: int, dp: int | bool, ep: bool, nodes: int, replicas: int,
-                gpus_per_node: int, routed: bool, proxied: bool, where: str, rank_groups: bool = False) -> Layout:
-    """``rank_groups``: the platform gives each routed DP rank wider than one pod its own
-    group of pods (Kubernetes: one LeaderWorkerSet group per rank), so the layout describes
-    one rank per group (``nodes`` = the rank's pods, ``replicas`` = ranks x replicas)."""
+class LayoutInput(msgspec.Struct, frozen=True, kw_only=True):
+    """What one role's layout is planned from: the spec's parallelism and pod grid, the GPU,
+    how the role is routed and what the platform does with wide DP ranks."""
+
+    tp: int
+    pp: int
+    dp: int | bool  # False: data parallelism off; a number (even 1): on with that many ranks
+    ep: bool
+    nodes: int  # lws.size: pods per replica
+    replicas: int  # lws.replicas
+    gpus_per_node: int  # the accelerator's
+    routed: bool  # the endpoint picker routes to the role (DP ranks then serve HTTP each: external DP)
+    proxied: bool  # the P/D sidecar sits in front of vLLM (vLLM moves to the proxied ports)
+    # The platform gives each routed DP rank wider than one pod its own group of pods
+    # (Kubernetes: one LeaderWorkerSet group per rank), so the layout describes one rank per
+    # group (``nodes`` = the rank's pods, ``replicas`` = ranks x replicas).
+    rank_groups: bool = False
+
+
+def plan_layout(given: LayoutInput) -> Layout:
+    """The role's layout; a ResolveError (no path: the caller places it at the role's
+    ``parallelism``) when the numbers do not tile the pods."""
+    tp, pp, dp, ep, nodes, replicas = given.tp, given.pp, given.dp, given.ep, given.nodes, given.replicas
+    gpus_per_node, routed, proxied = given.gpus_per_node, given.routed, given.proxied
+    where = ""
     dp_enabled = dp is not False
     dp_size = int(dp) if dp_enabled else 1
     total = tp * pp * dp_size
@@ -48,7 +70,7 @@ def plan_layout(*, tp: int, pp: int, dp: int | bool, ep: bool, nodes: int, repli
         ranks_per_node, nodes_per_rank = 1, rank_gpus // per_pod
     dp_mode = "none" if dp_size == 1 else ("external" if routed else "internal")
     groups = 1
-    if rank_groups and dp_mode == "external" and nodes_per_rank > 1:
+    if given.rank_groups and dp_mode == "external" and nodes_per_rank > 1:
         # One group per rank: its first pod serves HTTP, the rest run headless workers.
         groups, nodes, replicas = dp_size, nodes_per_rank, replicas * dp_size
     launch, serving = _launch(dp_mode, ranks_per_node, nodes_per_rank, nodes)

@@ -11,10 +11,13 @@ __all__ = ["JobPlan", "ServicePortPlan", "ServicePlan", "WorkloadPlan", "plan_wo
 
 
 class _S(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    pass
+    """Base of the workload plan's Structs: immutable and strict."""
 
 
 class JobPlan(_S):
+    """The Job policy of a ``job`` workload; each field is the batch/v1 Job field of that name
+    (snake_case), None where Kubernetes' default applies. Kueue creates a queued Job suspended."""
+
     suspend: bool | None = None
     backoff_limit: int | None = None
     active_deadline_seconds: int | None = None
@@ -25,27 +28,34 @@ class JobPlan(_S):
 
 
 class ServicePortPlan(_S):
+    """One port of the workload's Service."""
+
     port: int
-    protocol: str
+    protocol: str  # TCP | UDP | SCTP
     name: str | None = None
-    target_port: int | str | None = None
+    target_port: int | str | None = None  # the container port (a number or its name); None: the same as port
 
 
 class ServicePlan(_S):
+    """The Service in front of the workload's pods."""
+
     type: str  # normal | headless
     ports: tuple[ServicePortPlan, ...] = ()
 
 
 class WorkloadPlan(_S):
+    """A controller-neutral workload with its backend's policies and every default applied:
+    the input of its Kubernetes lowering."""
+
     name: str
     backend: str  # job | deployment | leaderworkerset | grove
-    pod_template: dict[str, Any]
-    labels: dict[str, str] = {}
-    annotations: dict[str, str] = {}
-    leader_template: dict[str, Any] | None = None
-    accelerator_count: int = 0
+    pod_template: dict[str, Any]  # a Kubernetes PodTemplateSpec (metadata, spec)
+    labels: dict[str, str] = {}  # of the workload object
+    annotations: dict[str, str] = {}  # of the workload object
+    leader_template: dict[str, Any] | None = None  # LeaderWorkerSet: the leader's PodTemplateSpec
+    accelerator_count: int = 0  # GPUs the gpu_container gets
     gpu_container: str | None = None  # the container that gets the accelerators
-    queue_name: str | None = None
+    queue_name: str | None = None  # Kueue LocalQueue
     job: JobPlan = JobPlan()
     replicas: int = 1  # Deployment replicas, or LeaderWorkerSet groups
     group_size: int | None = None  # LeaderWorkerSet pods per group

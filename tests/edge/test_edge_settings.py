@@ -4,6 +4,7 @@ namespace or a cluster name, but not a setting that picks a program or a place t
 
 from __future__ import annotations
 
+import argparse
 import os
 
 import pytest
@@ -23,17 +24,18 @@ def workspace(tmp_path, monkeypatch):
 def test_a_workspace_dotenv_cannot_set_a_user_only_key(workspace, capsys, key):
     (workspace / ".env").write_text(f"HF_TOKEN=hf_abc\n{key}=/tmp/planted\nMANIFESTO_NAMESPACE=team\n")
     from manifesto.cli import common
+    from manifesto.errors import Run
 
-    common.set_verbosity(quiet=False, verbose=False)  # a new run
-    got = common.settings()
+    run = argparse.Namespace(run=Run())  # a new run
+    got = common.settings(run)
     assert key not in got and got["MANIFESTO_NAMESPACE"] == "team" and got["HF_TOKEN"] == "hf_abc"
     err = capsys.readouterr().err
     assert err.startswith(f"warning: .env:2: {key} is ignored: a workspace's .env may not set it (")
     assert "hf_abc" not in err  # the token is never echoed
-    common.settings()
+    common.settings(run)
     assert capsys.readouterr().err == ""  # said once a run
-    common.set_verbosity(quiet=False, verbose=False)
-    common.settings()
+    run = argparse.Namespace(run=Run())
+    common.settings(run)
     assert capsys.readouterr().err == err  # and again in the next run
 
 

@@ -15,7 +15,6 @@ __all__ = ["metric", "dashboards", "rules", "used_metrics", "SELECTOR"]
 SELECTOR = 'manifesto_instance=~"$instance"'
 _RULE_SELECTOR = 'manifesto_instance!=""'
 _TABLES = {"vllm:": metric_names.VLLM, "llm_d_": metric_names.EPP, "DCGM_": metric_names.DCGM}
-_used: set[str] = set()
 
 
 def metric(name: str, suffix: str = "") -> str:
@@ -25,7 +24,6 @@ def metric(name: str, suffix: str = "") -> str:
     kind = entry[0] if isinstance(entry, tuple) else entry
     if suffix == "_bucket" and kind != "histogram":
         raise ValueError(f"{name} is a {kind}, not a histogram")
-    _used.add(name)
     return name + suffix
 
 
@@ -237,8 +235,22 @@ def rules() -> dict:
                        {"name": "manifesto-alerts", "rules": alerts}]}
 
 
+#: What :func:`metric` may append to a table name.
+_SUFFIXES = ("_bucket", "_total", "_sum", "_count")
+
+
 def used_metrics() -> set[str]:
-    """Every table metric the dashboards and rules use."""
-    dashboards()
-    rules()
-    return set(_used)
+    """Every table metric the dashboards and rules use: each name in their text that is a
+    table name, or one with a suffix :func:`metric` appends (``_bucket``, ``_total``...)."""
+    import json
+    import re
+
+    known = {name for table in _TABLES.values() for name in table}
+    text = json.dumps([dashboards(), rules()])
+    used = set()
+    for word in set(re.findall(r"[A-Za-z_:][A-Za-z0-9_:]*", text)):
+        if word in known:
+            used.add(word)
+        else:
+            used.update(word.removesuffix(s) for s in _SUFFIXES if word.endswith(s) and word.removesuffix(s) in known)
+    return used
