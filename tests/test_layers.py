@@ -44,9 +44,9 @@ BITES = [
      "renderers consume the Plan, never the input schemas"),
     ("manifesto/render/slurm/script.py", "import manifesto.render.k8s.model",
      "the Kubernetes and Slurm renderers share code only through neutral modules"),
-    ("manifesto/service.py", "import shelve", "one store: no module keeps a cache of its own"),
+    ("manifesto/tasks/inputs.py", "import shelve", "one store: no module keeps a cache of its own"),
     ("manifesto/build_graph/report.py", "import marshal", "one store: no module keeps a cache of its own"),
-    ("manifesto/cli/commands.py", "import manifesto.store.entries", "one store: no module keeps a cache of its own"),
+    ("manifesto/cli/commands.py", "import manifesto.tasks.entries", "one store: no module keeps a cache of its own"),
     ("manifesto/options.py", "import manifesto.resolve.plan", "Layers import downwards only"),
     ("manifesto/cli/common.py", "import manifesto.cli.target_cmds", CLI_ACYCLIC),
     ("manifesto/cli/settings.py", "import manifesto.cli.parser", CLI_ACYCLIC),
@@ -119,7 +119,7 @@ def test_the_cli_modules_form_no_import_cycle():
 
 
 @pytest.mark.parametrize("module", ["manifesto/catalog.py", "manifesto/yamlio.py", "manifesto/options.py",
-                                    "manifesto/build_renderer.py", "manifesto/cli/settings.py",
+                                    "manifesto/tasks/pair.py", "manifesto/cli/settings.py",
                                     "manifesto/build_graph/executor.py"])
 def test_no_process_wide_state_in_lookups_and_readers(module):
     """Issue 15: the catalog search path and the yamlio confinement roots were process globals

@@ -388,23 +388,33 @@ class Session:
         self.state["pairs"][item.pair] = rec
 
     def _job(self, item: Item):
+        """The job of ``item``: the RENDER task of its spec on its cluster, or a monitoring
+        target's MONITORING task over every model whose instances it monitors."""
+        from manifesto.build_graph import renderer as renderers
         from manifesto.build_graph.executor import Job
+        from manifesto.tasks import MonitoringRequest, PairRequest, Task
 
         model, cluster = item.pair
+        root = self.ws.root
+        options = dict(self.graph.options(model))
+        if options.get("routing_profile"):
+            options["routing_profile"] = os.path.join(root, options["routing_profile"])
+        options = renderers.load(self.renderer).RenderOptions(**options)
+        cluster_path = os.path.join(root, self.graph.clusters[cluster].path)
         mon = self.graph.monitors.get(model)
         if mon is not None:  # (shown name, path) of every model whose instances it monitors
-            source = tuple((m, os.path.join(self.ws.root, m)) for m in mon.models)
+            specs = tuple((m, os.path.join(root, m)) for m in mon.models)
+            task, request = Task.MONITORING, MonitoringRequest(specs, cluster_path, options, (root,))
         else:
-            source = os.path.join(self.ws.root, self.graph.source(model))
-        return Job(item.pair, source,
-                   os.path.join(self.ws.root, self.graph.clusters[cluster].path),
-                   self.graph.options(model), item.context, self.graph.out_base(item.pair))
+            task, request = Task.RENDER, PairRequest(os.path.join(root, self.graph.source(model)), cluster_path,
+                                                     options, (root,))
+        return Job(item.pair, task, request, item.context, self.graph.out_base(item.pair))
 
     def _render(self, jobs: list, by_pair: dict, n_jobs, render) -> None:
         from manifesto.build_graph.executor import Settings, run_jobs
 
         settings = Settings(self.ws.root, self.renderer, self.ws.out_dir, self.ws.tasks_dir,
-                            self.write, self.started_ns)
+                            self.write, self.started_ns, self.code)
         total = len(jobs)
         self.saved_ns = time.monotonic_ns()
 

@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.argv = argv
     args = parser.parse_args(argv)
     common.set_verbosity(quiet=flags["quiet"], verbose=flags["verbose"])
-    service = sys.modules.get("manifesto.service")
+    service = sys.modules.get("manifesto.tasks.inputs")
     if service is not None:  # "said once" means once per command, also when called in-process
         service.forget_warnings()
     args.quiet, args.verbose = flags["quiet"], flags["verbose"]  # for handlers outside manifesto.cli

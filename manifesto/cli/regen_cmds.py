@@ -160,7 +160,7 @@ class _Hermetic:
         os.environ.update(self.set)
         os.chdir(self.work)
         common.set_verbosity(quiet=True, verbose=False)
-        service = sys.modules.get("manifesto.service")
+        service = sys.modules.get("manifesto.tasks.inputs")
         if service is not None:
             service.forget_warnings()
         return self

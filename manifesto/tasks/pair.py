@@ -1,7 +1,9 @@
-"""One (model, cluster) pair -> one artifact: the entry point the build graph calls.
+"""A pair's tasks: load (parse and validate), resolve, render or explain one spec on one
+cluster, and the monitoring of several specs on one cluster (``manifesto.tasks.core.run``
+calls :func:`pair` and :func:`monitoring`).
 
-Everything a render reads is returned in ``Artifact.inputs``, so the build graph can key
-its cache on exactly those bytes. Nothing here reads the environment.
+Everything a task reads is in its outcome's ``inputs``, so the build graph can key its
+record on exactly those bytes, failures included. Nothing here reads the environment.
 """
 
 from __future__ import annotations
@@ -12,39 +14,21 @@ import msgspec
 
 import manifesto.options as _options
 
-__all__ = ["RenderOptions", "Artifact", "Products", "PRODUCTS", "prepare", "render_pair", "code_fingerprint_paths",
-           "options_from"]
-
-
-#: ``render_pair`` takes ``tasks=``: the build keeps its resolve and render products in the store.
-STORES_TASKS = True
+__all__ = ["RenderOptions", "Products", "PRODUCTS", "pair", "monitoring", "prepare", "code_fingerprint_paths"]
 
 #: The options of one render: the Struct of every render option (``manifesto.options``),
 #: the same class as ``resolve.plan.Options``.
 RenderOptions = _options.Options
 
 
-class Artifact(msgspec.Struct, frozen=True):
-    text: str
-    suffix: str  # .yaml or .sbatch
-    inputs: tuple[str, ...]
-    budget: dict | None = None  # the Plan's GPU budget as plain data (manifesto.resolve.budget)
-    products: tuple[str, ...] = ()  # the store keys of its resolve and render products (manifesto.store.tasks)
-
-
-def options_from(ro: RenderOptions):
-    """The resolution options of a render: the same Struct (kept for callers of the old API)."""
-    return ro
-
-
 class Products:
     """The parse tasks' products in one process (a build, or one worker of its pool).
 
-    Each input file is read and parsed once (``parse``, keyed by its name and text), and
-    each cluster profile, spec and routing profile validated once (``get``), whatever the
-    number of pairs that use it. A validated product is reused only while every file it
-    was made from still has the bytes it had, so an edit is seen by the next render.
-    ``parses`` and ``validations`` count the work done (the tests read them).
+    Each input file is parsed once (``parse``, keyed by its name and text), and each
+    cluster profile, spec and routing profile validated once (``get``), whatever the number
+    of pairs that use it. A validated product is reused only while every file it was made
+    from still has the bytes it had, so an edit is seen by the next build. ``parses`` and
+    ``validations`` count the work done (the tests read them).
     """
 
     def __init__(self) -> None:
@@ -56,15 +40,17 @@ class Products:
 
     def parse(self, path, name, within=(), tasks=None):
         """(data, locations) of the YAML file at ``path`` (``yamlio.load_yaml``'s checks,
-        ``within`` the directories it may be read from); with ``tasks``, through the store's
-        parse task, so a build's workers parse each file once between them.
+        ``within`` the directories it may be read from). With ``tasks`` (a
+        ``manifesto.tasks.memo.Tasks``) the file is read once per build and its product
+        goes through the store's parse task, so a build's workers parse each file once
+        between them.
 
         Parsing is keyed by the file's bytes: two files with one content (copies of a spec)
         are parsed once, and the second gets the positions under its own name.
         """
         from manifesto import yamlio
 
-        text = yamlio.read_text(path, name, within)
+        text = yamlio.read_text(path, name, within) if tasks is None else tasks.text(path, name, within)
         hit = self.named.get((name, text))
         if hit is not None:
             return hit
@@ -78,17 +64,19 @@ class Products:
         hit = self.named[(name, text)] = (data, locs if first == name else _renamed(locs, name))
         return hit
 
-    def get(self, kind: str, path: str, make, files):
-        """The product ``make()`` for ``(kind, path)``; ``files(product)`` lists what it read."""
+    def get(self, kind: str, path: str, make, files, tasks=None):
+        """The product ``make()`` for ``(kind, path)``; ``files(product)`` lists what it read,
+        digested through ``tasks`` (once per build) when given."""
         from manifesto.digest import file_digest
 
+        digest = file_digest if tasks is None else tasks.file_digest
         key = (kind, path)
         hit = self.made.get(key)
-        if hit is not None and all(file_digest(f) == d for f, d in hit[1]):
+        if hit is not None and all(digest(f) == d for f, d in hit[1]):
             return hit[0]
         product = make()
         self.validations += 1
-        self.made[key] = (product, tuple((f, file_digest(f)) for f in files(product)))
+        self.made[key] = (product, tuple((f, digest(f)) for f in files(product)))
         return product
 
 
@@ -100,136 +88,193 @@ def _renamed(locs, name: str):
     return Locations(name, {k: Origin(name, o.line, o.col) for k, o in locs.table.items()})
 
 
-#: The products of this process's renders (``render_pair``'s default).
+#: The parse products of this process's builds (``manifesto.build_graph.executor`` hands it
+#: to each build's memo).
 PRODUCTS = Products()
 
 
-def render_pair(model: str, cluster: str, options: RenderOptions, roots: tuple[str, ...] = (),
-                products: Products | None = None, tasks=None) -> Artifact:
-    """Render ``model`` against ``cluster``; raises IncompatiblePairError or another ManifestoError.
-    With ``roots`` (the build's workspace), every file read must resolve below one of them or
-    the bundled catalog: a symlink or an ``extends`` that leads elsewhere is an error naming
-    the file, not a silent read of, say, a home directory.
-
-    An error carries ``inputs``: the files read before it, so the build graph can cache the
-    failure (or the skip) against exactly those bytes. ``products`` holds what earlier
-    renders parsed (by default this process's :data:`PRODUCTS`). With ``tasks`` (a
-    ``manifesto.store.tasks.Tasks``) the resolve and render tasks reuse and keep their
-    products in the store, and the artifact (or the error, as ``products``) names their keys.
-    """
-    from manifesto.catalog import PATHS_ONLY, SearchPath, bundled_dir, images_file
-    from manifesto.errors import ManifestoError
-    from manifesto.resolve.plan import to_builtins
+def _search(roots: tuple[str, ...], catalogs: bool):
+    """Where names and paths resolve: below ``roots`` only (a build: every input is a path,
+    so no catalog name, user catalog or environment can leak in), the user's catalogs
+    (``catalogs``: a single command), else paths only."""
+    from manifesto.catalog import PATHS_ONLY, SearchPath, bundled_dir
     from manifesto.yamlio import confinement
 
-    # Every input is a path: no catalog name, user catalog or environment can leak in.
-    search = SearchPath(within=confinement([*roots, bundled_dir()])) if roots else PATHS_ONLY
-    products = PRODUCTS if products is None else products
-    if isinstance(model, tuple):
-        return _render_monitoring(model, cluster, options, search, products, tasks, roots)
-    read = [os.path.realpath(model), os.path.realpath(cluster), os.path.realpath(images_file())]
-    ro = options_from(options)
-    keys: tuple[str, ...] = ()
+    if roots:
+        return SearchPath(within=confinement([*roots, bundled_dir()]))
+    return None if catalogs else PATHS_ONLY
+
+
+def _failed(exc, read, products=()):
+    """The outcome of a ManifestoError ``exc`` after reading the files ``read``."""
+    from manifesto.errors import IncompatiblePairError
+    from manifesto.status import Status
+    from manifesto.tasks.core import Outcome
+
+    status = Status.SKIPPED if isinstance(exc, IncompatiblePairError) else Status.FAILED
+    return Outcome(status, reason=str(exc), inputs=tuple(sorted(set(read))), products=products, error=exc)
+
+
+def pair(task, request, tasks):
+    """The RESOLVE, RENDER or EXPLAIN task of ``request`` (a ``PairRequest``) through the memo
+    ``tasks``: an ``Outcome``. With ``roots`` every file read must resolve below one of them
+    or the bundled catalog: a symlink or an ``extends`` that leads elsewhere is an error
+    naming the file, not a silent read of, say, a home directory."""
+    from manifesto.catalog import images_file
+    from manifesto.errors import ManifestoError
+    from manifesto.resolve.plan import to_builtins
+    from manifesto.status import Status
+    from manifesto.tasks.core import Outcome, Task
+
+    search = _search(request.roots, request.catalogs)
+    ro = request.options
+    read = [os.path.realpath(request.spec), os.path.realpath(request.cluster), os.path.realpath(images_file())]
     try:
-        c = products.get("cluster", cluster, lambda: _cluster(cluster, products, search, tasks),
-                         lambda c: c.loaded.files)
+        c = _cluster(request.cluster, tasks, search)
         read += c.loaded.files
-        s = products.get("spec", model, lambda: _spec(model, products, search, tasks), lambda s: s.files)
+        s = _spec(request.spec, tasks, search)
         read += s.files
-        routing = None
-        if ro.routing_profile:
-            ref = ro.routing_profile
-            routing = products.get("routing", ref, lambda: _routing(ref, search), lambda r: [r[2]])
-        if tasks is None:
-            from manifesto.render import artifact_text
-            from manifesto.service import plan_for
-
-            plan, inputs = plan_for(s, c, ro, search, routing)
-            text, suffix = artifact_text(plan, s, c, ro)
-        else:
-            plan, inputs, text, suffix, keys = _run_tasks(tasks, s, c, ro, search, routing, roots)
+        routing = _routing(ro, tasks, search)
+        resolved, rkey, error, files = _resolve(tasks, s, c, ro, search, routing, request.roots, request.hf_home)
     except ManifestoError as exc:
-        exc.inputs = tuple(sorted(set(read)))
-        raise
+        return _failed(exc, read)
+    keys = (rkey,) if rkey else ()
+    if resolved.status != Status.OK:
+        return Outcome(resolved.status, reason=resolved.reason, inputs=tuple(sorted(set(read))), products=keys,
+                       cluster_name=c.name, error=error)
+    plan = resolved.plan
+    inputs = tuple(sorted(set(files)))
     budget = to_builtins(plan.budget) if plan.budget is not None else None
-    return Artifact(text=text, suffix=suffix, inputs=tuple(sorted(set(inputs))), budget=budget, products=keys)
+    if task is Task.RESOLVE:
+        return Outcome(Status.OK, inputs=inputs, products=keys, budget=budget, cluster_name=c.name, plan=plan)
+    if task is Task.EXPLAIN:
+        from manifesto.explain import explain_text
+
+        return Outcome(Status.OK, explain_text(plan), inputs=inputs, products=keys, cluster_name=c.name, plan=plan)
+    from manifesto.render import place, render_plan
+
+    rendered, dkey = tasks.render(f"{_name(s.path, request.roots)} @ {_name(c.path, request.roots)}", plan,
+                                  resolved.header, resolved.plan_digest, render_plan)
+    keys += (dkey,) if dkey else ()
+    if rendered.refusal is not None:  # the render's own refusal, placed at the input field behind it
+        return _failed(place(rendered.refusal, s, c), read, keys)
+    return Outcome(Status.OK, rendered.text, rendered.suffix, inputs=inputs, products=keys, budget=budget,
+                   cluster_name=c.name, plan=plan)
 
 
-def _run_tasks(tasks, s, c, ro, search, routing, roots):
-    """The resolve and render tasks of one pair through the store: (plan, files read, text,
-    suffix, product keys). A render refusal is placed in the current files; the keys of
-    the products made before an error ride on it as ``products``."""
-    from manifesto.render import Refused, place, render_plan
-
-    plan, header, files, rkey, pd, task = _resolve_task(tasks, s, c, ro, search, routing, roots)
-    try:
-        text, suffix, dkey = tasks.render(task, plan, header, pd, render_plan)
-    except Refused as exc:
-        error = place(exc.refusal, s, c)
-        error.products = tuple(k for k in (rkey, *getattr(exc, "products", ())) if k)
-        raise error from None
-    return plan, files, text, suffix, tuple(k for k in (rkey, dkey) if k)
-
-
-def _resolve_task(tasks, s, c, ro, search, routing, roots):
-    """The resolve task of one pair through the store: (plan, header inputs, files read, its
-    key, the plan's digest, the task's name). The monitoring render asks it for the plans of
-    the pairs it watches, which their own renders have stored by then."""
-    from manifesto.digest import file_digest
-    from manifesto.render import header_inputs
-    from manifesto.service import resolution
-
-    files, resolve = resolution(s, c, ro, search, routing)
-    paths = sorted(set(files))
+def _name(path: str, roots: tuple[str, ...]) -> str:
+    """``path`` relative to the build's workspace (as the store's task names show it)."""
     prefix = os.path.join(roots[0], "") if roots else None
+    path = str(path)
+    return path[len(prefix):] if prefix and path.startswith(prefix) else path
 
-    def rel(path: str) -> str:
-        return path[len(prefix):] if prefix and path.startswith(prefix) else path
 
-    names = [rel(p) for p in paths]
-    digests = [file_digest(p) or "-" for p in paths]
+def _resolve(tasks, s, c, ro, search, routing, roots, hf_home=None):
+    """The resolve task of one pair through the memo: ``(Resolved, its key, the error when
+    this process raised one, the files it read)``. The monitoring render asks it for the
+    plans of the pairs it watches, which their own renders have stored by then."""
+    from manifesto.render import header_inputs
+    from manifesto.tasks.inputs import resolution
+
+    files, resolve = resolution(s, c, ro, search, routing, hf_home)
+    paths = sorted(set(files))
+    names = [_name(p, roots) for p in paths]
+    digests = [tasks.file_digest(p) or "-" for p in paths]
 
     def run():
         plan = resolve()
         return plan, header_inputs(plan, s, c, ro)
 
-    task = f"{rel(str(s.path))} @ {rel(str(c.path))}"
-    plan, header, rkey, pd = tasks.resolve(task, names, digests, msgspec.msgpack.encode(ro), run,
-                                           keep=tasks.settled(paths))
-    return plan, header, files, rkey, pd, task
+    options = msgspec.msgpack.encode(ro) + (b"\0hf_home\0" + hf_home.encode() if hf_home else b"")
+    resolved, key, error = tasks.resolve(f"{_name(s.path, roots)} @ {_name(c.path, roots)}", names, digests,
+                                         options, run, keep=tasks.settled(paths))
+    return resolved, key, error, files
 
 
-def _cluster(path: str, products: Products, search, tasks=None):
+def _cluster(path: str, tasks, search):
     from manifesto.catalog import find, within
     from manifesto.cluster import Cluster
     from manifesto.load import load_cluster_file
 
-    found = find("clusters", path, search=search)
-    profile, loaded = load_cluster_file(found, within(search), _parser(products, tasks))
-    return Cluster(profile, loaded, str(found))
+    def make():
+        found = find("clusters", path, search=search)
+        profile, loaded = load_cluster_file(found, within(search), _parser(tasks))
+        return Cluster(profile, loaded, str(found))
+
+    return _product(tasks, "cluster", path, make, lambda c: c.loaded.files)
 
 
-def _spec(path: str, products: Products, search, tasks=None):
+def _spec(path: str, tasks, search):
     from manifesto.catalog import find, within
     from manifesto.load import load_model
     from manifesto.spec import Spec
 
-    found = find("models", path, search=search)
-    model, loaded = load_model(found, within(search), _parser(products, tasks))
-    return Spec(model, loaded, str(found))
+    def make():
+        found = find("models", path, search=search)
+        model, loaded = load_model(found, within(search), _parser(tasks))
+        return Spec(model, loaded, str(found))
+
+    return _product(tasks, "spec", path, make, lambda s: s.files)
 
 
-def _parser(products: Products, tasks):
-    """The loaders' ``parse``: ``products``' own, through the store's parse task with ``tasks``."""
-    if tasks is None:
-        return products.parse
-    return lambda path, name, within=(): products.parse(path, name, within, tasks)
+def _routing(ro, tasks, search):
+    """The routing profile the options name, loaded (``inputs.load_routing_profile``), or None."""
+    if not ro.routing_profile:
+        return None
+    from manifesto.tasks.inputs import load_routing_profile
+
+    ref = ro.routing_profile
+    return _product(tasks, "routing", ref, lambda: load_routing_profile(ref, search), lambda r: [r[2]])
 
 
-def _routing(ref: str, search):
-    from manifesto.service import load_routing_profile
+def _product(tasks, kind: str, path: str, make, files):
+    """``make()``, or the process's validated product of it while its files are unchanged."""
+    if tasks.products is None:
+        return make()
+    return tasks.products.get(kind, path, make, files, tasks)
 
-    return load_routing_profile(ref, search)
+
+def _parser(tasks):
+    """The loaders' ``parse``: the process's products through the memo (None: the loaders' own)."""
+    if tasks.products is None:
+        return None
+    return lambda path, name, within=(): tasks.products.parse(path, name, within, tasks)
+
+
+def monitoring(request, tasks):
+    """The MONITORING task: the monitoring of the instances of ``request.specs`` on its cluster;
+    specs the cluster cannot run (another accelerator) are left out. Every file is parsed
+    and validated through the memo, once per build like the pairs' own renders, and each
+    spec resolved once, through the store, where the pair's own render left its plan (so an
+    edit to one spec resolves that spec again, not every one)."""
+    from manifesto.catalog import images_file
+    from manifesto.errors import ManifestoError
+    from manifesto.status import Status
+    from manifesto.tasks.core import Outcome
+    from manifesto.tasks.inputs import monitoring_text
+
+    search = _search(request.roots, False)
+    ro = request.options
+    read = [os.path.realpath(request.cluster), os.path.realpath(images_file())]
+    try:
+        c = _cluster(request.cluster, tasks, search)
+        read += c.loaded.files
+        routing = _routing(ro, tasks, search)
+        specs, plans = [], []
+        for _name_shown, path in request.specs:
+            s = _spec(path, tasks, search)
+            read += s.files  # the spec and its extends chain, even when the cluster cannot run it
+            resolved, _key, error, files = _resolve(tasks, s, c, ro, search, routing, request.roots)
+            if resolved.status == Status.SKIPPED:
+                continue
+            if resolved.status != Status.OK:
+                return Outcome(Status.FAILED, reason=resolved.reason, inputs=tuple(sorted(set(read))), error=error)
+            plans.append((resolved.plan, files))
+            specs.append(s)
+        text, inputs = monitoring_text(specs, c, ro, search, routing, plans)
+    except ManifestoError as exc:
+        return _failed(exc, read)
+    return Outcome(Status.OK, text, ".yaml", inputs=tuple(sorted(set(read + inputs))), cluster_name=c.name)
 
 
 def prepare() -> None:
@@ -237,57 +282,16 @@ def prepare() -> None:
     this shares them, instead of each worker importing and building them again."""
     import ruamel.yaml  # noqa: F401
 
-    from manifesto import cluster, legacy, render, service, spec  # noqa: F401
+    from manifesto import cluster, legacy, render, spec  # noqa: F401
     from manifesto.render import header, k8s, monitoring, slurm  # noqa: F401
     from manifesto.render.k8s import idle  # noqa: F401
     from manifesto.resolve import core, router_check, vllm_check  # noqa: F401
     from manifesto.schema import quick, runtime  # noqa: F401
-    from manifesto.store import tasks  # noqa: F401
+    from manifesto.tasks import core as _core, entries, inputs, memo  # noqa: F401
 
     for model in ("ClusterProfile", "ModelSpec", "EndpointPickerConfig"):
         quick.checker(model)
-    service.load_images()
-
-
-def _render_monitoring(models: tuple, cluster: str, options: RenderOptions, search, products: Products,
-                       tasks=None, roots: tuple[str, ...] = ()) -> Artifact:
-    """The monitoring of the instances of ``models`` ((shown name, path) each) on ``cluster``;
-    models the cluster cannot run (another accelerator) are left out. Every file is parsed and
-    validated through ``products``, once per build like the pairs' own renders, and each
-    spec resolved once: with ``tasks``, through the store, where the pair's own render left
-    its plan (so an edit to one spec resolves that spec again, not every one)."""
-    from manifesto.catalog import images_file
-    from manifesto.errors import IncompatiblePairError, ManifestoError
-    from manifesto.service import monitoring_text, plan_for
-
-    read = [os.path.realpath(cluster), os.path.realpath(images_file())]
-    ro = options_from(options)
-    try:
-        c = products.get("cluster", cluster, lambda: _cluster(cluster, products, search, tasks),
-                         lambda c: c.loaded.files)
-        read += c.loaded.files
-        routing = None
-        if ro.routing_profile:
-            ref = ro.routing_profile
-            routing = products.get("routing", ref, lambda: _routing(ref, search), lambda r: [r[2]])
-        specs, resolved = [], []
-        for _name, path in models:
-            s = products.get("spec", path, lambda: _spec(path, products, search, tasks), lambda s: s.files)
-            read += s.files  # the spec and its extends chain, even when the cluster cannot run it
-            try:
-                if tasks is None:
-                    resolved.append(plan_for(s, c, ro, search, routing))
-                else:
-                    plan, _header, files, *_ = _resolve_task(tasks, s, c, ro, search, routing, roots)
-                    resolved.append((plan, files))
-            except IncompatiblePairError:
-                continue
-            specs.append(s)
-        text, inputs = monitoring_text(specs, c, ro, search, routing, resolved)
-    except ManifestoError as exc:
-        exc.inputs = tuple(sorted(set(read)))
-        raise
-    return Artifact(text=text, suffix=".yaml", inputs=tuple(sorted(set(read + inputs))))
+    inputs.load_images()
 
 
 def code_fingerprint_paths() -> list[str]:
