@@ -108,10 +108,8 @@ def _hf_home() -> str:
 def _explain(args) -> int:
     if args.output == "text":  # the text is a task result in the store, like a render
         # The Hugging Face cache it may read a config.json from is part of what was asked.
-        from manifesto.tasks import Task
-
         hf_home = _hf_home()
-        sys.stdout.write(cached_command(args, f"explain --hf-home {hf_home}", Task.EXPLAIN, hf_home)[0])
+        sys.stdout.write(cached_command(args, f"explain --hf-home {hf_home}", "explain", hf_home)[0])
         return 0
     from manifesto.outputs import emit
     from manifesto.resolve.plan import to_builtins

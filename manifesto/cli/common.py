@@ -176,9 +176,9 @@ def render_cached(args, command: str = "render manifest") -> tuple[str, str]:
     return text, suffix
 
 
-def cached_command(args, command: str, task=None, hf_home: str | None = None) -> tuple[str, str, str]:
+def cached_command(args, command: str, task: str = "render", hf_home: str | None = None) -> tuple[str, str, str]:
     """``tasks.commands.cached`` for SPEC, --cluster and the settings: (text, suffix, label) of
-    the pair's ``task`` (``manifesto.tasks.Task``; the render by default)."""
+    the pair's ``task`` (a ``manifesto.tasks.Task`` value: "render" or "explain")."""
     import os
 
     from manifesto.catalog import find

@@ -72,14 +72,15 @@ def _hit(store: Store, key: str, code: str):
 
 
 def cached(directory: str | None, *, command: str, spec: str, cluster: str, routing: str | None,
-           options: dict, task=None, hf_home: str | None = None, refs: tuple[str, str] | None = None
+           options: dict, task: str = "render", hf_home: str | None = None, refs: tuple[str, str] | None = None
            ) -> tuple[str, str, str]:
     """``(text, suffix, label)`` of ``command`` on these files, from the store while valid.
 
     ``spec``, ``cluster`` and ``routing`` are the resolved file paths and ``options`` the plain
     resolution options (:class:`manifesto.resolve.plan.Options` fields); together with
     ``command`` they key the index entry. On a miss the pair's ``task`` runs
-    (``manifesto.tasks.run``: RENDER by default, EXPLAIN with ``hf_home``), its error is
+    (``manifesto.tasks.run``; a ``Task`` value, named so a hit imports nothing: "render",
+    or "explain" with the Hugging Face cache ``hf_home``), its error is
     raised, and its text is stored unless an input file changed while it ran (``label`` is
     the cluster's name, handed back with a hit). ``refs``: the spec and cluster paths as the
     user named them, to load from (so errors name the files as the user does); by default
@@ -114,7 +115,7 @@ def cached(directory: str | None, *, command: str, spec: str, cluster: str, rout
     spec_ref, cluster_ref = refs or (spec, cluster)
     # The store keeps this command's index and result below; the pair's own products are
     # made afresh (Store(None)), as the index already answers for unchanged inputs.
-    outcome = run(task or Task.RENDER, PairRequest(spec_ref, cluster_ref, opts, catalogs=True, hf_home=hf_home),
+    outcome = run(Task(task), PairRequest(spec_ref, cluster_ref, opts, catalogs=True, hf_home=hf_home),
                   Tasks(Store(None), code))
     if outcome.status != Status.OK:
         raise outcome.error if outcome.error is not None else ManifestoError(outcome.reason)
