@@ -48,6 +48,7 @@ BITES = [
     ("manifesto/build_graph/report.py", "import marshal", "one store: no module keeps a cache of its own"),
     ("manifesto/cli/commands.py", "import manifesto.tasks.entries", "one store: no module keeps a cache of its own"),
     ("manifesto/options.py", "import manifesto.resolve.plan", "Layers import downwards only"),
+    ("manifesto/tasks/entries.py", "import manifesto.tasks.memo", "Layers import downwards only"),
     ("manifesto/cli/common.py", "import manifesto.cli.target_cmds", CLI_ACYCLIC),
     ("manifesto/cli/settings.py", "import manifesto.cli.parser", CLI_ACYCLIC),
     ("manifesto/cli/ops_cmds.py", "import manifesto.cli.complete", CLI_ACYCLIC),
