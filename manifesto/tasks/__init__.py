@@ -1,7 +1,7 @@
 """The tasks: one pipeline from input files to rendered text.
 
     core       Task, the typed requests (FileRequest, ParseRequest, PairRequest,
-               MonitoringRequest), the products (FileDigest, Outcome) and ``run``
+               MonitoringRequest), the products (FileDigest, ParsedFile, Outcome) and ``run``
     memo       Tasks: the memo of one build or command (each input read and hashed once,
                the parse, resolve and render products kept in the store)
     entries    the store entries those products are kept as (msgspec Structs)
@@ -18,7 +18,7 @@ the build's executor and its API alike. This package is the product's build rend
 
 from __future__ import annotations
 
-__all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "PairRequest", "MonitoringRequest", "Outcome",
+__all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "ParsedFile", "PairRequest", "MonitoringRequest", "Outcome",
            "Tasks", "run", "RenderOptions", "prepare", "code_fingerprint_paths"]
 
 _FROM = {"Tasks": "memo", "RenderOptions": "pair", "prepare": "pair", "code_fingerprint_paths": "pair"}

@@ -18,8 +18,8 @@ import msgspec
 from manifesto.options import Options
 from manifesto.status import Status
 
-__all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "PairRequest", "MonitoringRequest", "Outcome",
-           "run"]
+__all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "ParsedFile", "PairRequest", "MonitoringRequest",
+           "Outcome", "run"]
 
 
 class Task(str, enum.Enum):
@@ -60,6 +60,15 @@ class ParseRequest(msgspec.Struct, frozen=True):
     path: str
     name: str
     within: tuple[str, ...] = ()
+
+
+class ParsedFile(msgspec.Struct, frozen=True):
+    """The parse task's product: the plain data of one YAML file and the positions of its
+    keys and list items (a ``yamlio.Locations``), named after the file as requested."""
+
+    name: str
+    data: object
+    locations: object
 
 
 class PairRequest(msgspec.Struct, frozen=True):
@@ -116,13 +125,14 @@ def run(task: Task, request, store):
     a store, the code fingerprint its products are keyed on, and this build's file reads).
 
     DIGEST (a :class:`FileRequest`) gives a :class:`FileDigest`; PARSE (a
-    :class:`ParseRequest`) gives ``(data, locations)``; RESOLVE, RENDER and EXPLAIN (a
+    :class:`ParseRequest`) gives a :class:`ParsedFile` (a file that does not parse raises its
+    YamlSyntaxError: it has no outcome to carry it); RESOLVE, RENDER and EXPLAIN (a
     :class:`PairRequest`) and MONITORING (a :class:`MonitoringRequest`) give an
     :class:`Outcome`. A ManifestoError of the inputs is in the outcome, never raised."""
     if task is Task.DIGEST:
         return store.digest(request.path)
     if task is Task.PARSE:
-        return store.parse_file(request.path, request.name, request.within)
+        return ParsedFile(request.name, *store.parse_file(request.path, request.name, request.within))
     from manifesto.tasks import pair
 
     if task is Task.MONITORING:
