@@ -12,11 +12,16 @@ exception or a module attribute.
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 import msgspec
 
+from manifesto.errors import ManifestoError
 from manifesto.options import Options
 from manifesto.status import Status
+
+if TYPE_CHECKING:
+    from manifesto.resolve.plan import Plan
 
 __all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "ParsedFile", "PairRequest", "MonitoringRequest",
            "Outcome", "run"]
@@ -116,8 +121,8 @@ class Outcome(msgspec.Struct, frozen=True):
     products: tuple[str, ...] = ()
     budget: dict | None = None
     cluster_name: str = ""
-    plan: object = None
-    error: object = None
+    plan: Plan | None = None
+    error: ManifestoError | None = None
 
 
 def run(task: Task, request, store):
