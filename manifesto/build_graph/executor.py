@@ -188,15 +188,18 @@ def _memo(settings: Settings):
 def execute(job: Job, settings: Settings, run, memo) -> Result:
     """Run one job's task (in a worker or in-process) through ``run`` and the build's
     ``memo``, and store its outcome."""
-    from manifesto.status import Status as S
+    from manifesto.tasks import Outcome
 
     try:
         outcome = run(job.task, job.request, memo)
     except Exception:  # a bug in the renderer: report it with the pair, keep going
         return Result(job.pair, Status.FAILED, "internal error in the renderer:\n" + traceback.format_exc())
+    if not isinstance(outcome, Outcome):
+        return Result(job.pair, Status.FAILED, f"internal error in the renderer: it returned a "
+                                               f"{type(outcome).__name__}, not an Outcome")
     inputs = outcome.inputs
-    if not inputs and outcome.status != S.OK:
-        if outcome.status == S.FAILED:  # without the files it read, the error cannot be cached
+    if not inputs and outcome.status != Status.OK:
+        if outcome.status == Status.FAILED:  # without the files it read, the error cannot be cached
             return Result(job.pair, Status.FAILED, outcome.reason)
         inputs = _named_files(job)  # an incompatible pair that did not say: the files it was given
     try:

@@ -108,6 +108,20 @@ def test_a_renderer_bug_fails_its_pair_with_the_traceback(tree):
     assert report.counts()["rendered"] == 3
 
 
+def test_a_renderer_that_returns_no_outcome_fails_its_pair(tree):
+    rec = Recorder()
+
+    def untyped(task, request, store):
+        if "laguna" in request.spec:
+            return ("text", ".yaml")  # the old tuple shape: not an Outcome
+        return rec.render(task, request, store)
+
+    report = api.build(["//models/qwen::"], root=tree, renderer="fake_renderer", ui=rec, render=untyped)
+    failed = [r for r in report.rows if r["status"] == "failed"]
+    assert len(failed) == 3 and all("it returned a tuple, not an Outcome" in r["message"] for r in failed)
+    assert report.counts()["rendered"] == 3
+
+
 # -- state ---------------------------------------------------------------------
 
 
