@@ -9,7 +9,7 @@ after editing one spec (a leaf, and the spec the most others extend), each with 
 pairs it re-rendered; wall figures as the median with the best and worst run, CPU figures
 as the median with the range. ``--skip cold,noop,edits`` leaves parts out. ``--copies N``
 builds the bundled tree (BUILD.yaml, models, clusters, routing) plus N copies of every
-qwen spec instead of the synthetic tree. ``real`` uses ``manifesto.build_renderer`` on copies of the bundled
+qwen spec instead of the synthetic tree. ``real`` uses ``manifesto.tasks`` on copies of the bundled
 examples (every bundled spec extended into many variants); ``fake`` uses the test
 renderer (``tests/build_graph/fake_renderer.py``) spinning ``--render-ms`` per render,
 close to the in-process render budget. ``auto`` picks real when it is importable.
@@ -137,7 +137,7 @@ def _parser() -> argparse.ArgumentParser:
 def _renderer_kind(choice: str) -> str:
     if choice != "auto":
         return choice
-    probe = subprocess.run([sys.executable, "-c", "import manifesto.build_renderer"], capture_output=True)
+    probe = subprocess.run([sys.executable, "-c", "import manifesto.tasks.pair"], capture_output=True)
     return "real" if probe.returncode == 0 else "fake"
 
 

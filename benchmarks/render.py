@@ -3,7 +3,7 @@
 uv run python benchmarks/render.py [--runs N] [--inproc-runs N]
 
 (a) In-process: spec and cluster are loaded once, then ``resolve + render``
-    (``manifesto.service.render_text``) is timed; median against the 4 ms budget.
+    (``manifesto.tasks.inputs.plan_for`` and ``render.artifact_text``) is timed; median against the 4 ms budget.
 (b) One ``manifesto render manifest`` process, as a ratio to ``python3 -c pass``: cold
     (the store off; budget 10x, issue 15) and warm (a repeat of the same render, served
     from the store; budget 4x), each as the median with the best and worst run; and the
@@ -32,11 +32,15 @@ FLOOR = "import msgspec, ruamel.yaml"
 
 
 def inproc(runs: int) -> float:
-    """Median seconds of render_text on preloaded Spec/Cluster objects."""
+    """Median seconds of resolve + render on preloaded Spec/Cluster objects."""
     from manifesto.cluster import load_cluster
-    from manifesto.service import render_text
+    from manifesto.render import artifact_text
     from manifesto.resolve.plan import Options
     from manifesto.spec import load_spec
+    from manifesto.tasks.inputs import plan_for
+
+    def render_text(spec, cluster, options):
+        return artifact_text(plan_for(spec, cluster, options)[0], spec, cluster, options)
 
     cluster = load_cluster(CLUSTER)
     spec = load_spec(MODEL, cluster)

@@ -179,7 +179,7 @@ def start_from(model: str, search=None) -> Start:
     """A catalog model id with an architecture record (``Qwen/Qwen3-32B``), else a spec (a path,
     catalog name or build address) whose model, vLLM settings and roles are the start."""
     from manifesto.errors import CatalogError, InputError
-    from manifesto.service import catalog_record
+    from manifesto.tasks.inputs import catalog_record
 
     path, arch = catalog_record(model)
     if arch is not None:
@@ -290,7 +290,7 @@ def resolve_layout(data: dict, path: str, cluster, options):
     resolved against ``cluster`` exactly as ``render`` resolves a spec file holding it."""
     from manifesto.load import Loaded, validate
     from manifesto.schema.compiled import ModelSpec
-    from manifesto.service import plan_for
+    from manifesto.tasks.inputs import plan_for
     from manifesto.spec import Spec
     from manifesto.yamlio import Locations
 
@@ -318,7 +318,7 @@ def _architecture(start: Start, search):
     from manifesto.catalog import within
     from manifesto.load import Loaded, validate
     from manifesto.schema.compiled import ModelSpec
-    from manifesto.service import load_architecture
+    from manifesto.tasks.inputs import load_architecture
     from manifesto.spec import Spec
     from manifesto.yamlio import Locations
 

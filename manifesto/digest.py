@@ -11,7 +11,7 @@ from manifesto.hashing import blake2b_hex
 __all__ = ["digest", "file_digest", "combine", "code_files", "code_names", "fingerprint", "code_fingerprint"]
 
 #: The product's renderer module (``manifesto.build_graph.renderer.DEFAULT``).
-RENDERER = "manifesto.build_renderer"
+RENDERER = "manifesto.tasks"
 
 
 def digest(data: bytes) -> str:

@@ -9,7 +9,7 @@ generated from this table:
 - the argparse flags (``add_arguments``, used by ``cli.common.spec_args``);
 - the values read from flags, the environment and ``.env`` files (``from_sources``);
 - the ``Options`` msgspec Struct (``resolve.plan.Options`` and
-  ``build_renderer.RenderOptions`` are this Struct);
+  ``manifesto.tasks.RenderOptions`` are this Struct);
 - the fields the build keeps (``BUILD_FIELDS``, ``build_graph.renderer.OPTION_FIELDS``) and
   their BUILD.yaml validation (``build_value``);
 - the provenance header's flags (``header_flags``);

@@ -34,7 +34,7 @@ class Spec:
 
     def resolve(self, cluster, options):
         """(Plan, files read) of this spec on ``cluster`` with ``options`` (a resolve.plan.Options)."""
-        from manifesto.service import plan_for
+        from manifesto.tasks.inputs import plan_for
 
         return plan_for(self, cluster, options)
 

@@ -53,10 +53,14 @@ def _write_spec(tmp_path: Path, data: dict, name: str) -> Path:
 def _render(path: Path, cluster):
     """What `render manifest` does with the file: load it and render it on ``cluster``."""
     from manifesto.options import Options
-    from manifesto.service import render_text
+    from manifesto.render import artifact_text
     from manifesto.spec import load_spec
+    from manifesto.tasks.inputs import plan_for
 
-    return render_text(load_spec(path), cluster, Options(user="plan"))
+    spec, options = load_spec(path), Options(user="plan")
+    plan, files = plan_for(spec, cluster, options)
+    text, suffix = artifact_text(plan, spec, cluster, options)
+    return text, suffix, files
 
 
 @pytest.mark.parametrize("model", ARCHITECTURES)
@@ -68,7 +72,7 @@ def test_every_proposal_renders_and_every_refusal_is_render_s_own(model, tmp_pat
     from manifesto import capacity
     from manifesto.errors import ManifestoError
     from manifesto.resolve.accelerator import project_accelerator
-    from manifesto.service import catalog_record
+    from manifesto.tasks.inputs import catalog_record
 
     arch = catalog_record(model)[1]
     clusters = _clusters()

@@ -128,7 +128,7 @@ def test_slurm_script_of_independent_servers_passes_its_checks(tmp_path):
     import re
 
     from manifesto.render import artifact_text
-    from manifesto.service import plan_for
+    from manifesto.tasks.inputs import plan_for
     from manifesto.resolve.plan import Options
 
     spec, cluster = kit.load_pair(_spec(tmp_path, "Qwen/Qwen3-0.6B", "{tp: 2, dp: 4}"), CLUSTERS / "example-slurm.yaml")

@@ -14,7 +14,7 @@ import yaml
 from kit import REPO_ROOT, cli_in_process, plan_of, validate_manifests
 
 from manifesto.ops.targets import parse_objects
-from manifesto.build_renderer import health_checks
+from manifesto.tasks import health_checks
 from manifesto.render.gitops import ignore_differences
 from manifesto.render.k8s.waves import ANNOTATION, STAGES, WAVES, stage_of, with_waves
 

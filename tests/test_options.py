@@ -62,7 +62,7 @@ def test_every_option_has_an_example():
 def test_the_struct_is_the_plan_options_and_the_render_options():
     import msgspec
 
-    from manifesto import build_renderer
+    from manifesto.tasks import pair as build_renderer
     from manifesto.resolve import plan
 
     assert plan.Options is options.Options is build_renderer.RenderOptions

@@ -229,7 +229,7 @@ def _render_one(c: dict, clusters, tmp_path_factory) -> bool:
     from manifesto.errors import ManifestoError
     from manifesto.render import artifact_text
     from manifesto.resolve.plan import Options
-    from manifesto.service import plan_for
+    from manifesto.tasks.inputs import plan_for
     from manifesto.spec import load_spec
 
     path = tmp_path_factory.mktemp("spec") / "m.yaml"

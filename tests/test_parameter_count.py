@@ -17,9 +17,7 @@ LIMIT = 8
 #: rendercache.py and gives a pair's outcome one typed value instead of the executor's Result
 #: and 7-tuples). Each entry must still exist and still be too long: delete it when it is not.
 PENDING = {
-    "rendercache.py::_remember",
     "build_graph/executor.py::Result.__init__",
-    "build_graph/executor.py::_finish",
 }
 
 

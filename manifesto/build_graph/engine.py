@@ -388,42 +388,57 @@ class Session:
         self.state["pairs"][item.pair] = rec
 
     def _job(self, item: Item):
+        """The job of ``item``: the RENDER task of its spec on its cluster, a monitoring
+        target's MONITORING task over every model whose instances it monitors, or a gitops
+        target's GITOPS task over the deployments it delivers."""
+        from manifesto.build_graph import renderer as renderers
         from manifesto.build_graph.executor import Job
+        from manifesto.tasks import MonitoringRequest, PairRequest, Task
 
         model, cluster = item.pair
+        root = self.ws.root
+        options = dict(self.graph.options(model))
+        if options.get("routing_profile"):
+            options["routing_profile"] = os.path.join(root, options["routing_profile"])
+        options = renderers.load(self.renderer).RenderOptions(**options)
+        cluster_path = os.path.join(root, self.graph.clusters[cluster].path)
         mon = self.graph.monitors.get(model)
         if mon is not None:  # (shown name, path) of every model whose instances it monitors
-            source = tuple((m, os.path.join(self.ws.root, m)) for m in mon.models)
+            specs = tuple((m, os.path.join(root, m)) for m in mon.models)
+            task, request = Task.MONITORING, MonitoringRequest(specs, cluster_path, options, (root,))
         elif model in self.graph.gitops:
-            source = self._gitops_source(self.graph.gitops[model])
+            task, request = Task.GITOPS, self._gitops_request(self.graph.gitops[model])
         else:
-            source = os.path.join(self.ws.root, self.graph.source(model))
-        return Job(item.pair, source,
-                   os.path.join(self.ws.root, self.graph.clusters[cluster].path),
-                   self.graph.options(model), item.context, self.graph.out_base(item.pair))
+            task, request = Task.RENDER, PairRequest(os.path.join(root, self.graph.source(model)), cluster_path,
+                                                     options, (root,))
+        return Job(item.pair, task, request, item.context, self.graph.out_base(item.pair))
 
-    def _gitops_source(self, gitops) -> dict:
-        """What a gitops target's render needs (a mapping: ``executor.model_files`` knows it):
-        the declaration, BUILD.yaml (its input: the declaration lives there), and each covered
-        deployment's name, model and cluster files, render options and kube context."""
+    def _gitops_request(self, gitops):
+        """A gitops target's GITOPS request: the declaration, BUILD.yaml (its input: the
+        declaration lives there), and each covered deployment's name, model and cluster files,
+        render options and kube context."""
+        from manifesto.build_graph import renderer as renderers
+        from manifesto.tasks import GitopsDeployment, GitopsRequest
+
         root, graph = self.ws.root, self.graph
+        make = renderers.load(self.renderer).RenderOptions
         deployments = []
         for key in gitops.deployments:
             dep = graph.deployments[key]
-            options = graph.options(key)
-            if options.get("routing_profile"):
-                options["routing_profile"] = os.path.join(root, options["routing_profile"])
-            deployments.append({"name": dep.name, "model": os.path.join(root, dep.model),
-                                "cluster": os.path.join(root, graph.clusters[dep.cluster].path),
-                                "context": dep.context, "options": options})
-        return {"gitops": gitops.name, "settings": dict(gitops.settings), "explicit": gitops.explicit,
-                "buildfile": self.ws.buildfile, "deployments": deployments}
+            values = dict(graph.options(key))
+            if values.get("routing_profile"):
+                values["routing_profile"] = os.path.join(root, values["routing_profile"])
+            deployments.append(GitopsDeployment(dep.name, os.path.join(root, dep.model),
+                                                os.path.join(root, graph.clusters[dep.cluster].path),
+                                                make(**values), dep.context))
+        return GitopsRequest(gitops.name, dict(gitops.settings), gitops.explicit, self.ws.buildfile,
+                             tuple(deployments), (root,))
 
     def _render(self, jobs: list, by_pair: dict, n_jobs, render) -> None:
         from manifesto.build_graph.executor import Settings, run_jobs
 
         settings = Settings(self.ws.root, self.renderer, self.ws.out_dir, self.ws.tasks_dir,
-                            self.write, self.started_ns)
+                            self.write, self.started_ns, self.code)
         total = len(jobs)
         self.saved_ns = time.monotonic_ns()
 

@@ -1,9 +1,11 @@
 """Run render jobs, in this process or in a pool of worker processes.
 
-A job renders one pair, hashes every file the render read, stores the task entry
-and, when building, writes the artifact; it returns a small ``Result`` so the
-parent only keeps books. The render function is injectable (``render=``) for
-in-process use; worker processes load the renderer module by name.
+A job runs one pair's task (``manifesto.tasks.run``, or the test renderer's ``run``:
+``run(task, request, store) -> Outcome``), hashes every file it read, stores the result
+entry and, when building, writes the artifact; it returns a small ``Result`` so the parent
+only keeps books. Each process of a build has one memo (``manifesto.tasks.memo.Tasks``: the
+store, the code fingerprint, every file read once). The run function is injectable
+(``render=``) for in-process use; worker processes load the renderer module by name.
 """
 
 from __future__ import annotations
@@ -39,24 +41,24 @@ class _Slots:
 class Settings(_Slots):
     """What every job of one build shares."""
 
-    __slots__ = ("root", "renderer", "out_dir", "tasks_dir", "write", "started_ns")
+    __slots__ = ("root", "renderer", "out_dir", "tasks_dir", "write", "started_ns", "code")
 
-    def __init__(self, root, renderer, out_dir, tasks_dir, write, started_ns) -> None:
+    def __init__(self, root, renderer, out_dir, tasks_dir, write, started_ns, code) -> None:
         self.root, self.renderer, self.out_dir, self.tasks_dir = root, renderer, out_dir, tasks_dir
-        self.write, self.started_ns = write, started_ns
+        self.write, self.started_ns, self.code = write, started_ns, code
 
 
 class Job(_Slots):
-    """Render ``pair`` (model path, cluster name) from these files with these options.
+    """Run ``task`` (``manifesto.tasks.Task``: RENDER, or MONITORING for a monitoring target)
+    on ``request`` (a ``PairRequest`` or ``MonitoringRequest``) for ``pair`` (target, cluster
+    name), in ``context`` (code fingerprint, option values); the artifact goes to
+    ``out_base`` + its suffix."""
 
-    A monitoring target's ``model`` is a tuple of (shown name, path), one per model; a gitops
-    target's a mapping (``engine.Session._gitops_source``)."""
+    __slots__ = ("pair", "task", "request", "context", "out_base")
 
-    __slots__ = ("pair", "model", "cluster", "options", "context", "out_base")
-
-    def __init__(self, pair, model, cluster, options, context, out_base) -> None:
-        self.pair, self.model, self.cluster = pair, model, cluster
-        self.options, self.context, self.out_base = options, context, out_base
+    def __init__(self, pair, task, request, context, out_base) -> None:
+        self.pair, self.task, self.request = pair, task, request
+        self.context, self.out_base = context, out_base
 
 
 class Result(_Slots):
@@ -75,7 +77,7 @@ class Result(_Slots):
         self.suffix, self.art_digest, self.key = suffix, art_digest, key
         self.inputs, self.digests, self.stats, self.out = inputs, digests, stats, out
         self.budget = budget  # the artifact's GPU budget (plain data), when the renderer gives one
-        self.products = products  # store keys of the pair's task products (manifesto.store.tasks)
+        self.products = products  # store keys of the pair's task products (manifesto.tasks.memo)
 
 
 def _init_worker(renderer: str) -> None:
@@ -102,11 +104,13 @@ def _exit_with_parent(parent: int) -> None:
 
 
 def run_jobs(jobs: list, settings: Settings, n_jobs: int, on_result, render=None) -> None:
-    """Run ``jobs``, calling ``on_result(result)`` as each one finishes."""
+    """Run ``jobs``, calling ``on_result(result)`` as each one finishes; ``render`` is an
+    injected run function (default: the renderer module's ``run``)."""
     if n_jobs <= 1 or len(jobs) <= 1 or render is not None:
-        renderers.load(settings.renderer)
+        run = render or renderers.load(settings.renderer).run
+        memo = _memo(settings)
         for job in jobs:
-            on_result(execute(job, settings, render))
+            on_result(execute(job, settings, run, memo))
         return
     _run_pool(jobs, settings, min(n_jobs, len(jobs)), on_result)
 
@@ -150,8 +154,10 @@ def _batches(jobs: list, n_jobs: int) -> list[list]:
     meanwhile instead of waiting for it at the end. Pair batches shrink towards the end
     (an eighth of what is left per worker, 16 at most): the last ones are single pairs, so
     no worker finishes a long batch while the others have nothing left to take."""
-    heavy = [[job] for job in jobs if isinstance(job.model, (tuple, dict))]
-    pairs = [job for job in jobs if not isinstance(job.model, (tuple, dict))]
+    from manifesto.tasks import Task
+
+    heavy = [[job] for job in jobs if job.task in (Task.MONITORING, Task.GITOPS)]
+    pairs = [job for job in jobs if job.task not in (Task.MONITORING, Task.GITOPS)]
     batches, start = [], 0
     while start < len(pairs):
         size = max(1, min(16, (len(pairs) - start) // (n_jobs * 8)))
@@ -161,142 +167,105 @@ def _batches(jobs: list, n_jobs: int) -> list[list]:
 
 
 def execute_batch(settings: Settings, jobs: list) -> list:
-    """``execute`` each job of a batch (the unit sent to a worker process, with its settings)."""
-    return [execute(job, settings) for job in jobs]
+    """``execute`` each job of a batch (the unit sent to a worker process, with its settings),
+    with one memo: a file the batch's pairs share is read once."""
+    run, memo = renderers.load(settings.renderer).run, _memo(settings)
+    return [execute(job, settings, run, memo) for job in jobs]
 
 
-def execute(job: Job, settings: Settings, render=None) -> Result:
-    """Render one pair (in a worker or in-process) and store its outcome; ``render`` is an
-    injected render function (default: the settings' renderer module's ``render_pair``)."""
-    render = render or renderers.load(settings.renderer).render_pair
+def _memo(settings: Settings):
+    """The memo of this build in this process: the build's store (a product that cannot be
+    written, or a damaged one, is a miss: the pair's own result entry, written next, reports
+    a store that is in the way), its code fingerprint, the process's parse products."""
+    from manifesto.store import Store
+    from manifesto.tasks import pair
+    from manifesto.tasks.memo import Tasks
+
+    store = Store(settings.tasks_dir, warn=_ignore, root=settings.root)
+    return Tasks(store, settings.code, settings.started_ns - _EDIT_WINDOW_NS, pair.PRODUCTS, hash_file)
+
+
+def execute(job: Job, settings: Settings, run, memo) -> Result:
+    """Run one job's task (in a worker or in-process) through ``run`` and the build's
+    ``memo``, and store its outcome."""
+    from manifesto.tasks import Outcome
+
     try:
-        outcome = _render_one(job, settings, render)
+        outcome = run(job.task, job.request, memo)
     except Exception:  # a bug in the renderer: report it with the pair, keep going
         return Result(job.pair, Status.FAILED, "internal error in the renderer:\n" + traceback.format_exc())
-    if isinstance(outcome, Result):
-        return outcome
+    if not isinstance(outcome, Outcome):
+        return Result(job.pair, Status.FAILED, f"internal error in the renderer: it returned a "
+                                               f"{type(outcome).__name__}, not an Outcome")
+    inputs = outcome.inputs
+    if not inputs and outcome.status != Status.OK:
+        if outcome.status == Status.FAILED:  # without the files it read, the error cannot be cached
+            return Result(job.pair, Status.FAILED, outcome.reason)
+        inputs = _named_files(job)  # an incompatible pair that did not say: the files it was given
     try:
-        return _finish(job, settings, *outcome)
+        return _finish(job, settings, memo, outcome, inputs)
     except OSError as exc:  # a full disk, a read-only out/: this pair fails, the others go on
-        return Result(job.pair, Status.FAILED, _store_error(settings, job.out_base + outcome[1], exc))
-
-
-def _render_one(job: Job, settings: Settings, render):
-    from manifesto.errors import IncompatiblePairError, ManifestoError
-
-    module = renderers.load(settings.renderer)
-    options = dict(job.options)
-    if options.get("routing_profile"):
-        options["routing_profile"] = os.path.join(settings.root, options["routing_profile"])
-    try:
-        # The module's renderer reads only the workspace (an injected test function takes 3 arguments).
-        extra = {}
-        if render is getattr(module, "render_pair", None):
-            # The module's renderer reads only the workspace, and keeps its task products in the store.
-            from manifesto.store import Store
-            from manifesto.store.tasks import Tasks
-
-            extra = {"roots": (settings.root,)}
-            if getattr(module, "STORES_TASKS", False):
-                # A product that cannot be written (or a damaged one) is a miss: the pair's own
-                # result entry, written next, reports a store that is in the way.
-                products = Store(settings.tasks_dir, warn=_ignore, root=settings.root)
-                extra["tasks"] = Tasks(products, job.context[0], settings.started_ns - _EDIT_WINDOW_NS)
-        art = render(job.model, job.cluster, module.RenderOptions(**options), **extra)
-    except IncompatiblePairError as exc:
-        inputs = getattr(exc, "inputs", None) or _fallback_inputs(job)
-        return Status.SKIPPED, "", "", str(exc), inputs, None, getattr(exc, "products", ())
-    except ManifestoError as exc:
-        inputs = getattr(exc, "inputs", None)
-        if not inputs:  # without the files it read, the error cannot be cached
-            return Result(job.pair, Status.FAILED, str(exc))
-        return Status.FAILED, "", "", str(exc), inputs, None, getattr(exc, "products", ())
-    return Status.OK, art.suffix, art.text, "", art.inputs, getattr(art, "budget", None), getattr(art, "products", ())
+        return Result(job.pair, Status.FAILED, _store_error(settings, job.out_base + outcome.suffix, exc))
 
 
 def _ignore(message: str) -> None:
-    """A store's ``warn`` that says nothing (see ``_render_one``)."""
+    """A store's ``warn`` that says nothing (see ``_memo``)."""
 
 
-def _fallback_inputs(job: Job) -> list[str]:
-    """Inputs of an incompatible pair whose error does not list them (``err.inputs``):
-    the model, the cluster, and every file the model mentions by a relative path, and
-    so on down the chain: its ``extends`` parents, found without parsing YAML. A
-    parent named another way is missed, so renderers should attach ``inputs``."""
-    models = model_files(job.model)
-    found, todo = {*models, job.cluster}, list(models)
-    while todo:
-        for path in _mentioned_files(todo.pop()):
-            if path not in found:
-                found.add(path)
-                todo.append(path)
-    return sorted(found)
+def _named_files(job: Job) -> list[str]:
+    """The files ``job``'s request names: its spec (or specs), cluster and routing profile; a
+    gitops target's BUILD.yaml and each covered deployment's."""
+    from manifesto.tasks import Task
+
+    request = job.request
+    if job.task == Task.GITOPS:
+        named = [request.buildfile]
+        for dep in request.deployments:
+            routing = dep.options.routing_profile
+            named += [dep.spec, dep.cluster, *([routing] if routing else [])]
+        return named
+    specs = [path for _, path in request.specs] if job.task == Task.MONITORING else [request.spec]
+    routing = request.options.routing_profile
+    return [*specs, request.cluster, *([routing] if routing else [])]
 
 
-def model_files(model) -> list[str]:
-    """The model files a job renders: its own, a monitoring target's (shown name, path) pairs',
-    or a gitops target's covered deployments' (with their clusters and BUILD.yaml)."""
-    if isinstance(model, tuple):
-        return [path for _, path in model]
-    if isinstance(model, dict):
-        return [model["buildfile"], *(d[k] for d in model["deployments"] for k in ("model", "cluster"))]
-    return [model]
-
-
-def _mentioned_files(path: str) -> list[str]:
-    import re
-
-    data = read_bytes(path) or b""
-    here = os.path.dirname(path)
-    hits = []
-    for token in set(re.findall(rb"[\w.][\w./-]*", data)):
-        name = token.decode(errors="replace")
-        if not (name.endswith((".yaml", ".yml")) or "/" in name):
-            continue
-        for candidate in (name, name + ".yaml"):
-            full = os.path.normpath(os.path.join(here, candidate))
-            if os.path.isfile(full):
-                hits.append(full)
-    return hits
-
-
-def _finish(job, settings, status, suffix, text, reason, inputs, budget, products) -> Result:
+def _finish(job, settings, memo, outcome, inputs) -> Result:
     from manifesto.build_graph.keys import pair_key
     from manifesto.store import Store
-    from manifesto.store.entries import Result as Entry
+    from manifesto.tasks.entries import Result as Entry
 
-    keys, digests, stats, steady = _hash_inputs(job, settings, inputs)
+    status, suffix, text, reason = outcome.status, outcome.suffix, outcome.text, outcome.reason
+    keys, digests, stats, steady = _hash_inputs(job, settings, memo, inputs)
     data = text.encode()
     text_digest = digest(data)
     art_digest = text_digest if status == Status.OK else ""
     key = pair_key(settings.renderer, job.pair, job.context, keys, digests)
     if steady:
         entry = Entry(key, f"render {job.pair[0]} @ {job.pair[1]}", status, suffix, text, text_digest, reason,
-                      keys, digests, budget, tuple(products))
+                      keys, digests, outcome.budget, tuple(outcome.products))
         Store(settings.tasks_dir, root=settings.root).put(entry)  # never through a symlink in out/
     out = None
     if settings.write and status == Status.OK:
         out = write_artifact(settings.out_dir, job.out_base + suffix, data)
     return Result(job.pair, status, reason, suffix, art_digest, key, keys,
-                  digests if steady else None, stats, out, budget, tuple(products))
+                  digests if steady else None, stats, out, outcome.budget, tuple(outcome.products))
 
 
-def _hash_inputs(job: Job, settings: Settings, inputs):
-    """Root-relative input keys, their digests, stat entries, and whether all held still."""
+def _hash_inputs(job: Job, settings: Settings, memo, inputs):
+    """Root-relative input keys, their digests (the memo's digest task: each file read once
+    per build), stat entries, and whether all held still."""
     root = settings.root
     prefix = os.path.join(root, "")
-    paths = {os.path.abspath(p) for p in inputs} | set(model_files(job.model)) | {job.cluster}
-    if job.options.get("routing_profile"):
-        paths.add(os.path.join(root, job.options["routing_profile"]))
+    paths = {os.path.abspath(p) for p in (*inputs, *_named_files(job))}
     keys, digests, stats, steady = [], [], [], True
     for path in sorted(paths):
         key = path[len(prefix):] if path.startswith(prefix) else path
-        hashed = hash_file(path)
-        if hashed is None:
+        hashed = memo.digest(path)
+        if hashed.digest is None:
             keys.append(key), digests.append("-")
             steady = False
             continue
-        sig, value, trusted = hashed
+        sig, value, trusted = hashed.signature, hashed.digest, hashed.trusted
         steady = steady and sig[0] < settings.started_ns - _EDIT_WINDOW_NS
         keys.append(key), digests.append(value), stats.append((key, sig, value, trusted))
     order = sorted(range(len(keys)), key=keys.__getitem__)

@@ -289,7 +289,7 @@ class SharedCache:
         from manifesto.digest import digest
         from manifesto.edge.entries import BadEntry, decode_remote_index, decode_remote_record
         from manifesto.status import Source, Status
-        from manifesto.store.entries import Result
+        from manifesto.tasks.entries import Result
 
         s = self.session
         index_key = self._index_key(item)

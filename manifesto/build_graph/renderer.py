@@ -3,12 +3,14 @@
 A renderer is a module providing::
 
     RenderOptions(**{field: value for field in OPTION_FIELDS})
-    render_pair(model_path, cluster_path, options, roots) -> Artifact(text, suffix, inputs)
-        (roots: the build's workspace; renders read only files below them)
+    run(task, request, store) -> manifesto.tasks.Outcome
+        (task: Task.RENDER with a PairRequest, or Task.MONITORING with a MonitoringRequest;
+        request.roots: the build's workspace, renders read only files below it; store: the
+        build's memo, manifesto.tasks.memo.Tasks, with its store and code fingerprint)
     code_fingerprint_paths() -> list[str]
     prepare() (optional): import what renders need before a pool of workers is forked
 
-The product's renderer is ``manifesto.build_renderer``. Engine tests substitute a small fake
+The product's renderer is ``manifesto.tasks``. Engine tests substitute a small fake
 through ``MANIFESTO_BUILD_RENDERER`` (a module name), read once at the CLI edge;
 the module name is part of the code fingerprint, so switching renderers rebuilds.
 A renderer must be a function of its arguments alone: the product's renderer reads
@@ -24,7 +26,7 @@ from manifesto.options import BUILD_FIELDS
 
 __all__ = ["DEFAULT", "ENV_VAR", "OPTION_FIELDS", "load", "renderer_name"]
 
-DEFAULT = "manifesto.build_renderer"
+DEFAULT = "manifesto.tasks"
 #: The fields of ``RenderOptions`` BUILD.yaml may set, in the order the build keeps them:
 #: generated from the definition of every render option.
 OPTION_FIELDS = BUILD_FIELDS

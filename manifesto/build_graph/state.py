@@ -59,7 +59,7 @@ class PairRecord(namedtuple("_PairRecord", ("context", "inputs", "digests", "key
     alone: an out/ file equal to it is stale, any other one hand-edited, on every run.
     ``budget`` is the artifact's GPU budget as plain data (None when the renderer gives none),
     so a build that renders nothing still reports it. ``key`` is the store key of the pair's
-    result (``manifesto.store.tasks.plan_of(store, key)`` gives its Plan).
+    result (``manifesto.tasks.memo.plan_of(store, key)`` gives its Plan).
 
     A ``collections.namedtuple`` with annotations rather than a ``typing.NamedTuple`` or a
     msgspec Struct: a no-op build reads only the manifest, and importing ``typing`` (or

@@ -109,11 +109,12 @@ def _hf_home() -> str:
 def _explain(args) -> int:
     if args.output == "text":  # the text is a task result in the store, like a render
         # The Hugging Face cache it may read a config.json from is part of what was asked.
-        sys.stdout.write(cached_command(args, f"explain --hf-home {_hf_home()}", _explain_product)[0])
+        hf_home = _hf_home()
+        sys.stdout.write(cached_command(args, f"explain --hf-home {hf_home}", "explain", hf_home)[0])
         return 0
     from manifesto.outputs import emit
     from manifesto.resolve.plan import to_builtins
-    from manifesto.service import plan_for
+    from manifesto.tasks.inputs import plan_for
 
     spec, cluster, opts = load_pair(args)
     plan, _ = plan_for(spec, cluster, opts, search_of(args), hf_home=_hf_home())
@@ -128,14 +129,6 @@ def _explain(args) -> int:
     return 0
 
 
-def _explain_product(spec, cluster, opts):
-    from manifesto.explain import explain_text
-    from manifesto.service import plan_for
-
-    plan, files = plan_for(spec, cluster, opts, hf_home=_hf_home())
-    return explain_text(plan), "", files, cluster.name
-
-
 def _render_manifest(args) -> int:
     from manifesto.cli.provenance import with_source
 
@@ -147,7 +140,7 @@ def _render_manifest(args) -> int:
 def _render_routing(args) -> int:
     from manifesto.errors import ResolveError
     from manifesto.render import expanded_inputs, k8s_objects
-    from manifesto.service import plan_for
+    from manifesto.tasks.inputs import plan_for
     from manifesto.render.k8s import render_routing
 
     spec, cluster, opts = load_pair(args)
@@ -242,10 +235,9 @@ def _render_slurm(args) -> int:
 
 def _config_validate(args) -> int:
     from manifesto.outputs import emit
-    from manifesto.rendercache import render_product
 
     # The same task as `render manifest`: a render of these inputs is a hit for both.
-    text, suffix, cluster = cached_command(args, "render manifest", render_product)
+    text, suffix, cluster = cached_command(args, "render manifest")
     kind = "batch script" if suffix == ".sbatch" else "Kubernetes manifest"
     lines = len(text.splitlines())
     emit(args.output, {"spec": args.spec, "cluster": cluster, "kind": kind, "lines": lines, "ok": True},

@@ -158,8 +158,8 @@ def plan_for_args(args, env, command: str, cluster=None):
     """(plan, spec, cluster) of a Kubernetes cluster; Slurm clusters are refused. ``cluster``:
     the profile the caller already loaded with ``load_cluster_for``."""
     from manifesto.cli import settings as cli_settings
-    from manifesto.service import plan_for
     from manifesto.spec import load_spec
+    from manifesto.tasks.inputs import plan_for
 
     cluster = cluster or load_cluster_for(args, env)
     refuse_slurm_cluster(cluster, command)
@@ -170,17 +170,15 @@ def plan_for_args(args, env, command: str, cluster=None):
 
 def render_cached(args, command: str = "render manifest") -> tuple[str, str]:
     """(text, suffix) of a render, served from the store when its inputs are unchanged."""
-    from manifesto.rendercache import render_product
-
-    text, suffix, _ = cached_command(args, command, render_product)
+    text, suffix, _ = cached_command(args, command)
     return text, suffix
 
 
-def cached_command(args, command: str, produce) -> tuple[str, str, str]:
-    """``rendercache.cached`` for SPEC, --cluster and the settings: (text, suffix, label)."""
+def cached_command(args, command: str, task: str = "render", hf_home: str | None = None) -> tuple[str, str, str]:
+    """``tasks.commands.cached`` for SPEC, --cluster and the settings: (text, suffix, label) of
+    the pair's ``task`` (a ``manifesto.tasks.Task`` value: "render" or "explain")."""
     import os
 
-    from manifesto import rendercache
     from manifesto.catalog import find
     from manifesto.cli import settings as cli_settings
 
@@ -194,8 +192,10 @@ def cached_command(args, command: str, produce) -> tuple[str, str, str]:
     # that starts shadowing a bundled one must not be answered from the old entry.
     routing = (os.path.abspath(find("routing", raw["routing_profile"], search=search))
                if raw["routing_profile"] else None)
-    return rendercache.cached(rendercache.cache_dir(env), command=command, spec=spec, cluster=cluster,
-                              routing=routing, options=raw, produce=produce, refs=(spec_ref, cluster_ref))
+    from manifesto.tasks import commands
+
+    query = commands.Query(command, spec, cluster, routing, raw, task=task, hf_home=hf_home, refs=(spec_ref, cluster_ref))
+    return commands.cached(commands.cache_dir(env), query)
 
 
 # -- Kubernetes -------------------------------------------------------------------------

@@ -44,7 +44,7 @@ def register(sub, add) -> None:
 
 def _plan(args, env, namespace: str):
     from manifesto.cli import settings as cli_settings
-    from manifesto.service import plan_for
+    from manifesto.tasks.inputs import plan_for
 
     scoped = argparse.Namespace(**{**vars(args), "namespace": namespace})
     return plan_for(args._spec, args._cluster, cli_settings.options(scoped, env), search_of(args))[0]

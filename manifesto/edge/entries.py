@@ -234,7 +234,7 @@ def decode_remote_record(raw):
 
 
 def check_store_entry(entry) -> None:
-    """Raise :class:`BadEntry` when a decoded store entry (``manifesto.store.entries``) has a
+    """Raise :class:`BadEntry` when a decoded store entry (``manifesto.tasks.entries``) has a
     path-like field outside its grammar: the key, a result's suffix, its inputs and digests."""
     if not key_ok(getattr(entry, "key", None)):
         raise BadEntry("its key is not a store key")

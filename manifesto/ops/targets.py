@@ -21,7 +21,7 @@ def target_plan(art):
     """The Plan the artifact was rendered from (what readiness waits for)."""
     from manifesto.cluster import load_cluster
     from manifesto.resolve.plan import Options
-    from manifesto.service import plan_for
+    from manifesto.tasks.inputs import plan_for
     from manifesto.spec import load_spec
 
     cluster = load_cluster(art.cluster_path)

@@ -16,7 +16,7 @@ serialises such a list.
 from __future__ import annotations
 
 __all__ = ["render", "render_kubernetes", "render_to_yaml"]
-# internal (the build's tasks, manifesto.store.tasks): render_plan, header_inputs, Refused, place,
+# internal (the build's tasks, manifesto.tasks.memo): render_plan, header_inputs, Refused, place,
 # artifact_text, expanded_inputs, k8s_objects
 
 

@@ -1,7 +1,7 @@
 """The render task's typed inputs and failures, besides the Plan (``manifesto.resolve.plan``).
 
 ``render_plan(plan, header)`` reads only these values, so the store can key its product
-on their digests (``manifesto.store.tasks``). Kept apart from ``render.header``, which
+on their digests (``manifesto.tasks.memo``). Kept apart from ``render.header``, which
 cheap commands import without msgspec.
 """
 

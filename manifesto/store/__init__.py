@@ -1,7 +1,7 @@
 """The one content-addressed store: every cached result of the renderer lives here.
 
 One key function (:func:`task_key`), one code fingerprint (``manifesto.digest.code_fingerprint``)
-and one entry format (:mod:`manifesto.store.entries`, msgspec Structs) serve the build graph
+and one entry format (:mod:`manifesto.tasks.entries`, msgspec Structs) serve the build graph
 (``manifesto build``) and the single commands (``render manifest``, ``render file``,
 ``config validate``); no other module keeps a cache of its own (an import-linter contract in
 pyproject.toml keeps it so).
@@ -19,7 +19,7 @@ Layout of a store directory (the build's is ``out/.cache/tasks``, the commands' 
                    (skipped or failed) as text; keyed by the files it read, options, code
         "rendered" the render task's product: artifact text and digest, or the refusal
                    (message and input field, no positions); keyed by the digest of the
-                   Plan and header inputs and the code (see ``manifesto.store.tasks``)
+                   Plan and header inputs and the code (see ``manifesto.tasks.memo``)
         "request"  a command's index: the files its last render read (with digests),
                    the code fingerprint then, and the key of the result they produced
         "code"     the code fingerprint, remembered under the stat signature of the code files
@@ -105,7 +105,7 @@ class Store:
         blob = self.read(key)
         if blob is None:
             return None
-        from manifesto.store.entries import decode
+        from manifesto.tasks.entries import decode
 
         entry, problem = decode(blob, key)
         if problem:
@@ -121,7 +121,7 @@ class Store:
         if self.directory is None:
             return False
         from manifesto.fsutil import write_atomic
-        from manifesto.store.entries import encode
+        from manifesto.tasks.entries import encode
 
         try:
             write_atomic(self.path(entry.key), encode(entry), suffix=TMP_MARK, durable=False, root=self.root)

@@ -1,11 +1,12 @@
 """A stand-in renderer for the build-engine tests (``MANIFESTO_BUILD_RENDERER=fake_renderer``).
 
-It follows the renderer contract of ``manifesto.build_renderer`` with a toy input format,
-one ``key: value`` per line:
+It follows the renderer contract of ``manifesto.tasks`` (``run(task, request, store) ->
+Outcome``, see ``manifesto.build_graph.renderer``) with a toy input format, one
+``key: value`` per line:
 
     extends: base.yaml          parent file, relative to this one (followed, cycles fail)
     accelerator: gb200          the cluster must list it under ``accelerators:``
-    fail: some message          raise an InputError pointing at this line (with ``inputs``)
+    fail: some message          fail with an InputError pointing at this line (listing its inputs)
 
 A cluster lists ``accelerators: a b`` and ``platform: slurm`` for ``.sbatch``. The
 artifact holds the file names and contents it read, never an absolute path.
@@ -15,16 +16,17 @@ Test hooks (plain environment variables of the test process):
     FAKE_CODE_FILE     one more file in the code fingerprint
     FAKE_RENDER_SPIN   burn this many milliseconds of CPU per render (benchmarks)
     FAKE_RENDER_SLEEP  sleep this many milliseconds per render (kill tests)
-    FAKE_NO_INPUTS     raise errors without ``inputs`` (a less careful renderer)
+
+An ``extends`` parent that is missing (or a cycle) fails without naming inputs: the build
+cannot keep such an outcome and tries again next time.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 
-from manifesto.errors import ExtendsError, IncompatiblePairError, InputError, Origin
+from manifesto.errors import ExtendsError, IncompatiblePairError, InputError, ManifestoError, Origin
 
 
 def __getattr__(name: str):
@@ -37,33 +39,54 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-@dataclass(frozen=True)
-class Artifact:
-    text: str
-    suffix: str
-    inputs: tuple[str, ...]
-
-
 def code_fingerprint_paths() -> list[str]:
     extra = os.environ.get("FAKE_CODE_FILE")
     return [os.path.abspath(__file__)] + ([extra] if extra else [])
 
 
-def render_pair(model: str, cluster: str, options, roots: tuple = ()) -> Artifact:
+def run(task, request, store):
+    """The build's entry: the RENDER task of a ``PairRequest`` (the store is not used)."""
+    from manifesto.tasks import Task
+
+    if task != Task.RENDER:
+        return _outcome("failed", reason=f"the test renderer renders pairs only, not {task}")
+    return outcome_of(request.spec, request.cluster, request.options)
+
+
+def render_pair(model: str, cluster: str, options):
+    """The outcome of rendering ``model`` on ``cluster``; its error, if any, is raised."""
+    outcome = outcome_of(model, cluster, options)
+    if outcome.error is not None:
+        raise outcome.error
+    return outcome
+
+
+def outcome_of(model: str, cluster: str, options):
     _log(model, cluster)
     _spend_time()
-    chain = _chain(model, ())
+    try:
+        chain = _chain(model, ())
+    except ManifestoError as exc:  # no inputs named: the build does not keep this outcome
+        return _outcome("failed", reason=str(exc), error=exc)
     fields = _fields(chain)
-    inputs = [*chain, cluster] + ([options.routing_profile] if options.routing_profile else [])
+    inputs = (*chain, cluster) + ((options.routing_profile,) if options.routing_profile else ())
     cluster_fields = _fields([cluster])
-    _check_accelerator(model, cluster, fields, cluster_fields, inputs)
+    refused = _check_accelerator(model, cluster, fields, cluster_fields)
+    if refused is not None:
+        return _outcome("skipped", reason=str(refused), inputs=inputs, error=refused)
     if "fail" in fields:  # like a careful renderer, say which files the error came from
         path, line, value = fields["fail"]
         err = InputError(value, Origin(os.path.basename(path), line, 1), "fail")
-        err.inputs = tuple(inputs)
-        raise err
+        return _outcome("failed", reason=str(err), inputs=inputs, error=err)
     suffix = ".sbatch" if cluster_fields.get("platform", ("", 0, ""))[2] == "slurm" else ".yaml"
-    return Artifact(_text(inputs, options), suffix, tuple(inputs))
+    return _outcome("ok", text=_text(inputs, options), suffix=suffix, inputs=inputs)
+
+
+def _outcome(status: str, **fields):
+    from manifesto.status import Status
+    from manifesto.tasks import Outcome
+
+    return Outcome(Status(status), **fields)
 
 
 def _log(model: str, cluster: str) -> None:
@@ -113,18 +136,17 @@ def _fields(paths) -> dict:
     return out
 
 
-def _check_accelerator(model, cluster, fields, cluster_fields, inputs) -> None:
+def _check_accelerator(model, cluster, fields, cluster_fields):
+    """The IncompatiblePairError of a pinned accelerator the cluster does not offer, or None."""
     wanted = fields.get("accelerator", (None, 0, ""))[2]
     offered = cluster_fields.get("accelerators", (None, 0, ""))[2].split()
     if wanted and wanted not in offered:
         name = os.path.basename(cluster).removesuffix(".yaml")
-        err = IncompatiblePairError(
+        return IncompatiblePairError(
             f"the spec pins accelerator '{wanted}' but cluster '{name}' offers {', '.join(offered) or 'none'}",
             Origin(_short(model)),
         )
-        if not os.environ.get("FAKE_NO_INPUTS"):
-            err.inputs = tuple(inputs)
-        raise err
+    return None
 
 
 def _text(inputs, options) -> str:

@@ -24,9 +24,9 @@ class Recorder:
         self.warnings: list[str] = []
         self.calls: list[tuple[str, str]] = []
 
-    def render(self, model, cluster, options):
-        self.calls.append((model.rsplit("/models/", 1)[1], cluster.rsplit("/", 1)[1]))
-        return fake_renderer.render_pair(model, cluster, options)
+    def render(self, task, request, store):
+        self.calls.append((request.spec.rsplit("/models/", 1)[1], request.cluster.rsplit("/", 1)[1]))
+        return fake_renderer.run(task, request, store)
 
     warn = wait = lambda self, message: self.warnings.append(message)
 
@@ -97,14 +97,28 @@ def test_artifact_for_an_incompatible_pair_raises(tree):
 def test_a_renderer_bug_fails_its_pair_with_the_traceback(tree):
     rec = Recorder()
 
-    def crash(model, cluster, options):
-        if "laguna" in model:
+    def crash(task, request, store):
+        if "laguna" in request.spec:
             raise ZeroDivisionError("oops")
-        return rec.render(model, cluster, options)
+        return rec.render(task, request, store)
 
     report = api.build(["//models/qwen::"], root=tree, renderer="fake_renderer", ui=rec, render=crash)
     failed = [r for r in report.rows if r["status"] == "failed"]
     assert len(failed) == 3 and "ZeroDivisionError: oops" in failed[0]["message"]
+    assert report.counts()["rendered"] == 3
+
+
+def test_a_renderer_that_returns_no_outcome_fails_its_pair(tree):
+    rec = Recorder()
+
+    def untyped(task, request, store):
+        if "laguna" in request.spec:
+            return ("text", ".yaml")  # the old tuple shape: not an Outcome
+        return rec.render(task, request, store)
+
+    report = api.build(["//models/qwen::"], root=tree, renderer="fake_renderer", ui=rec, render=untyped)
+    failed = [r for r in report.rows if r["status"] == "failed"]
+    assert len(failed) == 3 and all("it returned a tuple, not an Outcome" in r["message"] for r in failed)
     assert report.counts()["rendered"] == 3
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("manifesto.build_renderer")
+pytest.importorskip("manifesto.tasks.pair")
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -30,7 +30,7 @@ def _tree(root: Path, copies: int) -> Path:
 
 
 def test_a_cold_build_parses_and_validates_each_file_once(tmp_path, monkeypatch):
-    import manifesto.build_renderer as build_renderer
+    import manifesto.tasks.pair as build_renderer
     from manifesto import load, yamlio
     from manifesto.build_graph.api import build
     from manifesto.build_graph.report import Report
@@ -57,7 +57,7 @@ def test_a_cold_build_parses_and_validates_each_file_once(tmp_path, monkeypatch)
         def __getattr__(self, name):
             return lambda *args, **kwargs: None
 
-    report = build(["//::"], jobs=1, root=str(root), renderer="manifesto.build_renderer", ui=Quiet())
+    report = build(["//::"], jobs=1, root=str(root), renderer="manifesto.tasks", ui=Quiet())
     assert isinstance(report, Report)
     rendered = [i for i in report.items if i.status == "ok"]
     assert len(rendered) >= 40  # many pairs share each cluster, spec and routing file

@@ -1,4 +1,4 @@
-"""The build graph with the product's renderer (``manifesto.build_renderer``) on copies of the
+"""The build graph with the product's renderer (``manifesto.tasks``) on copies of the
 bundled examples: reproducible bytes, incremental re-renders, a light no-op."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import pytest
 
 pytestmark = pytest.mark.integration  # every test here runs the build CLI as a process
 
-pytest.importorskip("manifesto.build_renderer")
+pytest.importorskip("manifesto.tasks.pair")
 
 REPO = Path(__file__).resolve().parents[2]
-HEAVY = ("pydantic", "pydantic_core", "ruamel.yaml", "msgspec", "manifesto.build_renderer", "manifesto.yamlio")
+HEAVY = ("pydantic", "pydantic_core", "ruamel.yaml", "msgspec", "manifesto.tasks.pair", "manifesto.yamlio")
 
 
 def copy_examples(dest: Path) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("manifesto.build_renderer")
+pytest.importorskip("manifesto.tasks.pair")
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,12 +35,12 @@ def _age(root: Path) -> None:
 
 
 def _build(root: Path, monkeypatch):
-    import manifesto.build_renderer as build_renderer
+    import manifesto.tasks.pair as build_renderer
     from manifesto.build_graph.api import build
 
     monkeypatch.setattr(build_renderer, "PRODUCTS", build_renderer.Products())
     monkeypatch.chdir(root)
-    return build(["//::"], jobs=1, root=str(root), renderer="manifesto.build_renderer", ui=Quiet())
+    return build(["//::"], jobs=1, root=str(root), renderer="manifesto.tasks", ui=Quiet())
 
 
 def _entries(root: Path, kind: str) -> set[str]:
@@ -71,8 +71,8 @@ def test_the_stored_plan_of_each_pair_renders_its_artifact(tmp_path, monkeypatch
     from manifesto.render import render_plan
     from manifesto.status import Status
     from manifesto.store import Store
-    from manifesto.store.entries import Resolved
-    from manifesto.store.tasks import plan_of
+    from manifesto.tasks.entries import Resolved
+    from manifesto.tasks.memo import plan_of
 
     root = _tree(tmp_path / "tree")
     _build(root, monkeypatch)
@@ -138,17 +138,18 @@ def test_each_files_parse_product_is_kept_and_read_back_with_its_positions(tmp_p
     """The parse task's product: a build keeps each input text's data and positions in the
     store, and a process rendering later (a build's other worker, the next build) reads them
     back, equal to what parsing gives, instead of parsing the file again."""
-    import manifesto.build_renderer as build_renderer
+    import manifesto.tasks.pair as build_renderer
     from manifesto import yamlio
     from manifesto.build_graph.api import build
     from manifesto.digest import code_fingerprint
     from manifesto.store import Store
-    from manifesto.store.tasks import Tasks
+    from manifesto.tasks import PairRequest, Task, run
+    from manifesto.tasks.memo import Tasks
 
     root = _tree(tmp_path / "tree")
     monkeypatch.setattr(build_renderer, "PRODUCTS", build_renderer.Products())
     monkeypatch.chdir(root)
-    build(["//::"], jobs=jobs, root=str(root), renderer="manifesto.build_renderer", ui=Quiet())
+    build(["//::"], jobs=jobs, root=str(root), renderer="manifesto.tasks", ui=Quiet())
     texts = {p.read_text() for p in _files(root)}
     assert len(_entries(root, "parsed")) == len(texts)  # every spec and cluster text, once
 
@@ -165,14 +166,15 @@ def test_each_files_parse_product_is_kept_and_read_back_with_its_positions(tmp_p
 
     products = build_renderer.Products()
     models = sorted((root / "models" / "qwen").glob("*.yaml"))
-    build_renderer.render_pair(str(models[0]), str(root / "clusters" / "example-gb200.yaml"),
-                               build_renderer.RenderOptions(user="u", namespace="n"), (str(root),), products, tasks)
+    request = PairRequest(str(models[0]), str(root / "clusters" / "example-gb200.yaml"),
+                          build_renderer.RenderOptions(user="u", namespace="n"), (str(root),))
+    run(Task.RENDER, request, Tasks(tasks.store, tasks.code, products=products))
     assert products.parses == 0
 
 
 def test_a_parse_product_holds_what_json_cannot_and_refuses_what_msgpack_cannot(tmp_path):
     from manifesto.store import Store
-    from manifesto.store.tasks import Tasks
+    from manifesto.tasks.memo import Tasks
     from manifesto.yamlio import parse_yaml
 
     tasks = Tasks(Store(str(tmp_path / "store")), "code")

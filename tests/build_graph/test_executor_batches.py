@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from manifesto.build_graph.executor import Job, _batches
+from manifesto.tasks import Task
 
 
 def _job(name: str, monitoring: bool = False) -> Job:
-    model = (("//models:a", "/w/models/a.yaml"), ("//models:b", "/w/models/b.yaml")) if monitoring else f"/w/{name}.yaml"
-    return Job((name, "c"), model, "/w/clusters/c.yaml", None, None, "c")
+    return Job((name, "c"), Task.MONITORING if monitoring else Task.RENDER, None, None, "c")
 
 
 def test_pairs_are_batched_in_order_and_every_job_is_in_exactly_one_batch():

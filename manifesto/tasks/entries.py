@@ -1,4 +1,5 @@
-"""The store's entries as msgspec Structs, tagged by ``kind`` (see ``manifesto.store``)."""
+"""The store's entries as msgspec Structs, tagged by ``kind`` (see ``manifesto.store``): the
+products of the tasks (``manifesto.tasks.memo``) and the single commands' index entries."""
 
 from __future__ import annotations
 

@@ -1,11 +1,13 @@
-"""Glue between loading, resolving and rendering, shared by the CLI, the API and builds."""
+"""The loading around resolution: the image catalog, a model's architecture, routing
+profiles, and ``resolution``, the resolve step of a pair's tasks (``manifesto.tasks.pair``)
+on loaded inputs; commands that need a Plan of loaded inputs call ``plan_for``."""
 
 from __future__ import annotations
 
 import os
 from functools import lru_cache
 
-__all__ = ["load_images", "load_routing_profile", "load_architecture", "catalog_record", "plan_for", "render_text",
+__all__ = ["load_images", "load_routing_profile", "load_architecture", "catalog_record", "plan_for", "resolution",
            "monitoring_text"]
 
 
@@ -209,15 +211,6 @@ def _warn_untabled(plan, tables) -> None:
         else:
             continue
         warn_once(f"manifesto: warning: {why}; vLLM arguments and VLLM_* variables are not checked")
-
-
-def render_text(spec, cluster, options, search=None, routing=None) -> tuple[str, str, list[str]]:
-    """(artifact text, suffix, files read) for the cluster's platform."""
-    from manifesto.render import artifact_text
-
-    plan, files = plan_for(spec, cluster, options, search, routing)
-    text, suffix = artifact_text(plan, spec, cluster, options)
-    return text, suffix, files
 
 
 def monitoring_text(specs, cluster, options, search=None, routing=None, resolved=None) -> tuple[str, list[str]]:

@@ -21,7 +21,7 @@ import time
 from manifesto.digest import code_files, code_fingerprint, digest, file_digest
 from manifesto.store import Store, folder_problem, request_key, task_key
 
-__all__ = ["cache_dir", "cached", "render_cached"]
+__all__ = ["cache_dir", "cached"]
 
 
 def cache_dir(env) -> str | None:
@@ -45,7 +45,7 @@ def _code(store: Store) -> str:
         return entry["fingerprint"]
     value = code_fingerprint()
     if store.directory is not None:
-        from manifesto.store.entries import Code
+        from manifesto.tasks.entries import Code
 
         try:
             store.put(Code(key, value))
@@ -71,18 +71,33 @@ def _hit(store: Store, key: str, code: str):
     return result
 
 
-def cached(directory: str | None, *, command: str, spec: str, cluster: str, routing: str | None,
-           options: dict, produce, refs: tuple[str, str] | None = None) -> tuple[str, str, str]:
-    """``(text, suffix, label)`` of ``command`` on these files, from the store while valid.
+class Query:
+    """What a single command asks of a pair.
 
     ``spec``, ``cluster`` and ``routing`` are the resolved file paths and ``options`` the plain
     resolution options (:class:`manifesto.resolve.plan.Options` fields); together with
-    ``command`` they key the index entry. On a miss, ``produce(spec, cluster, options)`` returns
-    ``(text, suffix, files read, label)``; the result is stored unless an input file changed
-    while it ran (``label`` is a short fact to hand back with a hit, e.g. the cluster's name).
-    ``refs``: the spec and cluster paths as the user named them, to load from (so errors
-    name the files as the user does); by default ``spec`` and ``cluster``.
-    """
+    ``command`` they key the index entry. ``task`` is the pair's task (a ``Task`` value,
+    named so a hit imports nothing: "render", or "explain" with the Hugging Face cache
+    ``hf_home``). ``refs``: the spec and cluster paths as the user named them, to load from
+    (so errors name the files as the user does); by default ``spec`` and ``cluster``.
+    A plain class: a cache hit imports no msgspec."""
+
+    __slots__ = ("command", "spec", "cluster", "routing", "options", "task", "hf_home", "refs")
+
+    def __init__(self, command: str, spec: str, cluster: str, routing: str | None, options: dict, *,
+                 task: str = "render", hf_home: str | None = None, refs: tuple[str, str] | None = None) -> None:
+        self.command, self.spec, self.cluster, self.routing = command, spec, cluster, routing
+        self.options, self.task, self.hf_home, self.refs = options, task, hf_home, refs
+
+
+def cached(directory: str | None, query: Query) -> tuple[str, str, str]:
+    """``(text, suffix, label)`` of ``query`` (a :class:`Query`), from the store while valid.
+
+    On a miss the pair's task runs (``manifesto.tasks.run``), its error is raised, and its
+    text is stored unless an input file changed while it ran (``label`` is the cluster's
+    name, handed back with a hit)."""
+    command, spec, cluster, routing = query.command, query.spec, query.cluster, query.routing
+    options, task, hf_home, refs = query.options, query.task, query.hf_home, query.refs
     started = time.time()
     if not all(p is None or os.path.isfile(p) for p in (spec, cluster, routing)):
         directory = None  # a pipe (`<(...)`, `-`) can be read once and has no stable identity
@@ -102,18 +117,25 @@ def cached(directory: str | None, *, command: str, spec: str, cluster: str, rout
 
     import msgspec
 
-    from manifesto.cluster import load_cluster
+    from manifesto.errors import ManifestoError
     from manifesto.resolve.plan import Options
-    from manifesto.spec import load_spec
+    from manifesto.status import Status
+    from manifesto.tasks.core import PairRequest, Task, run
+    from manifesto.tasks.memo import Tasks
 
     opts = msgspec.convert(options, Options)
     spec_ref, cluster_ref = refs or (spec, cluster)
-    loaded_cluster = load_cluster(cluster_ref)
-    text, suffix, inputs, label = produce(load_spec(spec_ref, loaded_cluster), loaded_cluster, opts)
+    # The store keeps this command's index and result below; the pair's own products are
+    # made afresh (Store(None)), as the index already answers for unchanged inputs.
+    outcome = run(Task(task), PairRequest(spec_ref, cluster_ref, opts, catalogs=True, hf_home=hf_home),
+                  Tasks(Store(None), code))
+    if outcome.status != Status.OK:
+        raise outcome.error if outcome.error is not None else ManifestoError(outcome.reason)
+    text, suffix, inputs, label = outcome.text, outcome.suffix, outcome.inputs, outcome.cluster_name
     # A file edited while we ran must not be remembered with the old text.
     if directory is not None and all(os.stat(p).st_mtime < started for p in inputs):
         try:
-            _remember(store, key, command, code, opts, sorted(set(inputs)), text, suffix, label)
+            _remember(store, key, command, code, opts, outcome)
         except OSError as exc:  # a read-only or full cache folder: the command still answers
             from manifesto.edge.escape import terminal
 
@@ -127,30 +149,16 @@ def _warn(message: str) -> None:
     print(f"manifesto: warning: {message}", file=sys.stderr)
 
 
-def _remember(store: Store, key: str, command: str, code: str, options, inputs: list[str],
-              text: str, suffix: str, label: str) -> None:
+def _remember(store: Store, key: str, command: str, code: str, options, outcome) -> None:
+    """Keep ``outcome`` (an OK ``Outcome``) as the result of ``command`` and index it under
+    the request ``key``, against the digests of the files it read."""
     import msgspec
 
     from manifesto.status import Status
-    from manifesto.store.entries import Request, Result
+    from manifesto.tasks.entries import Request, Result
 
+    inputs, text, suffix, label = sorted(set(outcome.inputs)), outcome.text, outcome.suffix, outcome.cluster_name
     digests = tuple(file_digest(p) or "-" for p in inputs)
     result = task_key(command, inputs, digests, msgspec.msgpack.encode(options), code)
     store.put(Result(result, command, Status.OK, suffix, text, digest(text.encode()), label, tuple(inputs), digests))
     store.put(Request(key, code, tuple(inputs), digests, result))
-
-
-def render_cached(directory: str | None, *, command: str, spec: str, cluster: str, routing: str | None,
-                  options: dict) -> tuple[str, str]:
-    """(text, suffix) of rendering ``spec`` for ``cluster`` (see :func:`cached`)."""
-    text, suffix, _ = cached(directory, command=command, spec=spec, cluster=cluster, routing=routing,
-                             options=options, produce=render_product)
-    return text, suffix
-
-
-def render_product(spec, cluster, options) -> tuple[str, str, list[str], str]:
-    """The render task on loaded inputs: (text, suffix, files read, the cluster's name)."""
-    from manifesto.service import render_text
-
-    text, suffix, inputs = render_text(spec, cluster, options)
-    return text, suffix, inputs, cluster.name

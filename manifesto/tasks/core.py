@@ -1,0 +1,173 @@
+"""The tasks' typed requests and products, and :func:`run`, the one way to run one.
+
+Every route to rendered text goes through :func:`run`: ``render manifest``, ``render
+file``, ``config validate`` and ``explain`` (``manifesto.tasks.commands``), the build's
+executor (``manifesto.build_graph.executor``, with the store and code fingerprint of the
+build) and the build's library API on top of it. A pair's outcome is one
+:class:`Outcome`: its status, text, the files it read and the keys of the products it
+kept in the store, and the error when there is one. Nothing about it travels on an
+exception or a module attribute.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from manifesto.errors import ManifestoError
+from manifesto.options import Options
+from manifesto.status import Status
+
+if TYPE_CHECKING:
+    from manifesto.resolve.plan import Plan
+
+__all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "ParsedFile", "PairRequest", "MonitoringRequest",
+           "GitopsDeployment", "GitopsRequest", "Outcome", "run"]
+
+
+class Task(str, enum.Enum):
+    """What to make. ``DIGEST`` and ``PARSE`` are the per-file tasks the others stand on;
+    ``RESOLVE`` makes a pair's Plan, ``RENDER`` its artifact, ``EXPLAIN`` its explanation,
+    ``MONITORING`` the monitoring of several specs on one cluster and ``GITOPS`` the Argo CD
+    objects of a gitops target."""
+
+    DIGEST = "digest"
+    PARSE = "parse"
+    RESOLVE = "resolve"
+    RENDER = "render"
+    EXPLAIN = "explain"
+    MONITORING = "monitoring"
+    GITOPS = "gitops"
+
+
+class FileRequest(msgspec.Struct, frozen=True):
+    """The digest task's request: one input file, by path."""
+
+    path: str
+
+
+class FileDigest(msgspec.Struct, frozen=True):
+    """The digest task's product: what one read of ``path`` saw. ``signature`` is
+    ``build_graph.fsio.signature``'s ``(mtime_ns, size, inode, ctime_ns)`` and ``trusted``
+    says whether a later run may trust it (``fsio.hash_file``); both are None/False, and
+    ``digest`` is None, when the file cannot be read."""
+
+    path: str
+    signature: tuple[int, int, int, int] | None
+    digest: str | None
+    trusted: bool = False
+
+
+class ParseRequest(msgspec.Struct, frozen=True):
+    """The parse task's request: the YAML file at ``path``, its positions named ``name``,
+    read only below ``within`` (``yamlio.confinement``; empty: anywhere)."""
+
+    path: str
+    name: str
+    within: tuple[str, ...] = ()
+
+
+class ParsedFile(msgspec.Struct, frozen=True):
+    """The parse task's product: the plain data of one YAML file and the positions of its
+    keys and list items (a ``yamlio.Locations``), named after the file as requested."""
+
+    name: str
+    data: object
+    locations: object
+
+
+class PairRequest(msgspec.Struct, frozen=True):
+    """One spec on one cluster, with the render options.
+
+    ``spec`` and ``cluster`` are paths (or, with ``catalogs``, names the user's catalogs
+    resolve, as the single commands take them). ``roots``: a build's workspace; every
+    file read must resolve below one of them or the bundled catalog, and no catalog name
+    is looked up. ``hf_home``: a Hugging Face cache ``explain`` may read a config.json
+    from (renders and builds never pass one, so they stay hermetic)."""
+
+    spec: str
+    cluster: str
+    options: Options
+    roots: tuple[str, ...] = ()
+    catalogs: bool = False
+    hf_home: str | None = None
+
+
+class MonitoringRequest(msgspec.Struct, frozen=True):
+    """The monitoring of the instances of ``specs`` ((shown name, path) each) on ``cluster``."""
+
+    specs: tuple[tuple[str, str], ...]
+    cluster: str
+    options: Options
+    roots: tuple[str, ...] = ()
+
+
+class GitopsDeployment(msgspec.Struct, frozen=True):
+    """One deployment target a gitops target delivers: its name, spec and cluster paths, the
+    options it renders with and its kube context (None: the cluster's name stands for it)."""
+
+    name: str
+    spec: str
+    cluster: str
+    options: Options
+    context: str | None = None
+
+
+class GitopsRequest(msgspec.Struct, frozen=True):
+    """The Argo CD objects of gitops target ``name``: its declaration's ``settings`` (as
+    BUILD.yaml's loader checked them), whether it named its ``deployments`` (``explicit``) or
+    covers every one, and ``buildfile``, where the declaration lives (an input)."""
+
+    name: str
+    settings: dict
+    explicit: bool
+    buildfile: str
+    deployments: tuple[GitopsDeployment, ...]
+    roots: tuple[str, ...] = ()
+
+
+class Outcome(msgspec.Struct, frozen=True):
+    """What running a pair's task came to.
+
+    ``status``: OK (``text`` with ``suffix``; for RESOLVE, ``plan``), SKIPPED (the pair is
+    incompatible) or FAILED; ``reason`` is the error's text. ``inputs``: the absolute paths
+    of every file read, the error's included (empty: unknown, so the outcome cannot be kept
+    against them). ``products``: the store keys of the resolve and render products it made
+    or reused. ``error``: the ManifestoError, when this process raised it (a failure read
+    back from the store has only its ``reason``). ``cluster_name`` is the cluster's name
+    when it was loaded; ``budget`` the Plan's GPU budget as plain data."""
+
+    status: Status
+    text: str = ""
+    suffix: str = ""
+    reason: str = ""
+    inputs: tuple[str, ...] = ()
+    products: tuple[str, ...] = ()
+    budget: dict | None = None
+    cluster_name: str = ""
+    plan: Plan | None = None
+    error: ManifestoError | None = None
+
+
+def run(task: Task, request, store):
+    """Run ``task`` on ``request``, memoised through ``store`` (a ``manifesto.tasks.memo.Tasks``:
+    a store, the code fingerprint its products are keyed on, and this build's file reads).
+
+    DIGEST (a :class:`FileRequest`) gives a :class:`FileDigest`; PARSE (a
+    :class:`ParseRequest`) gives a :class:`ParsedFile` (a file that does not parse raises its
+    YamlSyntaxError: it has no outcome to carry it); RESOLVE, RENDER and EXPLAIN (a
+    :class:`PairRequest`), MONITORING (a :class:`MonitoringRequest`) and GITOPS (a
+    :class:`GitopsRequest`) give an :class:`Outcome`. A ManifestoError of the inputs is in the outcome, never raised."""
+    if task is Task.DIGEST:
+        return store.digest(request.path)
+    if task is Task.PARSE:
+        return ParsedFile(request.name, *store.parse_file(request.path, request.name, request.within))
+    from manifesto.tasks import pair
+
+    if task is Task.MONITORING:
+        return pair.monitoring(request, store)
+    if task is Task.GITOPS:
+        return pair.gitops(request, store)
+    return pair.pair(task, request, store)
