@@ -186,6 +186,16 @@ SERVER_DEFAULTS: dict[str, dict] = {
                         "spec.networkConfig.subdomainPolicy": "Shared",
                         "spec.leaderWorkerTemplate.leaderTemplate.metadata.creationTimestamp": None,
                         "spec.leaderWorkerTemplate.workerTemplate.metadata.creationTimestamp": None},
+    # The CRD's defaults of disaggregatedset.x-k8s.io/v1 (LeaderWorkerSet v0.10.0); no webhook
+    # defaults a role's LeaderWorkerSet spec, so only these appear live.
+    "DisaggregatedSet": {"spec.slices": 1, **_prefixed("spec.roles.*.spec", {
+        "replicas": 1, "startupPolicy": "LeaderCreated", "rolloutStrategy.type": "RollingUpdate",
+        "rolloutStrategy.rollingUpdateConfiguration.maxUnavailable": 1,
+        "rolloutStrategy.rollingUpdateConfiguration.maxSurge": 0,
+        "rolloutStrategy.rollingUpdateConfiguration.partition": 0,
+        "leaderWorkerTemplate.size": 1, "leaderWorkerTemplate.restartPolicy": "RecreateGroupOnPodRestart",
+        "leaderWorkerTemplate.leaderTemplate.metadata.creationTimestamp": None,
+        "leaderWorkerTemplate.workerTemplate.metadata.creationTimestamp": None})},
     "HTTPRoute": {"spec.parentRefs.*.group": "gateway.networking.k8s.io", "spec.parentRefs.*.kind": "Gateway",
                   "spec.rules.*.matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
                   "spec.rules.*.matches.*.path.type": "PathPrefix", "spec.rules.*.matches.*.path.value": "/",
@@ -200,7 +210,8 @@ SERVER_DEFAULTS: dict[str, dict] = {
 
 #: (kind, field path) a controller of ours may change: the idle-shutdown controller scales
 #: these to 0 after the idle timeout.
-IDLE_SCALED = {("Deployment", "spec.replicas"), ("LeaderWorkerSet", "spec.replicas")}
+IDLE_SCALED = {("Deployment", "spec.replicas"), ("LeaderWorkerSet", "spec.replicas"),
+               ("DisaggregatedSet", "spec.roles.*.spec.replicas")}
 
 _ABSENT = "(absent)"
 
@@ -324,6 +335,14 @@ def _value(value) -> str:
     return value if value is _ABSENT else json.dumps(value, sort_keys=True)
 
 
+def _any_item(shown: str) -> str:
+    """A shown field path with every list position as ``*`` (spec.roles[0].spec.replicas ->
+    spec.roles.*.spec.replicas)."""
+    import re
+
+    return re.sub(r"\[[0-9]+\]", ".*", shown)
+
+
 def object_states(objs: list[dict], live: dict[tuple[str, str], dict]) -> list[tuple[str, str, str, str]]:
     """(kind, name, state, detail) per artifact object: in-sync, idle (scaled to 0 by the
     idle-shutdown controller, nothing else changed), drifted or missing."""
@@ -348,7 +367,7 @@ def object_report(objs: list[dict], live: dict[tuple[str, str], dict]) -> list[t
             rows.append((kind, name, "drifted", f"applied from another artifact ({digest or 'no digest'})", []))
             continue
         found = differences(obj, have)
-        idle = [d for d in found if idle_shutdown and (kind, d[0]) in IDLE_SCALED and str(d[1]) == "0"]
+        idle = [d for d in found if idle_shutdown and (kind, _any_item(d[0])) in IDLE_SCALED and str(d[1]) == "0"]
         found = [d for d in found if d not in idle]
         if found:
             detail = "; ".join(f"{p}: live {_value(a)}, desired {_value(b)}" for p, a, b in found)

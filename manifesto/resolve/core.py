@@ -21,6 +21,7 @@ from manifesto.resolve.failures import Where, fail as _fail, raise_all
 from manifesto.resolve.identity import instance_labels, instance_name, role_labels, role_selector, user_prefixed
 from manifesto.resolve.layout import plan_layout
 from manifesto.resolve.names import COMPUTE_DOMAIN_CLAIM, LWS_GROUP_INDEX_LABEL
+from manifesto.resolve.pd_set import plan_pd_set
 from manifesto.resolve.architecture import Architecture
 from manifesto.resolve.budget import plan_budget
 from manifesto.resolve.fit import check_fit, plan_fit
@@ -81,6 +82,7 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
         openshift_scc=cluster.openshift.scc if cluster.openshift else None,
         shared_claim=_shared_claim(cluster), slurm=_slurm(cluster), routing_sizing=_routing_sizing(cluster),
         budget=plan_budget(roles, accel, whole_nodes=cluster.platform == "slurm"),
+        pd_set=plan_pd_set(spec, cluster, roles, instance, where, cluster_where),
     )
 
 

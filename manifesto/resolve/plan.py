@@ -313,6 +313,8 @@ class Plan(_S):
     slurm: SlurmPlan | None = None
     routing_sizing: RoutingSizing | None = None
     budget: Budget | None = None
+    # The DisaggregatedSet (its name) that holds every role, or None: one workload per role.
+    pd_set: str | None = None
 
     def role(self, name: str) -> RolePlan:
         return next(r for r in self.roles if r.name == name)
