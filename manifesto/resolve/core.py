@@ -21,7 +21,7 @@ from manifesto.resolve.failures import Where, fail as _fail, raise_all
 from manifesto.resolve.identity import instance_labels, instance_name, role_labels, role_selector, user_prefixed
 from manifesto.resolve.layout import plan_layout
 from manifesto.resolve.names import COMPUTE_DOMAIN_CLAIM, LWS_GROUP_INDEX_LABEL
-from manifesto.resolve.pd_set import plan_pd_set
+from manifesto.resolve.pd_set import check_tp_ratios, plan_pd_set
 from manifesto.resolve.architecture import Architecture
 from manifesto.resolve.budget import plan_budget
 from manifesto.resolve.fit import check_fit, plan_fit
@@ -59,6 +59,7 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
     if routing is not None and tables is not None:
         routing = _check_router(tables, spec, cluster, images, epp_config, routing, where, epp_where, errors)
     raise_all(errors)
+    check_tp_ratios(spec, where)  # before the layouts: a TP the GPUs cannot hold is a lesser problem
     routed_roles = _routed_roles(spec, routing)
     idle = _idle(spec, options)
     moe = architecture.is_moe if architecture is not None else None

@@ -125,8 +125,8 @@ def _check_pair(spec, roles, instance: str, where: Where) -> None:
 
 
 def plan_pd_set(spec, cluster, roles, instance: str, where: Where, cluster_where: Where) -> str | None:
-    """The DisaggregatedSet's name when ``spec`` on ``cluster`` renders as one, else None."""
-    check_tp_ratios(spec, where)
+    """The DisaggregatedSet's name when ``spec`` on ``cluster`` renders as one, else None
+    (:func:`check_tp_ratios` runs first, before the roles are resolved)."""
     if not _wants(spec, cluster, [r.workload_kind for r in roles], where, cluster_where):
         return None
     _check_pair(spec, roles, instance, where)
