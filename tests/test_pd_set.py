@@ -257,3 +257,13 @@ def test_the_bundled_pair_artifacts_are_unchanged():
         committed = (REPO_ROOT / "out" / "example-gb200" / rel).read_text()
         body = lambda text: text[text.index("\n---\n"):]  # noqa: E731 (the header names the command's paths)
         assert body(r.stdout) == body(committed)
+
+
+def test_explain_says_the_roles_are_one_set():
+    r = cli_in_process("explain", str(K3), "--cluster", str(LWS010), "--user", "u", "--namespace", "ns")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "topology        pd as one DisaggregatedSet kimi-k3-1p-1d-dp4tp4 (both roles roll out together)" in lines
+    assert "role decode: a LeaderWorkerSet of DisaggregatedSet kimi-k3-1p-1d-dp4tp4 (its controller names it)" in lines
+    pair = cli_in_process("explain", str(K3), "--cluster", str(GB200), "--user", "u", "--namespace", "ns")
+    assert "role decode: LeaderWorkerSet kimi-k3-1p-1d-dp4tp4-decode" in pair.stdout.splitlines()
