@@ -267,3 +267,12 @@ def test_explain_says_the_roles_are_one_set():
     assert "role decode: a LeaderWorkerSet of DisaggregatedSet kimi-k3-1p-1d-dp4tp4 (its controller names it)" in lines
     pair = cli_in_process("explain", str(K3), "--cluster", str(GB200), "--user", "u", "--namespace", "ns")
     assert "role decode: LeaderWorkerSet kimi-k3-1p-1d-dp4tp4-decode" in pair.stdout.splitlines()
+
+
+@pytest.mark.integration
+def test_every_bundled_set_validates_against_the_kit():
+    """out/example-gb200-lws: every artifact that holds a DisaggregatedSet, in one kit call."""
+    texts = [p.read_text() for p in sorted((REPO_ROOT / "out" / "example-gb200-lws").rglob("*.yaml"))]
+    sets = [t for t in texts if "\nkind: DisaggregatedSet\n" in t]
+    assert len(sets) >= 6, len(sets)
+    validate_manifests("".join(sets))
