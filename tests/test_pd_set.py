@@ -276,3 +276,13 @@ def test_every_bundled_set_validates_against_the_kit():
     sets = [t for t in texts if "\nkind: DisaggregatedSet\n" in t]
     assert len(sets) >= 6, len(sets)
     validate_manifests("".join(sets))
+
+
+@pytest.mark.parametrize("version", ["latest", "0", "0.10.0-rc1", "v"])
+def test_a_version_that_is_no_release_is_refused(tmp_path, version):
+    path = tmp_path / "c.yaml"
+    path.write_text(LWS010.read_text().replace("version: 0.10.0", f'version: "{version}"'))
+    r = cli_in_process("config", "validate", str(K3), "--cluster", str(path), "--user", "u", "--namespace", "ns")
+    assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+    assert f"{path}:77:" in r.stderr and "leaderworkerset.version" in r.stderr
+    assert "is not a release version: write MAJOR.MINOR or MAJOR.MINOR.PATCH" in r.stderr
