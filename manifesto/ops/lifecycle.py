@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from manifesto.errors import OpsError, printable
-from manifesto.ops.discovery import OWNER, Live, discover, selector
+from manifesto.ops.discovery import COMPONENT, OWNER, Live, discover, selector
 from manifesto.ops.kubectl import Kube, conditions, dig, items, run
 
 __all__ = ["servers_rows", "servers_json", "print_servers", "teardown_phases", "stop", "pick", "ready_report", "awaited",
@@ -175,7 +175,7 @@ def _waiting(plan, pods: list[dict], epp: dict | None, gateway: dict | None) -> 
         # A rollout keeps the old revision's pods (ready) beside the new one's until the new
         # one is up; the set is ready once a single revision is left.
         revisions = {dig(p, "metadata", "labels", DSET_REVISION_LABEL) for p in pods
-                     if dig(p, "metadata", "labels", "app.kubernetes.io/component") == "model-server"
+                     if dig(p, "metadata", "labels", COMPONENT) == "model-server"
                      and not dig(p, "metadata", "deletionTimestamp")} - {None}
         if len(revisions) > 1:
             model.append(f"DisaggregatedSet {plan.pd_set}: rolling out ({len(revisions)} revisions live)")

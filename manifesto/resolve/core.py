@@ -83,7 +83,7 @@ def resolve(spec, cluster, images, options: Options, *, where: Where = _nowhere,
         openshift_scc=cluster.openshift.scc if cluster.openshift else None,
         shared_claim=_shared_claim(cluster), slurm=_slurm(cluster), routing_sizing=_routing_sizing(cluster),
         budget=plan_budget(roles, accel, whole_nodes=cluster.platform == "slurm"),
-        pd_set=plan_pd_set(spec, cluster, roles, instance, where, cluster_where),
+        pd_set=plan_pd_set(spec, cluster, roles, instance, where),
     )
 
 

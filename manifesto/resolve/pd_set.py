@@ -66,7 +66,7 @@ def check_tp_ratios(spec, where: Where) -> None:
                            "wait for KV that never arrives", where, ("roles", j, "parallelism", "tp"))
 
 
-def _wants(spec, cluster, kinds: list[str], where: Where, cluster_where: Where) -> bool:
+def _wants(spec, cluster, kinds: list[str], where: Where) -> bool:
     choice = spec.pd_workload
     if cluster.platform == "slurm" or choice == "lws-pair":
         return False
@@ -124,10 +124,10 @@ def _check_pair(spec, roles, instance: str, where: Where) -> None:
                        "release or the role name", where, ("roles", i, "name"))
 
 
-def plan_pd_set(spec, cluster, roles, instance: str, where: Where, cluster_where: Where) -> str | None:
+def plan_pd_set(spec, cluster, roles, instance: str, where: Where) -> str | None:
     """The DisaggregatedSet's name when ``spec`` on ``cluster`` renders as one, else None
     (:func:`check_tp_ratios` runs first, before the roles are resolved)."""
-    if not _wants(spec, cluster, [r.workload_kind for r in roles], where, cluster_where):
+    if not _wants(spec, cluster, [r.workload_kind for r in roles], where):
         return None
     _check_pair(spec, roles, instance, where)
     return instance

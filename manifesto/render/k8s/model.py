@@ -203,7 +203,12 @@ def _pod_template(plan, role, template_nodes: tuple[int, ...], *, queue_on_pod: 
 
 
 def _workload_labels(plan, role) -> dict[str, str]:
-    labels = dict(role.labels)
+    return _queued(plan, role.labels)
+
+
+def _queued(plan, own: dict[str, str]) -> dict[str, str]:
+    """``own`` plus the Kueue queue and priority labels of a queued workload."""
+    labels = dict(own)
     if plan.kueue_queue:
         labels[KUEUE_QUEUE] = plan.kueue_queue
         if plan.kueue_priority_class:
@@ -257,8 +262,7 @@ def _disaggregated_set(plan) -> dict:
         lws = _leaderworkerset(plan, role)
         roles.append({"name": role.name, "metadata": {"labels": lws["metadata"]["labels"]}, "spec": lws["spec"]})
     # The queue labels on the set too: ``deploy`` reads them there for its Kueue checks.
-    labels = {**plan.labels, names.COMPONENT_LABEL: "model-server",
-              **{k: v for k, v in _workload_labels(plan, plan.roles[0]).items() if k in (KUEUE_QUEUE, KUEUE_PRIORITY)}}
+    labels = _queued(plan, {**plan.labels, names.COMPONENT_LABEL: "model-server"})
     return {
         "apiVersion": DSET_API,
         "kind": "DisaggregatedSet",
