@@ -19,6 +19,7 @@ LWS010 = REPO_ROOT / "clusters" / "example-gb200-lws.yaml"
 GB200 = REPO_ROOT / "clusters" / "example-gb200.yaml"
 QUEUE = "kueue.x-k8s.io/queue-name"
 DSET_NAME = "disaggregatedset.x-k8s.io/name"
+COMPONENT = "app.kubernetes.io/component"
 
 
 @pytest.fixture(scope="module")
@@ -48,10 +49,15 @@ def test_moving_into_a_set_deletes_the_pairs_leaderworkersets_first(dset):
     live = [_live("LeaderWorkerSet", f"{plan.instance}-decode"), _live("LeaderWorkerSet", f"{plan.instance}-prefill"),
             # the set's own children, created by its controller, stay
             _live("LeaderWorkerSet", f"{plan.instance}-0-0123abcd-decode", **{DSET_NAME: plan.instance}),
-            _live("DisaggregatedSet", plan.instance), _live("Deployment", f"{plan.instance}-infpool-epp")]
+            _live("DisaggregatedSet", plan.instance),
+            _live("Deployment", f"{plan.instance}-infpool-epp", **{COMPONENT: "endpoint-picker"})]
+    model = {COMPONENT: "model-server"}
+    live[:2] = [_live("LeaderWorkerSet", o.name, **model) for o in live[:2]]
+    live.append(_live("Deployment", f"{plan.instance}-prefill-old", **model))  # a one-node role of before
     assert [(o.name, why) for o, why in transitions(objs, live)] == [
         (f"{plan.instance}-decode", f"its role moves into DisaggregatedSet {plan.instance}"),
-        (f"{plan.instance}-prefill", f"its role moves into DisaggregatedSet {plan.instance}")]
+        (f"{plan.instance}-prefill", f"its role moves into DisaggregatedSet {plan.instance}"),
+        (f"{plan.instance}-prefill-old", f"its role moves into DisaggregatedSet {plan.instance}")]
 
 
 def test_moving_out_of_a_set_deletes_it_first(pair):

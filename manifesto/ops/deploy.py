@@ -197,7 +197,7 @@ def transitions(objs: list[dict], live: list[Live]) -> list[tuple[Live, str]]:
         if new is None:
             # The roles move into one DisaggregatedSet, or out of one: the old workloads would
             # otherwise keep serving (and holding GPUs) beside the new ones.
-            if dset is not None and obj.kind == "LeaderWorkerSet":
+            if dset is not None and obj.component == "model-server":
                 out.append((obj, f"its role moves into DisaggregatedSet {dset}"))
             elif dset is None and obj.kind == "DisaggregatedSet":
                 out.append((obj, "its roles move out into their own workloads"))
