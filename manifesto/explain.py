@@ -88,7 +88,8 @@ def explain_text(plan) -> str:
         f"cluster         {plan.cluster} ({plan.platform}), accelerator {plan.accelerator.name} "
         f"via {plan.accelerator.backend}",
         f"model           {plan.model_id}" + (f" @ {plan.revision}" if plan.revision else ""),
-        f"topology        {plan.topology}",
+        f"topology        {plan.topology}" + (f" as one DisaggregatedSet {plan.pd_set} (both roles roll out together)"
+                                                  if plan.pd_set is not None else ""),
     ]
     if plan.routing:
         r = plan.routing
@@ -104,7 +105,8 @@ def explain_text(plan) -> str:
     out += _budget_lines(plan)
     for role in plan.roles:
         kind = (f"srun step(s) manifesto-{role.name} of the batch job manifesto-{plan.instance}" if slurm
-                else f"{role.workload_kind} {role.workload_name}")
+                else f"a LeaderWorkerSet of DisaggregatedSet {plan.pd_set} (its controller names it)"
+                if plan.pd_set is not None else f"{role.workload_kind} {role.workload_name}")
         out += ["", f"role {role.name}: {kind}"]
         body = _layout_lines(role.layout)
         body.append("features        " + ", ".join(role.features) if role.features else "features        (none)")

@@ -37,7 +37,10 @@ delete namespace NAME (with everything in it), diff -f FILE|- (the defaulted obj
 live one, server fields aside), wait --for=condition=C REF|TYPE -l SEL, logs.
 
 A stand-in for controllers: applying a Deployment or LeaderWorkerSet creates its pods
-(replicas x size, labelled as the template says); a new pod turns Ready after
+(replicas x size, labelled as the template says), and a DisaggregatedSet the pods of each
+role's LeaderWorkerSet (labelled as LeaderWorkerSet v0.10.0's controller labels them: the
+template's labels, then app and disaggregatedset.x-k8s.io/{name,role,slice,revision}, the
+revision a digest of the roles' templates); a new pod turns Ready after
 ``pods_ready_after`` reads, and a Deployment whose pods are all Ready is Available. Re-applying
 keeps the pods (a changed template replaces them); deleting the workload deletes them. A created Job completes at once (its logs
 say that no container ran): no image is pulled, no request is sent.
@@ -71,6 +74,7 @@ KINDS = {
     "roles.rbac.authorization.k8s.io": ("Role", "rbac.authorization.k8s.io", True),
     "rolebindings.rbac.authorization.k8s.io": ("RoleBinding", "rbac.authorization.k8s.io", True),
     "leaderworkersets.leaderworkerset.x-k8s.io": ("LeaderWorkerSet", "leaderworkerset.x-k8s.io", True),
+    "disaggregatedsets.disaggregatedset.x-k8s.io": ("DisaggregatedSet", "disaggregatedset.x-k8s.io", True),
     "inferencepools.inference.networking.k8s.io": ("InferencePool", "inference.networking.k8s.io", True),
     "gateways.gateway.networking.k8s.io": ("Gateway", "gateway.networking.k8s.io", True),
     "httproutes.gateway.networking.k8s.io": ("HTTPRoute", "gateway.networking.k8s.io", True),
@@ -82,6 +86,7 @@ KINDS = {
 }
 BY_KIND = {k: (r, g, n) for r, (k, g, n) in KINDS.items()}
 VERSIONS = ["v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1", "leaderworkerset.x-k8s.io/v1",
+            "disaggregatedset.x-k8s.io/v1",
             "inference.networking.k8s.io/v1", "gateway.networking.k8s.io/v1", "resource.k8s.io/v1",
             "kueue.x-k8s.io/v1beta1", "networking.istio.io/v1"]
 
@@ -291,6 +296,24 @@ def _leader_worker_set(spec: dict) -> None:
     _put(network, "subdomainPolicy", "Shared")
 
 
+def _disaggregated_set(spec: dict) -> None:
+    """The CRD's defaults (LeaderWorkerSet v0.10.0); no webhook defaults a role's spec."""
+    _put(spec, "slices", 1)
+    for role in spec.get("roles") or ():
+        rspec = role.setdefault("spec", {})
+        _put(rspec, "replicas", 1)
+        _put(rspec, "startupPolicy", "LeaderCreated")
+        rollout = rspec.setdefault("rolloutStrategy", {})
+        _put(rollout, "type", "RollingUpdate")
+        rolling = rollout.setdefault("rollingUpdateConfiguration", {})
+        _put(rolling, "maxUnavailable", 1)
+        _put(rolling, "maxSurge", 0)
+        _put(rolling, "partition", 0)
+        lwt = rspec.setdefault("leaderWorkerTemplate", {})
+        _put(lwt, "size", 1)
+        _put(lwt, "restartPolicy", "RecreateGroupOnPodRestart")
+
+
 def _http_route(spec: dict) -> None:
     for ref in spec.get("parentRefs") or ():
         _put(ref, "group", "gateway.networking.k8s.io")
@@ -344,6 +367,8 @@ def server_defaults(obj: dict, uid: str, serial: int) -> None:
         _service(spec, serial)
     elif kind == "LeaderWorkerSet":
         _leader_worker_set(spec)
+    elif kind == "DisaggregatedSet":
+        _disaggregated_set(spec)
     elif kind == "HTTPRoute":
         _http_route(spec)
     elif kind == "Gateway":
@@ -498,10 +523,42 @@ def _owned_by(pod: dict, key: str) -> bool:
     return any(f"{r.get('kind')}/{ns_of(pod)}/{r.get('name')}" == key for r in refs)
 
 
+#: The kinds whose pods the stand-in creates.
+WORKLOADS = ("Deployment", "LeaderWorkerSet", "DisaggregatedSet")
+
+
+def _set_pods(obj: dict) -> list[tuple[str, dict]]:
+    """The pods of a DisaggregatedSet's roles (slice 0), each template carrying the labels its
+    controller adds, in each LeaderWorkerSet named <set>-0-<revision>-<role>."""
+    import hashlib
+
+    name = obj["metadata"]["name"]
+    roles = (obj.get("spec") or {}).get("roles") or []
+    digest = json.dumps([[r.get("name"), (r.get("spec") or {}).get("leaderWorkerTemplate")] for r in roles],
+                        sort_keys=True)
+    revision = hashlib.sha256(digest.encode()).hexdigest()[:8]
+    out = []
+    for role in roles:
+        added = {"app": f"{name}-0-{role.get('name')}", "disaggregatedset.x-k8s.io/role": role.get("name"),
+                 "disaggregatedset.x-k8s.io/slice": "0", "disaggregatedset.x-k8s.io/name": name,
+                 "disaggregatedset.x-k8s.io/revision": revision}
+        lwt = dict(((role.get("spec") or {}).get("leaderWorkerTemplate") or {}))
+        for key in ("leaderTemplate", "workerTemplate"):
+            if isinstance(lwt.get(key), dict):
+                meta = lwt[key].get("metadata") or {}
+                lwt[key] = {**lwt[key], "metadata": {**meta, "labels": {**(meta.get("labels") or {}), **added}}}
+        child = {"kind": "LeaderWorkerSet", "metadata": {"name": f"{name}-0-{revision}-{role.get('name')}"},
+                 "spec": {"replicas": (role.get("spec") or {}).get("replicas", 1), "leaderWorkerTemplate": lwt}}
+        out += _workload_pods(child)
+    return out
+
+
 def _workload_pods(obj: dict) -> list[tuple[str, dict]]:
-    """(pod name, pod template) of every pod a Deployment or LeaderWorkerSet runs."""
+    """(pod name, pod template) of every pod a Deployment, LeaderWorkerSet or DisaggregatedSet runs."""
     spec = obj.get("spec") or {}
     name = obj["metadata"]["name"]
+    if obj["kind"] == "DisaggregatedSet":
+        return _set_pods(obj)
     if obj["kind"] == "Deployment":
         return [(f"{name}-{i}", spec.get("template") or {}) for i in range(int(spec.get("replicas", 1) or 0))]
     lwt = spec.get("leaderWorkerTemplate") or {}
@@ -558,6 +615,7 @@ def _settle(state: dict, reads: int = 0) -> None:
             pod["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
         else:
             notes["fake-kubectl/reads-until-ready"] = str(left)
+    # v0.10.0's DisaggregatedSet controller writes no status on the set.
     for obj in (o for o in objs if o["kind"] in ("Deployment", "LeaderWorkerSet")):
         key = _owner(obj)
         pods = [o for o in objs if o["kind"] == "Pod" and _owned_by(o, key)]
@@ -695,7 +753,7 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
             last_applied = json.dumps(d, sort_keys=True, separators=(",", ":"))
             new = stored(d, old[0] if old else None, last_applied, state["serial"])
             objs.append(new)
-            if new["kind"] in ("Deployment", "LeaderWorkerSet"):
+            if new["kind"] in WORKLOADS:
                 start_pods(state, new)
             _programmed(state, new)
             print(f"{d['kind'].lower()}/{d['metadata']['name']} {'configured' if old else 'created'}")
@@ -721,7 +779,7 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
                         {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}
                 else:
                     new["status"] = {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
-            if new["kind"] in ("Deployment", "LeaderWorkerSet"):
+            if new["kind"] in WORKLOADS:
                 start_pods(state, new)
             objs.append(new)
             print(f"{d['kind'].lower()}/{d['metadata']['name']} created")
@@ -792,7 +850,7 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
         for o in targets:
             objs.remove(o)
             print(f"{o['kind'].lower()} \"{o['metadata']['name']}\" deleted")
-            if o["kind"] in ("Deployment", "LeaderWorkerSet"):  # the garbage collector's part
+            if o["kind"] in WORKLOADS:  # the garbage collector's part
                 key = _owner(o)
                 for pod in [p for p in objs if p["kind"] == "Pod" and _owned_by(p, key)]:
                     objs.remove(pod)

@@ -200,6 +200,11 @@ host_name = _grammar(_HOST, "must be a host name or user@host (no spaces, not st
                      "An ssh destination that ssh cannot take for an option.")
 
 
+_RELEASE = _Pattern(r"^v?[0-9]{1,4}\.[0-9]{1,4}(?:\.[0-9]{1,4})?\Z")
+release_version = _grammar(_RELEASE, "is not a release version: write MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. 0.10.0",
+                           "A controller release such as 0.10.0 (an optional leading v).")
+
+
 _FLAG_KEY = _Pattern(r"^-{0,2}[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*\Z")
 
 

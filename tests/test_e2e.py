@@ -54,10 +54,12 @@ def test_exact_lifecycle_argv(fake):
     assert rc == 0, err
     sel = "app.kubernetes.io/managed-by=manifesto,app.kubernetes.io/instance=qwen3-0-6b"
     argvs = fake.argvs(owner_reads=False)
-    # the two workload listings of deploy run concurrently, so their order is free
-    assert sorted(argvs[2:4]) == [["-n", NS, "get", "deployments.apps", "-l", sel, "-o", "json"],
+    # the three workload listings of deploy run concurrently, so their order is free
+    assert sorted(argvs[2:5]) == [["-n", NS, "get", "deployments.apps", "-l", sel, "-o", "json"],
+                                  ["-n", NS, "get", "disaggregatedsets.disaggregatedset.x-k8s.io", "-l", sel, "-o",
+                                   "json"],
                                   ["-n", NS, "get", "leaderworkersets.leaderworkerset.x-k8s.io", "-l", sel, "-o", "json"]]
-    assert argvs[:2] + argvs[4:] == [
+    assert argvs[:2] + argvs[5:] == [
         ["create", "-f", "-"],  # the namespace; create refuses an existing one
         ["-n", NS, "apply", "-f", "-"],  # hf-secret over stdin
         ["-n", NS, "apply", "-f", "-"],

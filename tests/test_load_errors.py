@@ -297,7 +297,7 @@ CASES = [
          "known: kv-aware, wide-ep-lws-config"),
     Case("cluster-not-found", spec("routed-ok", "no-such-cluster"),
          "error: no cluster 'no-such-cluster': not a file, and not in the user or bundled catalog; known: "
-         "example-gb200, example-h200, example-slurm, example-stateless-b200"),
+         "example-gb200, example-gb200-lws, example-h200, example-slurm, example-stateless-b200"),
 ]
 
 COMMON = ("--user", "u", "--namespace", "ns")

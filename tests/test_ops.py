@@ -24,7 +24,8 @@ DSV4 = str(ROOT / "models/deepseek-v4/1P-EP8-1D-EP8.yaml")
 SEL = "app.kubernetes.io/managed-by=manifesto"
 ALL_TYPES = ["gateways.gateway.networking.k8s.io", "httproutes.gateway.networking.k8s.io",
              "destinationrules.networking.istio.io",
-             "inferencepools.inference.networking.k8s.io", "leaderworkersets.leaderworkerset.x-k8s.io",
+             "inferencepools.inference.networking.k8s.io", "disaggregatedsets.disaggregatedset.x-k8s.io",
+             "leaderworkersets.leaderworkerset.x-k8s.io",
              "deployments.apps", "jobs.batch", "services", "configmaps", "resourceclaimtemplates.resource.k8s.io",
              "rolebindings.rbac.authorization.k8s.io", "roles.rbac.authorization.k8s.io", "serviceaccounts", "pods"]
 
@@ -87,11 +88,11 @@ def test_deploy_single_deployment_exact_argv(fake):
             ("serviceaccounts", "qwen3-0-6b-idle-shutdown"), ("services", "qwen3-0-6b-decode-http")]]
     argvs = fake.argvs(owner_reads=False)
     assert argvs[0] == APPLY_STDIN  # hf-secret, from stdin
-    assert sorted(map(tuple, argvs[1:3])) == sorted(map(tuple, [_get("deployments.apps", "qwen3-0-6b"),
-                                                                 _get("leaderworkersets.leaderworkerset.x-k8s.io",
-                                                                      "qwen3-0-6b")]))
-    assert argvs[3] == APPLY_STDIN  # the artifact, from stdin
-    assert len(argvs) == 4  # no routing layer: nothing to prune, no API preflight for Deployments
+    assert sorted(map(tuple, argvs[1:4])) == sorted(map(tuple, [
+        _get("deployments.apps", "qwen3-0-6b"), _get("leaderworkersets.leaderworkerset.x-k8s.io", "qwen3-0-6b"),
+        _get("disaggregatedsets.disaggregatedset.x-k8s.io", "qwen3-0-6b")]))
+    assert argvs[4] == APPLY_STDIN  # the artifact, from stdin
+    assert len(argvs) == 5  # no routing layer: nothing to prune, no API preflight for Deployments
     secret = json.loads(next(c["stdin"] for c in fake.calls() if "apply" in c["argv"]))
     assert secret["kind"] == "Secret" and secret["stringData"] == {"HF_TOKEN": TOKEN}
     assert secret["metadata"]["namespace"] == "ns"
@@ -103,8 +104,8 @@ def test_deploy_single_deployment_exact_argv(fake):
 def test_deploy_with_routing_prunes_nothing_when_frontend_unchanged(fake):
     assert _deploy(fake, AGG)[0] == 0
     argvs = fake.argvs(owner_reads=False)
-    assert argvs[3] == APPLY_STDIN
-    assert sorted(map(tuple, argvs[4:])) == sorted(map(tuple, [
+    assert argvs[4] == APPLY_STDIN
+    assert sorted(map(tuple, argvs[5:])) == sorted(map(tuple, [
         _get("configmaps", "qwen3-30b"), _get("gateways.gateway.networking.k8s.io", "qwen3-30b"),
         _get("httproutes.gateway.networking.k8s.io", "qwen3-30b"),
         _get("destinationrules.networking.istio.io", "qwen3-30b")]))
@@ -646,7 +647,7 @@ def test_trace_logs_argv_and_duration_never_stdin(fake, monkeypatch):
     traces = [t for t in traces if t not in owner_reads]
     assert len(owner_reads) == 6 and all(t.startswith("trace: kubectl -n ns get ") for t in owner_reads)
     assert traces[0].startswith("trace: kubectl -n ns apply -f - (") and traces[0].endswith("s, rc=0)")
-    assert len(traces) == 4
+    assert len(traces) == 5  # hf-secret, three workload listings, the artifact
     assert TOKEN not in err and "stringData" not in err
     _no_token_leaks(fake, out, err)
 

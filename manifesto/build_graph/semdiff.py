@@ -9,9 +9,11 @@ either side it reports:
 - the endpoint picker's plugins added or removed;
 - every changed object with how the change reaches the cluster (``Impact``):
   *in place* (ConfigMap, Service, RBAC, routing objects, a replica count), *rolling* (a
-  Deployment's or LeaderWorkerSet's pod template), or *recreate* (a LeaderWorkerSet's group
-  size, a renamed DRA claim template, an immutable selector, a Job, a removed workload, any
-  change of a Slurm batch script: every pod or job is replaced).
+  Deployment's or LeaderWorkerSet's pod template; any role template of a DisaggregatedSet,
+  which rolls every role to a new revision together), or *recreate* (a LeaderWorkerSet's group
+  size, a role added to or removed from a DisaggregatedSet, a renamed DRA claim template, an
+  immutable selector, a Job, a removed workload, any change of a Slurm batch script: every
+  pod or job is replaced).
 
 Everything here is a pure function of artifact texts; ``git_artifacts`` and
 ``worktree_artifacts`` read them through the edge (:mod:`manifesto.edge.git`). Each text is
@@ -34,7 +36,7 @@ __all__ = ["Impact", "RoleFacts", "ArtifactDiff", "BuildDiff", "artifact_facts",
 DIGEST_ANNOTATION = "manifesto.llm-d.ai/artifact-digest"
 ROLE_LABEL = "manifesto.llm-d.ai/role"
 COMPONENT_LABEL = "app.kubernetes.io/component"
-WORKLOADS = ("Deployment", "LeaderWorkerSet", "Job", "StatefulSet")
+WORKLOADS = ("Deployment", "LeaderWorkerSet", "DisaggregatedSet", "Job", "StatefulSet")
 # Flags the role summary already states (TP/PP/DP/EP), or that the launch script derives per node.
 SUMMARISED = ("--tensor-parallel-size", "--pipeline-parallel-size", "--enable-expert-parallel")
 
@@ -307,19 +309,48 @@ def artifact_facts(path: str, text: str, name: str | None = None, budget: _Budge
             doc.mapping(("spec", "leaderWorkerTemplate"))
             doc.count(("spec", "replicas"), 1)
             doc.count(("spec", "leaderWorkerTemplate", "size"), 1)
+            for at in doc.entries(("spec", "roles")):  # a DisaggregatedSet: each role an LWS spec
+                doc.text(at + ("name",))
+                doc.mapping(at + ("spec", "leaderWorkerTemplate"))
+                doc.count(at + ("spec", "leaderWorkerTemplate", "size"), 1)
         objects[key] = _without_digest(doc.data, meta)
     claims = {doc.text(("metadata", "name")): _claim_count(doc) for doc in docs
               if doc.data.get("kind") == "ResourceClaimTemplate"}
     accel = accelerator_facts(text, name)
     roles = {}
     for doc in docs:
-        if doc.data.get("kind") in WORKLOADS:
-            fact = _workload_facts(doc, claims, accel)
+        for part in _set_roles(doc) if doc.data.get("kind") == "DisaggregatedSet" else [doc]:
+            if part.data.get("kind") not in WORKLOADS:
+                continue
+            fact = _workload_facts(part, claims, accel)
             if fact is not None:
                 roles[fact.name] = fact
     config, where = _epp_config(docs)
     return Facts(objects=objects, roles=roles, plugins=_plugins(config, where), epp_config=config,
                  cluster=accel[2])
+
+
+class _RoleLocs:
+    """Positions of a DisaggregatedSet role read as a LeaderWorkerSet of its own: its
+    ``metadata`` and ``spec`` sit at ``spec.roles[i]`` of the set."""
+
+    __slots__ = ("locs", "at")
+
+    def __init__(self, locs, at: tuple) -> None:
+        self.locs, self.at = locs, at
+
+    def find(self, path: tuple):
+        return self.locs.find(self.at + path if path and path[0] in ("metadata", "spec") else path)
+
+
+def _set_roles(doc: _Doc) -> list[_Doc]:
+    """Each role of a DisaggregatedSet as the LeaderWorkerSet the controller creates from it."""
+    out = []
+    for at in doc.entries(("spec", "roles")):
+        role = doc.data["spec"]["roles"][at[-1]]
+        data = {"kind": "LeaderWorkerSet", "metadata": role.get("metadata") or {}, "spec": role.get("spec") or {}}
+        out.append(_Doc(data, _RoleLocs(doc.locs, at), doc.name))
+    return out
 
 
 def _without_digest(obj: dict, meta: dict) -> dict:
@@ -741,7 +772,7 @@ def _object_changes(before: Facts, after: Facts):
 
 
 def _is_model_workload(obj: dict) -> bool:
-    return ROLE_LABEL in ((obj.get("metadata") or {}).get("labels") or {})
+    return ROLE_LABEL in ((obj.get("metadata") or {}).get("labels") or {}) or obj.get("kind") == "DisaggregatedSet"
 
 
 def _renamed_claims(before: Facts, after: Facts) -> bool:
@@ -766,6 +797,8 @@ def classify(kind: str, old: dict, new: dict, renamed_claims: bool = False) -> t
         return Impact.IN_PLACE, "the idle-shutdown controller restarts; serving is not interrupted"
     if old_spec.get("selector") != new_spec.get("selector"):
         return Impact.RECREATE, "the selector is immutable: the workload is deleted and created again"
+    if kind == "DisaggregatedSet":
+        return _classify_set(old, new, renamed_claims)
     if kind == "LeaderWorkerSet":
         old_lwt, new_lwt = old_spec.get("leaderWorkerTemplate") or {}, new_spec.get("leaderWorkerTemplate") or {}
         if old_lwt.get("size") != new_lwt.get("size"):
@@ -779,6 +812,37 @@ def classify(kind: str, old: dict, new: dict, renamed_claims: bool = False) -> t
     if templates_changed:
         return Impact.ROLLING, "pod template changed: pods are replaced by a rolling update"
     return Impact.IN_PLACE, "no pod template change"
+
+
+def _set_templates(obj: dict) -> dict:
+    """Role name -> its LeaderWorkerSet template, in the set's order."""
+    roles = (obj.get("spec") or {}).get("roles") or []
+    return {r.get("name"): (r.get("spec") or {}).get("leaderWorkerTemplate") or {} for r in roles if isinstance(r, dict)}
+
+
+def _classify_set(old: dict, new: dict, renamed_claims: bool) -> tuple[Impact, str]:
+    """The DisaggregatedSet controller (LWS v0.10.0) hashes every role's name and template into
+    one revision and rolls all roles to a new revision together; replica counts and slices
+    scale without a rollout."""
+    before, after = _set_templates(old), _set_templates(new)
+    if list(before) != list(after):
+        added = [r for r in after if r not in before]
+        removed = [r for r in before if r not in after]
+        what = "; ".join(part for part in (f"role {', '.join(map(str, added))} added" if added else "",
+                                           f"role {', '.join(map(str, removed))} removed" if removed else "",
+                                           "roles reordered" if not added and not removed else "") if part)
+        return Impact.RECREATE, (f"{what}: every role gets new LeaderWorkerSets of a new revision and the old ones "
+                                 "are deleted")
+    changed = [r for r in after if before[r] != after[r]]
+    if not changed:
+        return Impact.IN_PLACE, "no pod template change (replicas and slices scale without a rollout)"
+    if renamed_claims and _claims_of(old) != _claims_of(new):
+        return Impact.RECREATE, "a DRA claim template was renamed: every pod is replaced"
+    sizes = [f"{r} group size {before[r].get('size')}\u2192{after[r].get('size')}" for r in changed
+             if before[r].get("size") != after[r].get("size")]
+    what = "; ".join(sizes) if sizes else f"pod template of {', '.join(map(str, changed))} changed"
+    return Impact.ROLLING, (f"{what}: the DisaggregatedSet rolls every role ({', '.join(map(str, after))}) out "
+                            "together to a new revision")
 
 
 def _strip(lwt: dict) -> dict:

@@ -24,9 +24,12 @@ __all__ = ["SECRET", "secret_manifest", "hf_token", "ensure_secret", "required_a
 SECRET = "hf-secret"
 QUEUE = KUEUE_QUEUE_LABEL
 LWS_API = "leaderworkerset.x-k8s.io/v1"
+DSET_API = "disaggregatedset.x-k8s.io/v1"
+#: The label the DisaggregatedSet controller puts on the LeaderWorkerSets it creates (its name).
+DSET_NAME_LABEL = "disaggregatedset.x-k8s.io/name"
 DRA_API = "resource.k8s.io/v1"
 KUEUE_GROUP = "kueue.x-k8s.io/"
-WORKLOADS = ("Deployment", "LeaderWorkerSet")
+WORKLOADS = ("Deployment", "LeaderWorkerSet", "DisaggregatedSet")
 
 
 def _say(text: str) -> None:
@@ -75,6 +78,13 @@ def required_apis(objs: list[dict], kueue_queue: str | None, dra: bool) -> list[
     needed = []
     if any(o["kind"] == "LeaderWorkerSet" for o in objs):
         needed.append((LWS_API, "the plan has LeaderWorkerSet roles; install LeaderWorkerSet"))
+    if any(o["kind"] == "DisaggregatedSet" for o in objs):
+        # The set's roles are LeaderWorkerSets the controller creates: both APIs must be served.
+        needed.append((LWS_API, "the plan's DisaggregatedSet creates LeaderWorkerSets; install LeaderWorkerSet 0.10 "
+                                "or newer"))
+        needed.append((DSET_API, "the plan renders prefill and decode as one DisaggregatedSet; install "
+                                 "LeaderWorkerSet 0.10 or newer (it serves DisaggregatedSet), or render with "
+                                 "pd_workload: lws-pair"))
     if kueue_queue:
         needed.append((KUEUE_GROUP, f"the cluster profile selects Kueue LocalQueue {kueue_queue}; install Kueue"))
     if dra:
@@ -97,6 +107,10 @@ def _templates(obj: dict) -> list[tuple[str, dict]]:
     if obj["kind"] == "LeaderWorkerSet":
         lwt = spec.get("leaderWorkerTemplate") or {}
         return [(k, lwt[k]) for k in ("leaderTemplate", "workerTemplate") if k in lwt]
+    if obj["kind"] == "DisaggregatedSet":
+        return [(f"role {role.get('name')} {k}", tpl)
+                for role in spec.get("roles") or []
+                for k, tpl in _templates({"kind": "LeaderWorkerSet", "spec": role.get("spec") or {}})]
     return [("template", spec["template"])] if "template" in spec else []
 
 
@@ -174,15 +188,24 @@ def _queue(labels) -> str | None:
 def transitions(objs: list[dict], live: list[Live]) -> list[tuple[Live, str]]:
     """Live workloads to delete before applying ``objs``, with the reason."""
     wanted = {o["metadata"]["name"]: o for o in objs if o["kind"] in WORKLOADS}
+    dset = next((o["metadata"]["name"] for o in objs if o["kind"] == "DisaggregatedSet"), None)
     out = []
     for obj in live:
         new = wanted.get(obj.name)
-        if new is None or obj.kind not in WORKLOADS:
+        if obj.kind not in WORKLOADS or obj.label(DSET_NAME_LABEL):
+            continue  # a LeaderWorkerSet of a DisaggregatedSet belongs to its controller
+        if new is None:
+            # The roles move into one DisaggregatedSet, or out of one: the old workloads would
+            # otherwise keep serving (and holding GPUs) beside the new ones.
+            if dset is not None and obj.component == "model-server":
+                out.append((obj, f"its role moves into DisaggregatedSet {dset}"))
+            elif dset is None and obj.kind == "DisaggregatedSet":
+                out.append((obj, "its roles move out into their own workloads"))
             continue
         if new["kind"] != obj.kind:
             out.append((obj, f"{obj.name} changes from {obj.kind} to {new['kind']}"))
-        elif obj.kind == "LeaderWorkerSet" and _queue(obj.labels) != _queue((new["metadata"].get("labels") or {}).items()):
-            out.append((obj, f"LeaderWorkerSet {obj.name} changes Kueue queue "
+        elif obj.kind in ("LeaderWorkerSet", "DisaggregatedSet") and _queue(obj.labels) != _queue((new["metadata"].get("labels") or {}).items()):
+            out.append((obj, f"{obj.kind} {obj.name} changes Kueue queue "
                              f"{_queue(obj.labels) or '(none)'} -> {_queue(new['metadata'].get('labels') or {}) or '(none)'}"))
     return out
 

@@ -21,6 +21,7 @@ TYPES: dict[str, str] = {
     "HTTPRoute": "httproutes.gateway.networking.k8s.io",
     "DestinationRule": "destinationrules.networking.istio.io",
     "InferencePool": "inferencepools.inference.networking.k8s.io",
+    "DisaggregatedSet": "disaggregatedsets.disaggregatedset.x-k8s.io",
     "LeaderWorkerSet": "leaderworkersets.leaderworkerset.x-k8s.io",
     "Deployment": "deployments.apps",
     "Job": "jobs.batch",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from manifesto.errors import OpsError, printable
-from manifesto.ops.discovery import OWNER, Live, discover, selector
+from manifesto.ops.discovery import COMPONENT, OWNER, Live, discover, selector
 from manifesto.ops.kubectl import Kube, conditions, dig, items, run
 
 __all__ = ["servers_rows", "servers_json", "print_servers", "teardown_phases", "stop", "pick", "ready_report", "awaited",
@@ -13,7 +13,9 @@ __all__ = ["servers_rows", "servers_json", "print_servers", "teardown_phases", "
 
 ROUTING_COMPONENTS = ("endpoint-picker", "gateway")
 ROUTING_KINDS = ("Gateway", "HTTPRoute", "DestinationRule", "InferencePool")
-WORKLOAD_KINDS = ("LeaderWorkerSet", "Deployment", "Job")
+WORKLOAD_KINDS = ("DisaggregatedSet", "LeaderWorkerSet", "Deployment", "Job")
+#: The label the DisaggregatedSet controller puts on its pods: the revision of the roles' templates.
+DSET_REVISION_LABEL = "disaggregatedset.x-k8s.io/revision"
 
 
 # -- servers ----------------------------------------------------------------------------
@@ -169,6 +171,14 @@ def _waiting(plan, pods: list[dict], epp: dict | None, gateway: dict | None) -> 
                    and all(dig(p, "metadata", "labels", k) == v for k, v in sel.items()))
         if have < want:
             model.append(f"role {role.name}: {have}/{want} pods ready")
+    if plan.pd_set is not None:
+        # A rollout keeps the old revision's pods (ready) beside the new one's until the new
+        # one is up; the set is ready once a single revision is left.
+        revisions = {dig(p, "metadata", "labels", DSET_REVISION_LABEL) for p in pods
+                     if dig(p, "metadata", "labels", COMPONENT) == "model-server"
+                     and not dig(p, "metadata", "deletionTimestamp")} - {None}
+        if len(revisions) > 1:
+            model.append(f"DisaggregatedSet {plan.pd_set}: rolling out ({len(revisions)} revisions live)")
     if plan.routing is not None:
         if epp is None or not _condition(epp, "Available"):
             frontend.append(f"Deployment {names.epp(plan.instance)} not available")

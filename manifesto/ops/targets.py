@@ -188,6 +188,16 @@ SERVER_DEFAULTS: dict[str, dict] = {
                         "spec.networkConfig.subdomainPolicy": "Shared",
                         "spec.leaderWorkerTemplate.leaderTemplate.metadata.creationTimestamp": None,
                         "spec.leaderWorkerTemplate.workerTemplate.metadata.creationTimestamp": None},
+    # The CRD's defaults of disaggregatedset.x-k8s.io/v1 (LeaderWorkerSet v0.10.0); no webhook
+    # defaults a role's LeaderWorkerSet spec, so only these appear live.
+    "DisaggregatedSet": {"spec.slices": 1, **_prefixed("spec.roles.*.spec", {
+        "replicas": 1, "startupPolicy": "LeaderCreated", "rolloutStrategy.type": "RollingUpdate",
+        "rolloutStrategy.rollingUpdateConfiguration.maxUnavailable": 1,
+        "rolloutStrategy.rollingUpdateConfiguration.maxSurge": 0,
+        "rolloutStrategy.rollingUpdateConfiguration.partition": 0,
+        "leaderWorkerTemplate.size": 1, "leaderWorkerTemplate.restartPolicy": "RecreateGroupOnPodRestart",
+        "leaderWorkerTemplate.leaderTemplate.metadata.creationTimestamp": None,
+        "leaderWorkerTemplate.workerTemplate.metadata.creationTimestamp": None})},
     "HTTPRoute": {"spec.parentRefs.*.group": "gateway.networking.k8s.io", "spec.parentRefs.*.kind": "Gateway",
                   "spec.rules.*.matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
                   "spec.rules.*.matches.*.path.type": "PathPrefix", "spec.rules.*.matches.*.path.value": "/",
@@ -224,8 +234,9 @@ def idle_owned_paths(objs: list[dict]) -> dict[tuple[str, str], tuple[tuple[str,
 
 
 def idle_scaled(objs: list[dict]) -> dict[tuple[str, str], tuple[str, ...]]:
-    """:func:`idle_owned_paths` with each path dotted, as :func:`differences` names fields."""
-    return {key: tuple(".".join(p) for p in paths) for key, paths in idle_owned_paths(objs).items()}
+    """:func:`idle_owned_paths` shown as :func:`differences` names fields, every list
+    position as ``*`` (:func:`_any_item`: a role is named or numbered alike)."""
+    return {key: tuple(_any_item(_show(p)) for p in paths) for key, paths in idle_owned_paths(objs).items()}
 
 
 def as_left_idle(objs: list[dict], live: dict[tuple[str, str], dict]) -> list[dict] | None:
@@ -241,23 +252,27 @@ def as_left_idle(objs: list[dict], live: dict[tuple[str, str], dict]) -> list[di
         key = (obj["kind"], obj["metadata"]["name"])
         have = live.get(key)
         idle = [p for p in owned.get(key, ()) if have is not None
-                and idle_value(".".join(p), _at(have, p)) and _at(obj, p) != _at(have, p)]
+                and idle_value(_show(p), _at(have, p)) and _at(obj, p) != _at(have, p)]
         if idle:
             obj, changed = copy.deepcopy(obj), True
             for path in idle:
                 node = obj
                 for step in path[:-1]:
-                    node = node.setdefault(step, {})
+                    node = node[step] if isinstance(step, int) else node.setdefault(step, {})
                 node[path[-1]] = _at(have, path)
         out.append(obj)
     return out if changed else None
 
 
-def _at(obj, path: tuple[str, ...]):
+def _at(obj, path: tuple):
+    """The value at ``path`` (keys, and positions in lists), None where there is none."""
     for key in path:
-        if not isinstance(obj, dict):
+        if isinstance(key, int):
+            obj = obj[key] if isinstance(obj, list) and 0 <= key < len(obj) else None
+        elif isinstance(obj, dict):
+            obj = obj.get(key)
+        else:
             return None
-        obj = obj.get(key)
     return obj
 
 _ABSENT = "(absent)"
@@ -374,6 +389,15 @@ def _value(value) -> str:
     return value if value is _ABSENT else json.dumps(value, sort_keys=True)
 
 
+def _any_item(shown: str) -> str:
+    """A shown field path with every list item as ``*``, by position or by name
+    (spec.roles[0].spec.replicas and spec.roles[prefill].spec.replicas ->
+    spec.roles.*.spec.replicas)."""
+    import re
+
+    return re.sub(r"\[[^\]]*\]", ".*", shown)
+
+
 def object_states(objs: list[dict], live: dict[tuple[str, str], dict]) -> list[tuple[str, str, str, str]]:
     """(kind, name, state, detail) per artifact object: in-sync, idle (scaled to 0 by the
     idle-shutdown controller, nothing else changed), drifted or missing."""
@@ -398,7 +422,7 @@ def object_report(objs: list[dict], live: dict[tuple[str, str], dict]) -> list[t
             rows.append((kind, name, "drifted", f"applied from another artifact ({digest or 'no digest'})", []))
             continue
         found = differences(obj, have)
-        idle = [d for d in found if d[0] in scaled.get((kind, name), ()) and idle_value(d[0], d[1])]
+        idle = [d for d in found if _any_item(d[0]) in scaled.get((kind, name), ()) and idle_value(d[0], d[1])]
         found = [d for d in found if d not in idle]
         if found:
             detail = "; ".join(f"{p}: live {_value(a)}, desired {_value(b)}" for p, a, b in found)

@@ -25,6 +25,7 @@ from manifesto.resolve.failures import Where, fail as _fail, raise_all
 from manifesto.resolve.identity import instance_labels, instance_name, role_labels, role_selector, user_prefixed
 from manifesto.resolve.layout import LayoutInput, plan_layout
 from manifesto.resolve.names import COMPUTE_DOMAIN_CLAIM, LWS_GROUP_INDEX_LABEL
+from manifesto.resolve.pd_set import check_tp_ratios, plan_pd_set
 from manifesto.resolve.budget import plan_budget
 from manifesto.resolve.context import Context, Pair
 from manifesto.resolve.fit import check_fit, plan_fit
@@ -55,6 +56,7 @@ def resolve(spec, cluster, ctx: Context) -> Plan:
     if routing is not None and ctx.tables is not None:
         routing = _check_router(spec, cluster, ctx, routing, errors)
     raise_all(errors)
+    check_tp_ratios(spec, where)  # before the layouts: a TP the GPUs cannot hold is a lesser problem
     idle = _idle(spec, options)
     pair = Pair(spec=spec, cluster=cluster, ctx=ctx, accel=accel, instance=instance, image=image, routing=routing,
                 routed_roles=_routed_roles(spec, routing),
@@ -75,6 +77,7 @@ def resolve(spec, cluster, ctx: Context) -> Plan:
         shared_claim=_shared_claim(cluster), slurm=_slurm(cluster), routing_sizing=_routing_sizing(cluster),
         budget=plan_budget(roles, accel, whole_nodes=cluster.platform == "slurm"),
         sync_waves=bool(options.argocd_sync_waves),
+        pd_set=plan_pd_set(spec, cluster, roles, instance, where),
     )
 
 

@@ -351,6 +351,8 @@ class Plan(_S):
     routing_sizing: RoutingSizing | None = None
     budget: Budget | None = None
     sync_waves: bool = False  # Argo CD sync-wave annotations on every object (--argocd-sync-waves)
+    # The DisaggregatedSet (its name) that holds every role, or None: one workload per role.
+    pd_set: str | None = None
 
     def role(self, name: str) -> RolePlan:
         """The role called ``name`` (it must exist)."""

@@ -406,6 +406,14 @@ def gpu_price(value: Any) -> Any:
     return value
 
 
+def release_text(value: Any) -> Any:
+    """A release version must be written as text: YAML reads 0.10 as the number 0.1."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise ValueError(f"{show_value(value)} is a number; quote the release, e.g. \"0.10.0\" (YAML reads 0.10 "
+                         "as 0.1)")
+    return value
+
+
 def accelerator_shape(self):
     if self.allocation is not None and self.resource_name is not None:
         raise FieldError(("resource_name",), "set allocation or the older resource_name, not both")

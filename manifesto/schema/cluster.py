@@ -18,7 +18,7 @@ __all__ = [
     "ExtendedResource", "Dra", "SlurmGres", "Allocation", "ComputeDomain", "AcceleratorProfile",
     "Accelerators", "SharedClaim", "Storage", "Logging", "Paths", "ClusterCache", "Rdma",
     "PodDefaults", "FabricProfile", "Fabric", "Naming", "Kueue", "Gateway", "OpenShift",
-    "LlmDImages", "ComponentSize", "EnvoySize", "ConnectionPool", "RoutingSizing", "LlmD", "SlurmBind", "Slurm",
+    "LlmDImages", "LeaderWorkerSetInstall", "ComponentSize", "EnvoySize", "ConnectionPool", "RoutingSizing", "LlmD", "SlurmBind", "Slurm",
     "ClusterProfile",
 ]
 
@@ -182,6 +182,14 @@ class OpenShift(Strict):
     scc: Subdomain | None = None
 
 
+class LeaderWorkerSetInstall(Strict):
+    """The LeaderWorkerSet controller installed on the cluster."""
+
+    version: Annotated[str, BeforeValidator(checks.release_text), rule(rules.release_version)] = Field(
+        description="Its release, e.g. 0.10.0. From 0.10 a prefill/decode spec renders as one DisaggregatedSet "
+                    "(the spec's pd_workload decides; see docs/decisions.md).")
+
+
 class LlmDImages(Strict):
     epp: str | None = None
     envoy: str | None = None
@@ -282,6 +290,7 @@ class ClusterProfile(Strict):
     gateway: Gateway = default_of(Gateway)
     openshift: OpenShift | None = None
     llm_d: LlmD = default_of(LlmD)
+    leaderworkerset: LeaderWorkerSetInstall | None = None
     slurm: Slurm | None = None
 
     _consistent = model_validator(mode="after")(checks.consistent_cluster)

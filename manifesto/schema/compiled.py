@@ -10,7 +10,7 @@ from manifesto import rules
 from manifesto.schema import checks
 from manifesto.schema.checks import AtLeast, Each, Rule, make
 
-__all__ = ['AcceleratorProfile', 'Accelerators', 'Allocation', 'ClusterCache', 'ClusterProfile', 'ComponentSize', 'ComputeDomain', 'Computed', 'ConnectionPool', 'DeploymentPolicy', 'Dra', 'EndpointPickerConfig', 'EnvoySize', 'ExtendedResource', 'ExtraVolumeMount', 'Fabric', 'FabricProfile', 'Fit', 'Gateway', 'IdleShutdown', 'ImageCatalog', 'JobPolicy', 'Kueue', 'LeaderWorkerSetPolicy', 'LlmD', 'LlmDImages', 'Logging', 'Lws', 'ModelRef', 'ModelSpec', 'Naming', 'OpenShift', 'Parallelism', 'Paths', 'PluginRef', 'PluginSpec', 'PodDefaults', 'Profiling', 'Rdma', 'Resources', 'Role', 'Routing', 'RoutingSizing', 'Runtime', 'SchedulingProfile', 'ServicePort', 'ServiceSpec', 'SharedClaim', 'Slurm', 'SlurmBind', 'SlurmGres', 'SpecCache', 'Storage', 'Workload', 'WorkloadMetadata']
+__all__ = ['AcceleratorProfile', 'Accelerators', 'Allocation', 'ClusterCache', 'ClusterProfile', 'ComponentSize', 'ComputeDomain', 'Computed', 'ConnectionPool', 'DeploymentPolicy', 'Dra', 'EndpointPickerConfig', 'EnvoySize', 'ExtendedResource', 'ExtraVolumeMount', 'Fabric', 'FabricProfile', 'Fit', 'Gateway', 'IdleShutdown', 'ImageCatalog', 'JobPolicy', 'Kueue', 'LeaderWorkerSetInstall', 'LeaderWorkerSetPolicy', 'LlmD', 'LlmDImages', 'Logging', 'Lws', 'ModelRef', 'ModelSpec', 'Naming', 'OpenShift', 'Parallelism', 'Paths', 'PluginRef', 'PluginSpec', 'PodDefaults', 'Profiling', 'Rdma', 'Resources', 'Role', 'Routing', 'RoutingSizing', 'Runtime', 'SchedulingProfile', 'ServicePort', 'ServiceSpec', 'SharedClaim', 'Slurm', 'SlurmBind', 'SlurmGres', 'SpecCache', 'Storage', 'Workload', 'WorkloadMetadata']
 
 #: The schemas a whole file is validated with.
 TOP = ('ClusterProfile', 'ModelSpec', 'EndpointPickerConfig', 'ImageCatalog', 'Workload')
@@ -121,6 +121,10 @@ class RoutingSizing(checks.Record):
 
 
 class LlmD(checks.Record):
+    __slots__ = ()
+
+
+class LeaderWorkerSetInstall(checks.Record):
     __slots__ = ()
 
 
@@ -1706,6 +1710,33 @@ def definitions() -> list:
         },
         {
             'type': 'model',
+            'cls': LeaderWorkerSetInstall,
+            'schema': {
+                'type': 'model-fields',
+                'fields': {
+                    'version': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'function-after',
+                            'function': {'type': 'no-info', 'function': Rule(rules.release_version, '')},
+                            'schema': {
+                                'type': 'function-before',
+                                'function': {'type': 'no-info', 'function': checks.release_text},
+                                'schema': {'type': 'str'},
+                            },
+                        },
+                    },
+                },
+                'model_name': 'LeaderWorkerSetInstall',
+                'computed_fields': [],
+            },
+            'custom_init': False,
+            'root_model': False,
+            'config': {'extra_fields_behavior': 'forbid', 'strict': True, 'title': 'LeaderWorkerSetInstall'},
+            'ref': 'LeaderWorkerSetInstall',
+        },
+        {
+            'type': 'model',
             'cls': SlurmBind,
             'schema': {
                 'type': 'model-fields',
@@ -1995,6 +2026,17 @@ def definitions() -> list:
                                 'schema': {'type': 'definition-ref', 'schema_ref': 'LlmD'},
                                 'default_factory': _default_LlmD,
                                 'default_factory_takes_data': False,
+                            },
+                        },
+                        'leaderworkerset': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'nullable',
+                                    'schema': {'type': 'definition-ref', 'schema_ref': 'LeaderWorkerSetInstall'},
+                                },
+                                'default': None,
                             },
                         },
                         'slurm': {
@@ -2472,6 +2514,14 @@ def definitions() -> list:
                             'type': 'default',
                             'schema': {'type': 'literal', 'expected': ['aggregated', 'pd']},
                             'default': 'aggregated',
+                        },
+                    },
+                    'pd_workload': {
+                        'type': 'model-field',
+                        'schema': {
+                            'type': 'default',
+                            'schema': {'type': 'literal', 'expected': ['auto', 'lws-pair', 'disaggregatedset']},
+                            'default': 'auto',
                         },
                     },
                     'accelerator': _P48,

@@ -150,6 +150,10 @@ class ModelSpec(Strict):
 
     release: ServiceName
     topology: Literal["aggregated", "pd"] = "aggregated"
+    pd_workload: Literal["auto", "lws-pair", "disaggregatedset"] = Field(
+        "auto", description="How a pd topology's LeaderWorkerSet roles reach Kubernetes: one DisaggregatedSet "
+        "(LeaderWorkerSet 0.10 or newer; prefill and decode roll out together), a pair of LeaderWorkerSets, or "
+        "auto: the DisaggregatedSet when the cluster profile declares leaderworkerset.version 0.10 or newer.")
     accelerator: str | None = None
     model: ModelRef
     vars: dict[str, Number] = Field(default_factory=dict, description="Numbers that computed expressions may name.")

@@ -30,6 +30,8 @@ __all__ = [
 SCRIPT_KEY = "idle_controller.py"
 SCRIPT_DIR = "/opt/manifesto"
 SCRIPT_PATH = f"{SCRIPT_DIR}/{SCRIPT_KEY}"
+#: The controller's DisaggregatedSet extension, shipped and run only for an instance rendered as one.
+DSET_KEY = "idle_dset.py"
 SCRIPT_ANNOTATION = "manifesto.llm-d.ai/idle-shutdown-script-sha256"
 #: On the InferencePool: when the controller scaled the instance to zero, empty while it serves.
 IDLE_ANNOTATION = "manifesto.llm-d.ai/idle-shutdown-at"
@@ -38,16 +40,30 @@ RUN_AS_USER = 65532
 POLL_SECONDS = 60
 
 LWS_GROUP = "leaderworkerset.x-k8s.io"
+DSET_GROUP = "disaggregatedset.x-k8s.io"
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 POOL_GROUP = "inference.networking.k8s.io"
 POD_SELECTOR_LABELS = (INSTANCE_LABEL, COMPONENT_LABEL)
 
 
 @cache
+def shipped(key: str) -> str:
+    """A file of the controller shipped in its ConfigMap (``SCRIPT_KEY``, ``DSET_KEY``), as it is."""
+    with open(os.path.join(os.path.dirname(__file__), key), encoding="utf-8") as fh:
+        return fh.read()
+
+
 def controller_script() -> str:
     """The controller's source, exactly as it is shipped."""
-    with open(os.path.join(os.path.dirname(__file__), SCRIPT_KEY), encoding="utf-8") as fh:
-        return fh.read()
+    return shipped(SCRIPT_KEY)
+
+
+def _scripts(plan) -> dict[str, str]:
+    """ConfigMap key -> source of every file the controller of ``plan`` runs."""
+    out = {SCRIPT_KEY: controller_script()}
+    if plan.pd_set is not None:
+        out[DSET_KEY] = shipped(DSET_KEY)
+    return out
 
 
 def _compact(value: Any) -> str:
@@ -55,6 +71,8 @@ def _compact(value: Any) -> str:
 
 
 def _workload_path(namespace: str, kind: str, name: str) -> str:
+    if kind == "DisaggregatedSet":
+        return f"/apis/{DSET_GROUP}/v1/namespaces/{namespace}/disaggregatedsets/{name}"
     if kind == "LeaderWorkerSet":
         return f"/apis/{LWS_GROUP}/v1/namespaces/{namespace}/leaderworkersets/{name}"
     return f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}"
@@ -80,8 +98,13 @@ def _targets(plan) -> dict[str, dict]:
 
 def _workloads(plan) -> list[dict]:
     """Everything scaled to zero, in order: model workloads, then the endpoint picker."""
-    out = [{"name": r.workload_name, "path": _workload_path(plan.namespace, r.workload_kind, r.workload_name),
-            "replicas": r.layout.replicas} for r in plan.roles]
+    if plan.pd_set is not None:
+        # One object, every role in one patch (idle_dset.py); replicas: its groups in all.
+        out = [{"name": plan.pd_set, "path": _workload_path(plan.namespace, "DisaggregatedSet", plan.pd_set),
+                "replicas": sum(r.layout.replicas for r in plan.roles)}]
+    else:
+        out = [{"name": r.workload_name, "path": _workload_path(plan.namespace, r.workload_kind, r.workload_name),
+                "replicas": r.layout.replicas} for r in plan.roles]
     if plan.routing is not None:
         epp = names.epp(plan.instance)
         out.append({"name": epp, "path": _workload_path(plan.namespace, "Deployment", epp), "replicas": 1})
@@ -143,7 +166,7 @@ def _rules(plan) -> list[dict]:
     if plan.routing is not None:
         deployments.append(names.epp(plan.instance))
     deployments.append(names.idle(plan.instance))
-    lws = [r.workload_name for r in plan.roles if r.workload_kind == "LeaderWorkerSet"]
+    lws = [r.workload_name for r in plan.roles if r.workload_kind == "LeaderWorkerSet" and plan.pd_set is None]
     rules: list[dict] = [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]},
         {"apiGroups": ["apps"], "resources": ["deployments"], "resourceNames": deployments, "verbs": ["get", "patch"]},
@@ -151,6 +174,9 @@ def _rules(plan) -> list[dict]:
     # An empty resourceNames list would grant every object, so a rule is emitted only with names.
     if lws:
         rules.append({"apiGroups": [LWS_GROUP], "resources": ["leaderworkersets"], "resourceNames": lws,
+                      "verbs": ["get", "patch"]})
+    if plan.pd_set is not None:
+        rules.append({"apiGroups": [DSET_GROUP], "resources": ["disaggregatedsets"], "resourceNames": [plan.pd_set],
                       "verbs": ["get", "patch"]})
     gateway = _gateway(plan)
     if gateway is not None:
@@ -173,18 +199,20 @@ def _security_context(plan) -> tuple[dict, dict]:
     return pod, container
 
 
-def _deployment(plan, script: str) -> dict:
+def _deployment(plan, scripts: dict[str, str]) -> dict:
     name = names.idle(plan.instance)
     labels = _labels(plan)
     pod_security, container_security = _security_context(plan)
+    run = DSET_KEY if DSET_KEY in scripts else SCRIPT_KEY
     container: dict[str, Any] = {
         "name": "controller",
         "image": plan.images["sidecars.idle_shutdown"],
-        "command": ["python", SCRIPT_PATH],
+        "command": ["python", f"{SCRIPT_DIR}/{run}"],
         "env": _env(plan),
         "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"cpu": "100m", "memory": "64Mi"}},
         "securityContext": container_security,
-        "volumeMounts": [{"name": "script", "mountPath": SCRIPT_PATH, "subPath": SCRIPT_KEY, "readOnly": True}],
+        "volumeMounts": [{"name": "script", "mountPath": f"{SCRIPT_DIR}/{key}", "subPath": key, "readOnly": True}
+                         for key in scripts],
     }
     if plan.placement.image_pull_policy:
         container["imagePullPolicy"] = plan.placement.image_pull_policy
@@ -195,7 +223,8 @@ def _deployment(plan, script: str) -> dict:
         "volumes": [{"name": "script", "configMap": {"name": name}}],
     }
     pod_defaults(plan, spec, gpu=False)
-    digest = sha256_hex(script.encode("utf-8"))
+    # The controller's text alone when it runs alone, so those instances' bytes never change.
+    digest = sha256_hex("".join(scripts.values()).encode("utf-8"))
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -216,7 +245,7 @@ def idle_objects(plan) -> list[dict]:
         return []
     name = names.idle(plan.instance)
     labels = _labels(plan)
-    script = controller_script()
+    scripts = _scripts(plan)
     return [
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(name, plan.namespace, labels)},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta(name, plan.namespace, labels),
@@ -226,6 +255,6 @@ def idle_objects(plan) -> list[dict]:
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
          "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": plan.namespace}]},
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta(name, plan.namespace, labels),
-         "data": {SCRIPT_KEY: script}},
-        _deployment(plan, script),
+         "data": scripts},
+        _deployment(plan, scripts),
     ]

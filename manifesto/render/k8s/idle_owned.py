@@ -12,7 +12,8 @@ the controller, so they cannot drift apart from what it does:
 - *which* fields: the body of the merge patch ``Kube.scale`` sends, read from the shipped
   script's syntax tree (the very bytes the ConfigMap carries); and on the InferencePool it
   stamps when it shuts down (POOL), the annotation named there, under the prefix of the
-  patch ``Kube.annotate`` sends.
+  patch ``Kube.annotate`` sends; on a DisaggregatedSet, each role's replicas at the path of
+  the JSON patch operation ``idle_dset.py``'s ``Kube.scale`` builds per role.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from functools import cache
 
 from manifesto.resolve.names import COMPONENT_LABEL
 
-__all__ = ["Owned", "annotate_patch_prefix", "owned_fields", "scale_patch_paths"]
+__all__ = ["Owned", "annotate_patch_prefix", "dset_role_path", "owned_fields", "scale_patch_paths"]
 
 
 class Owned(namedtuple("_Owned", ("api_version", "kind", "name", "namespace", "paths"))):
@@ -51,6 +52,39 @@ def annotate_patch_prefix() -> tuple[str, ...]:
         raise RuntimeError("idle_controller.py: Kube.annotate no longer patches one key given by its caller; "
                            f"teach {__name__} to read it")
     return paths[0][:-1]
+
+
+@cache
+def dset_role_path() -> tuple:
+    """The field path, with None for the role's position, of the JSON patch operation that
+    ``idle_dset.py``'s ``Kube.scale`` adds per role (``("spec", "roles", None, "spec",
+    "replicas")``), read from that script's source as it is shipped."""
+    import ast
+
+    from manifesto.render.k8s.idle import DSET_KEY, shipped
+
+    tree = ast.parse(shipped(DSET_KEY))
+    kube = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Kube")
+    scale = next(n for n in kube.body if isinstance(n, ast.FunctionDef) and n.name == "scale")
+    found = []
+    for node in ast.walk(scale):
+        if not isinstance(node, ast.Dict):
+            continue
+        fields = {k.value: v for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant)}
+        op, path = fields.get("op"), fields.get("path")
+        if isinstance(op, ast.Constant) and op.value in ("add", "replace") and isinstance(path, ast.JoinedStr):
+            found.append(path)
+    if len(found) != 1:
+        raise RuntimeError(f"idle_dset.py: Kube.scale no longer writes one field per role; teach {__name__} to read it")
+    steps: list = []
+    for part in found[0].values:
+        if isinstance(part, ast.Constant):
+            steps += [p for p in part.value.split("/") if p]
+        else:
+            steps.append(None)  # the role's position
+    if steps.count(None) != 1:
+        raise RuntimeError(f"idle_dset.py: Kube.scale's per-role path has no single role position; teach {__name__}")
+    return tuple(steps)
 
 
 def _patch_paths(method: str) -> tuple[tuple, ...]:
@@ -129,7 +163,12 @@ def owned_fields(objs: list[dict]) -> tuple[list[Owned], list[tuple[str, str]]]:
             raise RuntimeError(f"the idle-shutdown controller {deployment['metadata']['name']} scales "
                                f"{workload.path}, which is no object of the artifact")
         meta = obj["metadata"]
-        owned.append(Owned(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace") or "", paths))
+        fields = paths
+        if obj["kind"] == "DisaggregatedSet":  # each role's own replicas (idle_dset.py)
+            template = dset_role_path()
+            fields = tuple(tuple(i if step is None else step for step in template)
+                           for i in range(len((obj.get("spec") or {}).get("roles") or [])))
+        owned.append(Owned(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace") or "", fields))
     if config.pool is not None:
         obj = by_path.get(config.pool.path)
         if obj is None:

@@ -16,6 +16,7 @@ from manifesto.render.launch import K8S, launch_script
 __all__ = ["model_objects", "claim_template_name", "serving_service_name", "model_service_account"]
 
 LWS_API = "leaderworkerset.x-k8s.io/v1"
+DSET_API = "disaggregatedset.x-k8s.io/v1"
 GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"
 STARTUP_PERIOD = 10
 STARTUP_FAILURES = 720  # two hours for large MoE checkpoints to load and compile
@@ -202,7 +203,12 @@ def _pod_template(plan, role, template_nodes: tuple[int, ...], *, queue_on_pod: 
 
 
 def _workload_labels(plan, role) -> dict[str, str]:
-    labels = dict(role.labels)
+    return _queued(plan, role.labels)
+
+
+def _queued(plan, own: dict[str, str]) -> dict[str, str]:
+    """``own`` plus the Kueue queue and priority labels of a queued workload."""
+    labels = dict(own)
     if plan.kueue_queue:
         labels[KUEUE_QUEUE] = plan.kueue_queue
         if plan.kueue_priority_class:
@@ -246,6 +252,25 @@ def _leaderworkerset(plan, role) -> dict:
     }
 
 
+def _disaggregated_set(plan) -> dict:
+    """Every role as one DisaggregatedSet: each role entry is the role's own LeaderWorkerSet
+    (its metadata and spec, the Kueue labels included, which the controller copies onto the
+    LeaderWorkerSet it creates), so sizes, parallelism, resources and NIXL settings stay per
+    role while one object rolls both out together."""
+    roles = []
+    for role in plan.roles:
+        lws = _leaderworkerset(plan, role)
+        roles.append({"name": role.name, "metadata": {"labels": lws["metadata"]["labels"]}, "spec": lws["spec"]})
+    # The queue labels on the set too: ``deploy`` reads them there for its Kueue checks.
+    labels = _queued(plan, {**plan.labels, names.COMPONENT_LABEL: "model-server"})
+    return {
+        "apiVersion": DSET_API,
+        "kind": "DisaggregatedSet",
+        "metadata": meta(plan.pd_set, plan.namespace, labels),
+        "spec": {"roles": roles},
+    }
+
+
 def _service(plan, role) -> dict:
     lay = role.layout
     selector = dict(role.selector)
@@ -272,5 +297,9 @@ def model_objects(plan) -> dict[str, list[dict]]:
         if plan.accelerator.backend == "dra":
             out["ResourceClaimTemplate"].append(_claim_template(plan, role))
         out["Service"].append(_service(plan, role))
-        out["workload"].append(_leaderworkerset(plan, role) if role.workload_kind == "LeaderWorkerSet" else _deployment(plan, role))
+        if plan.pd_set is None:
+            out["workload"].append(_leaderworkerset(plan, role) if role.workload_kind == "LeaderWorkerSet"
+                                   else _deployment(plan, role))
+    if plan.pd_set is not None:
+        out["workload"].append(_disaggregated_set(plan))
     return out

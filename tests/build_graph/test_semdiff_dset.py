@@ -1,0 +1,126 @@
+"""``diff --base`` on prefill/decode rendered as one DisaggregatedSet: a role's template change
+rolls every role together, a role added or removed recreates, replica counts scale in place."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kit import REPO_ROOT
+from manifesto.build_graph.semdiff import Impact, classify, diff_artifacts
+from manifesto.cluster import load_cluster
+from manifesto.render import render
+from manifesto.spec import load_spec
+
+LWS010 = REPO_ROOT / "clusters" / "example-gb200-lws.yaml"
+GB200 = REPO_ROOT / "clusters" / "example-gb200.yaml"
+
+PD = {
+    "release": "review-set", "topology": "pd",
+    "model": {"id": "Qwen/Qwen3-0.6B", "label": "Qwen3-0.6B", "image_ref": "vllm.standard"},
+    "routing": {"kind": "pd", "target_role": "decode"}, "runtime": {"sidecars": []},
+    "roles": [{"name": n, "workload": "leaderworkerset", "parallelism": {"tp": 1, "dp": False, "ep": False},
+               "kv_transfer_config": {"kv_connector": "NixlConnector", "kv_role": "kv_both"},
+               "vllm": {"max_model_len": 8192}} for n in ("prefill", "decode")],
+}
+
+
+def _render(tmp_path: Path, spec: dict, name: str, cluster: Path = LWS010) -> str:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return render(load_spec(str(path), load_cluster(str(cluster))), user="tester", namespace="demo")
+
+
+def _edited(change) -> dict:
+    spec = copy.deepcopy(PD)
+    change(spec)
+    return spec
+
+
+def _role(spec: dict, name: str) -> dict:
+    return next(r for r in spec["roles"] if r["name"] == name)
+
+
+def _set_change(d):
+    (change,) = [o for o in d.objects if o.kind == "DisaggregatedSet"]
+    return change
+
+
+def _third_role(spec):
+    spec["roles"].insert(1, copy.deepcopy(_role(spec, "prefill")) | {"name": "prefill-long"})
+
+
+CASES = [
+    ("decode-arg", lambda s: _role(s, "decode")["vllm"].update(max_num_seqs=64), Impact.ROLLING,
+     "pod template of decode changed: the DisaggregatedSet rolls every role (prefill, decode) out together",
+     "decode: args: +--max-num-seqs 64"),
+    ("prefill-tp", lambda s: _role(s, "prefill")["parallelism"].update(tp=2), Impact.ROLLING,
+     "pod template of prefill changed", "prefill: TP 1\u21922; +1 GPUs"),
+    ("group-size", lambda s: _role(s, "decode").update(lws={"size": 2}, parallelism={"tp": 8}), Impact.ROLLING,
+     "decode group size 1\u21922: the DisaggregatedSet rolls every role", "decode: TP 1\u21928"),
+    ("replicas", lambda s: _role(s, "prefill").update(lws={"replicas": 3}), Impact.IN_PLACE,
+     "no pod template change (replicas and slices scale without a rollout)", "prefill: +2 pods; +2 GPUs"),
+    ("role-added", _third_role, Impact.RECREATE,
+     "role prefill-long added: every role gets new LeaderWorkerSets of a new revision", "prefill-long: added"),
+]
+
+
+@pytest.mark.parametrize("change,impact,why,line", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_a_set_change_gets_its_impact(tmp_path, change, impact, why, line):
+    old = _render(tmp_path, PD, "before")
+    new = _render(tmp_path, _edited(change), "after")
+    d = diff_artifacts("c/m.yaml", old, new)
+    assert d is not None and d.impact is impact, [(o.kind, o.name, o.impact, o.why) for o in d.objects]
+    change = _set_change(d)
+    assert change.impact is impact and why in change.why, change.why
+    assert any(r.startswith(line) for r in d.roles), d.roles
+
+
+def test_a_role_removed_recreates(tmp_path):
+    three = _edited(_third_role)
+    d = diff_artifacts("c/m.yaml", _render(tmp_path, three, "before"), _render(tmp_path, PD, "after"))
+    change = _set_change(d)
+    assert change.impact is Impact.RECREATE and change.why.startswith("role prefill-long removed")
+    assert any(r.startswith("prefill-long: removed (was 1 pods") for r in d.roles), d.roles
+
+
+def test_the_set_reports_both_roles_gpus(tmp_path):
+    d = diff_artifacts("c/m.yaml", None, _render(tmp_path, PD, "new"))
+    assert d.status == "added" and d.after.gpus == 2 and d.after.pods == 2
+    assert sorted(r.split(":")[0] for r in d.roles) == ["decode", "prefill"]
+
+
+def test_moving_from_the_pair_to_the_set(tmp_path):
+    """The same spec on a cluster that now declares LWS 0.10: the pair's LeaderWorkerSets go
+    (their servers stop) and the set comes; the roles themselves do not change."""
+    d = diff_artifacts("c/m.yaml", _render(tmp_path, PD, "pair", GB200), _render(tmp_path, PD, "set"))
+    changes = {(o.kind, o.name): (o.change, o.impact) for o in d.objects}
+    assert changes[("DisaggregatedSet", "review-set")] == ("added", Impact.IN_PLACE)
+    assert changes[("LeaderWorkerSet", "review-set-decode")] == ("removed", Impact.RECREATE)
+    assert d.impact is Impact.RECREATE
+    assert not any(r.startswith(("decode:", "prefill:")) and "TP" in r for r in d.roles), d.roles
+
+
+def test_going_back_to_the_pair_stops_the_sets_servers(tmp_path):
+    pair = PD | {"pd_workload": "lws-pair"}
+    d = diff_artifacts("c/m.yaml", _render(tmp_path, PD, "set"), _render(tmp_path, pair, "pair"))
+    changes = {(o.kind, o.name): (o.change, o.impact, o.why) for o in d.objects}
+    assert changes[("DisaggregatedSet", "review-set")] == ("removed", Impact.RECREATE, "its model servers stop")
+    assert changes[("LeaderWorkerSet", "review-set-prefill")][:2] == ("added", Impact.IN_PLACE)
+
+
+@pytest.mark.parametrize("old,new,impact", [
+    ([("p", 1, {"size": 1, "x": 1}), ("d", 1, {"size": 1})], [("p", 2, {"size": 1, "x": 1}), ("d", 5, {"size": 1})],
+     Impact.IN_PLACE),
+    ([("p", 1, {"size": 1}), ("d", 1, {"size": 1})], [("p", 1, {"size": 1}), ("d", 1, {"size": 2})], Impact.ROLLING),
+    ([("p", 1, {"size": 1}), ("d", 1, {"size": 1})], [("d", 1, {"size": 1}), ("p", 1, {"size": 1})], Impact.RECREATE),
+    ([("p", 1, {"size": 1}), ("d", 1, {"size": 1})], [("p", 1, {"size": 1})], Impact.RECREATE),
+], ids=["replicas", "size", "reordered", "removed"])
+def test_classify_a_set(old, new, impact):
+    def ds(roles):
+        return {"kind": "DisaggregatedSet", "metadata": {"name": "s"},
+                "spec": {"roles": [{"name": n, "spec": {"replicas": r, "leaderWorkerTemplate": t}} for n, r, t in roles]}}
+    assert classify("DisaggregatedSet", ds(old), ds(new))[0] is impact
