@@ -44,6 +44,9 @@ def main() -> None:
         artifacts = _artifact_bytes(root / "out")
         _store_lines(root, artifacts)
         _noop_lines(root, env, args.runs)
+        _, _, kinds = _usage(root)
+        print("    after the no-op builds: " + ", ".join(f"{kind or 'other'} {count}" for kind, (count, _) in
+                                                   sorted(kinds.items(), key=str)))
         _gc_lines(root, env, args.edits, args.jobs)
 
 
@@ -120,13 +123,15 @@ def _gc_lines(root: Path, env: dict, edits: int, jobs: int) -> None:
     time.sleep(0.05)
     rows = _build(root, env, "--jobs", str(jobs))
     print(f"after editing {len(variants)} specs: {sum(r['status'] == 'rendered' for r in rows)} pairs re-rendered")
-    before, _, _ = _usage(root)
+    before, _, kinds = _usage(root)
+    print("    before: " + ", ".join(f"{kind or 'other'} {count}" for kind, (count, _) in sorted(kinds.items(), key=str)))
     live = _live(root)
     bound = int(live[1] * 1.05 / 0.8)  # pruned to 80% of it: just over what the last build uses
     proc = subprocess.run(_argv("clean", "--gc", "-o", "json"), cwd=root, capture_output=True, text=True,
                           env={**env, "MANIFESTO_STORE_LIMIT": str(bound)}, check=True)
     done = json.loads(proc.stdout)
-    after, _, _ = _usage(root)
+    after, _, kinds = _usage(root)
+    print("    after:  " + ", ".join(f"{kind or 'other'} {count}" for kind, (count, _) in sorted(kinds.items(), key=str)))
     kept = _live(root)
     print(f"clean --gc, bound {_mib(bound)}: {_mib(before)} -> {_mib(after)} ({done['removed']} files deleted); "
           f"live entries {live[0]} ({_mib(live[1])}) before, {kept[0]} read back after; within the bound: "
