@@ -207,3 +207,14 @@ def test_limits_are_sizes(text, value):
 def test_a_bad_limit_says_the_grammar(text):
     with pytest.raises(ValueError, match="expected a size such as 2Gi, 500M or 1000000"):
         parse_limit(text)
+
+
+def test_a_blob_only_fills_a_field_its_entry_left_empty(tmp_path):
+    warnings = []
+    store = Store(str(tmp_path), warn=warnings.append)
+    store.put(_result(1))  # its text, a blob that exists
+    text_key = digest(TEXT.encode())
+    store, _ = _planted(tmp_path, _key(1), seal("code", BODY, {"fingerprint": text_key}))
+    assert store.load(_key(1)) is None  # the body's fingerprint is not empty: no blob stands in for it
+    store.warn = warnings.append
+    assert store.get(_key(1)) is None and "a blob field this kind does not have" in warnings[0]

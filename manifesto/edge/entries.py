@@ -132,7 +132,8 @@ def load_plain(blob, key: str, text_digest=None, blobs: dict | None = None):
     or None when it is a miss: over the limits, not a JSON object, another key, fields of
     the wrong type or grammar, or (with ``text_digest``, the store's digest function) a
     result whose text does not match its digest. ``blobs``: the texts of the fields the
-    envelope kept apart (``{"text": ...}``), put back before any check."""
+    envelope kept apart (``{"text": ...}``), each one a field the body holds empty, put back
+    before the other checks."""
     import json
 
     try:
@@ -141,7 +142,9 @@ def load_plain(blob, key: str, text_digest=None, blobs: dict | None = None):
         return None
     if not isinstance(entry, dict) or entry.get("key") != key or not key_ok(key):
         return None
-    if blobs:
+    if blobs:  # only fields the body holds empty: a blob never stands in for the key or the kind
+        if not all(entry.get(field) == "" for field in blobs):
+            return None
         entry.update(blobs)
     kind = entry.get("kind")
     if kind == "result":
