@@ -342,7 +342,8 @@ class Session:
         from manifesto.store import KEEP_FACTOR
 
         pairs = self.state["pairs"]
-        count = self.state.get("tasks", 0) + 3 * renders  # a render stores its result, Plan and artifact
+        count = self.state.get("tasks", 0)
+        count = (count if type(count) is int else 0) + 3 * renders  # a render stores its result, Plan and artifact
         size, per_render = _store_estimate(self.state.get("store"))
         size += renders * per_render
         most = KEEP_FACTOR * max(len(pairs), 64)

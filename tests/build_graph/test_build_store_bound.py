@@ -83,3 +83,16 @@ def test_a_bad_bound_is_one_error_naming_where_it_came_from(run):
         assert proc.returncode == 1 and proc.stderr == (
             "error: MANIFESTO_STORE_LIMIT: expected a size such as 2Gi, 500M or 1000000 (bytes, at most 1Pi), "
             "got 'a lot'\n"), command
+
+
+def test_a_planted_manifest_cannot_upset_the_bound(run):
+    from manifesto.build_graph.state import load_state, save_state
+
+    run("build")
+    path = str(run.root / "out/.cache/state")
+    state = load_state(path, print)
+    state.update(tasks="many", store=("big", -1))  # a committed out/.cache may hold anything
+    save_state(path, state)
+    _edit_and_build(run, 1, MANIFESTO_STORE_LIMIT="0")
+    assert _results(run) == len(PAIRS)  # measured, then pruned to what the pairs use
+    assert load_state(path, print)["store"][0] > 0
