@@ -148,3 +148,24 @@ def test_no_process_wide_state_in_lookups_and_readers(module):
         names = [t.id for t in getattr(node, "targets", [getattr(node, "target", None)]) if isinstance(t, ast.Name)]
         if names != ["__all__"] and isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, (ast.Set, ast.List)):
             raise AssertionError(f"{module}: module-level mutable {ast.unparse(node)}")
+
+
+@pytest.mark.parametrize(("statement", "contract"), [
+    ("import manifesto.resolve.plan", "store is generic: it imports no resolve, render, schema or task"),
+    ("import manifesto.render.products", "store is generic: it imports no resolve, render, schema or task"),
+    ("import manifesto.schema.checks", "store is generic: it imports no resolve, render, schema or task"),
+    ("from manifesto.tasks import entries", "store is generic: it imports no resolve, render, schema or task"),
+], ids=["resolve", "render", "schema", "entries"])
+def test_the_store_package_stays_generic(copy_root, statement, contract):
+    """Issue 26: ``manifesto.store`` keeps entries of kinds it does not know (their owners
+    register codecs), so its package imports no policy, not even inside a function."""
+    path = copy_root / "manifesto/store/__init__.py"
+    original = path.read_text()
+    path.write_text(original + f"\n\ndef _added_by_test_layers():\n    {statement}\n")
+    try:
+        proc = lint(copy_root)
+    finally:
+        path.write_text(original)
+    assert proc.returncode != 0
+    broken = proc.stdout.split("Broken contracts", 1)[-1]
+    assert contract in " ".join(broken.split()), proc.stdout

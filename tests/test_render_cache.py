@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kit import cli_in_process
+from store_kit import entry_files, read_entry, write_entry
 
 pytestmark = pytest.mark.integration  # each render is a fresh interpreter: that is the point
 
@@ -86,11 +87,11 @@ def test_other_options_are_other_entries(tree):
 
 
 def _entries(store: Path) -> list[Path]:
-    return [p for p in store.rglob("*") if p.is_file()]
+    return entry_files(store)  # the artifact texts they hold are blobs of their own
 
 
 def _results(store: Path) -> list[dict]:
-    entries = [json.loads(p.read_bytes()) for p in _entries(store)]
+    entries = [read_entry(p) for p in _entries(store)]
     return [e for e in entries if e["kind"] == "result"]
 
 
@@ -98,21 +99,21 @@ def _results(store: Path) -> list[dict]:
 def test_corrupt_entry_is_a_miss(tree, isolated_env, damage):
     first, _ = _render(tree)
     entries = _entries(isolated_env.render_cache)
-    assert {json.loads(e.read_bytes())["kind"] for e in entries} == {"code", "request", "result"}
+    assert {read_entry(e)["kind"] for e in entries} == {"code", "request", "result"}
     for entry in entries:
         entry.write_bytes(damage)
     second, heavy = _render(tree)
     assert second == first and "ruamel.yaml" in heavy
-    results = [json.loads(e.read_bytes()) for e in _entries(isolated_env.render_cache)]
+    results = [read_entry(e) for e in _entries(isolated_env.render_cache)]
     assert [r["text"] for r in results if r["kind"] == "result"] == [first]
 
 
 def test_a_result_whose_text_was_altered_is_a_miss(tree, isolated_env):
     first, _ = _render(tree)
     for entry in _entries(isolated_env.render_cache):
-        data = json.loads(entry.read_bytes())
+        data = read_entry(entry)
         if data["kind"] == "result":
-            entry.write_text(json.dumps({**data, "text": data["text"] + "# forged\n"}))
+            write_entry(entry, {**data, "text": data["text"] + "# forged\n"})
     second, heavy = _render(tree)
     assert second == first and "ruamel.yaml" in heavy
 

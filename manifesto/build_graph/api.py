@@ -13,7 +13,7 @@ from manifesto.build_graph.renderer import renderer_name
 from manifesto.build_graph.report import ConsoleUI
 from manifesto.build_graph.workspace import find_workspace, wrong_type
 
-__all__ = ["artifact_for", "build", "deployment", "clean", "deps", "dependents", "list_targets", "matrix",
+__all__ = ["artifact_for", "build", "deployment", "clean", "collect_garbage", "deps", "dependents", "list_targets", "matrix",
            "matrix_and_shards", "semantic_diff", "shards", "target_path"]
 
 
@@ -217,6 +217,30 @@ def clean(*, artifacts: bool = False, root=None) -> list[str]:
                 outdir.remove(ws.out_dir, rel)
                 removed.append(f"out/{rel}")
     return removed
+
+
+def collect_garbage(*, root=None, ui=None) -> dict:
+    """Bring the build's store (``out/.cache/tasks``) within its bound (``MANIFESTO_STORE_LIMIT``,
+    else BUILD.yaml's ``store_limit``, else the default): its least recently used entries go,
+    never one the last build's pairs use. Returns what it holds and what went (bytes and counts)."""
+    from manifesto.build_graph import outdir
+    from manifesto.store import Store
+    from manifesto.tasks import entries  # noqa: F401  (the codecs of the build's entries)
+
+    ws, renderer, ui = _setup(root, None, ui)
+    for path, is_dir in ((ws.out_dir, True), (ws.lock_path, False)):
+        problem = wrong_type(path, is_dir)
+        if problem:
+            from manifesto.errors import BuildError
+
+            raise BuildError(f"{ws.show(path)} {problem}; remove it")
+    with outdir.BuildLock(ws.lock_path, ui.wait):
+        session = Session(ws, renderer, ui)  # the records of the last build, BUILD.yaml's bound
+        limit = session.store_limit()
+        session.tasks = Store(ws.tasks_dir, ui.warn, root=ws.root)
+        pruned = session.prune_store({rec.key for rec in session.state["pairs"].values()}, limit)
+    return {"removed": pruned.removed, "freed_bytes": pruned.freed, "entries": pruned.entries,
+            "bytes": pruned.bytes, "live_bytes": pruned.live, "limit_bytes": limit}
 
 
 def semantic_diff(base: str, addresses=(), *, root=None):

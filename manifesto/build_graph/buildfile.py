@@ -54,6 +54,9 @@
     remote_cache: https://cache.example.com/manifesto   # optional: a shared cache (Bazel's HTTP
                                   # layout), or {url: ..., read_only: true}; no credentials here
                                   # (MANIFESTO_REMOTE_CACHE_TOKEN carries a bearer token)
+    store_limit: 2Gi              # optional: the size out/.cache/tasks is pruned to stay within
+                                  # (bytes or a quantity such as 500Mi; default 1Gi;
+                                  # MANIFESTO_STORE_LIMIT overrides it)
 
 ``parse_buildfile`` validates all of it (every error with file:line:col) and
 returns plain data that the manifest caches, keyed by the file's digest, so a
@@ -67,7 +70,7 @@ from manifesto.build_graph.renderer import OPTION_FIELDS
 __all__ = ["KINDS", "OPTION_FIELDS", "parse_buildfile", "origin_of"]
 
 KINDS = ("model", "cluster", "routing", "deployment", "monitoring", "gitops")
-_TOP_KEYS = ("options", "targets", "remote_cache")
+_TOP_KEYS = ("options", "targets", "remote_cache", "store_limit")
 _TARGET_KEYS = ("kind", "path", "sources", "clusters", "options")
 _DEPLOY_KEYS = ("kind", "name", "model", "cluster", "namespace", "user", "context", "slurm_host", "options")
 _MONITORING_KEYS = ("kind", "name", "models", "cluster", "namespace", "user", "options")
@@ -137,7 +140,22 @@ class _Checker:
         if not isinstance(targets, list):
             self.fail(("targets",), f"expected a list of target generators, got {_kind(targets)}")
         generators = [self.generator(t, i, options) for i, t in enumerate(targets)]
-        return {"options": options, "generators": generators, "remote_cache": self.remote_cache(data)}
+        return {"options": options, "generators": generators, "remote_cache": self.remote_cache(data),
+                "store_limit": self.store_limit(data)}
+
+    def store_limit(self, data) -> int | None:
+        """``store_limit: SIZE`` in bytes (see ``manifesto.store.parse_limit``), None when absent."""
+        from manifesto.store import parse_limit
+
+        raw = data.get("store_limit")
+        if raw is None:
+            return None
+        if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+            self.fail(("store_limit",), f"expected a size such as 2Gi, 500M or 1000000 (bytes), got {_kind(raw)}")
+        try:
+            return parse_limit(raw)
+        except ValueError as exc:
+            self.fail(("store_limit",), str(exc))
 
     def remote_cache(self, data) -> dict | None:
         """``remote_cache: URL`` or ``{url: URL, read_only: bool}`` as ``{url, read_only}``."""

@@ -191,8 +191,15 @@ def _add_matrix(subparsers) -> None:
 
 
 def _add_clean(subparsers) -> None:
-    p = _parser(subparsers, "clean", help="remove the build cache", description="Remove out/.cache.")
-    p.add_argument("--all", action="store_true", dest="artifacts", help="also remove every artifact in out/")
+    p = _parser(subparsers, "clean", help="remove the build cache, or prune it to its size bound",
+                description="Remove out/.cache. With --gc, keep it and delete only the least recently used "
+                "entries of its store (out/.cache/tasks) until it is within its bound: MANIFESTO_STORE_LIMIT, "
+                "else store_limit in BUILD.yaml, else 1Gi. Entries the last build's pairs use are never deleted.")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--all", action="store_true", dest="artifacts", help="also remove every artifact in out/")
+    what.add_argument("--gc", action="store_true",
+                      help="prune the store to 80%% of its bound, least recently used entries first; keep the "
+                      "entries the last build used")
     _output(p)
     p.set_defaults(func=_run_clean)
 
@@ -285,6 +292,15 @@ def _run_matrix(args) -> int:
 def _run_clean(args) -> int:
     from manifesto.build_graph import api
 
+    if args.gc:
+        done = api.collect_garbage()
+        mib = "{:.1f} MiB".format
+        _print(args, done, names=(), text=lambda: print(
+            f"removed {done['removed']} file{'' if done['removed'] == 1 else 's'} "
+            f"({mib(done['freed_bytes'] / (1 << 20))}); the store holds {mib(done['bytes'] / (1 << 20))} of its "
+            f"{mib(done['limit_bytes'] / (1 << 20))} bound, {mib(done['live_bytes'] / (1 << 20))} of it used by the "
+            "last build"))
+        return 0
     removed = api.clean(artifacts=args.artifacts)
     _print(args, removed, names=removed, text=lambda: print(
         f"removed {len(removed)} path{'' if len(removed) == 1 else 's'}" + "".join(f"\n  {r}" for r in removed)))

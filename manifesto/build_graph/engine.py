@@ -287,7 +287,9 @@ class Session:
     def execute(self, items: list[Item], request: Request, render=None) -> None:
         """Evaluate every stale pair, then prune (write) or inspect (check) ``out/``."""
         from manifesto.store import Store
+        from manifesto.tasks import entries  # noqa: F401  (registers the codecs of the entries it reads)
 
+        limit = self.store_limit()  # a bad MANIFESTO_STORE_LIMIT stops the build before it renders
         self.tasks = Store(self.ws.tasks_dir, self.ui.warn, root=self.ws.root)
         self.write = request.mode == "write"
         jobs, by_pair = [], {i.pair: i for i in items}
@@ -298,7 +300,8 @@ class Session:
                 jobs.append(self._job(item))
         if jobs:
             self._render(jobs, by_pair, request.jobs, render)
-            self._collect_tasks(3 * len(jobs))  # a render stores its result, Plan and artifact
+        if pending:
+            self._bound_store(len(pending), limit)
         if request.mode != "plan":
             self.sweep()
 
@@ -314,19 +317,54 @@ class Session:
             settings = (settings or RemoteSettings("")).at(declared["url"], declared["read_only"])
         return SharedCache(self, settings)
 
-    def _collect_tasks(self, written: int) -> None:
-        """Bound the task cache: prune it when it may hold KEEP_FACTOR x the pairs."""
+    def store_limit(self) -> int:
+        """The store's bound in bytes: ``MANIFESTO_STORE_LIMIT``, else BUILD.yaml's
+        ``store_limit``, else ``store.DEFAULT_LIMIT``. Raises BuildError naming a bad variable."""
+        from manifesto.store import DEFAULT_LIMIT, ENV_LIMIT, parse_limit
+
+        text = os.environ.get(ENV_LIMIT, "")
+        if text:
+            try:
+                return parse_limit(text)
+            except ValueError as exc:
+                from manifesto.errors import BuildError
+
+                raise BuildError(f"{ENV_LIMIT}: {exc}") from None
+        config = self.state["buildfile"][1] if self.state.get("buildfile") else None
+        declared = (config or {}).get("store_limit")
+        return declared if type(declared) is int and declared >= 0 else DEFAULT_LIMIT
+
+    def _bound_store(self, renders: int, limit: int) -> None:
+        """Keep the store within ``limit`` bytes and KEEP_FACTOR x the pairs' entries. Both are
+        estimated from the last measure and what the renders since may have added; past either,
+        the store is measured and its least recently used entries go, down to LOW_WATER of
+        the bound, never an entry a pair's record names (nor its products and texts)."""
         from manifesto.store import KEEP_FACTOR
 
-        count = self.state.get("tasks", 0) + written
-        limit = KEEP_FACTOR * max(len(self.state["pairs"]), 64)
-        if count > limit:
-            keep = {rec.key for rec in self.state["pairs"].values()}
-            for key in list(keep):  # and the task products each kept result names
-                entry = self.tasks.load(key)
-                keep.update(k for k in (entry or {}).get("products", ()) if isinstance(k, str))
-            count = self.tasks.collect(keep, limit // 2)
+        pairs = self.state["pairs"]
+        count = self.state.get("tasks", 0)
+        count = (count if type(count) is int else 0) + 3 * renders  # a render stores its result, Plan and artifact
+        size, per_render = _store_estimate(self.state.get("store"))
+        size += renders * per_render
+        most = KEEP_FACTOR * max(len(pairs), 64)
+        if count > most or size > limit:
+            pruned = self.prune_store({rec.key for rec in pairs.values()}, limit, most // 2)
+            count, size = pruned.entries, pruned.bytes
+            per_render = max(1024, pruned.live // max(1, len(pairs)))
         self.state["tasks"] = count
+        self.state["store"] = (size, per_render)
+
+    def prune_store(self, keep: set, limit: int, most: int | None = None):
+        """Prune the store to LOW_WATER of ``limit`` bytes (and ``most`` entries), keeping
+        ``keep`` and what it holds; says so when the kept entries alone are over the bound."""
+        from manifesto.store import LOW_WATER, ENV_LIMIT
+
+        pruned = self.tasks.prune(keep, max_bytes=int(limit * LOW_WATER), max_entries=most)
+        if pruned.live > limit:
+            self.ui.warn(f"{self.ws.show(self.ws.tasks_dir)}: the entries of the last build take {_mib(pruned.live)}, "
+                         f"over the store's bound of {_mib(limit)}; they are kept (raise store_limit in "
+                         f"BUILD.yaml or {ENV_LIMIT})")
+        return pruned
 
     def _from_cache(self, item: Item) -> bool:
         key = item.old.key if item.kind == Need.RESTORE else self._current_key(item)
@@ -548,6 +586,22 @@ def _why_inputs(rec, current: dict) -> str:
     changed = [key + (" removed" if current[key] is None else " changed")
                for key, was in zip(rec.inputs, rec.digests) if current[key] != was]
     return ", ".join(changed)
+
+
+def _store_estimate(value) -> tuple[int, int]:
+    """``(bytes, bytes per render)`` the manifest remembers of the store (a committed or
+    planted manifest may hold anything: then nothing is known)."""
+    if type(value) is tuple and len(value) == 2 and all(type(v) is int and v >= 0 for v in value):
+        return value
+    return 0, _PER_RENDER
+
+
+#: What one render is assumed to add to the store before the store was ever measured.
+_PER_RENDER = 32 * 1024
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):.1f} MiB"
 
 
 class _no_gc:

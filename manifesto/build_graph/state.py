@@ -43,6 +43,7 @@ def new_state() -> dict:
         "stat": {},  # path -> (packed signature or 0, digest): see statcache
         "pairs": {},  # (model path, cluster) -> PairRecord tuple
         "tasks": 0,  # about how many entries the task cache holds
+        "store": None,  # (about how many bytes it holds, about how many one render adds)
     }
 
 

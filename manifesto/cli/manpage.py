@@ -90,6 +90,17 @@ else
 .B MANIFESTO_NO_CACHE
 set to 1 to turn off the local render cache.
 .TP
+.B MANIFESTO_STORE_LIMIT
+the size the build's store
+.RI ( out/.cache/tasks )
+is pruned to stay within, least recently used entries first (a byte count or a quantity
+such as
+.BR 2Gi ;
+default:
+.B store_limit
+in BUILD.yaml, else 1Gi); see
+.BR "clean \-\-gc" .
+.TP
 .BR MANIFESTO_KUBECTL_TIMEOUT ", " MANIFESTO_KUBECTL_RETRIES
 seconds per kubectl read (default 300, 0 disables the bound) and extra attempts after a
 transient failure (default 4).

@@ -17,7 +17,8 @@ Modules (each imported only by the commands that need it, so start-up stays smal
   nodes, aliases, integer size) that runs before any recursive parser;
 - ``files``: confined, bounded, strictly decoded file reads;
 - ``jsonio``: JSON with the same limits;
-- ``entries``: store and remote-cache entries decoded into typed Structs;
+- ``entries``: store and remote-cache entries decoded into typed Structs, and the store's
+  envelope (a checked header, a bounded inflate);
 - ``http``: the remote cache's HTTP client (origin-locked, body cap, deadlines);
 - ``git``: blobs and revisions for ``diff --base``;
 - ``header``: an artifact header parsed into the manifesto command it records.

@@ -14,6 +14,12 @@ The checks, in order, all before a (recursive) JSON decoder sees the bytes:
 3. nesting: at most :data:`MAX_DEPTH` open brackets at any point, counted without recursion
    (strings are skipped first, so a ``[`` inside a string does not count).
 
+A store file is an *envelope* around its entry (:func:`open_envelope`): one header line
+(the format, the entry's kind, the blob fields it left out and the keys it refers to), then
+the entry compressed with zlib. The header is checked against its grammar and the body
+inflated with a bound (a small file cannot inflate past :data:`MAX_ENTRY`), so a truncated,
+foreign or hostile file is a miss like any other bad entry.
+
 This module imports only the standard library at the top: a command's cache hit reads its
 entries with :func:`load_plain` without msgspec. The remote records' msgspec Structs are built
 on first use (:func:`decode_remote_index`, :func:`decode_remote_record`).
@@ -26,7 +32,7 @@ import re
 __all__ = [
     "MAX_ENTRY", "MAX_ACTION", "MAX_DEPTH", "MAX_INPUTS", "SUFFIXES", "BadEntry", "precheck", "suffix_ok",
     "rel_path_ok", "shared_input_ok", "input_ok", "key_ok", "load_plain", "check_store_entry", "decode_remote_index",
-    "decode_remote_record",
+    "decode_remote_record", "ENVELOPE", "MAX_HEADER", "Envelope", "read_header", "open_envelope",
 ]
 
 #: The largest store entry read (an artifact's text, JSON-escaped, with its Plan).
@@ -121,11 +127,13 @@ def _inputs_ok(inputs, digests) -> bool:
             and all(input_ok(p) for p in inputs) and all(d == "-" or key_ok(d) for d in digests))
 
 
-def load_plain(blob, key: str, text_digest=None):
+def load_plain(blob, key: str, text_digest=None, blobs: dict | None = None):
     """A store entry as plain JSON data (standard library only: a command's cache-hit path),
     or None when it is a miss: over the limits, not a JSON object, another key, fields of
     the wrong type or grammar, or (with ``text_digest``, the store's digest function) a
-    result whose text does not match its digest."""
+    result whose text does not match its digest. ``blobs``: the texts of the fields the
+    envelope kept apart (``{"text": ...}``), each one a field the body holds empty, put back
+    before the other checks."""
     import json
 
     try:
@@ -134,6 +142,10 @@ def load_plain(blob, key: str, text_digest=None):
         return None
     if not isinstance(entry, dict) or entry.get("key") != key or not key_ok(key):
         return None
+    if blobs:  # only fields the body holds empty: a blob never stands in for the key or the kind
+        if not all(entry.get(field) == "" for field in blobs):
+            return None
+        entry.update(blobs)
     kind = entry.get("kind")
     if kind == "result":
         strings = ("task", "status", "suffix", "text", "text_digest", "reason")
@@ -249,3 +261,73 @@ def check_store_entry(entry) -> None:
     result = getattr(entry, "result", None)
     if result is not None and not key_ok(result):
         raise BadEntry("its result is not a store key")
+
+
+# -- the store's envelope ------------------------------------------------------------------
+
+#: The first word of every store file (its format).
+ENVELOPE = b"manifesto-store/3"
+#: The longest header line read (the format, the kind, blob fields and references).
+MAX_HEADER = 4096
+#: The most blob fields and references one header may name.
+MAX_REFS = 64
+_WORD = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+
+
+class Envelope(tuple):
+    """``(kind, fields, refs, body)``: the entry's kind, the blob fields it left out
+    (``{field: digest}``), the keys of other entries it refers to, and its body (compressed
+    by :func:`read_header`, inflated by :func:`open_envelope`)."""
+
+    __slots__ = ()
+
+    kind = property(lambda self: self[0])
+    fields = property(lambda self: self[1])
+    refs = property(lambda self: self[2])
+    body = property(lambda self: self[3])
+
+
+def read_header(raw) -> Envelope:
+    """The header of a store file (its first bytes are enough) with the still compressed body;
+    raises :class:`BadEntry` when it is not a store file of this format, or its header breaks
+    the grammar: a kind and field names of lower-case words, digests as keys (:func:`key_ok`)."""
+    raw = bytes(raw)
+    end = raw.find(b"\n", 0, MAX_HEADER)
+    if not raw.startswith(ENVELOPE + b" ") or end < 0:
+        raise BadEntry("not a store entry of this format")
+    try:
+        words = raw[len(ENVELOPE) + 1:end].decode("ascii").split(" ")
+    except UnicodeDecodeError:
+        raise BadEntry("a damaged header") from None
+    kind, fields, refs = words[0], {}, []
+    if _WORD.fullmatch(kind) is None or len(words) > MAX_REFS + 1:
+        raise BadEntry("a damaged header")
+    for word in words[1:]:
+        name, eq, value = word.rpartition("=")
+        if eq and _WORD.fullmatch(name) is not None and key_ok(value) and name not in fields:
+            fields[name] = value
+        elif not eq and key_ok(word):
+            refs.append(word)
+        else:
+            raise BadEntry("a damaged header")
+    return Envelope((kind, fields, tuple(refs), raw[end + 1:]))
+
+
+def open_envelope(raw, limit: int = MAX_ENTRY) -> Envelope:
+    """A store file's header and its body inflated: at most ``limit`` bytes, the whole zlib
+    stream and nothing after it; raises :class:`BadEntry`."""
+    import zlib
+
+    head = read_header(raw)
+    inflate = zlib.decompressobj()
+    try:
+        body = inflate.decompress(head.body, limit + 1)
+    except zlib.error as exc:
+        raise BadEntry(f"damaged compressed data ({_short(exc)})") from None
+    if len(body) > limit:
+        raise BadEntry(f"over the {limit}-byte limit once inflated")
+    if not inflate.eof:
+        raise BadEntry("Input data was truncated")
+    if inflate.unused_data:
+        raise BadEntry("bytes after the compressed data")
+    return Envelope((head.kind, head.fields, head.refs, body))

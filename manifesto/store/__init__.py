@@ -1,57 +1,85 @@
 """The one content-addressed store: every cached result of the renderer lives here.
 
-One key function (:func:`task_key`), one code fingerprint (``manifesto.digest.code_fingerprint``)
-and one entry format (:mod:`manifesto.tasks.entries`, msgspec Structs) serve the build graph
-(``manifesto build``) and the single commands (``render manifest``, ``render file``,
-``config validate``); no other module keeps a cache of its own (an import-linter contract in
-pyproject.toml keeps it so).
+The store is mechanism only: it keeps *entries* of kinds it does not know, each under a key,
+and *blobs* (artifact texts) once by content. The owners of the entry kinds register a codec
+for each (:func:`register`: the build's and commands' kinds do so in
+``manifesto.tasks.entries``); this package imports nothing from ``resolve/``, ``render/``,
+``schema/`` or ``tasks/`` (an import-linter contract in pyproject.toml keeps it so). One key
+function (:func:`task_key`) and one code fingerprint (``manifesto.digest.code_fingerprint``)
+serve the build graph (``manifesto build``) and the single commands (``render manifest``,
+``render file``, ``config validate``); no other module keeps a cache of its own.
 
 Layout of a store directory (the build's is ``out/.cache/tasks``, the commands' is
 ``$XDG_CACHE_HOME/llm-manifesto/render``; ``MANIFESTO_NO_CACHE=1`` turns the latter off)::
 
-    <store>/<key[:2]>/<key>     one entry: JSON written by msgspec, tagged by "kind":
-        "result"   the outcome of one render task, failures included: status, suffix,
-                   text and its digest, reason, the files it read with their digests,
-                   and the keys of its resolve and render products
-        "parsed"   the parse task's product: one YAML text's plain data and key positions
-                   (msgpack, with its digest); keyed by the text's digest and the code
-        "resolved" the resolve task's product: the Plan and its header inputs, or the error
-                   (skipped or failed) as text; keyed by the files it read, options, code
-        "rendered" the render task's product: artifact text and digest, or the refusal
-                   (message and input field, no positions); keyed by the digest of the
-                   Plan and header inputs and the code (see ``manifesto.tasks.memo``)
-        "request"  a command's index: the files its last render read (with digests),
-                   the code fingerprint then, and the key of the result they produced
-        "code"     the code fingerprint, remembered under the stat signature of the code files
+    <store>/<key[:2]>/<key>     one file: an envelope around one entry or blob
+
+An envelope (read by ``manifesto.edge.entries.open_envelope``) is one header line, then the
+body compressed with zlib::
+
+    manifesto-store/3 <kind> [<field>=<blob digest> ...] [<key> ...]\n<zlib body>
+
+``kind`` picks the codec that decodes the body; a ``field=digest`` word says the entry's
+field ``field`` is the blob ``digest`` (an artifact text, kept once however many entries
+hold it: a pair's result and its render product share one); a bare ``key`` is another entry
+the entry refers to (a result's resolve and render products), which lives as long as it
+does. A blob is an envelope of kind ``blob`` whose key is the digest of its inflated bytes.
+The entry kinds (JSON written by msgspec, see ``manifesto.tasks.entries``): ``result`` (the
+outcome of one render task), ``parsed``, ``resolved``, ``rendered`` (the parse, resolve and
+render tasks' products, see ``manifesto.tasks.memo``), ``request`` (a command's index) and
+``code`` (the code fingerprint under the stat signature of the code files).
 
 A result's key is :func:`task_key` of the task's name, the digests of its inputs (the
 files it read), its options (``msgspec.msgpack.encode`` of the options Struct) and the
-code fingerprint, so equal keys mean equal work. Entries are written atomically (a
-temporary file beside it, then a rename). Entries are read through the edge
-(``manifesto.edge.entries``): an entry that is too big, nested too deep, not UTF-8, does
-not decode, has a path-like field outside its grammar (a suffix that is not ``.yaml`` or
-``.sbatch``, a key that is not a digest) or whose text does not match its digest is a miss,
-never a write outside ``out/`` and never a crash. The JSON is readable with the
-standard library, so a command's cache hit never imports msgspec (nor pydantic or a
-YAML parser); writers and the build decode with msgspec's typed decoder.
+code fingerprint, so equal keys mean equal work. Files are written atomically (a temporary
+file beside it, then a rename). They are read through the edge (``manifesto.edge.entries``):
+an entry that is too big (compressed or inflated), not an envelope of this format, of a kind
+no codec is registered for, nested too deep, not UTF-8, does not decode, has a path-like
+field outside its grammar, whose blob is missing or whose text does not match its digest is
+a miss, never a write outside ``out/`` and never a crash. The body is JSON, readable with the
+standard library (:meth:`Store.load`), so a command's cache hit never imports msgspec (nor
+pydantic or a YAML parser); writers and the build decode with the registered codecs.
+
+**Bound.** Reading an entry marks it used (its mtime). :meth:`Store.prune` deletes the least
+recently used entries until the store is within a size, never one that is *live* (the
+entries a caller names, those they refer to and their blobs), and then every blob no entry
+holds. The build prunes to :data:`LOW_WATER` of its bound when it may have outgrown it, the
+bound coming from ``MANIFESTO_STORE_LIMIT``, else BUILD.yaml's ``store_limit``, else
+:data:`DEFAULT_LIMIT`; ``manifesto clean --gc`` prunes on request.
 """
 
 from __future__ import annotations
 
 import os
 
-from manifesto.digest import digest
+from manifesto.hashing import blake2b_hex
 
-__all__ = ["KEEP_FACTOR", "Store", "task_key", "request_key", "folder_problem"]
+__all__ = ["KEEP_FACTOR", "DEFAULT_LIMIT", "ENV_LIMIT", "LOW_WATER", "Codec", "Store", "Stored", "Pruned",
+           "register", "task_key", "request_key", "folder_problem", "parse_limit", "seal"]
 
 #: A build keeps unreferenced entries until they outnumber its pairs by this factor.
 KEEP_FACTOR = 8  # a pair keeps up to three entries: its result, its Plan and its artifact
+
+#: The size a store may grow to unless ``MANIFESTO_STORE_LIMIT`` or BUILD.yaml say otherwise.
+DEFAULT_LIMIT = 1 << 30
+#: The variable that sets the bound (a byte count in the Kubernetes quantity grammar: 2Gi, 500M).
+ENV_LIMIT = "MANIFESTO_STORE_LIMIT"
+#: A pruning store keeps this share of its bound (the rest is room for the next builds).
+LOW_WATER = 0.8
 
 #: Temporary files of an atomic write end with this (``build_graph.fsio.TMP_MARK`` too).
 TMP_MARK = ".tmp~"
 
 _TASK = "manifesto-task/2"
 _REQUEST = "manifesto-request/2"
+_BLOB = "blob"
+_MAX_LIMIT = 1 << 50
+
+
+def digest(data: bytes) -> str:
+    """BLAKE2b-128 of ``data`` in hex: ``manifesto.digest.digest``, the digest of every key and
+    text (that module also finds the code files, through the catalog: not the store's business)."""
+    return blake2b_hex(data, 16)
 
 
 def task_key(task: str, names, digests, options: bytes, code: str) -> str:
@@ -67,6 +95,87 @@ def request_key(request: str) -> str:
     return digest(f"{_REQUEST}\n{request}".encode())
 
 
+def parse_limit(text) -> int:
+    """A store bound in bytes from ``text``: a whole number of bytes or a Kubernetes quantity
+    (``2Gi``, ``500M``); ValueError with the grammar otherwise."""
+    from manifesto.quantity import byte_count
+
+    try:
+        value = byte_count(str(text).strip()) if str(text).strip().isascii() else -1
+    except ValueError:
+        value = -1
+    if not 0 <= value <= _MAX_LIMIT:
+        raise ValueError(f"expected a size such as 2Gi, 500M or 1000000 (bytes, at most 1Pi), got {str(text)[:50]!r}")
+    return value
+
+
+# -- codecs ---------------------------------------------------------------------------------
+
+class Codec:
+    """How one kind of entry is kept: ``encode(entry)`` gives ``(body bytes, {field: text
+    bytes}, refs)`` (the fields kept apart as blobs, and the keys of entries it refers to);
+    ``decode(body, {field: text}, key)`` gives ``(entry, None)`` or ``(None, why it is damaged)``."""
+
+    __slots__ = ("kind", "type", "encode", "decode")
+
+    def __init__(self, kind: str, type_: type, encode, decode) -> None:
+        self.kind, self.type, self.encode, self.decode = kind, type_, encode, decode
+
+
+_BY_KIND: dict[str, Codec] = {}
+_BY_TYPE: dict[type, Codec] = {}
+
+
+def register(kind: str, type_: type, encode, decode) -> None:
+    """Keep entries of class ``type_`` as ``kind`` (see :class:`Codec`); called by the module
+    that defines the entry, when it is imported. Registering a kind again replaces it."""
+    import re
+
+    if kind == _BLOB or not re.fullmatch(r"[a-z][a-z0-9_-]{0,31}", kind):
+        raise ValueError(f"not a kind an entry may have: {kind!r}")
+    codec = Codec(kind, type_, encode, decode)
+    _BY_KIND[kind] = _BY_TYPE[type_] = codec
+
+
+def seal(kind: str, body: bytes, fields: dict | None = None, refs=()) -> bytes:
+    """The envelope of ``body`` (see the module's text): ``fields`` maps blob fields to their
+    digests, ``refs`` are keys of other entries."""
+    import zlib
+
+    words = [kind] + [f"{name}={value}" for name, value in sorted((fields or {}).items())] + list(refs)
+    # Level 1: a cold build compresses every artifact text once, and level 6 costs about twice
+    # the time for a fifth fewer bytes (YAML texts shrink to about a fifth either way).
+    return b"manifesto-store/3 " + " ".join(words).encode("ascii") + b"\n" + zlib.compress(body, 1)
+
+
+class Stored(tuple):
+    """One file of a store as :meth:`Store.scan` sees it: ``(key, size, mtime_ns, kind,
+    refs)``; ``kind`` is None for a file that is not an envelope of this format, and ``refs``
+    holds its blob digests and the keys it refers to."""
+
+    __slots__ = ()
+
+    key = property(lambda self: self[0])
+    size = property(lambda self: self[1])
+    mtime = property(lambda self: self[2])
+    kind = property(lambda self: self[3])
+    refs = property(lambda self: self[4])
+
+
+class Pruned(tuple):
+    """What :meth:`Store.prune` did: ``(entries, bytes, removed, freed, live)``: the entries
+    (not blobs) and bytes the store holds after it, the files it deleted and their bytes, and
+    the bytes of the live entries and their blobs."""
+
+    __slots__ = ()
+
+    entries = property(lambda self: self[0])
+    bytes = property(lambda self: self[1])
+    removed = property(lambda self: self[2])
+    freed = property(lambda self: self[3])
+    live = property(lambda self: self[4])
+
+
 class Store:
     """Entries below ``directory`` (None: a store that holds nothing and keeps nothing)."""
 
@@ -80,7 +189,7 @@ class Store:
         return os.path.join(self.directory, key[:2], key)
 
     def read(self, key: str) -> bytes | None:
-        """The raw bytes of entry ``key`` (None when absent or unreadable)."""
+        """The raw bytes of file ``key`` (None when absent or unreadable)."""
         if self.directory is None:
             return None
         from manifesto.edge.entries import MAX_ENTRY
@@ -93,60 +202,219 @@ class Store:
         except (OSError, ValueError):
             return None
 
+    def _open(self, key: str):
+        """``(envelope, {field: blob bytes}, None)`` of entry ``key``, ``(None, None, why it
+        is damaged, the damaged file's key)`` or ``(None, None, None, "")`` when absent."""
+        from manifesto.edge.entries import BadEntry, open_envelope
+
+        raw = self.read(key)
+        if raw is None:
+            return None, None, None, ""
+        try:
+            envelope = open_envelope(raw)
+        except BadEntry as exc:
+            return None, None, str(exc), key
+        if envelope.kind == _BLOB:
+            return None, None, "a blob where an entry belongs", key
+        blobs = {}
+        for field, value in envelope.fields.items():
+            blob, problem = self._blob(value)
+            if blob is None:
+                return None, None, problem, (value if problem else "")
+            blobs[field] = blob
+        return envelope, blobs, None, ""
+
+    def _blob(self, key: str):
+        """``(bytes, None)`` of blob ``key``; ``(None, why)`` when damaged, ``(None, None)``
+        when absent."""
+        from manifesto.edge.entries import BadEntry, open_envelope
+
+        raw = self.read(key)
+        if raw is None:
+            return None, None
+        try:
+            envelope = open_envelope(raw)
+        except BadEntry as exc:
+            return None, str(exc)
+        if envelope.kind != _BLOB or digest(envelope.body) != key:
+            return None, "content does not match its digest"
+        return envelope.body, None
+
     def load(self, key: str) -> dict | None:
         """Entry ``key`` as plain JSON data, without msgspec: the commands' fast path."""
         from manifesto.edge.entries import load_plain
 
-        blob = self.read(key)
-        return None if blob is None else load_plain(blob, key, digest)
+        envelope, blobs, _, _ = self._open(key)
+        if envelope is None:
+            return None
+        try:
+            texts = {field: data.decode("utf-8") for field, data in blobs.items()}
+        except UnicodeDecodeError:
+            return None
+        entry = load_plain(envelope.body, key, digest, texts)
+        if entry is not None and entry.get("kind") == envelope.kind:
+            self._touch(key)
+            return entry
+        return None
 
     def get(self, key: str):
-        """Entry ``key`` decoded and checked (msgspec), or None; a damaged one is deleted."""
-        blob = self.read(key)
-        if blob is None:
-            return None
-        from manifesto.tasks.entries import decode
-
-        entry, problem = decode(blob, key)
+        """Entry ``key`` decoded by its kind's codec and checked, or None: absent, of a kind
+        no codec is registered for, or damaged (then deleted, and the first one reported)."""
+        envelope, blobs, problem, damaged = self._open(key)
+        if envelope is not None:
+            codec = _BY_KIND.get(envelope.kind)
+            if codec is None:
+                return None  # a kind this process does not keep: a miss, left for its owner
+            entry, problem = codec.decode(envelope.body, blobs, key)
+            if problem is None:
+                self._touch(key)
+                return entry
+            damaged = key
         if problem:
             if self.warn is not None and not self.warned:  # one line, however many are damaged
                 self.warned = True
-                self.warn(f"{self.path(key)}: corrupt cache entry ({problem}); rebuilding it")
-            _unlink(self.path(key))
-            return None
-        return entry
+                self.warn(f"{self.path(damaged)}: corrupt cache entry ({problem}); rebuilding it")
+            _unlink(self.path(damaged))
+            if damaged != key:
+                _unlink(self.path(key))
+        return None
 
     def put(self, entry) -> bool:
-        """Store ``entry`` atomically under ``entry.key``; False when it cannot be written."""
+        """Store ``entry`` atomically under ``entry.key``, its blob fields first (each once by
+        content); False when it cannot be written. Its class must have a registered codec."""
         if self.directory is None:
             return False
-        from manifesto.fsutil import write_atomic
-        from manifesto.tasks.entries import encode
-
+        codec = _BY_TYPE.get(type(entry))
+        if codec is None:
+            raise TypeError(f"no codec is registered for {type(entry).__name__}")
+        body, texts, refs = codec.encode(entry)
         try:
-            write_atomic(self.path(entry.key), encode(entry), suffix=TMP_MARK, durable=False, root=self.root)
+            fields = {field: self._put_blob(data) for field, data in texts.items()}
+            self._write(entry.key, seal(codec.kind, body, fields, refs))
         except OSError:
             if self.warn is None:
                 raise
             return False
         return True
 
-    def collect(self, keep: set, limit: int) -> int:
-        """Delete the oldest entries not in ``keep`` until at most ``limit`` remain.
+    def _put_blob(self, data: bytes) -> str:
+        key = digest(data)
+        if not os.path.isfile(self.path(key)):  # a damaged one is deleted by the reader that finds it
+            self._write(key, seal(_BLOB, data))
+        return key
 
-        Returns how many entries remain.
-        """
-        entries = []
+    def _write(self, key: str, data: bytes) -> None:
+        from manifesto.fsutil import write_atomic
+
+        write_atomic(self.path(key), data, suffix=TMP_MARK, durable=False, root=self.root)
+
+    def _touch(self, key: str) -> None:
+        """Mark entry ``key`` used now (its mtime), for :meth:`prune`'s least-recently-used order."""
+        try:
+            os.utime(self.path(key))
+        except OSError:
+            pass  # a read-only store is still read
+
+    # -- size ------------------------------------------------------------------------------
+
+    def scan(self, headers: bool = True) -> list[Stored]:
+        """Every file of the store (temporary files aside); with ``headers``, each one's kind
+        and references read from its header (the first bytes only)."""
+        from manifesto.edge.entries import MAX_HEADER, BadEntry, read_header
+        from manifesto.edge.raw import TooLarge, read_regular
+
+        found = []
+        if not self._own_folder():
+            return found
         for shard in _listdir(self.directory):
-            for name in _listdir(os.path.join(self.directory, shard)):
-                path = os.path.join(self.directory, shard, name)
-                if name not in keep:
-                    entries.append((_mtime(path), path))
-        entries.sort()
-        excess = max(0, len(keep) + len(entries) - limit)
-        for _, path in entries[:excess]:
-            _unlink(path)
-        return len(keep) + len(entries) - min(excess, len(entries))
+            folder = os.path.join(self.directory, shard)
+            if len(shard) != 2 or not _real_dir(folder):
+                continue  # only the store's shards: never a link to a folder elsewhere
+            for name in _listdir(folder):
+                if name.startswith(".") or name.endswith(TMP_MARK):
+                    continue
+                path = os.path.join(folder, name)
+                try:
+                    st = os.lstat(path)
+                except OSError:
+                    continue
+                kind, refs = None, ()
+                if headers:
+                    try:
+                        try:
+                            start = read_regular(path, limit=MAX_HEADER)
+                        except TooLarge as exc:
+                            start = exc.head  # the header is all a scan reads
+                        head = read_header(start)
+                        kind, refs = head.kind, tuple(head.fields.values()) + head.refs
+                    except (OSError, ValueError, BadEntry):
+                        pass
+                found.append(Stored((name, st.st_size, st.st_mtime_ns, kind, refs)))
+        return found
+
+    def _own_folder(self) -> bool:
+        """Whether the store's folder is a real folder, with no link on the way from ``root``
+        (what a scan lists, a prune may delete)."""
+        if self.directory is None or not _real_dir(self.directory):
+            return False
+        if self.root is None:
+            return True
+        rel = os.path.relpath(self.directory, self.root)
+        if rel.startswith(".."):
+            return False
+        parts = [] if rel == "." else rel.split(os.sep)
+        return all(_real_dir(os.path.join(self.root, *parts[:i])) for i in range(1, len(parts)))
+
+    def prune(self, keep, max_bytes: int | None = None, max_entries: int | None = None) -> Pruned:
+        """Delete the least recently used entries that are not live until the store holds at
+        most ``max_bytes`` bytes and ``max_entries`` entries (blobs count towards the bytes,
+        not the entries), then every blob no remaining entry holds. Live: the entries of
+        ``keep``, the entries and blobs they refer to, and so on. Files that are not entries
+        of this format are entries without references (the oldest first, like the others)."""
+        files = {f.key: f for f in self.scan()}
+        live, todo = set(), [k for k in keep if k in files]
+        while todo:
+            key = todo.pop()
+            if key not in live:
+                live.add(key)
+                todo.extend(r for r in files[key].refs if r in files)
+        holders: dict[str, int] = {}
+        for f in files.values():
+            for ref in f.refs:
+                holders[ref] = holders.get(ref, 0) + 1
+        total = sum(f.size for f in files.values())
+        count = sum(f.kind != _BLOB for f in files.values())
+        removed = freed = 0
+
+        def drop(f) -> None:
+            nonlocal total, count, removed, freed
+            _unlink(self.path(f.key))
+            total, removed, freed = total - f.size, removed + 1, freed + f.size
+            count -= f.kind != _BLOB
+            del files[f.key]
+            for ref in f.refs:
+                holders[ref] -= 1
+                if holders[ref] == 0 and ref in files and ref not in live and files[ref].kind == _BLOB:
+                    drop(files[ref])
+
+        for f in [f for f in files.values() if f.kind == _BLOB and not holders.get(f.key) and f.key not in live]:
+            drop(f)  # a blob that no entry holds (its entries went, or a write stopped half-way)
+        for f in sorted((f for f in files.values() if f.kind != _BLOB and f.key not in live), key=_age):
+            if (max_bytes is None or total <= max_bytes) and (max_entries is None or count <= max_entries):
+                break
+            if f.key in files:
+                drop(f)
+        live_bytes = sum(files[k].size for k in live if k in files)
+        return Pruned((count, total, removed, freed, live_bytes))
+
+    def collect(self, keep: set, limit: int) -> int:
+        """Delete the least recently used entries not in ``keep`` until at most ``limit``
+        remain (:meth:`prune` by count); returns how many remain."""
+        return self.prune(keep, max_entries=limit).entries
+
+
+def _age(f: Stored):
+    return f.mtime, f.key
 
 
 def folder_problem(directory: str) -> str | None:
@@ -185,11 +453,13 @@ def _listdir(path: str | None) -> list[str]:
         return []
 
 
-def _mtime(path: str) -> int:
+def _real_dir(path: str) -> bool:
+    import stat
+
     try:
-        return os.stat(path).st_mtime_ns
-    except FileNotFoundError:
-        return 0
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _unlink(path: str) -> None:

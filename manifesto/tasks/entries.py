@@ -7,6 +7,7 @@ import msgspec
 
 from manifesto.digest import digest
 from manifesto.status import Status
+from manifesto.store import register
 
 from manifesto.render.products import HeaderInputs, Refusal
 from manifesto.resolve.plan import Plan
@@ -92,17 +93,24 @@ def encode(entry) -> bytes:
     return _encoder.encode(entry)
 
 
-def decode(blob: bytes, key: str):
+def decode(blob: bytes, key: str, blobs: dict | None = None):
     """``(entry, None)``, or ``(None, why it is damaged)``: the bytes are checked by the edge
-    first (size, UTF-8, nesting), then decoded, then the path-like fields checked."""
+    first (size, UTF-8, nesting), then decoded, then the path-like fields checked. ``blobs``:
+    the fields the store kept apart (``{"text": bytes}``), put back before the checks."""
     from manifesto.edge.entries import BadEntry, check_store_entry, precheck
     from manifesto.edge.escape import terminal
 
     try:
         entry = _decoder.decode(precheck(blob))
         check_store_entry(entry)
+        if blobs:
+            if set(blobs) - set(_BLOB_FIELDS.get(type(entry), ())):
+                raise BadEntry("a blob field this kind does not have")
+            entry = msgspec.structs.replace(entry, **{f: data.decode("utf-8") for f, data in blobs.items()})
     except BadEntry as exc:
         return None, str(exc)
+    except UnicodeDecodeError:
+        return None, "a blob that is not UTF-8"
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, MemoryError, ValueError) as exc:
         return None, terminal(str(exc) or type(exc).__name__, 160)
     if isinstance(entry, Rendered) and entry.status == Status.OK and not entry.suffix:
@@ -114,3 +122,34 @@ def decode(blob: bytes, key: str):
     if isinstance(entry, Parsed) and digest(entry.data) != entry.data_digest:
         return None, "content does not match its digest"
     return entry, None
+
+
+# -- the store's codecs (manifesto.store.register) -------------------------------------------
+
+#: The fields each kind keeps apart, once by content: the artifact texts (a pair's result and
+#: its render product hold the same one).
+_BLOB_FIELDS = {Result: ("text",), Rendered: ("text",)}
+
+
+def _codec(cls):
+    """``(encode, decode)`` of ``cls`` for the store: JSON by msgspec, the blob fields apart,
+    and as references the keys the entry names (a result's products, a request's result)."""
+    fields = _BLOB_FIELDS.get(cls, ())
+
+    def pack(entry):
+        texts = {f: getattr(entry, f).encode() for f in fields if getattr(entry, f)}
+        body = encode(msgspec.structs.replace(entry, **dict.fromkeys(texts, "")) if texts else entry)
+        refs = tuple(getattr(entry, "products", ())) + ((entry.result,) if cls is Request else ())
+        return body, texts, refs
+
+    def unpack(body: bytes, blobs: dict, key: str):
+        entry, problem = decode(body, key, blobs)
+        if entry is not None and type(entry) is not cls:
+            return None, "its kind does not match its envelope"
+        return entry, problem
+
+    return pack, unpack
+
+
+for _cls in (Result, Parsed, Resolved, Rendered, Request, Code):
+    register(_cls.__struct_config__.tag, _cls, *_codec(_cls))

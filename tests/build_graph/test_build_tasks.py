@@ -44,13 +44,9 @@ def _build(root: Path, monkeypatch):
 
 
 def _entries(root: Path, kind: str) -> set[str]:
-    import json
+    from store_kit import entry_files
 
-    found = set()
-    for path in (root / "out" / ".cache" / "tasks").rglob("*"):
-        if path.is_file() and json.loads(path.read_bytes()).get("kind") == kind:
-            found.add(path.name)
-    return found
+    return {path.name for path in entry_files(root / "out" / ".cache" / "tasks", kind)}
 
 
 def _monitors(root: Path) -> set[str]:

@@ -5,6 +5,8 @@ pull-request comment."""
 
 from __future__ import annotations
 
+import argparse
+
 import contextlib
 import copy
 import functools
@@ -99,7 +101,8 @@ SMALL_BOMB = ("---\nkind: X\na: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a
 
 #: Texts that are not rendered artifacts, each with a word its one error must hold.
 BAD = {
-    "bad-yaml": (BASE + "---\nkind: [unclosed\n", "started at line 1070"),
+    # the '[' opens on the second line after the bundled artifact's last
+    "bad-yaml": (BASE + "---\nkind: [unclosed\n", f"started at line {BASE.count(chr(10)) + 2}"),
     "not-utf8": (BASE.encode() + b"# \xff\xfe caf\xe9\n", "not UTF-8"),
     "latin1-whole": ("kind: caf\u00e9\n".encode("latin-1"), "not UTF-8"),
     "replicas-text": (_mutated(_set(("spec", "replicas"), "many")), "whole number"),
@@ -659,9 +662,10 @@ def test_the_slurm_diff_of_a_target_escapes_both_scripts(monkeypatch, capsys):
         address, rel = "//:job", "out/deploy/job\x1b[2J.sbatch"
         text = "#!/bin/bash\n#SBATCH --nodes=1\necho \x1b]0;owned\x07 done\r\nlast\n"
 
-    monkeypatch.setattr(target_cmds, "_slurm_jobs", lambda art: (None, "inst", [{"job": "7\x1b[31m"}]))
-    monkeypatch.setattr(target_cmds, "_submitted_script", lambda job, host: "#!/bin/bash\n#SBATCH --nodes=2\r\n")
-    assert target_cmds._slurm_diff(Art()) == 1
+    monkeypatch.setattr(target_cmds, "_slurm_jobs", lambda art, args: (None, "inst", [{"job": "7\x1b[31m"}]))
+    monkeypatch.setattr(target_cmds, "_submitted_script",
+                        lambda job, host, args: "#!/bin/bash\n#SBATCH --nodes=2\r\n")
+    assert target_cmds._slurm_diff(Art(), argparse.Namespace()) == 1
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\r" not in out and "\x07" not in out, out
     assert "+#SBATCH --nodes=1\n" in out and "-#SBATCH --nodes=2\\x0d\n" in out, out

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from manifesto.digest import digest
 from manifesto.edge import entries
 from manifesto.edge.entries import BadEntry
-from manifesto.store import entries as store_entries
+from manifesto.tasks import entries as store_entries
 
 KEY = "0123456789abcdef0123456789abcdef"
 SHA = "ab" * 32

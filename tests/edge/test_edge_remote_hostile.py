@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from kit import REPO_ROOT, cli_in_process
+from manifesto.store import seal
+from store_kit import entry_files, read_entry
 from servers.hostile import Hostile, Storing, drip, send
 
 pytestmark = pytest.mark.integration
@@ -263,10 +265,8 @@ def test_planted_store_entries_are_a_miss_never_a_write(tmp_path, monkeypatch, h
     monkeypatch.chdir(work)
     assert cli_in_process("build", "--jobs", "1", ADDRESS).returncode == 0
     planted = 0
-    for entry in (work / "out/.cache/tasks").rglob("*"):
-        if not entry.is_file():
-            continue
-        data = json.loads(entry.read_bytes())
+    for entry in entry_files(work / "out/.cache/tasks"):
+        data = read_entry(entry)
         if data.get("kind") != "result" or data.get("status") != "ok" or (how == "oversized" and planted):
             continue  # one oversized entry is enough (64 MiB each)
         text = f"kind: Secret\n# {CANARY}\n"
@@ -277,7 +277,7 @@ def test_planted_store_entries_are_a_miss_never_a_write(tmp_path, monkeypatch, h
             blob = json.dumps({**data, "suffix": json.loads(_evil({}, how))["suffix"]}).encode()
         else:
             blob = _evil(data, how)
-        entry.write_bytes(blob)
+        entry.write_bytes(seal("result", blob))  # in its envelope: the entry's own checks must catch it
         planted += 1
     assert planted
     for artifact in [*(work / "out").rglob("*.yaml"), *(work / "out").rglob("*.sbatch")]:
