@@ -10,7 +10,7 @@ import os
 
 import msgspec
 
-import manifesto.options as _options
+import manifesto.resolve.options as _options
 
 __all__ = ["RenderOptions", "Artifact", "Products", "PRODUCTS", "prepare", "render_pair", "code_fingerprint_paths",
            "options_from"]
@@ -19,7 +19,7 @@ __all__ = ["RenderOptions", "Artifact", "Products", "PRODUCTS", "prepare", "rend
 #: ``render_pair`` takes ``tasks=``: the build keeps its resolve and render products in the store.
 STORES_TASKS = True
 
-#: The options of one render: the Struct of every render option (``manifesto.options``),
+#: The options of one render: the Struct of every render option (``manifesto.resolve.options``),
 #: the same class as ``resolve.plan.Options``.
 RenderOptions = _options.Options
 
@@ -62,7 +62,7 @@ class Products:
         Parsing is keyed by the file's bytes: two files with one content (copies of a spec)
         are parsed once, and the second gets the positions under its own name.
         """
-        from manifesto import yamlio
+        from manifesto.load import yamlio
 
         text = yamlio.read_text(path, name, within)
         hit = self.named.get((name, text))
@@ -80,7 +80,7 @@ class Products:
 
     def get(self, kind: str, path: str, make, files):
         """The product ``make()`` for ``(kind, path)``; ``files(product)`` lists what it read."""
-        from manifesto.digest import file_digest
+        from manifesto.load.digest import file_digest
 
         key = (kind, path)
         hit = self.made.get(key)
@@ -95,7 +95,7 @@ class Products:
 def _renamed(locs, name: str):
     """``locs`` (the positions of one parse) as positions in the file ``name``."""
     from manifesto.errors import Origin
-    from manifesto.yamlio import Locations
+    from manifesto.load.yamlio import Locations
 
     return Locations(name, {k: Origin(name, o.line, o.col) for k, o in locs.table.items()})
 
@@ -117,10 +117,10 @@ def render_pair(model: str, cluster: str, options: RenderOptions, roots: tuple[s
     ``manifesto.store.tasks.Tasks``) the resolve and render tasks reuse and keep their
     products in the store, and the artifact (or the error, as ``products``) names their keys.
     """
-    from manifesto.catalog import PATHS_ONLY, SearchPath, bundled_dir, images_file
+    from manifesto.load.catalog import PATHS_ONLY, SearchPath, bundled_dir, images_file
     from manifesto.errors import ManifestoError
     from manifesto.resolve.plan import to_builtins
-    from manifesto.yamlio import confinement
+    from manifesto.load.yamlio import confinement
 
     # Every input is a path: no catalog name, user catalog or environment can leak in.
     search = SearchPath(within=confinement([*roots, bundled_dir()])) if roots else PATHS_ONLY
@@ -175,7 +175,7 @@ def _resolve_task(tasks, s, c, ro, search, routing, roots):
     """The resolve task of one pair through the store: (plan, header inputs, files read, its
     key, the plan's digest, the task's name). The monitoring render asks it for the plans of
     the pairs it watches, which their own renders have stored by then."""
-    from manifesto.digest import file_digest
+    from manifesto.load.digest import file_digest
     from manifesto.render import header_inputs
     from manifesto.service import resolution
 
@@ -200,9 +200,9 @@ def _resolve_task(tasks, s, c, ro, search, routing, roots):
 
 
 def _cluster(path: str, products: Products, search, tasks=None):
-    from manifesto.catalog import find, within
+    from manifesto.load.catalog import find, within
     from manifesto.cluster import Cluster
-    from manifesto.load import load_cluster_file
+    from manifesto.load.inputs import load_cluster_file
 
     found = find("clusters", path, search=search)
     profile, loaded = load_cluster_file(found, within(search), _parser(products, tasks))
@@ -210,8 +210,8 @@ def _cluster(path: str, products: Products, search, tasks=None):
 
 
 def _spec(path: str, products: Products, search, tasks=None):
-    from manifesto.catalog import find, within
-    from manifesto.load import load_model
+    from manifesto.load.catalog import find, within
+    from manifesto.load.inputs import load_model
     from manifesto.spec import Spec
 
     found = find("models", path, search=search)
@@ -237,7 +237,8 @@ def prepare() -> None:
     this shares them, instead of each worker importing and building them again."""
     import ruamel.yaml  # noqa: F401
 
-    from manifesto import cluster, legacy, render, service, spec  # noqa: F401
+    from manifesto import cluster, render, service, spec  # noqa: F401
+    from manifesto.load import spellings as legacy  # noqa: F401
     from manifesto.render import header, k8s, monitoring, slurm  # noqa: F401
     from manifesto.render.k8s import idle  # noqa: F401
     from manifesto.resolve import core, router_check, vllm_check  # noqa: F401
@@ -256,7 +257,7 @@ def _render_monitoring(models: tuple, cluster: str, options: RenderOptions, sear
     validated through ``products``, once per build like the pairs' own renders, and each
     spec resolved once: with ``tasks``, through the store, where the pair's own render left
     its plan (so an edit to one spec resolves that spec again, not every one)."""
-    from manifesto.catalog import images_file
+    from manifesto.load.catalog import images_file
     from manifesto.errors import IncompatiblePairError, ManifestoError
     from manifesto.service import monitoring_text, plan_for
 
@@ -292,6 +293,6 @@ def _render_monitoring(models: tuple, cluster: str, options: RenderOptions, sear
 
 def code_fingerprint_paths() -> list[str]:
     """Files whose bytes define the renderer: the package's Python code and the image catalog."""
-    from manifesto.digest import code_files
+    from manifesto.load.digest import code_files
 
     return code_files()

@@ -18,7 +18,7 @@ import json
 import os
 import time
 
-from manifesto.digest import code_files, code_fingerprint, digest, file_digest
+from manifesto.load.digest import code_files, code_fingerprint, digest, file_digest
 from manifesto.store import Store, folder_problem, request_key, task_key
 
 __all__ = ["cache_dir", "cached", "render_cached"]
@@ -33,7 +33,7 @@ def cache_dir(env) -> str | None:
 
 
 def _code(store: Store) -> str:
-    """The code fingerprint (``manifesto.digest.code_fingerprint``), remembered in the store
+    """The code fingerprint (``manifesto.load.digest.code_fingerprint``), remembered in the store
     under the stat signature of the code files."""
     parts = []
     for path in code_files():
@@ -131,7 +131,7 @@ def _remember(store: Store, key: str, command: str, code: str, options, inputs: 
               text: str, suffix: str, label: str) -> None:
     import msgspec
 
-    from manifesto.status import Status
+    from manifesto.util.status import Status
     from manifesto.store.entries import Request, Result
 
     digests = tuple(file_digest(p) or "-" for p in inputs)

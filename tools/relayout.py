@@ -19,7 +19,11 @@ pyproject.toml:
   (split into one statement per new home, keeping each local name);
 - dotted names anywhere else: ``mock.patch("manifesto.x.y")``, importlib strings,
   import-linter contracts, entry points (``manifesto.x:main``), prose;
-- file paths ``manifesto/x.py``.
+- file paths ``manifesto/x.py``;
+- ``from manifesto.p import m`` in a module of ``p`` (``m`` a module) becomes
+  ``import manifesto.p.m as m`` when ``p``'s ``__init__`` imports modules of its own: the
+  ``from`` form would make that ``__init__`` part of an import cycle
+  (tests/test_import_cycles.py).
 
 ``MOVES`` moves modules; ``SYMBOLS`` records functions that moved between modules (the
 code move itself was a commit of its own): a ``from`` import of one is redirected, and a
@@ -73,6 +77,14 @@ MOVES = {
 
 #: old dotted name of a function or class -> its new dotted name (moved by hand).
 SYMBOLS: dict[str, str] = {
+    # issue 26: schema.checks <-> quick was a cycle; validating moved out of checks
+    "manifesto.schema.checks.compiled_class": "manifesto.schema.validation.compiled_class",
+    "manifesto.schema.checks.validate": "manifesto.schema.validation.validate",
+    "manifesto.schema.checks.validation_error": "manifesto.schema.validation.validation_error",
+    "manifesto.schema.checks.validator": "manifesto.schema.validation.validator",
+    "manifesto.schema.checks.field_names": "manifesto.schema.validation.field_names",
+    # issue 26: diff --base is review, not the build graph's business
+    "manifesto.build_graph.api.semantic_diff": "manifesto.review.base.semantic_diff",
 }
 
 #: docstrings of the packages the moves create (written when a package has no __init__.py yet)
@@ -98,9 +110,10 @@ SELF = os.path.join("tools", "relayout.py")
 DOTTED = re.compile(r"(?<![\w.])manifesto(?:\.\w+)+")
 PATH = re.compile(r"(?<![\w./-])manifesto/((?:\w+/)*\w+)\.py\b")
 #: markdown and prose: ``from X import a, b`` on one line (Python files go through ast instead)
-FROM_LINE = re.compile(r"^(?P<indent>[ \t>]*)from[ \t]+(?P<mod>manifesto(?:\.\w+)*)[ \t]+import[ \t]+"
+#: (also a statement quoted as a string on a line of its own, as a code generator writes it)
+FROM_LINE = re.compile(r"^(?P<indent>[ \t>]*(?P<q>[\"']?))from[ \t]+(?P<mod>manifesto(?:\.\w+)*)[ \t]+import[ \t]+"
                        r"(?P<names>\w+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*\w+(?:[ \t]+as[ \t]+\w+)?)*)"
-                       r"(?P<rest>[ \t]*(?:#.*)?)$", re.M)
+                       r"(?P<rest>(?P=q),?[ \t]*(?:#.*)?)$", re.M)
 
 
 def path_of(module: str) -> str:
@@ -158,12 +171,15 @@ def _split_from(module: str, names: list[tuple[str, str | None]]) -> list[tuple[
     return list(groups.items())
 
 
-def _render_from(indent: str, groups, rest: str = "") -> str:
+def _render_from(indent: str, groups, rest: str = "", every: bool = False) -> str:
     lines = []
     for target, names in groups:
         spelled = ", ".join(n if a is None else f"{n} as {a}" for n, a in names)
         lines.append(f"{indent}from {target} import {spelled}")
-    lines[-1] += rest
+    if every or "noqa" in rest:
+        lines = [line + rest for line in lines]
+    else:
+        lines[-1] += rest
     return "\n".join(lines)
 
 
@@ -202,6 +218,71 @@ def rewrite_python(text: str) -> str:
     return rewrite_text("".join(lines))
 
 
+def _module_of(path: str) -> str | None:
+    """The dotted module name of a file under manifesto/, else None."""
+    parts = os.path.normpath(path)[:-3].split(os.sep)
+    if parts[0] != "manifesto":
+        return None
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _init_imports_own(package: str) -> bool:
+    """Whether ``package``'s ``__init__.py`` imports one of its own modules (anywhere in it)."""
+    init = os.path.join(path_of(package), "__init__.py")
+    if not os.path.isfile(init):
+        return False
+    with open(init, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.startswith(package + ".") for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and \
+                (node.module.startswith(package + ".") or node.module == package):
+            return True
+    return False
+
+
+def direct_submodules(text: str, module: str) -> str:
+    """``from P import m`` inside package P (m a module of P) becomes ``import P.m as m``, when
+    P's ``__init__`` imports modules of its own.
+
+    The ``from`` form runs P's own ``__init__`` code to look ``m`` up, so the module
+    graph counts an import of P: P's ``__init__`` importing any of its modules that
+    import P so is a cycle (issue 26: ``build_graph``, ``cli``, ``render/slurm``).
+    """
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    lines = text.splitlines(keepends=True)
+    edits = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                and (module == node.module or module.startswith(node.module + "."))
+                and node.module.startswith("manifesto")):
+            continue
+        if node.module == "manifesto" or not _init_imports_own(node.module):
+            continue
+        subs = [a for a in node.names if on_disk(f"{node.module}.{a.name}")]
+        if not subs:
+            continue
+        first, last = node.lineno - 1, node.end_lineno - 1
+        before = lines[first][:node.col_offset]
+        after = lines[last][node.end_col_offset:].rstrip("\n")
+        if before.strip() or (after.strip() and not after.strip().startswith("#")):
+            continue
+        out = [f"{before}import {node.module}.{a.name} as {a.asname or a.name}" for a in subs]
+        rest = [a for a in node.names if a not in subs]
+        if rest:
+            out.append(f"{before}from {node.module} import "
+                       + ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in rest))
+        out[-1] += after
+        edits.append((first, last, "\n".join(out) + "\n"))
+    for first, last, new in sorted(edits, reverse=True):
+        lines[first:last + 1] = [new]
+    return "".join(lines)
+
+
 def _from_line(m: re.Match) -> str:
     names = []
     for part in m["names"].split(","):
@@ -210,12 +291,21 @@ def _from_line(m: re.Match) -> str:
     groups = _split_from(m["mod"], names)
     if groups == [(m["mod"], names)]:
         return m.group(0)
-    return _render_from(m["indent"], groups, m["rest"])
+    return _render_from(m["indent"], groups, m["rest"], every=bool(m["q"]))
+
+
+#: a dotted name ending in one of these is a file name (``manifesto.rules.yml``), not a module
+EXTENSIONS = {"yml", "yaml", "json", "txt", "md", "py", "sh", "toml", "sbatch", "lua"}
+
+
+def _dotted(m: re.Match) -> str:
+    name = m.group(0)
+    return name if name.rsplit(".", 1)[1] in EXTENSIONS else new_name(name)
 
 
 def rewrite_text(text: str) -> str:
     text = FROM_LINE.sub(_from_line, text)
-    text = DOTTED.sub(lambda m: new_name(m.group(0)), text)
+    text = DOTTED.sub(_dotted, text)
 
     def path(m: re.Match) -> str:
         module = "manifesto." + m[1].replace("/", ".")
@@ -283,6 +373,9 @@ def rewrite(dry: bool) -> list[str]:
         with open(f, encoding="utf-8") as fh:
             text = fh.read()
         new = rewrite_python(text) if f.endswith(".py") else rewrite_text(text)
+        module = _module_of(f) if f.endswith(".py") else None
+        if module:
+            new = direct_submodules(new, module)
         if new != text:
             done.append(f"rewrite {f}")
             if not dry:

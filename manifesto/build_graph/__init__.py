@@ -22,7 +22,7 @@ __all__ = ["artifact_for", "build", "clean", "deps", "dependents", "list_targets
 
 def __getattr__(name: str):
     if name in __all__:
-        from manifesto.build_graph import api
+        import manifesto.build_graph.api as api
 
         return getattr(api, name)
     raise AttributeError(f"module 'manifesto.build_graph' has no attribute {name!r}")

@@ -16,14 +16,14 @@ import gc
 import os
 import time
 
-from manifesto.build_graph import outdir
+import manifesto.build_graph.outdir as outdir
 from manifesto.build_graph.fingerprint import code_digest
 from manifesto.build_graph.fsio import dir_signature, signature
 from manifesto.build_graph.graph import build_graph
 from manifesto.build_graph.state import PairRecord, load_state, save_state
 from manifesto.build_graph.statcache import StatCache
 from manifesto.build_graph.workspace import BUILD_FILE
-from manifesto.status import Need, Source, Status
+from manifesto.util.status import Need, Source, Status
 
 __all__ = ["Item", "Request", "Session", "run"]
 

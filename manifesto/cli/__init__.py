@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         from manifesto.cli.complete import main as complete
 
         return complete(argv[1:])
-    from manifesto.cli import common
+    import manifesto.cli.common as common
     from manifesto.errors import ManifestoError
 
     argv, flags = _globals(argv)
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         # Names resolve in the user and bundled catalogs; the CLI also accepts build addresses.
         # The build graph's own commands never look names up, and a no-op build must not pay
         # for importing the catalog (and pathlib with it).
-        from manifesto import catalog
+        from manifesto.load import catalog
 
         args.search = catalog.default_search(addresses=_build_address, workspace=_workspace_entry)
     try:

@@ -146,7 +146,7 @@ class _Hermetic:
     def __enter__(self):
         import os
 
-        from manifesto.cli import common
+        import manifesto.cli.common as common
 
         self.environ = dict(os.environ)
         self.verbosity = dict(common._VERBOSITY)
@@ -168,7 +168,7 @@ class _Hermetic:
     def __exit__(self, *exc) -> None:
         import os
 
-        from manifesto.cli import common
+        import manifesto.cli.common as common
 
         if self.cwd is not None:
             os.chdir(self.cwd)
@@ -188,10 +188,10 @@ def regenerate(header, name: str) -> str:
     import io
     import os
 
-    from manifesto.catalog import SearchPath, bundled_dir
+    from manifesto.load.catalog import SearchPath, bundled_dir
     from manifesto.errors import ManifestoError, OpsError
-    from manifesto.fsutil import write_atomic
-    from manifesto.yamlio import confinement
+    from manifesto.util.fsutil import write_atomic
+    from manifesto.load.yamlio import confinement
 
     docs = header.heredocs
     checked_command(header, name, [f"<input {i}: {doc.tag}>" for i, doc in enumerate(docs)])

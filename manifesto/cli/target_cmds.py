@@ -11,7 +11,7 @@ import sys
 
 from manifesto.cli.hints import DEPLOYMENTS
 from manifesto.cli.common import info, kube, settings, target_args, verbose
-from manifesto.outputs import add_output, emit
+from manifesto.util.outputs import add_output, emit
 
 __all__ = ["register", "target_command", "deploy", "diff", "status", "stop", "ready", "servers", "submit"]
 
@@ -57,7 +57,7 @@ def target_command(args, action: str) -> int | None:
 
 def _fixed() -> tuple[str, ...]:
     """Flags a deployment target fixes: the cluster, the instance and every render option it fixes."""
-    from manifesto.options import fixed_dests
+    from manifesto.resolve.options import fixed_dests
 
     return ("cluster", *fixed_dests(), "instance")
 
@@ -76,7 +76,7 @@ def _target(args, *, allow_stale: bool = False):
 
 def _kube_for(art, args):
     """(settings, kubectl builder) for a Kubernetes target, after the context check."""
-    from manifesto.cli import settings as cli_settings
+    import manifesto.cli.settings as cli_settings
     from manifesto.errors import OpsError
     from manifesto.ops.targets import check_context
 
@@ -143,8 +143,8 @@ def build_diff(args) -> int:
 
     import msgspec
 
-    from manifesto.build_graph import semdiff
-    from manifesto.build_graph.api import semantic_diff
+    from manifesto.review import semdiff
+    from manifesto.review.base import semantic_diff
 
     result = semantic_diff(args.base, args.spec)
     failed = args.fail_on_recreate and result.impact is semdiff.Impact.RECREATE

@@ -1,6 +1,6 @@
 """The one content-addressed store: every cached result of the renderer lives here.
 
-One key function (:func:`task_key`), one code fingerprint (``manifesto.digest.code_fingerprint``)
+One key function (:func:`task_key`), one code fingerprint (``manifesto.load.digest.code_fingerprint``)
 and one entry format (:mod:`manifesto.store.entries`, msgspec Structs) serve the build graph
 (``manifesto build``) and the single commands (``render manifest``, ``render file``,
 ``config validate``); no other module keeps a cache of its own (an import-linter contract in
@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import os
 
-from manifesto.digest import digest
+from manifesto.load.digest import digest
 
 __all__ = ["KEEP_FACTOR", "Store", "task_key", "request_key", "folder_problem"]
 
@@ -120,7 +120,7 @@ class Store:
         """Store ``entry`` atomically under ``entry.key``; False when it cannot be written."""
         if self.directory is None:
             return False
-        from manifesto.fsutil import write_atomic
+        from manifesto.util.fsutil import write_atomic
         from manifesto.store.entries import encode
 
         try:

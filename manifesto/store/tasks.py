@@ -23,7 +23,7 @@ built pair's Plan from its record's key.
 
 from __future__ import annotations
 
-from manifesto.digest import digest
+from manifesto.load.digest import digest
 from manifesto.store import Store, task_key
 
 __all__ = ["Tasks", "plan_of", "plan_digest"]
@@ -64,7 +64,7 @@ class Tasks:
 
         from manifesto.errors import Origin
         from manifesto.store.entries import Parsed
-        from manifesto.yamlio import Locations
+        from manifesto.load.yamlio import Locations
 
         key = task_key("parse", ("yaml",), (digest(text.encode()),), b"", self.code)
         entry = self.store.get(key)
@@ -87,7 +87,7 @@ class Tasks:
         stored, unless not ``keep``). A stored or new failure is raised as the ManifestoError
         it was (its text)."""
         from manifesto.errors import IncompatiblePairError, ManifestoError
-        from manifesto.status import Status
+        from manifesto.util.status import Status
         from manifesto.store.entries import Resolved
 
         key = task_key("resolve", names, digests, options, self.code)
@@ -114,7 +114,7 @@ class Tasks:
         """``(text, suffix, key)`` of rendering ``plan``: the stored product, else ``run(plan,
         header)``'s (then stored). A refusal is raised as ``render.Refused`` (stored or new)."""
         from manifesto.render import Refused
-        from manifesto.status import Status
+        from manifesto.util.status import Status
         from manifesto.store.entries import Rendered
 
         key = task_key("render", (), (), pd.encode(), self.code)

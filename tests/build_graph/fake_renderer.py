@@ -31,7 +31,7 @@ def __getattr__(name: str):
     """``RenderOptions``: the one Struct of every render option, imported on first use (a
     no-op build must not import msgspec)."""
     if name == "RenderOptions":
-        from manifesto.options import Options
+        from manifesto.resolve.options import Options
 
         return Options
     raise AttributeError(name)

@@ -72,7 +72,7 @@ def test_noop_build_imports_no_yaml_parser_schema_library_or_renderer(tmp_path):
     imported = imported_modules(proc.stderr)
     assert proc.stdout.startswith("0 rendered")
     assert "manifesto.build_graph.engine" in imported  # the scan works
-    for name in ("pydantic", "pydantic_core", "ruamel.yaml", "msgspec", "fake_renderer", "manifesto.yamlio", "manifesto.build_renderer"):
+    for name in ("pydantic", "pydantic_core", "ruamel.yaml", "msgspec", "fake_renderer", "manifesto.load.yamlio", "manifesto.build_renderer"):
         assert name not in imported
 
 
@@ -88,7 +88,7 @@ def test_a_noop_through_the_main_cli_imports_no_other_command(built):
     assert {"manifesto.cli.parser", "manifesto.build_graph.engine"} <= imported  # the scan works
     cli = sorted(m for m in imported if m.startswith("manifesto.cli."))
     assert cli == ["manifesto.cli.common", "manifesto.cli.parser"]
-    assert not imported & {"manifesto.catalog", "pathlib", "hashlib", "msgspec", "ruamel.yaml", "pydantic"}
+    assert not imported & {"manifesto.load.catalog", "pathlib", "hashlib", "msgspec", "ruamel.yaml", "pydantic"}
 
 
 def test_a_new_file_beside_the_code_is_listed_once_not_on_every_no_op(tmp_path):

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.integration  # every test here runs the build CLI as a 
 pytest.importorskip("manifesto.build_renderer")
 
 REPO = Path(__file__).resolve().parents[2]
-HEAVY = ("pydantic", "pydantic_core", "ruamel.yaml", "msgspec", "manifesto.build_renderer", "manifesto.yamlio")
+HEAVY = ("pydantic", "pydantic_core", "ruamel.yaml", "msgspec", "manifesto.build_renderer", "manifesto.load.yamlio")
 
 
 def copy_examples(dest: Path) -> Path:
