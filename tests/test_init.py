@@ -234,7 +234,8 @@ def test_the_repositorys_own_workflow_is_the_one_init_writes():
     from kit import REPO_ROOT
 
     path = REPO_ROOT / ".github/workflows/manifesto.yml"
-    assert path.read_text() == workflow("."), "regenerate .github/workflows/manifesto.yml from manifesto.build_graph.scaffold"
+    assert path.read_text() == workflow("."), \
+        "regenerate .github/workflows/manifesto.yml from manifesto.build_graph.scaffold"
     proc = _actionlint(path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

@@ -72,7 +72,8 @@ def test_noop_build_imports_no_yaml_parser_schema_library_or_renderer(tmp_path):
     imported = imported_modules(proc.stderr)
     assert proc.stdout.startswith("0 rendered")
     assert "manifesto.build_graph.engine" in imported  # the scan works
-    for name in ("pydantic", "pydantic_core", "ruamel.yaml", "msgspec", "fake_renderer", "manifesto.load.yamlio", "manifesto.build_renderer"):
+    for name in ("pydantic", "pydantic_core", "ruamel.yaml", "msgspec", "fake_renderer", "manifesto.load.yamlio",
+                 "manifesto.build_renderer"):
         assert name not in imported
 
 

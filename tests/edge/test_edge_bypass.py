@@ -22,7 +22,8 @@ ALLOWED: dict[str, tuple[set[str], str]] = {
     "ops/kubectl.py": ({"subprocess"}, "the kubectl runner: a fixed argv, a deadline, escaped output"),
     "ops/slurm.py": ({"subprocess"}, "the Slurm runner (sbatch, squeue, scancel, ssh)"),
     "ops/programs.py": ({"subprocess"}, "the runner of the user's own interactive programs ($EDITOR, fzf)"),
-    "testing/fake_kubectl.py": ({"open", "subprocess"}, "a stand-in kubectl program for trying the lifecycle, not the tool"),
+    "testing/fake_kubectl.py": ({"open", "subprocess"},
+                                "a stand-in kubectl program for trying the lifecycle, not the tool"),
     "render/k8s/idle_controller.py": ({"open", "urllib", "http.client", "socket"},
                                       "runs inside the cluster as the idle controller; shipped as text"),
 }
