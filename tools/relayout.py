@@ -96,7 +96,7 @@ PACKAGES = {
     "manifesto/util": "Small modules any layer may use: atomic writes (``fsutil``), hashes, bounded numbers,\n"
                       "Kubernetes quantities, the ``computed`` expression evaluator, value grammars\n"
                       "(``rules``), the build's vocabularies (``status``), the YAML writer and the\n"
-                      "``-o/--output`` printer. None imports anything above ``manifesto.errors``.\n",
+                      "``-o/--output`` printer. They import only each other and ``manifesto.errors``.\n",
     "manifesto/review": "Reviewing a change to ``out/``: the semantic diff of rendered artifacts (``semdiff``)\n"
                         "and ``diff --base REV`` (``base``).\n",
     "manifesto/testing": "Stand-ins for trying manifesto without a cluster (``manifesto-fake-kubectl``).\n",
