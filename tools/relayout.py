@@ -5,6 +5,10 @@ Run from the repository root, in a clean work tree:
     python tools/relayout.py            # git mv what is still at an old path, then rewrite
     python tools/relayout.py --check    # list what would change; exit 1 if anything would
 
+After a merge: run it, commit, then ``python tools/relayout.py --check`` must print nothing
+(a "merge by hand" line means a branch edited a module at its old path and git kept both
+files), and ``pytest tests/test_import_cycles.py tests/test_layers.py`` must pass.
+
 It is safe to run again at any time, for instance after merging a branch that still
 imports ``manifesto.catalog``: files already at their new path are not moved, and
 references already spelled the new way are left as they are. Commit the moves before
@@ -335,7 +339,11 @@ def move(dry: bool) -> list[str]:
     done = []
     for old, new in MOVES.items():
         src, dst = path_of(old) + ".py", path_of(new) + ".py"
-        if not os.path.isfile(src) or os.path.exists(dst):
+        if os.path.isfile(src) and os.path.exists(dst):
+            # a merge brought the old file back beside the moved one (git did not see the rename)
+            done.append(f"merge by hand: {src} and {dst} both exist; fold {src}'s changes into {dst}, then git rm it")
+            continue
+        if not os.path.isfile(src):
             continue
         done.append(f"git mv {src} {dst}")
         if dry:
