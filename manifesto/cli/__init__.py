@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         service.forget_warnings()
     args.quiet, args.verbose = flags["quiet"], flags["verbose"]  # for handlers outside manifesto.cli
     args.search = None  # where names resolve, passed explicitly to every lookup (no process default)
-    if not args.func.__module__.startswith("manifesto.build_graph"):
+    if args.func.__module__ != "manifesto.cli.build_cmds":
         # Names resolve in the user and bundled catalogs; the CLI also accepts build addresses.
         # The build graph's own commands never look names up, and a no-op build must not pay
         # for importing the catalog (and pathlib with it).
