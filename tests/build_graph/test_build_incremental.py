@@ -88,7 +88,7 @@ def test_a_noop_through_the_main_cli_imports_no_other_command(built):
     assert proc.stdout == "0 rendered, 8 up to date, 4 skipped, 0 failed\n"
     assert {"manifesto.cli.parser", "manifesto.build_graph.engine"} <= imported  # the scan works
     cli = sorted(m for m in imported if m.startswith("manifesto.cli."))
-    # the build commands' own module (manifesto.build_graph.cli before issue 26 moved it)
+    # the build commands' own module (in the build graph's package before issue 26)
     assert cli == ["manifesto.cli.build_cmds", "manifesto.cli.common", "manifesto.cli.parser"]
     assert not imported & {"manifesto.load.catalog", "pathlib", "hashlib", "msgspec", "ruamel.yaml", "pydantic"}
 
