@@ -288,11 +288,11 @@ def _candidate_data(start: Start, accel: str, cand: Candidate, work: Workload) -
 def resolve_layout(data: dict, path: str, cluster, options):
     """The one call into resolution and the memory fit: ``data`` validated as a model spec and
     resolved against ``cluster`` exactly as ``render`` resolves a spec file holding it."""
-    from manifesto.load import Loaded, validate
+    from manifesto.load.inputs import Loaded, validate
     from manifesto.schema.compiled import ModelSpec
     from manifesto.tasks.inputs import plan_for
     from manifesto.spec import Spec
-    from manifesto.yamlio import Locations
+    from manifesto.load.yamlio import Locations
 
     loaded = Loaded(data, Locations(path), [])
     spec = Spec(validate(ModelSpec, loaded), loaded, path, cluster)
@@ -315,12 +315,12 @@ def _check_start(start: Start, arch, note: str, work: Workload) -> None:
 
 
 def _architecture(start: Start, search):
-    from manifesto.catalog import within
-    from manifesto.load import Loaded, validate
+    from manifesto.load.catalog import within
+    from manifesto.load.inputs import Loaded, validate
     from manifesto.schema.compiled import ModelSpec
     from manifesto.tasks.inputs import load_architecture
     from manifesto.spec import Spec
-    from manifesto.yamlio import Locations
+    from manifesto.load.yamlio import Locations
 
     loaded = Loaded(start.data, Locations(start.path), [])
     spec = Spec(validate(ModelSpec, loaded), loaded, start.path)
@@ -391,7 +391,7 @@ def plan_model(start: Start, clusters: list, work: Workload, options, *, search=
 
 def spec_text(report: Report, out: Outcome, command: str) -> str:
     """The chosen layout as a commented spec file (``--write``)."""
-    from manifesto.yamlemit import dump_yaml
+    from manifesto.util.yamlemit import dump_yaml
 
     fit, b = out.fit, out.budget
     cost = "" if b.hourly_cost is None else f", {b.hourly_cost:g} per hour"

@@ -38,8 +38,8 @@ class Cluster:
 
 def load_cluster(ref: str | Path, *, search=None) -> Cluster:
     """Load a cluster profile by path or catalog name (``search``: a catalog.SearchPath)."""
-    from manifesto.catalog import find, within
-    from manifesto.load import load_cluster_file
+    from manifesto.load.catalog import find, within
+    from manifesto.load.inputs import load_cluster_file
 
     path = find("clusters", str(ref), search=search)
     profile, loaded = load_cluster_file(path, within(search))

@@ -42,8 +42,8 @@ class Spec:
 def load_spec(ref: str | Path, cluster=None, *, search=None) -> Spec:
     """Load a model spec by path or catalog name (``search``: a catalog.SearchPath).
     ``cluster`` (optional) is remembered for render()."""
-    from manifesto.catalog import find, within
-    from manifesto.load import load_model
+    from manifesto.load.catalog import find, within
+    from manifesto.load.inputs import load_model
 
     path = find("models", str(ref), search=search)
     model, loaded = load_model(path, within(search))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The fake kubectl of the tests: ``manifesto.fake_kubectl`` (shipped as ``manifesto-fake-kubectl``)."""
+"""The fake kubectl of the tests: ``manifesto.testing.fake_kubectl`` (shipped as ``manifesto-fake-kubectl``)."""
 
-from manifesto.fake_kubectl import main
+from manifesto.testing.fake_kubectl import main
 
 if __name__ == "__main__":
     main()

@@ -36,14 +36,14 @@ def _clusters():
 
 def _plan(model: str, clusters=None, **work):
     from manifesto import capacity
-    from manifesto.options import Options
+    from manifesto.resolve.options import Options
 
     start = capacity.start_from(model)
     return capacity.plan_model(start, clusters or _clusters(), capacity.Workload(**work), Options(user="plan"))
 
 
 def _write_spec(tmp_path: Path, data: dict, name: str) -> Path:
-    from manifesto.yamlemit import dump_yaml
+    from manifesto.util.yamlemit import dump_yaml
 
     path = tmp_path / f"{name}.yaml"
     path.write_text(dump_yaml(data))
@@ -52,7 +52,7 @@ def _write_spec(tmp_path: Path, data: dict, name: str) -> Path:
 
 def _render(path: Path, cluster):
     """What `render manifest` does with the file: load it and render it on ``cluster``."""
-    from manifesto.options import Options
+    from manifesto.resolve.options import Options
     from manifesto.render import artifact_text
     from manifesto.spec import load_spec
     from manifesto.tasks.inputs import plan_for
@@ -347,7 +347,7 @@ def test_the_written_header_cannot_be_broken_by_a_name(workspace):
     """The comment quotes the command; a line break in a path stays inside the comment."""
     from manifesto import capacity
     from manifesto.cluster import load_cluster
-    from manifesto.yamlio import parse_yaml
+    from manifesto.load.yamlio import parse_yaml
 
     report = _plan("Qwen/Qwen3-0.6B", [load_cluster("clusters/example-h200.yaml")], max_model_len=4096)
     text = capacity.spec_text(report, report.proposed[0], "manifesto plan x --write 'a\nrelease: evil'")

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from manifesto import catalog
+from manifesto.load import catalog
 
 
 def _spellings():

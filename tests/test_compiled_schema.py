@@ -18,13 +18,13 @@ from pydantic import ValidationError as PydanticError
 from pydantic_core import ValidationError as CoreError
 
 import kit
-from manifesto.load import load_cluster_file, load_model
-from manifesto.schema import checks, compiled
+from manifesto.load.inputs import load_cluster_file, load_model
+from manifesto.schema import checks, compiled, validation
 from manifesto.schema.cluster import ClusterProfile
 from manifesto.schema.model import ModelSpec
 from manifesto.schema.routing import EndpointPickerConfig, ImageCatalog
 from manifesto.schema.workload import Workload
-from manifesto.yamlio import load_yaml
+from manifesto.load.yamlio import load_yaml
 
 REPO = kit.REPO_ROOT
 _BAD_VALUES = (None, "x", -1, 0, 10**30, 1.5, True, [], {}, ["x"], {"x": 1}, "a\tb")
@@ -46,7 +46,7 @@ def test_the_committed_module_is_what_the_generator_writes():
 def test_the_generator_refuses_a_check_it_cannot_name(monkeypatch):
     gen = _generator()
     compiler = gen.Compiler()
-    with pytest.raises(SystemExit, match="is not a function of manifesto.schema.checks or manifesto.rules"):
+    with pytest.raises(SystemExit, match="is not a function of manifesto.schema.checks or manifesto.util.rules"):
         compiler.callable_name(lambda value: value)
 
 
@@ -87,7 +87,7 @@ def _data(kind: str, path: Path):
 def _outcome(model, data):
     """('ok', dump) or ('error', [(type, loc, msg, cause)]) of validating ``data`` one way."""
     try:
-        value = checks.validate(model, data) if issubclass(model, checks.Record) else model.model_validate(data)
+        value = validation.validate(model, data) if issubclass(model, checks.Record) else model.model_validate(data)
     except (PydanticError, CoreError) as exc:
         errors = [(e["type"], e["loc"], e["msg"], repr((e.get("ctx") or {}).get("error")),
                    getattr((e.get("ctx") or {}).get("error"), "path", None)) for e in exc.errors(include_url=False)]
@@ -96,7 +96,7 @@ def _outcome(model, data):
 
 
 def _both(model, data):
-    return _outcome(model, copy.deepcopy(data)), _outcome(checks.compiled_class(model), copy.deepcopy(data))
+    return _outcome(model, copy.deepcopy(data)), _outcome(validation.compiled_class(model), copy.deepcopy(data))
 
 
 def _paths(value, path=()):
@@ -152,14 +152,14 @@ def test_broken_variants_give_the_same_errors_both_ways(kind, path):
 
 def test_records_are_frozen_compare_by_value_and_dump_like_pydantic():
     data = _data("cluster", REPO / "clusters" / "example-gb200.yaml")
-    one, two = checks.validate(compiled.ClusterProfile, data), checks.validate(compiled.ClusterProfile, data)
+    one, two = validation.validate(compiled.ClusterProfile, data), validation.validate(compiled.ClusterProfile, data)
     assert one == two and one is not two
     with pytest.raises(TypeError, match="ClusterProfile is frozen: name cannot be set"):
         one.name = "other"
     assert one.model_dump(exclude_none=True) == ClusterProfile.model_validate(data).model_dump(exclude_none=True)
     assert one.llm_d.images.model_dump(exclude_none=True) == {}
-    assert checks.validate(compiled.Slurm, {}) == checks.validate(compiled.Slurm, {"time": "01:00:00"})
-    assert checks.validate(compiled.Slurm, {}).model_fields_set == set()
+    assert validation.validate(compiled.Slurm, {}) == validation.validate(compiled.Slurm, {"time": "01:00:00"})
+    assert validation.validate(compiled.Slurm, {}).model_fields_set == set()
     import pickle
 
     again = pickle.loads(pickle.dumps(one))
@@ -168,7 +168,7 @@ def test_records_are_frozen_compare_by_value_and_dump_like_pydantic():
 
 
 def test_field_names_step_through_records_lists_and_maps():
-    assert checks.field_names(compiled.ModelSpec, ("roles", 0, "parallelism"))[:2] == ["tp", "pp"]
-    assert "gpus_per_node" in checks.field_names(ClusterProfile, ("accelerators", "profiles", "any-name"))
-    assert checks.field_names(compiled.ModelSpec, ("vllm",)) == []
-    assert checks.field_names(compiled.ModelSpec, ("no_such_field",)) == []
+    assert validation.field_names(compiled.ModelSpec, ("roles", 0, "parallelism"))[:2] == ["tp", "pp"]
+    assert "gpus_per_node" in validation.field_names(ClusterProfile, ("accelerators", "profiles", "any-name"))
+    assert validation.field_names(compiled.ModelSpec, ("vllm",)) == []
+    assert validation.field_names(compiled.ModelSpec, ("no_such_field",)) == []

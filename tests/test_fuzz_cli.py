@@ -30,7 +30,7 @@ CLUSTERS = sorted((REPO / "clusters").glob("*.yaml"))
 
 
 def _merged(path: Path):
-    from manifesto.load import load_model_data
+    from manifesto.load.inputs import load_model_data
 
     return load_model_data(path).data
 

@@ -47,13 +47,13 @@ HOSTILE_NUMBERS = [-1, 0, 2**31, 2**63, 1.5, -0.5, float("nan"), float("inf"), f
 
 
 def _merged(name: str) -> dict:
-    from manifesto.load import load_model_data
+    from manifesto.load.inputs import load_model_data
 
     return load_model_data(REPO / "models" / f"{name}.yaml").data
 
 
 def _cluster(name: str) -> dict:
-    from manifesto.yamlio import load_yaml
+    from manifesto.load.yamlio import load_yaml
 
     return load_yaml(REPO / "clusters" / f"{name}.yaml")[0]
 

@@ -289,7 +289,7 @@ def test_the_render_option_adds_waves_and_defaults_to_none():
 
 
 def test_diff_base_classes_a_wave_only_change_as_in_place():
-    from manifesto.build_graph import semdiff
+    from manifesto.review import semdiff
 
     common = ("deepseek-v4/1P-EP8-1D-EP8", "--cluster", "example-gb200", "--user", "u", "--namespace", "ns")
     rc, before, err = cli_in_process("render", "manifest", *common)

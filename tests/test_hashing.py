@@ -1,4 +1,4 @@
-"""``manifesto.hashing`` gives hashlib's digests without importing it."""
+"""``manifesto.util.hashing`` gives hashlib's digests without importing it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from manifesto.hashing import blake2b_hex, sha256_hex
+from manifesto.util.hashing import blake2b_hex, sha256_hex
 
 
 def test_the_digests_are_hashlibs():
@@ -20,7 +20,7 @@ def test_the_digests_are_hashlibs():
 
 @pytest.mark.integration
 def test_hashing_never_imports_hashlib():
-    code = ("import sys\nfrom manifesto.hashing import blake2b_hex, sha256_hex\n"
+    code = ("import sys\nfrom manifesto.util.hashing import blake2b_hex, sha256_hex\n"
             "sha256_hex(b'a'); blake2b_hex(b'a', 16)\nprint('hashlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -13,7 +13,7 @@ import yaml
 from kit import REPO_ROOT, plan_of, validate_manifests
 from manifesto.render.k8s.idle import SCRIPT_ANNOTATION, controller_script, expected_targets, idle_objects
 from manifesto.render.k8s.model import model_objects
-from manifesto.yamlemit import dump_all
+from manifesto.util.yamlemit import dump_all
 
 SCRIPT = REPO_ROOT / "manifesto" / "render" / "k8s" / "idle_controller.py"
 KINDS = ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment"]

@@ -82,7 +82,7 @@ def test_init_refuses_names_kubernetes_would_refuse(fake):
 def test_the_workflow_scripts_pass_shellcheck():
     from kit import shellcheck
 
-    from manifesto.scaffold import WORKFLOW
+    from manifesto.build_graph.scaffold import WORKFLOW
 
     workflow = yaml.safe_load(WORKFLOW)
     scripts = [step["run"] for job in workflow["jobs"].values() for step in job["steps"] if "run" in step]
@@ -229,12 +229,13 @@ def test_the_review_job_fails_on_a_recreate_change_unless_the_pull_request_allow
 def test_the_repositorys_own_workflow_is_the_one_init_writes():
     """This repository reviews its own out/ with the workflow `init` writes, installing the
     checkout itself (`MANIFESTO_PACKAGE: "."`); regenerate it when the template changes."""
-    from manifesto.scaffold import workflow
+    from manifesto.build_graph.scaffold import workflow
 
     from kit import REPO_ROOT
 
     path = REPO_ROOT / ".github/workflows/manifesto.yml"
-    assert path.read_text() == workflow("."), "regenerate .github/workflows/manifesto.yml from manifesto.scaffold"
+    assert path.read_text() == workflow("."), \
+        "regenerate .github/workflows/manifesto.yml from manifesto.build_graph.scaffold"
     proc = _actionlint(path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

@@ -314,7 +314,7 @@ def test_deploy_routing_and_bootstrap(fake, tmp_path):
 @pytest.mark.integration
 def test_file_diff_and_apply(fake, tmp_path):
     from manifesto.render.k8s import objects
-    from manifesto.yamlemit import dump_all
+    from manifesto.util.yamlemit import dump_all
 
     plan = plan_of(QWEN, GB200)[0]
     target = tmp_path / "m.yaml"

@@ -1,4 +1,4 @@
-"""The one definition of every render option (``manifesto.options``) and every surface it
+"""The one definition of every render option (``manifesto.resolve.options``) and every surface it
 generates: the flags, the settings, the Struct, BUILD.yaml, the header and the options a
 deployment target fixes. A new option that one surface misses fails here, and so does a
 ninth hand-written list of option names anywhere in the package."""
@@ -11,8 +11,8 @@ import shlex
 
 import pytest
 
-from manifesto import options
-from manifesto.options import OPTIONS, by_name
+from manifesto.resolve import options
+from manifesto.resolve.options import OPTIONS, by_name
 
 #: One non-default value per option, as a user would type it on the command line. A new
 #: option must add its own here (test_every_option_has_an_example).
@@ -153,7 +153,7 @@ def test_no_other_module_lists_the_options():
 
     names = [n for n in options.FIELDS if "_" in n]  # the distinctive names
     for path in Path(manifesto.__file__).parent.rglob("*.py"):
-        if path.name == "options.py" and path.parent.name == "manifesto":
+        if path.name == "options.py" and path.parent.name == "resolve":
             continue
         for number, line in enumerate(path.read_text().splitlines(), 1):
             hits = [n for n in names if f'"{n}"' in line or f"'{n}'" in line]

@@ -302,7 +302,7 @@ def test_every_field_an_upstream_spec_sets_reaches_the_render(model, cluster):
     accelerator the cluster lacks, which test_upstream_examples checks)."""
     from manifesto.cluster import load_cluster
     from manifesto.errors import IncompatiblePairError
-    from manifesto.load import load_model_data
+    from manifesto.load.inputs import load_model_data
     from manifesto.render import render_kubernetes
     from manifesto.spec import load_spec
 
@@ -434,7 +434,7 @@ def test_reference_rules_never_crash_on_malformed_input(which):
     """Any value of any shape at any place: the rules map, drop or refuse, or leave it to the schema."""
     import yaml as pyyaml
 
-    from manifesto.legacy import migrate_cluster, migrate_spec
+    from manifesto.load.spellings import migrate_cluster, migrate_spec
 
     text = REF_CLUSTER if which == "cluster" else (
         "release: x\nnamespace: n\ntopology: pd\nmodel: {id: a/b, served_name: b, hf_home: /h}\n"

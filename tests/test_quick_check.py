@@ -16,7 +16,7 @@ import sys
 import pytest
 
 import kit
-from manifesto.schema import checks, compiled, quick
+from manifesto.schema import checks, compiled, quick, validation
 from test_compiled_schema import _BAD_VALUES, _data, _inputs, _paths, _replaced
 
 REPO = kit.REPO_ROOT
@@ -39,8 +39,8 @@ def _typed(value):
 def _core(cls, data):
     """pydantic-core's value of ``data``, or None when it refuses it."""
     try:
-        return checks.validator(cls).validate_python(copy.deepcopy(data))
-    except checks.validation_error():
+        return validation.validator(cls).validate_python(copy.deepcopy(data))
+    except validation.validation_error():
         return None
 
 
@@ -136,8 +136,8 @@ def test_a_construct_it_does_not_read_leaves_the_schema_to_pydantic_core():
 
 
 def test_defaults_are_pydantic_cores_own_fresh_copies():
-    one = checks.validate(compiled.ModelSpec, _data("model", REPO / "models" / "qwen" / "qwen3-0.6b.yaml"))
-    two = checks.validate(compiled.ModelSpec, _data("model", REPO / "models" / "qwen" / "qwen3-0.6b.yaml"))
+    one = validation.validate(compiled.ModelSpec, _data("model", REPO / "models" / "qwen" / "qwen3-0.6b.yaml"))
+    two = validation.validate(compiled.ModelSpec, _data("model", REPO / "models" / "qwen" / "qwen3-0.6b.yaml"))
     for name, value in one.__dict__.items():
         if isinstance(value, (list, dict)) and name not in one.model_fields_set:
             assert value is not two.__dict__[name], name
@@ -164,7 +164,7 @@ def test_a_render_of_valid_inputs_imports_neither_pydantic_nor_what_it_does_not_
 
 def test_an_invalid_input_still_gets_pydantic_cores_errors(tmp_path):
     from manifesto.errors import ManifestoError
-    from manifesto.load import load_cluster_file
+    from manifesto.load.inputs import load_cluster_file
 
     text = (REPO / "clusters" / "example-gb200.yaml").read_text().replace("gpus_per_node: 4", "gpus_per_node: four", 1)
     assert "four" in text

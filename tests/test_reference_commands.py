@@ -34,7 +34,7 @@ def _deploy(fake, spec, *words):
 
 def _rendered(tmp_path, user="u") -> Path:
     from manifesto.render.k8s import objects
-    from manifesto.yamlemit import dump_all
+    from manifesto.util.yamlemit import dump_all
 
     plan = plan_of(QWEN, GB200, user=user, namespace="ns")[0]
     target = tmp_path / f"{user}.yaml"

@@ -275,7 +275,7 @@ def test_proxy_on_prefill_is_still_refused(tmp_path):
 
 @pytest.mark.parametrize("value", [None, "x", 7, [1, {"a": 1}], {}, {"z": [None]}, ["--a", 3, None]])
 def test_new_rules_take_any_shape(value):
-    from manifesto.legacy import migrate_spec
+    from manifesto.load.spellings import migrate_spec
 
     for place in ("namespace", "hf_home", "cuda", "gpus_per_node", "role_vars", "vars", "raw"):
         data = {"release": "x", "model": {"id": "a/b"}, "cache": {}, "vars": {"a": 1},

@@ -373,7 +373,7 @@ def test_the_digest_is_written_once_the_same_as_by_annotating_and_writing_all():
     annotating every object and writing them all gives, for every bundled pair."""
     from manifesto.errors import IncompatiblePairError
     from manifesto.render.k8s import digested_yaml, objects, with_digest
-    from manifesto.yamlemit import dump_all
+    from manifesto.util.yamlemit import dump_all
 
     checked = 0
     for model in _models(REPO_ROOT / "models"):

@@ -15,7 +15,7 @@ import yaml
 
 from manifesto.errors import RenderCheckError
 from manifesto.render.k8s.validity import check_objects
-from manifesto.yamlemit import dump_all, dump_yaml
+from manifesto.util.yamlemit import dump_all, dump_yaml
 
 POD = {
     "metadata": {"labels": {"app": "demo"}},
@@ -152,7 +152,7 @@ def test_writer_never_emits_raw_control_characters(text):
                                    "port_name", "path_segment"])
 def test_a_trailing_line_break_is_not_part_of_a_valid_name(check):
     """``$`` in a pattern also matches before a final newline; every grammar must end at ``\\Z``."""
-    from manifesto import rules
+    from manifesto.util import rules
 
     func = getattr(rules, check)
     assert func("demo") is None

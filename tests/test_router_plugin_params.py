@@ -11,7 +11,7 @@ import yaml
 
 from kit import cli_in_process
 
-from manifesto.catalog import router_table
+from manifesto.load.catalog import router_table
 from manifesto.resolve.router_check import epp_problems, experimental_plugins
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,7 +18,7 @@ import yaml
 
 from kit import cli_in_process
 
-from manifesto.catalog import router_table, table_versions, vllm_table
+from manifesto.load.catalog import router_table, table_versions, vllm_table
 from manifesto.resolve.router_check import check_flags, epp_problem
 from manifesto.resolve.vllm_check import check_flag_words, vllm_version
 

@@ -391,14 +391,14 @@ ONE_GPU = (REPO_ROOT / "models" / "qwen" / "qwen3-0.6b.yaml").read_text()
 
 
 def test_quantities_and_image_names():
-    from manifesto.quantity import cpus, mebibytes
+    from manifesto.util.quantity import cpus, mebibytes
     from manifesto.render.slurm.runtime import apptainer_image, enroot_image
 
     assert [cpus(q) for q in ("8", "500m", "2.5", "0.1", "14")] == [8, 1, 3, 1, 14]
     assert [mebibytes(q) for q in ("32Gi", "128G", "1Mi", "1", "1.5Ki")] == [32768, 122071, 1, 1, 1]
     from fractions import Fraction
 
-    from manifesto.quantity import byte_count, parse
+    from manifesto.util.quantity import byte_count, parse
 
     # Exact values: an int when whole (no fractions import), a Fraction otherwise.
     for text, value in (("2Gi", 2**31), ("2.5G", 2_500_000_000), ("1.0", 1), ("007", 7), ("500m", Fraction(1, 2)),

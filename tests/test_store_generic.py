@@ -10,8 +10,8 @@ import zlib
 
 import pytest
 
-from manifesto.digest import digest
-from manifesto.status import Status
+from manifesto.load.digest import digest
+from manifesto.util.status import Status
 from manifesto.store import DEFAULT_LIMIT, Store, parse_limit, register, seal
 from manifesto.tasks.entries import Rendered, Request, Result
 

@@ -413,7 +413,7 @@ def test_every_rendered_object_is_in_sync_as_the_server_stores_it():
     API server stores it (its defaults filled in), and out of sync once a default is changed."""
     import yaml
 
-    from manifesto.fake_kubectl import stored
+    from manifesto.testing.fake_kubectl import stored
     from manifesto.ops.targets import differences
 
     paths = sorted((ROOT / "out").rglob("*.yaml")) + sorted((ROOT / "tests/golden").glob("*/expected.yaml"))

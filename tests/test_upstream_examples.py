@@ -65,7 +65,7 @@ def _pod_storage(data: dict) -> set[str]:
 def _untabled_warning(model: Path) -> str:
     """Upstream specs may run an image that names no vLLM release (``:nightly``): its arguments
     cannot be checked, and the render says so once (docs/decisions.md)."""
-    from manifesto.load import load_model_data
+    from manifesto.load.inputs import load_model_data
     from manifesto.resolve.vllm_check import vllm_version
 
     image = (load_model_data(model).data.get("model") or {}).get("image")
@@ -79,7 +79,7 @@ def check_pair(model: Path, cluster: Path) -> None:
     """The pair renders, or fails with exactly one expected error: the spec pins an
     accelerator the cluster lacks, or (on Slurm) it asks for Kubernetes-only pod sidecars."""
     from manifesto.cluster import load_cluster
-    from manifesto.load import load_model_data
+    from manifesto.load.inputs import load_model_data
 
     profile = load_cluster(str(cluster))
     common = (str(model), "--cluster", str(cluster), "--user", "u", "--namespace", "ns")
@@ -152,7 +152,7 @@ def test_every_bundled_model_resolves_on_some_cluster():
 
 def test_base_files_load_as_parents():
     """``*-base.yaml`` files are not render targets, but they must parse and merge."""
-    from manifesto.load import load_model_data
+    from manifesto.load.inputs import load_model_data
 
     bases = sorted(REPO.glob("models/**/*-base.yaml"))
     shared = _upstream_root()
@@ -178,7 +178,7 @@ def _routing_files() -> list:
 
 @pytest.mark.parametrize("path", _routing_files())
 def test_routing_profile_loads(path):
-    from manifesto.load import load_typed
+    from manifesto.load.inputs import load_typed
     from manifesto.schema.routing import EndpointPickerConfig
 
     if path is None:
@@ -190,7 +190,7 @@ def test_routing_profile_loads(path):
 
 
 def test_upstream_image_catalog_loads():
-    from manifesto.load import load_typed
+    from manifesto.load.inputs import load_typed
     from manifesto.schema.routing import ImageCatalog
 
     catalog, _ = load_typed(ImageCatalog, kit.require_shared(UPSTREAM_SUBDIR) / "config" / "images.yaml")
@@ -198,8 +198,8 @@ def test_upstream_image_catalog_loads():
 
 
 def test_bundled_image_catalog_loads():
-    from manifesto.catalog import images_path
-    from manifesto.load import load_typed
+    from manifesto.load.catalog import images_path
+    from manifesto.load.inputs import load_typed
     from manifesto.schema.routing import ImageCatalog
 
     catalog, _ = load_typed(ImageCatalog, images_path())

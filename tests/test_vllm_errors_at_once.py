@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kit import cli_in_process
 
-from manifesto.catalog import vllm_table
+from manifesto.load.catalog import vllm_table
 from manifesto.resolve.vllm_check import check_flag_words, flag_word_problems
 
 SPEC = """release: demo

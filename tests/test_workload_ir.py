@@ -17,11 +17,11 @@ import kit
 from kit import scrub
 from manifesto.cluster import load_cluster
 from manifesto.errors import IncompatiblePairError, ResolveError, SchemaError
-from manifesto.load import load_typed
+from manifesto.load.inputs import load_typed
 from manifesto.render.k8s.common import KUEUE_PRIORITY, KUEUE_QUEUE
 from manifesto.render.k8s.workload import workload_objects
 from manifesto.resolve.workload import plan_workload
-from manifesto.yamlemit import dump_all
+from manifesto.util.yamlemit import dump_all
 from manifesto.schema.workload import Workload
 from manifesto.workload import PlatformClaim, workload_settings
 
@@ -146,7 +146,7 @@ def test_upstream_non_indexed_job_renders_and_validates(gb200):
 
 
 def test_cli_render_workload_prints_header_and_yaml(gb200, capsys, monkeypatch):
-    from manifesto.build_graph.cli import formatter
+    from manifesto.cli.build_cmds import formatter
     from manifesto.cli import workload_cmds
 
     for name in ("MANIFESTO_CLUSTER", "MANIFESTO_NAMESPACE"):

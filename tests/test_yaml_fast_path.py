@@ -13,7 +13,7 @@ import glob
 import pytest
 
 import kit
-from manifesto import yamlio
+from manifesto.load import yamlio
 from manifesto.errors import ManifestoError
 
 REPO = kit.REPO_ROOT

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from manifesto.yamlemit import dump_all, dump_yaml
+from manifesto.util.yamlemit import dump_all, dump_yaml
 
 #: Strings YAML readers like to take for something else, or that break a line-based writer.
 SPECIAL = [

@@ -17,7 +17,7 @@ writes it out as Python literals, with
   with them.
 
 Every check in the schemas is a function or callable object of ``manifesto.schema.checks``
-or ``manifesto.rules``; anything else is refused here, so a model cannot grow a check the
+or ``manifesto.util.rules``; anything else is refused here, so a model cannot grow a check the
 compiled schema would lose. Run it after changing a model, and commit the output:
 
     uv run python tools/gen_compiled_schema.py          # writes manifesto/schema/compiled.py
@@ -114,7 +114,7 @@ class Compiler:
         return Code(name)
 
     def callable_name(self, fn) -> str:
-        from manifesto import rules
+        from manifesto.util import rules
         from manifesto.schema import checks
 
         if fn in (dict, list):
@@ -126,7 +126,7 @@ class Compiler:
         for mod, prefix in ((checks, "checks"), (rules, "rules")):
             if module == mod.__name__ and "." not in name and getattr(mod, name, None) is fn:
                 return f"{prefix}.{name}"
-        raise SystemExit(f"{fn!r} is not a function of manifesto.schema.checks or manifesto.rules: move the check "
+        raise SystemExit(f"{fn!r} is not a function of manifesto.schema.checks or manifesto.util.rules: move the check "
                          "there so the compiled schema can name it")
 
     # -- output -----------------------------------------------------------------------------------
@@ -149,11 +149,11 @@ class Compiler:
             f'{pydantic_core.__version__}) from the models of manifesto.schema. Generated: do not edit; run',
             '``uv run python tools/gen_compiled_schema.py`` after changing a model.',
             "",
-            "Loading an input uses this module and pydantic-core only (``manifesto.schema.checks.validate``).",
+            "Loading an input uses this module and pydantic-core only (``manifesto.schema.validation.validate``).",
             '"""',
             "",
             "# ruff: noqa: E501",
-            "from manifesto import rules",
+            "from manifesto.util import rules",
             "from manifesto.schema import checks",
             "from manifesto.schema.checks import AtLeast, Each, Rule, make",
             "",

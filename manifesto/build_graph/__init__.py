@@ -10,7 +10,8 @@ Mechanism only; the renderer is injected (``renderer.py``). Modules, bottom up:
     select, changes    which pairs a request names; ``--changed-since``
     executor           renders in-process or in worker processes
     engine, report     stale or fresh, write or check, and what happened
-    api, cli           library entry points and the argparse commands
+    api                library entry points (their argparse commands: ``manifesto.cli.build_cmds``)
+    scaffold           the files of a new workspace (``manifesto init``)
 
 Importing this package is cheap; the names below load on first use.
 """
@@ -22,7 +23,7 @@ __all__ = ["artifact_for", "build", "clean", "deps", "dependents", "list_targets
 
 def __getattr__(name: str):
     if name in __all__:
-        from manifesto.build_graph import api
+        import manifesto.build_graph.api as api
 
         return getattr(api, name)
     raise AttributeError(f"module 'manifesto.build_graph' has no attribute {name!r}")

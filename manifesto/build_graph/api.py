@@ -14,7 +14,7 @@ from manifesto.build_graph.report import ConsoleUI
 from manifesto.build_graph.workspace import find_workspace, wrong_type
 
 __all__ = ["artifact_for", "build", "deployment", "clean", "collect_garbage", "deps", "dependents", "list_targets", "matrix",
-           "matrix_and_shards", "semantic_diff", "shards", "target_path"]
+           "matrix_and_shards", "shards", "target_path"]
 
 
 def _setup(root, renderer, ui):
@@ -194,7 +194,7 @@ def clean(*, artifacts: bool = False, root=None) -> list[str]:
     """Remove ``out/.cache`` (and with ``artifacts``, every artifact); returns what went."""
     import shutil
 
-    from manifesto.build_graph import outdir
+    import manifesto.build_graph.outdir as outdir
 
     ws = find_workspace(root)
     removed = []
@@ -223,7 +223,7 @@ def collect_garbage(*, root=None, ui=None) -> dict:
     """Bring the build's store (``out/.cache/tasks``) within its bound (``MANIFESTO_STORE_LIMIT``,
     else BUILD.yaml's ``store_limit``, else the default): its least recently used entries go,
     never one the last build's pairs use. Returns what it holds and what went (bytes and counts)."""
-    from manifesto.build_graph import outdir
+    import manifesto.build_graph.outdir as outdir
     from manifesto.store import Store
     from manifesto.tasks import entries  # noqa: F401  (the codecs of the build's entries)
 
@@ -242,34 +242,3 @@ def collect_garbage(*, root=None, ui=None) -> dict:
     return {"removed": pruned.removed, "freed_bytes": pruned.freed, "entries": pruned.entries,
             "bytes": pruned.bytes, "live_bytes": pruned.live, "limit_bytes": limit}
 
-
-def semantic_diff(base: str, addresses=(), *, root=None):
-    """A ``semdiff.BuildDiff`` of ``out/`` at git revision ``base`` against the working tree,
-    limited to the artifacts ``addresses`` produce (every artifact when none is given)."""
-    from manifesto.build_graph import semdiff
-
-    ws = find_workspace(root)
-    old = semdiff.git_artifacts(ws.root, base)
-    new = semdiff.worktree_artifacts(ws.out_dir)
-    if addresses:
-        wanted = _artifacts_of(addresses, ws.root)
-        old = {k: v for k, v in old.items() if _stem(k) in wanted}
-        new = {k: v for k, v in new.items() if _stem(k) in wanted}
-    return semdiff.diff_builds(base, old, new)
-
-
-def _stem(path: str) -> str:
-    return os.path.splitext(path)[0]
-
-
-def _artifacts_of(addresses, root) -> set[str]:
-    """Artifact paths (relative to out/, without suffix) that ``addresses`` produce."""
-    targets = list_targets(addresses, root=root)
-    wanted = {f"deploy/{t.name}" for t in targets if t.kind == "deployment"}
-    wanted |= {f"gitops/{t.name}" for t in targets if t.kind == "gitops"}
-    models = [t.address for t in targets if t.kind == "model"]
-    if models:
-        for row in matrix(models, root=root):
-            if "artifact" in row:
-                wanted.add(_stem(row["artifact"].split("/", 1)[1]))
-    return wanted

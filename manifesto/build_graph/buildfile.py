@@ -8,7 +8,7 @@
         idle_shutdown: null       # true / false / null (the spec decides)
         idle_timeout_minutes: null   # whole minutes, or a duration such as 15m or 2h
         # also: accelerator, vllm_env, user_root, log_root, cache_root, pre_launch (a string
-        # or a list): every render option of manifesto.options that BUILD.yaml may set, with
+        # or a list): every render option of manifesto.resolve.options that BUILD.yaml may set, with
         # the grammar and bounds of its flag
       wide-ep:
         extends: default          # inherit, then override
@@ -98,7 +98,7 @@ def parse_buildfile(path: str, display: str) -> tuple[dict, dict]:
     """``(config, locations)`` of the BUILD.yaml at ``path``; raises BuildError/InputError."""
     import os
 
-    from manifesto.yamlio import confinement, load_yaml
+    from manifesto.load.yamlio import confinement, load_yaml
 
     # Through the edge like every input: a regular file in the workspace itself (no link out,
     # no FIFO), bounded, nesting checked before it is parsed.
@@ -186,7 +186,7 @@ class _Checker:
     def option_body(self, body, path: tuple) -> dict:
         """``body`` checked, each value normalised by its option's definition (the same grammar
         and bounds as its flag), an error at the value's position naming its key."""
-        from manifesto import options
+        from manifesto.resolve import options
 
         self.mapping(body, path, _OPTION_KEYS)
         if "extends" in body and not isinstance(body["extends"], str):
@@ -294,7 +294,7 @@ class _Checker:
             self.fail(path, f"expected a non-empty string without surrounding spaces, got {value!r}")
 
     def option(self, field: str, value, path: tuple):
-        from manifesto import options
+        from manifesto.resolve import options
 
         try:
             return options.build_value(options.by_name(field), value)
@@ -430,7 +430,7 @@ class _Checker:
 
 def _unset() -> tuple:
     """The value of every build option no set gives: None, or () for a repeatable option."""
-    from manifesto.options import by_name
+    from manifesto.resolve.options import by_name
 
     return tuple(() if by_name(f).kind == "list" else None for f in OPTION_FIELDS)
 

@@ -95,7 +95,7 @@ def _read_artifact(root: str, rel: str, address: str) -> bytes | None:
     """The bytes of ``root/rel``, None when missing; never through a symlink, never a FIFO
     (out/ is committed: a pull request can plant either)."""
     from manifesto.edge.raw import TooLarge, read_regular
-    from manifesto.fsutil import UnsafePath
+    from manifesto.util.fsutil import UnsafePath
 
     try:
         return read_regular(os.path.join(root, rel), root=root)
@@ -111,7 +111,7 @@ def _read_artifact(root: str, rel: str, address: str) -> bytes | None:
 def load_target(ref: str, *, build: bool = False, allow_stale: bool = False, ui=None) -> TargetArtifact:
     """The deployment artifact ``ref`` names, verified fresh (or, with ``build``, rebuilt;
     ``allow_stale`` takes the bytes in out/ as they are, for commands about what was deployed)."""
-    from manifesto.build_graph import api
+    import manifesto.build_graph.api as api
     from manifesto.errors import BuildError
 
     address, root = _address_of(ref)

@@ -16,14 +16,14 @@ import gc
 import os
 import time
 
-from manifesto.build_graph import outdir
+import manifesto.build_graph.outdir as outdir
 from manifesto.build_graph.fingerprint import code_digest
 from manifesto.build_graph.fsio import dir_signature, signature
 from manifesto.build_graph.graph import DECLARED, build_graph
 from manifesto.build_graph.state import PairRecord, load_state, save_state
 from manifesto.build_graph.statcache import StatCache
 from manifesto.build_graph.workspace import BUILD_FILE
-from manifesto.status import Need, Source, Status
+from manifesto.util.status import Need, Source, Status
 
 __all__ = ["Item", "Request", "Session", "run"]
 
@@ -429,7 +429,7 @@ class Session:
         """The job of ``item``: the RENDER task of its spec on its cluster, a monitoring
         target's MONITORING task over every model whose instances it monitors, or a gitops
         target's GITOPS task over the deployments it delivers."""
-        from manifesto.build_graph import renderer as renderers
+        import manifesto.build_graph.renderer as renderers
         from manifesto.build_graph.executor import Job
         from manifesto.tasks import MonitoringRequest, PairRequest, Task
 
@@ -455,7 +455,7 @@ class Session:
         """A gitops target's GITOPS request: the declaration, BUILD.yaml (its input: the
         declaration lives there), and each covered deployment's name, model and cluster files,
         render options and kube context."""
-        from manifesto.build_graph import renderer as renderers
+        import manifesto.build_graph.renderer as renderers
         from manifesto.tasks import GitopsDeployment, GitopsRequest
 
         root, graph = self.ws.root, self.graph

@@ -14,8 +14,8 @@ import os
 import time
 import traceback
 
-from manifesto.build_graph import renderer as renderers
-from manifesto.status import Status
+import manifesto.build_graph.renderer as renderers
+from manifesto.util.status import Status
 from manifesto.build_graph.fsio import atomic_write, digest, hash_file, is_racy, read_bytes, signature
 
 __all__ = ["Job", "Result", "Settings", "run_jobs", "write_artifact"]

@@ -1,4 +1,4 @@
-"""The code fingerprint (``manifesto.digest.fingerprint``, the one definition) through the stat cache.
+"""The code fingerprint (``manifesto.load.digest.fingerprint``, the one definition) through the stat cache.
 
 The renderer names the files (``code_fingerprint_paths``); their list is cached in
 the manifest with the signatures of their directories, so while no file is added
@@ -12,7 +12,7 @@ import os
 import time
 
 from manifesto.build_graph.fsio import dir_signature
-from manifesto.digest import code_names, fingerprint
+from manifesto.load.digest import code_names, fingerprint
 
 __all__ = ["code_digest"]
 
@@ -44,7 +44,7 @@ def _dirs_unchanged(dirs: dict) -> bool:
 
 
 def _refresh(state: dict, stat, renderer: str) -> str:
-    from manifesto.build_graph import renderer as renderers
+    import manifesto.build_graph.renderer as renderers
 
     paths = sorted({os.path.abspath(p) for p in renderers.load(renderer).code_fingerprint_paths()})
     now = time.time_ns()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import time
 
-from manifesto.digest import digest
+from manifesto.load.digest import digest
 
 __all__ = [
     "atomic_write",
@@ -71,7 +71,7 @@ def read_bytes(path: str) -> bytes | None:
     """The bytes of ``path``, or None when it does not exist or is not a regular file (a
     FIFO is never opened for reading, so it cannot hang the build)."""
     from manifesto.edge.raw import read_regular
-    from manifesto.fsutil import UnsafePath
+    from manifesto.util.fsutil import UnsafePath
 
     try:
         return read_regular(path, follow=True, limit=MAX_DIGESTED)
@@ -86,7 +86,7 @@ def hash_file(path: str) -> tuple[tuple[int, int, int, int], str, bool] | None:
     ``is_racy``) or when the file changed while it was read.
     """
     from manifesto.edge.raw import read_regular
-    from manifesto.fsutil import UnsafePath
+    from manifesto.util.fsutil import UnsafePath
 
     read_ns = time.time_ns()
     stats: list = []
@@ -109,7 +109,7 @@ def atomic_write(path: str, data: bytes) -> tuple[int, int, int]:
     are real paths (the workspace root is resolved when found), so any link on the way
     was planted in the tree, e.g. by a committed ``out/deploy -> ../../victim``.
     """
-    from manifesto.fsutil import write_atomic
+    from manifesto.util.fsutil import write_atomic
 
     write_atomic(path, data, suffix=TMP_MARK, durable=False, root=os.sep)
     return signature(path)

@@ -18,7 +18,7 @@ def options_bytes(renderer: str, options: tuple) -> bytes:
     """The msgpack bytes of the renderer's ``RenderOptions`` for the option values ``options``."""
     import msgspec
 
-    from manifesto.build_graph import renderer as renderers
+    import manifesto.build_graph.renderer as renderers
     from manifesto.build_graph.renderer import OPTION_FIELDS
 
     module = renderers.load(renderer)

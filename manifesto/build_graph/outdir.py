@@ -28,7 +28,7 @@ class BuildLock:
     def acquire(self, blocking: bool = True) -> bool:
         import fcntl
 
-        from manifesto.fsutil import open_regular
+        from manifesto.util.fsutil import open_regular
 
         # never through a planted symlink (out/ or out/.lock), never a FIFO (no hang)
         self.fd = open_regular(self.path, os.O_RDWR | os.O_CREAT, 0o644, root=os.sep)
@@ -77,7 +77,7 @@ def scan(out_dir: str) -> tuple[list[str], list[str]]:
     artifacts, leftovers = [], []
     try:
         if stat.S_ISLNK(os.lstat(out_dir).st_mode):  # os.walk would follow it out of the workspace
-            from manifesto.fsutil import UnsafePath, safe_problem
+            from manifesto.util.fsutil import UnsafePath, safe_problem
 
             raise UnsafePath(0, safe_problem(out_dir, stat.S_IFLNK, True, os.readlink(out_dir)), out_dir)
     except FileNotFoundError:

@@ -20,7 +20,7 @@ environment at the CLI edge and is only ever put in a request header to the cach
 
 from __future__ import annotations
 
-from manifesto.hashing import sha256_hex
+from manifesto.util.hashing import sha256_hex
 
 __all__ = ["RemoteCache", "RemoteSettings", "SharedCache", "url_problem", "redact", "settings_from_env"]
 
@@ -286,9 +286,9 @@ class SharedCache:
         so deep, typed, the inputs workspace-relative and the suffix an artifact suffix; one
         that is not is a miss with a warning, never a write."""
         from manifesto.build_graph.keys import pair_key
-        from manifesto.digest import digest
+        from manifesto.load.digest import digest
         from manifesto.edge.entries import BadEntry, decode_remote_index, decode_remote_record
-        from manifesto.status import Source, Status
+        from manifesto.util.status import Source, Status
         from manifesto.tasks.entries import Result
 
         s = self.session

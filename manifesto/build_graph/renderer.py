@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 
-from manifesto.options import BUILD_FIELDS
+from manifesto.resolve.options import BUILD_FIELDS
 
 __all__ = ["DEFAULT", "ENV_VAR", "OPTION_FIELDS", "load", "renderer_name"]
 

@@ -86,10 +86,10 @@ def likely_renderable(graph):
     depends on this guess: a wrong one costs balance, never a pair."""
     import os
 
-    from manifesto.catalog import bundled_dir
+    from manifesto.load.catalog import bundled_dir
     from manifesto.errors import ManifestoError
-    from manifesto.load import load_model_data
-    from manifesto.yamlio import confinement, load_yaml
+    from manifesto.load.inputs import load_model_data
+    from manifesto.load.yamlio import confinement, load_yaml
 
     within = confinement([graph.root, bundled_dir()])
     specs: dict[str, object] = {}

@@ -18,11 +18,11 @@ from collections import namedtuple
 
 from manifesto.build_graph.fsio import atomic_write
 from manifesto.build_graph.outdir import SUFFIXES
-from manifesto.status import Status
+from manifesto.util.status import Status
 
 __all__ = ["FORMAT", "PairRecord", "load_state", "new_state", "save_state"]
 
-# 6: what a build last wrote; every BUILD.yaml-settable render option (manifesto.options)
+# 6: what a build last wrote; every BUILD.yaml-settable render option (manifesto.resolve.options)
 # 7: the GPU budget of each pair's artifact
 FORMAT = 7
 _MAGIC = b"manifesto-build\0"
@@ -53,7 +53,7 @@ class PairRecord(namedtuple("_PairRecord", ("context", "inputs", "digests", "key
 
     ``context`` is (code digest, options); ``inputs`` the files it read and
     ``digests`` their digests then (None when one changed during the build, which
-    forces a re-render); ``status`` is a :class:`manifesto.status.Status` (FAILED: an error that
+    forces a re-render); ``status`` is a :class:`manifesto.util.status.Status` (FAILED: an error that
     listed the files it read, so it is as reproducible as an artifact). ``art_digest`` is
     the digest of the artifact the inputs render to now; ``written`` the digest of the
     artifact a build last wrote to out/ ("" when none), which ``build --check`` leaves

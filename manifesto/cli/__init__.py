@@ -82,11 +82,11 @@ def _main(argv: list[str]) -> int:
     args.run = Run(quiet=flags["quiet"], verbose=flags["verbose"])
     args.quiet, args.verbose = flags["quiet"], flags["verbose"]  # for handlers outside manifesto.cli
     args.search = None  # where names resolve, passed explicitly to every lookup (no process default)
-    if not args.func.__module__.startswith("manifesto.build_graph"):
+    if args.func.__module__ != "manifesto.cli.build_cmds":
         # Names resolve in the user and bundled catalogs; the CLI also accepts build addresses.
         # The build graph's own commands never look names up, and a no-op build must not pay
         # for importing the catalog (and pathlib with it).
-        from manifesto import catalog
+        from manifesto.load import catalog
 
         args.search = catalog.default_search(addresses=_build_address, workspace=_workspace_entry)
     try:

@@ -32,7 +32,7 @@ def register(csub, add) -> None:
 
 def _validate(kind: str, path):
     """Load ``path`` with the schema of ``kind``; returns the merged plain data."""
-    from manifesto.load import load_model, load_typed
+    from manifesto.load.inputs import load_model, load_typed
 
     if kind == "models":
         return load_model(path)[1].data
@@ -48,7 +48,7 @@ def _validate(kind: str, path):
 def _refuse_overwrite(path, force: bool, what: str) -> None:
     """Only a regular file is ever replaced, and only with ``--force``. A symlink is refused
     even then: replacing it would silently drop the link, following it could write anywhere."""
-    from manifesto.fsutil import target_problem
+    from manifesto.util.fsutil import target_problem
 
     problem = target_problem(path)
     if problem:
@@ -58,7 +58,7 @@ def _refuse_overwrite(path, force: bool, what: str) -> None:
 
 
 def _write(path, data, what: str) -> None:
-    from manifesto.fsutil import write_atomic
+    from manifesto.util.fsutil import write_atomic
 
     try:
         write_atomic(path, data)
@@ -69,7 +69,7 @@ def _write(path, data, what: str) -> None:
 def _user_path(kind: str, name: str):
     from pathlib import Path
 
-    from manifesto.catalog import config_home, name_problem
+    from manifesto.load.catalog import config_home, name_problem
     from manifesto.edge.escape import terminal
 
     clean = name[:-5] if name.endswith(".yaml") else name
@@ -85,8 +85,8 @@ def _user_path(kind: str, name: str):
 def export_entry(kind: str, name: str, output: str, force: bool, search=None, *, run) -> int:
     from pathlib import Path
 
-    from manifesto.catalog import find
-    from manifesto.yamlemit import dump_yaml
+    from manifesto.load.catalog import find
+    from manifesto.util.yamlemit import dump_yaml
 
     source = find(kind, name, search=search)
     data = _validate(kind, Path(source))
@@ -103,7 +103,7 @@ def import_entry(kind: str, file: str, name: str, force: bool, *, run) -> int:
 
     source = Path(file)
     if kind == "models":
-        from manifesto.load import load_yaml
+        from manifesto.load.inputs import load_yaml
 
         raw, locs = load_yaml(source)
         if isinstance(raw, dict) and "extends" in raw:
@@ -128,9 +128,9 @@ def _copy_with_parents(kind: str, source, target) -> None:
     """
     import os
 
-    from manifesto.load import load_yaml
+    from manifesto.load.inputs import load_yaml
 
-    from manifesto.catalog import config_home
+    from manifesto.load.catalog import config_home
 
     root = os.path.join(os.path.realpath(config_home() / kind), "")
     copies, todo, seen = [], [(source, target)], set()
@@ -217,7 +217,7 @@ def edit_entry(kind: str, name: str, search=None, *, run) -> int:
     import os
     from pathlib import Path
 
-    from manifesto.catalog import config_home, find
+    from manifesto.load.catalog import config_home, find
 
     target = _user_path(kind, name)
     if not target.exists():

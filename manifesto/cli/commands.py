@@ -7,7 +7,7 @@ import sys
 from manifesto.cli.common import (add, cached_command, info, load_cluster_for, load_pair, pick_namespace,
                                   render_cached, search_of, settings, spec_args, wants)
 from manifesto.cli.hints import FILES
-from manifesto.outputs import add_output
+from manifesto.util.outputs import add_output
 
 __all__ = ["register"]
 
@@ -91,10 +91,8 @@ def register(sub) -> None:
         if wants(sub, *words):
             _module(name).register(sub, add)
 
-    try:
-        from manifesto.build_graph.cli import register as register_build
-    except ImportError:  # the build package is optional in a partial install
-        return
+    from manifesto.cli.build_cmds import register as register_build
+
     register_build(sub)
 
 
@@ -112,7 +110,7 @@ def _explain(args) -> int:
         hf_home = _hf_home()
         sys.stdout.write(cached_command(args, f"explain --hf-home {hf_home}", "explain", hf_home)[0])
         return 0
-    from manifesto.outputs import emit
+    from manifesto.util.outputs import emit
     from manifesto.resolve.plan import to_builtins
     from manifesto.tasks.inputs import plan_for
 
@@ -120,7 +118,7 @@ def _explain(args) -> int:
     plan, _ = plan_for(spec, cluster, opts, search_of(args), hf_home=_hf_home())
 
     def text() -> None:
-        from manifesto.explain import explain_text
+        from manifesto.resolve.explain import explain_text
 
         sys.stdout.write(explain_text(plan))
 
@@ -161,7 +159,7 @@ def _render_routing(args) -> int:
 def _render_bootstrap(args) -> int:
     from manifesto.errors import ResolveError
     from manifesto.render.k8s.bootstrap import render_bootstrap
-    from manifesto.yamlemit import dump_yaml
+    from manifesto.util.yamlemit import dump_yaml
 
     env = settings(args)
     cluster = load_cluster_for(args, env)
@@ -180,7 +178,7 @@ def _check_output_file(value: str | None) -> None:
     """-o of render file/slurm names a file; elsewhere -o is an output format, so a bare format
     name here is almost surely that mistake (``./json`` still writes a file called json)."""
     from manifesto.errors import InputError
-    from manifesto.outputs import FORMATS
+    from manifesto.util.outputs import FORMATS
 
     if value in FORMATS:
         raise InputError(f"--output {value}: here -o is the file to write, not an output format; "
@@ -189,7 +187,7 @@ def _check_output_file(value: str | None) -> None:
 
 def _write_rendered(args, text: str, target: str, flag: str) -> None:
     from manifesto.errors import InputError
-    from manifesto.fsutil import target_problem, write_atomic
+    from manifesto.util.fsutil import target_problem, write_atomic
 
     problem = target_problem(target)
     if problem:
@@ -234,7 +232,7 @@ def _render_slurm(args) -> int:
 
 
 def _config_validate(args) -> int:
-    from manifesto.outputs import emit
+    from manifesto.util.outputs import emit
 
     # The same task as `render manifest`: a render of these inputs is a hit for both.
     text, suffix, cluster = cached_command(args, "render manifest")
@@ -247,8 +245,8 @@ def _config_validate(args) -> int:
 
 
 def _config_home(args) -> int:
-    from manifesto.catalog import config_home
-    from manifesto.outputs import emit
+    from manifesto.load.catalog import config_home
+    from manifesto.util.outputs import emit
 
     home = str(config_home())
     emit(args.output, {"path": home}, text=lambda: print(home), names=lambda: [home])
@@ -256,10 +254,10 @@ def _config_home(args) -> int:
 
 
 def _config_list(args) -> int:
-    from manifesto.catalog import entries
-    from manifesto.outputs import emit
+    from manifesto.load.catalog import entries
+    from manifesto.util.outputs import emit
 
-    from manifesto.catalog import unusable
+    from manifesto.load.catalog import unusable
     from manifesto.errors import printable
 
     rows = entries(args.kind)
@@ -278,8 +276,8 @@ def _config_list(args) -> int:
 
 
 def _config_resolve(args) -> int:
-    from manifesto.catalog import find
-    from manifesto.outputs import emit
+    from manifesto.load.catalog import find
+    from manifesto.util.outputs import emit
 
     path = str(find(args.kind, args.name, search=search_of(args)))
     emit(args.output, {"kind": args.kind, "name": args.name, "path": path}, text=lambda: print(path),

@@ -61,7 +61,7 @@ def info(args, message: str) -> None:
 
 def add(sub, name: str, **kwargs):
     """A subcommand parser whose help is sized without importing shutil."""
-    from manifesto.build_graph.cli import formatter
+    from manifesto.cli.build_cmds import formatter
 
     return sub.add_parser(name, formatter_class=formatter(), **kwargs)
 
@@ -94,7 +94,7 @@ def spec_args(p: argparse.ArgumentParser, render: bool = True, *,
     p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name "
                    "(default: MANIFESTO_CLUSTER or the kube context)").complete = CATALOG["clusters"]
     p.add_argument("--context", help=context_help)
-    from manifesto import options
+    from manifesto.resolve import options
 
     completers = {"routing": CATALOG["routing"]}
     options.add_arguments(p, "select", help_for={"namespace": namespace_help}, complete=completers)
@@ -118,7 +118,7 @@ def search_of(args):
 def settings(args) -> dict[str, str]:
     """The run's settings (``cli.settings``); a workspace .env line that is ignored is warned
     about once per run, however often the settings are read."""
-    from manifesto.cli import settings as cli_settings
+    import manifesto.cli.settings as cli_settings
 
     env = cli_settings.settings()
     run = run_of(args)
@@ -130,14 +130,14 @@ def settings(args) -> dict[str, str]:
 def pick_namespace(args, env) -> str:
     """--namespace, else MANIFESTO_NAMESPACE, else the kube context's namespace; a value that is
     not a DNS label is refused, naming where it came from."""
-    from manifesto.cli import settings as cli_settings
+    import manifesto.cli.settings as cli_settings
 
     return cli_settings.checked_namespace(args.namespace, env, args.context)
 
 
 def load_cluster_for(args, env):
     """The cluster profile --cluster, MANIFESTO_CLUSTER(_MAP) or the kube context selects."""
-    from manifesto.cli import settings as cli_settings
+    import manifesto.cli.settings as cli_settings
     from manifesto.cluster import load_cluster
 
     return load_cluster(cli_settings.pick_cluster(args.cluster, env, args.context), search=search_of(args))
@@ -145,7 +145,7 @@ def load_cluster_for(args, env):
 
 def load_pair(args):
     """(spec, cluster, options) from SPEC, --cluster and the settings."""
-    from manifesto.cli import settings as cli_settings
+    import manifesto.cli.settings as cli_settings
     from manifesto.spec import load_spec
 
     env = cli_settings.settings()
@@ -157,7 +157,7 @@ def load_pair(args):
 def plan_for_args(args, env, command: str, cluster=None):
     """(plan, spec, cluster) of a Kubernetes cluster; Slurm clusters are refused. ``cluster``:
     the profile the caller already loaded with ``load_cluster_for``."""
-    from manifesto.cli import settings as cli_settings
+    import manifesto.cli.settings as cli_settings
     from manifesto.spec import load_spec
     from manifesto.tasks.inputs import plan_for
 
@@ -179,8 +179,8 @@ def cached_command(args, command: str, task: str = "render", hf_home: str | None
     the pair's ``task`` (a ``manifesto.tasks.Task`` value: "render" or "explain")."""
     import os
 
-    from manifesto.catalog import find
-    from manifesto.cli import settings as cli_settings
+    from manifesto.load.catalog import find
+    import manifesto.cli.settings as cli_settings
 
     env = cli_settings.settings()
     search = search_of(args)
@@ -248,7 +248,7 @@ def slurm_submit(args, cluster=None) -> int:
     import sys
 
     from manifesto.ops import slurm
-    from manifesto.outputs import emit
+    from manifesto.util.outputs import emit
 
     cluster = slurm_cluster(args, cluster)
     text, _ = render_cached(args)

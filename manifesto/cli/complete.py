@@ -107,7 +107,7 @@ def _commands(action: argparse._SubParsersAction, prefix: str) -> list[tuple[str
 
 
 def _catalog(kind: str) -> list[tuple[str, str]]:
-    from manifesto.catalog import entry_names
+    from manifesto.load.catalog import entry_names
 
     found = entry_names(kind)
     if kind == CLUSTERS:  # the workspace's own profiles, which --cluster NAME finds first
@@ -117,7 +117,7 @@ def _catalog(kind: str) -> list[tuple[str, str]]:
 
 def _entries(state: _State) -> list[tuple[str, str]]:
     """Catalog entries of the kind the command's KIND argument names (``config edit models NAME``)."""
-    from manifesto.catalog import KINDS
+    from manifesto.load.catalog import KINDS
 
     kind = state.values.get("kind")
     return _catalog(kind) if kind in KINDS else []
@@ -143,7 +143,7 @@ def _deployments(current: str) -> list[tuple[str, str]]:
 
 def _instances(state: _State) -> list[tuple[str, str]]:
     """Live instance IDs in the namespace and context the line names: one quick, unretried read."""
-    from manifesto.cli import settings as cli_settings
+    import manifesto.cli.settings as cli_settings
     from manifesto.errors import ManifestoError
     from manifesto.ops.discovery import discover, group_by_instance
     from manifesto.ops.kubectl import Kube
@@ -161,7 +161,7 @@ def _instances(state: _State) -> list[tuple[str, str]]:
 
 def _slurm_jobs(state: _State) -> list[tuple[str, str]]:
     """Your Manifesto jobs on the Slurm cluster the line (or MANIFESTO_CLUSTER) names: one quick squeue."""
-    from manifesto.cli import settings as cli_settings
+    import manifesto.cli.settings as cli_settings
     from manifesto.cluster import load_cluster
     from manifesto.errors import ManifestoError
     from manifesto.ops import slurm
@@ -178,10 +178,10 @@ def _slurm_jobs(state: _State) -> list[tuple[str, str]]:
 
 def _accelerators(state: _State) -> list[tuple[str, str]]:
     """Accelerator profiles of the cluster named on the line (or by MANIFESTO_CLUSTER)."""
-    from manifesto.catalog import find
-    from manifesto.cli import settings as cli_settings
+    from manifesto.load.catalog import find
+    import manifesto.cli.settings as cli_settings
     from manifesto.errors import ManifestoError
-    from manifesto.yamlio import load_yaml
+    from manifesto.load.yamlio import load_yaml
 
     name = state.values.get("cluster") or cli_settings.settings().get("MANIFESTO_CLUSTER")
     if not name:

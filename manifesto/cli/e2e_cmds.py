@@ -14,7 +14,7 @@ __all__ = ["register"]
 
 def register(sub, add) -> None:
     from manifesto.cli.hints import CATALOG
-    from manifesto.numbers import positive_seconds_arg, seconds_arg
+    from manifesto.util.numbers import positive_seconds_arg, seconds_arg
 
     test = add(sub, "test", help="end-to-end tests against a cluster")
     tsub = test.add_subparsers(dest="action", metavar="ACTION")
@@ -43,7 +43,7 @@ def register(sub, add) -> None:
 
 
 def _plan(args, env, namespace: str):
-    from manifesto.cli import settings as cli_settings
+    import manifesto.cli.settings as cli_settings
     from manifesto.tasks.inputs import plan_for
 
     scoped = argparse.Namespace(**{**vars(args), "namespace": namespace})

@@ -1,4 +1,4 @@
-"""``manifesto init [DIR]``: scaffold a workspace of one's own (see ``manifesto.scaffold``)."""
+"""``manifesto init [DIR]``: scaffold a workspace of one's own (see ``manifesto.build_graph.scaffold``)."""
 
 from __future__ import annotations
 
@@ -38,11 +38,11 @@ def _init(args) -> int:
     import re
     from pathlib import Path
 
-    from manifesto.catalog import find
-    from manifesto.cli import settings as cli_settings
-    from manifesto.load import load_model_data
-    from manifesto.scaffold import DEFAULT_PACKAGE, cluster_text, workspace_files, write_workspace
-    from manifesto.yamlemit import dump_yaml
+    from manifesto.load.catalog import find
+    import manifesto.cli.settings as cli_settings
+    from manifesto.load.inputs import load_model_data
+    from manifesto.build_graph.scaffold import DEFAULT_PACKAGE, cluster_text, workspace_files, write_workspace
+    from manifesto.util.yamlemit import dump_yaml
 
     env = cli_settings.settings()
     model_path = find("models", args.model, search=getattr(args, "search", None))

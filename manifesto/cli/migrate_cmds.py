@@ -27,9 +27,9 @@ def _migrate(args) -> int:
     from ruamel.yaml.error import YAMLError
 
     from manifesto.errors import InputError
-    from manifesto.legacy import migrate_cluster, migrate_spec
-    from manifesto.load import display_name
-    from manifesto.yamlio import parse_yaml, read_text
+    from manifesto.load.spellings import migrate_cluster, migrate_spec
+    from manifesto.load.inputs import display_name
+    from manifesto.load.yamlio import parse_yaml, read_text
 
     name = display_name(args.file)
     text = read_text(args.file, name)
@@ -70,7 +70,7 @@ def _migrate(args) -> int:
 
 def _write(args, text: str) -> None:
     from manifesto.errors import InputError
-    from manifesto.fsutil import target_problem, write_atomic
+    from manifesto.util.fsutil import target_problem, write_atomic
 
     if not args.output:
         sys.stdout.write(text)

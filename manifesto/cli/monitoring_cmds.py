@@ -18,7 +18,7 @@ def register(render, add) -> None:
 
 
 def _render_monitoring(args) -> int:
-    from manifesto.cli import settings as cli_settings
+    import manifesto.cli.settings as cli_settings
     from manifesto.cli.common import load_cluster_for, search_of
     from manifesto.tasks.inputs import monitoring_text
     from manifesto.spec import load_spec

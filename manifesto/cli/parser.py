@@ -160,9 +160,9 @@ def get_parser(selected: str | None = None, alone: bool = False, then: str | Non
     import importlib
 
     from manifesto import __version__
-    from manifesto.build_graph.cli import COMMANDS as BUILD_COMMANDS
-    from manifesto.build_graph.cli import formatter
-    from manifesto.build_graph.cli import register as register_build
+    from manifesto.cli.build_cmds import COMMANDS as BUILD_COMMANDS
+    from manifesto.cli.build_cmds import formatter
+    from manifesto.cli.build_cmds import register as register_build
 
     parser = Parser(
         prog="manifesto",

@@ -12,7 +12,7 @@ _SHOWN = 15  # text and markdown rows; -o json lists every layout
 
 def register(sub, add) -> None:
     from manifesto.cli.hints import ADDRESSES, CATALOG, FILES
-    from manifesto.outputs import add_output
+    from manifesto.util.outputs import add_output
 
     p = add(sub, "plan", help="propose every layout of a model that fits each cluster target's GPUs (weights and "
             "KV cache, as render checks them), ranked by cost, then GPUs, then headroom; --write one as a spec")
@@ -111,7 +111,7 @@ def _command(args) -> str:
 def _plan(args) -> int:
     from manifesto import capacity
     from manifesto.errors import InputError
-    from manifesto.options import Options
+    from manifesto.resolve.options import Options
 
     if args.force and not args.write:
         raise InputError("--force replaces the file --write names; give --write PATH")
@@ -132,10 +132,10 @@ def _plan(args) -> int:
         picked = report.proposed[args.pick - 1]
     if args.write:  # before any output: a refused write leaves nothing half-done behind
         _write(args, report, picked, options)
-    from manifesto.outputs import emit
+    from manifesto.util.outputs import emit
 
     if args.explain:
-        from manifesto.explain import explain_text
+        from manifesto.resolve.explain import explain_text
 
         emit("text", None, text=lambda: sys.stdout.write(explain_text(picked.plan)))
     elif args.output == "json":
@@ -258,7 +258,7 @@ def _write(args, report, picked, options) -> None:
     from manifesto.edge.escape import terminal
     from manifesto.edge.files import confinement, outside_problem
     from manifesto.errors import BuildError, InputError
-    from manifesto.fsutil import UnsafePath, write_atomic
+    from manifesto.util.fsutil import UnsafePath, write_atomic
 
     try:
         root = find_workspace().root

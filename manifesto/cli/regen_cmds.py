@@ -178,10 +178,10 @@ def regenerate(header, name: str) -> str:
     import io
     import os
 
-    from manifesto.catalog import SearchPath, bundled_dir
+    from manifesto.load.catalog import SearchPath, bundled_dir
     from manifesto.errors import ManifestoError, OpsError, Run
-    from manifesto.fsutil import write_atomic
-    from manifesto.yamlio import confinement
+    from manifesto.util.fsutil import write_atomic
+    from manifesto.load.yamlio import confinement
 
     docs = header.heredocs
     checked_command(header, name, [f"<input {i}: {doc.tag}>" for i, doc in enumerate(docs)])

@@ -74,7 +74,7 @@ def _refuse_special(path: str) -> None:
         return
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         from manifesto.errors import InputError
-        from manifesto.fsutil import kind_of
+        from manifesto.util.fsutil import kind_of
 
         raise InputError(f"is {kind_of(mode)}, expected a settings file of NAME=value lines; remove it",
                          path=path)
@@ -91,7 +91,7 @@ USER_ONLY = {
 
 def settings() -> Settings:
     """Environment over ./.env over the user catalog's .env (``USER_ONLY`` keys not from ./.env)."""
-    from manifesto.catalog import config_dir, path_text
+    from manifesto.load.catalog import config_dir, path_text
 
     user = path_text(os.path.join(config_dir(), ".env"))
     merged = _dotenv(user, user)
@@ -146,7 +146,7 @@ def current_context(env: dict[str, str]) -> str | None:
 
 def pick_cluster(explicit: str | None, env: dict[str, str], context: str | None = None, need_context=True) -> str:
     """--cluster, else MANIFESTO_CLUSTER, else MANIFESTO_CLUSTER_MAP or a user cluster named for the context."""
-    from manifesto.catalog import entries
+    from manifesto.load.catalog import entries
     from manifesto.errors import CatalogError
 
     table = cluster_map(env)  # checked even when unused: a malformed setting is not silently skipped
@@ -182,7 +182,7 @@ def cluster_map(env: dict[str, str]) -> dict[str, str]:
     """MANIFESTO_CLUSTER_MAP (``context=cluster`` pairs separated by commas or spaces) as a
     table; a malformed entry is an error naming the variable (and its .env line)."""
     from manifesto.errors import InputError, show_value
-    from manifesto.options import env_origin
+    from manifesto.resolve.options import env_origin
 
     table: dict[str, str] = {}
     for item in env.get("MANIFESTO_CLUSTER_MAP", "").replace(",", " ").split():
@@ -207,7 +207,7 @@ def pick_namespace(explicit: str | None, env: dict[str, str], context: str | Non
 
 def checked_namespace(explicit: str | None, env: dict[str, str], context: str | None = None) -> str:
     """``pick_namespace``, refusing a value that is not a DNS label (naming where it came from)."""
-    from manifesto import options as opts
+    from manifesto.resolve import options as opts
 
     return opts.value_of(opts.by_name("namespace"), explicit, env, _kube_namespace(context))
 
@@ -226,7 +226,7 @@ def _kube_namespace(context: str | None):
 def raw_options(args, env: dict[str, str]) -> dict:
     """Resolution options as plain data (cheap: usable as a render-cache key), every value
     checked against its option's grammar, an error naming its flag, variable or .env line."""
-    from manifesto import options as opts
+    from manifesto.resolve import options as opts
 
     return opts.from_sources(args, env, {"user": ("the default", lambda: "user"),
                                          "namespace": _kube_namespace(getattr(args, "context", None))})
@@ -234,7 +234,7 @@ def raw_options(args, env: dict[str, str]) -> dict:
 
 def options(args, env: dict[str, str], raw: dict | None = None):
     """Resolution options from parsed CLI arguments and settings."""
-    from manifesto.options import Options
+    from manifesto.resolve.options import Options
 
     raw = raw_options(args, env) if raw is None else raw
     return Options(**{**raw, "pre_launch": tuple(raw["pre_launch"])})

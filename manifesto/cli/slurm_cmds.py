@@ -5,7 +5,7 @@ from __future__ import annotations
 from manifesto.cli.common import info, slurm_cluster, slurm_submit, spec_args, target_args, verbose
 from manifesto.cli.hints import CATALOG, DEPLOYMENTS, SLURM_JOBS
 from manifesto.cli.target_cmds import target_command
-from manifesto.outputs import add_output
+from manifesto.util.outputs import add_output
 
 __all__ = ["register"]
 
@@ -42,7 +42,7 @@ def _submit(args) -> int:
 
 def _servers(args) -> int:
     from manifesto.ops import slurm
-    from manifesto.outputs import emit
+    from manifesto.util.outputs import emit
 
     done = target_command(args, "servers")
     if done is not None:
@@ -71,7 +71,7 @@ def _stop(args) -> int:
     from manifesto.ops import slurm
 
     if is_target_ref(args.job):
-        from manifesto.cli import target_cmds
+        import manifesto.cli.target_cmds as target_cmds
 
         args.spec = args.job
         return target_cmds.stop(args)

@@ -11,7 +11,7 @@ import sys
 
 from manifesto.cli.hints import DEPLOYMENTS
 from manifesto.cli.common import info, kube, settings, target_args, verbose
-from manifesto.outputs import add_output, emit
+from manifesto.util.outputs import add_output, emit
 
 __all__ = ["register", "target_command", "deploy", "diff", "status", "stop", "ready", "servers", "submit"]
 
@@ -57,7 +57,7 @@ def target_command(args, action: str) -> int | None:
 
 def _fixed() -> tuple[str, ...]:
     """Flags a deployment target fixes: the cluster, the instance and every render option it fixes."""
-    from manifesto.options import fixed_dests
+    from manifesto.resolve.options import fixed_dests
 
     return ("cluster", *fixed_dests(), "instance")
 
@@ -76,7 +76,7 @@ def _target(args, *, allow_stale: bool = False):
 
 def _kube_for(art, args):
     """(settings, kubectl builder) for a Kubernetes target, after the context check."""
-    from manifesto.cli import settings as cli_settings
+    import manifesto.cli.settings as cli_settings
     from manifesto.errors import OpsError
     from manifesto.ops.targets import check_context
 
@@ -145,7 +145,7 @@ def _idle_aware_diff(client, art) -> int:
 
     from manifesto.ops.deploy import file_diff
     from manifesto.ops.targets import as_left_idle, idle_scaled, live_objects
-    from manifesto.yamlemit import dump_all
+    from manifesto.util.yamlemit import dump_all
 
     objs, instance = _objects(art)
     scaled = idle_scaled(objs)  # only the kinds the controller scales are read
@@ -155,7 +155,7 @@ def _idle_aware_diff(client, art) -> int:
         return file_diff(client, art.path)
     with tempfile.TemporaryDirectory(prefix="manifesto-diff-") as folder:
         path = os.path.join(folder, os.path.basename(art.rel))
-        from manifesto.fsutil import write_atomic
+        from manifesto.util.fsutil import write_atomic
 
         write_atomic(path, dump_all(idle), root=folder)
         return file_diff(client, path, shown=art.rel)
@@ -167,8 +167,8 @@ def build_diff(args) -> int:
 
     import msgspec
 
-    from manifesto.build_graph import semdiff
-    from manifesto.build_graph.api import semantic_diff
+    from manifesto.review import semdiff
+    from manifesto.review.base import semantic_diff
 
     result = semantic_diff(args.base, args.spec)
     failed = args.fail_on_recreate and result.impact is semdiff.Impact.RECREATE

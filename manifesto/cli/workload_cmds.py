@@ -38,10 +38,10 @@ def _header(file: str, cluster, accelerator: str, namespace: str) -> str:
 
 def render_workload_text(file: str, cluster, accelerator: str | None, namespace: str) -> str:
     """Load ``file``, lower it with ``cluster``'s settings, and return YAML with a provenance header."""
-    from manifesto.load import load_typed
+    from manifesto.load.inputs import load_typed
     from manifesto.render.k8s.workload import workload_objects
     from manifesto.resolve.workload import plan_workload
-    from manifesto.yamlemit import dump_all
+    from manifesto.util.yamlemit import dump_all
     from manifesto.schema.compiled import Workload
     from manifesto.workload import workload_settings
 

@@ -32,7 +32,7 @@ def read_regular(path, *, root=None, follow: bool = False, limit: int = LENIENT_
     directory; no symlink unless ``follow``; with ``root``, none below it), its OSError
     subclasses raised as they are, and at most ``limit`` bytes (else :class:`TooLarge`).
     ``stats``, when given, receives the descriptor's stat before and after the read."""
-    from manifesto.fsutil import open_regular
+    from manifesto.util.fsutil import open_regular
 
     fd = open_regular(path, root=root, follow=follow)
     with os.fdopen(fd, "rb") as fh:

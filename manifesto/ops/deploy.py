@@ -299,7 +299,7 @@ def _delete(kube: Kube, objs: list[Live], *extra: str) -> None:
 def apply_objects(kube: Kube, objs: list[dict], text: str | None = None) -> None:
     """``kubectl apply`` the objects (``text``: their exact bytes, applied as they are)."""
     if text is None:
-        from manifesto.yamlemit import dump_all
+        from manifesto.util.yamlemit import dump_all
 
         text = dump_all(objs)
     result = run(kube.write("apply", "-f", "-", stdin=text))
@@ -381,7 +381,7 @@ def deploy_routing(kube: Kube, plan, objs: list[dict]) -> None:
 def manifest_file(path: str) -> str:
     """``path`` if it is an existing Kubernetes manifest; Slurm scripts are pointed at `manifesto slurm`."""
     from manifesto.edge.files import read_lenient
-    from manifesto.yamlio import file_problem
+    from manifesto.load.yamlio import file_problem
 
     problem = file_problem(path)
     if problem == "file not found":

@@ -173,7 +173,7 @@ MAX_RETRIES = 100
 
 def settings_from_env(env: dict[str, str]) -> dict:
     """timeout / retries / trace from MANIFESTO_KUBECTL_TIMEOUT, _RETRIES and MANIFESTO_TRACE."""
-    from manifesto.numbers import MAX_SECONDS, number
+    from manifesto.util.numbers import MAX_SECONDS, number
 
     def setting(name: str, default: str, integer: bool, high: float, expected: str):
         text = env.get(name, "").strip() or default

@@ -45,7 +45,7 @@ def print_servers(groups: dict[str, list[Live]], output: str, namespace: str | N
                   ) -> None:
     """The servers table (or -o json/yaml/name); ``instance``: only that instance, and the
     text form lists its objects too."""
-    from manifesto.outputs import emit
+    from manifesto.util.outputs import emit
 
     if instance is not None:
         groups = {k: v for k, v in groups.items() if k == instance}
@@ -97,7 +97,7 @@ def stop(kube: Kube, instance: str, *, now: bool = False, output: str = "text") 
     """Delete the instance's live objects, routing first. Nothing live is no error: stop is
     idempotent, as ``kubectl delete --ignore-not-found`` is. ``output`` other than text: the
     deleted objects as data, instead of kubectl's lines."""
-    from manifesto.outputs import emit
+    from manifesto.util.outputs import emit
 
     objs = discover(kube, instance)
     deleted: list[str] = []

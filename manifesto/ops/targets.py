@@ -75,7 +75,7 @@ def parse_objects(text: str, name: str = "artifact") -> list[dict]:
     (out/ is committed: its bytes are data from outside). Anything but a list of mappings is
     an error naming the artifact and its position."""
     from manifesto.errors import YamlSyntaxError
-    from manifesto.yamlio import parse_documents
+    from manifesto.load.yamlio import parse_documents
 
     objs = []
     for data, locs in parse_documents(text, name, max_entries=MAX_ENTRIES, max_documents=MAX_DOCUMENTS):

@@ -54,7 +54,7 @@ def render_kubernetes(spec, *, user: str, cluster=None, namespace: str = "defaul
 
 def expanded_inputs(spec, cluster) -> tuple[str, str]:
     """The flattened model YAML and the cluster YAML, for the provenance header."""
-    from manifesto.yamlemit import dump_yaml
+    from manifesto.util.yamlemit import dump_yaml
 
     return dump_yaml(spec.loaded.data), dump_yaml(cluster.loaded.data)
 
@@ -188,6 +188,6 @@ def _refusal(exc, plan):
 
 def render_to_yaml(objects: list[dict]) -> str:
     """Multi-document YAML for a list of objects (no provenance header)."""
-    from manifesto.yamlemit import dump_all
+    from manifesto.util.yamlemit import dump_all
 
     return dump_all(objects)

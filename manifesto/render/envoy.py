@@ -144,7 +144,7 @@ def envoy_config(listen_port: int, epp_port: int, buffer_limit: str, circuit_lim
     quantity bounding what Envoy buffers per connection to clients and to model servers;
     ``circuit_limit`` caps connections, pending, active requests and retries to the picker and
     to the model servers alike."""
-    from manifesto.quantity import byte_count
+    from manifesto.util.quantity import byte_count
 
     limit = byte_count(buffer_limit)
     return {

@@ -89,7 +89,7 @@ def header(name: str, settings: dict) -> str:
 def render_gitops(name: str, settings: dict, deployments: list[tuple[dict, list[dict]]],
                   checks: list[tuple[str, str, str]]) -> str:
     """The artifact text: the argocd-cm patch, then the Applications in the order given."""
-    from manifesto.yamlemit import dump_all
+    from manifesto.util.yamlemit import dump_all
 
     objs = [argocd_cm_patch(settings["namespace"], checks)]
     objs += [application(name, settings, dep, dep_objs) for dep, dep_objs in deployments]

@@ -37,11 +37,11 @@ def _heredoc(flag: str, tag: str, text: str) -> list[str]:
 
 def option_flags(options) -> list[str]:
     """Shell words for every resolution option that differs from the CLI default (``Options``),
-    generated from the option definition (``manifesto.options``).
+    generated from the option definition (``manifesto.resolve.options``).
 
     The routing profile is not here: its text is inlined as a heredoc by the caller.
     """
-    from manifesto.options import header_flags
+    from manifesto.resolve.options import header_flags
 
     return header_flags(options)
 

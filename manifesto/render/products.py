@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
-from manifesto.options import Options
+from manifesto.resolve.options import Options
 
 __all__ = ["HeaderInputs", "Refusal"]
 

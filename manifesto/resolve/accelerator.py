@@ -16,7 +16,7 @@ memory-fit check uses the CUDA figure of ``CUDA_MEMORY`` unless the profile stat
 
 from __future__ import annotations
 
-from manifesto.quantity import byte_count
+from manifesto.util.quantity import byte_count
 from manifesto.resolve.plan import Accelerator
 
 __all__ = ["project_accelerator", "CUDA_MEMORY", "cuda_memory"]

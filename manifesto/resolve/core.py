@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from manifesto.errors import IncompatiblePairError, ResolveError, did_you_mean, format_path
-from manifesto.expr import evaluate
+from manifesto.util.expr import evaluate
 from manifesto.resolve import features as feats
 from manifesto.resolve.accelerator import project_accelerator
 from manifesto.resolve.args import DEFAULT_QUIET_ENDPOINTS, to_args
@@ -143,7 +143,7 @@ def _vllm_errors(table, spec, cluster, ctx: Context) -> list:
 def _check_options(options: Options) -> None:
     """User and namespace reach paths, labels and object namespaces; the CLI checks them where it
     reads them, this covers the Python API and builds."""
-    from manifesto import rules
+    from manifesto.util import rules
     from manifesto.errors import show_value
 
     for flag, value, check in (("--user", options.user, rules.path_segment),
@@ -692,9 +692,10 @@ def _slurm(cluster) -> SlurmPlan | None:
     if cluster.platform != "slurm":
         return None
     if s is None:
-        from manifesto.schema import checks, compiled
+        from manifesto.schema import compiled
+        from manifesto.schema.validation import validate
 
-        s = checks.validate(compiled.Slurm, {})
+        s = validate(compiled.Slurm, {})
     return SlurmPlan(
         partition=s.partition, account=s.account, qos=s.qos, constraint=s.constraint, time=s.time,
         runtime=s.runtime, exclusive=s.exclusive, binds=tuple((b.source, b.target, b.read_only) for b in s.binds),

@@ -3,7 +3,7 @@ place so every emitter and every cluster workflow agrees."""
 
 from __future__ import annotations
 
-from manifesto.hashing import sha256_hex
+from manifesto.util.hashing import sha256_hex
 
 __all__ = [
     "INSTANCE_LABEL", "MANAGED_BY_LABEL", "COMPONENT_LABEL", "OWNER_LABEL", "ROLE_LABEL", "MANAGED_BY",

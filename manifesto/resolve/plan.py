@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-import manifesto.options as _options
+import manifesto.resolve.options as _options
 
 __all__ = [
     "Options", "EnvVar", "Arg", "Layout", "Volume", "Mount", "Storage", "Resources", "Claim",
@@ -27,7 +27,7 @@ class _S(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=
 
 
 #: Edge inputs to resolution, read once by the CLI or declared in BUILD.yaml: one Struct
-#: generated from the single definition of every render option (``manifesto.options``).
+#: generated from the single definition of every render option (``manifesto.resolve.options``).
 Options = _options.Options
 
 

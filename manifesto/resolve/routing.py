@@ -7,7 +7,7 @@ import json
 from manifesto.errors import did_you_mean
 from manifesto.resolve.failures import fail as _fail
 from manifesto.resolve.plan import RoutingPlan
-from manifesto.yamlemit import dump_yaml
+from manifesto.util.yamlemit import dump_yaml
 
 __all__ = ["plan_routing", "EXPERIMENTAL_FLAG", "DEFAULT_LOAD_AWARE", "DEFAULT_PD", "LOAD_AWARE_POLICY", "PD_POLICY", "CONFIG_FILE"]
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
-from manifesto import rules
+from manifesto.util import rules
 from manifesto.schema import checks
 from manifesto.schema.checks import FieldError
 
@@ -52,7 +52,7 @@ Scalar = Annotated[Any, AfterValidator(checks.scalar)]
 
 
 def rule(check, what: str = ""):
-    """A pydantic validator from a ``manifesto.rules`` checker: ``'x' <problem>``."""
+    """A pydantic validator from a ``manifesto.util.rules`` checker: ``'x' <problem>``."""
     return AfterValidator(checks.Rule(check, what))
 
 

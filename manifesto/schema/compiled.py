@@ -2,11 +2,11 @@
 2.50.5) from the models of manifesto.schema. Generated: do not edit; run
 ``uv run python tools/gen_compiled_schema.py`` after changing a model.
 
-Loading an input uses this module and pydantic-core only (``manifesto.schema.checks.validate``).
+Loading an input uses this module and pydantic-core only (``manifesto.schema.validation.validate``).
 """
 
 # ruff: noqa: E501
-from manifesto import rules
+from manifesto.util import rules
 from manifesto.schema import checks
 from manifesto.schema.checks import AtLeast, Each, Rule, make
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from manifesto import rules
+from manifesto.util import rules
 from manifesto.schema import checks
 from manifesto.schema.checks import SIDECARS  # the values of Runtime.sidecars
 from manifesto.schema.routing import EndpointPickerConfig

@@ -3,7 +3,7 @@
 Every input is validated with the compiled schemas of ``manifesto.schema.compiled``, and
 pydantic-core is their authority. Importing it, though, costs a cold ``render manifest``
 process about a sixth of its time (issue 15), and nearly every file a user renders is right.
-So :func:`manifesto.schema.checks.validate` first walks the same schemas with the checkers
+So :func:`manifesto.schema.validation.validate` first walks the same schemas with the checkers
 built here, which read the data as the schemas' strict mode does and accept only what is
 plainly right: builtin types exactly (``bool`` is not an ``int``, no subclasses), every check
 of the schema passing. Whenever a checker is not sure it gives up (raises), and pydantic-core

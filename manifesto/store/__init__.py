@@ -5,7 +5,7 @@ and *blobs* (artifact texts) once by content. The owners of the entry kinds regi
 for each (:func:`register`: the build's and commands' kinds do so in
 ``manifesto.tasks.entries``); this package imports nothing from ``resolve/``, ``render/``,
 ``schema/`` or ``tasks/`` (an import-linter contract in pyproject.toml keeps it so). One key
-function (:func:`task_key`) and one code fingerprint (``manifesto.digest.code_fingerprint``)
+function (:func:`task_key`) and one code fingerprint (``manifesto.load.digest.code_fingerprint``)
 serve the build graph (``manifesto build``) and the single commands (``render manifest``,
 ``render file``, ``config validate``); no other module keeps a cache of its own.
 
@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import os
 
-from manifesto.hashing import blake2b_hex
+from manifesto.util.hashing import blake2b_hex
 
 __all__ = ["KEEP_FACTOR", "DEFAULT_LIMIT", "ENV_LIMIT", "LOW_WATER", "Codec", "Store", "Stored", "Pruned",
            "register", "task_key", "request_key", "folder_problem", "parse_limit", "seal"]
@@ -77,7 +77,7 @@ _MAX_LIMIT = 1 << 50
 
 
 def digest(data: bytes) -> str:
-    """BLAKE2b-128 of ``data`` in hex: ``manifesto.digest.digest``, the digest of every key and
+    """BLAKE2b-128 of ``data`` in hex: ``manifesto.load.digest.digest``, the digest of every key and
     text (that module also finds the code files, through the catalog: not the store's business)."""
     return blake2b_hex(data, 16)
 
@@ -98,7 +98,7 @@ def request_key(request: str) -> str:
 def parse_limit(text) -> int:
     """A store bound in bytes from ``text``: a whole number of bytes or a Kubernetes quantity
     (``2Gi``, ``500M``); ValueError with the grammar otherwise."""
-    from manifesto.quantity import byte_count
+    from manifesto.util.quantity import byte_count
 
     try:
         value = byte_count(str(text).strip()) if str(text).strip().isascii() else -1
@@ -304,7 +304,7 @@ class Store:
         return key
 
     def _write(self, key: str, data: bytes) -> None:
-        from manifesto.fsutil import write_atomic
+        from manifesto.util.fsutil import write_atomic
 
         write_atomic(self.path(key), data, suffix=TMP_MARK, durable=False, root=self.root)
 

@@ -1,5 +1,6 @@
 """The tasks: one pipeline from input files to rendered text.
 
+    runner     run(task, request, store)
     core       Task, the typed requests (FileRequest, ParseRequest, PairRequest,
                MonitoringRequest, GitopsRequest), the products (FileDigest, ParsedFile, Outcome) and ``run``
     memo       Tasks: the memo of one build or command (each input read and hashed once,
@@ -21,7 +22,7 @@ from __future__ import annotations
 __all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "ParsedFile", "PairRequest", "MonitoringRequest",
            "GitopsDeployment", "GitopsRequest", "Outcome", "Tasks", "health_checks", "run", "RenderOptions", "prepare", "code_fingerprint_paths"]
 
-_FROM = {"Tasks": "memo", "health_checks": "pair", "RenderOptions": "pair", "prepare": "pair", "code_fingerprint_paths": "pair"}
+_FROM = {"run": "runner", "Tasks": "memo", "health_checks": "pair", "RenderOptions": "pair", "prepare": "pair", "code_fingerprint_paths": "pair"}
 
 
 def __getattr__(name: str):

@@ -18,7 +18,7 @@ import json
 import os
 import time
 
-from manifesto.digest import code_files, code_fingerprint, digest, file_digest
+from manifesto.load.digest import code_files, code_fingerprint, digest, file_digest
 from manifesto.store import Store, folder_problem, request_key, task_key
 
 __all__ = ["cache_dir", "cached"]
@@ -33,7 +33,7 @@ def cache_dir(env) -> str | None:
 
 
 def _code(store: Store) -> str:
-    """The code fingerprint (``manifesto.digest.code_fingerprint``), remembered in the store
+    """The code fingerprint (``manifesto.load.digest.code_fingerprint``), remembered in the store
     under the stat signature of the code files."""
     parts = []
     for path in code_files():
@@ -119,8 +119,9 @@ def cached(directory: str | None, query: Query) -> tuple[str, str, str]:
 
     from manifesto.errors import ManifestoError
     from manifesto.resolve.plan import Options
-    from manifesto.status import Status
-    from manifesto.tasks.core import PairRequest, Task, run
+    from manifesto.util.status import Status
+    from manifesto.tasks.core import PairRequest, Task
+    from manifesto.tasks.runner import run
     from manifesto.tasks.memo import Tasks
 
     opts = msgspec.convert(options, Options)
@@ -154,7 +155,7 @@ def _remember(store: Store, key: str, command: str, code: str, options, outcome)
     the request ``key``, against the digests of the files it read."""
     import msgspec
 
-    from manifesto.status import Status
+    from manifesto.util.status import Status
     from manifesto.tasks.entries import Request, Result
 
     inputs, text, suffix, label = sorted(set(outcome.inputs)), outcome.text, outcome.suffix, outcome.cluster_name

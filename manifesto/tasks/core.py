@@ -1,6 +1,6 @@
-"""The tasks' typed requests and products, and :func:`run`, the one way to run one.
+"""The tasks' typed requests and products (:func:`manifesto.tasks.runner.run` runs them).
 
-Every route to rendered text goes through :func:`run`: ``render manifest``, ``render
+Every route to rendered text goes through ``run``: ``render manifest``, ``render
 file``, ``config validate`` and ``explain`` (``manifesto.tasks.commands``), the build's
 executor (``manifesto.build_graph.executor``, with the store and code fingerprint of the
 build) and the build's library API on top of it. A pair's outcome is one
@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from manifesto.errors import ManifestoError
-from manifesto.options import Options
-from manifesto.status import Status
+from manifesto.resolve.options import Options
+from manifesto.util.status import Status
 
 if TYPE_CHECKING:
     from manifesto.resolve.plan import Plan
 
 __all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "ParsedFile", "PairRequest", "MonitoringRequest",
-           "GitopsDeployment", "GitopsRequest", "Outcome", "run"]
+           "GitopsDeployment", "GitopsRequest", "Outcome"]
 
 
 class Task(str, enum.Enum):
@@ -149,25 +149,3 @@ class Outcome(msgspec.Struct, frozen=True):
     cluster_name: str = ""
     plan: Plan | None = None
     error: ManifestoError | None = None
-
-
-def run(task: Task, request, store):
-    """Run ``task`` on ``request``, memoised through ``store`` (a ``manifesto.tasks.memo.Tasks``:
-    a store, the code fingerprint its products are keyed on, and this build's file reads).
-
-    DIGEST (a :class:`FileRequest`) gives a :class:`FileDigest`; PARSE (a
-    :class:`ParseRequest`) gives a :class:`ParsedFile` (a file that does not parse raises its
-    YamlSyntaxError: it has no outcome to carry it); RESOLVE, RENDER and EXPLAIN (a
-    :class:`PairRequest`), MONITORING (a :class:`MonitoringRequest`) and GITOPS (a
-    :class:`GitopsRequest`) give an :class:`Outcome`. A ManifestoError of the inputs is in the outcome, never raised."""
-    if task is Task.DIGEST:
-        return store.digest(request.path)
-    if task is Task.PARSE:
-        return ParsedFile(request.name, *store.parse_file(request.path, request.name, request.within))
-    from manifesto.tasks import pair
-
-    if task is Task.MONITORING:
-        return pair.monitoring(request, store)
-    if task is Task.GITOPS:
-        return pair.gitops(request, store)
-    return pair.pair(task, request, store)

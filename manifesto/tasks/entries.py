@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import msgspec
 
-from manifesto.digest import digest
-from manifesto.status import Status
+from manifesto.load.digest import digest
+from manifesto.util.status import Status
 from manifesto.store import register
 
 from manifesto.render.products import HeaderInputs, Refusal

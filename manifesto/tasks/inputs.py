@@ -13,14 +13,14 @@ __all__ = ["load_images", "load_routing_profile", "load_architecture", "catalog_
 
 @lru_cache(maxsize=4)
 def _images(path: str):
-    from manifesto.load import load_typed
+    from manifesto.load.inputs import load_typed
     from manifesto.schema.compiled import ImageCatalog
 
     return load_typed(ImageCatalog, path)[0]
 
 
 def load_images():
-    from manifesto.catalog import images_file
+    from manifesto.load.catalog import images_file
 
     return _images(images_file())
 
@@ -44,7 +44,7 @@ def catalog_record(model_id: str):
     """(path of the bundled record of ``model_id``, its Architecture or None)."""
     import re
 
-    from manifesto.catalog import architectures_dir, path_text
+    from manifesto.load.catalog import architectures_dir, path_text
 
     if not re.fullmatch(r"[\w.-]+/[\w.-]+", model_id) or ".." in model_id:
         return None, None
@@ -105,7 +105,7 @@ def load_architecture(spec, hf_home: str | None = None, within: tuple[str, ...] 
     build's roots (``yamlio.confinement``), the only place its config.json may be read from."""
     import os
 
-    from manifesto.load import display_name
+    from manifesto.load.inputs import display_name
 
     model = spec.model.model
     if model.config_json:
@@ -126,10 +126,10 @@ def load_architecture(spec, hf_home: str | None = None, within: tuple[str, ...] 
 
 def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict, object]:
     """(source name, YAML text, path, data, field path -> Origin) of a validated routing profile."""
-    from manifesto.catalog import find, within
-    from manifesto.load import Loaded, display_name, validate
+    from manifesto.load.catalog import find, within
+    from manifesto.load.inputs import Loaded, display_name, validate
     from manifesto.schema.compiled import EndpointPickerConfig
-    from manifesto.yamlio import parse_yaml, read_text
+    from manifesto.load.yamlio import parse_yaml, read_text
 
     path = find("routing", ref, search=search)
     text = read_text(path, display_name(path), within(search))  # once: the file may be a pipe (`<(...)`)
@@ -151,7 +151,7 @@ def plan_for(spec, cluster, options, search=None, routing=None, hf_home: str | N
 def resolution(spec, cluster, options, search=None, routing=None, hf_home: str | None = None):
     """(every file the resolution reads, a function that resolves): what ``plan_for`` does,
     in two steps, so a caller can key a stored Plan on the files before resolving."""
-    from manifesto.catalog import images_file, runtime_tables, within
+    from manifesto.load.catalog import images_file, runtime_tables, within
     from manifesto.resolve.core import Context, resolve
 
     files = list(spec.files) + list(cluster.loaded.files) + [os.path.realpath(images_file())]
@@ -234,7 +234,7 @@ def monitoring_text(specs, cluster, options, search=None, routing=None, resolved
         if options.routing_profile and plan.routing is not None:
             routing_yaml = plan.routing.config_files[0][1]
     if cluster_yaml is None:
-        from manifesto.yamlemit import dump_yaml
+        from manifesto.util.yamlemit import dump_yaml
 
         cluster_yaml = dump_yaml(cluster.loaded.data)
     text = render_monitoring(plans, options, models, cluster_yaml, routing_yaml)

@@ -26,7 +26,7 @@ failure is a ``Resolved`` or ``Rendered`` with its status, never an exception.
 
 from __future__ import annotations
 
-from manifesto.digest import digest
+from manifesto.load.digest import digest
 from manifesto.store import Store, task_key
 
 __all__ = ["Tasks", "plan_of", "plan_digest"]
@@ -94,7 +94,7 @@ class Tasks:
         key = (path, within)
         hit = self._texts.get(key)
         if hit is None:
-            from manifesto import yamlio
+            from manifesto.load import yamlio
 
             hit = self._texts[key] = yamlio.read_text(path, name, within)
         return hit
@@ -102,7 +102,7 @@ class Tasks:
     def parse_file(self, path: str, name: str, within: tuple[str, ...] = ()):
         """The parse task on a file: ``(data, locations)`` through the process's products."""
         if self.products is None:
-            from manifesto.yamlio import load_yaml
+            from manifesto.load.yamlio import load_yaml
 
             return load_yaml(path, name, within)
         return self.products.parse(path, name, within, self)
@@ -115,7 +115,7 @@ class Tasks:
 
         from manifesto.errors import Origin
         from manifesto.tasks.entries import Parsed
-        from manifesto.yamlio import Locations
+        from manifesto.load.yamlio import Locations
 
         key = task_key("parse", ("yaml",), (digest(text.encode()),), b"", self.code)
         entry = self.store.get(key)
@@ -139,7 +139,7 @@ class Tasks:
         ``run`` becomes a SKIPPED (incompatible pair) or FAILED product with its text, and is
         handed back as ``error``; a failure read back from the store has no ``error``."""
         from manifesto.errors import IncompatiblePairError, ManifestoError
-        from manifesto.status import Status
+        from manifesto.util.status import Status
         from manifesto.tasks.entries import Resolved
 
         key = task_key("resolve", names, digests, options, self.code)
@@ -164,7 +164,7 @@ class Tasks:
         header)``'s (then stored). A refusal (``render.Refused``) is a FAILED product
         holding the :class:`~manifesto.render.products.Refusal`."""
         from manifesto.render import Refused
-        from manifesto.status import Status
+        from manifesto.util.status import Status
         from manifesto.tasks.entries import Rendered
 
         key = task_key("render", (), (), pd.encode(), self.code)
@@ -183,7 +183,7 @@ class Tasks:
 
 def _digest_only(path: str):
     """``(None, digest, False)`` of ``path`` (no signature taken), or None when unreadable."""
-    from manifesto.digest import file_digest
+    from manifesto.load.digest import file_digest
 
     value = file_digest(path)
     return None if value is None else (None, value, False)

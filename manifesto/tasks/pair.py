@@ -1,5 +1,5 @@
 """A pair's tasks: load (parse and validate), resolve, render or explain one spec on one
-cluster, and the monitoring of several specs on one cluster (``manifesto.tasks.core.run``
+cluster, and the monitoring of several specs on one cluster (``manifesto.tasks.runner.run``
 calls :func:`pair` and :func:`monitoring`).
 
 Everything a task reads is in its outcome's ``inputs``, so the build graph can key its
@@ -12,12 +12,12 @@ import os
 
 import msgspec
 
-import manifesto.options as _options
+import manifesto.resolve.options as _options
 
 __all__ = ["RenderOptions", "Products", "PRODUCTS", "pair", "monitoring", "gitops", "health_checks", "prepare",
            "code_fingerprint_paths"]
 
-#: The options of one render: the Struct of every render option (``manifesto.options``),
+#: The options of one render: the Struct of every render option (``manifesto.resolve.options``),
 #: the same class as ``resolve.plan.Options``.
 RenderOptions = _options.Options
 
@@ -49,7 +49,7 @@ class Products:
         Parsing is keyed by the file's bytes: two files with one content (copies of a spec)
         are parsed once, and the second gets the positions under its own name.
         """
-        from manifesto import yamlio
+        from manifesto.load import yamlio
 
         text = yamlio.read_text(path, name, within) if tasks is None else tasks.text(path, name, within)
         hit = self.named.get((name, text))
@@ -68,7 +68,7 @@ class Products:
     def get(self, kind: str, path: str, make, files, tasks=None):
         """The product ``make()`` for ``(kind, path)``; ``files(product)`` lists what it read,
         digested through ``tasks`` (once per build) when given."""
-        from manifesto.digest import file_digest
+        from manifesto.load.digest import file_digest
 
         digest = file_digest if tasks is None else tasks.file_digest
         key = (kind, path)
@@ -84,7 +84,7 @@ class Products:
 def _renamed(locs, name: str):
     """``locs`` (the positions of one parse) as positions in the file ``name``."""
     from manifesto.errors import Origin
-    from manifesto.yamlio import Locations
+    from manifesto.load.yamlio import Locations
 
     return Locations(name, {k: Origin(name, o.line, o.col) for k, o in locs.table.items()})
 
@@ -98,8 +98,8 @@ def _search(roots: tuple[str, ...], catalogs: bool):
     """Where names and paths resolve: below ``roots`` only (a build: every input is a path,
     so no catalog name, user catalog or environment can leak in), the user's catalogs
     (``catalogs``: a single command), else paths only."""
-    from manifesto.catalog import PATHS_ONLY, SearchPath, bundled_dir
-    from manifesto.yamlio import confinement
+    from manifesto.load.catalog import PATHS_ONLY, SearchPath, bundled_dir
+    from manifesto.load.yamlio import confinement
 
     if roots:
         return SearchPath(within=confinement([*roots, bundled_dir()]))
@@ -109,7 +109,7 @@ def _search(roots: tuple[str, ...], catalogs: bool):
 def _failed(exc, read, products=()):
     """The outcome of a ManifestoError ``exc`` after reading the files ``read``."""
     from manifesto.errors import IncompatiblePairError
-    from manifesto.status import Status
+    from manifesto.util.status import Status
     from manifesto.tasks.core import Outcome
 
     status = Status.SKIPPED if isinstance(exc, IncompatiblePairError) else Status.FAILED
@@ -121,10 +121,10 @@ def pair(task, request, tasks):
     ``tasks``: an ``Outcome``. With ``roots`` every file read must resolve below one of them
     or the bundled catalog: a symlink or an ``extends`` that leads elsewhere is an error
     naming the file, not a silent read of, say, a home directory."""
-    from manifesto.catalog import images_file
+    from manifesto.load.catalog import images_file
     from manifesto.errors import ManifestoError
     from manifesto.resolve.plan import to_builtins
-    from manifesto.status import Status
+    from manifesto.util.status import Status
     from manifesto.tasks.core import Outcome, Task
 
     search = _search(request.roots, request.catalogs)
@@ -149,7 +149,7 @@ def pair(task, request, tasks):
     if task is Task.RESOLVE:
         return Outcome(Status.OK, inputs=inputs, products=keys, budget=budget, cluster_name=c.name, plan=plan)
     if task is Task.EXPLAIN:
-        from manifesto.explain import explain_text
+        from manifesto.resolve.explain import explain_text
 
         return Outcome(Status.OK, explain_text(plan), inputs=inputs, products=keys, cluster_name=c.name, plan=plan)
     from manifesto.render import place, render_plan
@@ -193,9 +193,9 @@ def _resolve(tasks, s, c, ro, search, routing, roots, hf_home=None):
 
 
 def _cluster(path: str, tasks, search):
-    from manifesto.catalog import find, within
+    from manifesto.load.catalog import find, within
     from manifesto.cluster import Cluster
-    from manifesto.load import load_cluster_file
+    from manifesto.load.inputs import load_cluster_file
 
     def make():
         found = find("clusters", path, search=search)
@@ -206,8 +206,8 @@ def _cluster(path: str, tasks, search):
 
 
 def _spec(path: str, tasks, search):
-    from manifesto.catalog import find, within
-    from manifesto.load import load_model
+    from manifesto.load.catalog import find, within
+    from manifesto.load.inputs import load_model
     from manifesto.spec import Spec
 
     def make():
@@ -248,9 +248,9 @@ def monitoring(request, tasks):
     and validated through the memo, once per build like the pairs' own renders, and each
     spec resolved once, through the store, where the pair's own render left its plan (so an
     edit to one spec resolves that spec again, not every one)."""
-    from manifesto.catalog import images_file
+    from manifesto.load.catalog import images_file
     from manifesto.errors import ManifestoError
-    from manifesto.status import Status
+    from manifesto.util.status import Status
     from manifesto.tasks.core import Outcome
     from manifesto.tasks.inputs import monitoring_text
 
@@ -286,7 +286,7 @@ def gitops(request, tasks):
     from manifesto.errors import BuildError, ManifestoError
     from manifesto.render.gitops import render_gitops
     from manifesto.render.k8s import objects
-    from manifesto.status import Status
+    from manifesto.util.status import Status
     from manifesto.tasks.core import Outcome
 
     search = _search(request.roots, False)
@@ -354,7 +354,8 @@ def prepare() -> None:
     this shares them, instead of each worker importing and building them again."""
     import ruamel.yaml  # noqa: F401
 
-    from manifesto import cluster, legacy, render, spec  # noqa: F401
+    from manifesto import cluster, render, spec  # noqa: F401
+    from manifesto.load import spellings as legacy  # noqa: F401
     from manifesto.render import header, k8s, monitoring, slurm  # noqa: F401
     from manifesto.render.k8s import idle  # noqa: F401
     from manifesto.resolve import core, router_check, vllm_check  # noqa: F401
@@ -368,6 +369,6 @@ def prepare() -> None:
 
 def code_fingerprint_paths() -> list[str]:
     """Files whose bytes define the renderer: the package's Python code and the image catalog."""
-    from manifesto.digest import code_files
+    from manifesto.load.digest import code_files
 
     return code_files()

@@ -33,7 +33,7 @@ def __getattr__(name: str):
     """``RenderOptions``: the one Struct of every render option, imported on first use (a
     no-op build must not import msgspec)."""
     if name == "RenderOptions":
-        from manifesto.options import Options
+        from manifesto.resolve.options import Options
 
         return Options
     raise AttributeError(name)
@@ -83,7 +83,7 @@ def outcome_of(model: str, cluster: str, options):
 
 
 def _outcome(status: str, **fields):
-    from manifesto.status import Status
+    from manifesto.util.status import Status
     from manifesto.tasks import Outcome
 
     return Outcome(Status(status), **fields)

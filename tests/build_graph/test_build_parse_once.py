@@ -31,7 +31,7 @@ def _tree(root: Path, copies: int) -> Path:
 
 def test_a_cold_build_parses_and_validates_each_file_once(tmp_path, monkeypatch):
     import manifesto.tasks.pair as build_renderer
-    from manifesto import load, yamlio
+    from manifesto.load import inputs as load, yamlio
     from manifesto.build_graph.api import build
     from manifesto.build_graph.report import Report
 

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.integration  # every test here runs the build CLI as a 
 pytest.importorskip("manifesto.tasks.pair")
 
 REPO = Path(__file__).resolve().parents[2]
-HEAVY = ("pydantic", "pydantic_core", "ruamel.yaml", "msgspec", "manifesto.tasks.pair", "manifesto.yamlio")
+HEAVY = ("pydantic", "pydantic_core", "ruamel.yaml", "msgspec", "manifesto.tasks.pair", "manifesto.load.yamlio")
 
 
 def copy_examples(dest: Path) -> Path:

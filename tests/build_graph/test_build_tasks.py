@@ -65,7 +65,7 @@ def _records(root: Path) -> dict:
 
 def test_the_stored_plan_of_each_pair_renders_its_artifact(tmp_path, monkeypatch):
     from manifesto.render import render_plan
-    from manifesto.status import Status
+    from manifesto.util.status import Status
     from manifesto.store import Store
     from manifesto.tasks.entries import Resolved
     from manifesto.tasks.memo import plan_of
@@ -93,7 +93,7 @@ def test_the_stored_plan_of_each_pair_renders_its_artifact(tmp_path, monkeypatch
 
 
 def test_a_comment_reresolves_but_reuses_the_render_product(tmp_path, monkeypatch):
-    from manifesto.status import Status
+    from manifesto.util.status import Status
 
     root = _tree(tmp_path / "tree")
     _build(root, monkeypatch)
@@ -135,9 +135,9 @@ def test_each_files_parse_product_is_kept_and_read_back_with_its_positions(tmp_p
     store, and a process rendering later (a build's other worker, the next build) reads them
     back, equal to what parsing gives, instead of parsing the file again."""
     import manifesto.tasks.pair as build_renderer
-    from manifesto import yamlio
+    from manifesto.load import yamlio
     from manifesto.build_graph.api import build
-    from manifesto.digest import code_fingerprint
+    from manifesto.load.digest import code_fingerprint
     from manifesto.store import Store
     from manifesto.tasks import PairRequest, Task, run
     from manifesto.tasks.memo import Tasks
@@ -171,7 +171,7 @@ def test_each_files_parse_product_is_kept_and_read_back_with_its_positions(tmp_p
 def test_a_parse_product_holds_what_json_cannot_and_refuses_what_msgpack_cannot(tmp_path):
     from manifesto.store import Store
     from manifesto.tasks.memo import Tasks
-    from manifesto.yamlio import parse_yaml
+    from manifesto.load.yamlio import parse_yaml
 
     tasks = Tasks(Store(str(tmp_path / "store")), "code")
     text = f"a: .nan\nb: -.inf\nc: [1, 2.0, true, null, '3']\nd: {2**70}\n"

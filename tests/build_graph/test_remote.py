@@ -11,7 +11,7 @@ import pytest
 
 import kit
 from manifesto.build_graph.remote import RemoteCache, RemoteSettings
-from manifesto.hashing import sha256_hex
+from manifesto.util.hashing import sha256_hex
 from servers import nginx
 
 pytestmark = pytest.mark.integration

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from kit import REPO_ROOT, cli_in_process
-from manifesto.build_graph import semdiff
-from manifesto.build_graph.semdiff import Impact, Totals, classify, diff_artifacts
+from manifesto.review import semdiff
+from manifesto.review.semdiff import Impact, Totals, classify, diff_artifacts
 from manifesto.cluster import load_cluster
 from manifesto.render import render
 from manifesto.spec import load_spec

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from kit import REPO_ROOT
-from manifesto.build_graph.semdiff import Impact, classify, diff_artifacts
+from manifesto.review.semdiff import Impact, classify, diff_artifacts
 from manifesto.cluster import load_cluster
 from manifesto.render import render
 from manifesto.spec import load_spec

@@ -16,13 +16,14 @@ PACKAGE = Path(__file__).resolve().parents[2] / "manifesto"
 
 #: Module (relative to the package) -> what it may do, and why.
 ALLOWED: dict[str, tuple[set[str], str]] = {
-    "fsutil.py": ({"os.open", "open"}, "the confined, non-following open and atomic-write primitives the edge "
+    "util/fsutil.py": ({"os.open", "open"}, "the confined, non-following open and atomic-write primitives the edge "
                                         "builds on"),
     "render/k8s/idle.py": ({"open"}, "reads the idle controller's source from its own package folder, once"),
     "ops/kubectl.py": ({"subprocess"}, "the kubectl runner: a fixed argv, a deadline, escaped output"),
     "ops/slurm.py": ({"subprocess"}, "the Slurm runner (sbatch, squeue, scancel, ssh)"),
     "ops/programs.py": ({"subprocess"}, "the runner of the user's own interactive programs ($EDITOR, fzf)"),
-    "fake_kubectl.py": ({"open", "subprocess"}, "a stand-in kubectl program for trying the lifecycle, not the tool"),
+    "testing/fake_kubectl.py": ({"open", "subprocess"},
+                                "a stand-in kubectl program for trying the lifecycle, not the tool"),
     "render/k8s/idle_controller.py": ({"open", "urllib", "http.client", "socket"},
                                       "runs inside the cluster as the idle controller; shipped as text"),
 }
@@ -52,7 +53,7 @@ def _dotted(node: ast.AST) -> str:
 
 def _own_modules(tree: ast.AST) -> set[str]:
     """Names a module binds to manifesto's own modules (``from manifesto.edge import files``,
-    ``import manifesto.yamlio as yamlio``): ``files.read_text(...)`` is the edge, not pathlib."""
+    ``import manifesto.load.yamlio as yamlio``): ``files.read_text(...)`` is the edge, not pathlib."""
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("manifesto"):

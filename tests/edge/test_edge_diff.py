@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from kit import REPO_ROOT, cli_in_process
-from manifesto.build_graph import semdiff
+from manifesto.review import semdiff
 from manifesto.build_graph.changes import changed_files
 from manifesto.edge import git as edge_git
 from manifesto.errors import BuildError, ManifestoError

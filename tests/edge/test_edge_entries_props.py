@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from manifesto.digest import digest
+from manifesto.load.digest import digest
 from manifesto.edge import entries
 from manifesto.edge.entries import BadEntry
 from manifesto.tasks import entries as store_entries

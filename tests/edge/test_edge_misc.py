@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from manifesto import fsutil
+from manifesto.util import fsutil
 
 
 # -- temporary names ------------------------------------------------------------------------
@@ -90,7 +90,7 @@ def test_edit_refuses_such_a_name_before_starting_an_editor(isolated_env, char, 
 
 
 def test_a_lookup_by_such_a_name_is_refused_on_one_line():
-    from manifesto.catalog import find
+    from manifesto.load.catalog import find
     from manifesto.errors import CatalogError
 
     with pytest.raises(CatalogError) as err:

@@ -20,7 +20,7 @@ import pytest
 from kit import REPO_ROOT, run_cli
 from manifesto.edge import files, jsonio, limits
 from manifesto.errors import InputError, Origin, YamlSyntaxError
-from manifesto.yamlio import parse_yaml
+from manifesto.load.yamlio import parse_yaml
 
 DEEP = 100_000
 #: Seconds any one hostile input may take, process start included (the machine is shared).

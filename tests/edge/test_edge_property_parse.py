@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from kit import REPO_ROOT, cli_in_process, run_cli
 from manifesto.edge import files, jsonio, limits
 from manifesto.errors import InputError
-from manifesto.yamlio import parse_yaml
+from manifesto.load.yamlio import parse_yaml
 
 QWEN = (REPO_ROOT / "models/qwen/aggregated.yaml").read_text()
 #: Seconds one example may take (the machine is shared; a hang or a quadratic blow-up is far over).
@@ -152,7 +152,7 @@ def test_nested_data_as_json_reads_back_or_is_refused(data, levels, kinds, bom):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_DATA, st.integers(0, 90), st.lists(st.booleans(), min_size=1, max_size=5), st.booleans(), st.booleans())
 def test_nested_data_as_yaml_reads_back_or_is_refused(data, levels, kinds, block, alias):
-    from manifesto.yamlemit import dump_yaml
+    from manifesto.util.yamlemit import dump_yaml
 
     data = _made(data)
     value = {"root": _wrap(data, levels, kinds)}

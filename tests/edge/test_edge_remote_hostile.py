@@ -259,7 +259,7 @@ def test_an_honest_cache_still_serves_and_sees_the_token(tmp_path, monkeypatch, 
 @pytest.mark.parametrize("how", ["suffix-dotdot", "suffix-absolute", "wrong-types", "deep-budget", "not-utf8",
                                  "oversized"])
 def test_planted_store_entries_are_a_miss_never_a_write(tmp_path, monkeypatch, how):
-    from manifesto.digest import digest
+    from manifesto.load.digest import digest
 
     work = _checkout(tmp_path, "work")
     monkeypatch.chdir(work)

@@ -171,7 +171,7 @@ def test_kubectl_settings(sandbox, timeout, retries):
                                                                  HealthCheck.function_scoped_fixture])
 @given(timeout=st.one_of(NUMBERS, st.floats(0, 1.5).map(repr)), interval=st.one_of(NUMBERS, st.just("0.2")))
 def test_ready_waits(sandbox, timeout, interval):
-    from manifesto.numbers import number
+    from manifesto.util.numbers import number
 
     value = number(timeout)
     if value is not None and value > 1.5:

@@ -9,7 +9,7 @@ from manifesto.render.k8s.model import model_objects
 from manifesto.render.k8s.routing import routing_objects
 from manifesto.render.k8s.sidecars import dcgm_configmap
 from manifesto.render.k8s.validity import check_objects
-from manifesto.yamlemit import dump_all
+from manifesto.util.yamlemit import dump_all
 
 __all__ = ["DIGEST_ANNOTATION", "objects", "routing_only", "render_manifest", "render_routing", "with_digest",
            "digested_yaml"]
@@ -93,7 +93,7 @@ def with_digest(objs: list[dict]) -> list[dict]:
 def digested_yaml(objs: list[dict]) -> str:
     """``dump_all(with_digest(objs))``, writing each object once: the digest is taken over the
     objects' parts, and only the metadata part is written again with the annotation."""
-    from manifesto.yamlemit import dump_parts
+    from manifesto.util.yamlemit import dump_parts
 
     parts = [dump_parts(obj) for obj in objs]
     value = _digest("".join("---\n" + "".join(text for _, text in p) for p in parts))
@@ -104,7 +104,7 @@ def digested_yaml(objs: list[dict]) -> str:
 
 
 def _digest(text: str) -> str:
-    from manifesto.hashing import sha256_hex
+    from manifesto.util.hashing import sha256_hex
 
     return "sha256:" + sha256_hex(text.encode())[:32]
 

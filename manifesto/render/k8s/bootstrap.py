@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from manifesto.render.k8s.validity import check_objects
 from manifesto.resolve.names import COMPONENT_LABEL, MANAGED_BY, MANAGED_BY_LABEL
-from manifesto.yamlemit import dump_all
+from manifesto.util.yamlemit import dump_all
 
 __all__ = ["bootstrap_objects", "render_bootstrap"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from manifesto.hashing import sha256_hex
+from manifesto.util.hashing import sha256_hex
 from manifesto.resolve.names import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
 
 __all__ = ["meta", "env_entry", "pod_defaults", "digest8", "gpu_claim_spec", "gpu_claim_template",

@@ -11,7 +11,7 @@ import os
 from functools import cache
 from typing import Any
 
-from manifesto.hashing import sha256_hex
+from manifesto.util.hashing import sha256_hex
 from manifesto.resolve import names
 from manifesto.resolve.names import COMPONENT_LABEL, INSTANCE_LABEL
 from manifesto.render.k8s.common import meta, pod_defaults

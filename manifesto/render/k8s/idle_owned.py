@@ -150,7 +150,7 @@ def owned_fields(objs: list[dict]) -> tuple[list[Owned], list[tuple[str, str]]]:
     found = _controller_env(objs)
     if found is None:
         return [], []
-    from manifesto.render.k8s import idle_controller
+    import manifesto.render.k8s.idle_controller as idle_controller
 
     deployment, env = found
     config = idle_controller.load_config(env)

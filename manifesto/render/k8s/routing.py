@@ -9,7 +9,7 @@ from manifesto.resolve import names
 from manifesto.resolve.names import COMPONENT_LABEL, INSTANCE_LABEL
 from manifesto.render.k8s.common import meta, pod_defaults, sized
 from manifesto.render.envoy import CLIENT_PORT, EPP_GRPC_PORT, READY_PORT, envoy_config
-from manifesto.yamlemit import dump_yaml
+from manifesto.util.yamlemit import dump_yaml
 
 __all__ = ["routing_objects", "pool_selector", "EPP_HEALTH_PORT", "EPP_METRICS_PORT"]
 

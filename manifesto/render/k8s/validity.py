@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from manifesto import rules
+from manifesto.util import rules
 from manifesto.errors import ManifestoError, RenderCheckError
 
 __all__ = ["LimitError", "check_objects", "lws_pod_name", "size_problem", "MAX_ANNOTATIONS", "MAX_OBJECT",

@@ -21,7 +21,7 @@ def render_monitoring(plans, options, model_yamls: list[str], cluster_yaml: str,
     spec (flattened), the cluster and a routing profile inlined as heredocs, then the options."""
     from manifesto.render.header import provenance_header
     from manifesto.render.k8s.validity import check_objects
-    from manifesto.yamlemit import dump_all
+    from manifesto.util.yamlemit import dump_all
 
     header = provenance_header("render monitoring", list(model_yamls), cluster_yaml, options=options,
                                routing_yaml=routing_yaml, notes=(

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import re
 
-from manifesto.hashing import sha256_hex
+from manifesto.util.hashing import sha256_hex
 from manifesto.render.envoy import STATS_PATH as ENVOY_STATS_PATH
 from manifesto.resolve import names
 from manifesto.resolve.names import (
     COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, ROLE_LABEL,
 )
-from manifesto.yamlemit import dump_yaml
+from manifesto.util.yamlemit import dump_yaml
 
 __all__ = ["monitoring_objects", "pod_monitors", "scrape_config", "helm_values", "STACK", "ENVOY_STATS_PATH",
            "ISTIO_STATS_PORT", "PROMETHEUS_CHART", "GRAFANA_CHART"]

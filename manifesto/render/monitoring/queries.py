@@ -8,7 +8,7 @@ not export cannot reach a dashboard. Series carry ``manifesto_instance`` and
 
 from __future__ import annotations
 
-from manifesto.render import metric_names
+import manifesto.render.metric_names as metric_names
 
 __all__ = ["metric", "dashboards", "rules", "used_metrics", "SELECTOR"]
 

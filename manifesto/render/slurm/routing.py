@@ -56,7 +56,7 @@ def _plugin_entry() -> dict:
 
 
 def _block(value: dict, indent: str) -> list[str]:
-    from manifesto.yamlemit import dump_yaml
+    from manifesto.util.yamlemit import dump_yaml
 
     return [indent + line if line else line for line in dump_yaml(value).rstrip("\n").split("\n")]
 
@@ -88,7 +88,7 @@ def _edit_text(text: str, discovery: dict) -> str | None:
 
 @lru_cache(maxsize=32)
 def _edit_data(config_json: str, source: str, discovery_json: str) -> str:
-    from manifesto.yamlemit import dump_yaml
+    from manifesto.util.yamlemit import dump_yaml
 
     data = json.loads(config_json)
     if not isinstance(data, dict):

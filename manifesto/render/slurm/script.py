@@ -8,12 +8,12 @@ import shlex
 from manifesto.render.header import provenance_header
 from manifesto.resolve import names
 from manifesto.render.envoy import EPP_GRPC_PORT, envoy_config
-from manifesto.render.slurm import routing as rtg
-from manifesto.render.slurm import runtime as rt
+import manifesto.render.slurm.routing as rtg
+import manifesto.render.slurm.runtime as rt
 from manifesto.render.slurm.checks import SlurmUnsupported, check_plan, ignored_requests
-from manifesto.quantity import cpus, mebibytes
+from manifesto.util.quantity import cpus, mebibytes
 from manifesto.render.slurm.task import launch_text, needs_node_ip, task_text
-from manifesto.yamlemit import dump_yaml
+from manifesto.util.yamlemit import dump_yaml
 
 __all__ = ["render_slurm"]
 

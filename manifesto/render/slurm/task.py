@@ -14,7 +14,7 @@ import shlex
 import msgspec
 
 from manifesto.render.launch import Platform, launch_script, literal_note
-from manifesto.render.slurm import runtime as rt
+import manifesto.render.slurm.runtime as rt
 from manifesto.render.slurm.checks import SlurmUnsupported
 
 __all__ = ["SLURM", "launch_text", "task_text", "forwarded_names", "needs_node_ip"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["COMMANDS", "formatter", "register"]
+__all__ = ["COMMANDS", "formatter", "main", "register"]
 
 #: The commands ``register`` adds (a run of one of them needs no other command's module).
 COMMANDS = ("build", "list", "deps", "dependents", "matrix", "clean")
@@ -25,6 +25,31 @@ def register(subparsers, only: str | None = None) -> None:
     for name, declare in zip(COMMANDS, declares):
         if only is None or name == only:
             declare(subparsers)
+
+
+def main(argv=None) -> int:
+    """``python -m manifesto.build_graph``: parse ``argv``, run the handler, print
+    ``ManifestoError``s without a traceback."""
+    import argparse
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = argparse.ArgumentParser(prog="python -m manifesto.build_graph", description="Build graph commands.",
+                                     formatter_class=formatter())
+    # A command line that starts with a command needs only that command's parser.
+    register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
+             only=argv[0] if argv[:1] and argv[0] in COMMANDS else None)
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        from manifesto.errors import ManifestoError
+
+        if not isinstance(exc, ManifestoError):
+            raise
+        print(f"error: {exc}", file=sys.stderr)  # as the main CLI prints it
+        return 1
 
 
 def formatter():
@@ -107,7 +132,7 @@ def _jobs(text: str) -> int:
 
 
 def _output(parser, formats=None, default: str = "text") -> None:
-    from manifesto.outputs import FORMATS, add_output
+    from manifesto.util.outputs import FORMATS, add_output
 
     add_output(parser, formats or FORMATS, default)
 
@@ -206,7 +231,7 @@ def _add_clean(subparsers) -> None:
 
 def _print(args, value, lines=(), names=None, text=None) -> None:
     """``value`` as -o asks; ``lines`` are the text form and, unless ``names`` is given, the names."""
-    from manifesto.outputs import emit
+    from manifesto.util.outputs import emit
 
     lines = list(lines)
     emit(args.output, value, text=text or (lambda: print("\n".join(lines))),

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from manifesto.errors import ExtendsError, ManifestoError, Origin, SchemaError, did_you_mean, show_value
 from manifesto.errors import format_path
-from manifesto.yamlio import Locations, file_problem, load_yaml, outside_problem
+from manifesto.load.yamlio import Locations, file_problem, load_yaml, outside_problem
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -162,7 +162,7 @@ def validate(model_cls: type[T], loaded: Loaded) -> T:
     embedded documents such as an inline ``routing.plugin_config`` are validated against
     their own schema (``EMBEDDED`` on the model class).
     """
-    from manifesto.schema.checks import compiled_class, validate as check, validation_error
+    from manifesto.schema.validation import compiled_class, validate as check, validation_error
 
     model_cls = compiled_class(model_cls)
     if not isinstance(loaded.data, dict):
@@ -202,7 +202,7 @@ def scan_values(loaded: Loaded, multiline: frozenset[str] | None) -> list[Manife
     """
     import math
 
-    from manifesto.rules import control_char
+    from manifesto.util.rules import control_char
 
     out: list[ManifestoError] = []
     stack: list[tuple[tuple, Any, bool]] = [((), loaded.data, multiline is None)]
@@ -233,7 +233,7 @@ def scan_values(loaded: Loaded, multiline: frozenset[str] | None) -> list[Manife
 def _embedded_errors(model_cls: type, loaded: Loaded) -> list[ManifestoError]:
     """Validate sub-documents named by ``model_cls.EMBEDDED`` ((path, schema) pairs; ``*``
     matches every key of a mapping) with their own schema, errors placed in this file."""
-    from manifesto.schema.checks import validate as check, validation_error
+    from manifesto.schema.validation import validate as check, validation_error
 
     out: list[ManifestoError] = []
     for pattern, schema in getattr(model_cls, "EMBEDDED", ()):
@@ -277,7 +277,7 @@ def load_typed(model_cls: type[T], path: str | Path, within: tuple[str, ...] = (
 
 def load_model(path: str | Path, within: tuple[str, ...] = (), parse=None):
     """Load, merge and validate a model spec. Returns (ModelSpec, Loaded)."""
-    from manifesto.legacy import migrate_spec
+    from manifesto.load.spellings import migrate_spec
     from manifesto.schema.compiled import ModelSpec
 
     loaded = load_model_data(path, within=within, parse=parse)
@@ -286,7 +286,7 @@ def load_model(path: str | Path, within: tuple[str, ...] = (), parse=None):
 
 
 def load_cluster_file(path: str | Path, within: tuple[str, ...] = (), parse=None):
-    from manifesto.legacy import migrate_cluster
+    from manifesto.load.spellings import migrate_cluster
     from manifesto.schema.compiled import ClusterProfile
 
     real = os.path.realpath(path)
@@ -296,19 +296,19 @@ def load_cluster_file(path: str | Path, within: tuple[str, ...] = (), parse=None
 
 
 def _spec_renames(data):
-    from manifesto.legacy import migrate_spec
+    from manifesto.load.spellings import migrate_spec
 
     return migrate_spec(data, derived=False)
 
 
 def _legacy(data, locs: Locations, rules) -> tuple[Any, Locations]:
-    """Map the reference implementation's spellings onto ours (``manifesto.legacy``): a mapped
+    """Map the reference implementation's spellings onto ours (``manifesto.load.spellings``): a mapped
     or dropped key is a warning with its position, a refused one an error with the reason.
     ``data`` and ``locs`` are never changed (a build shares one parse between renders): when a
     rule applies, the mapped copies are returned."""
     import copy
 
-    from manifesto.legacy import warn
+    from manifesto.load.spellings import warn
 
     mapped = copy.deepcopy(data)
     notes = rules(mapped)
@@ -412,6 +412,6 @@ def _message(err: dict, model_cls: type, path: tuple) -> str:
 def _fields_at(model_cls: type, path: tuple) -> list[str]:
     """Field names of the record found at ``path`` (for did-you-mean): steps through records,
     lists (``roles[0]``) and name-keyed maps such as ``accelerators.profiles.<name>``."""
-    from manifesto.schema.checks import field_names
+    from manifesto.schema.validation import field_names
 
     return field_names(model_cls, path)

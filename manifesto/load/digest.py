@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from manifesto.hashing import blake2b_hex
+from manifesto.util.hashing import blake2b_hex
 
 __all__ = ["digest", "file_digest", "combine", "code_files", "code_names", "fingerprint", "code_fingerprint"]
 
@@ -39,7 +39,7 @@ def combine(label: str, names, digests) -> str:
 def code_files() -> list[str]:
     """The files whose bytes define the renderer: the package's Python code, its runtime
     tables and the bundled image catalog, as absolute paths in a stable order."""
-    root = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # manifesto/, above load/
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
@@ -47,7 +47,7 @@ def code_files() -> list[str]:
         # and so do the Argo CD health checks (data/argocd/**/health.lua) a gitops target ships.
         out += [os.path.join(dirpath, name) for name in sorted(filenames)
                 if name.endswith((".py", ".lua")) or (name.endswith(".json") and os.path.basename(dirpath) == "data")]
-    from manifesto.catalog import architectures_dir, images_file
+    from manifesto.load.catalog import architectures_dir, images_file
 
     out.append(images_file())
     for dirpath, dirnames, filenames in os.walk(architectures_dir()):

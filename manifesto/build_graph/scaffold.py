@@ -135,8 +135,8 @@ def cluster_text(path: str | Path) -> str:
     size) and validated as a profile before ``init`` writes anything: the workspace gets
     exactly the bytes that were checked. A bad profile raises the loader's error, with its
     ``file:line:col`` and field path."""
-    from manifesto.load import display_name, load_cluster_file
-    from manifesto.yamlio import parse_yaml, read_text
+    from manifesto.load.inputs import display_name, load_cluster_file
+    from manifesto.load.yamlio import parse_yaml, read_text
 
     name = display_name(path)
     text = read_text(path, name)
@@ -278,7 +278,7 @@ def write_workspace(root: str | Path, files: dict[str, str]) -> list[str]:
     import os
 
     from manifesto.errors import InputError
-    from manifesto.fsutil import UnsafePath, write_atomic
+    from manifesto.util.fsutil import UnsafePath, write_atomic
 
     root = Path(root)
     problem = _in_the_way(root, files)
@@ -302,7 +302,7 @@ def _in_the_way(root: Path, files: dict[str, str]) -> str | None:
     import os
     import stat
 
-    from manifesto.fsutil import kind_of
+    from manifesto.util.fsutil import kind_of
 
     checks = [(root, True)] + sorted({(root.joinpath(*Path(rel).parts[:i]), False)
                                       for rel in files for i in range(1, len(Path(rel).parts))})

@@ -251,7 +251,7 @@ def _documents(text: str, name: str, budget: _Budget | None = None) -> list[_Doc
     """Each YAML document of an artifact, parsed by the loader with its limits (size, aliases,
     depth, integers); errors are placed in the artifact (line numbers count from its top)."""
     from manifesto.errors import Origin, YamlSyntaxError
-    from manifesto.yamlio import parse_documents
+    from manifesto.load.yamlio import parse_documents
 
     docs = []
     nodes = 0
@@ -388,7 +388,7 @@ def accelerator_facts(text: str, name: str = "artifact") -> tuple[int | None, fl
     spec as heredocs, an --accelerator flag); None (and "") where the header does not tell.
     The header's YAML goes through the loader's limits; a header that does not parse gives no facts."""
     from manifesto.errors import ManifestoError
-    from manifesto.yamlio import parse_yaml
+    from manifesto.load.yamlio import parse_yaml
 
     docs, flags = _header_inputs(text)
     try:
@@ -566,7 +566,7 @@ def _plugins(config: str, where: str) -> tuple[str, ...]:
     if not config:
         return ()
     from manifesto.edge.escape import terminal
-    from manifesto.yamlio import parse_yaml
+    from manifesto.load.yamlio import parse_yaml
 
     data, locs = parse_yaml(config, terminal(where))
     if not isinstance(data, dict):

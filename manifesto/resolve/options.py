@@ -130,7 +130,7 @@ _MINUTES_PROBLEM = "expected a positive duration of at most a year, such as 15m,
 def minutes(value) -> int | None:
     """Whole minutes of a duration (``15m``, ``2h``, ``90s``, ``90``, or an int of minutes),
     from 1 to ``MAX_IDLE_MINUTES``; None when it is not one."""
-    from manifesto.numbers import number
+    from manifesto.util.numbers import number
 
     if isinstance(value, bool):
         return None
@@ -148,19 +148,19 @@ def minutes(value) -> int | None:
 
 
 def _check_segment(text: str) -> str | None:
-    from manifesto import rules
+    from manifesto.util import rules
 
     return rules.path_segment(text)
 
 
 def _check_dns_label(text: str) -> str | None:
-    from manifesto import rules
+    from manifesto.util import rules
 
     return rules.dns_label(text)
 
 
 def _check_one_line(text: str) -> str | None:
-    from manifesto import rules
+    from manifesto.util import rules
 
     if not text:
         return "must not be empty"
@@ -170,13 +170,13 @@ def _check_one_line(text: str) -> str | None:
 
 
 def _check_abs_path(text: str) -> str | None:
-    from manifesto import rules
+    from manifesto.util import rules
 
     return _check_one_line(text) or rules.absolute_path(text)
 
 
 def _check_text(text: str) -> str | None:
-    from manifesto import rules
+    from manifesto.util import rules
 
     return rules.control_char(text)
 
@@ -355,7 +355,7 @@ def _struct():
         else:
             fields.append((o.name, kind, o.default))
     return msgspec.defstruct("Options", fields, frozen=True, forbid_unknown_fields=True,
-                             module="manifesto.options")
+                             module="manifesto.resolve.options")
 
 
 _made: dict[str, type] = {}

@@ -44,7 +44,7 @@ def emit(fmt: str, data, *, text=None, names=None, sort_keys: bool = False) -> N
     elif fmt == "yaml":
         import json
 
-        from manifesto.yamlemit import dump_yaml
+        from manifesto.util.yamlemit import dump_yaml
 
         # Through JSON first, so YAML carries exactly the JSON value (tuples become lists).
         sys.stdout.write(dump_yaml(json.loads(json.dumps(data, sort_keys=sort_keys))))

@@ -39,9 +39,10 @@ def bundled_root() -> Path:
 
 @lru_cache(maxsize=1)
 def _package_dir() -> str:
-    """This package's folder, symlinks resolved (a memo: it cannot move while running; a
-    build asked for it some 5,000 times, each a realpath of this file)."""
-    return os.path.dirname(os.path.realpath(__file__))
+    """The ``manifesto`` package's folder (this module's is ``manifesto/load``), symlinks
+    resolved (a memo: it cannot move while running; a build asked for it some 5,000 times,
+    each a realpath of this file)."""
+    return os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 
 
 def bundled_dir() -> str:
@@ -256,7 +257,7 @@ def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: 
                                "(pass a file path here)")
         return os.fspath(where.addresses(ref))
     if ref in ("-", "/dev/stdin") or (ref.startswith("/dev/fd/") and os.path.exists(ref)):
-        from manifesto.yamlio import StreamPath  # named on the command line: read it once
+        from manifesto.load.yamlio import StreamPath  # named on the command line: read it once
 
         return StreamPath("/dev/stdin" if ref == "-" else ref)
     spelled = path_text(ref)
@@ -284,7 +285,7 @@ def find(kind: str, ref: str, environ: dict[str, str] | None = None, *, search: 
         known += [n for n in table if n not in known]
     singular = {"models": "model", "clusters": "cluster", "routing": "routing profile"}[kind]
     if os.path.lexists(ref):  # a path that is there but is no file: say what it is instead
-        from manifesto.yamlio import file_problem
+        from manifesto.load.yamlio import file_problem
 
         raise CatalogError(f"{singular} {ref}: {file_problem(ref) or 'not a regular file'}")
     if not where.roots:

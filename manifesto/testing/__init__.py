@@ -1,0 +1,2 @@
+"""Stand-ins for trying manifesto without a cluster (``manifesto-fake-kubectl``).
+"""
