@@ -211,7 +211,8 @@ def test_json_and_markdown_shapes(workspace):
     data = json.loads(out)
     assert set(data) == {"model", "start", "clusters", "workload", "proposed", "nearest_misses", "refused",
                          "performance"}
-    assert data["clusters"] == ["example-gb200", "example-h200", "example-slurm", "example-stateless-b200"]
+    assert data["clusters"] == ["example-gb200", "example-gb200-lws", "example-h200", "example-slurm",
+                                "example-stateless-b200"]
     assert "No throughput or latency" in data["performance"]
     first = data["proposed"][0]
     assert first["rank"] == 1 and first["performance"] is None

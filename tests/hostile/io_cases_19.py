@@ -23,6 +23,9 @@ _MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
 BUNDLED_MODELS = sorted(str(p.relative_to(_MODELS_DIR).with_suffix("")) for p in _MODELS_DIR.rglob("*.yaml")
                         if not p.stem.endswith("-base"))
 
+#: the bundled cluster profiles' names, as `config list clusters` prints them
+BUNDLED_CLUSTERS = sorted(p.stem for p in (_MODELS_DIR.parent / "clusters").glob("*.yaml"))
+
 __all__ = ["CASES"]
 
 #: A workspace with a deployment target ``//:demo`` (built into out/deploy/demo.yaml).
@@ -168,11 +171,10 @@ CASES: list[Case] = [
     # -- class 5: data from outside, printed ---------------------------------------------------
     Case("o-config-list-name-newline", ("config", "list", "clusters", "-o", "name"), None, rc=0,
          files={"config/clusters/evil\nexample-gb200.yaml": "name: x\n"},
-         stdout="example-gb200\nexample-h200\nexample-slurm\nexample-stateless-b200\n"),
+         stdout="".join(f"{name}\n" for name in BUNDLED_CLUSTERS)),
     Case("o-config-list-escape-in-name", ("config", "list", "clusters"), None, rc=0,
          files={f"config/clusters/a{ESC}.yaml": "name: x\n"},
-         stdout="example-gb200           bundled\nexample-h200            bundled\nexample-slurm           bundled\n"
-                "example-stateless-b200  bundled\n"),
+         stdout="".join(f"{name:<24}bundled\n" for name in BUNDLED_CLUSTERS)),
     Case("o-config-list-bidi-name", ("config", "list", "clusters", "-o", "json"), None, rc=0,
          files={"config/clusters/gpu\u202eyaml.txt.yaml": "name: x\n"}),
     Case("o-servers-label-escape", SERVERS, None, rc=0, kube={"objects": [_pod(f"x{ESC}")]},
