@@ -25,12 +25,12 @@ from manifesto.build_graph.statcache import StatCache
 from manifesto.build_graph.workspace import BUILD_FILE
 from manifesto.util.status import Need, Source, Status
 
-__all__ = ["Item", "Request", "Session", "run"]
+__all__ = ["Item", "BuildRequest", "Session", "run"]
 
 _SAVE_EVERY_NS = 2_000_000_000
 
 
-class Request:
+class BuildRequest:
     """What to build: addresses, an optional cluster filter and changed-since rev, the shard
     ``(i, n)`` of the selection this runner takes, and the shared cache to use (``remote``:
     a ``remote.RemoteSettings``, or None for BUILD.yaml's ``remote_cache``, if any)."""
@@ -64,7 +64,7 @@ class Item:
         self.status, self.suffix, self.art_digest, self.message, self.how = status, suffix, art_digest, message, how
 
 
-def run(request: Request, ws, renderer: str, ui, render=None):
+def run(request: BuildRequest, ws, renderer: str, ui, render=None):
     """Carry out ``request`` in workspace ``ws``; returns ``(report, session)``.
 
     A file or directory in ``out/`` of the wrong type (or one the build may not touch) is
@@ -78,7 +78,7 @@ def run(request: Request, ws, renderer: str, ui, render=None):
         raise os_error(ws, exc) from None
 
 
-def _run(request: Request, ws, renderer: str, ui, render=None):
+def _run(request: BuildRequest, ws, renderer: str, ui, render=None):
     from manifesto.build_graph.report import Report
 
     with _no_gc():  # a plan allocates many small tuples and no cycles
@@ -182,7 +182,7 @@ class Session:
 
     # -- planning ----------------------------------------------------------
 
-    def plan(self, request: Request) -> list[Item]:
+    def plan(self, request: BuildRequest) -> list[Item]:
         """The selected pairs, each classified from the manifest alone."""
         from manifesto.build_graph.select import select_pairs
 
@@ -284,7 +284,7 @@ class Session:
 
     # -- execution ---------------------------------------------------------
 
-    def execute(self, items: list[Item], request: Request, render=None) -> None:
+    def execute(self, items: list[Item], request: BuildRequest, render=None) -> None:
         """Evaluate every stale pair, then prune (write) or inspect (check) ``out/``."""
         from manifesto.store import Store
         from manifesto.tasks import entries  # noqa: F401  (registers the codecs of the entries it reads)
@@ -305,7 +305,7 @@ class Session:
         if request.mode != "plan":
             self.sweep()
 
-    def _shared_cache(self, request: Request):
+    def _shared_cache(self, request: BuildRequest):
         """The remote cache of the flag or environment, else of BUILD.yaml; None without one."""
         from manifesto.build_graph.remote import RemoteSettings, SharedCache
 
@@ -473,9 +473,9 @@ class Session:
                              tuple(deployments), (root,))
 
     def _render(self, jobs: list, by_pair: dict, n_jobs, render) -> None:
-        from manifesto.build_graph.executor import Settings, run_jobs
+        from manifesto.build_graph.executor import JobSettings, run_jobs
 
-        settings = Settings(self.ws.root, self.renderer, self.ws.out_dir, self.ws.tasks_dir,
+        settings = JobSettings(self.ws.root, self.renderer, self.ws.out_dir, self.ws.tasks_dir,
                             self.write, self.started_ns, self.code)
         total = len(jobs)
         self.saved_ns = time.monotonic_ns()
