@@ -19,6 +19,7 @@ import time
 import manifesto.build_graph.outdir as outdir
 from manifesto.build_graph.fingerprint import code_digest
 from manifesto.build_graph.fsio import dir_signature, signature
+from manifesto.build_graph.generators import from_rows, to_rows
 from manifesto.build_graph.graph import DECLARED, build_graph
 from manifesto.build_graph.state import PairRecord, load_state, save_state
 from manifesto.build_graph.statcache import StatCache
@@ -139,13 +140,14 @@ class Session:
 
             raise BuildError(f"{self.ws.display_buildfile}: file not found")
         cached = self.state["buildfile"]
-        if cached and cached[0] == value:
-            config, locations = cached[1], cached[2]
+        config = _cached_config(cached[1]) if cached and cached[0] == value else None
+        if config is not None:
+            locations = cached[2]
         else:
             from manifesto.build_graph.buildfile import parse_buildfile
 
             config, locations = parse_buildfile(self.ws.buildfile, self.ws.display_buildfile)
-            self.state["buildfile"] = (value, config, locations)
+            self.state["buildfile"] = (value, {**config, "generators": to_rows(config["generators"])}, locations)
             self.graph_changed = True
         files = self._listing(config, value)
         return build_graph(config, files, locations, self.ws.display_buildfile, self.ws.root)
@@ -158,14 +160,14 @@ class Session:
 
         dirs, files, walked = {}, {}, {}
         for i, gen in enumerate(config["generators"]):
-            if gen[0] in DECLARED:  # declared in BUILD.yaml, not found in a directory
+            if gen.kind in DECLARED:  # declared in BUILD.yaml, not found in a directory
                 continue
-            base = gen[1]
+            base = gen.path
             if base not in walked:
                 found = os.path.isdir(os.path.join(self.ws.root, base))
                 walked[base] = walk(self.ws.root, base, dirs) if found else None
                 dirs.setdefault(base, None)
-            files[i] = None if walked[base] is None else tuple(select(walked[base], gen[2], gen[3]))
+            files[i] = None if walked[base] is None else tuple(select(walked[base], gen.includes, gen.excludes))
             for name in files[i] or ():
                 if not name.isprintable():  # it would reach terminals, reports and out/ as it is
                     from manifesto.errors import BuildError, printable
@@ -615,6 +617,15 @@ class _no_gc:
     def __exit__(self, *exc) -> None:
         if self.was_enabled:
             gc.enable()
+
+
+def _cached_config(config) -> dict | None:
+    """The manifest's BUILD.yaml config with its target generators as records again; None when
+    it is not a config a build saved (BUILD.yaml is then parsed again)."""
+    if type(config) is not dict:
+        return None
+    generators = from_rows(config.get("generators"))
+    return None if generators is None else {**config, "generators": generators}
 
 
 def _dirs_unchanged(root: str, dirs: dict) -> bool:
