@@ -4,7 +4,7 @@ The search builds a candidate spec per layout and resolves it exactly as ``rende
 (``resolve_layout``: the one call into resolution and the memory fit). A layout the resolver
 refuses is reported with the resolver's own message, the one ``render`` prints for the same
 spec; a layout it accepts renders. Nothing here repeats the fit's arithmetic: the weights,
-the KV budget and the tokens it holds come from the resolved plan's ``Fit``.
+the KV budget and the tokens it holds come from the resolved plan's ``MemoryFit``.
 
 The search space, per cluster and accelerator (``layouts``):
 
@@ -27,7 +27,7 @@ import math
 import re
 from typing import Callable
 
-__all__ = ["Workload", "Candidate", "Outcome", "Report", "Start", "start_from", "layouts", "plan_model",
+__all__ = ["Demand", "Candidate", "LayoutOutcome", "SearchReport", "Start", "start_from", "layouts", "plan_model",
            "spec_text", "resolve_layout", "NVLINK_DOMAIN_ARCHS", "MAX_ENGINE_GPUS", "NO_PERFORMANCE", "Measured"]
 
 #: gpu_arch values whose nodes (compute trays) share one NVLink domain (GB200/GB300 NVL72 racks):
@@ -42,12 +42,12 @@ _DP = (1, 2, 4, 8, 16, 32, 64)
 NO_PERFORMANCE = ("No throughput or latency figures: nothing in manifesto measures them. A layout is proposed "
                   "because its weights and KV cache fit, not because it is fast.")
 
-#: A measured table: (cluster, accelerator, Candidate, Workload) -> a mapping of figures to
+#: A measured table: (cluster, accelerator, Candidate, Demand) -> a mapping of figures to
 #: report with that layout (tokens/s, latency...), or None where the table has no row.
-Measured = Callable[[str, str, "Candidate", "Workload"], "dict | None"]
+Measured = Callable[[str, str, "Candidate", "Demand"], "dict | None"]
 
 
-class Workload:
+class Demand:
     """What the layouts must serve: ``max_model_len`` (None: the start's), ``concurrency``
     sequences of that length in the KV cache at once, ``kv_cache_dtype`` (None: the start's),
     ``topology`` (None: the start's)."""
@@ -81,7 +81,7 @@ class Candidate:
                 "replicas": self.replicas}
 
 
-class Outcome:
+class LayoutOutcome:
     """One layout on one cluster's accelerator: proposed (``plan`` set) or refused (``error``,
     the resolver's message; ``kind`` "memory" when the memory fit refused it)."""
 
@@ -125,17 +125,17 @@ class Outcome:
                 "hourly_price_per_gpu": b.hourly_price, "hourly_cost": b.hourly_cost, "performance": self.measured}
 
 
-class Report:
+class SearchReport:
     """Every outcome of a search: ``proposed`` ranked, ``refused`` in search order."""
 
     __slots__ = ("model", "start", "workload", "proposed", "refused", "clusters", "path")
 
-    def __init__(self, model: str, start: str, workload: Workload, proposed: list, refused: list,
+    def __init__(self, model: str, start: str, workload: Demand, proposed: list, refused: list,
                  clusters: list, path: str = "") -> None:
         self.model, self.start, self.workload, self.path = model, start, workload, path
         self.proposed, self.refused, self.clusters = proposed, refused, clusters
 
-    def nearest_misses(self) -> list[Outcome]:
+    def nearest_misses(self) -> list[LayoutOutcome]:
         """Per cluster and accelerator, why nothing smaller fits: among the layouts the memory fit
         refused with fewer GPUs than the smallest proposal there (all of them where nothing fits),
         the first of those with the most GPUs, splitting the weights most ways. Each carries the
@@ -144,7 +144,7 @@ class Report:
         for o in self.proposed:
             key = (o.cluster, o.accelerator)
             smallest[key] = min(smallest.get(key, o.candidate.engine_gpus), o.candidate.engine_gpus)
-        best: dict[tuple, Outcome] = {}
+        best: dict[tuple, LayoutOutcome] = {}
         for o in self.refused:
             key = (o.cluster, o.accelerator)
             if o.kind != "memory" or o.candidate.engine_gpus >= smallest.get(key, MAX_ENGINE_GPUS + 1):
@@ -249,7 +249,7 @@ def _copy(value):
     return value
 
 
-def _candidate_data(start: Start, accel: str, cand: Candidate, work: Workload) -> dict:
+def _candidate_data(start: Start, accel: str, cand: Candidate, work: Demand) -> dict:
     """The spec a layout is: the start with the accelerator pinned and every role laid out."""
     data = _copy(start.data)
     data.pop("accelerator", None)
@@ -299,7 +299,7 @@ def resolve_layout(data: dict, path: str, cluster, options):
     return plan_for(spec, cluster, options)[0]
 
 
-def _check_start(start: Start, arch, note: str, work: Workload) -> None:
+def _check_start(start: Start, arch, note: str, work: Demand) -> None:
     from manifesto.errors import InputError
 
     if arch is None:
@@ -332,8 +332,8 @@ def _architecture(start: Start, search):
     return arch, note
 
 
-def plan_model(start: Start, clusters: list, work: Workload, options, *, search=None,
-               measured: Measured | None = None) -> Report:
+def plan_model(start: Start, clusters: list, work: Demand, options, *, search=None,
+               measured: Measured | None = None) -> SearchReport:
     """Search every layout of ``start`` on every accelerator of ``clusters`` (loaded
     ``cluster.Cluster`` objects)."""
     from manifesto.errors import IncompatiblePairError, ManifestoError
@@ -347,7 +347,7 @@ def plan_model(start: Start, clusters: list, work: Workload, options, *, search=
             accel = project_accelerator(cluster.profile, name)
             for cand in layouts(arch, cluster, accel):
                 data = _candidate_data(start, name, cand, work)
-                out = Outcome(cluster.name, name, cand, data)
+                out = LayoutOutcome(cluster.name, name, cand, data)
                 try:
                     plan = resolve_layout(data, start.path, cluster, options)
                 except IncompatiblePairError as exc:
@@ -385,11 +385,11 @@ def plan_model(start: Start, clusters: list, work: Workload, options, *, search=
                 out.headroom = fit.kv_tokens * out.engines / (work.concurrency * fit.max_model_len)
                 out.measured = measured(cluster.name, name, cand, work) if measured is not None else None
                 proposed.append(out)
-    proposed.sort(key=Outcome.rank_key)
-    return Report(start.model_id, start.what, work, proposed, refused, [c.name for c in clusters], start.path)
+    proposed.sort(key=LayoutOutcome.rank_key)
+    return SearchReport(start.model_id, start.what, work, proposed, refused, [c.name for c in clusters], start.path)
 
 
-def spec_text(report: Report, out: Outcome, command: str) -> str:
+def spec_text(report: SearchReport, out: LayoutOutcome, command: str) -> str:
     """The chosen layout as a commented spec file (``--write``)."""
     from manifesto.util.yamlemit import dump_yaml
 

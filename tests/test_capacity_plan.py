@@ -39,7 +39,7 @@ def _plan(model: str, clusters=None, **work):
     from manifesto.resolve.options import Options
 
     start = capacity.start_from(model)
-    return capacity.plan_model(start, clusters or _clusters(), capacity.Workload(**work), Options(user="plan"))
+    return capacity.plan_model(start, clusters or _clusters(), capacity.Demand(**work), Options(user="plan"))
 
 
 def _write_spec(tmp_path: Path, data: dict, name: str) -> Path:

@@ -51,7 +51,7 @@ def test_every_deployment_target_is_covered_and_its_file_exists():
     from manifesto.build_graph.buildfile import parse_buildfile
 
     config, _ = parse_buildfile(str(REPO_ROOT / "BUILD.yaml"), "BUILD.yaml")
-    deployments = {g[1] for g in config["generators"] if g[0] == "deployment"}
+    deployments = {g.name for g in config["generators"] if g.kind == "deployment"}
     assert deployments
     apps = _applications()
     assert {a["metadata"]["name"] for a in apps} == deployments

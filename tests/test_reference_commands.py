@@ -153,7 +153,7 @@ def test_gateway_timeout_bounds_the_frontend_after_the_model(fake):
 
 def test_ready_reports_progress_on_change_and_periodically(monkeypatch, capsys):
     from manifesto.ops import lifecycle
-    from manifesto.ops.kubectl import Kube, Result
+    from manifesto.ops.kubectl import Kube, CallResult
 
     plan = plan_of(QWEN, GB200, user="u", namespace="ns")[0]
     now = [0.0]
@@ -164,7 +164,7 @@ def test_ready_reports_progress_on_change_and_periodically(monkeypatch, capsys):
         if now[0] >= ready_at:
             pods = [{"metadata": {"labels": dict(plan.roles[0].selector)},
                      "status": {"conditions": [{"type": "Ready", "status": "True"}]}}]
-        return Result(0, json.dumps({"items": pods}), "")
+        return CallResult(0, json.dumps({"items": pods}), "")
 
     monkeypatch.setattr(lifecycle, "run", fake_run)
 

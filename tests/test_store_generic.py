@@ -13,7 +13,7 @@ import pytest
 from manifesto.load.digest import digest
 from manifesto.util.status import Status
 from manifesto.store import DEFAULT_LIMIT, Store, parse_limit, register, seal
-from manifesto.tasks.entries import Rendered, Request, Result
+from manifesto.tasks.entries import Rendered, RequestEntry, ResultEntry
 
 TEXT = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n" + "".join(
     f"  key{i}: value number {i}\n" for i in range(400))
@@ -23,8 +23,8 @@ def _key(n: int) -> str:
     return digest(f"key {n}".encode())
 
 
-def _result(n: int, text: str = TEXT, products=()) -> Result:
-    return Result(_key(n), f"render m{n} @ c", Status.OK, ".yaml", text, digest(text.encode()), "",
+def _result(n: int, text: str = TEXT, products=()) -> ResultEntry:
+    return ResultEntry(_key(n), f"render m{n} @ c", Status.OK, ".yaml", text, digest(text.encode()), "",
                   ("models/m.yaml",), (_key(99),), None, tuple(products))
 
 
@@ -61,7 +61,7 @@ def test_a_request_refers_to_its_result_and_a_result_to_its_products(tmp_path):
     store = Store(str(tmp_path))
     product = Rendered(_key(5), "render m @ c", Status.OK, ".yaml", TEXT, digest(TEXT.encode()))
     result = _result(1, products=(product.key,))
-    request = Request(_key(6), "code", ("a.yaml",), (_key(7),), result.key)
+    request = RequestEntry(_key(6), "code", ("a.yaml",), (_key(7),), result.key)
     for entry in (product, result, request):
         store.put(entry)
     refs = {f.key: set(f.refs) for f in store.scan()}

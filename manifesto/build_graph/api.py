@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from manifesto.build_graph.engine import Request, Session, run
+from manifesto.build_graph.engine import BuildRequest, Session, run
 from manifesto.build_graph.renderer import renderer_name
 from manifesto.build_graph.report import ConsoleUI
 from manifesto.build_graph.workspace import find_workspace, wrong_type
@@ -23,7 +23,7 @@ def _setup(root, renderer, ui):
 
 def build(addresses, *, check=False, root=None, renderer=None, ui=None, render=None, **selection):
     """Build (or with ``check``, verify) the pairs ``addresses`` name; returns a ``Report``.
-    ``selection``: the keywords of ``engine.Request`` that narrow and run the build:
+    ``selection``: the keywords of ``engine.BuildRequest`` that narrow and run the build:
     ``clusters`` (a cluster filter), ``changed_since`` (a git revision), ``jobs``, ``shard``
     (``(i, n)``, this runner's share of the pairs) and ``remote`` (a ``remote.RemoteSettings``;
     None: BUILD.yaml's ``remote_cache``, if any); any other keyword is a TypeError. ``root``,
@@ -31,7 +31,7 @@ def build(addresses, *, check=False, root=None, renderer=None, ui=None, render=N
     (defaults: found from the working directory, the product's renderer, the console);
     ``render``: a test's stand-in render function."""
     ws, renderer, ui = _setup(root, renderer, ui)
-    request = Request(addresses, mode="check" if check else "write", **selection)
+    request = BuildRequest(addresses, mode="check" if check else "write", **selection)
     return run(request, ws, renderer, ui, render)[0]
 
 
@@ -85,7 +85,7 @@ def target_path(address: str, *, root=None):
 
 def _plan(addresses, clusters=(), changed_since=None, jobs=None, root=None, renderer=None, ui=None):
     ws, renderer, ui = _setup(root, renderer, ui)
-    request = Request(addresses, clusters, changed_since, "plan", jobs)
+    request = BuildRequest(addresses, clusters, changed_since, "plan", jobs)
     return run(request, ws, renderer, ui)
 
 

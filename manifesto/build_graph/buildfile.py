@@ -59,12 +59,15 @@
                                   # MANIFESTO_STORE_LIMIT overrides it)
 
 ``parse_buildfile`` validates all of it (every error with file:line:col) and
-returns plain data that the manifest caches, keyed by the file's digest, so a
-later build neither imports ruamel nor parses YAML while BUILD.yaml is unchanged.
+returns plain data, each target generator a typed record (``generators.py``), that the
+manifest caches, keyed by the file's digest, so a later build neither imports ruamel nor
+parses YAML while BUILD.yaml is unchanged.
 """
 
 from __future__ import annotations
 
+from manifesto.build_graph.generators import (DeploymentGenerator, GitopsGenerator, MonitoringGenerator,
+                                               SourceGenerator)
 from manifesto.build_graph.renderer import OPTION_FIELDS
 
 __all__ = ["KINDS", "OPTION_FIELDS", "parse_buildfile", "origin_of"]
@@ -225,7 +228,8 @@ class _Checker:
         merged.update({k: body[k] for k in OPTION_FIELDS if body.get(k) is not None})
         return tuple(merged[k] for k in OPTION_FIELDS)
 
-    def generator(self, raw, i: int, options: dict) -> tuple:
+    def generator(self, raw, i: int, options: dict):
+        """The record (``manifesto.build_graph.generators``) of target generator ``i``."""
         path = ("targets", i)
         kind = raw.get("kind") if isinstance(raw, dict) else None
         if kind == "deployment":
@@ -243,12 +247,11 @@ class _Checker:
             for key in ("clusters", "options"):
                 if key in raw:
                     self.fail(path + (key,), f"only model targets take '{key}'")
-            return (kind, base, includes, excludes, None, None)
+            return SourceGenerator(kind, base, includes, excludes)
         clusters = self.cluster_refs(raw.get("clusters"), path + ("clusters",))
-        return (kind, base, includes, excludes, clusters, self.generator_options(raw, i, options))
+        return SourceGenerator(kind, base, includes, excludes, clusters, self.generator_options(raw, i, options))
 
-    def deployment(self, raw: dict, i: int, options: dict) -> tuple:
-        """``("deployment", name, model ref, cluster ref, (context, slurm_host), options)``."""
+    def deployment(self, raw: dict, i: int, options: dict) -> DeploymentGenerator:
         import re
 
         path = ("targets", i)
@@ -269,8 +272,8 @@ class _Checker:
         missing = [f for f in _REQUIRED_OPTIONS if resolved[f] is None]
         if missing:
             self.fail(path, f"the deployment has no {' and no '.join(missing)}: set it here or in its options")
-        where = (raw.get("context"), raw.get("slurm_host"))
-        return ("deployment", name, raw["model"], raw["cluster"], where, tuple(resolved[k] for k in OPTION_FIELDS))
+        return DeploymentGenerator(name, raw["model"], raw["cluster"], raw.get("context"), raw.get("slurm_host"),
+                                   tuple(resolved[k] for k in OPTION_FIELDS))
 
     def named_target(self, raw: dict, path: tuple, texts) -> str:
         """Check a declared target's plain-text keys ``texts``, its user and namespace (with the
@@ -301,8 +304,7 @@ class _Checker:
         except ValueError as exc:
             self.fail(path, str(exc))
 
-    def monitoring(self, raw: dict, i: int, options: dict) -> tuple:
-        """``("monitoring", name, model refs, cluster ref, None, options)``."""
+    def monitoring(self, raw: dict, i: int, options: dict) -> MonitoringGenerator:
         path = ("targets", i)
         self.mapping(raw, path, _MONITORING_KEYS)
         for key in ("name", "cluster"):
@@ -317,11 +319,9 @@ class _Checker:
         missing = [f for f in _REQUIRED_OPTIONS if resolved[f] is None]
         if missing:
             self.fail(path, f"the monitoring target has no {' and no '.join(missing)}: set it here or in its options")
-        return ("monitoring", name, tuple(models), raw["cluster"], None, tuple(resolved[k] for k in OPTION_FIELDS))
+        return MonitoringGenerator(name, tuple(models), raw["cluster"], tuple(resolved[k] for k in OPTION_FIELDS))
 
-    def gitops(self, raw: dict, i: int) -> tuple:
-        """``("gitops", name, deployment refs or None for every one, settings)``; settings: repo_url,
-        revision, path, namespace, project, destination (None or {"name"|"server": ...}), automated."""
+    def gitops(self, raw: dict, i: int) -> GitopsGenerator:
         import re
 
         path = ("targets", i)
@@ -364,7 +364,7 @@ class _Checker:
             self.fail(path + ("automated",), f"expected true or false, got {_kind(automated)}")
         settings = {"repo_url": raw["repo_url"], "revision": raw["revision"], "path": folder,
                     "namespace": namespace, "project": project, "destination": destination, "automated": automated}
-        return ("gitops", name, None if refs is None else tuple(refs), settings)
+        return GitopsGenerator(name, None if refs is None else tuple(refs), settings)
 
     def base_path(self, value, path: tuple) -> str:
         import posixpath

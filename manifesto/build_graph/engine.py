@@ -19,18 +19,19 @@ import time
 import manifesto.build_graph.outdir as outdir
 from manifesto.build_graph.fingerprint import code_digest
 from manifesto.build_graph.fsio import dir_signature, signature
+from manifesto.build_graph.generators import from_rows, to_rows
 from manifesto.build_graph.graph import DECLARED, build_graph
 from manifesto.build_graph.state import PairRecord, load_state, save_state
 from manifesto.build_graph.statcache import StatCache
 from manifesto.build_graph.workspace import BUILD_FILE
 from manifesto.util.status import Need, Source, Status
 
-__all__ = ["Item", "Request", "Session", "run"]
+__all__ = ["Item", "BuildRequest", "Session", "run"]
 
 _SAVE_EVERY_NS = 2_000_000_000
 
 
-class Request:
+class BuildRequest:
     """What to build: addresses, an optional cluster filter and changed-since rev, the shard
     ``(i, n)`` of the selection this runner takes, and the shared cache to use (``remote``:
     a ``remote.RemoteSettings``, or None for BUILD.yaml's ``remote_cache``, if any)."""
@@ -64,7 +65,7 @@ class Item:
         self.status, self.suffix, self.art_digest, self.message, self.how = status, suffix, art_digest, message, how
 
 
-def run(request: Request, ws, renderer: str, ui, render=None):
+def run(request: BuildRequest, ws, renderer: str, ui, render=None):
     """Carry out ``request`` in workspace ``ws``; returns ``(report, session)``.
 
     A file or directory in ``out/`` of the wrong type (or one the build may not touch) is
@@ -78,7 +79,7 @@ def run(request: Request, ws, renderer: str, ui, render=None):
         raise os_error(ws, exc) from None
 
 
-def _run(request: Request, ws, renderer: str, ui, render=None):
+def _run(request: BuildRequest, ws, renderer: str, ui, render=None):
     from manifesto.build_graph.report import Report
 
     with _no_gc():  # a plan allocates many small tuples and no cycles
@@ -139,13 +140,14 @@ class Session:
 
             raise BuildError(f"{self.ws.display_buildfile}: file not found")
         cached = self.state["buildfile"]
-        if cached and cached[0] == value:
-            config, locations = cached[1], cached[2]
+        config = _cached_config(cached[1]) if cached and cached[0] == value else None
+        if config is not None:
+            locations = cached[2]
         else:
             from manifesto.build_graph.buildfile import parse_buildfile
 
             config, locations = parse_buildfile(self.ws.buildfile, self.ws.display_buildfile)
-            self.state["buildfile"] = (value, config, locations)
+            self.state["buildfile"] = (value, {**config, "generators": to_rows(config["generators"])}, locations)
             self.graph_changed = True
         files = self._listing(config, value)
         return build_graph(config, files, locations, self.ws.display_buildfile, self.ws.root)
@@ -158,14 +160,14 @@ class Session:
 
         dirs, files, walked = {}, {}, {}
         for i, gen in enumerate(config["generators"]):
-            if gen[0] in DECLARED:  # declared in BUILD.yaml, not found in a directory
+            if gen.kind in DECLARED:  # declared in BUILD.yaml, not found in a directory
                 continue
-            base = gen[1]
+            base = gen.path
             if base not in walked:
                 found = os.path.isdir(os.path.join(self.ws.root, base))
                 walked[base] = walk(self.ws.root, base, dirs) if found else None
                 dirs.setdefault(base, None)
-            files[i] = None if walked[base] is None else tuple(select(walked[base], gen[2], gen[3]))
+            files[i] = None if walked[base] is None else tuple(select(walked[base], gen.includes, gen.excludes))
             for name in files[i] or ():
                 if not name.isprintable():  # it would reach terminals, reports and out/ as it is
                     from manifesto.errors import BuildError, printable
@@ -182,7 +184,7 @@ class Session:
 
     # -- planning ----------------------------------------------------------
 
-    def plan(self, request: Request) -> list[Item]:
+    def plan(self, request: BuildRequest) -> list[Item]:
         """The selected pairs, each classified from the manifest alone."""
         from manifesto.build_graph.select import select_pairs
 
@@ -284,7 +286,7 @@ class Session:
 
     # -- execution ---------------------------------------------------------
 
-    def execute(self, items: list[Item], request: Request, render=None) -> None:
+    def execute(self, items: list[Item], request: BuildRequest, render=None) -> None:
         """Evaluate every stale pair, then prune (write) or inspect (check) ``out/``."""
         from manifesto.store import Store
         from manifesto.tasks import entries  # noqa: F401  (registers the codecs of the entries it reads)
@@ -305,7 +307,7 @@ class Session:
         if request.mode != "plan":
             self.sweep()
 
-    def _shared_cache(self, request: Request):
+    def _shared_cache(self, request: BuildRequest):
         """The remote cache of the flag or environment, else of BUILD.yaml; None without one."""
         from manifesto.build_graph.remote import RemoteSettings, SharedCache
 
@@ -473,9 +475,9 @@ class Session:
                              tuple(deployments), (root,))
 
     def _render(self, jobs: list, by_pair: dict, n_jobs, render) -> None:
-        from manifesto.build_graph.executor import Settings, run_jobs
+        from manifesto.build_graph.executor import JobSettings, run_jobs
 
-        settings = Settings(self.ws.root, self.renderer, self.ws.out_dir, self.ws.tasks_dir,
+        settings = JobSettings(self.ws.root, self.renderer, self.ws.out_dir, self.ws.tasks_dir,
                             self.write, self.started_ns, self.code)
         total = len(jobs)
         self.saved_ns = time.monotonic_ns()
@@ -615,6 +617,15 @@ class _no_gc:
     def __exit__(self, *exc) -> None:
         if self.was_enabled:
             gc.enable()
+
+
+def _cached_config(config) -> dict | None:
+    """The manifest's BUILD.yaml config with its target generators as records again; None when
+    it is not a config a build saved (BUILD.yaml is then parsed again)."""
+    if type(config) is not dict:
+        return None
+    generators = from_rows(config.get("generators"))
+    return None if generators is None else {**config, "generators": generators}
 
 
 def _dirs_unchanged(root: str, dirs: dict) -> bool:

@@ -2,7 +2,7 @@
 
 A job runs one pair's task (``manifesto.tasks.run``, or the test renderer's ``run``:
 ``run(task, request, store) -> Outcome``), hashes every file it read, stores the result
-entry and, when building, writes the artifact; it returns a small ``Result`` so the parent
+entry and, when building, writes the artifact; it returns a small ``JobResult`` so the parent
 only keeps books. Each process of a build has one memo (``manifesto.tasks.memo.Tasks``: the
 store, the code fingerprint, every file read once). The run function is injectable
 (``render=``) for in-process use; worker processes load the renderer module by name.
@@ -18,7 +18,7 @@ import manifesto.build_graph.renderer as renderers
 from manifesto.util.status import Status
 from manifesto.build_graph.fsio import atomic_write, digest, hash_file, is_racy, read_bytes, signature
 
-__all__ = ["Job", "Result", "Settings", "run_jobs", "write_artifact"]
+__all__ = ["Job", "JobResult", "JobSettings", "run_jobs", "write_artifact"]
 
 # An input whose mtime is at or after the build started (less one clock tick)
 # may have changed between the render reading it and the digest: not cached.
@@ -38,7 +38,7 @@ class _Slots:
             setattr(self, k, v)
 
 
-class Settings(_Slots):
+class JobSettings(_Slots):
     """What every job of one build shares."""
 
     __slots__ = ("root", "renderer", "out_dir", "tasks_dir", "write", "started_ns", "code")
@@ -61,23 +61,36 @@ class Job(_Slots):
         self.context, self.out_base = context, out_base
 
 
-class Result(_Slots):
+class JobResult(_Slots):
     """The outcome of one job: status "ok", "skipped" or "failed", and what it read.
 
     ``key`` is empty when the outcome cannot be cached (an error that did not say
     which files it read); ``digests`` is None when an input changed during the build.
+    ``JobResult(pair, status, message)`` is a failure that read nothing; a job that ran
+    comes from :meth:`of`.
     """
 
     __slots__ = ("pair", "status", "suffix", "art_digest", "message", "key",
                  "inputs", "digests", "stats", "out", "budget", "products")
 
-    def __init__(self, pair, status, message="", suffix="", art_digest="", key="",
-                 inputs=(), digests=None, stats=(), out=None, budget=None, products=()) -> None:
+    def __init__(self, pair, status, message="") -> None:
         self.pair, self.status, self.message = pair, status, message
-        self.suffix, self.art_digest, self.key = suffix, art_digest, key
-        self.inputs, self.digests, self.stats, self.out = inputs, digests, stats, out
-        self.budget = budget  # the artifact's GPU budget (plain data), when the renderer gives one
-        self.products = products  # store keys of the pair's task products (manifesto.tasks.memo)
+        self.suffix = self.art_digest = self.key = ""
+        self.inputs, self.digests, self.stats, self.out = (), None, (), None
+        self.budget = None  # the artifact's GPU budget (plain data), when the renderer gives one
+        self.products = ()  # store keys of the pair's task products (manifesto.tasks.memo)
+
+    @classmethod
+    def of(cls, pair, outcome, art_digest: str, key: str, read: tuple, out) -> JobResult:
+        """The result of a task that ran: status, reason, suffix, budget and products from its
+        ``outcome`` (a ``manifesto.tasks.Outcome``); ``read``: the input keys, their digests
+        (None when one changed during the build) and stat entries; ``out``: what
+        ``write_artifact`` returned (None when nothing was written)."""
+        result = cls(pair, outcome.status, outcome.reason)
+        result.suffix, result.art_digest, result.key = outcome.suffix, art_digest, key
+        result.inputs, result.digests, result.stats = read
+        result.out, result.budget, result.products = out, outcome.budget, tuple(outcome.products)
+        return result
 
 
 def _init_worker(renderer: str) -> None:
@@ -103,7 +116,7 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
-def run_jobs(jobs: list, settings: Settings, n_jobs: int, on_result, render=None) -> None:
+def run_jobs(jobs: list, settings: JobSettings, n_jobs: int, on_result, render=None) -> None:
     """Run ``jobs``, calling ``on_result(result)`` as each one finishes; ``render`` is an
     injected run function (default: the renderer module's ``run``)."""
     if n_jobs <= 1 or len(jobs) <= 1 or render is not None:
@@ -115,7 +128,7 @@ def run_jobs(jobs: list, settings: Settings, n_jobs: int, on_result, render=None
     _run_pool(jobs, settings, min(n_jobs, len(jobs)), on_result)
 
 
-def _run_pool(jobs: list, settings: Settings, n_jobs: int, on_result) -> None:
+def _run_pool(jobs: list, settings: JobSettings, n_jobs: int, on_result) -> None:
     import multiprocessing
     import sys
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -139,9 +152,9 @@ def _run_pool(jobs: list, settings: Settings, n_jobs: int, on_result) -> None:
             try:
                 results = future.result()
             except BrokenProcessPool as exc:
-                results = [Result(job.pair, Status.FAILED, f"a worker process died: {exc}") for job in futures[future]]
+                results = [JobResult(job.pair, Status.FAILED, f"a worker process died: {exc}") for job in futures[future]]
             except Exception as exc:  # pickling trouble and the like: still one failure per pair
-                results = [Result(job.pair, Status.FAILED, f"internal error: {exc!r}") for job in futures[future]]
+                results = [JobResult(job.pair, Status.FAILED, f"internal error: {exc!r}") for job in futures[future]]
             for result in results:
                 on_result(result)
 
@@ -166,14 +179,14 @@ def _batches(jobs: list, n_jobs: int) -> list[list]:
     return heavy + batches
 
 
-def execute_batch(settings: Settings, jobs: list) -> list:
+def execute_batch(settings: JobSettings, jobs: list) -> list:
     """``execute`` each job of a batch (the unit sent to a worker process, with its settings),
     with one memo: a file the batch's pairs share is read once."""
     run, memo = renderers.load(settings.renderer).run, _memo(settings)
     return [execute(job, settings, run, memo) for job in jobs]
 
 
-def _memo(settings: Settings):
+def _memo(settings: JobSettings):
     """The memo of this build in this process: the build's store (a product that cannot be
     written, or a damaged one, is a miss: the pair's own result entry, written next, reports
     a store that is in the way), its code fingerprint, the process's parse products."""
@@ -185,7 +198,7 @@ def _memo(settings: Settings):
     return Tasks(store, settings.code, settings.started_ns - _EDIT_WINDOW_NS, pair.PRODUCTS, hash_file)
 
 
-def execute(job: Job, settings: Settings, run, memo) -> Result:
+def execute(job: Job, settings: JobSettings, run, memo) -> JobResult:
     """Run one job's task (in a worker or in-process) through ``run`` and the build's
     ``memo``, and store its outcome."""
     from manifesto.tasks import Outcome
@@ -193,19 +206,19 @@ def execute(job: Job, settings: Settings, run, memo) -> Result:
     try:
         outcome = run(job.task, job.request, memo)
     except Exception:  # a bug in the renderer: report it with the pair, keep going
-        return Result(job.pair, Status.FAILED, "internal error in the renderer:\n" + traceback.format_exc())
+        return JobResult(job.pair, Status.FAILED, "internal error in the renderer:\n" + traceback.format_exc())
     if not isinstance(outcome, Outcome):
-        return Result(job.pair, Status.FAILED, f"internal error in the renderer: it returned a "
+        return JobResult(job.pair, Status.FAILED, f"internal error in the renderer: it returned a "
                                                f"{type(outcome).__name__}, not an Outcome")
     inputs = outcome.inputs
     if not inputs and outcome.status != Status.OK:
         if outcome.status == Status.FAILED:  # without the files it read, the error cannot be cached
-            return Result(job.pair, Status.FAILED, outcome.reason)
+            return JobResult(job.pair, Status.FAILED, outcome.reason)
         inputs = _named_files(job)  # an incompatible pair that did not say: the files it was given
     try:
         return _finish(job, settings, memo, outcome, inputs)
     except OSError as exc:  # a full disk, a read-only out/: this pair fails, the others go on
-        return Result(job.pair, Status.FAILED, _store_error(settings, job.out_base + outcome.suffix, exc))
+        return JobResult(job.pair, Status.FAILED, _store_error(settings, job.out_base + outcome.suffix, exc))
 
 
 def _ignore(message: str) -> None:
@@ -229,10 +242,10 @@ def _named_files(job: Job) -> list[str]:
     return [*specs, request.cluster, *([routing] if routing else [])]
 
 
-def _finish(job, settings, memo, outcome, inputs) -> Result:
+def _finish(job, settings, memo, outcome, inputs) -> JobResult:
     from manifesto.build_graph.keys import pair_key
     from manifesto.store import Store
-    from manifesto.tasks.entries import Result as Entry
+    from manifesto.tasks.entries import ResultEntry
 
     status, suffix, text, reason = outcome.status, outcome.suffix, outcome.text, outcome.reason
     keys, digests, stats, steady = _hash_inputs(job, settings, memo, inputs)
@@ -241,17 +254,16 @@ def _finish(job, settings, memo, outcome, inputs) -> Result:
     art_digest = text_digest if status == Status.OK else ""
     key = pair_key(settings.renderer, job.pair, job.context, keys, digests)
     if steady:
-        entry = Entry(key, f"render {job.pair[0]} @ {job.pair[1]}", status, suffix, text, text_digest, reason,
-                      keys, digests, outcome.budget, tuple(outcome.products))
+        entry = ResultEntry(key, f"render {job.pair[0]} @ {job.pair[1]}", status, suffix, text, text_digest, reason,
+                            keys, digests, outcome.budget, tuple(outcome.products))
         Store(settings.tasks_dir, root=settings.root).put(entry)  # never through a symlink in out/
     out = None
     if settings.write and status == Status.OK:
         out = write_artifact(settings.out_dir, job.out_base + suffix, data)
-    return Result(job.pair, status, reason, suffix, art_digest, key, keys,
-                  digests if steady else None, stats, out, outcome.budget, tuple(outcome.products))
+    return JobResult.of(job.pair, outcome, art_digest, key, (keys, digests if steady else None, stats), out)
 
 
-def _hash_inputs(job: Job, settings: Settings, memo, inputs):
+def _hash_inputs(job: Job, settings: JobSettings, memo, inputs):
     """Root-relative input keys, their digests (the memo's digest task: each file read once
     per build), stat entries, and whether all held still."""
     root = settings.root
@@ -272,7 +284,7 @@ def _hash_inputs(job: Job, settings: Settings, memo, inputs):
     return tuple(keys[i] for i in order), tuple(digests[i] for i in order), stats, steady
 
 
-def _store_error(settings: Settings, rel: str, exc: OSError) -> str:
+def _store_error(settings: JobSettings, rel: str, exc: OSError) -> str:
     """Why the result could not be stored: the path in the way, else the system's reason."""
     from manifesto.build_graph.workspace import wrong_type
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import posixpath
 
+from manifesto.build_graph.generators import DeploymentGenerator, GitopsGenerator, MonitoringGenerator, SourceGenerator
 from manifesto.build_graph.renderer import OPTION_FIELDS
 
 __all__ = ["Deployment", "GitOps", "Graph", "Monitoring", "Target", "build_graph", "strip_suffix"]
@@ -140,25 +141,27 @@ class Graph:
 
 def build_graph(config: dict, files: dict, locations: dict, display: str, root: str) -> Graph:
     """The graph for ``config`` given each generator's matched ``files``."""
-    builder = _Builder(config, locations, display, root)
+    builder = _GraphBuilder(config, locations, display, root)
     for i, gen in enumerate(config["generators"]):
-        if gen[0] not in DECLARED:
+        if gen.kind not in DECLARED:
             builder.add_generator(i, gen, files.get(i))
     for i, gen in enumerate(config["generators"]):
-        if gen[0] == "model":
+        if gen.kind == "model":
             builder.wire_models(i, gen)
     for i, gen in enumerate(config["generators"]):
-        if gen[0] == "deployment":
+        if gen.kind == "deployment":
             builder.add_deployment(i, gen)
-        elif gen[0] == "monitoring":
+        elif gen.kind == "monitoring":
             builder.add_monitoring(i, gen)
     for i, gen in enumerate(config["generators"]):
-        if gen[0] == "gitops":
+        if gen.kind == "gitops":
             builder.add_gitops(i, gen)
     return builder.graph
 
 
-class _Builder:
+class _GraphBuilder:
+    """Adds the targets and pairs of each generator record (``generators.py``) to a Graph."""
+
     def __init__(self, config: dict, locations: dict, display: str, root: str) -> None:
         self.config, self.locations, self.display = config, locations, display
         self.graph = Graph(root)
@@ -171,8 +174,8 @@ class _Builder:
 
         raise BuildError(message, origin_of(self.locations, self.display, path), format_path(path))
 
-    def add_generator(self, i: int, gen: tuple, files) -> None:
-        kind, base = gen[0], gen[1]
+    def add_generator(self, i: int, gen: SourceGenerator, files) -> None:
+        kind, base = gen.kind, gen.path
         if files is None:
             self.fail(("targets", i, "path"), f"directory '{base}' does not exist{self.nearby_dir(base)}")
         for f in files:
@@ -210,10 +213,10 @@ class _Builder:
         prefix = posixpath.dirname(base)
         return did_you_mean(base, [posixpath.join(prefix, n) for n in names])
 
-    def wire_models(self, i: int, gen: tuple) -> None:
-        clusters = self.cluster_names(i, gen[4])
-        options = self.options(i, gen[5])
-        top = gen[1].split("/")[0]
+    def wire_models(self, i: int, gen: SourceGenerator) -> None:
+        clusters = self.cluster_names(i, gen.clusters)
+        options = self.options(i, gen.options)
+        top = gen.path.split("/")[0]
         for target in [t for t in self.graph.by_path.values() if t.gen == i]:
             out = strip_suffix(target.path if top == "." else target.path[len(top) + 1:])
             if out in self.out_owner:
@@ -235,8 +238,8 @@ class _Builder:
                       f"(where {what} artifacts go) needs; rename the cluster file")
         return key
 
-    def add_deployment(self, i: int, gen: tuple) -> None:
-        _, name, model_ref, cluster_ref, (context, slurm_host), options = gen
+    def add_deployment(self, i: int, gen: DeploymentGenerator) -> None:
+        name, model_ref, cluster_ref = gen.name, gen.model, gen.cluster
         key = self.declared_key(i, name, DEPLOY_DIR, "deployment")
         model = self.one_model(model_ref, ("targets", i, "model"))
         clusters = self.cluster_ref(cluster_ref, ("targets", i, "cluster"))
@@ -246,15 +249,15 @@ class _Builder:
         target = Target("deployment", key, i)
         self.graph.targets[key] = target
         self.graph.by_path[key] = target
-        self.graph.deployments[key] = Deployment(name, model, cluster, context, slurm_host)
+        self.graph.deployments[key] = Deployment(name, model, cluster, gen.context, gen.slurm_host)
         self.graph.model_clusters[key] = (cluster,)
-        self.graph.model_options[key] = self.options(i, options)
+        self.graph.model_options[key] = self.options(i, gen.options)
 
-    def add_monitoring(self, i: int, gen: tuple) -> None:
+    def add_monitoring(self, i: int, gen: MonitoringGenerator) -> None:
         from manifesto.build_graph.addresses import match, parse_address
         from manifesto.errors import BuildError
 
-        _, name, model_refs, cluster_ref, _, options = gen
+        name, model_refs, cluster_ref = gen.name, gen.models, gen.cluster
         key = self.declared_key(i, name, MONITORING_DIR, "monitoring")
         models: set[str] = set()
         for j, ref in enumerate(model_refs):
@@ -273,16 +276,16 @@ class _Builder:
         self.graph.by_path[key] = target
         self.graph.monitors[key] = Monitoring(name, tuple(sorted(models)), clusters[0])
         self.graph.model_clusters[key] = (clusters[0],)
-        self.graph.model_options[key] = self.options(i, options)
+        self.graph.model_options[key] = self.options(i, gen.options)
 
-    def add_gitops(self, i: int, gen: tuple) -> None:
+    def add_gitops(self, i: int, gen: GitopsGenerator) -> None:
         """A gitops target over deployment targets; each one it covers renders with Argo CD sync
         waves (``argocd_sync_waves``), the artifact its Application syncs."""
         from manifesto.build_graph.addresses import match, parse_address
         from manifesto.build_graph.renderer import OPTION_FIELDS
         from manifesto.errors import BuildError
 
-        _, name, refs, settings = gen
+        name, refs, settings = gen.name, gen.deployments, gen.settings
         key = self.declared_key(i, name, GITOPS_DIR, "gitops")
         graph = self.graph
         if refs is None:  # every deployment target that is not a Slurm one

@@ -289,7 +289,7 @@ class SharedCache:
         from manifesto.load.digest import digest
         from manifesto.edge.entries import BadEntry, decode_remote_index, decode_remote_record
         from manifesto.util.status import Source, Status
-        from manifesto.tasks.entries import Result
+        from manifesto.tasks.entries import ResultEntry
 
         s = self.session
         index_key = self._index_key(item)
@@ -320,7 +320,7 @@ class SharedCache:
                 text = blob.decode("utf-8")
             except UnicodeDecodeError:
                 return self._bad(record.text_sha256, BadEntry("the blob is not UTF-8"))
-        entry = Result(key, record.task, Status(record.status), record.suffix, text, digest(text.encode()),
+        entry = ResultEntry(key, record.task, Status(record.status), record.suffix, text, digest(text.encode()),
                        record.reason, tuple(inputs), tuple(digests), record.budget)
         s.tasks.put(entry)
         s._apply_entry(item, entry)

@@ -117,7 +117,7 @@ def _plan(args) -> int:
         raise InputError("--force replaces the file --write names; give --write PATH")
     if args.explain and args.output != "text":
         raise InputError(f"--explain prints text, as `manifesto explain` does; drop -o {args.output}")
-    work = capacity.Workload(args.max_model_len, args.concurrency, args.kv_cache_dtype, args.topology)
+    work = capacity.Demand(args.max_model_len, args.concurrency, args.kv_cache_dtype, args.topology)
     start = capacity.start_from(args.model, search=args.search)
     clusters = _clusters(args)
     options = Options(user="plan")

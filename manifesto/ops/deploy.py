@@ -17,7 +17,7 @@ from manifesto.resolve.names import INSTANCE_LABEL, KUEUE_QUEUE_LABEL, MANAGED_B
 
 __all__ = ["SECRET", "secret_manifest", "hf_token", "ensure_secret", "required_apis", "check_apis", "pod_requests",
            "check_kueue", "check_dra", "foreign_objects", "live_by_name", "check_owners", "transitions",
-           "frontend_leftovers", "apply_objects", "Facts", "plan_facts",
+           "frontend_leftovers", "apply_objects", "DeployFacts", "plan_facts",
            "object_facts", "deploy", "deploy_objects", "deploy_routing", "manifest_file", "file_owners",
            "check_file_owner", "file_diff", "file_apply", "file_delete"]
 
@@ -315,7 +315,7 @@ def _prune_frontend(kube: Kube, instance: str, frontend: str) -> None:
 
 
 @dataclass(frozen=True)
-class Facts:
+class DeployFacts:
     """What deploying needs to know beyond the objects: the instance, its Kueue queue, the DRA
     device classes it claims and its routing frontend (None: no routing)."""
 
@@ -325,12 +325,12 @@ class Facts:
     frontend: str | None = None
 
 
-def plan_facts(plan) -> Facts:
+def plan_facts(plan) -> DeployFacts:
     dra = (plan.accelerator.device_class_name,) if plan.accelerator.backend == "dra" else ()
-    return Facts(plan.instance, plan.kueue_queue, dra, plan.routing.frontend if plan.routing is not None else None)
+    return DeployFacts(plan.instance, plan.kueue_queue, dra, plan.routing.frontend if plan.routing is not None else None)
 
 
-def object_facts(objs: list[dict], instance: str) -> Facts:
+def object_facts(objs: list[dict], instance: str) -> DeployFacts:
     """The same facts read from rendered objects (an artifact deployed as it is)."""
     queue = next((q for o in objs if o["kind"] in WORKLOADS
                   for q in [(o["metadata"].get("labels") or {}).get(QUEUE)] if q), None)
@@ -339,7 +339,7 @@ def object_facts(objs: list[dict], instance: str) -> Facts:
                       if (r.get("exactly") or {}).get("deviceClassName")})
     kinds = {o["kind"] for o in objs}
     frontend = "gateway" if "Gateway" in kinds else ("standalone" if "InferencePool" in kinds else None)
-    return Facts(instance, queue, tuple(classes), frontend)
+    return DeployFacts(instance, queue, tuple(classes), frontend)
 
 
 def deploy(kube: Kube, plan, objs: list[dict], env: dict[str, str], *, take_over: bool = False) -> None:
@@ -348,7 +348,7 @@ def deploy(kube: Kube, plan, objs: list[dict], env: dict[str, str], *, take_over
     deploy_objects(kube, plan_facts(plan), objs, env, take_over=take_over)
 
 
-def deploy_objects(kube: Kube, facts: Facts, objs: list[dict], env: dict[str, str], text: str | None = None, *,
+def deploy_objects(kube: Kube, facts: DeployFacts, objs: list[dict], env: dict[str, str], text: str | None = None, *,
                    take_over: bool = False) -> None:
     """:func:`deploy` from facts; ``text`` (an artifact's exact bytes) is applied instead of ``objs``."""
     hf_token(env, kube.namespace)

@@ -6,7 +6,7 @@ through a :class:`Kube` and hands it to :func:`run`. Every call is bounded
 retried on transient faults, writes run once. A call that runs out of time is killed with
 every process it started. ``trace`` logs each argv and its duration to stderr, never the
 stdin (which may hold a secret). Output is read as UTF-8 with undecodable bytes replaced;
-``Result.json`` and ``items`` turn output that is not what kubectl prints into an
+``CallResult.json`` and ``items`` turn output that is not what kubectl prints into an
 ``OpsError`` naming the command.
 """
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from manifesto.errors import OpsError
 
-__all__ = ["Call", "Result", "Kube", "run", "failure", "settings_from_env", "config_value", "current_context",
+__all__ = ["Call", "CallResult", "Kube", "run", "failure", "settings_from_env", "config_value", "current_context",
            "is_not_served",
            "is_not_found", "is_transient", "dig", "conditions", "items"]
 
@@ -76,7 +76,7 @@ class Call:
 
 
 @dataclass(frozen=True)
-class Result:
+class CallResult:
     returncode: int
     stdout: str
     stderr: str
@@ -105,7 +105,7 @@ def _kind(value) -> str:
     return {list: "a list", str: "a string", type(None): "null", bool: "a boolean"}.get(type(value), "a number")
 
 
-def items(result: Result) -> list[dict]:
+def items(result: CallResult) -> list[dict]:
     """The ``items`` of a ``kubectl get -o json`` list: a list of objects, else an OpsError."""
     found = result.json().get("items")
     if found is None:
@@ -233,7 +233,7 @@ def require(env: tuple[tuple[str, str], ...] = (), why: str = "") -> None:
         raise OpsError(NOT_FOUND + (f" ({why})" if why else ""))
 
 
-def _once(call: Call) -> Result:
+def _once(call: Call) -> CallResult:
     import os
 
     env = {**os.environ, **dict(call.env)} if call.env else None
@@ -246,7 +246,7 @@ def _once(call: Call) -> Result:
             raise _Timeout(by_deadline)
         returncode, out, err = _spawn(call, env, timeout, by_deadline)
         outcome = f"rc={returncode}"
-        return Result(returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
+        return CallResult(returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
                       command=call.show())
     except FileNotFoundError:
         outcome = "not found"
@@ -292,7 +292,7 @@ def _end(proc) -> None:
     proc.wait()
 
 
-def run(call: Call) -> Result:
+def run(call: Call) -> CallResult:
     """Run ``call``; retry timeouts and transient faults up to ``call.retries`` extra times
     (never past ``call.deadline``)."""
     attempt = 0
@@ -319,7 +319,7 @@ def run(call: Call) -> Result:
             raise OpsError(f"`{call.show()}` timed out: {fault}; the change may have been made in part, "
                            "check the cluster before running it again")
         raise OpsError(f"`{call.show()}` timed out after {attempt + 1} attempt(s): {fault}")
-    result = Result(result.returncode, result.stdout, result.stderr, attempt + 1, result.command)
+    result = CallResult(result.returncode, result.stdout, result.stderr, attempt + 1, result.command)
     if call.check and not result.ok:
         raise OpsError(failure(call, result))
     return result
@@ -337,7 +337,7 @@ def _ended(returncode: int) -> str:
         return f"killed by signal {-returncode}"
 
 
-def failure(call: Call, result: Result) -> str:
+def failure(call: Call, result: CallResult) -> str:
     """One line describing a failed call: the argv, the attempts, kubectl's last stderr line
     (or how it ended: an exit status or the signal that killed it)."""
     from manifesto.errors import excerpt

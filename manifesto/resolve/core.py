@@ -30,8 +30,8 @@ from manifesto.resolve.budget import plan_budget
 from manifesto.resolve.context import Context, Pair
 from manifesto.resolve.fit import check_fit, plan_fit
 from manifesto.resolve.plan import (
-    Accelerator, Claim, ConnectionPool, EnvVar, Fit, IdlePlan, Mount, Options, Placement, Plan, Resources, RolePlan,
-    RoutingSizing, Size, SlurmPlan, Volume,
+    Accelerator, Claim, ConnectionPoolPlan, EnvVar, IdlePlan, MemoryFit, Mount, Options, Placement, Plan, PodResources,
+    RolePlan, RoutingSizingPlan, Size, SlurmPlan, Volume,
 )
 from manifesto.resolve.routing import EXPERIMENTAL_FLAG, plan_routing
 from manifesto.resolve.storage import cache_key_for, cuda_tag, plan_storage
@@ -244,7 +244,7 @@ def _max_len_path(spec, index: int) -> tuple | None:
 def _with_fit(pair: Pair, role: RolePlan, index: int) -> RolePlan:
     spec, accel = pair.spec, pair.accel
     if not spec.fit.check:
-        return msgspec.structs.replace(role, fit=Fit(status="unknown", note="the spec turns the check off (fit.check: false)"))
+        return msgspec.structs.replace(role, fit=MemoryFit(status="unknown", note="the spec turns the check off (fit.check: false)"))
     fit = plan_fit(pair.ctx.architecture, role.layout, role.args, accel.memory, note=pair.ctx.architecture_note,
                    memory_source=accel.memory_source)
     stated = accel.memory_source.startswith("accelerators.profiles.")
@@ -323,7 +323,7 @@ def _role(pair: Pair, role, index: int) -> RolePlan:
             _check_vllm_env(vllm_env, storage, where, flag="--vllm-env" if options.vllm_env else None)
     cpu_default, mem_default = default_resources(layout.gpus_per_pod)
     extra = ((cluster.rdma.resource_name, cluster.rdma.value),) if cluster.rdma else ()
-    resources = Resources(
+    resources = PodResources(
         cpu=role.resources.cpu or cpu_default, memory=role.resources.memory or mem_default,
         gpus=layout.gpus_per_pod, ephemeral_storage=ephemeral,
         shm_size=role.resources.shm_size or (pod_defaults and pod_defaults.shm_size), extra=extra,
@@ -660,7 +660,7 @@ GATEWAY_CONNECTION_POOL = {
 }
 
 
-def _routing_sizing(cluster) -> RoutingSizing:
+def _routing_sizing(cluster) -> RoutingSizingPlan:
     given = cluster.llm_d.sizing
 
     def size(name: str) -> Size:
@@ -668,13 +668,13 @@ def _routing_sizing(cluster) -> RoutingSizing:
         own = getattr(given, name)
         return Size(cpu=own.cpu or cpu, memory=own.memory or memory)
 
-    return RoutingSizing(
+    return RoutingSizingPlan(
         endpoint_picker=size("endpoint_picker"), envoy=size("envoy"),
         envoy_concurrency=given.envoy.concurrency or ENVOY_CONCURRENCY,
         envoy_buffer_limit=given.envoy.buffer_limit or ENVOY_BUFFER_LIMIT,
         envoy_circuit_limit=given.envoy.circuit_breaker_limit or ENVOY_CIRCUIT_LIMIT,
         routing_sidecar=size("routing_sidecar"), gateway_proxy=size("gateway_proxy"),
-        gateway_connection_pool=ConnectionPool(**{
+        gateway_connection_pool=ConnectionPoolPlan(**{
             **GATEWAY_CONNECTION_POOL, **given.gateway_connection_pool.model_dump(exclude_none=True)}),
     )
 

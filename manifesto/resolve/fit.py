@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 from manifesto.resolve.architecture import WEIGHT_BYTES, Architecture
-from manifesto.resolve.plan import Fit, Layout
+from manifesto.resolve.plan import Layout, MemoryFit
 
 __all__ = ["HEADROOM", "DEFAULT_UTILIZATION", "Params", "count_params", "weights_per_gpu", "kv_bytes_per_token",
            "plan_fit", "gib"]
@@ -202,25 +202,25 @@ def _utilization(text: str | None) -> float | None:
 
 
 def plan_fit(a: Architecture | None, lay: Layout, args, memory: int | None, *, note: str = "",
-             memory_source: str = "") -> Fit:
+             memory_source: str = "") -> MemoryFit:
     """The fit of one role. ``args`` are its resolved vLLM Args; ``memory`` the GPU's bytes and
     ``memory_source`` where that figure comes from."""
     if a is None:
-        return Fit(status="unknown", note=note or "no architecture record for this model")
+        return MemoryFit(status="unknown", note=note or "no architecture record for this model")
     if memory is None:
-        return Fit(status="unknown", source=a.source,
+        return MemoryFit(status="unknown", source=a.source,
                    note="the accelerator is not in the table of CUDA-visible memory (catalog/accelerators.json) "
                         "and the cluster profile gives no accelerators.profiles.*.memory")
     p = count_params(a)
     if p is None:
-        return Fit(status="unknown", source=a.source,
+        return MemoryFit(status="unknown", source=a.source,
                    note=f"{a.attention} attention and no published activated-parameter count to size its layers")
     util = _utilization(_arg(args, "--gpu-memory-utilization"))
     kv_dtype = _arg(args, "--kv-cache-dtype") or "auto"
     max_len = _max_len(_arg(args, "--max-model-len"), a.max_position_embeddings)
     if util is None or max_len is None:
         bad = "--gpu-memory-utilization" if util is None else "--max-model-len"
-        return Fit(status="unknown", source=a.source, note=f"{bad} {_arg(args, bad)} is not a value vLLM takes")
+        return MemoryFit(status="unknown", source=a.source, note=f"{bad} {_arg(args, bad)} is not a value vLLM takes")
     group = lay.tp * lay.dp if lay.ep else lay.tp
     parts = weights_per_gpu(a, p, tp=lay.tp, pp=lay.pp, expert_group=group)
     weights = sum(b for _, b in parts)
@@ -232,17 +232,17 @@ def plan_fit(a: Architecture | None, lay: Layout, args, memory: int | None, *, n
                   headroom=HEADROOM, weights=weights, weight_parts=parts, kv_dtype=kv_dtype, kv_budget=budget,
                   max_model_len=max_len, layout=layout)
     if not kv.per_token:
-        return Fit(status="unknown", note=f"the KV cache of {a.model_type}'s attention is not modelled", **common)
+        return MemoryFit(status="unknown", note=f"the KV cache of {a.model_type}'s attention is not modelled", **common)
     tokens = max(budget - kv.per_sequence, 0) // kv.per_token
-    return Fit(status="ok" if tokens >= max_len else "kv-short", kv_per_token=kv.per_token,
+    return MemoryFit(status="ok" if tokens >= max_len else "kv-short", kv_per_token=kv.per_token,
                kv_per_sequence=kv.per_sequence, kv_notes=kv.notes, kv_tokens=tokens, **common)
 
 
-def _weights_text(fit: Fit) -> str:
+def _weights_text(fit: MemoryFit) -> str:
     return ", ".join(f"{name} {gib(b)}" for name, b in fit.weight_parts)
 
 
-def _memory_text(fit: Fit, accelerator: str, memory_at: str = "") -> str:
+def _memory_text(fit: MemoryFit, accelerator: str, memory_at: str = "") -> str:
     """The GPU memory and, briefly, where it comes from (the long form is in explain)."""
     at = f" at {memory_at}" if memory_at else ""
     field = fit.memory_source.split(" ", 1)[0].rstrip(",")
@@ -257,7 +257,7 @@ def _memory_text(fit: Fit, accelerator: str, memory_at: str = "") -> str:
     return f"the {accelerator}'s {gib(fit.gpu_memory)}{why}"
 
 
-def check_fit(fit: Fit, role: str, accelerator: str, short_kv_cache: str, where, base: tuple,
+def check_fit(fit: MemoryFit, role: str, accelerator: str, short_kv_cache: str, where, base: tuple,
               max_len_path: tuple | None = None, memory_at: str = "") -> None:
     """Refuse a role whose weights alone exceed what vLLM may use of one GPU, or whose KV cache
     cannot hold max_model_len (vLLM refuses to start then), unless fit.short_kv_cache: warn.

@@ -14,14 +14,14 @@ import msgspec
 import manifesto.resolve.options as _options
 
 __all__ = [
-    "Options", "EnvVar", "Arg", "Layout", "Volume", "Mount", "Storage", "Resources", "Claim",
-    "Accelerator", "Placement", "RolePlan", "RoutingPlan", "Size", "ConnectionPool", "RoutingSizing", "IdlePlan",
-    "SlurmPlan", "Fit", "RoleBudget", "Budget", "Plan",
+    "Options", "EnvVar", "Arg", "Layout", "Volume", "Mount", "RoleStorage", "PodResources", "Claim",
+    "Accelerator", "Placement", "RolePlan", "RoutingPlan", "Size", "ConnectionPoolPlan", "RoutingSizingPlan",
+    "IdlePlan", "SlurmPlan", "MemoryFit", "RoleBudget", "Budget", "Plan",
     "encode", "decode", "to_builtins",
 ]
 
 
-class _S(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=False):
+class _PlanStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=False):
     """Base of every Plan Struct: immutable, strict when decoded from the store, and encoded
     with every field (defaults included) so a stored Plan reads back the same."""
 
@@ -31,7 +31,7 @@ class _S(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=
 Options = _options.Options
 
 
-class EnvVar(_S):
+class EnvVar(_PlanStruct):
     """One environment variable of a model container. Exactly one of ``value``, ``field_ref``
     and ``secret`` says where its value comes from."""
 
@@ -42,7 +42,7 @@ class EnvVar(_S):
     source: str = ""  # which layer set it (manifesto default, spec env, fabric profile...), for explain
 
 
-class Arg(_S):
+class Arg(_PlanStruct):
     """One vLLM argument as it appears on the command line (value None = bare flag)."""
 
     flag: str  # with its leading dashes, e.g. --max-model-len
@@ -51,7 +51,7 @@ class Arg(_S):
     raw: bool = False  # vllm_raw_args: emitted verbatim, never quoted
 
 
-class Layout(_S):
+class Layout(_PlanStruct):
     """Where GPUs, DP ranks and HTTP endpoints sit for one role (one replica)."""
 
     tp: int  # tensor-parallel size
@@ -83,14 +83,14 @@ class Layout(_S):
         return self.gpus_per_pod * self.nodes * self.replicas
 
 
-class Volume(_S):
+class Volume(_PlanStruct):
     """A pod volume."""
 
     name: str
     source: dict[str, Any]  # the Kubernetes volume source, e.g. {"persistentVolumeClaim": {...}}
 
 
-class Mount(_S):
+class Mount(_PlanStruct):
     """Where a volume (``name``) is mounted in the model container."""
 
     name: str
@@ -99,7 +99,7 @@ class Mount(_S):
     sub_path: str | None = None
 
 
-class Storage(_S):
+class RoleStorage(_PlanStruct):
     """Volumes, mounts and directories of one role: model weights, compile caches and logs."""
 
     volumes: tuple[Volume, ...] = ()
@@ -110,7 +110,7 @@ class Storage(_S):
     marker_dir: str | None = None  # where a running server leaves its crash marker (the JIT cache root)
 
 
-class Resources(_S):
+class PodResources(_PlanStruct):
     """What a model pod requests. Quantities are Kubernetes quantity strings."""
 
     cpu: str
@@ -121,14 +121,14 @@ class Resources(_S):
     extra: tuple[tuple[str, str], ...] = ()  # e.g. RDMA extended resources
 
 
-class Claim(_S):
+class Claim(_PlanStruct):
     """A DRA resource claim of the model pods (an NVIDIA ComputeDomain for multi-node NVLink)."""
 
     name: str
     template: str  # the ResourceClaimTemplate it is made from
 
 
-class Accelerator(_S):
+class Accelerator(_PlanStruct):
     """The GPU the pair runs on: the cluster profile's accelerator profile the spec or
     --accelerator chose, and how pods ask for it."""
 
@@ -148,7 +148,7 @@ class Accelerator(_S):
     hourly_price: float | None = None  # price of one GPU for one hour (cluster profile)
 
 
-class Placement(_S):
+class Placement(_PlanStruct):
     """Cluster-owned pod defaults applied to every generated PodSpec."""
 
     node_selector: dict[str, str] = {}
@@ -166,7 +166,7 @@ class Placement(_S):
     extra_devices: tuple[str, ...] = ()
 
 
-class Fit(_S):
+class MemoryFit(_PlanStruct):
     """Memory fit of one role on one GPU (see resolve/fit.py for the arithmetic). ``status`` is
     ok, kv-short (the KV cache holds fewer tokens than max_model_len) or unknown (no
     architecture, or an attention kind the arithmetic does not model; ``note`` says which)."""
@@ -190,7 +190,7 @@ class Fit(_S):
     layout: str = ""  # how the weights are split, e.g. "tp=2 pp=1 ep=16"
 
 
-class RolePlan(_S):
+class RolePlan(_PlanStruct):
     """One role of the spec (aggregated, prefill, decode...) as it will run: its workload,
     layout, container and pod settings, everything a renderer writes for it."""
 
@@ -201,8 +201,8 @@ class RolePlan(_S):
     image: str  # the vLLM image
     args: tuple[Arg, ...]  # vLLM arguments, in command-line order
     env: tuple[EnvVar, ...]  # sorted by name
-    resources: Resources
-    storage: Storage
+    resources: PodResources
+    storage: RoleStorage
     claims: tuple[Claim, ...]
     features: tuple[str, ...]  # the closed feature set (resolve/features.py), sorted
     backends: tuple[tuple[str, str], ...]  # (kind, backend), e.g. ("kv-connector", "NixlConnector")
@@ -214,10 +214,10 @@ class RolePlan(_S):
     proxy: bool  # P/D routing sidecar in front of vLLM
     same_topology_key: str | None = None  # LeaderWorkerSet: keep a group's pods within this node label's value
     vllm_env: str | None = None  # a vllm-envs worktree vLLM runs from, instead of the image's vLLM
-    fit: Fit | None = None
+    fit: MemoryFit | None = None
 
 
-class RoutingPlan(_S):
+class RoutingPlan(_PlanStruct):
     """llm-d routing in front of the model servers: the endpoint picker's configuration and
     the role it routes to."""
 
@@ -233,14 +233,14 @@ class RoutingPlan(_S):
     experimental_plugins: tuple[str, ...] = ()
 
 
-class Size(_S):
+class Size(_PlanStruct):
     """CPU and memory requests of one component (Kubernetes quantities)."""
 
     cpu: str
     memory: str
 
 
-class ConnectionPool(_S):
+class ConnectionPoolPlan(_PlanStruct):
     """Istio connection-pool limits of the Gateway's DestinationRules (names as in Istio's
     ConnectionPoolSettings, snake_case)."""
 
@@ -251,7 +251,7 @@ class ConnectionPool(_S):
     idle_timeout: str  # a duration such as 900s
 
 
-class RoutingSizing(_S):
+class RoutingSizingPlan(_PlanStruct):
     """Requests of the routing components (cluster llm_d.sizing over production defaults)."""
 
     endpoint_picker: Size
@@ -260,11 +260,11 @@ class RoutingSizing(_S):
     envoy_buffer_limit: str  # a Kubernetes quantity
     routing_sidecar: Size  # the P/D sidecar of the decode pods
     gateway_proxy: Size  # the Gateway's proxy (Istio) when the frontend is a Gateway
-    gateway_connection_pool: ConnectionPool
+    gateway_connection_pool: ConnectionPoolPlan
     envoy_circuit_limit: int = 40000  # circuit-breaker thresholds of Envoy's picker and model-server clusters
 
 
-class IdlePlan(_S):
+class IdlePlan(_PlanStruct):
     """Idle shutdown: scale the instance to zero after ``timeout_minutes`` without requests."""
 
     enabled: bool
@@ -273,7 +273,7 @@ class IdlePlan(_S):
     flag: str | None = None  # the CLI flag that asked for it when the spec alone did not
 
 
-class SlurmPlan(_S):
+class SlurmPlan(_PlanStruct):
     """The batch job of a Slurm cluster (its profile's ``slurm:`` section, defaults filled in).
     partition, account, qos, constraint, time and exclusive are sbatch's options of those names."""
 
@@ -294,7 +294,7 @@ class SlurmPlan(_S):
     proxy_memory: str
 
 
-class RoleBudget(_S):
+class RoleBudget(_PlanStruct):
     """What one role occupies, across all its replicas."""
 
     role: str
@@ -304,7 +304,7 @@ class RoleBudget(_S):
     hourly_cost: float | None = None  # of the role's GPUs, when the cluster profile prices them
 
 
-class Budget(_S):
+class Budget(_PlanStruct):
     """GPUs, nodes and pods of one artifact, per role and in total; cost when the cluster
     profile prices its accelerator."""
 
@@ -317,7 +317,7 @@ class Budget(_S):
     hourly_cost: float | None = None  # of the whole artifact
 
 
-class Plan(_S):
+class Plan(_PlanStruct):
     """Everything decided about one (spec, cluster) pair: the single input of both renderers
     and ``explain``. A renderer only lays it out; it makes no choice of its own."""
 
@@ -348,7 +348,7 @@ class Plan(_S):
     # The shared model-cache PVC to create: name, storage_class, access_modes, size.
     shared_claim: dict[str, Any] | None = None
     slurm: SlurmPlan | None = None  # set on Slurm clusters only
-    routing_sizing: RoutingSizing | None = None
+    routing_sizing: RoutingSizingPlan | None = None
     budget: Budget | None = None
     sync_waves: bool = False  # Argo CD sync-wave annotations on every object (--argocd-sync-waves)
     # The DisaggregatedSet (its name) that holds every role, or None: one workload per role.

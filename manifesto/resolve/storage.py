@@ -6,7 +6,7 @@ import posixpath
 import re
 
 from manifesto.errors import ResolveError
-from manifesto.resolve.plan import EnvVar, Mount, Storage, Volume
+from manifesto.resolve.plan import EnvVar, Mount, RoleStorage, Volume
 
 __all__ = ["is_stateless", "expand", "cache_key_for", "cuda_tag", "plan_storage", "POD_JIT_ROOT"]
 
@@ -116,13 +116,13 @@ def _hf_home(cluster) -> tuple[str | None, str]:
 
 def plan_storage(cluster, *, kind: str, role: str, values: dict[str, str], ephemeral: str | None,
                  cleanup: bool, overrides: dict[str, str | None], multi_port: bool = False
-                 ) -> tuple[Storage, list[EnvVar]]:
-    """Storage and cache env of one role. ``kind`` is the workload kind. ``multi_port``: the
+                 ) -> tuple[RoleStorage, list[EnvVar]]:
+    """The storage and cache env of one role. ``kind`` is the workload kind. ``multi_port``: the
     role's pods run several DP API servers (vLLM's multi-port external load balancing); on a
     persistent cache root shared by the release's roles, such a role compiles into a
     subdirectory of its own, so prefill and decode never compile into one directory at once."""
     if is_stateless(cluster) and not any(overrides.values()):
-        return Storage(), []
+        return RoleStorage(), []
     vols: list[Volume] = []
     mounts: list[Mount] = []
     env: list[EnvVar] = []
@@ -192,7 +192,7 @@ def plan_storage(cluster, *, kind: str, role: str, values: dict[str, str], ephem
             env.append(EnvVar(name, path, source=source))
             cache_dirs.append(path)
         env += [EnvVar(name, value, source=source) for name, value in _CACHE_SWITCHES]
-    storage = Storage(
+    storage = RoleStorage(
         volumes=tuple(vols), mounts=tuple(mounts), log_dir=log_dir, cache_dirs=tuple(cache_dirs),
         cleanup_on_crash=cleanup and bool(cache_dirs),
         marker_dir=jit_root,

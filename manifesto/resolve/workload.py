@@ -10,11 +10,11 @@ import msgspec
 __all__ = ["JobPlan", "ServicePortPlan", "ServicePlan", "WorkloadPlan", "plan_workload"]
 
 
-class _S(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class _WorkloadStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Base of the workload plan's Structs: immutable and strict."""
 
 
-class JobPlan(_S):
+class JobPlan(_WorkloadStruct):
     """The Job policy of a ``job`` workload; each field is the batch/v1 Job field of that name
     (snake_case), None where Kubernetes' default applies. Kueue creates a queued Job suspended."""
 
@@ -27,7 +27,7 @@ class JobPlan(_S):
     parallelism: int | None = None
 
 
-class ServicePortPlan(_S):
+class ServicePortPlan(_WorkloadStruct):
     """One port of the workload's Service."""
 
     port: int
@@ -36,14 +36,14 @@ class ServicePortPlan(_S):
     target_port: int | str | None = None  # the container port (a number or its name); None: the same as port
 
 
-class ServicePlan(_S):
+class ServicePlan(_WorkloadStruct):
     """The Service in front of the workload's pods."""
 
     type: str  # normal | headless
     ports: tuple[ServicePortPlan, ...] = ()
 
 
-class WorkloadPlan(_S):
+class WorkloadPlan(_WorkloadStruct):
     """A controller-neutral workload with its backend's policies and every default applied:
     the input of its Kubernetes lowering."""
 

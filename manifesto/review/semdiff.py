@@ -120,7 +120,7 @@ class BuildDiff(msgspec.Struct, frozen=True):
 
 # ---------------------------------------------------------------- facts of one artifact
 
-class Facts(msgspec.Struct, frozen=True):
+class ArtifactFacts(msgspec.Struct, frozen=True):
     objects: dict[str, dict]  # "Kind/name" -> object without the artifact digest
     roles: dict[str, RoleFacts]
     plugins: tuple[str, ...]
@@ -286,7 +286,7 @@ def _check_depth(doc: _Doc, before: int = 0) -> int:
     return count
 
 
-def artifact_facts(path: str, text: str, name: str | None = None, budget: _Budget | None = None) -> Facts:
+def artifact_facts(path: str, text: str, name: str | None = None, budget: _Budget | None = None) -> ArtifactFacts:
     """What a reviewer cares about in one artifact's text. ``name`` names the artifact in errors
     (``out/PATH``, ``REV:out/PATH``; default ``path``): any text that is not a rendered artifact
     (bad YAML, a wrong type, a number out of range) is one BuildError there, never a traceback."""
@@ -326,7 +326,7 @@ def artifact_facts(path: str, text: str, name: str | None = None, budget: _Budge
             if fact is not None:
                 roles[fact.name] = fact
     config, where = _epp_config(docs)
-    return Facts(objects=objects, roles=roles, plugins=_plugins(config, where), epp_config=config,
+    return ArtifactFacts(objects=objects, roles=roles, plugins=_plugins(config, where), epp_config=config,
                  cluster=accel[2])
 
 
@@ -581,7 +581,7 @@ def _plugins(config: str, where: str) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def _slurm_facts(text: str, name: str = "artifact") -> Facts:
+def _slurm_facts(text: str, name: str = "artifact") -> ArtifactFacts:
     from manifesto.errors import BuildError, Origin
 
     directives: list[str] = []
@@ -616,7 +616,7 @@ def _slurm_facts(text: str, name: str = "artifact") -> Facts:
                              dp=_int_flag(args, "--data-parallel-size", 1, name),
                              ep="--enable-expert-parallel" in args, args=_reviewed_args(text))
     body = "\n".join(line for line in text.splitlines() if not line.startswith("# ") and line != "#")
-    return Facts(objects={"SlurmJob/script": {"directives": directives, "body": body}}, roles=roles,
+    return ArtifactFacts(objects={"SlurmJob/script": {"directives": directives, "body": body}}, roles=roles,
                  plugins=(), epp_config="", cluster=cluster)
 
 
@@ -629,7 +629,7 @@ def diff_artifacts(path: str, old: str | None, new: str | None) -> ArtifactDiff 
     return compare(path, before, after)
 
 
-def compare(path: str, before: Facts | None, after: Facts | None) -> ArtifactDiff | None:
+def compare(path: str, before: ArtifactFacts | None, after: ArtifactFacts | None) -> ArtifactDiff | None:
     """``diff_artifacts`` on facts already read (None: the artifact is absent on that side)."""
     if before is None and after is None:
         return None
@@ -653,7 +653,7 @@ def compare(path: str, before: Facts | None, after: Facts | None) -> ArtifactDif
                         before=totals_of(before), after=totals_of(after))
 
 
-def totals_of(facts: Facts) -> Totals:
+def totals_of(facts: ArtifactFacts) -> Totals:
     total = Totals()
     for r in facts.roles.values():
         total = total + Totals(r.gpus, r.nodes, r.pods, r.hourly_cost)
@@ -675,7 +675,7 @@ def _role_summary(r: RoleFacts) -> str:
     return ", ".join(parts)
 
 
-def _role_changes(before: Facts, after: Facts):
+def _role_changes(before: ArtifactFacts, after: ArtifactFacts):
     for name in sorted(set(before.roles) | set(after.roles)):
         old, new = before.roles.get(name), after.roles.get(name)
         if old is None:
@@ -742,7 +742,7 @@ def _join(flag: str, value: str) -> str:
     return f"{flag} {value}" if value else flag
 
 
-def _plugin_change(before: Facts, after: Facts) -> str:
+def _plugin_change(before: ArtifactFacts, after: ArtifactFacts) -> str:
     old, new = before.plugins, after.plugins
     added = sorted(set(new) - set(old))
     removed = sorted(set(old) - set(new))
@@ -753,7 +753,7 @@ def _plugin_change(before: Facts, after: Facts) -> str:
     return ""
 
 
-def _object_changes(before: Facts, after: Facts):
+def _object_changes(before: ArtifactFacts, after: ArtifactFacts):
     renamed_claims = _renamed_claims(before, after)
     for key in sorted(set(before.objects) | set(after.objects)):
         old, new = before.objects.get(key), after.objects.get(key)
@@ -775,7 +775,7 @@ def _is_model_workload(obj: dict) -> bool:
     return ROLE_LABEL in ((obj.get("metadata") or {}).get("labels") or {}) or obj.get("kind") == "DisaggregatedSet"
 
 
-def _renamed_claims(before: Facts, after: Facts) -> bool:
+def _renamed_claims(before: ArtifactFacts, after: ArtifactFacts) -> bool:
     names = lambda f: {k for k in f.objects if k.startswith("ResourceClaimTemplate/")}  # noqa: E731
     return names(before) != names(after)
 
@@ -871,7 +871,7 @@ def diff_builds(base: str, old: dict[str, str], new: dict[str, str], *, prefix: 
     ``BASE:out/PATH`` and a new one ``out/PATH``."""
     artifacts = []
     budget = _Budget()
-    sides: list[tuple[str, tuple[Totals, str] | None, tuple[Totals, str] | None]] = []  # no Facts kept
+    sides: list[tuple[str, tuple[Totals, str] | None, tuple[Totals, str] | None]] = []  # no ArtifactFacts kept
     for path in sorted(set(old) | set(new)):
         a, b = old.get(path), new.get(path)  # each text read once; an unchanged one once for both sides
         before = artifact_facts(path, a, f"{base}:{prefix}/{path}", budget) if a is not None else None

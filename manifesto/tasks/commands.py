@@ -156,10 +156,10 @@ def _remember(store: Store, key: str, command: str, code: str, options, outcome)
     import msgspec
 
     from manifesto.util.status import Status
-    from manifesto.tasks.entries import Request, Result
+    from manifesto.tasks.entries import RequestEntry, ResultEntry
 
     inputs, text, suffix, label = sorted(set(outcome.inputs)), outcome.text, outcome.suffix, outcome.cluster_name
     digests = tuple(file_digest(p) or "-" for p in inputs)
     result = task_key(command, inputs, digests, msgspec.msgpack.encode(options), code)
-    store.put(Result(result, command, Status.OK, suffix, text, digest(text.encode()), label, tuple(inputs), digests))
-    store.put(Request(key, code, tuple(inputs), digests, result))
+    store.put(ResultEntry(result, command, Status.OK, suffix, text, digest(text.encode()), label, tuple(inputs), digests))
+    store.put(RequestEntry(key, code, tuple(inputs), digests, result))

@@ -12,10 +12,10 @@ from manifesto.store import register
 from manifesto.render.products import HeaderInputs, Refusal
 from manifesto.resolve.plan import Plan
 
-__all__ = ["Status", "Result", "Parsed", "Resolved", "Rendered", "Request", "Code", "decode", "encode"]
+__all__ = ["Status", "ResultEntry", "Parsed", "Resolved", "Rendered", "RequestEntry", "Code", "decode", "encode"]
 
 
-class Result(msgspec.Struct, frozen=True, tag="result", tag_field="kind"):
+class ResultEntry(msgspec.Struct, frozen=True, tag="result", tag_field="kind"):
     """The outcome of one render task: an artifact, or why the pair was skipped or failed."""
 
     key: str
@@ -68,7 +68,7 @@ class Rendered(msgspec.Struct, frozen=True, tag="rendered", tag_field="kind"):
     refusal: Refusal | None = None
 
 
-class Request(msgspec.Struct, frozen=True, tag="request", tag_field="kind"):
+class RequestEntry(msgspec.Struct, frozen=True, tag="request", tag_field="kind"):
     """A command's index: what its last render read, and the result that came of it."""
 
     key: str
@@ -86,7 +86,7 @@ class Code(msgspec.Struct, frozen=True, tag="code", tag_field="kind"):
 
 
 _encoder = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder(Result | Parsed | Resolved | Rendered | Request | Code)
+_decoder = msgspec.json.Decoder(ResultEntry | Parsed | Resolved | Rendered | RequestEntry | Code)
 
 
 def encode(entry) -> bytes:
@@ -117,7 +117,7 @@ def decode(blob: bytes, key: str, blobs: dict | None = None):
         return None, "an artifact without a suffix"
     if entry.key != key:
         return None, "its key does not match its name"
-    if isinstance(entry, (Result, Rendered)) and digest(entry.text.encode()) != entry.text_digest:
+    if isinstance(entry, (ResultEntry, Rendered)) and digest(entry.text.encode()) != entry.text_digest:
         return None, "content does not match its digest"
     if isinstance(entry, Parsed) and digest(entry.data) != entry.data_digest:
         return None, "content does not match its digest"
@@ -128,7 +128,7 @@ def decode(blob: bytes, key: str, blobs: dict | None = None):
 
 #: The fields each kind keeps apart, once by content: the artifact texts (a pair's result and
 #: its render product hold the same one).
-_BLOB_FIELDS = {Result: ("text",), Rendered: ("text",)}
+_BLOB_FIELDS = {ResultEntry: ("text",), Rendered: ("text",)}
 
 
 def _codec(cls):
@@ -139,7 +139,7 @@ def _codec(cls):
     def pack(entry):
         texts = {f: getattr(entry, f).encode() for f in fields if getattr(entry, f)}
         body = encode(msgspec.structs.replace(entry, **dict.fromkeys(texts, "")) if texts else entry)
-        refs = tuple(getattr(entry, "products", ())) + ((entry.result,) if cls is Request else ())
+        refs = tuple(getattr(entry, "products", ())) + ((entry.result,) if cls is RequestEntry else ())
         return body, texts, refs
 
     def unpack(body: bytes, blobs: dict, key: str):
@@ -151,5 +151,5 @@ def _codec(cls):
     return pack, unpack
 
 
-for _cls in (Result, Parsed, Resolved, Rendered, Request, Code):
+for _cls in (ResultEntry, Parsed, Resolved, Rendered, RequestEntry, Code):
     register(_cls.__struct_config__.tag, _cls, *_codec(_cls))

@@ -19,7 +19,7 @@ of the last two included, go to the one store:
   which the header's expanded YAML drops too) reuses the render product; an edit that
   changes the expanded YAML re-renders, since the header shows it.
 
-The pair's result (``entries.Result``) lists both keys in ``products``: :func:`plan_of` gets a
+The pair's result (``entries.ResultEntry``) lists both keys in ``products``: :func:`plan_of` gets a
 built pair's Plan from its record's key. Every method returns its product as a value: a
 failure is a ``Resolved`` or ``Rendered`` with its status, never an exception.
 """
@@ -193,10 +193,10 @@ def plan_of(store: Store, result_key: str):
     """The Plan of a built pair: ``result_key`` is its record's key (``PairRecord.key``, the
     key of its result entry). None when the pair has no Plan (skipped, failed) or the store
     no longer holds it."""
-    from manifesto.tasks.entries import Resolved, Result
+    from manifesto.tasks.entries import Resolved, ResultEntry
 
     result = store.get(result_key)
-    if not isinstance(result, Result):
+    if not isinstance(result, ResultEntry):
         return None
     for key in result.products:
         entry = store.get(key)

@@ -1,0 +1,134 @@
+"""BUILD.yaml's target generators as typed records, one class per kind.
+
+``buildfile.parse_buildfile`` makes one record of each entry of ``targets:``;
+``graph.build_graph`` turns them into targets and pairs. The manifest (``state.py``) is
+written with ``marshal``, which keeps no class instances, so it holds each record as a
+plain row, ``(kind, field, ...)``: :func:`to_rows` and :func:`from_rows` convert. This module
+imports nothing: the no-op build reads its records back on every run.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SourceGenerator", "DeploymentGenerator", "MonitoringGenerator", "GitopsGenerator",
+           "SOURCE_KINDS", "from_rows", "to_rows"]
+
+#: The kinds whose targets are files found under a directory (the others are declared in BUILD.yaml).
+SOURCE_KINDS = ("model", "cluster", "routing")
+
+
+class _Generator:
+    """Slotted fields, compared and printed by value; ``kind`` names the generator's kind."""
+
+    __slots__ = ()
+    kind: str
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other._values() == self._values()
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+
+class SourceGenerator(_Generator):
+    """``kind: model | cluster | routing``: the files under ``path`` (a directory relative to
+    BUILD.yaml) that match a pattern of ``includes`` and none of ``excludes``. Only model
+    generators have ``clusters`` (addresses; None: every cluster target) and ``options`` (the
+    render option values, in ``OPTION_FIELDS`` order); both are None for the other kinds."""
+
+    __slots__ = ("kind", "path", "includes", "excludes", "clusters", "options")
+
+    def __init__(self, kind: str, path: str, includes: tuple, excludes: tuple, clusters=None,
+                 options=None) -> None:
+        self.kind, self.path, self.includes, self.excludes = kind, path, includes, excludes
+        self.clusters, self.options = clusters, options
+
+
+class DeploymentGenerator(_Generator):
+    """``kind: deployment``: target ``//:name``, one artifact of the ``model`` target (an address
+    or root-relative path) on the ``cluster`` target (a name or address), for the kube
+    ``context`` or the ``slurm_host`` (at most one of them; None when not given), rendered with
+    ``options`` (values in ``OPTION_FIELDS`` order, the target's own user and namespace applied)."""
+
+    __slots__ = ("name", "model", "cluster", "context", "slurm_host", "options")
+    kind = "deployment"
+
+    def __init__(self, name: str, model: str, cluster: str, context, slurm_host, options: tuple) -> None:
+        self.name, self.model, self.cluster = name, model, cluster
+        self.context, self.slurm_host, self.options = context, slurm_host, options
+
+
+class MonitoringGenerator(_Generator):
+    """``kind: monitoring``: target ``//:name``, the monitoring stack of one ``cluster`` target
+    for the model targets ``models`` (addresses) name, rendered with ``options`` (as for a
+    deployment)."""
+
+    __slots__ = ("name", "models", "cluster", "options")
+    kind = "monitoring"
+
+    def __init__(self, name: str, models: tuple, cluster: str, options: tuple) -> None:
+        self.name, self.models, self.cluster, self.options = name, models, cluster, options
+
+
+class GitopsGenerator(_Generator):
+    """``kind: gitops``: target ``//:name``, Argo CD delivery of the deployment targets
+    ``deployments`` names (addresses; None: every one without a Slurm host). ``settings``:
+    repo_url, revision, path, namespace, project, destination (None, or ``{"name"|"server":
+    value}``) and automated."""
+
+    __slots__ = ("name", "deployments", "settings")
+    kind = "gitops"
+
+    def __init__(self, name: str, deployments, settings: dict) -> None:
+        self.name, self.deployments, self.settings = name, deployments, settings
+
+
+_DECLARED = {cls.kind: cls for cls in (DeploymentGenerator, MonitoringGenerator, GitopsGenerator)}
+
+
+def to_rows(generators) -> tuple:
+    """The manifest's form of ``generators``: a ``(kind, field, ...)`` tuple each."""
+    return tuple(g._values() if type(g) is SourceGenerator else (g.kind, *g._values()) for g in generators)
+
+
+def from_rows(rows) -> list | None:
+    """The records of a manifest's ``rows``; None when they are not rows this module wrote
+    (a damaged or planted manifest: the caller parses BUILD.yaml again)."""
+    if type(rows) is not tuple:
+        return None
+    out: list = []
+    for row in rows:
+        if type(row) is not tuple or not row or not _well_formed(row):
+            return None
+        out.append(SourceGenerator(*row) if row[0] in SOURCE_KINDS else _DECLARED[row[0]](*row[1:]))
+    return out
+
+
+def _strs(value) -> bool:
+    return type(value) is tuple and all(type(v) is str for v in value)
+
+
+def _well_formed(row: tuple) -> bool:
+    """Each field of the row of the type its record holds (the option values are checked by
+    the renderer that reads them, as when they come from BUILD.yaml)."""
+    kind, values = row[0], row[1:]
+    if kind in SOURCE_KINDS:
+        if len(values) != 5:
+            return False
+        path, includes, excludes, clusters, options = values
+        return (type(path) is str and _strs(includes) and _strs(excludes)
+                and (clusters is None or _strs(clusters)) and (options is None or type(options) is tuple))
+    if kind == "deployment" and len(values) == 6:
+        name, model, cluster, context, slurm_host, options = values
+        return (type(name) is str and type(model) is str and type(cluster) is str and type(options) is tuple
+                and all(v is None or type(v) is str for v in (context, slurm_host)))
+    if kind == "monitoring" and len(values) == 4:
+        name, models, cluster, options = values
+        return type(name) is str and _strs(models) and type(cluster) is str and type(options) is tuple
+    if kind == "gitops" and len(values) == 3:
+        name, deployments, settings = values
+        return type(name) is str and (deployments is None or _strs(deployments)) and type(settings) is dict
+    return False
