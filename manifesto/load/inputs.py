@@ -19,7 +19,8 @@ from manifesto.load.yamlio import Locations, file_problem, load_yaml, outside_pr
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["Loaded", "LoadedSpec", "load_model_data", "validate", "load_model", "load_cluster_file", "load_typed", "DELETE"]
+__all__ = ["Loaded", "LoadedSpec", "load_model_data", "validate", "load_model", "load_cluster_file", "load_typed",
+           "DELETE"]
 
 DELETE = "$delete"
 T = TypeVar("T")

@@ -2,7 +2,8 @@
 
     runner     run(task, request, store)
     core       Task, the typed requests (FileRequest, ParseRequest, PairRequest and
-               LoadedPairRequest, MonitoringRequest and LoadedMonitoringRequest, GitopsRequest), the products (FileDigest, ParsedFile, Outcome) and ``run``
+               LoadedPairRequest, MonitoringRequest and LoadedMonitoringRequest, GitopsRequest),
+               the products (FileDigest, ParsedFile, Outcome) and ``run``
     memo       Tasks: the memo of one build or command (each input read and hashed once,
                the parse, resolve and render products kept in the store)
     entries    the store entries those products are kept as (msgspec Structs)
