@@ -2,8 +2,9 @@
 
 uv run python benchmarks/render.py [--runs N] [--inproc-runs N]
 
-(a) In-process: spec and cluster are loaded once, then ``resolve + render``
-    (``manifesto.tasks.inputs.plan_for`` and ``render.artifact_text``) is timed; median against the 4 ms budget.
+(a) In-process: spec and cluster are loaded once, then ``resolve + render`` (the public
+    ``manifesto.render.render``: the pair's RENDER task, ``manifesto.tasks.runner.run``) is
+    timed; median against the 4 ms budget.
 (b) One ``manifesto render manifest`` process, as a ratio to ``python3 -c pass``: cold
     (the store off; budget 10x, issue 15) and warm (a repeat of the same render, served
     from the store; budget 4x), each as the median with the best and worst run; and the
@@ -34,22 +35,16 @@ FLOOR = "import msgspec, ruamel.yaml"
 def inproc(runs: int) -> float:
     """Median seconds of resolve + render on preloaded Spec/Cluster objects."""
     from manifesto.cluster import load_cluster
-    from manifesto.render import artifact_text
-    from manifesto.resolve.plan import Options
+    from manifesto.render import render
     from manifesto.spec import load_spec
-    from manifesto.tasks.inputs import plan_for
-
-    def render_text(spec, cluster, options):
-        return artifact_text(plan_for(spec, cluster, options)[0], spec, cluster, options)
 
     cluster = load_cluster(CLUSTER)
     spec = load_spec(MODEL, cluster)
-    options = Options(user="bench", namespace="bench")
-    render_text(spec, cluster, options)  # warm-up: imports and caches
+    render(spec, user="bench", namespace="bench")  # warm-up: imports and caches
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        render_text(spec, cluster, options)
+        render(spec, user="bench", namespace="bench")
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 

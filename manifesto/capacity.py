@@ -285,18 +285,29 @@ def _candidate_data(start: Start, accel: str, cand: Candidate, work: Demand) -> 
     return data
 
 
-def resolve_layout(data: dict, path: str, cluster, options):
+def resolve_layout(data: dict, path: str, cluster, options, memo=None):
     """The one call into resolution and the memory fit: ``data`` validated as a model spec and
-    resolved against ``cluster`` exactly as ``render`` resolves a spec file holding it."""
+    resolved against ``cluster`` exactly as ``render`` resolves a spec file holding it: the
+    pair's RESOLVE task (``manifesto.tasks.runner.run``) on the loaded spec. ``memo`` (a
+    ``tasks.memo.Tasks``) is shared by one search, so each input file is digested once."""
     from manifesto.load.inputs import Loaded, validate
     from manifesto.schema.compiled import ModelSpec
-    from manifesto.tasks.inputs import plan_for
     from manifesto.spec import Spec
     from manifesto.load.yamlio import Locations
+    from manifesto.tasks.core import LoadedPairRequest, Task
+    from manifesto.tasks.runner import run
 
     loaded = Loaded(data, Locations(path), [])
     spec = Spec(validate(ModelSpec, loaded), loaded, path, cluster)
-    return plan_for(spec, cluster, options)[0]
+    return run(Task.RESOLVE, LoadedPairRequest(spec, cluster, options), memo or _memo()).ok().plan
+
+
+def _memo():
+    """A memo of the tasks that keeps nothing on disk (a plan, like a library call, is not cached)."""
+    from manifesto.store import Store
+    from manifesto.tasks.memo import Tasks
+
+    return Tasks(Store(None), "")
 
 
 def _check_start(start: Start, arch, note: str, work: Demand) -> None:
@@ -341,6 +352,7 @@ def plan_model(start: Start, clusters: list, work: Demand, options, *, search=No
 
     arch, note = _architecture(start, search)
     _check_start(start, arch, note, work)
+    memo = _memo()
     proposed, refused = [], []
     for cluster in clusters:
         for name in sorted(cluster.profile.accelerators.profiles):
@@ -349,7 +361,7 @@ def plan_model(start: Start, clusters: list, work: Demand, options, *, search=No
                 data = _candidate_data(start, name, cand, work)
                 out = LayoutOutcome(cluster.name, name, cand, data)
                 try:
-                    plan = resolve_layout(data, start.path, cluster, options)
+                    plan = resolve_layout(data, start.path, cluster, options, memo)
                 except IncompatiblePairError as exc:
                     out.error, out.kind = exc.message, "memory"
                     refused.append(out)
@@ -378,7 +390,7 @@ def plan_model(start: Start, clusters: list, work: Demand, options, *, search=No
                 cand.replicas = max(1, math.ceil(work.concurrency / (per_engine * cand.dp)))
                 if cand.replicas > 1:
                     out.data = _candidate_data(start, name, cand, work)
-                    plan = resolve_layout(out.data, start.path, cluster, options)
+                    plan = resolve_layout(out.data, start.path, cluster, options, memo)
                 out.plan = plan
                 out.concurrency = per_engine * cand.dp * cand.replicas
                 # Headroom: the KV tokens of every engine over what the concurrency asked needs.

@@ -8,35 +8,41 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from manifesto.load.inputs import LoadedSpec
+
 if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = ["Spec", "load_spec"]
 
 
-class Spec:
+class Spec(LoadedSpec):
     """A validated model spec, its merged data and positions, and the files it was read from."""
 
-    __slots__ = ("model", "loaded", "path", "cluster")
+    __slots__ = ("cluster",)
 
     def __init__(self, model, loaded, path: str, cluster=None) -> None:
-        self.model = model
-        self.loaded = loaded
-        self.path = path
+        super().__init__(model, loaded, path)
         self.cluster = cluster
-
-    @property
-    def files(self) -> list[str]:
-        return self.loaded.files
-
-    def where(self, path: tuple):
-        return self.loaded.locs.find(path)
 
     def resolve(self, cluster, options):
         """(Plan, files read) of this spec on ``cluster`` with ``options`` (a resolve.plan.Options)."""
-        from manifesto.tasks.inputs import plan_for
+        outcome = self._outcome("resolve", cluster, options)
+        return outcome.plan, list(outcome.inputs)
 
-        return plan_for(self, cluster, options)
+    def _outcome(self, task: str, cluster, options):
+        """The OK outcome of the pair's ``task`` ("resolve" or "render": a ``tasks.core.Task``
+        value) on this spec as loaded (``manifesto.tasks.runner.run`` on a LoadedPairRequest,
+        the way every command resolves and renders a pair); its error is raised. The public
+        API's one way to the tasks: ``manifesto.render``'s functions, in the pure renderer
+        package below the tasks, reach them through the spec they are given."""
+        from manifesto.store import Store
+        from manifesto.tasks.core import LoadedPairRequest, Task
+        from manifesto.tasks.memo import Tasks
+        from manifesto.tasks.runner import run
+
+        # No store: a library call keeps nothing on disk (and so needs no code fingerprint).
+        return run(Task(task), LoadedPairRequest(self, cluster, options), Tasks(Store(None), "")).ok()
 
 
 def load_spec(ref: str | Path, cluster=None, *, search=None) -> Spec:

@@ -292,10 +292,9 @@ def plan_of(model, cluster, **options) -> tuple:
     """``(plan, spec, cluster)``: ``load_pair``, then resolve with ``Options(**options)``,
     ``user`` and ``namespace`` defaulting to ``u`` and ``ns``."""
     from manifesto.resolve.plan import Options
-    from manifesto.tasks.inputs import plan_for
 
     spec, cluster = load_pair(model, cluster)
-    plan, _ = plan_for(spec, cluster, Options(**{"user": "u", "namespace": "ns", **options}))
+    plan, _ = spec.resolve(cluster, Options(**{"user": "u", "namespace": "ns", **options}))
     return plan, spec, cluster
 
 

@@ -55,10 +55,9 @@ def _render(path: Path, cluster):
     from manifesto.resolve.options import Options
     from manifesto.render import artifact_text
     from manifesto.spec import load_spec
-    from manifesto.tasks.inputs import plan_for
 
     spec, options = load_spec(path), Options(user="plan")
-    plan, files = plan_for(spec, cluster, options)
+    plan, files = spec.resolve(cluster, options)
     text, suffix = artifact_text(plan, spec, cluster, options)
     return text, suffix, files
 

@@ -128,11 +128,10 @@ def test_slurm_script_of_independent_servers_passes_its_checks(tmp_path):
     import re
 
     from manifesto.render import artifact_text
-    from manifesto.tasks.inputs import plan_for
     from manifesto.resolve.plan import Options
 
     spec, cluster = kit.load_pair(_spec(tmp_path, "Qwen/Qwen3-0.6B", "{tp: 2, dp: 4}"), CLUSTERS / "example-slurm.yaml")
-    plan, _ = plan_for(spec, cluster, Options(user="u", namespace="ns"))
+    plan, _ = spec.resolve(cluster, Options(user="u", namespace="ns"))
     assert plan.roles[0].layout.launch == "independent"
     text, suffix = artifact_text(plan, spec, cluster)
     assert suffix == ".sbatch" and "--data-parallel" not in text

@@ -229,7 +229,6 @@ def _render_one(c: dict, clusters, tmp_path_factory) -> bool:
     from manifesto.errors import ManifestoError
     from manifesto.render import artifact_text
     from manifesto.resolve.plan import Options
-    from manifesto.tasks.inputs import plan_for
     from manifesto.spec import load_spec
 
     path = tmp_path_factory.mktemp("spec") / "m.yaml"
@@ -237,7 +236,7 @@ def _render_one(c: dict, clusters, tmp_path_factory) -> bool:
     cluster = clusters[c["cluster"]]
     try:
         spec = load_spec(str(path), cluster)
-        plan, _ = plan_for(spec, cluster, Options(user="u", namespace="ns"))
+        plan, _ = spec.resolve(cluster, Options(user="u", namespace="ns"))
         if cluster.profile.platform == "slurm":
             text, _ = artifact_text(plan, spec, cluster)
     except ManifestoError:

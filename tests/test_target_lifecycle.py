@@ -391,6 +391,20 @@ def test_a_model_address_or_matrix_artifact_is_not_deployable(fake, ws):
     assert rc == 1 and "is a matrix artifact of the build" in err
 
 
+def test_a_file_outside_out_is_one_clear_error_not_a_traceback(fake, ws):
+    """`status FILE` takes a deployment target: a spec, or any file not below a workspace's
+    out/, is refused with the forms it takes (it used to crash unpacking None)."""
+    for ref, what in (("models/qwen/qwen3-0.6b.yaml", "is not a file below a workspace's out/"),
+                      ("no-such-file.yaml", "is no file")):
+        for command in ("status", "diff"):
+            rc, out, err = fake.run(command, ref)
+            assert rc == 1 and out == "" and "Traceback" not in err, (command, err)
+            assert err == (f"error: {ref} {what} and not a build address; name a deployment target "
+                           "(`kind: deployment` in BUILD.yaml) by its address, e.g. //:NAME, or by its artifact "
+                           "out/deploy/NAME.yaml\n"), (command, err)
+    assert fake.calls() == []  # refused before any kubectl call
+
+
 def test_ready_waits_for_the_target_plan(fake, ws):
     fake.run("deploy", "//:qwen-demo")
     rc, _, err = fake.run("ready", "//:qwen-demo", "--timeout", "0")

@@ -33,13 +33,14 @@ def test_render_gives_the_text_of_resolving_and_rendering_the_loaded_pair():
     from manifesto.spec import load_spec
     from manifesto.util.status import Status
     from manifesto.tasks import Outcome, PairRequest, Task, run
-    from manifesto.tasks.inputs import plan_for
+    from manifesto.tasks.inputs import resolution
 
     outcome = run(Task.RENDER, PairRequest(SPEC, GB200, _options()), _memo())
     assert isinstance(outcome, Outcome) and outcome.status == Status.OK and outcome.error is None
     cluster = load_cluster(GB200)
     spec = load_spec(SPEC, cluster)
-    plan, files = plan_for(spec, cluster, _options())
+    files, resolve = resolution(spec, cluster, _options())
+    plan = resolve()
     assert (outcome.text, outcome.suffix) == artifact_text(plan, spec, cluster, _options())
     assert outcome.inputs == tuple(sorted(set(files))) and os.path.realpath(SPEC) in outcome.inputs
     assert outcome.cluster_name == "example-gb200" and outcome.plan == plan

@@ -79,8 +79,17 @@ def _address_of(ref: str) -> tuple[str, str | None]:
     address = _as_address(ref)
     if address is not None:
         return address, None
-    ws, rel = _out_path(ref)
     from manifesto.build_graph.graph import DEPLOY_DIR
+
+    found = _out_path(ref)
+    if found is None:  # `status`, `stop`, ... take no spec file: only a target or its out/deploy/ artifact
+        from manifesto.edge.escape import terminal
+
+        what = "is not a file below a workspace's out/" if os.path.isfile(ref) else "is no file"
+        raise OpsError(f"{terminal(ref)} {what} and not a build address; name a deployment target "
+                       f"(`kind: deployment` in BUILD.yaml) by its address, e.g. //:NAME, or by its artifact "
+                       f"out/{DEPLOY_DIR}/NAME.yaml")
+    ws, rel = found
 
     head, _, tail = rel.partition("/")
     name, dot, suffix = tail.rpartition(".")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from manifesto.cli.common import (add, cached_command, info, load_cluster_for, load_pair, pick_namespace,
-                                  render_cached, search_of, settings, spec_args, wants)
+                                  render_cached, resolve_loaded, search_of, settings, spec_args, wants)
 from manifesto.cli.hints import FILES
 from manifesto.util.outputs import add_output
 
@@ -112,10 +112,9 @@ def _explain(args) -> int:
         return 0
     from manifesto.util.outputs import emit
     from manifesto.resolve.plan import to_builtins
-    from manifesto.tasks.inputs import plan_for
 
     spec, cluster, opts = load_pair(args)
-    plan, _ = plan_for(spec, cluster, opts, search_of(args), hf_home=_hf_home())
+    plan = resolve_loaded(spec, cluster, opts, search_of(args), hf_home=_hf_home())
 
     def text() -> None:
         from manifesto.resolve.explain import explain_text
@@ -138,11 +137,10 @@ def _render_manifest(args) -> int:
 def _render_routing(args) -> int:
     from manifesto.errors import ResolveError
     from manifesto.render import expanded_inputs, k8s_objects
-    from manifesto.tasks.inputs import plan_for
     from manifesto.render.k8s import render_routing
 
     spec, cluster, opts = load_pair(args)
-    plan, _ = plan_for(spec, cluster, opts, search_of(args))
+    plan = resolve_loaded(spec, cluster, opts, search_of(args))
     if plan.platform == "slurm":
         raise ResolveError("render routing is for Kubernetes clusters; Slurm batch scripts embed their router")
     if plan.routing is None:

@@ -21,6 +21,7 @@ __all__ = [
     "load_cluster_for",
     "load_pair",
     "plan_for_args",
+    "resolve_loaded",
     "pick_namespace",
     "cached_command",
     "render_cached",
@@ -159,13 +160,26 @@ def plan_for_args(args, env, command: str, cluster=None):
     the profile the caller already loaded with ``load_cluster_for``."""
     import manifesto.cli.settings as cli_settings
     from manifesto.spec import load_spec
-    from manifesto.tasks.inputs import plan_for
 
     cluster = cluster or load_cluster_for(args, env)
     refuse_slurm_cluster(cluster, command)
     spec = load_spec(args.spec, cluster, search=search_of(args))
-    plan, _ = plan_for(spec, cluster, cli_settings.options(args, env), search_of(args))
+    plan = resolve_loaded(spec, cluster, cli_settings.options(args, env), search_of(args))
     return plan, spec, cluster
+
+
+def resolve_loaded(spec, cluster, options, search, hf_home: str | None = None):
+    """The Plan of the loaded ``spec`` on the loaded ``cluster``: the pair's RESOLVE task
+    (``manifesto.tasks.runner.run`` on a LoadedPairRequest, nothing kept on disk), its error
+    raised. ``search``: where a routing profile name resolves; ``hf_home``: a Hugging Face
+    cache a config.json may come from (``explain`` only)."""
+    from manifesto.store import Store
+    from manifesto.tasks.core import LoadedPairRequest, Task
+    from manifesto.tasks.memo import Tasks
+    from manifesto.tasks.runner import run
+
+    request = LoadedPairRequest(spec, cluster, options, search, hf_home)
+    return run(Task.RESOLVE, request, Tasks(Store(None), "")).ok().plan
 
 
 def render_cached(args, command: str = "render manifest") -> tuple[str, str]:

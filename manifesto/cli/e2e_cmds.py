@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from manifesto.cli.common import kube, load_cluster_for, refuse_slurm_cluster, search_of, settings, spec_args
+from manifesto.cli.common import (kube, load_cluster_for, refuse_slurm_cluster, resolve_loaded, search_of, settings,
+                                  spec_args)
 
 __all__ = ["register"]
 
@@ -44,10 +45,9 @@ def register(sub, add) -> None:
 
 def _plan(args, env, namespace: str):
     import manifesto.cli.settings as cli_settings
-    from manifesto.tasks.inputs import plan_for
 
     scoped = argparse.Namespace(**{**vars(args), "namespace": namespace})
-    return plan_for(args._spec, args._cluster, cli_settings.options(scoped, env), search_of(args))[0]
+    return resolve_loaded(args._spec, args._cluster, cli_settings.options(scoped, env), search_of(args))
 
 
 def _e2e(args) -> int:

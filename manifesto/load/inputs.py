@@ -19,7 +19,8 @@ from manifesto.load.yamlio import Locations, file_problem, load_yaml, outside_pr
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["Loaded", "load_model_data", "validate", "load_model", "load_cluster_file", "load_typed", "DELETE"]
+__all__ = ["Loaded", "LoadedSpec", "load_model_data", "validate", "load_model", "load_cluster_file", "load_typed",
+           "DELETE"]
 
 DELETE = "$delete"
 T = TypeVar("T")
@@ -34,6 +35,27 @@ class Loaded:
         self.data = data
         self.locs = locs
         self.files = files
+
+
+class LoadedSpec:
+    """A validated model spec (``model``, a ``schema.compiled.ModelSpec``), its merged data
+    and positions (``loaded``), and the path it was found at: what the tasks load and
+    resolve. The public API's ``manifesto.spec.Spec`` is this, plus the cluster it was loaded
+    for and ``resolve``, which runs the tasks (a layer above them)."""
+
+    __slots__ = ("model", "loaded", "path")
+
+    def __init__(self, model, loaded: Loaded, path: str) -> None:
+        self.model = model
+        self.loaded = loaded
+        self.path = path
+
+    @property
+    def files(self) -> list[str]:
+        return self.loaded.files
+
+    def where(self, path: tuple):
+        return self.loaded.locs.find(path)
 
 
 def display_name(path: str | Path) -> str:

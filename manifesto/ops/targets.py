@@ -21,14 +21,13 @@ def target_plan(art):
     """The Plan the artifact was rendered from (what readiness waits for)."""
     from manifesto.cluster import load_cluster
     from manifesto.resolve.plan import Options
-    from manifesto.tasks.inputs import plan_for
     from manifesto.spec import load_spec
 
     cluster = load_cluster(art.cluster_path)
     opts = dict(art.options)
     if opts.get("routing_profile"):
         opts["routing_profile"] = os.path.join(art.root, opts["routing_profile"])
-    plan, _ = plan_for(load_spec(art.model_path, cluster), cluster, Options(**opts))
+    plan, _ = load_spec(art.model_path, cluster).resolve(cluster, Options(**opts))  # the RESOLVE task
     return plan
 
 

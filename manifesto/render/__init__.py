@@ -36,9 +36,9 @@ def _cluster_of(spec, cluster):
 def render(spec, *, user: str, cluster=None, namespace: str = "default", **options) -> str:
     """Artifact text for ``spec`` on ``cluster``; ``options`` are Options fields (vllm_env, ...)."""
     cluster = _cluster_of(spec, cluster)
-    opts = _options(user, namespace, **options)
-    plan, _ = spec.resolve(cluster, opts)
-    return artifact_text(plan, spec, cluster, opts)[0]
+    # The pair's RENDER task (manifesto.tasks.runner.run), as every command renders: reached
+    # through the loaded spec (manifesto.spec.Spec), as this pure package sits below the tasks.
+    return spec._outcome("render", cluster, _options(user, namespace, **options)).text
 
 
 def render_kubernetes(spec, *, user: str, cluster=None, namespace: str = "default", **options) -> list[dict]:
@@ -46,6 +46,7 @@ def render_kubernetes(spec, *, user: str, cluster=None, namespace: str = "defaul
     artifact holds them (with the artifact-digest annotation)."""
     from manifesto.render.k8s import objects, with_digest
 
+    # The pair's RESOLVE task (manifesto.tasks.runner.run), through the loaded spec.
     plan, _ = spec.resolve(_cluster_of(spec, cluster), _options(user, namespace, **options))
     if plan.platform == "slurm":
         raise ValueError(f"cluster '{plan.cluster}' is a Slurm cluster; use render() for its batch script")

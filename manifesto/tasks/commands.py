@@ -117,9 +117,7 @@ def cached(directory: str | None, query: Query) -> tuple[str, str, str]:
 
     import msgspec
 
-    from manifesto.errors import ManifestoError
     from manifesto.resolve.plan import Options
-    from manifesto.util.status import Status
     from manifesto.tasks.core import PairRequest, Task
     from manifesto.tasks.runner import run
     from manifesto.tasks.memo import Tasks
@@ -129,9 +127,7 @@ def cached(directory: str | None, query: Query) -> tuple[str, str, str]:
     # The store keeps this command's index and result below; the pair's own products are
     # made afresh (Store(None)), as the index already answers for unchanged inputs.
     outcome = run(Task(task), PairRequest(spec_ref, cluster_ref, opts, catalogs=True, hf_home=hf_home),
-                  Tasks(Store(None), code))
-    if outcome.status != Status.OK:
-        raise outcome.error if outcome.error is not None else ManifestoError(outcome.reason)
+                  Tasks(Store(None), code)).ok()
     text, suffix, inputs, label = outcome.text, outcome.suffix, outcome.inputs, outcome.cluster_name
     # A file edited while we ran must not be remembered with the old text.
     if directory is not None and all(os.stat(p).st_mtime < started for p in inputs):

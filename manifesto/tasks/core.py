@@ -23,8 +23,8 @@ from manifesto.util.status import Status
 if TYPE_CHECKING:
     from manifesto.resolve.plan import Plan
 
-__all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "ParsedFile", "PairRequest", "MonitoringRequest",
-           "GitopsDeployment", "GitopsRequest", "Outcome"]
+__all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "ParsedFile", "PairRequest", "LoadedPairRequest",
+           "MonitoringRequest", "LoadedMonitoringRequest", "GitopsDeployment", "GitopsRequest", "Outcome"]
 
 
 class Task(str, enum.Enum):
@@ -95,6 +95,24 @@ class PairRequest(msgspec.Struct, frozen=True):
     hf_home: str | None = None
 
 
+class LoadedPairRequest(msgspec.Struct, frozen=True):
+    """One spec on one cluster that the caller has loaded already: the public API's request
+    (``Spec.resolve``, ``manifesto.render.render``), the commands that load a pair themselves
+    and ``manifesto plan``'s candidate layouts (a spec that is data, not a file).
+
+    ``spec`` is a loaded spec (``manifesto.load.inputs.LoadedSpec``, such as the public
+    ``manifesto.spec.Spec``) and ``cluster`` a ``manifesto.cluster.Cluster``: they are used as
+    they are, not read again. ``search`` (a ``load.catalog.SearchPath``; None: the user's
+    and the bundled catalogs) is where a routing profile name resolves, and what bounds the
+    model's config.json; ``hf_home`` as in :class:`PairRequest`."""
+
+    spec: object
+    cluster: object
+    options: Options
+    search: object = None
+    hf_home: str | None = None
+
+
 class MonitoringRequest(msgspec.Struct, frozen=True):
     """The monitoring of the instances of ``specs`` ((shown name, path) each) on ``cluster``."""
 
@@ -102,6 +120,18 @@ class MonitoringRequest(msgspec.Struct, frozen=True):
     cluster: str
     options: Options
     roots: tuple[str, ...] = ()
+
+
+class LoadedMonitoringRequest(msgspec.Struct, frozen=True):
+    """The monitoring of loaded ``specs`` on a loaded ``cluster`` (``render monitoring``),
+    ``search`` as in :class:`LoadedPairRequest`. The caller named each spec, so one the
+    cluster cannot run is the outcome's error (a build's :class:`MonitoringRequest` leaves it
+    out)."""
+
+    specs: tuple
+    cluster: object
+    options: Options
+    search: object = None
 
 
 class GitopsDeployment(msgspec.Struct, frozen=True):
@@ -149,3 +179,10 @@ class Outcome(msgspec.Struct, frozen=True):
     cluster_name: str = ""
     plan: Plan | None = None
     error: ManifestoError | None = None
+
+    def ok(self) -> Outcome:
+        """This outcome when its status is OK; else its error, raised (a failure read back
+        from the store has only its ``reason``: a ManifestoError of that text)."""
+        if self.status == Status.OK:
+            return self
+        raise self.error if self.error is not None else ManifestoError(self.reason)

@@ -1,14 +1,15 @@
 """The loading around resolution: the image catalog, a model's architecture, routing
 profiles, and ``resolution``, the resolve step of a pair's tasks (``manifesto.tasks.pair``)
-on loaded inputs; commands that need a Plan of loaded inputs call ``plan_for``."""
+on loaded inputs. A caller that needs the Plan of inputs it loaded runs the RESOLVE task on
+a ``LoadedPairRequest`` (``manifesto.tasks.runner.run``), as ``Spec.resolve`` does."""
 
 from __future__ import annotations
 
 import os
 from functools import lru_cache
 
-__all__ = ["load_images", "load_routing_profile", "load_architecture", "catalog_record", "plan_for", "resolution",
-           "monitoring_text"]
+__all__ = ["load_images", "load_routing_profile", "load_architecture", "catalog_record", "resolution",
+           "refuse_slurm", "monitoring_text"]
 
 
 @lru_cache(maxsize=4)
@@ -139,18 +140,13 @@ def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict, ob
     return f"--routing-profile {display_name(path)}", text, real, data, locs.find
 
 
-def plan_for(spec, cluster, options, search=None, routing=None, hf_home: str | None = None):
-    """Resolve a loaded spec against a loaded cluster. Returns (Plan, files read).
-    ``search`` (a catalog.SearchPath) is where a routing profile name resolves;
-    ``routing`` is the profile already loaded (``load_routing_profile``'s tuple), if it is;
-    ``hf_home`` a Hugging Face cache to look for the model's config.json in (see load_architecture)."""
-    files, run = resolution(spec, cluster, options, search, routing, hf_home)
-    return run(), files
-
-
 def resolution(spec, cluster, options, search=None, routing=None, hf_home: str | None = None):
-    """(every file the resolution reads, a function that resolves): what ``plan_for`` does,
-    in two steps, so a caller can key a stored Plan on the files before resolving."""
+    """(every file the resolution reads, a function that resolves the loaded ``spec`` on the
+    loaded ``cluster`` into a Plan): two steps, so the resolve task can key a stored Plan on
+    the files before resolving. ``search`` (a catalog.SearchPath) is where a routing profile
+    name resolves; ``routing`` is the profile already loaded (``load_routing_profile``'s
+    tuple), if it is; ``hf_home`` a Hugging Face cache to look for the model's config.json in
+    (see load_architecture)."""
     from manifesto.load.catalog import images_file, runtime_tables, within
     from manifesto.resolve.core import Context, resolve
 
@@ -213,21 +209,25 @@ def _warn_untabled(plan, tables) -> None:
         warn_once(f"manifesto: warning: {why}; vLLM arguments and VLLM_* variables are not checked")
 
 
-def monitoring_text(specs, cluster, options, search=None, routing=None, resolved=None) -> tuple[str, list[str]]:
-    """(monitoring YAML, files read) for the loaded ``specs`` on a Kubernetes ``cluster``
-    (``routing``: the routing profile already loaded, as ``plan_for`` takes it; ``resolved``:
-    each spec's ``plan_for`` result when the caller has it already)."""
+def refuse_slurm(cluster) -> None:
+    """Monitoring objects are Kubernetes-only: a Slurm ``cluster`` is refused."""
     from manifesto.errors import ResolveError
-    from manifesto.render import expanded_inputs
-    from manifesto.render.monitoring import render_monitoring
 
     if cluster.platform == "slurm":
         raise ResolveError(f"cluster '{cluster.name}' is a Slurm cluster; monitoring objects are Kubernetes-only")
+
+
+def monitoring_text(specs, cluster, options, resolved) -> tuple[str, list[str]]:
+    """(monitoring YAML, files read) for the loaded ``specs`` on a Kubernetes ``cluster``;
+    ``resolved`` is each spec's (Plan, files read), from its resolve task."""
+    from manifesto.render import expanded_inputs
+    from manifesto.render.monitoring import render_monitoring
+
+    refuse_slurm(cluster)
     plans, files, models = [], list(cluster.loaded.files), []
     cluster_yaml = expanded_inputs(specs[0], cluster)[1] if specs else None
     routing_yaml = None
-    for i, spec in enumerate(specs):
-        plan, read = plan_for(spec, cluster, options, search, routing) if resolved is None else resolved[i]
+    for spec, (plan, read) in zip(specs, resolved, strict=True):
         plans.append(plan)
         files += read
         models.append(expanded_inputs(spec, cluster)[0])

@@ -117,7 +117,8 @@ def _failed(exc, read, products=()):
 
 
 def pair(task, request, tasks):
-    """The RESOLVE, RENDER or EXPLAIN task of ``request`` (a ``PairRequest``) through the memo
+    """The RESOLVE, RENDER or EXPLAIN task of ``request`` (a ``PairRequest``, or a
+    ``LoadedPairRequest`` whose spec and cluster are used as loaded) through the memo
     ``tasks``: an ``Outcome``. With ``roots`` every file read must resolve below one of them
     or the bundled catalog: a symlink or an ``extends`` that leads elsewhere is an error
     naming the file, not a silent read of, say, a home directory."""
@@ -125,18 +126,25 @@ def pair(task, request, tasks):
     from manifesto.errors import ManifestoError
     from manifesto.resolve.plan import to_builtins
     from manifesto.util.status import Status
-    from manifesto.tasks.core import Outcome, Task
+    from manifesto.tasks.core import LoadedPairRequest, Outcome, Task
 
-    search = _search(request.roots, request.catalogs)
     ro = request.options
-    read = [os.path.realpath(request.spec), os.path.realpath(request.cluster), os.path.realpath(images_file())]
+    loaded = isinstance(request, LoadedPairRequest)
+    search = request.search if loaded else _search(request.roots, request.catalogs)
+    roots = () if loaded else request.roots
+    if loaded:  # the caller's spec and cluster, as they are
+        c, s = request.cluster, request.spec
+        read = [*c.loaded.files, *s.files, os.path.realpath(images_file())]
+    else:
+        read = [os.path.realpath(request.spec), os.path.realpath(request.cluster), os.path.realpath(images_file())]
     try:
-        c = _cluster(request.cluster, tasks, search)
-        read += c.loaded.files
-        s = _spec(request.spec, tasks, search)
-        read += s.files
+        if not loaded:
+            c = _cluster(request.cluster, tasks, search)
+            read += c.loaded.files
+            s = _spec(request.spec, tasks, search)
+            read += s.files
         routing = _routing(ro, tasks, search)
-        resolved, rkey, error, files = _resolve(tasks, s, c, ro, search, routing, request.roots, request.hf_home)
+        resolved, rkey, error, files = _resolve(tasks, s, c, ro, search, routing, roots, request.hf_home)
     except ManifestoError as exc:
         return _failed(exc, read)
     keys = (rkey,) if rkey else ()
@@ -154,7 +162,7 @@ def pair(task, request, tasks):
         return Outcome(Status.OK, explain_text(plan), inputs=inputs, products=keys, cluster_name=c.name, plan=plan)
     from manifesto.render import place, render_plan
 
-    rendered, dkey = tasks.render(f"{_name(s.path, request.roots)} @ {_name(c.path, request.roots)}", plan,
+    rendered, dkey = tasks.render(f"{_name(s.path, roots)} @ {_name(c.path, roots)}", plan,
                                   resolved.header, resolved.plan_digest, render_plan)
     keys += (dkey,) if dkey else ()
     if rendered.refusal is not None:  # the render's own refusal, placed at the input field behind it
@@ -207,13 +215,12 @@ def _cluster(path: str, tasks, search):
 
 def _spec(path: str, tasks, search):
     from manifesto.load.catalog import find, within
-    from manifesto.load.inputs import load_model
-    from manifesto.spec import Spec
+    from manifesto.load.inputs import LoadedSpec, load_model
 
     def make():
         found = find("models", path, search=search)
         model, loaded = load_model(found, within(search), _parser(tasks))
-        return Spec(model, loaded, str(found))
+        return LoadedSpec(model, loaded, str(found))
 
     return _product(tasks, "spec", path, make, lambda s: s.files)
 
@@ -244,35 +251,43 @@ def _parser(tasks):
 
 def monitoring(request, tasks):
     """The MONITORING task: the monitoring of the instances of ``request.specs`` on its cluster;
-    specs the cluster cannot run (another accelerator) are left out. Every file is parsed
-    and validated through the memo, once per build like the pairs' own renders, and each
+    in a build (a ``MonitoringRequest``) specs the cluster cannot run (another accelerator)
+    are left out, and for a ``LoadedMonitoringRequest`` (``render monitoring``) they fail it.
+    Every file is parsed and validated through the memo, once per build like the pairs' own
+    renders, and each
     spec resolved once, through the store, where the pair's own render left its plan (so an
     edit to one spec resolves that spec again, not every one)."""
     from manifesto.load.catalog import images_file
     from manifesto.errors import ManifestoError
     from manifesto.util.status import Status
-    from manifesto.tasks.core import Outcome
-    from manifesto.tasks.inputs import monitoring_text
+    from manifesto.tasks.core import LoadedMonitoringRequest, Outcome
+    from manifesto.tasks.inputs import monitoring_text, refuse_slurm
 
-    search = _search(request.roots, False)
     ro = request.options
-    read = [os.path.realpath(request.cluster), os.path.realpath(images_file())]
+    loaded = isinstance(request, LoadedMonitoringRequest)
+    search = request.search if loaded else _search(request.roots, False)
+    roots = () if loaded else request.roots
+    read = [*(request.cluster.loaded.files if loaded else [os.path.realpath(request.cluster)]),
+            os.path.realpath(images_file())]
     try:
-        c = _cluster(request.cluster, tasks, search)
-        read += c.loaded.files
+        c = request.cluster if loaded else _cluster(request.cluster, tasks, search)
+        if loaded:
+            refuse_slurm(c)  # before resolving, as the command always did
+        else:
+            read += c.loaded.files
         routing = _routing(ro, tasks, search)
         specs, plans = [], []
-        for _name_shown, path in request.specs:
-            s = _spec(path, tasks, search)
+        for given in request.specs:
+            s = given if loaded else _spec(given[1], tasks, search)
             read += s.files  # the spec and its extends chain, even when the cluster cannot run it
-            resolved, _key, error, files = _resolve(tasks, s, c, ro, search, routing, request.roots)
-            if resolved.status == Status.SKIPPED:
+            resolved, _key, error, files = _resolve(tasks, s, c, ro, search, routing, roots)
+            if resolved.status == Status.SKIPPED and not loaded:  # the build's: not for this cluster
                 continue
             if resolved.status != Status.OK:
                 return Outcome(Status.FAILED, reason=resolved.reason, inputs=tuple(sorted(set(read))), error=error)
             plans.append((resolved.plan, files))
             specs.append(s)
-        text, inputs = monitoring_text(specs, c, ro, search, routing, plans)
+        text, inputs = monitoring_text(specs, c, ro, plans)
     except ManifestoError as exc:
         return _failed(exc, read)
     return Outcome(Status.OK, text, ".yaml", inputs=tuple(sorted(set(read + inputs))), cluster_name=c.name)
@@ -354,7 +369,7 @@ def prepare() -> None:
     this shares them, instead of each worker importing and building them again."""
     import ruamel.yaml  # noqa: F401
 
-    from manifesto import cluster, render, spec  # noqa: F401
+    from manifesto import cluster, render  # noqa: F401
     from manifesto.load import spellings as legacy  # noqa: F401
     from manifesto.render import header, k8s, monitoring, slurm  # noqa: F401
     from manifesto.render.k8s import idle  # noqa: F401
