@@ -28,7 +28,8 @@ import re
 from typing import Callable
 
 __all__ = ["Workload", "Candidate", "Outcome", "Report", "Start", "start_from", "layouts", "plan_model",
-           "spec_text", "resolve_layout", "NVLINK_DOMAIN_ARCHS", "MAX_ENGINE_GPUS", "NO_PERFORMANCE", "Measured"]
+           "spec_text", "candidate_spec", "resolve_layout", "NVLINK_DOMAIN_ARCHS", "MAX_ENGINE_GPUS",
+           "NO_PERFORMANCE", "Measured"]
 
 #: gpu_arch values whose nodes (compute trays) share one NVLink domain (GB200/GB300 NVL72 racks):
 #: tensor parallelism may span nodes there. Elsewhere TP stays within a node.
@@ -285,18 +286,25 @@ def _candidate_data(start: Start, accel: str, cand: Candidate, work: Workload) -
     return data
 
 
-def resolve_layout(data: dict, path: str, cluster, options):
-    """The one call into resolution and the memory fit: ``data`` validated as a model spec and
-    resolved against ``cluster`` exactly as ``render`` resolves a spec file holding it."""
+def candidate_spec(data: dict, path: str):
+    """``data`` validated as a model spec, as ``render`` validates a spec file holding it (the
+    cluster plays no part: one validated candidate serves every cluster it is resolved on)."""
     from manifesto.load.inputs import Loaded, validate
     from manifesto.schema.compiled import ModelSpec
-    from manifesto.tasks.inputs import plan_for
     from manifesto.spec import Spec
     from manifesto.load.yamlio import Locations
 
     loaded = Loaded(data, Locations(path), [])
-    spec = Spec(validate(ModelSpec, loaded), loaded, path, cluster)
-    return plan_for(spec, cluster, options)[0]
+    return Spec(validate(ModelSpec, loaded), loaded, path)
+
+
+def resolve_layout(data: dict, path: str, cluster, options, spec=None):
+    """The one call into resolution and the memory fit: ``data`` validated as a model spec and
+    resolved against ``cluster`` exactly as ``render`` resolves a spec file holding it.
+    ``spec``: ``candidate_spec(data, path)`` when the caller has it already."""
+    from manifesto.tasks.inputs import plan_for
+
+    return plan_for(spec if spec is not None else candidate_spec(data, path), cluster, options)[0]
 
 
 def _check_start(start: Start, arch, note: str, work: Workload) -> None:
@@ -341,15 +349,33 @@ def plan_model(start: Start, clusters: list, work: Workload, options, *, search=
 
     arch, note = _architecture(start, search)
     _check_start(start, arch, note, work)
+    # A candidate's spec depends on the accelerator's name and the layout, not on the cluster:
+    # one accelerator offered by several clusters shares each candidate's data and validation.
+    made: dict[tuple, tuple] = {}
+
+    def candidate(name: str, cand: Candidate) -> tuple:
+        key = (name, cand.tp, cand.pp, cand.dp, cand.ep, cand.nodes, cand.replicas)
+        if key not in made:
+            data = _candidate_data(start, name, cand, work)
+            try:
+                made[key] = data, candidate_spec(data, start.path), None
+            except ManifestoError as exc:  # the schema refuses it: the same on every cluster
+                made[key] = data, None, exc
+        return made[key]
+
     proposed, refused = [], []
     for cluster in clusters:
         for name in sorted(cluster.profile.accelerators.profiles):
             accel = project_accelerator(cluster.profile, name)
             for cand in layouts(arch, cluster, accel):
-                data = _candidate_data(start, name, cand, work)
+                data, spec, invalid = candidate(name, cand)
                 out = Outcome(cluster.name, name, cand, data)
+                if invalid is not None:
+                    out.error, out.kind = invalid.message, "resolver"
+                    refused.append(out)
+                    continue
                 try:
-                    plan = resolve_layout(data, start.path, cluster, options)
+                    plan = resolve_layout(data, start.path, cluster, options, spec)
                 except IncompatiblePairError as exc:
                     out.error, out.kind = exc.message, "memory"
                     refused.append(out)
@@ -377,8 +403,10 @@ def plan_model(start: Start, clusters: list, work: Workload, options, *, search=
                 per_engine = fit.kv_budget // (fit.kv_per_token * fit.max_model_len + fit.kv_per_sequence)
                 cand.replicas = max(1, math.ceil(work.concurrency / (per_engine * cand.dp)))
                 if cand.replicas > 1:
-                    out.data = _candidate_data(start, name, cand, work)
-                    plan = resolve_layout(out.data, start.path, cluster, options)
+                    out.data, spec, invalid = candidate(name, cand)
+                    if invalid is not None:
+                        raise invalid
+                    plan = resolve_layout(out.data, start.path, cluster, options, spec)
                 out.plan = plan
                 out.concurrency = per_engine * cand.dp * cand.replicas
                 # Headroom: the KV tokens of every engine over what the concurrency asked needs.

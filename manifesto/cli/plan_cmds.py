@@ -61,6 +61,8 @@ def _positive(flag: str):
 def _clusters(args) -> list:
     """The clusters to plan for: --cluster, the cluster targets ADDR names, else every cluster
     target of the workspace."""
+    import os
+
     from manifesto.cluster import load_cluster
     from manifesto.errors import InputError
 
@@ -79,12 +81,12 @@ def _clusters(args) -> list:
             raise InputError("no workspace (BUILD.yaml) here or above to take cluster targets from; name the "
                              "clusters with --cluster") from None
         for address in args.targets or ["//::"]:
-            targets = [t for t in api.list_targets([address]) if t.kind == "cluster"]
+            targets = [t for t in api.list_targets([address], root=root) if t.kind == "cluster"]
             if not targets and args.targets:
                 raise InputError(f"{address} names no cluster target; plan takes cluster targets such as "
                                  "//clusters::")
-            for t in targets:
-                c = load_cluster(api.target_path(t.address, root=root), search=args.search)
+            for t in targets:  # a target's path is relative to the root: no second graph to find it
+                c = load_cluster(os.path.join(root, t.path), search=args.search)
                 found.setdefault(c.name, c)
     if not found:
         raise InputError("the workspace has no cluster target; name the clusters with --cluster")
@@ -293,6 +295,8 @@ def _check_other_clusters(args, report, picked, root: str, options) -> None:
     """A build renders the spec on every cluster target: each must render it, or skip it as an
     incompatible pair (another accelerator, too little memory). One that would fail the build
     (the same accelerator with fewer GPUs per node) is named before anything is written."""
+    import os
+
     from manifesto import capacity
     from manifesto.build_graph import api
     from manifesto.cluster import load_cluster
@@ -302,7 +306,7 @@ def _check_other_clusters(args, report, picked, root: str, options) -> None:
     for target in api.list_targets(["//::"], root=root):
         if target.kind != "cluster":
             continue
-        cluster = load_cluster(api.target_path(target.address, root=root), search=args.search)
+        cluster = load_cluster(os.path.join(root, target.path), search=args.search)
         names.append(cluster.name)
         if cluster.name == picked.cluster:
             continue
