@@ -127,14 +127,32 @@ class Outcome:
 
 
 class Report:
-    """Every outcome of a search: ``proposed`` ranked, ``refused`` in search order."""
+    """Every outcome of a search: ``proposed`` ranked, ``refused`` in search order; ``roles``
+    the candidates' role names, ``serving`` the one the replicas are added to."""
 
-    __slots__ = ("model", "start", "workload", "proposed", "refused", "clusters", "path")
+    __slots__ = ("model", "start", "workload", "proposed", "refused", "clusters", "path", "roles", "serving")
 
     def __init__(self, model: str, start: str, workload: Workload, proposed: list, refused: list,
                  clusters: list, path: str = "") -> None:
         self.model, self.start, self.workload, self.path = model, start, workload, path
         self.proposed, self.refused, self.clusters = proposed, refused, clusters
+        first = (proposed or refused or [None])[0]
+        roles = first.data["roles"] if first is not None else []
+        self.roles = [r["name"] for r in roles]
+        self.serving = (first.data.get("routing") or {}).get("target_role") if first is not None else None
+        self.serving = self.serving or (self.roles[-1] if self.roles else None)
+
+    def roles_note(self, name: Callable[[str], str] = str) -> str | None:
+        """With more than one role (P/D), what a layout means for each: plan lays every role out
+        alike and does not size them separately. ``name`` quotes a role name for the output."""
+        if len(self.roles) < 2:
+            return None
+        others = [name(r) for r in self.roles if r != self.serving]
+        return (f"Roles {', '.join(map(name, self.roles))} get the same layout: tp, pp, dp, ep and pods per "
+                "replica are one choice for all of them, not planned role by role. The replicas the "
+                f"concurrency needs are {name(self.serving)}'s (its KV cache holds the sequences); "
+                f"{', '.join(others)} keep{'s' if len(others) == 1 else ''} one replica. How much "
+                f"{others[0]} needs of its own is a question of throughput, which plan does not answer.")
 
     def nearest_misses(self) -> list[Outcome]:
         """Per cluster and accelerator, why nothing smaller fits: among the layouts the memory fit

@@ -279,7 +279,8 @@ def test_json_and_markdown_shapes(workspace):
     assert rc == 0, err
     data = json.loads(out)
     assert set(data) == {"model", "start", "clusters", "workload", "proposed", "nearest_misses", "refused",
-                         "performance"}
+                         "roles", "performance"}
+    assert data["roles"] == {"names": ["decode"], "replicated": "decode", "note": None}
     assert data["clusters"] == ["example-gb200", "example-gb200-lws", "example-h200", "example-slurm",
                                 "example-stateless-b200"]
     assert "No throughput or latency" in data["performance"]
@@ -401,6 +402,29 @@ def test_bad_input_is_one_error_without_a_traceback(workspace, argv, message):
     assert rc in (1, 2) and message in err, err
     assert "Traceback" not in err
     assert len([line for line in err.splitlines() if line.startswith("error:") or ": error:" in line]) == 1
+
+
+def test_pd_says_both_roles_get_the_same_layout(workspace):
+    """--topology pd lays prefill and decode out alike; text, markdown and JSON say so, and the
+    replicas the concurrency needs are decode's alone."""
+    argv = ("plan", "Qwen/Qwen3-32B", "-c", "example-h200", "--topology", "pd", "--max-model-len", "32768",
+            "--concurrency", "16")
+    rc, out, err = cli_in_process(*argv)
+    assert rc == 0, err
+    assert "Roles prefill, decode get the same layout" in out and "not planned role by role" in out
+    rc, md, err = cli_in_process(*argv, "-o", "markdown")
+    assert rc == 0 and "Roles `prefill`, `decode` get the same layout" in md
+    rc, js, err = cli_in_process(*argv, "-o", "json")
+    data = json.loads(js)
+    assert data["roles"]["names"] == ["prefill", "decode"] and data["roles"]["replicated"] == "decode"
+    assert "not planned role by role" in data["roles"]["note"]
+    report = _plan("Qwen/Qwen3-32B", [c for c in _clusters() if c.name == "example-h200"], max_model_len=32768,
+                   concurrency=16, topology="pd")
+    one = next(o for o in report.proposed if o.candidate.tp * o.candidate.pp == 1)  # 7 sequences a GPU: 3 replicas
+    roles = {r["name"]: (r["parallelism"], r["lws"]) for r in one.data["roles"]}
+    assert roles["prefill"][0] == roles["decode"][0]
+    assert (roles["prefill"][1]["replicas"], roles["decode"][1]["replicas"]) == (1, 3)
+    assert one.budget.gpus == 4
 
 
 @pytest.mark.integration

@@ -164,6 +164,7 @@ def _json(report) -> dict:
         "proposed": [{"rank": i, **o.to_dict()} for i, o in enumerate(report.proposed, 1)],
         "nearest_misses": [o.to_dict() for o in report.nearest_misses()],
         "refused": [o.to_dict() for o in report.refused],
+        "roles": {"names": report.roles, "replicated": report.serving, "note": report.roles_note()},
         "performance": NO_PERFORMANCE,
     }
 
@@ -199,6 +200,10 @@ def _text(report) -> str:
     out = [f"plan for {report.model} from {report.start}",
            f"workload: {_workload_line(report)}",
            f"clusters: {', '.join(report.clusters)}", ""]
+    if report.roles_note():
+        from manifesto.edge.escape import terminal
+
+        out[-1:-1] = [report.roles_note(terminal)]
     rows = _rows(report)
     if rows:
         widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(_COLUMNS)]
@@ -230,6 +235,8 @@ def _markdown(report) -> str:
     out = [f"### Plan for {md_code(report.model)}", "",
            f"Workload: {md_code(_workload_line(report))}; clusters: "
            + ", ".join(md_code(c) for c in report.clusters), ""]
+    if report.roles_note():
+        out += [report.roles_note(md_code), ""]
     rows = _rows(report)
     if rows:
         out.append("| " + " | ".join(_COLUMNS) + " |")
