@@ -84,13 +84,14 @@ class _Renderer:
     def __init__(self, folder: Path) -> None:
         from manifesto.resolve.options import Options
 
-        self.folder, self.options, self.specs = folder, Options(user="plan"), {}
+        self.folder, self.options, self.specs, self.texts = folder, Options(user="plan"), {}, {}
 
     def spec(self, data: dict):
         from manifesto.spec import load_spec
         from manifesto.util.yamlemit import dump_yaml
 
-        text = dump_yaml(data)
+        # plan hands the clusters sharing an accelerator one candidate dict: dump it once
+        text = self.texts.get(id(data)) or self.texts.setdefault(id(data), dump_yaml(data))
         if text not in self.specs:
             path = self.folder / f"s{len(self.specs)}.yaml"
             path.write_text(text)
