@@ -57,19 +57,6 @@ def _write_spec(tmp_path: Path, data: dict, name: str) -> Path:
     return path
 
 
-def _render(path: Path, cluster):
-    """What `render manifest` does with the file: load it and render it on ``cluster``."""
-    from manifesto.resolve.options import Options
-    from manifesto.render import artifact_text
-    from manifesto.spec import load_spec
-    from manifesto.tasks.inputs import plan_for
-
-    spec, options = load_spec(path), Options(user="plan")
-    plan, files = plan_for(spec, cluster, options)
-    text, suffix = artifact_text(plan, spec, cluster, options)
-    return text, suffix, files
-
-
 #: The workload grid: a short context with one sequence, where the weights decide what fits, and
 #: a long one with 16 at once, where the KV cache does too (layouts whose cache cannot hold one
 #: sequence are refused, and others need more replicas): ``test_the_grid_reaches_both_regimes``.
