@@ -28,7 +28,8 @@ import re
 from typing import Callable
 
 __all__ = ["Demand", "Candidate", "LayoutOutcome", "SearchReport", "Start", "start_from", "layouts", "plan_model",
-           "spec_text", "resolve_layout", "NVLINK_DOMAIN_ARCHS", "MAX_ENGINE_GPUS", "NO_PERFORMANCE", "Measured"]
+           "spec_text", "candidate_spec", "resolve_layout", "NVLINK_DOMAIN_ARCHS", "MAX_ENGINE_GPUS",
+           "NO_PERFORMANCE", "Measured"]
 
 #: gpu_arch values whose nodes (compute trays) share one NVLink domain (GB200/GB300 NVL72 racks):
 #: tensor parallelism may span nodes there. Elsewhere TP stays within a node.
@@ -126,14 +127,32 @@ class LayoutOutcome:
 
 
 class SearchReport:
-    """Every outcome of a search: ``proposed`` ranked, ``refused`` in search order."""
+    """Every outcome of a search: ``proposed`` ranked, ``refused`` in search order; ``roles``
+    the candidates' role names, ``serving`` the one the replicas are added to."""
 
-    __slots__ = ("model", "start", "workload", "proposed", "refused", "clusters", "path")
+    __slots__ = ("model", "start", "workload", "proposed", "refused", "clusters", "path", "roles", "serving")
 
     def __init__(self, model: str, start: str, workload: Demand, proposed: list, refused: list,
                  clusters: list, path: str = "") -> None:
         self.model, self.start, self.workload, self.path = model, start, workload, path
         self.proposed, self.refused, self.clusters = proposed, refused, clusters
+        first = (proposed or refused or [None])[0]
+        roles = first.data["roles"] if first is not None else []
+        self.roles = [r["name"] for r in roles]
+        self.serving = (first.data.get("routing") or {}).get("target_role") if first is not None else None
+        self.serving = self.serving or (self.roles[-1] if self.roles else None)
+
+    def roles_note(self, name: Callable[[str], str] = str) -> str | None:
+        """With more than one role (P/D), what a layout means for each: plan lays every role out
+        alike and does not size them separately. ``name`` quotes a role name for the output."""
+        if len(self.roles) < 2:
+            return None
+        others = [name(r) for r in self.roles if r != self.serving]
+        return (f"Roles {', '.join(map(name, self.roles))} get the same layout: tp, pp, dp, ep and pods per "
+                "replica are one choice for all of them, not planned role by role. The replicas the "
+                f"concurrency needs are {name(self.serving)}'s (its KV cache holds the sequences); "
+                f"{', '.join(others)} keep{'s' if len(others) == 1 else ''} one replica. How much "
+                f"{others[0]} needs of its own is a question of throughput, which plan does not answer.")
 
     def nearest_misses(self) -> list[LayoutOutcome]:
         """Per cluster and accelerator, why nothing smaller fits: among the layouts the memory fit
@@ -285,20 +304,28 @@ def _candidate_data(start: Start, accel: str, cand: Candidate, work: Demand) -> 
     return data
 
 
-def resolve_layout(data: dict, path: str, cluster, options, memo=None):
-    """The one call into resolution and the memory fit: ``data`` validated as a model spec and
-    resolved against ``cluster`` exactly as ``render`` resolves a spec file holding it: the
-    pair's RESOLVE task (``manifesto.tasks.runner.run``) on the loaded spec. ``memo`` (a
-    ``tasks.memo.Tasks``) is shared by one search, so each input file is digested once."""
+def candidate_spec(data: dict, path: str):
+    """``data`` validated as a model spec, as ``render`` validates a spec file holding it (the
+    cluster plays no part: one validated candidate serves every cluster it is resolved on)."""
     from manifesto.load.inputs import Loaded, validate
     from manifesto.schema.compiled import ModelSpec
     from manifesto.spec import Spec
     from manifesto.load.yamlio import Locations
+
+    loaded = Loaded(data, Locations(path), [])
+    return Spec(validate(ModelSpec, loaded), loaded, path)
+
+
+def resolve_layout(data: dict, path: str, cluster, options, spec=None, memo=None):
+    """The one call into resolution and the memory fit: ``data`` validated as a model spec and
+    resolved against ``cluster`` exactly as ``render`` resolves a spec file holding it: the
+    pair's RESOLVE task (``manifesto.tasks.runner.run``) on the loaded spec. ``spec``:
+    ``candidate_spec(data, path)`` when the caller has it already; ``memo`` (a
+    ``tasks.memo.Tasks``) is shared by one search, so each input file is digested once."""
     from manifesto.tasks.core import LoadedPairRequest, Task
     from manifesto.tasks.runner import run
 
-    loaded = Loaded(data, Locations(path), [])
-    spec = Spec(validate(ModelSpec, loaded), loaded, path, cluster)
+    spec = spec if spec is not None else candidate_spec(data, path)
     return run(Task.RESOLVE, LoadedPairRequest(spec, cluster, options), memo or _memo()).ok().plan
 
 
@@ -353,15 +380,33 @@ def plan_model(start: Start, clusters: list, work: Demand, options, *, search=No
     arch, note = _architecture(start, search)
     _check_start(start, arch, note, work)
     memo = _memo()
+    # A candidate's spec depends on the accelerator's name and the layout, not on the cluster:
+    # one accelerator offered by several clusters shares each candidate's data and validation.
+    made: dict[tuple, tuple] = {}
+
+    def candidate(name: str, cand: Candidate) -> tuple:
+        key = (name, cand.tp, cand.pp, cand.dp, cand.ep, cand.nodes, cand.replicas)
+        if key not in made:
+            data = _candidate_data(start, name, cand, work)
+            try:
+                made[key] = data, candidate_spec(data, start.path), None
+            except ManifestoError as exc:  # the schema refuses it: the same on every cluster
+                made[key] = data, None, exc
+        return made[key]
+
     proposed, refused = [], []
     for cluster in clusters:
         for name in sorted(cluster.profile.accelerators.profiles):
             accel = project_accelerator(cluster.profile, name)
             for cand in layouts(arch, cluster, accel):
-                data = _candidate_data(start, name, cand, work)
+                data, spec, invalid = candidate(name, cand)
                 out = LayoutOutcome(cluster.name, name, cand, data)
+                if invalid is not None:
+                    out.error, out.kind = invalid.message, "resolver"
+                    refused.append(out)
+                    continue
                 try:
-                    plan = resolve_layout(data, start.path, cluster, options, memo)
+                    plan = resolve_layout(data, start.path, cluster, options, spec, memo)
                 except IncompatiblePairError as exc:
                     out.error, out.kind = exc.message, "memory"
                     refused.append(out)
@@ -389,8 +434,10 @@ def plan_model(start: Start, clusters: list, work: Demand, options, *, search=No
                 per_engine = fit.kv_budget // (fit.kv_per_token * fit.max_model_len + fit.kv_per_sequence)
                 cand.replicas = max(1, math.ceil(work.concurrency / (per_engine * cand.dp)))
                 if cand.replicas > 1:
-                    out.data = _candidate_data(start, name, cand, work)
-                    plan = resolve_layout(out.data, start.path, cluster, options, memo)
+                    out.data, spec, invalid = candidate(name, cand)
+                    if invalid is not None:
+                        raise invalid
+                    plan = resolve_layout(out.data, start.path, cluster, options, spec, memo)
                 out.plan = plan
                 out.concurrency = per_engine * cand.dp * cand.replicas
                 # Headroom: the KV tokens of every engine over what the concurrency asked needs.

@@ -4,6 +4,7 @@ shapes, ``--write`` confined to the workspace, and bad input as one error."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -13,7 +14,7 @@ import pytest
 
 from kit import REPO_ROOT, cli_in_process
 
-CLUSTERS = [f"clusters/example-{n}.yaml" for n in ("gb200", "h200", "slurm", "stateless-b200")]
+CLUSTERS = sorted(str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "clusters").glob("example-*.yaml"))
 ARCHITECTURES = sorted(str(p.relative_to(REPO_ROOT / "catalog" / "architectures"))[:-5]
                        for p in (REPO_ROOT / "catalog" / "architectures").rglob("*.json"))
 GIB = 1024**3
@@ -28,10 +29,16 @@ LLAMA_70B_FP8 = {
 }
 
 
-def _clusters():
+@functools.lru_cache(maxsize=None)
+def _example_clusters() -> tuple:
+    """The example clusters, loaded once a process: plan and render only read them."""
     from manifesto.cluster import load_cluster
 
-    return [load_cluster(REPO_ROOT / c) for c in CLUSTERS]
+    return tuple(load_cluster(REPO_ROOT / c) for c in CLUSTERS)
+
+
+def _clusters():
+    return list(_example_clusters())
 
 
 def _plan(model: str, clusters=None, **work):
@@ -50,50 +57,100 @@ def _write_spec(tmp_path: Path, data: dict, name: str) -> Path:
     return path
 
 
-def _render(path: Path, cluster):
-    """What `render manifest` does with the file: load it and render it on ``cluster``."""
-    from manifesto.resolve.options import Options
-    from manifesto.render import artifact_text
-    from manifesto.spec import load_spec
-
-    spec, options = load_spec(path), Options(user="plan")
-    plan, files = spec.resolve(cluster, options)
-    text, suffix = artifact_text(plan, spec, cluster, options)
-    return text, suffix, files
+#: The workload grid: a short context with one sequence, where the weights decide what fits, and
+#: a long one with 16 at once, where the KV cache does too (layouts whose cache cannot hold one
+#: sequence are refused, and others need more replicas): ``test_the_grid_reaches_both_regimes``.
+GRID = {"weights": (4096, 1), "kv": (32768, 16)}
 
 
+class _Renderer:
+    """``render manifest`` of written specs, as its command does it (the file loaded, resolved on
+    the cluster, rendered), with each distinct file written and loaded once: a layout proposed on
+    several clusters offering its accelerator is one spec text rendered on each of them."""
+
+    def __init__(self, folder: Path) -> None:
+        from manifesto.resolve.options import Options
+
+        self.folder, self.options, self.specs, self.texts = folder, Options(user="plan"), {}, {}
+
+    def spec(self, data: dict):
+        from manifesto.spec import load_spec
+        from manifesto.util.yamlemit import dump_yaml
+
+        # plan hands the clusters sharing an accelerator one candidate dict: dump it once
+        text = self.texts.get(id(data)) or self.texts.setdefault(id(data), dump_yaml(data))
+        if text not in self.specs:
+            path = self.folder / f"s{len(self.specs)}.yaml"
+            path.write_text(text)
+            self.specs[text] = load_spec(path)  # may raise: then nothing is kept and the next call raises again
+        return self.specs[text]
+
+    def render(self, data: dict, cluster):
+        from manifesto.render import artifact_text
+
+        spec = self.spec(data)
+        plan, _ = spec.resolve(cluster, self.options)
+        return plan, artifact_text(plan, spec, cluster, self.options)
+
+
+@pytest.mark.parametrize("point", sorted(GRID))
 @pytest.mark.parametrize("model", ARCHITECTURES)
-def test_every_proposal_renders_and_every_refusal_is_render_s_own(model, tmp_path):
-    """Over every bundled architecture x the example clusters x a grid of max_model_len and
-    concurrency: each proposed layout, written as a file, renders (vLLM and router tables
-    included); each refused one is refused by render with the message plan gives; and plan
-    accounts for every layout of the search space (brute force over the same space)."""
+def test_every_proposal_renders_and_every_refusal_is_render_s_own(model, point, tmp_path, capfd):
+    """Over every bundled architecture x every example cluster x the grid of max_model_len and
+    concurrency: EVERY proposed layout, written as a file, renders (its vLLM arguments and router
+    configuration checked against the runtime tables, no table skipped) and resolves to the very
+    plan that plan proposed; each refused one is refused by render with the message plan gives;
+    and plan accounts for every layout of the search space (brute force over the same space)."""
     from manifesto import capacity
     from manifesto.errors import ManifestoError
     from manifesto.resolve.accelerator import project_accelerator
     from manifesto.tasks.inputs import catalog_record
 
     arch = catalog_record(model)[1]
+    max_len, conc = GRID[point]
+    assert max_len <= arch.max_position_embeddings  # every bundled model takes the grid as it is
     clusters = _clusters()
-    grid = [(4096, 1), (32768, 16)] if arch.max_position_embeddings >= 32768 else [(4096, 1), (4096, 64)]
-    for max_len, conc in grid:
-        report = _plan(model, clusters, max_model_len=max_len, concurrency=conc)
-        by_name = {c.name: c for c in clusters}
-        space = {(c.name, a, x.tp, x.pp, x.dp, x.ep) for c in clusters for a in c.profile.accelerators.profiles
-                 for x in capacity.layouts(arch, c, project_accelerator(c.profile, a))}
-        seen = [(o.cluster, o.accelerator, o.candidate.tp, o.candidate.pp, o.candidate.dp, o.candidate.ep)
-                for o in report.proposed + report.refused]
-        assert sorted(seen) == sorted(space)
-        # Every refusal; the ten best proposals and a spread of the rest (a render costs more).
-        proposals = report.proposed[:10] + report.proposed[10::6 if (max_len, conc) == grid[0] else 15]
-        for i, o in enumerate(proposals):
-            text, suffix, _ = _render(_write_spec(tmp_path, o.data, f"p{i}"), by_name[o.cluster])
-            assert text and suffix in (".yaml", ".sbatch")
-            assert o.concurrency >= conc and o.fit.kv_tokens >= max_len
-        for i, o in enumerate(report.refused):
-            with pytest.raises(ManifestoError) as caught:
-                _render(_write_spec(tmp_path, o.data, f"r{i}"), by_name[o.cluster])
-            assert caught.value.message == o.error
+    by_name = {c.name: c for c in clusters}
+    report = _plan(model, clusters, max_model_len=max_len, concurrency=conc)
+    space = {(c.name, a, x.tp, x.pp, x.dp, x.ep) for c in clusters for a in c.profile.accelerators.profiles
+             for x in capacity.layouts(arch, c, project_accelerator(c.profile, a))}
+    seen = [(o.cluster, o.accelerator, o.candidate.tp, o.candidate.pp, o.candidate.dp, o.candidate.ep)
+            for o in report.proposed + report.refused]
+    assert sorted(seen) == sorted(space)
+    renderer = _Renderer(tmp_path)
+    for o in report.proposed:
+        cluster = by_name[o.cluster]
+        plan, (text, suffix) = renderer.render(o.data, cluster)
+        assert plan == o.plan
+        assert text and suffix == (".sbatch" if cluster.platform == "slurm" else ".yaml")
+        assert o.concurrency >= conc and o.fit.kv_tokens >= max_len
+    for o in report.refused:
+        with pytest.raises(ManifestoError) as caught:
+            renderer.render(o.data, by_name[o.cluster])
+        assert caught.value.message == o.error, (o.cluster, o.accelerator, o.candidate.text())
+    # A skipped table would be said on stderr ("... are not checked"): every render was checked.
+    assert "not checked" not in capfd.readouterr().err
+
+
+def test_the_grid_reaches_both_regimes():
+    """GRID's two points exercise both limits (DeepSeek-V3 on B200s): at 4k with one sequence the
+    weights refuse most layouts that miss; at 32k with 16 the same layouts miss on weights, the
+    KV cache refuses more of them, and others fit only with more replicas."""
+    b200 = [c for c in _clusters() if c.name == "example-stateless-b200"]
+
+    def regimes(point):
+        max_len, conc = GRID[point]
+        report = _plan("deepseek-ai/DeepSeek-V3", b200, max_model_len=max_len, concurrency=conc)
+        weights = {o.candidate.text() + o.cluster + o.accelerator for o in report.refused
+                   if "its weights need" in o.error}
+        kv = {o.candidate.text() + o.cluster + o.accelerator for o in report.refused
+              if "the KV cache holds" in o.error}
+        return weights, kv, [o for o in report.proposed if o.candidate.replicas > 1]
+
+    w_weights, w_kv, w_replicas = regimes("weights")
+    k_weights, k_kv, k_replicas = regimes("kv")
+    assert w_weights and w_weights == k_weights
+    assert len(k_kv) > len(w_kv) and k_replicas and not w_replicas
 
 
 def test_ranking_is_by_cost_then_gpus_then_headroom(tmp_path):
@@ -209,7 +266,8 @@ def test_json_and_markdown_shapes(workspace):
     assert rc == 0, err
     data = json.loads(out)
     assert set(data) == {"model", "start", "clusters", "workload", "proposed", "nearest_misses", "refused",
-                         "performance"}
+                         "roles", "performance"}
+    assert data["roles"] == {"names": ["decode"], "replicated": "decode", "note": None}
     assert data["clusters"] == ["example-gb200", "example-gb200-lws", "example-h200", "example-slurm",
                                 "example-stateless-b200"]
     assert "No throughput or latency" in data["performance"]
@@ -293,7 +351,7 @@ def test_a_refused_layout_is_refused_by_render_with_the_same_message(workspace):
     report = _plan("deepseek-ai/DeepSeek-V3", [load_cluster(c) for c in CLUSTERS], max_model_len=32768)
     miss = report.nearest_misses()[0]
     path = _write_spec(workspace / "models", miss.data, "refused")
-    cluster = next(c for c in CLUSTERS if miss.cluster in c)
+    cluster = f"clusters/{miss.cluster}.yaml"
     rc, out, err = cli_in_process("render", "manifest", str(path), "-c", cluster)
     assert rc == 1 and f"roles[0].parallelism: {miss.error}" in err.replace("\nerror: ", "\n")
 
@@ -331,6 +389,29 @@ def test_bad_input_is_one_error_without_a_traceback(workspace, argv, message):
     assert rc in (1, 2) and message in err, err
     assert "Traceback" not in err
     assert len([line for line in err.splitlines() if line.startswith("error:") or ": error:" in line]) == 1
+
+
+def test_pd_says_both_roles_get_the_same_layout(workspace):
+    """--topology pd lays prefill and decode out alike; text, markdown and JSON say so, and the
+    replicas the concurrency needs are decode's alone."""
+    argv = ("plan", "Qwen/Qwen3-32B", "-c", "example-h200", "--topology", "pd", "--max-model-len", "32768",
+            "--concurrency", "16")
+    rc, out, err = cli_in_process(*argv)
+    assert rc == 0, err
+    assert "Roles prefill, decode get the same layout" in out and "not planned role by role" in out
+    rc, md, err = cli_in_process(*argv, "-o", "markdown")
+    assert rc == 0 and "Roles `prefill`, `decode` get the same layout" in md
+    rc, js, err = cli_in_process(*argv, "-o", "json")
+    data = json.loads(js)
+    assert data["roles"]["names"] == ["prefill", "decode"] and data["roles"]["replicated"] == "decode"
+    assert "not planned role by role" in data["roles"]["note"]
+    report = _plan("Qwen/Qwen3-32B", [c for c in _clusters() if c.name == "example-h200"], max_model_len=32768,
+                   concurrency=16, topology="pd")
+    one = next(o for o in report.proposed if o.candidate.tp * o.candidate.pp == 1)  # 7 sequences a GPU: 3 replicas
+    roles = {r["name"]: (r["parallelism"], r["lws"]) for r in one.data["roles"]}
+    assert roles["prefill"][0] == roles["decode"][0]
+    assert (roles["prefill"][1]["replicas"], roles["decode"][1]["replicas"]) == (1, 3)
+    assert one.budget.gpus == 4
 
 
 @pytest.mark.integration

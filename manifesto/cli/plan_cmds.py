@@ -61,6 +61,8 @@ def _positive(flag: str):
 def _clusters(args) -> list:
     """The clusters to plan for: --cluster, the cluster targets ADDR names, else every cluster
     target of the workspace."""
+    import os
+
     from manifesto.cluster import load_cluster
     from manifesto.errors import InputError
 
@@ -79,12 +81,12 @@ def _clusters(args) -> list:
             raise InputError("no workspace (BUILD.yaml) here or above to take cluster targets from; name the "
                              "clusters with --cluster") from None
         for address in args.targets or ["//::"]:
-            targets = [t for t in api.list_targets([address]) if t.kind == "cluster"]
+            targets = [t for t in api.list_targets([address], root=root) if t.kind == "cluster"]
             if not targets and args.targets:
                 raise InputError(f"{address} names no cluster target; plan takes cluster targets such as "
                                  "//clusters::")
-            for t in targets:
-                c = load_cluster(api.target_path(t.address, root=root), search=args.search)
+            for t in targets:  # a target's path is relative to the root: no second graph to find it
+                c = load_cluster(os.path.join(root, t.path), search=args.search)
                 found.setdefault(c.name, c)
     if not found:
         raise InputError("the workspace has no cluster target; name the clusters with --cluster")
@@ -162,6 +164,7 @@ def _json(report) -> dict:
         "proposed": [{"rank": i, **o.to_dict()} for i, o in enumerate(report.proposed, 1)],
         "nearest_misses": [o.to_dict() for o in report.nearest_misses()],
         "refused": [o.to_dict() for o in report.refused],
+        "roles": {"names": report.roles, "replicated": report.serving, "note": report.roles_note()},
         "performance": NO_PERFORMANCE,
     }
 
@@ -197,6 +200,10 @@ def _text(report) -> str:
     out = [f"plan for {report.model} from {report.start}",
            f"workload: {_workload_line(report)}",
            f"clusters: {', '.join(report.clusters)}", ""]
+    if report.roles_note():
+        from manifesto.edge.escape import terminal
+
+        out[-1:-1] = [report.roles_note(terminal)]
     rows = _rows(report)
     if rows:
         widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(_COLUMNS)]
@@ -228,6 +235,8 @@ def _markdown(report) -> str:
     out = [f"### Plan for {md_code(report.model)}", "",
            f"Workload: {md_code(_workload_line(report))}; clusters: "
            + ", ".join(md_code(c) for c in report.clusters), ""]
+    if report.roles_note():
+        out += [report.roles_note(md_code), ""]
     rows = _rows(report)
     if rows:
         out.append("| " + " | ".join(_COLUMNS) + " |")
@@ -293,6 +302,8 @@ def _check_other_clusters(args, report, picked, root: str, options) -> None:
     """A build renders the spec on every cluster target: each must render it, or skip it as an
     incompatible pair (another accelerator, too little memory). One that would fail the build
     (the same accelerator with fewer GPUs per node) is named before anything is written."""
+    import os
+
     from manifesto import capacity
     from manifesto.build_graph import api
     from manifesto.cluster import load_cluster
@@ -302,7 +313,7 @@ def _check_other_clusters(args, report, picked, root: str, options) -> None:
     for target in api.list_targets(["//::"], root=root):
         if target.kind != "cluster":
             continue
-        cluster = load_cluster(api.target_path(target.address, root=root), search=args.search)
+        cluster = load_cluster(os.path.join(root, target.path), search=args.search)
         names.append(cluster.name)
         if cluster.name == picked.cluster:
             continue
