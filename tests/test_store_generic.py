@@ -218,3 +218,26 @@ def test_a_blob_only_fills_a_field_its_entry_left_empty(tmp_path):
     assert store.load(_key(1)) is None  # the body's fingerprint is not empty: no blob stands in for it
     store.warn = warnings.append
     assert store.get(_key(1)) is None and "a blob field this kind does not have" in warnings[0]
+
+
+def test_a_text_is_hashed_once_when_its_entry_carries_the_digest(tmp_path, monkeypatch):
+    """The codecs hand the store each text with the digest its entry carries: a cold build
+    hashes an artifact once, not once per entry that holds it (issue 26's figures)."""
+    import manifesto.store as store_module
+
+    hashed = []
+    real = store_module.digest
+    monkeypatch.setattr(store_module, "digest", lambda data: hashed.append(len(data)) or real(data))
+    store = Store(str(tmp_path))
+    assert store.put(_result(1))
+    assert len(TEXT.encode()) not in hashed
+    monkeypatch.undo()
+    assert store.get(_key(1)) == _result(1)  # a reader still checks the blob against its name
+
+
+def test_an_entry_with_a_wrong_text_digest_reads_back_as_a_miss(tmp_path):
+    store = Store(str(tmp_path))
+    wrong = Result(_key(1), "render m1 @ c", Status.OK, ".yaml", TEXT, digest(b"other text"), "",
+                   ("models/m.yaml",), (_key(99),), None, ())
+    store.put(wrong)
+    assert store.get(_key(1)) is None

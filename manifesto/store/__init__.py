@@ -113,7 +113,8 @@ def parse_limit(text) -> int:
 
 class Codec:
     """How one kind of entry is kept: ``encode(entry)`` gives ``(body bytes, {field: text
-    bytes}, refs)`` (the fields kept apart as blobs, and the keys of entries it refers to);
+    bytes, or (text bytes, their digest)}, refs)`` (the fields kept apart as blobs, and the
+    keys of entries it refers to);
     ``decode(body, {field: text}, key)`` gives ``(entry, None)`` or ``(None, why it is damaged)``."""
 
     __slots__ = ("kind", "type", "encode", "decode")
@@ -297,8 +298,14 @@ class Store:
             return False
         return True
 
-    def _put_blob(self, data: bytes) -> str:
-        key = digest(data)
+    def _put_blob(self, data) -> str:
+        """Keep ``data`` (bytes, or ``(bytes, its digest)`` from a codec whose entry carries the
+        digest already: a cold build's artifact texts are hashed once, not once per entry
+        that holds them; a wrong digest reads back as a damaged blob) once by content."""
+        if type(data) is tuple:
+            data, key = data
+        else:
+            key = digest(data)
         if not os.path.isfile(self.path(key)):  # a damaged one is deleted by the reader that finds it
             self._write(key, seal(_BLOB, data))
         return key
