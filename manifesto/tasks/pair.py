@@ -129,7 +129,7 @@ def pair(task, request, tasks):
 
     search = _search(request.roots, request.catalogs)
     ro = request.options
-    read = [os.path.realpath(request.spec), os.path.realpath(request.cluster), os.path.realpath(images_file())]
+    read = [tasks.realpath(request.spec), tasks.realpath(request.cluster), tasks.realpath(images_file())]
     try:
         c = _cluster(request.cluster, tasks, search)
         read += c.loaded.files
@@ -256,7 +256,7 @@ def monitoring(request, tasks):
 
     search = _search(request.roots, False)
     ro = request.options
-    read = [os.path.realpath(request.cluster), os.path.realpath(images_file())]
+    read = [tasks.realpath(request.cluster), tasks.realpath(images_file())]
     try:
         c = _cluster(request.cluster, tasks, search)
         read += c.loaded.files
