@@ -107,16 +107,10 @@ def run_jobs(jobs: list, settings: Settings, n_jobs: int, on_result, render=None
     """Run ``jobs``, calling ``on_result(result)`` as each one finishes; ``render`` is an
     injected run function (default: the renderer module's ``run``)."""
     if n_jobs <= 1 or len(jobs) <= 1 or render is not None:
-        import gc
-
         run = render or renderers.load(settings.renderer).run
         memo = _memo(settings)
-        gc.freeze()  # the modules, the manifest and the graph: no full collection walks them again
-        try:
-            for job in jobs:
-                on_result(execute(job, settings, run, memo))
-        finally:
-            gc.unfreeze()
+        for job in jobs:
+            on_result(execute(job, settings, run, memo))
         return
     _run_pool(jobs, settings, min(n_jobs, len(jobs)), on_result)
 
