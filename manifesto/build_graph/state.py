@@ -124,8 +124,13 @@ def _compact(rec, shared: dict) -> tuple:
     inputs = tuple([_share(p, shared) for p in rec[1]])
     digests = rec[2] if rec[2] is None else _share(tuple([_share(d, shared) for d in rec[2]]), shared)
     art, written, budget = _share(rec[6], shared), _share(rec[8], shared), rec[9]
-    if type(budget) is dict:  # unhashable: shared by its marshalled form
-        budget = shared.setdefault(("budget", marshal.dumps(budget)), budget)
+    if type(budget) is dict:  # unhashable: shared by its marshalled form (once per object: a
+        # loaded manifest's equal budgets are one object already, alive while it is saved)
+        seen = shared.setdefault(("budgets by id",), {})
+        hit = seen.get(id(budget))
+        if hit is None:
+            hit = seen[id(budget)] = shared.setdefault(("budget", marshal.dumps(budget)), budget)
+        budget = hit
     return (_share(rec[0], shared), inputs, digests, rec[3], rec[4].value, rec[5], art, rec[7], written, budget)
 
 
