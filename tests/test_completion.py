@@ -203,7 +203,9 @@ def _fake_cluster(tmp_path: Path, env: dict) -> dict:
                                                   "labels": {**labels, "app.kubernetes.io/instance": inst}}}
                for inst, ns in (("in-demo", "demo"), ("in-other", "other"))]
     (state / "state.json").write_text(json.dumps({"objects": objects, "config": {}}))
-    return {**env, "PATH": f"{bindir}:{env['PATH']}", "FAKE_KUBE_DIR": str(state)}
+    # the stand-in kubectl is a Python program: on a loaded machine it may start slower than a
+    # TAB's default wait for live names
+    return {**env, "PATH": f"{bindir}:{env['PATH']}", "FAKE_KUBE_DIR": str(state), "MANIFESTO_COMPLETE_TIMEOUT": "20"}
 
 
 def test_live_instance_ids_follow_the_namespace_on_the_line(tmp_path, env, request):
@@ -558,3 +560,12 @@ def test_bash_quotes_local_paths_and_marks_directories(hostile):
     back = _eval_bash([f for f in found if not f.endswith("/")], cwd)
     assert sorted(back) == ["$(touch CANARY).yaml", "a b.yaml", "it's.yaml"], found
     assert not (cwd / "CANARY").exists()
+
+
+def test_the_live_lookup_timeout_is_bounded(monkeypatch):
+    from manifesto.cli import complete
+
+    assert complete._live_timeout({}) == complete.LIVE_TIMEOUT
+    assert complete._live_timeout({"MANIFESTO_COMPLETE_TIMEOUT": "5"}) == 5.0
+    for bad in ("0", "-1", "nan", "inf", "31", "soon"):
+        assert complete._live_timeout({"MANIFESTO_COMPLETE_TIMEOUT": bad}) == complete.LIVE_TIMEOUT, bad

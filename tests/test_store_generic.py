@@ -218,3 +218,57 @@ def test_a_blob_only_fills_a_field_its_entry_left_empty(tmp_path):
     assert store.load(_key(1)) is None  # the body's fingerprint is not empty: no blob stands in for it
     store.warn = warnings.append
     assert store.get(_key(1)) is None and "a blob field this kind does not have" in warnings[0]
+
+
+def test_a_text_is_hashed_once_when_its_entry_carries_the_digest(tmp_path, monkeypatch):
+    """The codecs hand the store each text with the digest its entry carries: a cold build
+    hashes an artifact once, not once per entry that holds it (issue 26's figures)."""
+    import manifesto.store as store_module
+
+    hashed = []
+    real = store_module.digest
+    monkeypatch.setattr(store_module, "digest", lambda data: hashed.append(len(data)) or real(data))
+    store = Store(str(tmp_path))
+    assert store.put(_result(1))
+    assert len(TEXT.encode()) not in hashed
+    monkeypatch.undo()
+    assert store.get(_key(1)) == _result(1)  # a reader still checks the blob against its name
+
+
+def test_an_entry_with_a_wrong_text_digest_reads_back_as_a_miss(tmp_path):
+    store = Store(str(tmp_path))
+    wrong = ResultEntry(_key(1), "render m1 @ c", Status.OK, ".yaml", TEXT, digest(b"other text"), "",
+                   ("models/m.yaml",), (_key(99),), None, ())
+    store.put(wrong)
+    assert store.get(_key(1)) is None
+
+
+def _same_shard(n: int) -> list[int]:
+    """Entry numbers whose keys share the shard of ``_key(n)``."""
+    return [m for m in range(2000) if _key(m)[:2] == _key(n)[:2]]
+
+
+def test_a_confined_store_walks_to_a_shard_once_and_never_through_a_link_planted_later(tmp_path):
+    import shutil
+
+    root, outside = tmp_path / "ws", tmp_path / "elsewhere"
+    outside.mkdir()
+    root.mkdir()
+    store = Store(str(root / "out" / ".cache" / "tasks"), root=str(root))
+    first, second, third = _same_shard(1)[:3]
+    assert store.put(_result(first, text="one\n"))
+    shard = root / "out" / ".cache" / "tasks" / _key(first)[:2]
+    shard.rename(shard.with_name("moved"))
+    shard.symlink_to(outside, target_is_directory=True)
+    assert store.put(_result(second, text="two\n"))
+    assert list(outside.iterdir()) == []  # the folder it walked to, never the link
+    shard.unlink()
+    shutil.rmtree(shard.with_name("moved"))  # the shard went: the next write walks again
+    assert store.put(_result(third, text="three\n"))
+    assert store.get(_key(third)) == _result(third, text="three\n")
+    shard.rename(shard.with_name("again"))
+    shard.symlink_to(outside, target_is_directory=True)
+    store.close()
+    fresh = Store(str(root / "out" / ".cache" / "tasks"), root=str(root), warn=lambda m: None)
+    assert not fresh.put(_result(first, text="four\n"))  # a new walk refuses the link
+    assert list(outside.iterdir()) == []

@@ -256,7 +256,10 @@ def _finish(job, settings, memo, outcome, inputs) -> JobResult:
     if steady:
         entry = ResultEntry(key, f"render {job.pair[0]} @ {job.pair[1]}", status, suffix, text, text_digest, reason,
                             keys, digests, outcome.budget, tuple(outcome.products))
-        Store(settings.tasks_dir, root=settings.root).put(entry)  # never through a symlink in out/
+        # Through the memo's store (its shard folders stay open: never through a symlink in
+        # out/); when it cannot write, a store that raises says why.
+        if not memo.store.put(entry):
+            Store(settings.tasks_dir, root=settings.root).put(entry)
     out = None
     if settings.write and status == Status.OK:
         out = write_artifact(settings.out_dir, job.out_base + suffix, data)

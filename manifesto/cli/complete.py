@@ -25,8 +25,20 @@ __all__ = ["candidates", "main"]
 from manifesto.cli.hints import (  # noqa: F401
     ACCELERATORS, ADDRESSES, CLUSTERS, DEPLOYMENTS, ENTRIES, FILES, INSTANCES, MODELS, ROUTING, SLURM_JOBS)
 
-#: A TAB must not hang on an unreachable API server: every live lookup ends within this.
+#: A TAB must not hang on an unreachable API server: every live lookup ends within this
+#: (seconds; MANIFESTO_COMPLETE_TIMEOUT sets it, up to MAX_LIVE_TIMEOUT, for a slow cluster).
 LIVE_TIMEOUT = 0.8
+MAX_LIVE_TIMEOUT = 30.0
+
+
+def _live_timeout(env) -> float:
+    """MANIFESTO_COMPLETE_TIMEOUT from the settings ``env``, else LIVE_TIMEOUT; a value that is
+    not a number in (0, MAX_LIVE_TIMEOUT] is ignored (completion prints no errors)."""
+    try:
+        value = float(env.get("MANIFESTO_COMPLETE_TIMEOUT") or LIVE_TIMEOUT)
+    except ValueError:
+        return LIVE_TIMEOUT
+    return value if 0 < value <= MAX_LIVE_TIMEOUT else LIVE_TIMEOUT
 
 
 class _State:
@@ -150,8 +162,9 @@ def _instances(state: _State) -> list[tuple[str, str]]:
 
     context = state.values.get("context")
     try:
-        namespace = cli_settings.pick_namespace(state.values.get("namespace"), cli_settings.settings(), context)
-        kube = Kube(namespace=namespace, context=context, timeout=LIVE_TIMEOUT, retries=0)
+        env = cli_settings.settings()
+        namespace = cli_settings.pick_namespace(state.values.get("namespace"), env, context)
+        kube = Kube(namespace=namespace, context=context, timeout=_live_timeout(env), retries=0)
         groups = group_by_instance(discover(kube))
     except ManifestoError:
         return []
@@ -167,10 +180,11 @@ def _slurm_jobs(state: _State) -> list[tuple[str, str]]:
     from manifesto.ops import slurm
 
     try:
-        name = state.values.get("cluster") or cli_settings.settings().get("MANIFESTO_CLUSTER")
+        env = cli_settings.settings()
+        name = state.values.get("cluster") or env.get("MANIFESTO_CLUSTER")
         profile = load_cluster(name).profile.slurm if name else None
         call = slurm.servers_call(profile.ssh_host if profile else None)
-        rows = slurm.parse_servers(slurm.run(call, timeout=LIVE_TIMEOUT).stdout)
+        rows = slurm.parse_servers(slurm.run(call, timeout=_live_timeout(env)).stdout)
     except ManifestoError:
         return []
     return [(row["job"], f"{row['instance']} {row['state'].lower()}") for row in rows]

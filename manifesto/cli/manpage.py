@@ -105,6 +105,10 @@ in BUILD.yaml, else 1Gi); see
 seconds per kubectl read (default 300, 0 disables the bound) and extra attempts after a
 transient failure (default 4).
 .TP
+.B MANIFESTO_COMPLETE_TIMEOUT
+seconds a TAB waits for live names (instances from kubectl, jobs from squeue); default
+0.8, at most 30.
+.TP
 .B MANIFESTO_TRACE
 set to 1 to log every kubectl call and its duration on standard error (also
 .BR \-v ).

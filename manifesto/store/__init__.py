@@ -70,6 +70,9 @@ LOW_WATER = 0.8
 #: Temporary files of an atomic write end with this (``build_graph.fsio.TMP_MARK`` too).
 TMP_MARK = ".tmp~"
 
+#: Shard folders a store keeps open for writing (a store has 256).
+_OPEN_SHARDS = 256
+
 _TASK = "manifesto-task/2"
 _REQUEST = "manifesto-request/2"
 _BLOB = "blob"
@@ -113,7 +116,8 @@ def parse_limit(text) -> int:
 
 class Codec:
     """How one kind of entry is kept: ``encode(entry)`` gives ``(body bytes, {field: text
-    bytes}, refs)`` (the fields kept apart as blobs, and the keys of entries it refers to);
+    bytes, or (text bytes, their digest)}, refs)`` (the fields kept apart as blobs, and the
+    keys of entries it refers to);
     ``decode(body, {field: text}, key)`` gives ``(entry, None)`` or ``(None, why it is damaged)``."""
 
     __slots__ = ("kind", "type", "encode", "decode")
@@ -184,6 +188,17 @@ class Store:
         self.warn = warn
         self.root = root  # writes are confined below it: no symlink on the way (the build's workspace)
         self.warned = False  # a damaged entry was reported (the first one only)
+        self._shards: dict[str, int] = {}  # shard -> descriptor, walked to from root once (confined writes)
+
+    def close(self) -> None:
+        """Close the shard folders kept open for writing (the store stays usable)."""
+        shards, self._shards = self._shards, {}
+        for fd in shards.values():
+            os.close(fd)
+
+    def __del__(self) -> None:
+        if getattr(self, "_shards", None):
+            self.close()
 
     def path(self, key: str) -> str:
         return os.path.join(self.directory, key[:2], key)
@@ -297,16 +312,45 @@ class Store:
             return False
         return True
 
-    def _put_blob(self, data: bytes) -> str:
-        key = digest(data)
+    def _put_blob(self, data) -> str:
+        """Keep ``data`` (bytes, or ``(bytes, its digest)`` from a codec whose entry carries the
+        digest already: a cold build's artifact texts are hashed once, not once per entry
+        that holds them; a wrong digest reads back as a damaged blob) once by content."""
+        if type(data) is tuple:
+            data, key = data
+        else:
+            key = digest(data)
         if not os.path.isfile(self.path(key)):  # a damaged one is deleted by the reader that finds it
             self._write(key, seal(_BLOB, data))
         return key
 
     def _write(self, key: str, data: bytes) -> None:
-        from manifesto.util.fsutil import write_atomic
+        from manifesto.util.fsutil import write_atomic, write_in
 
-        write_atomic(self.path(key), data, suffix=TMP_MARK, durable=False, root=self.root)
+        if self.root is None:
+            write_atomic(self.path(key), data, suffix=TMP_MARK, durable=False)
+            return
+        # Confined: the walk from root to the shard, one O_NOFOLLOW open per component, is
+        # made once per shard and store (a cold build writes tens of thousands of entries
+        # into 256 shards); the entry file itself is checked on every write.
+        shard = key[:2]
+        fd = self._shards.get(shard)
+        if fd is None:
+            fd = self._open_shard(shard)
+        try:
+            write_in(fd, key, data, self.path(key), suffix=TMP_MARK, durable=False)
+        except FileNotFoundError:  # the shard went since it was opened (a clean): walk to it again
+            os.close(self._shards.pop(shard))
+            write_in(self._open_shard(shard), key, data, self.path(key), suffix=TMP_MARK, durable=False)
+
+    def _open_shard(self, shard: str) -> int:
+        from manifesto.util.fsutil import open_dir_below
+
+        fd = open_dir_below(self.root, os.path.join(self.directory, shard))
+        if len(self._shards) >= _OPEN_SHARDS:  # never more descriptors than a store has shards
+            self.close()
+        self._shards[shard] = fd
+        return fd
 
     def _touch(self, key: str) -> None:
         """Mark entry ``key`` used now (its mtime), for :meth:`prune`'s least-recently-used order."""

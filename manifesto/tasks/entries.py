@@ -137,7 +137,8 @@ def _codec(cls):
     fields = _BLOB_FIELDS.get(cls, ())
 
     def pack(entry):
-        texts = {f: getattr(entry, f).encode() for f in fields if getattr(entry, f)}
+        # with the digest the entry carries (``text_digest``): the store need not hash the text again
+        texts = {f: (getattr(entry, f).encode(), getattr(entry, f + "_digest")) for f in fields if getattr(entry, f)}
         body = encode(msgspec.structs.replace(entry, **dict.fromkeys(texts, "")) if texts else entry)
         refs = tuple(getattr(entry, "products", ())) + ((entry.result,) if cls is RequestEntry else ())
         return body, texts, refs

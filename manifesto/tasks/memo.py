@@ -57,6 +57,18 @@ class Tasks:
         self.hash_file = hash_file or _digest_only
         self._digests: dict = {}  # path -> FileDigest
         self._texts: dict = {}  # (path, within) -> text
+        self._real: dict = {}  # path -> os.path.realpath(path)
+
+    def realpath(self, path: str) -> str:
+        """``os.path.realpath(path)``, resolved once per memo (a build's pairs name the same
+        cluster and image catalog thousands of times; each resolution is an lstat per path
+        component). Only for naming the files read: the reads themselves check their paths."""
+        real = self._real.get(path)
+        if real is None:
+            import os
+
+            real = self._real[path] = os.path.realpath(path)
+        return real
 
     def settled(self, paths) -> bool:
         """True when no file of ``paths`` was modified at or after ``settled_ns``: an edit

@@ -134,9 +134,9 @@ def pair(task, request, tasks):
     roots = () if loaded else request.roots
     if loaded:  # the caller's spec and cluster, as they are
         c, s = request.cluster, request.spec
-        read = [*c.loaded.files, *s.files, os.path.realpath(images_file())]
+        read = [*c.loaded.files, *s.files, tasks.realpath(images_file())]
     else:
-        read = [os.path.realpath(request.spec), os.path.realpath(request.cluster), os.path.realpath(images_file())]
+        read = [tasks.realpath(request.spec), tasks.realpath(request.cluster), tasks.realpath(images_file())]
     try:
         if not loaded:
             c = _cluster(request.cluster, tasks, search)
@@ -267,8 +267,8 @@ def monitoring(request, tasks):
     loaded = isinstance(request, LoadedMonitoringRequest)
     search = request.search if loaded else _search(request.roots, False)
     roots = () if loaded else request.roots
-    read = [*(request.cluster.loaded.files if loaded else [os.path.realpath(request.cluster)]),
-            os.path.realpath(images_file())]
+    read = [*(request.cluster.loaded.files if loaded else [tasks.realpath(request.cluster)]),
+            tasks.realpath(images_file())]
     try:
         c = request.cluster if loaded else _cluster(request.cluster, tasks, search)
         if loaded:

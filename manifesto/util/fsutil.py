@@ -13,8 +13,8 @@ import errno
 import os
 import stat
 
-__all__ = ["NAME_MAX", "UnsafePath", "kind_of", "open_below", "open_regular", "safe_problem", "target_problem",
-           "temp_name", "write_atomic"]
+__all__ = ["NAME_MAX", "UnsafePath", "kind_of", "open_below", "open_dir_below", "open_regular", "safe_problem", "target_problem",
+           "temp_name", "write_atomic", "write_in"]
 
 
 class UnsafePath(OSError):
@@ -65,9 +65,8 @@ def open_below(root: str | os.PathLike, parts: list[str], create: bool = True) -
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for i, part in enumerate(parts):
-            shown = os.path.join(root, *parts[: i + 1])
             try:
-                nxt = _open_dir(fd, part, shown)
+                nxt = _open_dir(fd, part, root, parts[: i + 1])
             except FileNotFoundError:
                 if not create:
                     raise
@@ -75,7 +74,7 @@ def open_below(root: str | os.PathLike, parts: list[str], create: bool = True) -
                     os.mkdir(part, 0o777, dir_fd=fd)
                 except FileExistsError:
                     pass
-                nxt = _open_dir(fd, part, shown)
+                nxt = _open_dir(fd, part, root, parts[: i + 1])
             os.close(fd)
             fd = nxt
         return fd
@@ -84,12 +83,18 @@ def open_below(root: str | os.PathLike, parts: list[str], create: bool = True) -
         raise
 
 
-def _open_dir(fd: int, part: str, shown: str) -> int:
+def open_dir_below(root: str, path: str) -> int:
+    """A descriptor of directory ``path`` below ``root``, made if missing, every component
+    opened as ``open_below`` does (``write_in`` writes files into it)."""
+    return open_below(root, _parts(root, path))
+
+
+def _open_dir(fd: int, part: str, root, shown_parts: list[str]) -> int:
     try:
         return os.open(part, _DIR_FLAGS, dir_fd=fd)
     except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise _refuse(fd, part, shown, True) from None
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # the path is named only when refused
+            raise _refuse(fd, part, os.path.join(root, *shown_parts), True) from None
         raise
 
 
@@ -177,32 +182,39 @@ def _write_confined(root: str, path: str, raw: bytes, mode: int, suffix: str, du
     parts = _parts(root, path)
     if not parts:
         raise UnsafePath(0, "is the root itself, expected a file below it", path)
-    name = parts[-1]
     dir_fd = open_below(root, parts[:-1])
     try:
-        try:
-            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        except FileNotFoundError:
-            st = None
-        if st is not None and not stat.S_ISREG(st.st_mode):
-            raise _refuse(dir_fd, name, path, False)
-        tmp, fd = _create_temp(dir_fd, name, suffix)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(raw)
-                os.fchmod(fh.fileno(), mode)
-                if durable:
-                    fh.flush()
-                    os.fsync(fh.fileno())
-            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=dir_fd)
-            except FileNotFoundError:
-                pass
-            raise
+        write_in(dir_fd, parts[-1], raw, path, mode, suffix=suffix, durable=durable)
     finally:
         os.close(dir_fd)
+
+
+def write_in(dir_fd: int, name: str, raw: bytes, shown: str, mode: int = 0o644, *, suffix: str = ".tmp",
+             durable: bool = True) -> None:
+    """``write_atomic`` of file ``name`` in the directory open as ``dir_fd`` (opened by
+    ``open_below``: a caller writing many files to one directory walks to it once). The
+    file itself must be a regular file or absent; ``shown`` is the path errors name."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise _refuse(dir_fd, name, shown, False)
+    tmp, fd = _create_temp(dir_fd, name, suffix)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            os.fchmod(fh.fileno(), mode)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
+        raise
 
 
 #: The longest file name (bytes) Linux file systems take; a temporary name must fit too.

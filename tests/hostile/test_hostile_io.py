@@ -86,6 +86,7 @@ def _env(root: Path) -> dict:
     env.update({
         "HOME": str(root / "home"), "XDG_CACHE_HOME": str(root / "cache"), "MANIFESTO_CONFIG_HOME": str(root / "config"),
         "PATH": f"{root / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "FAKE_KUBE_DIR": str(root / "kube"),
+        "MANIFESTO_COMPLETE_TIMEOUT": "20",  # the stand-in kubectl may start slowly on a loaded machine
         "KUBECONFIG": str(root / "no-kubeconfig"), "HF_TOKEN": f"hf_{SECRET}", "EDITOR": "true", "COLUMNS": "200",
     })
     return env

@@ -196,15 +196,25 @@ def _walk(root, fail) -> None:
     """Look closer at every mapping that holds a key of ``_INTERESTING`` (paths are built only
     for a failure). Strings are not rescanned: inputs refuse control characters when they load,
     and the YAML writer escapes any that a renderer could still produce."""
-    stack = [((), root)]
+    stack = [(None, root)]  # (link, node): a link is (the parent's link, key), None at the root
     while stack:
-        parts, node = stack.pop()
+        link, node = stack.pop()
         if isinstance(node, dict):
             if not _INTERESTING.isdisjoint(node):
-                _check_mapping(node, _path(parts), fail)
-            stack.extend((parts + (k,), v) for k, v in node.items() if isinstance(v, (dict, list)))
+                _check_mapping(node, _path(_unwind(link)), fail)
+            stack.extend(((link, k), v) for k, v in node.items() if isinstance(v, (dict, list)))
         else:
-            stack.extend((parts + (i,), v) for i, v in enumerate(node) if isinstance(v, (dict, list)))
+            stack.extend(((link, i), v) for i, v in enumerate(node) if isinstance(v, (dict, list)))
+
+
+def _unwind(link) -> tuple:
+    """The keys from the root to a node (its links are unwound only for a mapping looked at
+    closer: a walk makes one small pair per node, not a copy of the path to it)."""
+    parts = []
+    while link is not None:
+        link, key = link
+        parts.append(key)
+    return tuple(reversed(parts))
 
 
 def _check_mapping(node: dict, path: str, fail) -> None:

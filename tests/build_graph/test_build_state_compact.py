@@ -1,0 +1,76 @@
+"""The manifest keeps its records' repeated parts once (issue 26: a no-op build at 10,000
+pairs reads every record) and reads back exactly what was saved."""
+
+from __future__ import annotations
+
+import marshal
+
+from manifesto.build_graph.state import _HEADER, PairRecord, load_state, new_state, save_state
+from manifesto.util.status import Status
+
+
+def _budget(gpus: int) -> dict:
+    return {"roles": ({"role": "decode", "gpus": gpus, "nodes": 1, "pods": 1, "hourly_cost": None},),
+            "gpus": gpus, "nodes": 1, "pods": 1, "accelerator": "gb200", "hourly_price": None, "hourly_cost": None}
+
+
+def _state(n: int) -> dict:
+    state = new_state()
+    for i in range(n):
+        inputs = ("clusters/c.yaml", f"models/m{i}.yaml")
+        digests = ("d" * 32, f"{i:032x}")
+        art = f"{i + 7:032x}"
+        ok = i % 3 != 2
+        state["pairs"][(f"models/m{i}.yaml", "c")] = PairRecord(
+            ("code", ("user", None)), inputs, digests, f"{i:031x}k", Status.OK if ok else Status.SKIPPED,
+            ".yaml" if ok else "", art if ok else "", "" if ok else "needs gb200", art if ok else "",
+            _budget(8 if i % 2 else 4) if ok else None)
+    return state
+
+
+def test_round_trip_is_exact(tmp_path):
+    state = _state(30)
+    path = str(tmp_path / "state")
+    save_state(path, state)
+    back = load_state(path, warn=lambda m: None)
+    assert back["pairs"] == state["pairs"]
+    assert all(type(r) is PairRecord and type(r.status) is Status for r in back["pairs"].values())
+    assert [r.status for r in back["pairs"].values()] == [r.status for r in state["pairs"].values()]
+
+
+def test_repeated_parts_are_one_object(tmp_path):
+    path = str(tmp_path / "state")
+    save_state(path, _state(30))
+    recs = list(load_state(path, warn=lambda m: None)["pairs"].values())
+    ok = [r for r in recs if r.status == Status.OK]
+    eights = [r.budget for r in ok if r.budget["gpus"] == 8]
+    assert len(eights) > 1 and all(b is eights[0] for b in eights)
+    assert all(r.digests[0] is recs[0].digests[0] for r in recs)  # the cluster's digest, once
+    assert all(r.written is r.art_digest for r in ok)
+
+
+def test_differently_typed_budgets_are_not_merged(tmp_path):
+    state = _state(2)
+    (a, b) = state["pairs"]
+    state["pairs"][a] = state["pairs"][a]._replace(budget={"gpus": 1, "hourly_cost": 1.0})
+    state["pairs"][b] = state["pairs"][b]._replace(budget={"gpus": 1, "hourly_cost": 1})
+    path = str(tmp_path / "state")
+    save_state(path, state)
+    back = load_state(path, warn=lambda m: None)["pairs"]
+    assert type(back[a].budget["hourly_cost"]) is float and type(back[b].budget["hourly_cost"]) is int
+
+
+def test_a_bad_record_is_a_corrupt_manifest(tmp_path):
+    path = tmp_path / "state"
+    save_state(str(path), _state(3))
+    blob = path.read_bytes()
+    plain = marshal.loads(blob[_HEADER:])
+    key = next(iter(plain["pairs"]))
+    plain["pairs"][key] = plain["pairs"][key][:5] + ("/../../etc/passwd",) + plain["pairs"][key][6:]
+    payload = marshal.dumps(plain)
+    import zlib
+
+    path.write_bytes(blob[:_HEADER - 4] + zlib.crc32(payload).to_bytes(4, "little") + payload)
+    warnings = []
+    state = load_state(str(path), warnings.append)
+    assert state["pairs"] == {} and len(warnings) == 1 and "corrupt" in warnings[0]
