@@ -282,6 +282,14 @@ def _service(spec: dict, serial: int) -> None:
 
 
 def _leader_worker_set(spec: dict) -> None:
+    _lws_spec(spec)
+    network = spec.setdefault("networkConfig", {})
+    _put(network, "subdomainPolicy", "Shared")
+
+
+def _lws_spec(spec: dict, *, partition: bool = False) -> None:
+    """The defaults a LeaderWorkerSet's spec gets, and a DisaggregatedSet role's (``partition``:
+    the role's rolling update also has its partition defaulted)."""
     _put(spec, "replicas", 1)
     _put(spec, "startupPolicy", "LeaderCreated")
     rollout = spec.setdefault("rolloutStrategy", {})
@@ -289,29 +297,18 @@ def _leader_worker_set(spec: dict) -> None:
     rolling = rollout.setdefault("rollingUpdateConfiguration", {})
     _put(rolling, "maxUnavailable", 1)
     _put(rolling, "maxSurge", 0)
+    if partition:
+        _put(rolling, "partition", 0)
     lwt = spec.setdefault("leaderWorkerTemplate", {})
     _put(lwt, "size", 1)
     _put(lwt, "restartPolicy", "RecreateGroupOnPodRestart")
-    network = spec.setdefault("networkConfig", {})
-    _put(network, "subdomainPolicy", "Shared")
 
 
 def _disaggregated_set(spec: dict) -> None:
     """The CRD's defaults (LeaderWorkerSet v0.10.0); no webhook defaults a role's spec."""
     _put(spec, "slices", 1)
     for role in spec.get("roles") or ():
-        rspec = role.setdefault("spec", {})
-        _put(rspec, "replicas", 1)
-        _put(rspec, "startupPolicy", "LeaderCreated")
-        rollout = rspec.setdefault("rolloutStrategy", {})
-        _put(rollout, "type", "RollingUpdate")
-        rolling = rollout.setdefault("rollingUpdateConfiguration", {})
-        _put(rolling, "maxUnavailable", 1)
-        _put(rolling, "maxSurge", 0)
-        _put(rolling, "partition", 0)
-        lwt = rspec.setdefault("leaderWorkerTemplate", {})
-        _put(lwt, "size", 1)
-        _put(lwt, "restartPolicy", "RecreateGroupOnPodRestart")
+        _lws_spec(role.setdefault("spec", {}), partition=True)
 
 
 def _http_route(spec: dict) -> None:
