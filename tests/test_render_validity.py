@@ -165,3 +165,55 @@ def test_a_namespace_flag_with_a_trailing_line_break_is_refused(capsys):
     rc = main(["render", "manifest", "qwen/qwen3-0.6b", "-c", "example-gb200", "--user", "u", "-n", "demo\n"])
     assert rc == 1
     assert capsys.readouterr().err.startswith("error: --namespace 'demo\\n' must be a DNS label")
+
+
+@pytest.mark.parametrize("obj,kind,field,problem", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_the_quick_pass_lets_no_broken_mapping_through(obj, kind, field, problem, monkeypatch):
+    """The walk checks each mapping quickly (``_fine``) and only builds paths for one that may
+    break a rule: with every mapping sent to the full check, each case fails the same way."""
+    from manifesto.render.k8s import validity
+
+    with pytest.raises(RenderCheckError) as quick:
+        check_objects([copy.deepcopy(obj)])
+    monkeypatch.setattr(validity, "_fine", lambda node, link: False)
+    with pytest.raises(RenderCheckError) as full:
+        check_objects([copy.deepcopy(obj)])
+    assert str(quick.value) == str(full.value)
+
+
+def test_the_quick_pass_passes_only_what_the_full_check_passes():
+    """Every mapping of every committed Kubernetes artifact: ``_fine`` says True exactly when
+    ``_check_mapping`` raises nothing, and for each broken case's mappings it never says True
+    where the full check raises."""
+    from pathlib import Path
+
+    from manifesto.render.k8s import validity
+
+    def mappings(node, link=None):
+        if isinstance(node, dict):
+            yield node, link
+            for k, v in node.items():
+                yield from mappings(v, (link, k))
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                yield from mappings(v, (link, i))
+
+    def full_passes(node, link) -> bool:
+        try:
+            validity._check_mapping(node, validity._path(validity._unwind(link)), validity._failer("K", "n"))
+        except RenderCheckError:
+            return False
+        return True
+
+    out = Path(__file__).resolve().parent.parent / "out"
+    files = [f for f in sorted(out.rglob("*.yaml")) if ".cache" not in f.parts]
+    objs = [o for f in files for o in yaml.safe_load_all(f.read_text()) if isinstance(o, dict)]
+    objs += [copy.deepcopy(c[1]) for c in CASES]
+    seen = 0
+    for obj in objs:
+        for node, link in mappings(obj):
+            if validity._INTERESTING.isdisjoint(node):
+                continue
+            seen += 1
+            assert validity._fine(node, link) == full_passes(node, link), validity._path(validity._unwind(link))
+    assert seen > 1500

@@ -193,18 +193,108 @@ _INTERESTING = frozenset({
 
 
 def _walk(root, fail) -> None:
-    """Look closer at every mapping that holds a key of ``_INTERESTING`` (paths are built only
-    for a failure). Strings are not rescanned: inputs refuse control characters when they load,
-    and the YAML writer escapes any that a renderer could still produce."""
+    """Look closer at every mapping that holds a key of ``_INTERESTING``. Strings are not
+    rescanned: inputs refuse control characters when they load, and the YAML writer escapes
+    any that a renderer could still produce.
+
+    Each such mapping is first checked quickly (:func:`_fine`: no path is built, and a value
+    a rule passed once is not checked again); only a mapping that may break a rule is checked
+    again by :func:`_check_mapping`, which builds the field's path and raises the first
+    problem, exactly as it would have alone."""
     stack = [(None, root)]  # (link, node): a link is (the parent's link, key), None at the root
+    pop, push, interesting = stack.pop, stack.append, _INTERESTING
     while stack:
-        link, node = stack.pop()
+        link, node = pop()
         if isinstance(node, dict):
-            if not _INTERESTING.isdisjoint(node):
+            if not interesting.isdisjoint(node) and not _fine(node, link):
                 _check_mapping(node, _path(_unwind(link)), fail)
-            stack.extend(((link, k), v) for k, v in node.items() if isinstance(v, (dict, list)))
+            for k, v in node.items():
+                if isinstance(v, (dict, list)):
+                    push(((link, k), v))
         else:
-            stack.extend(((link, i), v) for i, v in enumerate(node) if isinstance(v, (dict, list)))
+            for i, v in enumerate(node):
+                if isinstance(v, (dict, list)):
+                    push(((link, i), v))
+
+
+#: check -> the strings it passed (names and labels repeat across objects and artifacts).
+_PASSED: dict = {}
+
+
+def _passes(check, value) -> bool:
+    """Whether ``value`` is a string ``check`` finds no problem with."""
+    passed = _PASSED.get(check)
+    if passed is None:
+        passed = _PASSED[check] = set()
+    if value in passed if type(value) is str else False:
+        return True
+    if not isinstance(value, str) or _problem(check, value):
+        return False
+    if len(passed) < 65536:
+        passed.add(value)
+    return True
+
+
+def _labels_fine(labels) -> bool:
+    key_rule, value_rule = rules.qualified_name, rules.label_value
+    return all(_passes(key_rule, k) and _passes(value_rule, v) for k, v in (labels or {}).items())
+
+
+def _fine(node: dict, link) -> bool:
+    """False when ``node`` may break a rule :func:`_check_mapping` checks (True: it breaks
+    none); ``link`` says where it is (its last key decides whether requests and limits are
+    resource names)."""
+    if "labels" in node or "annotations" in node:
+        if not _labels_fine(node.get("labels")):
+            return False
+        annotations = node.get("annotations") or {}
+        if not all(_passes(rules.qualified_name, key) for key in annotations):
+            return False
+        if sum(_bytes(k) + _bytes(v) for k, v in annotations.items()) > MAX_ANNOTATIONS:
+            return False
+    for field in ("matchLabels", "nodeSelector", "selector"):
+        value = node.get(field)
+        if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()) and not _labels_fine(value):
+            return False
+    for field in _GROUPS_OF_NAMES:
+        items = node.get(field)
+        if items:
+            check = rules.dns_subdomain if field == "imagePullSecrets" else rules.dns_label
+            if not all(_passes(check, item["name"]) for item in items if isinstance(item, dict) and "name" in item):
+                return False
+    if "containers" in node or "initContainers" in node:
+        for field in ("containers", "initContainers"):
+            if not all(_container_fine(c) for c in node.get(field) or ()):
+                return False
+    for field in ("replicas", "size", "terminationGracePeriodSeconds"):
+        value = node.get(field)
+        if isinstance(value, int) and not 0 <= value <= rules.INT32_MAX:
+            return False
+    if "topologyKey" in node and not _passes(rules.qualified_name, node["topologyKey"]):
+        return False
+    if "dnsPolicy" in node and node["dnsPolicy"] not in _DNS_POLICIES:
+        return False
+    if link is not None and not isinstance(link[1], int) and str(link[1]).rsplit(".", 1)[-1] == "resources":
+        # as _check_mapping reads it: the last part of the path after its last dot
+        for field in ("requests", "limits"):
+            for key in node.get(field) or {}:
+                if key not in _STANDARD_RESOURCES and not key.startswith("hugepages-") \
+                        and not _passes(rules.resource_name, key):
+                    return False
+    return True
+
+
+def _container_fine(c: dict) -> bool:
+    """False when container ``c`` may break a rule of :func:`_container`."""
+    if not all(_passes(rules.env_name, env.get("name", "")) for env in c.get("env") or ()):
+        return False
+    for port in c.get("ports") or ():
+        number = port.get("containerPort")
+        if not isinstance(number, int) or not 1 <= number <= 65535:
+            return False
+        if "name" in port and not _passes(rules.port_name, port["name"]):
+            return False
+    return all(_passes(rules.absolute_path, m.get("mountPath", "")) for m in c.get("volumeMounts") or ())
 
 
 def _unwind(link) -> tuple:
