@@ -113,8 +113,27 @@ def _quote(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)
 
 
+_BLOCKS: dict[tuple[str, str], str | None] = {}
+#: Characters the memo of literal blocks may hold (its keys and values): a few megabytes.
+_BLOCKS_ROOM = [4 << 20]
+
+
 def _block(s: str, indent: str) -> str | None:
-    """A literal block for a multi-line string, or None when one cannot hold it exactly."""
+    """A literal block for a multi-line string, or None when one cannot hold it exactly;
+    memoised: a build writes the same scripts and configuration files into thousands of
+    artifacts (the lookup hashes a string once: Python keeps a string's hash)."""
+    key = (s, indent)
+    out = _BLOCKS.get(key, False)
+    if out is False:
+        out = _make_block(s, indent)
+        size = 2 * len(s)
+        if size <= _BLOCKS_ROOM[0]:
+            _BLOCKS_ROOM[0] -= size
+            _BLOCKS[key] = out
+    return out
+
+
+def _make_block(s: str, indent: str) -> str | None:
     if not indent or "\n" not in s or s[0] in " \n" or "\r" in s or _unsafe(s) or "\t" in s.split("\n", 1)[0][:1]:
         return None
     if s.endswith("\n\n"):

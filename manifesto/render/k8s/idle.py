@@ -47,8 +47,10 @@ POD_SELECTOR_LABELS = (INSTANCE_LABEL, COMPONENT_LABEL)
 
 
 @cache
+@cache
 def shipped(key: str) -> str:
-    """A file of the controller shipped in its ConfigMap (``SCRIPT_KEY``, ``DSET_KEY``), as it is."""
+    """A file of the controller shipped in its ConfigMap (``SCRIPT_KEY``, ``DSET_KEY``), as it is:
+    read once per process (a package file, like the code: its bytes are in the code fingerprint)."""
     with open(os.path.join(os.path.dirname(__file__), key), encoding="utf-8") as fh:
         return fh.read()
 
@@ -56,6 +58,13 @@ def shipped(key: str) -> str:
 def controller_script() -> str:
     """The controller's source, exactly as it is shipped."""
     return shipped(SCRIPT_KEY)
+
+
+@cache
+def _scripts_digest(texts: tuple[str, ...]) -> str:
+    """SHA-256 of the shipped files' ``texts`` joined: taken once per process (every render
+    ships the same texts, read once by :func:`shipped`, so the lookup hashes nothing again)."""
+    return sha256_hex("".join(texts).encode("utf-8"))
 
 
 def _scripts(plan) -> dict[str, str]:
@@ -224,7 +233,7 @@ def _deployment(plan, scripts: dict[str, str]) -> dict:
     }
     pod_defaults(plan, spec, gpu=False)
     # The controller's text alone when it runs alone, so those instances' bytes never change.
-    digest = sha256_hex("".join(scripts.values()).encode("utf-8"))
+    digest = _scripts_digest(tuple(scripts.values()))
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
