@@ -250,7 +250,7 @@ def _finish(job, settings, memo, outcome, inputs) -> JobResult:
     status, suffix, text, reason = outcome.status, outcome.suffix, outcome.text, outcome.reason
     keys, digests, stats, steady = _hash_inputs(job, settings, memo, inputs)
     data = text.encode()
-    text_digest = digest(data)
+    text_digest = outcome.text_digest or digest(data)  # the render product's, when it has one
     art_digest = text_digest if status == Status.OK else ""
     key = pair_key(settings.renderer, job.pair, job.context, keys, digests)
     if steady:

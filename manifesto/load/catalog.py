@@ -45,9 +45,11 @@ def _package_dir() -> str:
     return os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 
 
+@lru_cache(maxsize=1)
 def bundled_dir() -> str:
     """Where this installed package keeps its examples (``bundled_root`` as text: a render
-    never makes a ``Path``, whose import costs it 4 ms)."""
+    never makes a ``Path``, whose import costs it 4 ms); a memo, like ``_package_dir``: an
+    installed package does not grow or lose its ``_bundled`` folder while it runs."""
     here = _package_dir()
     packaged = os.path.join(here, "_bundled")
     return packaged if os.path.isdir(packaged) else os.path.dirname(here)

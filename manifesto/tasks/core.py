@@ -167,7 +167,8 @@ class Outcome(msgspec.Struct, frozen=True):
     against them). ``products``: the store keys of the resolve and render products it made
     or reused. ``error``: the ManifestoError, when this process raised it (a failure read
     back from the store has only its ``reason``). ``cluster_name`` is the cluster's name
-    when it was loaded; ``budget`` the Plan's GPU budget as plain data."""
+    when it was loaded; ``budget`` the Plan's GPU budget as plain data; ``text_digest`` the
+    digest of ``text``, when known (the build stores and records it without hashing it again)."""
 
     status: Status
     text: str = ""
@@ -179,6 +180,7 @@ class Outcome(msgspec.Struct, frozen=True):
     cluster_name: str = ""
     plan: Plan | None = None
     error: ManifestoError | None = None
+    text_digest: str = ""  # the digest of ``text`` (load.digest.digest) when the render product has it
 
     def ok(self) -> Outcome:
         """This outcome when its status is OK; else its error, raised (a failure read back

@@ -99,12 +99,12 @@ def _hf_cache_config(hf_home: str, model_id: str, revision: str | None) -> str |
     return path if path and os.path.isfile(path) else None
 
 
-def load_architecture(spec, hf_home: str | None = None, within: tuple[str, ...] = ()):
+def load_architecture(spec, hf_home: str | None = None, within: tuple[str, ...] = (), realpath=os.path.realpath):
     """(Architecture or None, why none, files read) for a loaded spec: the config.json the spec
     names, else the bundled catalog's record, else the Hugging Face cache under ``hf_home``
     (only when the caller passes one: builds never do, so they stay hermetic). ``within``: a
-    build's roots (``yamlio.confinement``), the only place its config.json may be read from."""
-    import os
+    build's roots (``yamlio.confinement``), the only place its config.json may be read from.
+    ``realpath`` names the files read (a build's memo resolves each path once)."""
 
     from manifesto.load.inputs import display_name
 
@@ -113,10 +113,10 @@ def load_architecture(spec, hf_home: str | None = None, within: tuple[str, ...] 
         path = _config_json_path(spec, within)
         name = display_name(path)
         return (_read_config_json(path, f"{name} (model.config_json)", name, within), "",
-                [os.path.realpath(path)])
+                [realpath(path)])
     path, known = catalog_record(model.id)
     if known is not None:
-        return known, "", [os.path.realpath(path)]
+        return known, "", [realpath(path)]
     if hf_home:
         found = _hf_cache_config(hf_home, model.id, model.revision)
         if found:
@@ -140,18 +140,20 @@ def load_routing_profile(ref: str, search=None) -> tuple[str, str, str, dict, ob
     return f"--routing-profile {display_name(path)}", text, real, data, locs.find
 
 
-def resolution(spec, cluster, options, search=None, routing=None, hf_home: str | None = None):
+def resolution(spec, cluster, options, search=None, routing=None, hf_home: str | None = None,
+               realpath=os.path.realpath):
     """(every file the resolution reads, a function that resolves the loaded ``spec`` on the
     loaded ``cluster`` into a Plan): two steps, so the resolve task can key a stored Plan on
     the files before resolving. ``search`` (a catalog.SearchPath) is where a routing profile
     name resolves; ``routing`` is the profile already loaded (``load_routing_profile``'s
     tuple), if it is; ``hf_home`` a Hugging Face cache to look for the model's config.json in
-    (see load_architecture)."""
+    (see load_architecture); ``realpath`` names the files read (a build's memo resolves each
+    path once)."""
     from manifesto.load.catalog import images_file, runtime_tables, within
     from manifesto.resolve.core import Context, resolve
 
-    files = list(spec.files) + list(cluster.loaded.files) + [os.path.realpath(images_file())]
-    arch, arch_note, arch_files = load_architecture(spec, hf_home, within(search))
+    files = list(spec.files) + list(cluster.loaded.files) + [realpath(images_file())]
+    arch, arch_note, arch_files = load_architecture(spec, hf_home, within(search), realpath)
     files += arch_files
     epp = None
     epp_where = None

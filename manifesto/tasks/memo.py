@@ -11,7 +11,8 @@ of the last two included, go to the one store:
   read back by the others, about twenty times faster than parsing it again. A text that
   does not parse is not stored (the error is made again, with its position).
 - **resolve** (``Resolved``): the Plan and the :class:`~manifesto.render.products.HeaderInputs`,
-  or the error's text; keyed by :func:`~manifesto.store.task_key` of the files it read
+  or the error's text (not for an incompatible pair: its result says so, and the resolve's
+  first check finds it again); keyed by :func:`~manifesto.store.task_key` of the files it read
   (names and digests), the options (msgpack) and the code fingerprint.
 - **render** (``Rendered``): the artifact text, or the :class:`~manifesto.render.products.Refusal`;
   keyed by the digest of the Plan and header inputs (``plan_digest``) and the code
@@ -58,6 +59,7 @@ class Tasks:
         self._digests: dict = {}  # path -> FileDigest
         self._texts: dict = {}  # (path, within) -> text
         self._real: dict = {}  # path -> os.path.realpath(path)
+        self._once: dict = {}  # key -> value made once per memo (see once)
 
     def realpath(self, path: str) -> str:
         """``os.path.realpath(path)``, resolved once per memo (a build's pairs name the same
@@ -69,6 +71,15 @@ class Tasks:
 
             real = self._real[path] = os.path.realpath(path)
         return real
+
+    def once(self, key, make):
+        """``make()``, made once per memo under ``key``: what a build's pairs share and cannot
+        change while it runs (the search path of its roots, whose real paths it holds)."""
+        try:
+            return self._once[key]
+        except KeyError:
+            value = self._once[key] = make()
+            return value
 
     def settled(self, paths) -> bool:
         """True when no file of ``paths`` was modified at or after ``settled_ns``: an edit
@@ -163,6 +174,10 @@ class Tasks:
         except ManifestoError as exc:
             status = Status.SKIPPED if isinstance(exc, IncompatiblePairError) else Status.FAILED
             made = Resolved(key, f"resolve {task}", status, str(exc))
+            # An incompatible pair is not stored: its result entry says so already, and
+            # finding out again is the first check of a resolve. (In a fleet most pairs are
+            # such: a spec for one accelerator on every cluster.)
+            keep = keep and status != Status.SKIPPED
             if keep:
                 self.store.put(made)
             return made, (key if keep else ""), exc

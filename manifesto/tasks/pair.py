@@ -130,7 +130,8 @@ def pair(task, request, tasks):
 
     ro = request.options
     loaded = isinstance(request, LoadedPairRequest)
-    search = request.search if loaded else _search(request.roots, request.catalogs)
+    search = request.search if loaded else tasks.once(("search", request.roots, request.catalogs),
+                                                      lambda: _search(request.roots, request.catalogs))
     roots = () if loaded else request.roots
     if loaded:  # the caller's spec and cluster, as they are
         c, s = request.cluster, request.spec
@@ -168,7 +169,7 @@ def pair(task, request, tasks):
     if rendered.refusal is not None:  # the render's own refusal, placed at the input field behind it
         return _failed(place(rendered.refusal, s, c), read, keys)
     return Outcome(Status.OK, rendered.text, rendered.suffix, inputs=inputs, products=keys, budget=budget,
-                   cluster_name=c.name, plan=plan)
+                   cluster_name=c.name, plan=plan, text_digest=rendered.text_digest)
 
 
 def _name(path: str, roots: tuple[str, ...]) -> str:
@@ -185,7 +186,7 @@ def _resolve(tasks, s, c, ro, search, routing, roots, hf_home=None):
     from manifesto.render import header_inputs
     from manifesto.tasks.inputs import resolution
 
-    files, resolve = resolution(s, c, ro, search, routing, hf_home)
+    files, resolve = resolution(s, c, ro, search, routing, hf_home, tasks.realpath)
     paths = sorted(set(files))
     names = [_name(p, roots) for p in paths]
     digests = [tasks.file_digest(p) or "-" for p in paths]
@@ -265,7 +266,8 @@ def monitoring(request, tasks):
 
     ro = request.options
     loaded = isinstance(request, LoadedMonitoringRequest)
-    search = request.search if loaded else _search(request.roots, False)
+    search = request.search if loaded else tasks.once(("search", request.roots, False),
+                                                      lambda: _search(request.roots, False))
     roots = () if loaded else request.roots
     read = [*(request.cluster.loaded.files if loaded else [tasks.realpath(request.cluster)]),
             tasks.realpath(images_file())]

@@ -88,8 +88,9 @@ def test_the_stored_plan_of_each_pair_renders_its_artifact(tmp_path, monkeypatch
         assert written, pair
     skipped = [rec for rec in records.values() if rec.status == Status.SKIPPED]
     assert skipped and all(plan_of(store, rec.key) is None for rec in skipped)
-    failures = [e for e in (store.get(k) for k in _entries(root, "resolved")) if e.status == Status.SKIPPED]
-    assert sorted(e.reason for e in failures) == sorted(rec.reason for rec in skipped)
+    # an incompatible pair's result holds its reason; no resolve product is kept for it
+    assert all(store.get(rec.key).reason == rec.reason and not store.get(rec.key).products for rec in skipped)
+    assert not [e for e in (store.get(k) for k in _entries(root, "resolved")) if e.status == Status.SKIPPED]
 
 
 def test_a_comment_reresolves_but_reuses_the_render_product(tmp_path, monkeypatch):
@@ -106,7 +107,8 @@ def test_a_comment_reresolves_but_reuses_the_render_product(tmp_path, monkeypatc
     monitors = _monitors(root)
     rerendered = [i for i in report.items if i.how == "render" and i.pair[0] not in monitors]
     assert any(i.status == Status.OK for i in rerendered)
-    assert len(_entries(root, "resolved") - resolved) == len(rerendered)  # resolved again ...
+    # resolved again (an incompatible pair keeps no resolve product) ...
+    assert len(_entries(root, "resolved") - resolved) == len([i for i in rerendered if i.status != Status.SKIPPED])
     assert _entries(root, "rendered") == rendered  # ... but each Plan's artifact was reused
     after = {p: p.read_bytes() for p in (root / "out").rglob("*") if p.is_file() and ".cache" not in p.parts}
     assert after == before
