@@ -16,7 +16,7 @@ import traceback
 
 import manifesto.build_graph.renderer as renderers
 from manifesto.util.status import Status
-from manifesto.build_graph.fsio import atomic_write, digest, hash_file, is_racy, read_bytes, signature
+from manifesto.build_graph.fsio import TMP_MARK, atomic_write, digest, hash_file, is_racy, read_bytes, signature
 
 __all__ = ["Job", "JobResult", "JobSettings", "run_jobs", "write_artifact"]
 
@@ -116,14 +116,26 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
+#: From this many jobs on, a build hashes with OpenSSL (its import costs about what hashing
+#: seven artifacts with the builtin SHA-256 does).
+_MANY = 8
+
+
 def run_jobs(jobs: list, settings: JobSettings, n_jobs: int, on_result, render=None) -> None:
     """Run ``jobs``, calling ``on_result(result)`` as each one finishes; ``render`` is an
     injected run function (default: the renderer module's ``run``)."""
+    if len(jobs) >= _MANY:
+        from manifesto.util.hashing import for_many
+
+        for_many()  # worth OpenSSL's import: every artifact is hashed (before the pool forks)
     if n_jobs <= 1 or len(jobs) <= 1 or render is not None:
         run = render or renderers.load(settings.renderer).run
-        memo = _memo(settings)
-        for job in jobs:
-            on_result(execute(job, settings, run, memo))
+        memo, outs = _memo(settings), Outs(settings.out_dir)
+        try:
+            for job in jobs:
+                on_result(execute(job, settings, run, memo, outs))
+        finally:
+            outs.close()
         return
     _run_pool(jobs, settings, min(n_jobs, len(jobs)), on_result)
 
@@ -182,8 +194,11 @@ def _batches(jobs: list, n_jobs: int) -> list[list]:
 def execute_batch(settings: JobSettings, jobs: list) -> list:
     """``execute`` each job of a batch (the unit sent to a worker process, with its settings),
     with one memo: a file the batch's pairs share is read once."""
-    run, memo = renderers.load(settings.renderer).run, _memo(settings)
-    return [execute(job, settings, run, memo) for job in jobs]
+    run, memo, outs = renderers.load(settings.renderer).run, _memo(settings), Outs(settings.out_dir)
+    try:
+        return [execute(job, settings, run, memo, outs) for job in jobs]
+    finally:
+        outs.close()
 
 
 def _memo(settings: JobSettings):
@@ -198,9 +213,10 @@ def _memo(settings: JobSettings):
     return Tasks(store, settings.code, settings.started_ns - _EDIT_WINDOW_NS, pair.PRODUCTS, hash_file)
 
 
-def execute(job: Job, settings: JobSettings, run, memo) -> JobResult:
+def execute(job: Job, settings: JobSettings, run, memo, outs=None) -> JobResult:
     """Run one job's task (in a worker or in-process) through ``run`` and the build's
-    ``memo``, and store its outcome."""
+    ``memo``, and store its outcome; its artifact is written through ``outs`` (an
+    :class:`Outs`), else by ``write_artifact``."""
     from manifesto.tasks import Outcome
 
     try:
@@ -216,7 +232,7 @@ def execute(job: Job, settings: JobSettings, run, memo) -> JobResult:
             return JobResult(job.pair, Status.FAILED, outcome.reason)
         inputs = _named_files(job)  # an incompatible pair that did not say: the files it was given
     try:
-        return _finish(job, settings, memo, outcome, inputs)
+        return _finish(job, settings, memo, outcome, inputs, outs)
     except OSError as exc:  # a full disk, a read-only out/: this pair fails, the others go on
         return JobResult(job.pair, Status.FAILED, _store_error(settings, job.out_base + outcome.suffix, exc))
 
@@ -242,7 +258,7 @@ def _named_files(job: Job) -> list[str]:
     return [*specs, request.cluster, *([routing] if routing else [])]
 
 
-def _finish(job, settings, memo, outcome, inputs) -> JobResult:
+def _finish(job, settings, memo, outcome, inputs, outs=None) -> JobResult:
     from manifesto.build_graph.keys import pair_key
     from manifesto.store import Store
     from manifesto.tasks.entries import ResultEntry
@@ -262,7 +278,8 @@ def _finish(job, settings, memo, outcome, inputs) -> JobResult:
             Store(settings.tasks_dir, root=settings.root).put(entry)
     out = None
     if settings.write and status == Status.OK:
-        out = write_artifact(settings.out_dir, job.out_base + suffix, data)
+        rel = job.out_base + suffix
+        out = outs.write(rel, data) if outs is not None else write_artifact(settings.out_dir, rel, data)
     return JobResult.of(job.pair, outcome, art_digest, key, (keys, digests if steady else None, stats), out)
 
 
@@ -313,3 +330,47 @@ def write_artifact(out_dir: str, rel: str, data: bytes):
         sig = signature(path)
         return rel, sig, not is_racy(sig[0], read_ns), False
     return rel, atomic_write(path, data), True, True
+
+
+class Outs:
+    """``write_artifact`` for the jobs of one run (a build's, or a worker's batch): each out/
+    folder they write into is walked to once, every component opened without following a
+    symlink as ``atomic_write`` does, and kept open until :meth:`close` (a build writes
+    thousands of artifacts into a few folders; the walk from ``/`` is an open and a close
+    per path component). The artifact file itself is checked on every write."""
+
+    def __init__(self, out_dir: str) -> None:
+        self.out_dir = out_dir
+        self._dirs: dict = {}  # folder path -> descriptor
+
+    def write(self, rel: str, data: bytes):
+        from manifesto.util.fsutil import write_in
+
+        path = os.path.join(self.out_dir, rel)
+        read_ns = time.time_ns()
+        if read_bytes(path) == data:
+            sig = signature(path)
+            return rel, sig, not is_racy(sig[0], read_ns), False
+        folder, name = os.path.split(path)
+        fd = self._folder(folder)
+        try:
+            write_in(fd, name, data, path, suffix=TMP_MARK, durable=False)
+        except FileNotFoundError:  # the folder went since it was opened: walk to it again
+            os.close(self._dirs.pop(folder))
+            write_in(self._folder(folder), name, data, path, suffix=TMP_MARK, durable=False)
+        return rel, signature(path), True, True
+
+    def _folder(self, folder: str) -> int:
+        from manifesto.util.fsutil import open_dir_below
+
+        fd = self._dirs.get(folder)
+        if fd is None:
+            if len(self._dirs) >= 64:  # never many descriptors at once
+                self.close()
+            fd = self._dirs[folder] = open_dir_below(os.sep, folder)
+        return fd
+
+    def close(self) -> None:
+        for fd in self._dirs.values():
+            os.close(fd)
+        self._dirs.clear()

@@ -7,7 +7,7 @@ digests without it. hashlib stays the fallback for interpreters without them.
 
 from __future__ import annotations
 
-__all__ = ["blake2b_hex", "sha256_hex"]
+__all__ = ["blake2b_hex", "sha256_hex", "for_many"]
 
 _blake2b = None
 _sha256 = None
@@ -39,3 +39,16 @@ def sha256_hex(data: bytes) -> str:
                 from hashlib import sha256
         _sha256 = sha256
     return _sha256(data).hexdigest()
+
+
+def for_many() -> None:
+    """Hash with OpenSSL's SHA-256 from now on (``hashlib``), for a process about to hash a
+    great deal: a build hashes every artifact it renders, and the builtin module, which
+    spares a single render OpenSSL's import, runs at a fraction of OpenSSL's speed (about
+    240 against 40 microseconds for a 60 KB artifact). The digests are the same."""
+    global _sha256
+    try:
+        from hashlib import sha256
+    except ImportError:  # pragma: no cover - an interpreter without hashlib
+        return
+    _sha256 = sha256
