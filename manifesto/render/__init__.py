@@ -67,12 +67,13 @@ def _routing_yaml(plan, options) -> str | None:
     return plan.routing.config_files[0][1]
 
 
-def header_inputs(plan, spec, cluster, options=None):
+def header_inputs(plan, spec, cluster, options=None, expanded=None):
     """The :class:`~manifesto.render.header.HeaderInputs` of ``plan``: what its provenance
-    header shows besides the Plan (the expanded inputs, the options, a routing profile's text)."""
+    header shows besides the Plan (the expanded inputs, the options, a routing profile's text).
+    ``expanded``: ``expanded_inputs(spec, cluster)``, when the caller has it already."""
     from manifesto.render.products import HeaderInputs
 
-    model_yaml, cluster_yaml = expanded_inputs(spec, cluster)
+    model_yaml, cluster_yaml = expanded or expanded_inputs(spec, cluster)
     return HeaderInputs(model_yaml, cluster_yaml, options, _routing_yaml(plan, options))
 
 

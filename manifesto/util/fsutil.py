@@ -202,12 +202,15 @@ def write_in(dir_fd: int, name: str, raw: bytes, shown: str, mode: int = 0o644, 
         raise _refuse(dir_fd, name, shown, False)
     tmp, fd = _create_temp(dir_fd, name, suffix)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            os.fchmod(fh.fileno(), mode)
+        try:  # os.write, not a file object: no fstat, ioctl or buffer for a file written once
+            view = memoryview(raw)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, mode)
             if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         try:
