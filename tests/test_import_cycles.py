@@ -189,3 +189,27 @@ def test_at_most_eight_modules_at_the_package_top():
     top = {p[:-3] for p in os.listdir(REPO / "manifesto") if p.endswith(".py")}
     assert top == TOP, f"modules at the package top: {sorted(top)}"
     assert len(top) <= 8
+
+
+def test_argparse_lives_in_the_cli_only():
+    """Flags are made in ``manifesto.cli`` (``cli.flags`` for the shared ones): no other module
+    imports argparse or adds arguments, groups or subcommands to a parser."""
+    import ast
+
+    calls = {"add_argument", "add_argument_group", "add_mutually_exclusive_group", "add_subparsers", "add_parser"}
+    offenders = []
+    package = REPO / "manifesto"
+    for path in sorted(package.rglob("*.py")):
+        if path.relative_to(package).parts[0] == "cli":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            if any(n == "argparse" or n.startswith("argparse.") for n in names):
+                offenders.append(f"{path.relative_to(package)}:{node.lineno} imports argparse")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in calls:
+                offenders.append(f"{path.relative_to(package)}:{node.lineno} calls {node.func.attr}")
+    assert offenders == []

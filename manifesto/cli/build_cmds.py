@@ -132,7 +132,8 @@ def _jobs(text: str) -> int:
 
 
 def _output(parser, formats=None, default: str = "text") -> None:
-    from manifesto.util.outputs import FORMATS, add_output
+    from manifesto.cli.flags import add_output
+    from manifesto.util.outputs import FORMATS
 
     add_output(parser, formats or FORMATS, default)
 

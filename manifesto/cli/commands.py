@@ -7,7 +7,7 @@ import sys
 from manifesto.cli.common import (add, cached_command, info, load_cluster_for, load_pair, pick_namespace,
                                   render_cached, resolve_loaded, search_of, settings, spec_args, wants)
 from manifesto.cli.hints import FILES
-from manifesto.util.outputs import add_output
+from manifesto.cli.flags import add_output
 
 __all__ = ["register"]
 

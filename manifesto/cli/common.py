@@ -95,12 +95,12 @@ def spec_args(p: argparse.ArgumentParser, render: bool = True, *,
     p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name "
                    "(default: MANIFESTO_CLUSTER or the kube context)").complete = CATALOG["clusters"]
     p.add_argument("--context", help=context_help)
-    from manifesto.resolve import options
+    from manifesto.cli.flags import add_option_flags
 
     completers = {"routing": CATALOG["routing"]}
-    options.add_arguments(p, "select", help_for={"namespace": namespace_help}, complete=completers)
+    add_option_flags(p, "select", help_for={"namespace": namespace_help}, complete=completers)
     if render:
-        options.add_arguments(p, "render", complete=completers)
+        add_option_flags(p, "render", complete=completers)
 
 
 def kube_args(p: argparse.ArgumentParser) -> None:

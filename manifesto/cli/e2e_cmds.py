@@ -15,7 +15,7 @@ __all__ = ["register"]
 
 def register(sub, add) -> None:
     from manifesto.cli.hints import CATALOG
-    from manifesto.util.numbers import positive_seconds_arg, seconds_arg
+    from manifesto.cli.flags import positive_seconds_arg, seconds_arg
 
     test = add(sub, "test", help="end-to-end tests against a cluster")
     tsub = test.add_subparsers(dest="action", metavar="ACTION")

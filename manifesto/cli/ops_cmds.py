@@ -12,7 +12,7 @@ from manifesto.cli.common import (info, kube, kube_args, load_cluster_for, pick_
                                   target_args)
 from manifesto.cli.hints import DEPLOYMENTS, FILES, INSTANCES, MODELS
 from manifesto.cli.target_cmds import target_command
-from manifesto.util.outputs import add_output
+from manifesto.cli.flags import add_output
 
 __all__ = ["register"]
 
@@ -23,7 +23,7 @@ _DEPLOY_USAGE = ("manifesto deploy [manifest] SPEC [options]\n"
 
 
 def register(sub, add) -> None:
-    from manifesto.util.numbers import seconds_arg
+    from manifesto.cli.flags import seconds_arg
 
     files = add(sub, "file", help="diff, apply or delete a rendered manifest file against the cluster")
     fsub = files.add_subparsers(dest="action", metavar="ACTION")

@@ -12,7 +12,7 @@ _SHOWN = 15  # text and markdown rows; -o json lists every layout
 
 def register(sub, add) -> None:
     from manifesto.cli.hints import ADDRESSES, CATALOG, FILES
-    from manifesto.util.outputs import add_output
+    from manifesto.cli.flags import add_output
 
     p = add(sub, "plan", help="propose every layout of a model that fits each cluster target's GPUs (weights and "
             "KV cache, as render checks them), ranked by cost, then GPUs, then headroom; --write one as a spec")

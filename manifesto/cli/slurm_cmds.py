@@ -5,7 +5,7 @@ from __future__ import annotations
 from manifesto.cli.common import info, slurm_cluster, slurm_submit, spec_args, target_args, verbose
 from manifesto.cli.hints import CATALOG, DEPLOYMENTS, SLURM_JOBS
 from manifesto.cli.target_cmds import target_command
-from manifesto.util.outputs import add_output
+from manifesto.cli.flags import add_output
 
 __all__ = ["register"]
 

@@ -11,7 +11,8 @@ import sys
 
 from manifesto.cli.hints import DEPLOYMENTS
 from manifesto.cli.common import info, kube, settings, target_args, verbose
-from manifesto.util.outputs import add_output, emit
+from manifesto.cli.flags import add_output
+from manifesto.util.outputs import emit
 
 __all__ = ["register", "target_command", "deploy", "diff", "status", "stop", "ready", "servers", "submit"]
 

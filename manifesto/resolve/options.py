@@ -6,7 +6,7 @@ the environment variable that may supply it, its help, its grammar and bounds, w
 BUILD.yaml may set it, and whether a deployment target fixes it. Everything else is
 generated from this table:
 
-- the argparse flags (``add_arguments``, used by ``cli.common.spec_args``);
+- the command-line flags (``cli.flags.add_option_flags`` makes them, for ``cli.common.spec_args``);
 - the values read from flags, the environment and ``.env`` files (``from_sources``);
 - the ``Options`` msgspec Struct (``resolve.plan.Options`` and
   ``manifesto.tasks.RenderOptions`` are this Struct);
@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 __all__ = ["Option", "OPTIONS", "FIELDS", "BUILD_FIELDS", "MAX_IDLE_MINUTES", "by_name", "check", "minutes",
-           "env_origin", "add_arguments", "value_of", "from_sources", "header_flags", "fixed_dests", "build_value", "Options"]
+           "env_origin", "value_of", "from_sources", "header_flags", "fixed_dests", "build_value", "Options"]
 
 #: The longest idle timeout: a year of minutes.
 MAX_IDLE_MINUTES = 365 * 24 * 60
@@ -202,31 +202,6 @@ def _checked(option: Option, value, origin: str):
     if problem:
         _refuse(origin, value, problem)
     return value
-
-
-# -- argparse -----------------------------------------------------------------------------
-
-def add_arguments(p, group: str, *, help_for: dict | None = None, complete: dict | None = None) -> None:
-    """The flags of every option of ``group`` ("select" or "render"); ``help_for`` overrides
-    an option's help by name, ``complete`` maps completion hints to completer values."""
-    for o in OPTIONS:
-        if o.group != group:
-            continue
-        text = (help_for or {}).get(o.name, o.help)
-        if o.kind == "switch":
-            on, off = text.split("|")
-            mutex = p.add_mutually_exclusive_group()
-            mutex.add_argument(o.flag, action="store_true", help=on)
-            mutex.add_argument("--no-" + o.flag[2:], action="store_true", help=off)
-            continue
-        kwargs = {"help": text}
-        if o.metavar:
-            kwargs["metavar"] = o.metavar
-        if o.kind == "list":
-            kwargs["action"] = "append"
-        action = p.add_argument(*o.flags, **kwargs)
-        if o.complete:
-            action.complete = (complete or {}).get(o.complete, o.complete)
 
 
 def fixed_dests() -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["MAX_SECONDS", "number", "positive_seconds_arg", "seconds_arg"]
+__all__ = ["MAX_SECONDS", "number"]
 
 #: The longest wait any flag or variable may ask for (24 days): ``subprocess`` waits with
 #: poll(), whose timeout is milliseconds in a C int (at most about 24.8 days), so a longer
@@ -31,25 +31,4 @@ def number(text: str, *, integer: bool = False, low: float = 0, high: float = MA
         return None
     if not math.isfinite(value) or value < low or value > high or (low_open and value == low):
         return None
-    return value
-
-
-def seconds_arg(text: str) -> float:
-    """argparse ``type=`` for a wait in seconds: finite, from 0 to ``MAX_SECONDS``."""
-    value = number(text)
-    if value is None:
-        import argparse
-
-        raise argparse.ArgumentTypeError(f"expected a number of seconds from 0 to {MAX_SECONDS}, got {text[:40]!r}")
-    return value
-
-
-def positive_seconds_arg(text: str) -> float:
-    """argparse ``type=`` for a wait in seconds that must be more than 0."""
-    value = number(text, low_open=True)
-    if value is None:
-        import argparse
-
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds up to {MAX_SECONDS}, "
-                                         f"got {text[:40]!r}")
     return value

@@ -2,37 +2,17 @@
 
 ``text`` is for people, ``json`` and ``yaml`` carry the same structured value, ``name``
 prints one identifier per line for shell loops (``kubectl -o name``). Commands whose data
-has no names accept the formats they can honour; the flag is spelled the same everywhere.
+has no names accept the formats they can honour; the flag is spelled the same everywhere
+(``manifesto.cli.flags.add_output`` adds it to a command).
 """
 
 from __future__ import annotations
 
 import sys
 
-__all__ = ["FORMATS", "add_output", "emit"]
+__all__ = ["FORMATS", "emit"]
 
 FORMATS = ("text", "json", "yaml", "name")
-
-
-#: The reference implementation's name of the text table (``servers``, ``config list``).
-TABLE = "table"
-
-
-def _table_is_text(value: str) -> str:
-    return "text" if value == TABLE else value
-
-
-def add_output(parser, formats=FORMATS, default: str = "text", *, table: bool = False) -> None:
-    """Add ``-o/--output`` with ``formats`` to an argparse parser. ``table``: also accept
-    ``-o table``, the reference's spelling of the text table (handlers see ``text``)."""
-    shown = ", ".join(formats)
-    if table:
-        shown += f" ({TABLE}: the same as text)"
-    # With ``table`` it is one of the choices (so every shell's completion offers it), and the
-    # type turns it into ``text`` before argparse checks the choice.
-    parser.add_argument("--output", "-o", choices=(*formats, TABLE) if table else formats, default=default,
-                        metavar="FORMAT", type=_table_is_text if table else None,
-                        help=f"output format: {shown} (default: {default})")
 
 
 def emit(fmt: str, data, *, text=None, names=None, sort_keys: bool = False) -> None:
