@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kit import cli_in_process
-from store_kit import entry_files, read_entry, write_entry
+from store_kit import all_files, entry_files, read_entry, write_entry
 
 pytestmark = pytest.mark.integration  # each render is a fresh interpreter: that is the point
 
@@ -172,3 +172,40 @@ def test_renders_see_the_isolated_environment(tree, isolated_env, monkeypatch):
     fresh, heavy = _render(tree, "--routing-profile", "mine", "--no-idle-shutdown")
     assert "ruamel.yaml" in heavy and "# only in the isolated catalog" in fresh
     assert len(_results(isolated_env.render_cache)) == 2
+
+
+def test_the_commands_store_keeps_to_its_bound(tree, isolated_env, monkeypatch):
+    """Renders past ``MANIFESTO_STORE_LIMIT`` prune the render cache (measured every
+    ``PRUNE_EVERY``-th write, here every one) to ``LOW_WATER`` of it: the least recently used
+    entries go, the last render's index and result stay and answer the next render."""
+    from manifesto.tasks import commands
+
+    monkeypatch.chdir(tree)
+    monkeypatch.setattr(commands, "PRUNE_EVERY", 1)
+    rc, first, _ = cli_in_process(*RENDER)
+    one = sum(f.stat().st_size for f in all_files(isolated_env.render_cache))
+    limit = int(one * 3.5)
+    monkeypatch.setenv("MANIFESTO_STORE_LIMIT", str(limit))
+    for i in range(8):
+        rc, text, err = cli_in_process(*RENDER[:-1], f"ns{i}")
+        assert (rc, err) == (0, "")
+        held = sum(f.stat().st_size for f in all_files(isolated_env.render_cache))
+        assert held <= limit, (i, held, limit)
+    assert 9 * one > limit  # without the bound it would hold every render
+    def no_task(*args):
+        raise AssertionError("the last render's entries were pruned")
+
+    monkeypatch.setattr("manifesto.tasks.runner.run", no_task)  # a hit runs no task
+    rc, again, err = cli_in_process(*RENDER[:-1], "ns7")
+    assert (rc, err) == (0, "") and again == text
+
+
+def test_a_bad_store_limit_is_a_warning_for_a_render(tree, isolated_env, monkeypatch, capsys):
+    from manifesto.tasks import commands
+
+    monkeypatch.chdir(tree)
+    monkeypatch.setattr(commands, "PRUNE_EVERY", 1)
+    monkeypatch.setenv("MANIFESTO_STORE_LIMIT", "lots")
+    rc, text, err = cli_in_process(*RENDER)
+    assert rc == 0 and "kind: " in text
+    assert "MANIFESTO_STORE_LIMIT: expected a size such as 2Gi" in err and err.count("\n") == 1

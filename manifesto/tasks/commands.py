@@ -159,3 +159,30 @@ def _remember(store: Store, key: str, command: str, code: str, options, outcome)
     result = task_key(command, inputs, digests, msgspec.msgpack.encode(options), code)
     store.put(ResultEntry(result, command, Status.OK, suffix, text, digest(text.encode()), label, tuple(inputs), digests))
     store.put(RequestEntry(key, code, tuple(inputs), digests, result))
+    if int(result[:4], 16) % PRUNE_EVERY == 0:
+        bound(store, (key, result))
+
+
+#: About one command write in this many measures the store (its key decides: which writes
+#: cannot be foreseen, and a scan of a large store costs more than a render).
+PRUNE_EVERY = 64
+
+
+def bound(store: Store, keep) -> None:
+    """Keep the commands' store within its bound (``MANIFESTO_STORE_LIMIT``, else
+    ``store.DEFAULT_LIMIT``): measured from the files' sizes, and past the bound pruned of its
+    least recently used entries down to ``store.LOW_WATER`` of it, never those of ``keep``
+    (the entries this command just wrote). A bad variable is a warning: the command answers."""
+    from manifesto.store import DEFAULT_LIMIT, ENV_LIMIT, LOW_WATER, parse_limit
+
+    limit = DEFAULT_LIMIT
+    text = os.environ.get(ENV_LIMIT, "")
+    if text:
+        try:
+            limit = parse_limit(text)
+        except ValueError as exc:
+            from manifesto.edge.escape import terminal
+
+            _warn(f"{ENV_LIMIT}: {terminal(str(exc))}; the render cache keeps to {DEFAULT_LIMIT >> 20} MiB")
+    if sum(f.size for f in store.scan(headers=False)) > limit:
+        store.prune(keep, max_bytes=int(limit * LOW_WATER))
