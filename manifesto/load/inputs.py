@@ -29,12 +29,24 @@ T = TypeVar("T")
 class Loaded:
     """Merged plain data of one input, its positions, and every file that was read."""
 
-    __slots__ = ("data", "locs", "files")
+    __slots__ = ("data", "locs", "files", "_yaml")
 
     def __init__(self, data: Any, locs: Locations, files: list[str]) -> None:
         self.data = data
         self.locs = locs
         self.files = files
+        self._yaml = None  # (the data it was written from, its YAML)
+
+    def yaml(self) -> str:
+        """``data`` as YAML (``util.yamlemit.dump_yaml``: what a provenance header shows),
+        written once per object: loaded data is never changed (a build's pairs share it, and
+        a cluster's is in the header of every pair it runs)."""
+        kept = self._yaml
+        if kept is None or kept[0] is not self.data:
+            from manifesto.util.yamlemit import dump_yaml
+
+            kept = self._yaml = (self.data, dump_yaml(self.data))
+        return kept[1]
 
 
 class LoadedSpec:

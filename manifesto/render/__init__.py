@@ -54,10 +54,9 @@ def render_kubernetes(spec, *, user: str, cluster=None, namespace: str = "defaul
 
 
 def expanded_inputs(spec, cluster) -> tuple[str, str]:
-    """The flattened model YAML and the cluster YAML, for the provenance header."""
-    from manifesto.util.yamlemit import dump_yaml
-
-    return dump_yaml(spec.loaded.data), dump_yaml(cluster.loaded.data)
+    """The flattened model YAML and the cluster YAML, for the provenance header (each written
+    once per loaded input: ``Loaded.yaml``)."""
+    return spec.loaded.yaml(), cluster.loaded.yaml()
 
 
 def _routing_yaml(plan, options) -> str | None:
@@ -67,13 +66,12 @@ def _routing_yaml(plan, options) -> str | None:
     return plan.routing.config_files[0][1]
 
 
-def header_inputs(plan, spec, cluster, options=None, expanded=None):
+def header_inputs(plan, spec, cluster, options=None):
     """The :class:`~manifesto.render.header.HeaderInputs` of ``plan``: what its provenance
-    header shows besides the Plan (the expanded inputs, the options, a routing profile's text).
-    ``expanded``: ``expanded_inputs(spec, cluster)``, when the caller has it already."""
+    header shows besides the Plan (the expanded inputs, the options, a routing profile's text)."""
     from manifesto.render.products import HeaderInputs
 
-    model_yaml, cluster_yaml = expanded or expanded_inputs(spec, cluster)
+    model_yaml, cluster_yaml = expanded_inputs(spec, cluster)
     return HeaderInputs(model_yaml, cluster_yaml, options, _routing_yaml(plan, options))
 
 

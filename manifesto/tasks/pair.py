@@ -193,22 +193,12 @@ def _resolve(tasks, s, c, ro, search, routing, roots, hf_home=None):
 
     def run():
         plan = resolve()
-        return plan, header_inputs(plan, s, c, ro, (_expanded(tasks, s.loaded.data), _expanded(tasks, c.loaded.data)))
+        return plan, header_inputs(plan, s, c, ro)
 
     options = msgspec.msgpack.encode(ro) + (b"\0hf_home\0" + hf_home.encode() if hf_home else b"")
     resolved, key, error = tasks.resolve(f"{_name(s.path, roots)} @ {_name(c.path, roots)}", names, digests,
                                          options, run, keep=tasks.settled(paths))
     return resolved, key, error, files
-
-
-def _expanded(tasks, data) -> str:
-    """The YAML of a loaded input's ``data`` (``render.expanded_inputs``: the header shows it),
-    written once per memo: a cluster's is in the header of every pair it runs. Loaded data is
-    never changed (a build's pairs share it), and the memo keeps the object it wrote."""
-    from manifesto.util.yamlemit import dump_yaml
-
-    kept, text = tasks.once(("expanded", id(data)), lambda: (data, dump_yaml(data)))
-    return text if kept is data else dump_yaml(data)
 
 
 def _cluster(path: str, tasks, search):
