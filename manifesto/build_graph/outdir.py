@@ -130,11 +130,15 @@ def remove(out_dir: str, rel: str) -> None:
 
 
 def unfinished(lock_path: str) -> bool:
-    """Whether ``out/.lock`` holds the mark of a build that did not end (see ``BuildLock``)."""
+    """Whether ``out/.lock`` holds the mark of a build that did not end (see ``BuildLock``);
+    never through a link (a build refuses a planted one: a no-op need not meet it)."""
+    import stat
+
     try:
-        return os.lstat(lock_path).st_size > 0
+        st = os.lstat(lock_path)
     except OSError:
         return False
+    return stat.S_ISREG(st.st_mode) and st.st_size > 0
 
 
 def remove_cache_leftovers(cache_dir: str, tasks_dir: str, shards: bool = True) -> int:
