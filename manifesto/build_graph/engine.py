@@ -126,6 +126,7 @@ class Session:
         self.unfinished = False  # the last build that wrote out/ was killed (see outdir.BuildLock)
         self.cleaned = False  # what a killed build may have left is gone
         self.save_every_ns = _SAVE_EVERY_NS
+        self.references_changed = False  # a record now names other files or artifacts than before
 
     @property
     def code(self) -> str:
@@ -433,6 +434,9 @@ class Session:
         return item.old.written if item.old is not None else ""
 
     def _record(self, item: Item, rec: PairRecord) -> None:
+        old = self.state["pairs"].get(item.pair)
+        if old is None or old.inputs != rec.inputs or old.status != rec.status or old.suffix != rec.suffix:
+            self.references_changed = True  # a file or an artifact the manifest named may be named no more
         self.state["pairs"][item.pair] = rec
 
     def _job(self, item: Item):
@@ -514,6 +518,7 @@ class Session:
         for key, sig, value, trusted in result.stats:
             self.stat.record(key, sig, value, trusted)
         if result.status == Status.FAILED and not result.key:  # not cacheable: the old record stays
+            self.references_changed = self.references_changed or bool(result.stats)
             item.settle(Status.FAILED, message=result.message, how=Source.RENDER)
             return
         self._record(item, PairRecord(item.context, result.inputs, result.digests, result.key,
@@ -537,8 +542,12 @@ class Session:
             # the store's 256 folders only after a killed build (or when out/.cache shows one)
             outdir.remove_cache_leftovers(self.ws.cache_dir, self.ws.tasks_dir, shards=self.unfinished)
             self.cleaned = True
-        owners = {self.graph.out_base(p): p for p in self.graph.pairs()}
+        expected, owners = self._expected(), None
         for rel in artifacts:
+            if rel in expected:
+                continue
+            if owners is None:
+                owners = {self.graph.out_base(p): p for p in self.graph.pairs()}
             why = self._unwanted(rel, owners)
             if why is None:
                 continue
@@ -548,6 +557,17 @@ class Session:
                 self.pruned.append(f"out/{rel}")
             else:
                 self.problems.append((f"out/{rel}", why))
+
+    def _expected(self) -> set:
+        """The artifacts the records say out/ holds (each one's pair renders it): ``_unwanted``
+        passes them, and a set lookup is all 6,000 of them cost at 10,000 pairs."""
+        records, base, ok = self.state["pairs"], self.graph.out_base, Status.OK
+        expected = set()
+        for pair in self.graph.pairs():
+            rec = records.get(pair)
+            if rec is not None and rec.status == ok:
+                expected.add(base(pair) + rec.suffix)
+        return expected
 
     def _unwanted(self, rel: str, owners: dict) -> str | None:
         base, suffix = outdir.split_artifact(rel)
@@ -568,10 +588,14 @@ class Session:
     # -- manifest ----------------------------------------------------------
 
     def save(self) -> None:
-        """Save the manifest, dropping records and stat entries nothing refers to."""
-        pairs = set(self.graph.pairs())
-        self.state["pairs"] = {p: r for p, r in self.state["pairs"].items() if p in pairs}
-        self.stat.keep_only(self._referenced())
+        """Save the manifest, dropping records and stat entries nothing refers to. Only a build
+        that may have left some looks for them (the targets, their files or the code's changed,
+        or a record names other inputs or another artifact than before): a build that
+        re-renders a few pairs of 10,000 does not go over every record for nothing."""
+        if self.graph_changed or self.refreshed or self.references_changed:
+            pairs = set(self.graph.pairs())
+            self.state["pairs"] = {p: r for p, r in self.state["pairs"].items() if p in pairs}
+            self.stat.keep_only(self._referenced())
         save_state(self.ws.state_path, self.state)
 
     def _referenced(self) -> set:

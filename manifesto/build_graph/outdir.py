@@ -104,12 +104,13 @@ def scan(out_dir: str) -> tuple[list[str], list[str]]:
     for top, dirs, files in os.walk(out_dir):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         rel_top = os.path.relpath(top, out_dir)
+        prefix = "" if rel_top == "." else rel_top.replace(os.sep, "/") + "/"
         for name in files:
-            rel = name if rel_top == "." else f"{rel_top}/{name}".replace(os.sep, "/")
-            if name.startswith(".") and name.endswith(TMP_MARK):
-                leftovers.append(rel)
-            elif rel_top != "." and not name.startswith(".") and split_artifact(rel):
-                artifacts.append(rel)
+            if name.startswith("."):
+                if name.endswith(TMP_MARK):
+                    leftovers.append(prefix + name)
+            elif prefix and name.endswith(SUFFIXES):
+                artifacts.append(prefix + name)
     return sorted(artifacts), sorted(leftovers)
 
 

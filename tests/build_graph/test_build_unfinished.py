@@ -129,6 +129,54 @@ def test_a_killed_build_leaves_its_mark_and_the_next_one_cleans_up(tmp_path):
     assert run("build", "--check").returncode == 0
 
 
+# -- what an edit build goes over ---------------------------------------------------------
+
+
+def _count_referenced(monkeypatch) -> list:
+    calls = []
+    real = engine.Session._referenced
+
+    def referenced(self):
+        calls.append(1)
+        return real(self)
+
+    monkeypatch.setattr(engine.Session, "_referenced", referenced)
+    return calls
+
+
+def test_an_edit_keeping_the_inputs_does_not_go_over_every_record(tree, monkeypatch):
+    _build(tree)
+    for path in (tree, *(p for p in tree.rglob("*") if p.is_dir() and ".cache" not in p.parts)):
+        os.utime(path, (time.time() - 5, time.time() - 5))  # folders listed long after they changed
+    _build(tree)  # their listings are trusted from now on
+    calls = _count_referenced(monkeypatch)
+    _edit(tree, "models/wide/1p1d.yaml", TREE["models/wide/1p1d.yaml"] + "# edited\n")
+    assert _build(tree).counts()["rendered"] >= 1
+    assert calls == []
+
+
+def test_an_edit_that_drops_an_input_forgets_it(tree, monkeypatch):
+    _build(tree)
+    key = "models/wide/wide-base.yaml"
+    assert key in load_state(str(tree / "out/.cache/state"), print)["stat"]
+    calls = _count_referenced(monkeypatch)
+    for spec in ("1p1d", "2p1d"):  # no spec extends the base any more
+        _edit(tree, f"models/wide/{spec}.yaml", f"accelerator: gb200\nimage: v1\nrelease: {spec}\n")
+    _build(tree)
+    assert calls == [1]
+    assert key not in load_state(str(tree / "out/.cache/state"), print)["stat"]
+
+
+def test_an_edit_build_still_prunes_an_artifact_no_target_produces(tree):
+    _build(tree)
+    write_files(tree, {"out/gpu/qwen/stray.yaml": "kind: Stray\n", "out/gpu/qwen/notes.txt": "kept\n"}, age=5)
+    _edit(tree, "models/wide/1p1d.yaml", TREE["models/wide/1p1d.yaml"] + "# edited\n")
+    report = _build(tree)
+    assert report.pruned == ["out/gpu/qwen/stray.yaml"]
+    assert not (tree / "out/gpu/qwen/stray.yaml").exists() and (tree / "out/gpu/qwen/notes.txt").exists()
+    assert (tree / "out/gpu/qwen/aggregated.yaml").exists()
+
+
 # -- the manifest save -------------------------------------------------------------------
 
 
