@@ -34,6 +34,18 @@ _SUFFIXES = frozenset(("", *SUFFIXES))  # an artifact's suffixes, and "" for no 
 _SAVED = "_saved"  # the state's key for what its records were when last read or written (never written)
 
 
+class _Tag:
+    """A key of the sharing table that no value read from a manifest can be equal to."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+_BUDGET, _BUDGETS_BY_ID = _Tag("budget"), _Tag("budgets by id")
+
+
 def new_state() -> dict:
     """An empty manifest."""
     return {
@@ -159,7 +171,7 @@ def _seed(old: tuple, shared: dict) -> None:
         pass
     budget = old[9]
     if type(budget) is dict:
-        shared.setdefault(("budget", marshal.dumps(budget)), budget)
+        shared.setdefault((_BUDGET, marshal.dumps(budget)), budget)
 
 
 def _compact(rec, shared: dict) -> tuple:
@@ -173,10 +185,10 @@ def _compact(rec, shared: dict) -> tuple:
     art, written, budget = _share(rec[6], shared), _share(rec[8], shared), rec[9]
     if type(budget) is dict:  # unhashable: shared by its marshalled form, once per object (the
         # table keeps the object, so its id cannot come back as another budget's while it is used)
-        seen = shared.setdefault(("budgets by id",), {})
+        seen = shared.setdefault(_BUDGETS_BY_ID, {})
         hit = seen.get(id(budget))
         if hit is None or hit[0] is not budget:
-            hit = seen[id(budget)] = (budget, shared.setdefault(("budget", marshal.dumps(budget)), budget))
+            hit = seen[id(budget)] = (budget, shared.setdefault((_BUDGET, marshal.dumps(budget)), budget))
         budget = hit[1]
     return (_share(rec[0], shared), inputs, digests, rec[3], rec[4].value, rec[5], art, rec[7], written, budget)
 

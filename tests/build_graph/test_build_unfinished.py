@@ -268,6 +268,27 @@ def test_a_planted_record_with_unhashable_parts_is_saved_again(tmp_path):
     assert load_state(str(path), print)["pairs"] == state["pairs"]
 
 
+@pytest.mark.parametrize("context", [("budgets by id",), ("budget", b"x")])
+def test_a_planted_record_cannot_pose_as_the_sharing_tables_own_keys(tmp_path, context):
+    import marshal
+    import zlib
+
+    path = tmp_path / "state"
+    save_state(str(path), _state(3))
+    blob = path.read_bytes()
+    plain = marshal.loads(blob[state_mod._HEADER:])
+    first, second = list(plain["pairs"])[:2]
+    plain["pairs"][first] = (context,) + plain["pairs"][first][1:]
+    payload = marshal.dumps(plain)
+    path.write_bytes(blob[:state_mod._HEADER - 4] + zlib.crc32(payload).to_bytes(4, "little") + payload)
+    state = load_state(str(path), print)
+    for pair in (first, second):  # both rendered again: the planted one's parts seed the table
+        state["pairs"][pair] = state["pairs"][pair]._replace(key="again", budget=dict(_budget(2)))
+    save_state(str(path), state)
+    back = load_state(str(path), print)["pairs"]
+    assert back == state["pairs"] and back[second].budget == _budget(2)
+
+
 def test_saves_during_a_long_build_are_spaced_by_what_they_cost(monkeypatch):
     saves = []
 
