@@ -303,8 +303,8 @@ class Session:
         limit = self.store_limit()  # a bad MANIFESTO_STORE_LIMIT stops the build before it renders
         self.tasks = Store(self.ws.tasks_dir, self.ui.warn, root=self.ws.root)
         self.write = request.mode == "write"
-        jobs, by_pair = [], {i.pair: i for i in items}
         pending = [i for i in items if i.kind in (Need.STALE, Need.RESTORE) and not self._from_cache(i)]
+        jobs, by_pair = [], {i.pair: i for i in pending}  # a job's result finds its item
         self.shared = self._shared_cache(request) if pending else None
         for item in pending:
             if self.shared is None or not self.shared.fetch(item):
