@@ -12,9 +12,15 @@ import os
 from manifesto.build_graph.fsio import TMP_MARK
 
 __all__ = ["SUFFIXES", "BuildLock", "has_leftovers", "names_in", "remove", "remove_cache_leftovers", "scan",
-           "split_artifact"]
+           "split_artifact", "unfinished"]
 
 SUFFIXES = (".yaml", ".sbatch")
+
+
+#: What a build that writes ``out/`` or the store keeps in ``out/.lock`` until it ends: a
+#: build that finds it knows the last one was killed, and only then looks for the temporary
+#: files it may have left in the store's 256 folders.
+_MARK = b"a build is writing out/ (if none is running, it was killed: the next build cleans up)\n"
 
 
 class BuildLock:
@@ -43,6 +49,19 @@ class BuildLock:
             self.wait_message(f"waiting for another build to finish ({self.path})")
         fcntl.flock(self.fd, fcntl.LOCK_EX)
         return True
+
+    def begin_writes(self) -> bool:
+        """Mark the lock file (held): this build may now write ``out/`` and the store. Returns
+        whether the last build's mark was still there: it was killed, or stopped on an error,
+        before ``end_writes``, and may have left temporary files behind."""
+        unfinished = os.fstat(self.fd).st_size > 0
+        if not unfinished:
+            os.pwrite(self.fd, _MARK, 0)
+        return unfinished
+
+    def end_writes(self) -> None:
+        """Clear the mark: every write of this build ended (and what a killed one left is gone)."""
+        os.ftruncate(self.fd, 0)
 
     def release(self) -> None:
         if self.fd >= 0:
@@ -85,12 +104,13 @@ def scan(out_dir: str) -> tuple[list[str], list[str]]:
     for top, dirs, files in os.walk(out_dir):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         rel_top = os.path.relpath(top, out_dir)
+        prefix = "" if rel_top == "." else rel_top.replace(os.sep, "/") + "/"
         for name in files:
-            rel = name if rel_top == "." else f"{rel_top}/{name}".replace(os.sep, "/")
-            if name.startswith(".") and name.endswith(TMP_MARK):
-                leftovers.append(rel)
-            elif rel_top != "." and not name.startswith(".") and split_artifact(rel):
-                artifacts.append(rel)
+            if name.startswith("."):
+                if name.endswith(TMP_MARK):
+                    leftovers.append(prefix + name)
+            elif prefix and name.endswith(SUFFIXES):
+                artifacts.append(prefix + name)
     return sorted(artifacts), sorted(leftovers)
 
 
@@ -110,19 +130,38 @@ def remove(out_dir: str, rel: str) -> None:
         parent = os.path.dirname(parent)
 
 
-def remove_cache_leftovers(cache_dir: str, tasks_dir: str) -> int:
-    """Delete temporary files a killed build left in ``out/.cache`` (the manifest's) and in
-    the task cache's shards. Call it under the build lock; returns how many went."""
+def unfinished(lock_path: str) -> bool:
+    """Whether ``out/.lock`` holds the mark of a build that did not end (see ``BuildLock``);
+    never through a link (a build refuses a planted one: a no-op need not meet it)."""
+    import stat
+
+    try:
+        st = os.lstat(lock_path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size > 0
+
+
+def remove_cache_leftovers(cache_dir: str, tasks_dir: str, shards: bool = True) -> int:
+    """Delete temporary files a killed build left in ``out/.cache`` (the manifest's) and, with
+    ``shards`` or when ``out/.cache`` held one, in the task cache's shards. Call it under the
+    build lock; returns how many went."""
+    removed = _remove_leftovers(cache_dir)
+    if shards or removed:
+        for shard in _list(tasks_dir):
+            removed += _remove_leftovers(os.path.join(tasks_dir, shard))
+    return removed
+
+
+def _remove_leftovers(directory: str) -> int:
     removed = 0
-    dirs = [cache_dir] + [os.path.join(tasks_dir, d) for d in _list(tasks_dir)]
-    for directory in dirs:
-        for name in _list(directory):
-            if name.startswith(".") and name.endswith(TMP_MARK):
-                try:
-                    os.unlink(os.path.join(directory, name))
-                    removed += 1
-                except (FileNotFoundError, IsADirectoryError, PermissionError):
-                    pass
+    for name in _list(directory):
+        if name.startswith(".") and name.endswith(TMP_MARK):
+            try:
+                os.unlink(os.path.join(directory, name))
+                removed += 1
+            except (FileNotFoundError, IsADirectoryError, PermissionError):
+                pass
     return removed
 
 

@@ -31,6 +31,19 @@ _STATUS = {s.value: s for s in Status}
 #: The largest manifest read (about 1 KiB a pair: 10,000 pairs take some 10 MiB).
 MAX_STATE = 256 * 1024 * 1024
 _SUFFIXES = frozenset(("", *SUFFIXES))  # an artifact's suffixes, and "" for no artifact
+_SAVED = "_saved"  # the state's key for what its records were when last read or written (never written)
+
+
+class _Tag:
+    """A key of the sharing table that no value read from a manifest can be equal to."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+_BUDGET, _BUDGETS_BY_ID = _Tag("budget"), _Tag("budgets by id")
 
 
 def new_state() -> dict:
@@ -101,18 +114,64 @@ def load_state(path: str, warn) -> dict:
 
 
 def save_state(path: str, state: dict) -> None:
-    """Write the manifest atomically (under the build lock)."""
-    plain = dict(state)
-    shared: dict = {}
-    plain["pairs"] = {_share(k, shared): _compact(v, shared) for k, v in state["pairs"].items()}
+    """Write the manifest atomically (under the build lock).
+
+    Only the records the build changed are made plain again: the others keep the plain tuple
+    the last load or save of this state gave them (at 10,000 pairs making every record plain
+    cost a build that re-rendered three pairs some 30 ms, more than writing the file)."""
+    saved = state.get(_SAVED)
+    if type(saved) is not _Saved:
+        saved = _Saved({}, {}, {})
+    records, before, shared = saved.records, saved.plain, saved.shared
+    pairs = {}
+    for k, rec in state["pairs"].items():
+        if records.get(k) is rec:
+            pairs[k] = before[k]
+            continue
+        old = before.get(k)
+        if old is not None:
+            _seed(old, shared)
+        pairs[_share(k, shared)] = _compact(rec, shared)
+    plain = {k: v for k, v in state.items() if k != _SAVED}
+    plain["pairs"] = pairs
     payload = marshal.dumps(plain)
     header = _MAGIC + _version_tag() + zlib.crc32(payload).to_bytes(4, "little")
     atomic_write(path, header + payload)
+    state[_SAVED] = _Saved(dict(state["pairs"]), pairs, shared)
+
+
+class _Saved:
+    """What a state's records were when it was last loaded or saved, so that the next save
+    makes plain only the records changed since: ``records`` maps each pair to its PairRecord
+    then, ``plain`` to that record's plain tuple, and ``shared`` holds the one object of each
+    value those tuples share (see ``_compact``). Kept in the state under ``_SAVED``, never
+    written."""
+
+    __slots__ = ("records", "plain", "shared")
+
+    def __init__(self, records: dict, plain: dict, shared: dict) -> None:
+        self.records, self.plain, self.shared = records, plain, shared
 
 
 def _share(value, shared: dict):
     """One object per distinct value, so marshal writes repeats as references."""
     return shared.setdefault(value, value)
+
+
+def _seed(old: tuple, shared: dict) -> None:
+    """Make the parts of a pair's last saved record the shared objects of their values: its
+    new record mostly repeats them (its cluster, its base specs, its context, its budget), and
+    in the manifest as read they are the objects every other record holds too. A record read
+    from disk is checked for the fields a build acts on only, so parts that are not values
+    to share (a list where a tuple belongs) are passed over."""
+    try:
+        for part in (old[0], *old[1], *(old[2] or ()), old[2], old[6], old[8]):
+            shared.setdefault(part, part)
+    except TypeError:  # unhashable: a damaged or planted record; its new record is shared afresh
+        pass
+    budget = old[9]
+    if type(budget) is dict:
+        shared.setdefault((_BUDGET, marshal.dumps(budget)), budget)
 
 
 def _compact(rec, shared: dict) -> tuple:
@@ -124,13 +183,13 @@ def _compact(rec, shared: dict) -> tuple:
     inputs = tuple([_share(p, shared) for p in rec[1]])
     digests = rec[2] if rec[2] is None else _share(tuple([_share(d, shared) for d in rec[2]]), shared)
     art, written, budget = _share(rec[6], shared), _share(rec[8], shared), rec[9]
-    if type(budget) is dict:  # unhashable: shared by its marshalled form (once per object: a
-        # loaded manifest's equal budgets are one object already, alive while it is saved)
-        seen = shared.setdefault(("budgets by id",), {})
+    if type(budget) is dict:  # unhashable: shared by its marshalled form, once per object (the
+        # table keeps the object, so its id cannot come back as another budget's while it is used)
+        seen = shared.setdefault(_BUDGETS_BY_ID, {})
         hit = seen.get(id(budget))
-        if hit is None:
-            hit = seen[id(budget)] = shared.setdefault(("budget", marshal.dumps(budget)), budget)
-        budget = hit
+        if hit is None or hit[0] is not budget:
+            hit = seen[id(budget)] = (budget, shared.setdefault((_BUDGET, marshal.dumps(budget)), budget))
+        budget = hit[1]
     return (_share(rec[0], shared), inputs, digests, rec[3], rec[4].value, rec[5], art, rec[7], written, budget)
 
 
@@ -156,6 +215,7 @@ def _decode(blob: bytes):
     pairs = _records(state["pairs"])
     if pairs is None:
         return None
+    state[_SAVED] = _Saved(dict(pairs), state["pairs"], {})
     state["pairs"] = pairs
     return state
 
