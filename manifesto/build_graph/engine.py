@@ -500,7 +500,7 @@ class Session:
             self.ui.progress(self.progress, total, self.graph.address(result.pair[0]) + " @ " + result.pair[1])
             self._save_now_and_then()
 
-        run_jobs(jobs, settings, n_jobs or os.cpu_count() or 1, on_result, render)
+        run_jobs(jobs, settings, n_jobs or _default_jobs(jobs), on_result, render)
         self.ui.progress_done()
 
     def _save_now_and_then(self) -> None:
@@ -620,6 +620,21 @@ class Session:
                 save_state(self.ws.state_path, self.state)
         finally:
             lock.release()
+
+
+#: Without ``--jobs``, fewer pairs than this render in the build's own process: starting a pool
+#: costs about what a dozen renders do (an edited spec re-renders a few).
+_POOL_FROM = 16
+
+
+def _default_jobs(jobs: list) -> int:
+    """Processes for ``jobs`` when ``--jobs`` is not given: one per CPU, or only this one for a
+    few pairs (a monitoring or gitops job, which reads many specs, still gets the pool)."""
+    from manifesto.tasks import Task
+
+    if len(jobs) < _POOL_FROM and all(job.task not in (Task.MONITORING, Task.GITOPS) for job in jobs):
+        return 1
+    return os.cpu_count() or 1
 
 
 def _why_inputs(rec, current: dict) -> str:

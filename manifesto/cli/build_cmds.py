@@ -150,7 +150,8 @@ def _add_build(subparsers) -> None:
                    ).complete = "addresses"
     p.add_argument("--check", action="store_true",
                    help="write nothing; fail if out/ is stale, hand-edited or incomplete")
-    p.add_argument("--jobs", "-j", type=_jobs, metavar="N", help="render N pairs in parallel (default: CPU count)")
+    p.add_argument("--jobs", "-j", type=_jobs, metavar="N",
+                   help="render N pairs in parallel (default: the CPU count; under 16 pairs, in this process)")
     p.add_argument("--cluster", action="append", default=[], metavar="C", help="only pairs for cluster C (repeatable)")
     p.add_argument("--changed-since", metavar="REV", help="only pairs whose inputs changed since git revision REV")
     _output(p, ("text", "json", "yaml"))

@@ -88,9 +88,9 @@ def test_a_noop_through_the_main_cli_imports_no_other_command(built):
     assert proc.stdout == "0 rendered, 8 up to date, 4 skipped, 0 failed\n"
     assert {"manifesto.cli.parser", "manifesto.build_graph.engine"} <= imported  # the scan works
     cli = sorted(m for m in imported if m.startswith("manifesto.cli."))
-    # the build commands' own module (in the build graph's package before issue 26); verbosity
-    # lives in the command's run, so no cli.common
-    assert cli == ["manifesto.cli.build_cmds", "manifesto.cli.parser"]
+    # the build commands' own module (in the build graph's package before issue 26) and the
+    # shared flags it adds (-o); verbosity lives in the command's run, so no cli.common
+    assert cli == ["manifesto.cli.build_cmds", "manifesto.cli.flags", "manifesto.cli.parser"]
     assert not imported & {"manifesto.load.catalog", "pathlib", "hashlib", "msgspec", "ruamel.yaml", "pydantic"}
 
 
