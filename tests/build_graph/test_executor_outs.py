@@ -57,3 +57,19 @@ def test_a_planted_symlink_on_the_way_is_refused(tmp_path):
     finally:
         outs.close()
     assert not os.listdir(victim)
+
+
+def test_without_jobs_a_few_pairs_render_in_process(monkeypatch):
+    """``build`` without ``--jobs``: under ``_POOL_FROM`` pairs no pool is started (it costs
+    about a dozen renders); from there on, or with a monitoring or gitops job, one per CPU."""
+    from types import SimpleNamespace
+
+    from manifesto.build_graph import engine
+    from manifesto.tasks import Task
+
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 4)
+    pairs = [SimpleNamespace(task=Task.RENDER)] * (engine._POOL_FROM - 1)
+    assert engine._default_jobs(pairs) == 1
+    assert engine._default_jobs(pairs + [SimpleNamespace(task=Task.RENDER)]) == 4
+    assert engine._default_jobs([SimpleNamespace(task=Task.MONITORING)]) == 4
+    assert engine._default_jobs([SimpleNamespace(task=Task.GITOPS), *pairs[:2]]) == 4
