@@ -2,6 +2,7 @@
 
     uv run python benchmarks/build.py [--pairs 1000] [--runs N] [--renderer auto|real|fake]
     uv run python benchmarks/build.py --copies 40      # issue 15's tree: 698 pairs, 508 rendered
+    uv run python benchmarks/build.py --dir DIR        # build below DIR instead of the system's temporary folder
 
 Prints: cold builds with ``--jobs 1`` and ``--jobs 2`` (wall time per rendered pair, and
 the CPU seconds of all processes), the no-op build (CPU, against the 4x budget), and builds
@@ -34,12 +35,13 @@ from _timing import RUNS, baseline, cpu_baseline, cpu_samples, report, report_cp
 REPO = Path(__file__).resolve().parent.parent
 FAKE_DIR = REPO / "tests" / "build_graph"
 BUDGETS = {"no-op": 4.0}
+NOOP_LARGE_S = 0.3  # issue 26: the no-op at about 10,000 pairs
 
 
 def main() -> None:
     args = _parser().parse_args()
     kind = _renderer_kind(args.renderer)
-    with tempfile.TemporaryDirectory(prefix="manifesto-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="manifesto-bench-", dir=args.dir) as tmp:
         template = Path(tmp) / "template"
         if args.copies:
             kind, env = "real", _copies_tree(template, args.copies)
@@ -51,6 +53,7 @@ def main() -> None:
               + f"; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
         checkouts = iter(range(1000))
         if "cold" not in args.skip:
+            _file_cost(Path(tmp))
             _cold_lines(template, env, args, rendered, checkouts)
         root = _checkout(template, next(checkouts))
         _runner(root, env)("build", "//::")
@@ -60,7 +63,13 @@ def main() -> None:
         if "noop" not in args.skip:
             for name, argv in _noop_commands():
                 walls, cpus = cpu_samples(argv, args.runs, env=env, cwd=root)
-                report_cpu(f"no-op: {name}", walls, cpus, cpu_base, BUDGETS["no-op"])
+                # 4x a bare start is the budget at about 1,000 pairs; at about 10,000 it is 0.3 s
+                large = pairs > 5000
+                report_cpu(f"no-op: {name}", walls, cpus, cpu_base, None if large else BUDGETS["no-op"])
+                if large:
+                    wall = statistics.median(walls)
+                    print(f"{'  at ' + format(pairs, ',') + ' pairs':<36} {wall:8.3f} s wall (median)  "
+                          f"(budget {NOOP_LARGE_S} s: {'met' if wall <= NOOP_LARGE_S else 'NOT MET'})")
                 noop_cpu = statistics.median(cpus) if noop_cpu is None else noop_cpu
         if "edits" not in args.skip:
             if noop_cpu is None:
@@ -117,6 +126,29 @@ def _count_pairs(template: Path, env: dict) -> int:
     return len(rows), sum(1 for r in rows if r["status"] == "rendered")
 
 
+def _file_cost(where: Path, files: int = 2000) -> None:
+    """Print what creating a small file costs in the folder the builds run in: a cold build
+    creates one per artifact and three or four per pair in its store, and on a shared VM the
+    cost per file differs tenfold between folders of one file system (how free its block
+    group is), which moves the cold figures by seconds with the code unchanged."""
+    import os
+
+    folder = where / "file-cost"
+    folder.mkdir()
+    data = os.urandom(2048)
+    start = time.process_time()
+    for i in range(files):
+        name = folder / f"f{i}"
+        tmp = folder / f".f{i}.tmp~"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, data)
+        os.close(fd)
+        os.replace(tmp, name)
+    cost = (time.process_time() - start) / files
+    shutil.rmtree(folder)
+    print(f"{'creating a 2 KiB file here (CPU)':<36} {cost * 1e6:8.0f} us  ({where})")
+
+
 def _checkout(template: Path, name) -> Path:
     """A fresh copy of the tree: cold builds never pay for deleting the last one's files."""
     root = template.parent / f"checkout-{name}"
@@ -134,6 +166,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="leave out some of cold,noop,edits (comma-separated)")
     parser.add_argument("--renderer", choices=("auto", "real", "fake"), default="auto")
     parser.add_argument("--render-ms", type=float, default=7.0, help="fake render cost in ms (default 7)")
+    parser.add_argument("--dir", default=None, metavar="DIR",
+                        help="build in a temporary folder below DIR (default: the system's temporary folder)")
     parser.add_argument("--copies", type=int, default=0,
                         help="instead: the bundled tree plus N copies of every qwen spec (40: 495 pairs)")
     return parser
