@@ -331,16 +331,16 @@ class Session:
     def store_limit(self) -> int:
         """The store's bound in bytes: ``MANIFESTO_STORE_LIMIT``, else BUILD.yaml's
         ``store_limit``, else ``store.DEFAULT_LIMIT``. Raises BuildError naming a bad variable."""
-        from manifesto.store import DEFAULT_LIMIT, ENV_LIMIT, parse_limit
+        from manifesto.store import DEFAULT_LIMIT, ENV_LIMIT, env_limit
 
-        text = os.environ.get(ENV_LIMIT, "")
-        if text:
-            try:
-                return parse_limit(text)
-            except ValueError as exc:
-                from manifesto.errors import BuildError
+        try:
+            value = env_limit(os.environ)
+        except ValueError as exc:
+            from manifesto.errors import BuildError
 
-                raise BuildError(f"{ENV_LIMIT}: {exc}") from None
+            raise BuildError(f"{ENV_LIMIT}: {exc}") from None
+        if value is not None:
+            return value
         config = self.state["buildfile"][1] if self.state.get("buildfile") else None
         declared = (config or {}).get("store_limit")
         return declared if type(declared) is int and declared >= 0 else DEFAULT_LIMIT

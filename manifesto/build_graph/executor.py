@@ -16,7 +16,7 @@ import traceback
 
 import manifesto.build_graph.renderer as renderers
 from manifesto.util.status import Status
-from manifesto.build_graph.fsio import TMP_MARK, atomic_write, digest, hash_file, is_racy, read_bytes, signature
+from manifesto.build_graph.fsio import TMP_MARK, digest, hash_file, is_racy, read_bytes, signature
 
 __all__ = ["Job", "JobResult", "JobSettings", "run_jobs", "write_artifact"]
 
@@ -324,26 +324,27 @@ def write_artifact(out_dir: str, rel: str, data: bytes):
 
     Returns ``(rel, signature, trusted, wrote)`` for the stat cache.
     """
-    path = os.path.join(out_dir, rel)
-    read_ns = time.time_ns()
-    if read_bytes(path) == data:
-        sig = signature(path)
-        return rel, sig, not is_racy(sig[0], read_ns), False
-    return rel, atomic_write(path, data), True, True
+    outs = Outs(out_dir)
+    try:
+        return outs.write(rel, data)
+    finally:
+        outs.close()
 
 
 class Outs:
-    """``write_artifact`` for the jobs of one run (a build's, or a worker's batch): each out/
+    """The artifact writer of one run of jobs (a build's, or a worker's batch): each out/
     folder they write into is walked to once, every component opened without following a
-    symlink as ``atomic_write`` does, and kept open until :meth:`close` (a build writes
-    thousands of artifacts into a few folders; the walk from ``/`` is an open and a close
-    per path component). The artifact file itself is checked on every write."""
+    symlink (``fsio.atomic_write``'s confinement), and kept open until :meth:`close` (a build
+    writes thousands of artifacts into a few folders; the walk from ``/`` is an open and a
+    close per path component). The artifact file itself is checked on every write."""
 
     def __init__(self, out_dir: str) -> None:
         self.out_dir = out_dir
         self._dirs: dict = {}  # folder path -> descriptor
 
     def write(self, rel: str, data: bytes):
+        """``write_artifact``: ``out_dir/rel`` made to hold ``data``, written only when the bytes
+        differ; ``(rel, signature, trusted, wrote)`` for the stat cache."""
         from manifesto.util.fsutil import write_in
 
         path = os.path.join(self.out_dir, rel)

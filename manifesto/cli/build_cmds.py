@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 
+from manifesto.cli.flags import add_output
+
 __all__ = ["COMMANDS", "formatter", "main", "register"]
 
 #: The commands ``register`` adds (a run of one of them needs no other command's module).
@@ -131,13 +133,6 @@ def _jobs(text: str) -> int:
     return value
 
 
-def _output(parser, formats=None, default: str = "text") -> None:
-    from manifesto.cli.flags import add_output
-    from manifesto.util.outputs import FORMATS
-
-    add_output(parser, formats or FORMATS, default)
-
-
 def _add_build(subparsers) -> None:
     p = _parser(
         subparsers,
@@ -154,7 +149,7 @@ def _add_build(subparsers) -> None:
                    help="render N pairs in parallel (default: the CPU count; under 16 pairs, in this process)")
     p.add_argument("--cluster", action="append", default=[], metavar="C", help="only pairs for cluster C (repeatable)")
     p.add_argument("--changed-since", metavar="REV", help="only pairs whose inputs changed since git revision REV")
-    _output(p, ("text", "json", "yaml"))
+    add_output(p, ("text", "json", "yaml"))
     p.add_argument("--quiet", "-q", action="store_true",
                    help="print only the summary and errors, not a line per rendered, pruned or skipped artifact")
     p.add_argument("--explain", action="store_true",
@@ -177,7 +172,7 @@ def _add_list(subparsers) -> None:
     p = _parser(subparsers, "list", help="list the targets addresses name", description="List targets, sorted.")
     p.add_argument("addresses", nargs="*", metavar="ADDR", default=["//::"], help=_ADDR_HELP + " (default: //::)"
                    ).complete = "addresses"
-    _output(p)
+    add_output(p)
     p.set_defaults(func=_run_list)
 
 
@@ -186,7 +181,7 @@ def _add_deps(subparsers) -> None:
                               "renders of a target read (its extends chain, clusters, routing profile, catalogs).")
     p.add_argument("address", metavar="ADDR", help=_ADDR_HELP).complete = "addresses"
     p.add_argument("--cluster", action="append", default=[], metavar="C", help="only pairs for cluster C")
-    _output(p)
+    add_output(p)
     p.set_defaults(func=_run_deps)
 
 
@@ -194,7 +189,7 @@ def _add_dependents(subparsers) -> None:
     p = _parser(subparsers, "dependents", help="artifacts a file feeds",
                               description="List the out/ artifacts whose render reads FILE.")
     p.add_argument("file", metavar="FILE", help="a spec, base, cluster, routing or catalog file").complete = "files"
-    _output(p)
+    add_output(p)
     p.set_defaults(func=_run_dependents)
 
 
@@ -207,7 +202,7 @@ def _add_matrix(subparsers) -> None:
     p.add_argument("--format", choices=("json", "github"), default="json",
                    help="json: every pair with its status (see -o); github: {\"include\": [...]} of renderable "
                    "pairs, nothing at all when there are none")
-    _output(p, default="json")
+    add_output(p, default="json")
     p.add_argument("--cluster", action="append", default=[], metavar="C", help="only pairs for cluster C")
     p.add_argument("--changed-since", metavar="REV", help="only pairs whose inputs changed since git revision REV")
     p.add_argument("--shards", type=_shard_count, metavar="N",
@@ -227,7 +222,7 @@ def _add_clean(subparsers) -> None:
     what.add_argument("--gc", action="store_true",
                       help="prune the store to 80%% of its bound, least recently used entries first; keep the "
                       "entries the last build used")
-    _output(p)
+    add_output(p)
     p.set_defaults(func=_run_clean)
 
 

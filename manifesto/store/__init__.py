@@ -55,7 +55,7 @@ import os
 from manifesto.util.hashing import blake2b_hex
 
 __all__ = ["KEEP_FACTOR", "DEFAULT_LIMIT", "ENV_LIMIT", "LOW_WATER", "Codec", "Store", "Stored", "Pruned",
-           "register", "task_key", "request_key", "folder_problem", "parse_limit", "seal"]
+           "register", "task_key", "request_key", "folder_problem", "parse_limit", "env_limit", "seal"]
 
 #: A build keeps unreferenced entries until they outnumber its pairs by this factor.
 KEEP_FACTOR = 8  # a pair keeps up to three entries: its result, its Plan and its artifact
@@ -110,6 +110,13 @@ def parse_limit(text) -> int:
     if not 0 <= value <= _MAX_LIMIT:
         raise ValueError(f"expected a size such as 2Gi, 500M or 1000000 (bytes, at most 1Pi), got {str(text)[:50]!r}")
     return value
+
+
+def env_limit(environ) -> int | None:
+    """The bound ``MANIFESTO_STORE_LIMIT`` sets in ``environ`` (None when it is unset or empty);
+    ValueError (:func:`parse_limit`'s) for a value that is not a size."""
+    text = environ.get(ENV_LIMIT, "")
+    return parse_limit(text) if text else None
 
 
 # -- codecs ---------------------------------------------------------------------------------

@@ -173,16 +173,15 @@ def bound(store: Store, keep) -> None:
     ``store.DEFAULT_LIMIT``): measured from the files' sizes, and past the bound pruned of its
     least recently used entries down to ``store.LOW_WATER`` of it, never those of ``keep``
     (the entries this command just wrote). A bad variable is a warning: the command answers."""
-    from manifesto.store import DEFAULT_LIMIT, ENV_LIMIT, LOW_WATER, parse_limit
+    from manifesto.store import DEFAULT_LIMIT, ENV_LIMIT, LOW_WATER, env_limit
 
-    limit = DEFAULT_LIMIT
-    text = os.environ.get(ENV_LIMIT, "")
-    if text:
-        try:
-            limit = parse_limit(text)
-        except ValueError as exc:
-            from manifesto.edge.escape import terminal
+    try:
+        limit = env_limit(os.environ)
+    except ValueError as exc:
+        from manifesto.edge.escape import terminal
 
-            _warn(f"{ENV_LIMIT}: {terminal(str(exc))}; the render cache keeps to {DEFAULT_LIMIT >> 20} MiB")
+        _warn(f"{ENV_LIMIT}: {terminal(str(exc))}; the render cache keeps to {DEFAULT_LIMIT >> 20} MiB")
+        limit = None
+    limit = DEFAULT_LIMIT if limit is None else limit
     if sum(f.size for f in store.scan(headers=False)) > limit:
         store.prune(keep, max_bytes=int(limit * LOW_WATER))

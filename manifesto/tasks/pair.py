@@ -94,16 +94,17 @@ def _renamed(locs, name: str):
 PRODUCTS = Products()
 
 
-def _search(roots: tuple[str, ...], catalogs: bool):
+def _search(tasks, roots: tuple[str, ...], catalogs: bool):
     """Where names and paths resolve: below ``roots`` only (a build: every input is a path,
     so no catalog name, user catalog or environment can leak in), the user's catalogs
-    (``catalogs``: a single command), else paths only."""
+    (``catalogs``: a single command), else paths only. Made once per memo ``tasks`` (the
+    roots' real paths are resolved once for a build's pairs)."""
     from manifesto.load.catalog import PATHS_ONLY, SearchPath, bundled_dir
     from manifesto.load.yamlio import confinement
 
-    if roots:
-        return SearchPath(within=confinement([*roots, bundled_dir()]))
-    return None if catalogs else PATHS_ONLY
+    if not roots:
+        return None if catalogs else PATHS_ONLY
+    return tasks.once(("search", roots), lambda: SearchPath(within=confinement([*roots, bundled_dir()])))
 
 
 def _failed(exc, read, products=()):
@@ -130,8 +131,7 @@ def pair(task, request, tasks):
 
     ro = request.options
     loaded = isinstance(request, LoadedPairRequest)
-    search = request.search if loaded else tasks.once(("search", request.roots, request.catalogs),
-                                                      lambda: _search(request.roots, request.catalogs))
+    search = request.search if loaded else _search(tasks, request.roots, request.catalogs)
     roots = () if loaded else request.roots
     if loaded:  # the caller's spec and cluster, as they are
         c, s = request.cluster, request.spec
@@ -266,8 +266,7 @@ def monitoring(request, tasks):
 
     ro = request.options
     loaded = isinstance(request, LoadedMonitoringRequest)
-    search = request.search if loaded else tasks.once(("search", request.roots, False),
-                                                      lambda: _search(request.roots, False))
+    search = request.search if loaded else _search(tasks, request.roots, False)
     roots = () if loaded else request.roots
     read = [*(request.cluster.loaded.files if loaded else [tasks.realpath(request.cluster)]),
             tasks.realpath(images_file())]
@@ -306,7 +305,7 @@ def gitops(request, tasks):
     from manifesto.util.status import Status
     from manifesto.tasks.core import Outcome
 
-    search = _search(request.roots, False)
+    search = _search(tasks, request.roots, False)
     read = [os.path.realpath(request.buildfile)]
     deployments = []
     try:

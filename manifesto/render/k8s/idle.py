@@ -47,7 +47,6 @@ POD_SELECTOR_LABELS = (INSTANCE_LABEL, COMPONENT_LABEL)
 
 
 @cache
-@cache
 def shipped(key: str) -> str:
     """A file of the controller shipped in its ConfigMap (``SCRIPT_KEY``, ``DSET_KEY``), as it is:
     read once per process (a package file, like the code: its bytes are in the code fingerprint)."""
