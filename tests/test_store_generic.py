@@ -53,7 +53,7 @@ def test_entries_round_trip_compressed_and_their_text_is_kept_once(tmp_path):
     assert kinds == ["blob", "rendered", "result", "result"]  # one text for three entries
     assert _size(store) < len(TEXT) / 2  # compressed: the text once, and small entries
     raw = open(store.path(first.key), "rb").read()
-    assert raw.startswith(b"manifesto-store/3 result text=" + digest(TEXT.encode()).encode())
+    assert raw.startswith(b"manifesto-store/4 ") and raw[50:].startswith(b" result text=" + digest(TEXT.encode()).encode())
     assert TEXT[:40].encode() not in raw
 
 
@@ -146,19 +146,44 @@ def _planted(tmp_path, key: str, raw: bytes):
 BODY = b'{"kind": "code", "key": "%s", "fingerprint": "f"}' % _key(1).encode()
 
 
+def _sealed(rest: bytes) -> bytes:
+    """An envelope of any header and body, MAC'd under this user's key (what only this
+    user's manifesto can write): its other checks must still catch it."""
+    from manifesto.edge.trust import mac
+
+    return b"manifesto-store/4 " + mac(rest).hex().encode() + rest
+
+
+def _flip(raw: bytes, at: int) -> bytes:
+    """``raw`` with the hex digit at ``at`` changed."""
+    return raw[:at] + (b"1" if raw[at:at + 1] == b"0" else b"0") + raw[at + 1:]
+
+
+def _forged(raw: bytes) -> bytes:
+    """``raw`` with its MAC made under another key (a store a stranger wrote and committed)."""
+    import hashlib
+
+    rest = raw[len(b"manifesto-store/4 ") + 32:]
+    return b"manifesto-store/4 " + hashlib.blake2b(rest, key=b"k" * 32, digest_size=16).hexdigest().encode() + rest
+
+
 @pytest.mark.parametrize("raw, problem", [
     (BODY, "not a store entry of this format"),  # the format before envelopes, or anything else
-    (b"manifesto-store/3 code\n" + BODY, "damaged compressed data"),  # not compressed
-    (seal("code", BODY)[:-5], "Input data was truncated"),
-    (seal("code", BODY) + b"more", "bytes after the compressed data"),
-    (b"manifesto-store/3 code ../../x\n" + zlib.compress(BODY), "a damaged header"),
-    (b"manifesto-store/3 Code\n" + zlib.compress(BODY), "a damaged header"),
+    (b"manifesto-store/3 code\n" + zlib.compress(BODY), "not a store entry of this format"),  # an older format
+    (_forged(seal("code", BODY)), "not written by this user's manifesto (its MAC does not verify)"),
+    (_flip(seal("code", BODY), 20), "not written by this user's manifesto"),
+    (_sealed(b" code\n" + BODY), "damaged compressed data"),  # not compressed
+    (seal("code", BODY)[:-5], "not written by this user's manifesto"),  # the MAC covers every byte
+    (_sealed(b" code\n" + zlib.compress(BODY)[:-5]), "Input data was truncated"),
+    (_sealed(b" code\n" + zlib.compress(BODY) + b"more"), "bytes after the compressed data"),
+    (_sealed(b" code ../../x\n" + zlib.compress(BODY)), "a damaged header"),
+    (_sealed(b" Code\n" + zlib.compress(BODY)), "a damaged header"),
     (seal("code", b" " * (64 << 20) + BODY), "over the 67108864-byte limit once inflated"),  # a zip bomb
     (seal("result", BODY), "its kind does not match its envelope"),
     (seal("blob", BODY), "a blob where an entry belongs"),
     (seal("code", BODY, {"text": _key(2)}), ""),  # its text is missing: a miss, said by nobody
-], ids=["plain-json", "not-compressed", "truncated", "trailing", "header-path", "header-case", "zip-bomb",
-        "kind-mismatch", "blob-as-entry", "blob-missing"])
+], ids=["plain-json", "format-3", "foreign-key", "mac-altered", "not-compressed", "cut", "truncated", "trailing",
+        "header-path", "header-case", "zip-bomb", "kind-mismatch", "blob-as-entry", "blob-missing"])
 def test_a_damaged_entry_is_a_miss(tmp_path, raw, problem):
     store, warnings = _planted(tmp_path, _key(1), raw)
     assert store.get(_key(1)) is None and store.load(_key(1)) is None

@@ -192,9 +192,8 @@ def artifact_for(address_or_path: str, cluster: str, *, root=None, renderer=None
 
 def clean(*, artifacts: bool = False, root=None) -> list[str]:
     """Remove ``out/.cache`` (and with ``artifacts``, every artifact); returns what went."""
-    import shutil
-
     import manifesto.build_graph.outdir as outdir
+    from manifesto.util.fsutil import remove_tree
 
     ws = find_workspace(root)
     removed = []
@@ -205,11 +204,8 @@ def clean(*, artifacts: bool = False, root=None) -> list[str]:
 
             raise BuildError(f"{ws.show(path)} {problem}; remove it")
     with outdir.BuildLock(ws.lock_path, ConsoleUI().wait):
-        if os.path.isdir(ws.cache_dir) and not os.path.islink(ws.cache_dir):
-            shutil.rmtree(ws.cache_dir)
-            removed.append("out/.cache")
-        elif os.path.lexists(ws.cache_dir):  # a file or a link where the cache belongs
-            os.unlink(ws.cache_dir)
+        # a link where the cache belongs goes as a link; inside, nothing is followed
+        if remove_tree(ws.root, ws.cache_dir):
             removed.append("out/.cache")
         if artifacts:
             found, leftovers = outdir.scan(ws.out_dir)

@@ -162,7 +162,8 @@ class Session:
 
     def _listing(self, config: dict, config_digest: str) -> dict:
         cached = self.state["listing"]
-        if cached and cached[0] == config_digest and _dirs_unchanged(self.ws.root, cached[1]):
+        if (cached and _listing_ok(cached) and cached[0] == config_digest
+                and _dirs_unchanged(self.ws.root, cached[1])):
             return cached[2]
         from manifesto.build_graph.globs import select, walk
 
@@ -680,6 +681,23 @@ def _cached_config(config) -> dict | None:
         return None
     generators = from_rows(config.get("generators"))
     return None if generators is None else {**config, "generators": generators}
+
+
+def _listing_ok(cached) -> bool:
+    """Whether the manifest's source listing is ``(digest, {folder: signature}, {generator:
+    names})`` with folders and file names in the grammar a fresh walk gives (relative, normal,
+    printable): names become targets and paths in out/, so a verified manifest is still checked."""
+    from manifesto.build_graph.generators import folder_ok
+
+    if type(cached) is not tuple or len(cached) != 3:
+        return False
+    _, dirs, files = cached
+    if type(dirs) is not dict or type(files) is not dict:
+        return False
+    if not all(folder_ok(d) and (s is None or (type(s) is tuple and len(s) == 3)) for d, s in dirs.items()):
+        return False
+    return all(type(i) is int and (names is None or (type(names) is tuple and all(map(folder_ok, names))))
+               for i, names in files.items())
 
 
 def _dirs_unchanged(root: str, dirs: dict) -> bool:

@@ -93,10 +93,15 @@ class JobResult(_Slots):
         return result
 
 
-def _init_worker(renderer: str) -> None:
-    """A pool worker's start: end with the build process, load the renderer once. The
-    settings travel with each batch (``execute_batch``), not in a module global."""
+def _init_worker(renderer: str, cache_key: bytes) -> None:
+    """A pool worker's start: end with the build process, take its cache key (the entries a
+    worker stores must verify in the parent, even when the key is one process's own), load
+    the renderer once. The settings travel with each batch (``execute_batch``), not in a
+    module global."""
+    from manifesto.edge.trust import adopt
+
     _exit_with_parent(os.getppid())
+    adopt(cache_key)
     renderers.load(renderer)
 
 
@@ -154,8 +159,10 @@ def _run_pool(jobs: list, settings: JobSettings, n_jobs: int, on_result) -> None
         prepare()  # the workers inherit the imports and validators instead of each making them
     gc.freeze()  # inherited objects stay out of the workers' collections: no copy-on-write of them
     context = multiprocessing.get_context(method)
+    from manifesto.edge.trust import key as cache_key
+
     with ProcessPoolExecutor(n_jobs, mp_context=context, initializer=_init_worker,
-                             initargs=(settings.renderer,)) as pool:
+                             initargs=(settings.renderer, cache_key())) as pool:
         try:
             futures = {pool.submit(execute_batch, settings, batch): batch for batch in _batches(jobs, n_jobs)}
         finally:

@@ -108,27 +108,48 @@ def from_rows(rows) -> list | None:
 
 
 def _strs(value) -> bool:
-    return type(value) is tuple and all(type(v) is str for v in value)
+    return type(value) is tuple and all(type(v) is str and _printable(v) for v in value)
+
+
+def _printable(value: str) -> bool:
+    return 0 < len(value) <= 4096 and value.isprintable()
+
+
+def _name(value) -> bool:
+    """A declared target's name as BUILD.yaml's grammar has it (``buildfile.Reader.name``)."""
+    import re
+
+    return type(value) is str and value != "all" and re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", value) is not None
+
+
+def folder_ok(value) -> bool:
+    """A folder relative to BUILD.yaml in the normal form ``buildfile.Reader.base_path`` gives:
+    ``.`` or parts that are neither empty, ``.`` nor ``..``, and no leading ``/``."""
+    if type(value) is not str or not _printable(value) or "\\" in value:
+        return False
+    return value == "." or (not value.startswith("/") and all(p not in ("", ".", "..") for p in value.split("/")))
 
 
 def _well_formed(row: tuple) -> bool:
-    """Each field of the row of the type its record holds (the option values are checked by
-    the renderer that reads them, as when they come from BUILD.yaml)."""
+    """Each field of the row of the type its record holds, names and folders in BUILD.yaml's
+    grammar (a verified manifest is still data: the option values are checked by the renderer
+    that reads them, as when they come from BUILD.yaml)."""
     kind, values = row[0], row[1:]
     if kind in SOURCE_KINDS:
         if len(values) != 5:
             return False
         path, includes, excludes, clusters, options = values
-        return (type(path) is str and _strs(includes) and _strs(excludes)
+        return (folder_ok(path) and _strs(includes) and _strs(excludes)
                 and (clusters is None or _strs(clusters)) and (options is None or type(options) is tuple))
     if kind == "deployment" and len(values) == 6:
         name, model, cluster, context, slurm_host, options = values
-        return (type(name) is str and type(model) is str and type(cluster) is str and type(options) is tuple
-                and all(v is None or type(v) is str for v in (context, slurm_host)))
+        return (_name(name) and _strs((model, cluster)) and type(options) is tuple
+                and all(v is None or (type(v) is str and _printable(v)) for v in (context, slurm_host)))
     if kind == "monitoring" and len(values) == 4:
         name, models, cluster, options = values
-        return type(name) is str and _strs(models) and type(cluster) is str and type(options) is tuple
+        return _name(name) and _strs(models) and _strs((cluster,)) and type(options) is tuple
     if kind == "gitops" and len(values) == 3:
         name, deployments, settings = values
-        return type(name) is str and (deployments is None or _strs(deployments)) and type(settings) is dict
+        return (_name(name) and (deployments is None or _strs(deployments)) and type(settings) is dict
+                and folder_ok(settings.get("path")))
     return False

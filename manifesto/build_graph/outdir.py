@@ -115,19 +115,12 @@ def scan(out_dir: str) -> tuple[list[str], list[str]]:
 
 
 def remove(out_dir: str, rel: str) -> None:
-    """Delete ``out_dir/rel`` and the directories it leaves empty (not ``out_dir``)."""
-    path = os.path.join(out_dir, rel)
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-    parent = os.path.dirname(path)
-    while os.path.abspath(parent) != os.path.abspath(out_dir):
-        try:
-            os.rmdir(parent)
-        except OSError:
-            break
-        parent = os.path.dirname(parent)
+    """Delete ``out_dir/rel`` and the directories it leaves empty (not ``out_dir``), walking
+    from ``out_dir`` without following a link (a folder swapped for a link since the scan
+    stops it with ``UnsafePath``; the file itself, if a link, goes as a link)."""
+    from manifesto.util.fsutil import remove_below
+
+    remove_below(out_dir, os.path.join(out_dir, rel), prune_to=out_dir)
 
 
 def unfinished(lock_path: str) -> bool:
@@ -145,22 +138,44 @@ def unfinished(lock_path: str) -> bool:
 def remove_cache_leftovers(cache_dir: str, tasks_dir: str, shards: bool = True) -> int:
     """Delete temporary files a killed build left in ``out/.cache`` (the manifest's) and, with
     ``shards`` or when ``out/.cache`` held one, in the task cache's shards. Call it under the
-    build lock; returns how many went."""
-    removed = _remove_leftovers(cache_dir)
-    if shards or removed:
-        for shard in _list(tasks_dir):
-            removed += _remove_leftovers(os.path.join(tasks_dir, shard))
+    build lock; returns how many went. Every folder is opened from ``out/`` without following
+    a link (a shard linked to a folder elsewhere is passed over), and only the files its
+    listing found go, by name in that folder."""
+    from manifesto.util.fsutil import UnsafePath, open_dir_below, open_dir_in
+
+    out_dir = os.path.dirname(cache_dir)
+    try:
+        cache = open_dir_below(out_dir, cache_dir, create=False)
+    except (OSError, UnsafePath):
+        return 0
+    try:
+        removed = _remove_leftovers(cache)
+        tasks = open_dir_in(cache, os.path.basename(tasks_dir)) if shards or removed else None
+        if tasks is not None:
+            try:
+                for shard in os.listdir(tasks):
+                    fd = open_dir_in(tasks, shard)
+                    if fd is not None:
+                        try:
+                            removed += _remove_leftovers(fd)
+                        finally:
+                            os.close(fd)
+            finally:
+                os.close(tasks)
+    finally:
+        os.close(cache)
     return removed
 
 
-def _remove_leftovers(directory: str) -> int:
+def _remove_leftovers(dir_fd: int) -> int:
+    from manifesto.util.fsutil import unlink_in
+
     removed = 0
-    for name in _list(directory):
+    for name in os.listdir(dir_fd):
         if name.startswith(".") and name.endswith(TMP_MARK):
             try:
-                os.unlink(os.path.join(directory, name))
-                removed += 1
-            except (FileNotFoundError, IsADirectoryError, PermissionError):
+                removed += unlink_in(dir_fd, name)
+            except OSError:
                 pass
     return removed
 

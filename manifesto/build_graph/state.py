@@ -4,8 +4,12 @@ It holds the parsed BUILD.yaml (keyed by its digest), the source listing (keyed 
 directory signatures), the code fingerprint, the stat cache and one record per
 (model, cluster) pair. A no-op build reads only this file, so it is stored with the
 stdlib ``marshal`` (builtin, ~1 ms for a thousand pairs) instead of msgspec, whose
-import alone costs several interpreter start-ups. A CRC guards against a corrupt or
-truncated file; a different Python version just starts afresh.
+import alone costs several interpreter start-ups. ``out/.cache`` may come with a clone, so
+the file carries a MAC under this user's cache key (``manifesto.edge.trust``) where a CRC
+once was: a manifest this user's manifesto did not write (planted, corrupt or truncated) is
+never decoded, and the build starts afresh. A different Python version starts afresh too.
+Even a verified manifest is read as data: every record and row is checked for the types and
+grammar (names, paths, suffixes) a build acts on before it is used.
 """
 
 from __future__ import annotations
@@ -13,7 +17,6 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-import zlib
 from collections import namedtuple
 
 from manifesto.build_graph.fsio import atomic_write
@@ -24,9 +27,11 @@ __all__ = ["FORMAT", "PairRecord", "load_state", "new_state", "save_state"]
 
 # 6: what a build last wrote; every BUILD.yaml-settable render option (manifesto.resolve.options)
 # 7: the GPU budget of each pair's artifact
-FORMAT = 7
+# 8: a MAC under the user's cache key instead of a CRC
+FORMAT = 8
 _MAGIC = b"manifesto-build\0"
-_HEADER = len(_MAGIC) + 4 + 4
+_MAC = 16
+_HEADER = len(_MAGIC) + 4 + _MAC
 _STATUS = {s.value: s for s in Status}
 #: The largest manifest read (about 1 KiB a pair: 10,000 pairs take some 10 MiB).
 MAX_STATE = 256 * 1024 * 1024
@@ -134,8 +139,10 @@ def save_state(path: str, state: dict) -> None:
         pairs[_share(k, shared)] = _compact(rec, shared)
     plain = {k: v for k, v in state.items() if k != _SAVED}
     plain["pairs"] = pairs
+    from manifesto.edge.trust import mac
+
     payload = marshal.dumps(plain)
-    header = _MAGIC + _version_tag() + zlib.crc32(payload).to_bytes(4, "little")
+    header = _MAGIC + _version_tag() + mac(payload)
     atomic_write(path, header + payload)
     state[_SAVED] = _Saved(dict(state["pairs"]), pairs, shared)
 
@@ -203,12 +210,14 @@ def _decode(blob: bytes):
         return None
     if blob[len(_MAGIC):len(_MAGIC) + 4] != _version_tag():
         return False
-    payload = blob[_HEADER:]
-    if zlib.crc32(payload).to_bytes(4, "little") != blob[_HEADER - 4:_HEADER]:
+    from manifesto.edge.trust import verify
+
+    payload = memoryview(blob)[_HEADER:]
+    if not verify(payload, blob[_HEADER - _MAC:_HEADER]):
         return None
     try:
         state = marshal.loads(payload)
-    except (EOFError, ValueError, TypeError):
+    except (EOFError, ValueError, TypeError, MemoryError, RecursionError):
         return None
     if not _well_formed(state):
         return None
@@ -221,9 +230,24 @@ def _decode(blob: bytes):
 
 
 def _well_formed(state) -> bool:
-    if not isinstance(state, dict) or state.get("format") != FORMAT:
+    """The manifest's tables of the types a build acts on: a stat entry is ``(int, str)``, the
+    code entry ``(renderer, keys, names, dirs, digests, fingerprint)`` with paths in text."""
+    if type(state) is not dict or state.get("format") != FORMAT:
         return False
-    return all(isinstance(state.get(k), dict) for k in ("stat", "pairs"))
+    stat, pairs, code = state.get("stat"), state.get("pairs"), state.get("code")
+    if type(stat) is not dict or type(pairs) is not dict:
+        return False
+    tuple_, int_, str_ = tuple, int, str
+    for key, entry in stat.items():
+        if not (type(key) is str_ and type(entry) is tuple_ and len(entry) == 2 and type(entry[0]) is int_
+                and type(entry[1]) is str_):
+            return False
+    if code is not None and not (type(code) is tuple and len(code) == 6 and type(code[0]) is str
+                                 and type(code[1]) is tuple and all(type(k) is str for k in code[1])
+                                 and type(code[3]) is dict and all(type(d) is str and type(v) is tuple and len(v) == 3
+                                                                   for d, v in code[3].items())):
+        return False
+    return True
 
 
 def _records(plain: dict) -> dict | None:
@@ -241,7 +265,8 @@ def _records(plain: dict) -> dict | None:
         for k, v in plain.items():
             if not (type(v) is tuple and len(v) == width and v[4] in statuses and v[5] in suffixes
                     and type(v[1]) is tuple and type(v[3]) is str and type(v[6]) is str and type(v[7]) is str
-                    and type(v[8]) is str and (v[2] is None or type(v[2]) is tuple)):
+                    and type(v[8]) is str and (v[2] is None or type(v[2]) is tuple)
+                    and (v[9] is None or type(v[9]) is dict) and type(k) is tuple and len(k) == 2):
                 return None
             join(v[1])  # every input a path in text: anything else raises TypeError
             pairs[k] = make((v[0], v[1], v[2], v[3], statuses[v[4]], v[5], v[6], v[7], v[8], v[9]))

@@ -266,7 +266,7 @@ def check_store_entry(entry) -> None:
 # -- the store's envelope ------------------------------------------------------------------
 
 #: The first word of every store file (its format).
-ENVELOPE = b"manifesto-store/3"
+ENVELOPE = b"manifesto-store/4"
 #: The longest header line read (the format, the kind, blob fields and references).
 MAX_HEADER = 4096
 #: The most blob fields and references one header may name.
@@ -290,15 +290,29 @@ class Envelope(tuple):
 def read_header(raw) -> Envelope:
     """The header of a store file (its first bytes are enough) with the still compressed body;
     raises :class:`BadEntry` when it is not a store file of this format, or its header breaks
-    the grammar: a kind and field names of lower-case words, digests as keys (:func:`key_ok`)."""
-    raw = bytes(raw)
+    the grammar: a MAC, a kind and field names of lower-case words, digests as keys
+    (:func:`key_ok`). The MAC is not checked here (a scan reads only the first bytes):
+    :func:`open_envelope` checks it."""
+    return _header(bytes(raw))[0]
+
+
+_MAC_HEX = 32
+
+
+def _header(raw: bytes):
     end = raw.find(b"\n", 0, MAX_HEADER)
     if not raw.startswith(ENVELOPE + b" ") or end < 0:
         raise BadEntry("not a store entry of this format")
+    start = len(ENVELOPE) + 1
+    tag, rest = raw[start:start + _MAC_HEX], start + _MAC_HEX
     try:
-        words = raw[len(ENVELOPE) + 1:end].decode("ascii").split(" ")
-    except UnicodeDecodeError:
+        words = raw[rest:end].decode("ascii").split(" ")
+        mac = bytes.fromhex(tag.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
         raise BadEntry("a damaged header") from None
+    if len(mac) != _MAC_HEX // 2 or words[0] != "":
+        raise BadEntry("a damaged header")
+    words = words[1:]
     kind, fields, refs = words[0], {}, []
     if _WORD.fullmatch(kind) is None or len(words) > MAX_REFS + 1:
         raise BadEntry("a damaged header")
@@ -310,15 +324,21 @@ def read_header(raw) -> Envelope:
             refs.append(word)
         else:
             raise BadEntry("a damaged header")
-    return Envelope((kind, fields, tuple(refs), raw[end + 1:]))
+    return Envelope((kind, fields, tuple(refs), raw[end + 1:])), mac, rest
 
 
 def open_envelope(raw, limit: int = MAX_ENTRY) -> Envelope:
     """A store file's header and its body inflated: at most ``limit`` bytes, the whole zlib
-    stream and nothing after it; raises :class:`BadEntry`."""
+    stream and nothing after it, under a MAC of this user's key
+    (``manifesto.edge.trust``); raises :class:`BadEntry`."""
     import zlib
 
-    head = read_header(raw)
+    from manifesto.edge.trust import verify
+
+    raw = bytes(raw)
+    head, mac, rest = _header(raw)
+    if not verify(memoryview(raw)[rest:], mac):
+        raise BadEntry("not written by this user's manifesto (its MAC does not verify)")
     inflate = zlib.decompressobj()
     try:
         body = inflate.decompress(head.body, limit + 1)

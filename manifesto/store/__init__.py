@@ -17,7 +17,12 @@ Layout of a store directory (the build's is ``out/.cache/tasks``, the commands' 
 An envelope (read by ``manifesto.edge.entries.open_envelope``) is one header line, then the
 body compressed with zlib::
 
-    manifesto-store/3 <kind> [<field>=<blob digest> ...] [<key> ...]\n<zlib body>
+    manifesto-store/4 <mac> <kind> [<field>=<blob digest> ...] [<key> ...]\n<zlib body>
+
+``mac`` is the keyed BLAKE2b-128 (hex) of everything after it, under this user's cache key
+(``manifesto.edge.trust``): a store may sit in a folder a repository commits, and a file
+whose MAC does not verify was not written by this user's manifesto, so it is a miss, never
+decoded.
 
 ``kind`` picks the codec that decodes the body; a ``field=digest`` word says the entry's
 field ``field`` is the blob ``digest`` (an artifact text, kept once however many entries
@@ -150,13 +155,17 @@ def register(kind: str, type_: type, encode, decode) -> None:
 
 def seal(kind: str, body: bytes, fields: dict | None = None, refs=()) -> bytes:
     """The envelope of ``body`` (see the module's text): ``fields`` maps blob fields to their
-    digests, ``refs`` are keys of other entries."""
+    digests, ``refs`` are keys of other entries; MAC'd under this user's key."""
     import zlib
+
+    from manifesto.edge.entries import ENVELOPE
+    from manifesto.edge.trust import mac
 
     words = [kind] + [f"{name}={value}" for name, value in sorted((fields or {}).items())] + list(refs)
     # Level 1: a cold build compresses every artifact text once, and level 6 costs about twice
     # the time for a fifth fewer bytes (YAML texts shrink to about a fifth either way).
-    return b"manifesto-store/3 " + " ".join(words).encode("ascii") + b"\n" + zlib.compress(body, 1)
+    rest = b" " + " ".join(words).encode("ascii") + b"\n" + zlib.compress(body, 1)
+    return ENVELOPE + b" " + mac(rest).hex().encode("ascii") + rest
 
 
 class Stored(tuple):
@@ -188,17 +197,23 @@ class Pruned(tuple):
 
 
 class Store:
-    """Entries below ``directory`` (None: a store that holds nothing and keeps nothing)."""
+    """Entries below ``directory`` (None: a store that holds nothing and keeps nothing).
+
+    Every change it makes, and every read, happens in a shard folder opened without following
+    links, walked to from ``root`` (the build's workspace; without one, the store's own
+    folder), on the file a scan found or a key names in its own shard: a shard planted as a
+    link to a folder elsewhere is never entered, so nothing outside the store is read,
+    touched or deleted."""
 
     def __init__(self, directory: str | None, warn=None, root: str | None = None) -> None:
         self.directory = None if directory is None else os.fspath(directory)
         self.warn = warn
-        self.root = root  # writes are confined below it: no symlink on the way (the build's workspace)
+        self.root = root if root is not None or directory is None else self.directory
         self.warned = False  # a damaged entry was reported (the first one only)
-        self._shards: dict[str, int] = {}  # shard -> descriptor, walked to from root once (confined writes)
+        self._shards: dict[str, int] = {}  # shard -> descriptor, walked to from root once
 
     def close(self) -> None:
-        """Close the shard folders kept open for writing (the store stays usable)."""
+        """Close the shard folders kept open (the store stays usable)."""
         shards, self._shards = self._shards, {}
         for fd in shards.values():
             os.close(fd)
@@ -210,19 +225,56 @@ class Store:
     def path(self, key: str) -> str:
         return os.path.join(self.directory, key[:2], key)
 
+    def _shard(self, key: str, create: bool = False) -> int | None:
+        """The descriptor of ``key``'s shard (None when it is absent, a link, or not a folder,
+        and not ``create``d)."""
+        shard = key[:2]
+        fd = self._shards.get(shard)
+        if fd is not None:
+            return fd
+        from manifesto.util.fsutil import UnsafePath, open_dir_below
+
+        if create and self.root == self.directory:  # a store of its own (the commands'): made on first write
+            os.makedirs(self.directory, exist_ok=True)
+        try:
+            fd = open_dir_below(self.root, os.path.join(self.directory, shard), create=create)
+        except (FileNotFoundError, NotADirectoryError, UnsafePath):
+            if create:
+                raise
+            return None
+        if len(self._shards) >= _OPEN_SHARDS:  # never more descriptors than a store has shards
+            self.close()
+        self._shards[shard] = fd
+        return fd
+
+    def _in_shard(self, key: str, act, create: bool = False):
+        """``act(shard descriptor)``, walking to the shard again once if it went since it was
+        opened (a clean)."""
+        fd = self._shard(key, create)
+        if fd is None:
+            raise FileNotFoundError(self.path(key))
+        try:
+            return act(fd)
+        except FileNotFoundError:
+            os.close(self._shards.pop(key[:2]))
+            fd = self._shard(key, create)
+            if fd is None:
+                raise
+            return act(fd)
+
     def read(self, key: str) -> bytes | None:
         """The raw bytes of file ``key`` (None when absent or unreadable)."""
-        if self.directory is None:
+        if self.directory is None or not _name_ok(key):
             return None
         from manifesto.edge.entries import MAX_ENTRY
-        from manifesto.edge.raw import TooLarge, read_regular
+        from manifesto.edge.raw import read_fd
+        from manifesto.util.fsutil import open_in
 
         try:  # a regular file only: a FIFO planted in the store must not hang a build
-            return read_regular(self.path(key), limit=MAX_ENTRY)
-        except TooLarge as exc:
-            return exc.head  # one byte more than an entry may hold: the decoder's "damaged"
+            raw = read_fd(self._in_shard(key, lambda fd: open_in(fd, key)), MAX_ENTRY)
         except (OSError, ValueError):
             return None
+        return raw  # one byte more than an entry may hold reads as damaged
 
     def _open(self, key: str):
         """``(envelope, {field: blob bytes}, None)`` of entry ``key``, ``(None, None, why it
@@ -294,11 +346,13 @@ class Store:
             damaged = key
         if problem:
             if self.warn is not None and not self.warned:  # one line, however many are damaged
+                from manifesto.edge.escape import terminal
+
                 self.warned = True
-                self.warn(f"{self.path(damaged)}: corrupt cache entry ({problem}); rebuilding it")
-            _unlink(self.path(damaged))
+                self.warn(f"{terminal(self.path(damaged))}: corrupt cache entry ({terminal(problem)}); rebuilding it")
+            self._remove(damaged)
             if damaged != key:
-                _unlink(self.path(key))
+                self._remove(key)
         return None
 
     def put(self, entry) -> bool:
@@ -327,101 +381,107 @@ class Store:
             data, key = data
         else:
             key = digest(data)
-        if not os.path.isfile(self.path(key)):  # a damaged one is deleted by the reader that finds it
+        if not self._has(key):  # a damaged one is deleted by the reader that finds it
             self._write(key, seal(_BLOB, data))
         return key
 
-    def _write(self, key: str, data: bytes) -> None:
-        from manifesto.util.fsutil import write_atomic, write_in
+    def _has(self, key: str) -> bool:
+        """Whether the shard holds a regular file ``key`` (no link followed)."""
+        import stat
 
-        if self.root is None:
-            write_atomic(self.path(key), data, suffix=TMP_MARK, durable=False)
-            return
+        fd = self._shard(key)
+        if fd is None:
+            return False
+        try:
+            return stat.S_ISREG(os.stat(key, dir_fd=fd, follow_symlinks=False).st_mode)
+        except OSError:
+            return False
+
+    def _write(self, key: str, data: bytes) -> None:
+        from manifesto.util.fsutil import write_in
+
         # Confined: the walk from root to the shard, one O_NOFOLLOW open per component, is
         # made once per shard and store (a cold build writes tens of thousands of entries
         # into 256 shards); the entry file itself is checked on every write.
-        shard = key[:2]
-        fd = self._shards.get(shard)
-        if fd is None:
-            fd = self._open_shard(shard)
-        try:
-            write_in(fd, key, data, self.path(key), suffix=TMP_MARK, durable=False)
-        except FileNotFoundError:  # the shard went since it was opened (a clean): walk to it again
-            os.close(self._shards.pop(shard))
-            write_in(self._open_shard(shard), key, data, self.path(key), suffix=TMP_MARK, durable=False)
-
-    def _open_shard(self, shard: str) -> int:
-        from manifesto.util.fsutil import open_dir_below
-
-        fd = open_dir_below(self.root, os.path.join(self.directory, shard))
-        if len(self._shards) >= _OPEN_SHARDS:  # never more descriptors than a store has shards
-            self.close()
-        self._shards[shard] = fd
-        return fd
+        path = self.path(key)
+        self._in_shard(key, lambda fd: write_in(fd, key, data, path, suffix=TMP_MARK, durable=False), create=True)
 
     def _touch(self, key: str) -> None:
         """Mark entry ``key`` used now (its mtime), for :meth:`prune`'s least-recently-used order."""
         try:
-            os.utime(self.path(key))
+            self._in_shard(key, lambda fd: os.utime(key, dir_fd=fd, follow_symlinks=False))
         except OSError:
             pass  # a read-only store is still read
+
+    def _remove(self, key: str) -> None:
+        """Delete file ``key`` from its own shard (never a folder, never through a link)."""
+        from manifesto.util.fsutil import unlink_in
+
+        if not _name_ok(key):
+            return
+        try:
+            self._in_shard(key, lambda fd: unlink_in(fd, key))
+        except OSError:
+            pass
 
     # -- size ------------------------------------------------------------------------------
 
     def scan(self, headers: bool = True) -> list[Stored]:
-        """Every file of the store (temporary files aside); with ``headers``, each one's kind
-        and references read from its header (the first bytes only)."""
+        """Every entry file of the store: a regular file in the shard its name starts with
+        (temporary files, folders, links and anything else aside); with ``headers``, each
+        one's kind and references read from its header (the first bytes only)."""
+        import stat
+
         from manifesto.edge.entries import MAX_HEADER, BadEntry, read_header
-        from manifesto.edge.raw import TooLarge, read_regular
+        from manifesto.util.fsutil import UnsafePath, open_dir_below, open_in
 
         found = []
-        if not self._own_folder():
+        if self.directory is None:
             return found
-        for shard in _listdir(self.directory):
-            folder = os.path.join(self.directory, shard)
-            if len(shard) != 2 or not _real_dir(folder):
-                continue  # only the store's shards: never a link to a folder elsewhere
-            for name in _listdir(folder):
-                if name.startswith(".") or name.endswith(TMP_MARK):
+        try:
+            top = open_dir_below(self.root, self.directory, create=False)
+        except (OSError, UnsafePath):
+            return found  # absent, or a link on the way: nothing of it is listed, nothing deleted
+        try:
+            for shard in sorted(os.listdir(top)):
+                if len(shard) != 2 or not shard.isalnum():
                     continue
-                path = os.path.join(folder, name)
-                try:
-                    st = os.lstat(path)
-                except OSError:
+                fd = self._shard(shard)  # opened without following: a linked shard is None
+                if fd is None:
                     continue
-                kind, refs = None, ()
-                if headers:
+                for name in sorted(os.listdir(fd)):
+                    if not _name_ok(name) or name[:2] != shard:
+                        continue
                     try:
+                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if not stat.S_ISREG(st.st_mode):
+                        continue
+                    kind, refs = None, ()
+                    if headers:
                         try:
-                            start = read_regular(path, limit=MAX_HEADER)
-                        except TooLarge as exc:
-                            start = exc.head  # the header is all a scan reads
-                        head = read_header(start)
-                        kind, refs = head.kind, tuple(head.fields.values()) + head.refs
-                    except (OSError, ValueError, BadEntry):
-                        pass
-                found.append(Stored((name, st.st_size, st.st_mtime_ns, kind, refs)))
+                            efd = open_in(fd, name)
+                            try:
+                                start = os.read(efd, MAX_HEADER + 64)  # the header is all a scan reads
+                            finally:
+                                os.close(efd)
+                            head = read_header(start)
+                            kind, refs = head.kind, tuple(head.fields.values()) + head.refs
+                        except (OSError, ValueError, BadEntry):
+                            pass
+                    found.append(Stored((name, st.st_size, st.st_mtime_ns, kind, refs)))
+        finally:
+            os.close(top)
         return found
-
-    def _own_folder(self) -> bool:
-        """Whether the store's folder is a real folder, with no link on the way from ``root``
-        (what a scan lists, a prune may delete)."""
-        if self.directory is None or not _real_dir(self.directory):
-            return False
-        if self.root is None:
-            return True
-        rel = os.path.relpath(self.directory, self.root)
-        if rel.startswith(".."):
-            return False
-        parts = [] if rel == "." else rel.split(os.sep)
-        return all(_real_dir(os.path.join(self.root, *parts[:i])) for i in range(1, len(parts)))
 
     def prune(self, keep, max_bytes: int | None = None, max_entries: int | None = None) -> Pruned:
         """Delete the least recently used entries that are not live until the store holds at
         most ``max_bytes`` bytes and ``max_entries`` entries (blobs count towards the bytes,
         not the entries), then every blob no remaining entry holds. Live: the entries of
         ``keep``, the entries and blobs they refer to, and so on. Files that are not entries
-        of this format are entries without references (the oldest first, like the others)."""
+        of this format are entries without references (the oldest first, like the others).
+        Only files the scan found are deleted, each in the shard it was found in."""
         files = {f.key: f for f in self.scan()}
         live, todo = set(), [k for k in keep if k in files]
         while todo:
@@ -437,16 +497,21 @@ class Store:
         count = sum(f.kind != _BLOB for f in files.values())
         removed = freed = 0
 
-        def drop(f) -> None:
+        def drop(first) -> None:
             nonlocal total, count, removed, freed
-            _unlink(self.path(f.key))
-            total, removed, freed = total - f.size, removed + 1, freed + f.size
-            count -= f.kind != _BLOB
-            del files[f.key]
-            for ref in f.refs:
-                holders[ref] -= 1
-                if holders[ref] == 0 and ref in files and ref not in live and files[ref].kind == _BLOB:
-                    drop(files[ref])
+            stack = [first]  # a loop, not recursion: a planted chain of blobs cannot exhaust the stack
+            while stack:
+                f = stack.pop()
+                if files.get(f.key) is not f:
+                    continue
+                self._remove(f.key)
+                total, removed, freed = total - f.size, removed + 1, freed + f.size
+                count -= f.kind != _BLOB
+                del files[f.key]
+                for ref in f.refs:
+                    holders[ref] -= 1
+                    if holders[ref] == 0 and ref in files and ref not in live and files[ref].kind == _BLOB:
+                        stack.append(files[ref])
 
         for f in [f for f in files.values() if f.kind == _BLOB and not holders.get(f.key) and f.key not in live]:
             drop(f)  # a blob that no entry holds (its entries went, or a write stopped half-way)
@@ -462,6 +527,11 @@ class Store:
         """Delete the least recently used entries not in ``keep`` until at most ``limit``
         remain (:meth:`prune` by count); returns how many remain."""
         return self.prune(keep, max_entries=limit).entries
+
+
+def _name_ok(name: str) -> bool:
+    """A file name the store writes: a key (lower-case hex), nothing else."""
+    return 16 <= len(name) <= 128 and name.isalnum() and name.isascii() and name == name.lower()
 
 
 def _age(f: Stored):
@@ -493,28 +563,3 @@ def folder_problem(directory: str) -> str | None:
                     or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a file")
             return f"{terminal(prefix)} is {kind}, not a folder"
     return None
-
-
-def _listdir(path: str | None) -> list[str]:
-    if path is None:
-        return []
-    try:
-        return sorted(os.listdir(path))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-
-
-def _real_dir(path: str) -> bool:
-    import stat
-
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass

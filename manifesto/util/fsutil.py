@@ -13,7 +13,8 @@ import errno
 import os
 import stat
 
-__all__ = ["NAME_MAX", "UnsafePath", "kind_of", "open_below", "open_dir_below", "open_regular", "safe_problem", "target_problem",
+__all__ = ["NAME_MAX", "UnsafePath", "kind_of", "open_below", "open_dir_below", "open_dir_in", "open_in", "open_regular",
+           "remove_below", "remove_tree", "rmdir_in", "safe_problem", "target_problem", "unlink_in",
            "temp_name", "write_atomic", "write_in"]
 
 
@@ -83,10 +84,11 @@ def open_below(root: str | os.PathLike, parts: list[str], create: bool = True) -
         raise
 
 
-def open_dir_below(root: str, path: str) -> int:
-    """A descriptor of directory ``path`` below ``root``, made if missing, every component
-    opened as ``open_below`` does (``write_in`` writes files into it)."""
-    return open_below(root, _parts(root, path))
+def open_dir_below(root: str, path: str, create: bool = True) -> int:
+    """A descriptor of directory ``path`` below ``root`` (or ``root`` itself), made if missing
+    when ``create``, every component opened as ``open_below`` does (``write_in`` writes files
+    into it)."""
+    return open_below(root, _parts(root, path), create=create)
 
 
 def _open_dir(fd: int, part: str, root, shown_parts: list[str]) -> int:
@@ -266,3 +268,123 @@ def target_problem(path: str | os.PathLike) -> str | None:
     if not stat.S_ISREG(st.st_mode):
         return "is not a regular file; name a file to write"
     return None
+
+
+# -- changes other than writes: each one confined, on the entry a walk found ----------------
+
+def open_in(dir_fd: int, name: str, flags: int = os.O_RDONLY) -> int:
+    """Open the regular file ``name`` in the directory open as ``dir_fd``: never a symlink,
+    FIFO, device or directory (``UnsafePath``; FileNotFoundError when absent)."""
+    try:
+        fd = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO, errno.ENOTDIR):
+            raise _refuse(dir_fd, name, name, False) from None
+        raise
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise _refuse(dir_fd, name, name, False)
+    os.set_blocking(fd, True)
+    return fd
+
+
+def open_dir_in(dir_fd: int, name: str) -> int | None:
+    """A descriptor of the directory ``name`` in ``dir_fd``; None when it is absent, a
+    symlink or not a directory (a walk passes over it, never through it)."""
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return None
+
+
+def unlink_in(dir_fd: int, name: str) -> bool:
+    """Delete the entry ``name`` of the directory open as ``dir_fd`` when it is not a
+    directory (a symlink goes itself: what it points to is never touched). True when it went."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode):
+            return False
+        os.unlink(name, dir_fd=dir_fd)
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def rmdir_in(dir_fd: int, name: str) -> bool:
+    """Delete the empty directory ``name`` of ``dir_fd`` (never a link); True when it went."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if not stat.S_ISDIR(st.st_mode):
+            return False
+        os.rmdir(name, dir_fd=dir_fd)
+        return True
+    except OSError:
+        return False
+
+
+def _clear(dir_fd: int) -> None:
+    """Delete everything in the directory open as ``dir_fd``, without following any link:
+    a symlink is removed as an entry, a directory entered by descriptor."""
+    for name in os.listdir(dir_fd):
+        if unlink_in(dir_fd, name):
+            continue
+        sub = open_dir_in(dir_fd, name)
+        if sub is None:
+            continue
+        try:
+            _clear(sub)
+        finally:
+            os.close(sub)
+        rmdir_in(dir_fd, name)
+
+
+def remove_tree(root: str, path: str) -> bool:
+    """Delete ``path`` (a directory below ``root``, or any other entry) and all it holds,
+    confined: the walk from ``root`` refuses a link on the way (``UnsafePath``), and inside
+    nothing is followed, so a planted link to a folder elsewhere is removed, never entered.
+    True when something went."""
+    parts = _parts(root, path)
+    if not parts:
+        raise UnsafePath(0, "is the root itself; refusing to remove it", path)
+    try:
+        parent = open_below(root, parts[:-1], create=False)
+    except FileNotFoundError:
+        return False
+    try:
+        if unlink_in(parent, parts[-1]):
+            return True
+        sub = open_dir_in(parent, parts[-1])
+        if sub is None:
+            return False
+        try:
+            _clear(sub)
+        finally:
+            os.close(sub)
+        return rmdir_in(parent, parts[-1])
+    finally:
+        os.close(parent)
+
+
+def remove_below(root: str, path: str, prune_to: str | None = None) -> bool:
+    """Delete the file ``path`` below ``root`` (never through a link: ``UnsafePath``), then the
+    directories it leaves empty up to, not including, ``prune_to``. True when the file went."""
+    parts = _parts(root, path)
+    if not parts:
+        raise UnsafePath(0, "is the root itself; refusing to remove it", path)
+    keep = len(_parts(root, prune_to)) if prune_to is not None else len(parts) - 1
+    fds = [os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
+    try:
+        for i, part in enumerate(parts[:-1]):
+            try:
+                fds.append(_open_dir(fds[-1], part, root, parts[: i + 1]))
+            except FileNotFoundError:
+                return False
+        gone = unlink_in(fds[-1], parts[-1])
+        for depth in range(len(parts) - 1, keep, -1):  # the folders it leaves empty, innermost first
+            if not rmdir_in(fds[depth - 1], parts[depth - 1]):
+                break
+        return gone
+    finally:
+        for fd in fds:
+            os.close(fd)

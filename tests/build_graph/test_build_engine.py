@@ -128,10 +128,10 @@ def test_a_renderer_that_returns_no_outcome_fails_its_pair(tree):
 def test_state_round_trips_and_rejects_damage(tmp_path):
     path = str(tmp_path / "state")
     state = new_state()
-    state["stat"]["a"] = (1, 2, 3, "d", True)
+    state["stat"]["a"] = (1 | 2 << 64, "d")
     save_state(path, state)
     warnings = []
-    assert load_state(path, warnings.append)["stat"] == {"a": (1, 2, 3, "d", True)}
+    assert load_state(path, warnings.append)["stat"] == {"a": (1 | 2 << 64, "d")}
     blob = open(path, "rb").read()
     open(path, "wb").write(blob[:-1] + bytes([blob[-1] ^ 1]))
     assert load_state(path, warnings.append) == new_state()
@@ -144,13 +144,14 @@ def test_task_cache_collection_keeps_referenced_and_newest_entries(tmp_path):
     from manifesto.store import Store
 
     cache = Store(str(tmp_path), None)
-    for i in range(10):
-        path = tmp_path / f"k{i}"[:2] / f"k{i}"
+    keys = [f"{i:x}" * 32 for i in range(10)]  # file names the store writes: keys, in their shard
+    for i, key in enumerate(keys):
+        path = tmp_path / key[:2] / key
         path.parent.mkdir(exist_ok=True)
         path.write_bytes(b"x")
         os.utime(path, ns=(i * 10**9, i * 10**9))
-    assert cache.collect({"k0", "k1"}, 5) == 5
-    assert sorted(p.name for p in tmp_path.rglob("k*") if p.is_file()) == ["k0", "k1", "k7", "k8", "k9"]
+    assert cache.collect({keys[0], keys[1]}, 5) == 5
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == [keys[i] for i in (0, 1, 7, 8, 9)]
 
 
 # -- globs and addresses -------------------------------------------------------

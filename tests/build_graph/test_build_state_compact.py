@@ -68,9 +68,8 @@ def test_a_bad_record_is_a_corrupt_manifest(tmp_path):
     key = next(iter(plain["pairs"]))
     plain["pairs"][key] = plain["pairs"][key][:5] + ("/../../etc/passwd",) + plain["pairs"][key][6:]
     payload = marshal.dumps(plain)
-    import zlib
 
-    path.write_bytes(blob[:_HEADER - 4] + zlib.crc32(payload).to_bytes(4, "little") + payload)
+    path.write_bytes(blob[:_HEADER - 16] + __import__("manifesto.edge.trust", fromlist=["mac"]).mac(payload) + payload)
     warnings = []
     state = load_state(str(path), warnings.append)
     assert state["pairs"] == {} and len(warnings) == 1 and "corrupt" in warnings[0]
