@@ -363,10 +363,20 @@ class Store:
         codec = _BY_TYPE.get(type(entry))
         if codec is None:
             raise TypeError(f"no codec is registered for {type(entry).__name__}")
+        from manifesto.util.fsutil import UnsafePath
+
         body, texts, refs = codec.encode(entry)
         try:
             fields = {field: self._put_blob(data) for field, data in texts.items()}
             self._write(entry.key, seal(codec.kind, body, fields, refs))
+        except UnsafePath as exc:  # a planted link or file in the store: this entry is not kept, the build goes on
+            if self.warn is not None and not self.warned:
+                from manifesto.edge.escape import terminal
+
+                self.warned = True
+                self.warn(f"{terminal(exc.filename)} {terminal(exc.strerror)}; the cache keeps nothing there "
+                          "(run `manifesto clean`)")
+            return False
         except OSError:
             if self.warn is None:
                 raise
