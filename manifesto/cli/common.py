@@ -208,7 +208,10 @@ def cached_command(args, command: str, task: str = "render", hf_home: str | None
                if raw["routing_profile"] else None)
     from manifesto.tasks import commands
 
-    query = commands.Query(command, spec, cluster, routing, raw, task=task, hf_home=hf_home, refs=(spec_ref, cluster_ref))
+    # a search confined to some folders (regen's private one) confines every file the pair reads
+    roots = tuple(search.within) if search is not None else ()
+    query = commands.Query(command, spec, cluster, routing, raw, task=task, hf_home=hf_home, refs=(spec_ref, cluster_ref),
+                           roots=roots)
     return commands.cached(commands.cache_dir(env), query)
 
 

@@ -210,6 +210,7 @@ def regenerate(header, name: str) -> str:
             message = exc.format()
             for path, label in shown.items():
                 message = message.replace(path, label)
+            message = message.replace(os.path.realpath(root), "regen's private folder").replace(root, "regen's private folder")
             lines = [line.removeprefix("error: ") for line in message.splitlines() if line.strip()]
             raise OpsError("the header's command failed: " + "; ".join(lines[:3])
                            + (f" (and {len(lines) - 3} more)" if len(lines) > 3 else "")) from None

@@ -491,3 +491,40 @@ def test_the_diff_escapes_control_characters_from_the_file(sandbox):
     rc, out, err = cli_in_process("regen", str(path))
     assert rc == 1 and "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert "-  replicas: 1 # \\x1b]0;title\\x07\\x1b[2J\\u202e\n+  replicas: 1\n" in out
+
+
+def _outside_files(sandbox: Path) -> tuple[Path, Path]:
+    """A spec fragment and a config.json outside regen's private folder, each holding a canary."""
+    outside = sandbox / "outside"
+    outside.mkdir()
+    spec = outside / "evil.yaml"
+    spec.write_text("model:\n  label: CANARY-EXTENDS\n")
+    config = outside / "config.json"
+    config.write_text('{"architectures": ["Qwen3ForCausalLM"], "hidden_size": 1024, "canary": "CANARY-CONFIG"}')
+    return spec, config
+
+
+@pytest.mark.parametrize("how", ["extends-absolute", "extends-climbing", "extends-home", "config-absolute",
+                                 "config-climbing"])
+def test_regen_reads_no_file_its_header_does_not_hold(sandbox, how):
+    """An ``extends:`` or ``model.config_json`` in a header's spec resolves inside regen's private
+    folder or is refused by name: nothing else on the machine is read, merged or printed."""
+    spec, config = _outside_files(sandbox)
+    climb = "../" * 12
+    line = {"extends-absolute": f"# extends: {spec}\n",
+            "extends-climbing": f"# extends: {climb}{str(spec).lstrip('/')}\n",
+            "extends-home": "# extends: ~/.bashrc\n"}.get(how)
+    text = _golden()
+    if line is not None:
+        text = text.replace("#     <(cat <<'MANIFESTO_MODEL'\n", "#     <(cat <<'MANIFESTO_MODEL'\n" + line, 1)
+    else:
+        target = str(config) if how == "config-absolute" else climb + str(config).lstrip("/")
+        text = text.replace("# model:\n", f"# model:\n#   config_json: {target}\n", 1)
+    assert text != _golden()
+    path = sandbox / "a.yaml"
+    path.write_text(text)
+    rc, out, err = cli_in_process("regen", str(path))
+    assert rc == 2, (out, err)
+    assert "CANARY" not in out + err and "Traceback" not in err
+    assert ("extends" in err) if line is not None else ("config_json" in err)
+    assert "manifesto-regen-" not in err  # the private folder is named as such, not by its path
