@@ -278,7 +278,7 @@ def write_workspace(root: str | Path, files: dict[str, str]) -> list[str]:
     import os
 
     from manifesto.errors import InputError
-    from manifesto.util.fsutil import UnsafePath, write_atomic
+    from manifesto.util.fsutil import UnsafePath, make_dirs, write_atomic
 
     root = Path(root)
     problem = _in_the_way(root, files)
@@ -287,7 +287,7 @@ def write_workspace(root: str | Path, files: dict[str, str]) -> list[str]:
     present = sorted(rel for rel in files if os.path.lexists(root / rel))
     if present:
         raise InputError(f"{root}: {', '.join(present)} already exist(s); `manifesto init` only writes new files")
-    root.mkdir(parents=True, exist_ok=True)
+    make_dirs(root)
     for rel in sorted(files):
         try:
             write_atomic(root / rel, files[rel], root=root)

@@ -180,15 +180,15 @@ def regenerate(header, name: str) -> str:
 
     from manifesto.load.catalog import SearchPath, bundled_dir
     from manifesto.errors import ManifestoError, OpsError, Run
-    from manifesto.util.fsutil import write_atomic
+    from manifesto.util.fsutil import make_dir, write_atomic
     from manifesto.load.yamlio import confinement
 
     docs = header.heredocs
     checked_command(header, name, [f"<input {i}: {doc.tag}>" for i, doc in enumerate(docs)])
     with _private_folder() as root:
         inputs, work = os.path.join(root, "inputs"), os.path.join(root, "work")
-        os.mkdir(inputs, 0o700)
-        os.mkdir(work, 0o700)
+        make_dir(inputs, 0o700)
+        make_dir(work, 0o700)
         paths, shown, tags = [], {}, set()
         for i, doc in enumerate(docs):
             base = doc.tag if doc.tag not in tags else f"{doc.tag}-{i + 1}"

@@ -53,11 +53,11 @@ def run(call: SlurmCall, timeout: float = 120, trace: bool = False) -> subproces
         finally:
             print(f"trace: {shlex.join(call.command())} ({time.monotonic() - started:.2f}s)", file=sys.stderr)
     if call.ssh_host is None:
-        import os
+        from manifesto.util.fsutil import make_dirs
 
         for directory in call.mkdirs:
             try:
-                os.makedirs(directory, exist_ok=True)
+                make_dirs(directory)
             except OSError as exc:
                 raise OpsError(f"cannot create the job log directory {directory}: {exc.strerror}") from None
     try:

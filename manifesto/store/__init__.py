@@ -232,10 +232,10 @@ class Store:
         fd = self._shards.get(shard)
         if fd is not None:
             return fd
-        from manifesto.util.fsutil import UnsafePath, open_dir_below
+        from manifesto.util.fsutil import UnsafePath, make_dirs, open_dir_below
 
         if create and self.root == self.directory:  # a store of its own (the commands'): made on first write
-            os.makedirs(self.directory, exist_ok=True)
+            make_dirs(self.directory)
         try:
             fd = open_dir_below(self.root, os.path.join(self.directory, shard), create=create)
         except (FileNotFoundError, NotADirectoryError, UnsafePath):
@@ -418,8 +418,10 @@ class Store:
 
     def _touch(self, key: str) -> None:
         """Mark entry ``key`` used now (its mtime), for :meth:`prune`'s least-recently-used order."""
+        from manifesto.util.fsutil import touch_in
+
         try:
-            self._in_shard(key, lambda fd: os.utime(key, dir_fd=fd, follow_symlinks=False))
+            self._in_shard(key, lambda fd: touch_in(fd, key))
         except OSError:
             pass  # a read-only store is still read
 

@@ -15,7 +15,7 @@ import stat
 
 __all__ = ["NAME_MAX", "UnsafePath", "kind_of", "open_below", "open_dir_below", "open_dir_in", "open_in", "open_regular",
            "remove_below", "remove_tree", "rmdir_in", "safe_problem", "target_problem", "unlink_in",
-           "temp_name", "write_atomic", "write_in"]
+           "temp_name", "write_atomic", "write_in", "make_dir", "make_dirs", "touch_in"]
 
 
 class UnsafePath(OSError):
@@ -388,3 +388,19 @@ def remove_below(root: str, path: str, prune_to: str | None = None) -> bool:
     finally:
         for fd in fds:
             os.close(fd)
+
+
+def make_dirs(path: str | os.PathLike, mode: int = 0o777) -> None:
+    """Make the folder ``path`` and its missing parents (``mkdir -p``): a folder the user named
+    (the workspace ``init`` makes, a Slurm job's log folder, a store of its own)."""
+    os.makedirs(path, mode=mode, exist_ok=True)
+
+
+def make_dir(path: str | os.PathLike, mode: int = 0o777) -> None:
+    """Make the folder ``path``, which must not exist (FileExistsError)."""
+    os.mkdir(path, mode)
+
+
+def touch_in(dir_fd: int, name: str) -> None:
+    """Set the times of ``name`` in the directory open as ``dir_fd`` to now, never through a link."""
+    os.utime(name, dir_fd=dir_fd, follow_symlinks=False)

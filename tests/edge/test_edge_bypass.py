@@ -1,5 +1,6 @@
 """Nothing bypasses the edge: outside ``manifesto/edge`` and the program runners, no module
-opens a file, starts a process, speaks HTTP or opens a socket itself, and no module
+opens a file, changes the file system (deletes, renames, makes folders or links, changes
+modes or times), starts a process, speaks HTTP or opens a socket itself, and no module
 anywhere evaluates text as code or unpickles.
 
 The scan reads the syntax tree of every module (so a script shipped as text, such as the
@@ -16,15 +17,15 @@ PACKAGE = Path(__file__).resolve().parents[2] / "manifesto"
 
 #: Module (relative to the package) -> what it may do, and why.
 ALLOWED: dict[str, tuple[set[str], str]] = {
-    "util/fsutil.py": ({"os.open", "open"}, "the confined, non-following open and atomic-write primitives the edge "
-                                        "builds on"),
+    "util/fsutil.py": ({"os.open", "open", "mutate"}, "the confined, non-following open, atomic-write and removal "
+                                                  "primitives the edge builds on"),
     "render/k8s/idle.py": ({"open"}, "reads the idle controller's source from its own package folder, once"),
     "ops/kubectl.py": ({"subprocess"}, "the kubectl runner: a fixed argv, a deadline, escaped output"),
     "ops/slurm.py": ({"subprocess"}, "the Slurm runner (sbatch, squeue, scancel, ssh)"),
     "ops/programs.py": ({"subprocess"}, "the runner of the user's own interactive programs ($EDITOR, fzf)"),
-    "testing/fake_kubectl.py": ({"open", "subprocess"},
+    "testing/fake_kubectl.py": ({"open", "subprocess", "mutate"},
                                 "a stand-in kubectl program for trying the lifecycle, not the tool"),
-    "render/k8s/idle_controller.py": ({"open", "urllib", "http.client", "socket"},
+    "render/k8s/idle_controller.py": ({"open", "urllib", "http.client", "socket", "mutate"},
                                       "runs inside the cluster as the idle controller; shipped as text"),
 }
 
@@ -37,8 +38,17 @@ _CALLS = {"open": "open", "io.open": "open", "os.open": "os.open", "os.fdopen": 
           "os.system": "subprocess", "os.spawnv": "subprocess", "os.spawnvp": "subprocess", "os.execv": "subprocess",
           "os.execvp": "subprocess", "os.execvpe": "subprocess", "os.posix_spawn": "subprocess",
           "eval": "eval", "exec": "eval", "compile": "eval", "__import__": "eval", "marshal.loads": "marshal"}
-#: Methods of pathlib.Path that read a file.
-_METHODS = {"read_text": "open", "read_bytes": "open", "write_text": "open", "write_bytes": "open"}
+_MUTATIONS = ("os.remove", "os.unlink", "os.rename", "os.renames", "os.replace", "os.rmdir", "os.removedirs",
+              "os.mkdir", "os.makedirs", "os.symlink", "os.link", "os.utime", "os.chmod", "os.chown", "os.lchown",
+              "os.truncate", "os.mkfifo", "os.mknod", "shutil.rmtree", "shutil.move", "shutil.copy", "shutil.copy2",
+              "shutil.copyfile", "shutil.copytree", "shutil.copymode", "shutil.copystat", "shutil.chown")
+_CALLS.update(dict.fromkeys(_MUTATIONS, "mutate"))
+#: Methods of pathlib.Path that read, write or change the file system (``replace`` and ``rename``
+#: are left out: str.replace and the YAML maps' rename have the names too; ``os.replace`` and
+#: ``os.rename`` are among the calls).
+_METHODS = {"read_text": "open", "read_bytes": "open", "write_text": "open", "write_bytes": "open",
+            "unlink": "mutate", "rmdir": "mutate", "mkdir": "mutate", "touch": "mutate",
+            "symlink_to": "mutate", "hardlink_to": "mutate", "chmod": "mutate", "lchmod": "mutate"}
 #: marshal decodes the build manifest, which state.py checks field by field (tests/edge/test_edge_state.py).
 _MARSHAL_OK = {"build_graph/state.py"}
 
@@ -116,9 +126,12 @@ def test_the_scan_sees_every_kind_of_bypass(tmp_path):
         "import subprocess\nfrom urllib.request import urlopen\nimport http.client\nfrom http import client\n"
         "import socket\nimport pickle\nopen('x')\nimport os\nos.open('x', 0)\nos.system('x')\n"
         "from pathlib import Path\nPath('x').read_text()\neval('1')\nexec('1')\nimport marshal\nmarshal.loads(b'')\n"
-        "TEXT = 'open(1); import subprocess'\nfrom manifesto import yamlio\nyamlio.read_text('x')\n",
+        "TEXT = 'open(1); import subprocess'\nfrom manifesto import yamlio\nyamlio.read_text('x')\n"
+        "os.unlink('x')\nos.replace('a', 'b')\nimport shutil\nshutil.rmtree('d')\nPath('x').unlink()\n"
+        "Path('d').mkdir()\nos.makedirs('d')\nos.symlink('a', 'b')\nos.rename('a', 'b')\n'x'.replace('a', 'b')\n",
         encoding="utf-8")
     kinds = [kind for _line, kind, _what in uses(sample)]
     assert kinds == ["subprocess", "urllib", "http.client", "http.client", "socket", "pickle", "open", "os.open",
-                     "subprocess", "open", "eval", "eval", "marshal"]
+                     "subprocess", "open", "eval", "eval", "marshal", "mutate", "mutate", "mutate", "mutate", "mutate",
+                     "mutate", "mutate", "mutate"]
     assert all(rel.endswith(".py") and (PACKAGE / rel).is_file() or rel == "ops/programs.py" for rel in ALLOWED)
