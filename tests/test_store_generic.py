@@ -297,3 +297,29 @@ def test_a_confined_store_walks_to_a_shard_once_and_never_through_a_link_planted
     fresh = Store(str(root / "out" / ".cache" / "tasks"), root=str(root), warn=lambda m: None)
     assert not fresh.put(_result(first, text="four\n"))  # a new walk refuses the link
     assert list(outside.iterdir()) == []
+
+
+def test_a_planted_chain_of_blobs_is_pruned_without_recursion(tmp_path):
+    """3,000 blobs each holding the next (a planted chain, sealed as this user's would be):
+    pruning the entry at its head frees them one after another, in a loop, not a recursion."""
+    store = Store(str(tmp_path))
+    keys = [f"{i:032x}" for i in range(1, 3001)]
+    for here, nxt in zip(keys, keys[1:] + [None]):
+        os.makedirs(os.path.dirname(store.path(here)), exist_ok=True)
+        with open(store.path(here), "wb") as fh:
+            fh.write(seal("blob", b"x", refs=() if nxt is None else (nxt,)))
+    head = _key(1)
+    os.makedirs(os.path.dirname(store.path(head)), exist_ok=True)
+    with open(store.path(head), "wb") as fh:
+        fh.write(seal("code", BODY, refs=(keys[0],)))
+    pruned = store.prune(set(), max_bytes=0)
+    assert pruned.removed == 3001 and _files(store) == {}
+
+
+def test_a_folder_where_an_entry_belongs_is_a_miss_and_left_alone(tmp_path):
+    store = Store(str(tmp_path), warn=lambda message: None)
+    os.makedirs(store.path(_key(1)))
+    assert store.get(_key(1)) is None and store.load(_key(1)) is None
+    store.put(_result(2))
+    assert store.prune(set(), max_bytes=0).removed == 2  # the entry and its text; the folder stays
+    assert os.path.isdir(store.path(_key(1)))
