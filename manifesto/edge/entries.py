@@ -214,7 +214,26 @@ def _types():
             text_sha256: str
             budget: dict | None = None
 
-        _TYPES = (RemoteIndex, RemoteRecord, msgspec.json.Decoder(RemoteIndex), msgspec.json.Decoder(RemoteRecord))
+        class RemoteRoleBudget(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+            """``manifesto.resolve.plan.RoleBudget``'s fields, in its order (a test holds them equal)."""
+
+            role: str
+            gpus: int
+            nodes: int
+            pods: int
+            hourly_cost: float | None = None
+
+        # ``manifesto.resolve.plan.Budget``'s fields, in its order (the edge sits below resolve; a
+        # test holds them equal). Made with defstruct: a local class's string annotation naming
+        # RemoteRoleBudget would not resolve.
+        RemoteBudget = msgspec.defstruct(
+            "RemoteBudget", [("roles", tuple[RemoteRoleBudget, ...]), ("gpus", int), ("nodes", int), ("pods", int),
+                             ("accelerator", str), ("hourly_price", float | None, None),
+                             ("hourly_cost", float | None, None)],
+            frozen=True, forbid_unknown_fields=True)
+
+        _TYPES = (RemoteIndex, RemoteRecord, msgspec.json.Decoder(RemoteIndex), msgspec.json.Decoder(RemoteRecord),
+                  RemoteBudget, RemoteRoleBudget)
     return _TYPES
 
 
@@ -287,10 +306,8 @@ def check_budget(value) -> dict:
 
     import msgspec
 
-    from manifesto.resolve.plan import Budget
-
     try:
-        budget = msgspec.convert(value, Budget, strict=True)
+        budget = msgspec.convert(value, _types()[4], strict=True)
     except (msgspec.ValidationError, TypeError, ValueError) as exc:
         raise BadEntry(f"its budget is not a budget ({_short(exc)})") from None
 

@@ -145,7 +145,7 @@ def test_remote_records_obey_the_grammar(suffix, status, sha, inputs):
     except BadEntry:
         assert not good
     blob = json.dumps({"inputs": inputs}).encode()
-    good = all(entries.shared_input_ok(p) for p in inputs)
+    good = all(entries.shared_input_ok(p) for p in inputs) and len(set(inputs)) == len(inputs)
     try:
         entries.decode_remote_index(blob)
         assert good
@@ -202,3 +202,32 @@ def test_a_rendered_artifact_needs_an_artifact_suffix():
     assert _store_decode(json.dumps({**base, "suffix": ".sbatch"}).encode()).suffix == ".sbatch"
     for suffix in ("", "/../../x.yaml", ".yaml/x"):
         assert _store_decode(json.dumps({**base, "suffix": suffix}).encode()) is None
+
+
+def test_the_remote_budget_has_the_budgets_shape():
+    """The edge checks a shared budget against its own copy of the Budget Structs (it sits
+    below ``manifesto.resolve``): the same fields in the same order, so what it gives back is
+    what ``resolve.budget`` makes."""
+    import msgspec
+
+    from manifesto.resolve.plan import Budget, RoleBudget
+
+    remote = entries._types()[4]
+    role = entries._types()[5]
+    assert remote.__struct_fields__ == Budget.__struct_fields__
+    assert role.__struct_fields__ == RoleBudget.__struct_fields__
+    made = Budget(roles=(RoleBudget("decode", 8, 1, 1, 2.5),), gpus=8, nodes=1, pods=1, accelerator="b200",
+                  hourly_price=0.3125, hourly_cost=2.5)
+    plain = msgspec.to_builtins(made)
+    assert entries.check_budget(plain) == plain
+
+
+@pytest.mark.parametrize("change", [
+    {"gpus": 9}, {"gpus": -8}, {"gpus": 1 << 40}, {"gpus": True}, {"gpus": 8.0}, {"accelerator": "b200\x1b[2J"},
+    {"accelerator": ""}, {"hourly_cost": float("inf")}, {"hourly_cost": None}, {"roles": []}, {"extra": 1},
+])
+def test_a_budget_that_does_not_add_up_is_refused(change):
+    plain = {"roles": [{"role": "decode", "gpus": 8, "nodes": 1, "pods": 1, "hourly_cost": 2.5}], "gpus": 8,
+             "nodes": 1, "pods": 1, "accelerator": "b200", "hourly_price": 0.3125, "hourly_cost": 2.5}
+    with pytest.raises(BadEntry):
+        entries.check_budget({**plain, **change})
