@@ -473,7 +473,7 @@ refused("b19-cpu-over-int64", spec(f"    resources: {{cpu: {2 ** 64}}}\n"), k8s(
 refused("b19-shm-size-400-digits", spec(), k8s().replace("shm_size: 2Gi", f"shm_size: {'8' * 400}"),
         'error: cluster.yaml:11:3: pod_defaults.shm_size: a quantity of 400 characters is too long (at most 64; examples: 8, 500m, 64Gi)')
 refused("b19-quantity-float-exponent", spec("    resources: {ephemeral_storage: 1.0e+300}\n"), k8s(),
-        "error: spec.yaml:6:17: roles[0].resources.ephemeral_storage: '1e+300' is not a Kubernetes quantity (examples: 8, 500m, 64Gi, 2G)")
+        "error: spec.yaml:6:17: roles[0].resources.ephemeral_storage: '1e+300' is too large: a Kubernetes quantity is at most 9223372036854775807 (2**63 - 1)")
 refused("b19-quantity-long-fraction", spec(f"    resources: {{memory: 1.{'5' * 100}Gi}}\n"), k8s(),
         'error: spec.yaml:6:17: roles[0].resources.memory: a quantity of 104 characters is too long (at most 64; examples: 8, 500m, 64Gi)')
 refused("b19-quantity-on-slurm", spec(f"    resources: {{memory: {'7' * 300}Mi}}\n"), slurm(),

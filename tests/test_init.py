@@ -292,10 +292,57 @@ def test_init_with_gitops_writes_a_gitops_target_that_builds(fake, tmp_path, mon
 
 @pytest.mark.parametrize(("args", "message"), [
     (("--gitops-revision", "v1"), "error: --gitops-revision: only with --gitops-repo URL\n"),
-    (("--gitops-repo", "https://h/r.git", "--gitops-revision", "!x"),
-     "error: --gitops-revision '!x': no spaces, quotes or shell or YAML metacharacters\n"),
+    (("--gitops-repo", "https://h/r.git", "--gitops-revision", "a..b"),
+     "error: --gitops-revision: 'a..b' is not a branch, tag or commit (git check-ref-format: no leading '-' or "
+     "'/', no '..', '@{', '//', part starting with '.' or ending in '.lock', no trailing '/' or '.')\n"),
+    # Issue 35: init checks the build's grammar (manifesto.util.gitops_rules), and never repeats credentials.
+    (("--gitops-repo", "https://bob:hunter2@git.example.com/r.git"),
+     "error: --gitops-repo: a repository URL with credentials (https://***@git.example.com/...) is refused: "
+     "BUILD.yaml (and out/gitops/) is committed; give Argo CD the credentials instead (a repository or cluster "
+     "secret, `argocd repo add` / `argocd cluster add`)\n"),
+    (("--gitops-repo", "https://ghp_T0KEN@github.com/acme/r.git"),
+     "error: --gitops-repo: a repository URL with credentials (https://***@github.com/...) is refused: "
+     "BUILD.yaml (and out/gitops/) is committed; give Argo CD the credentials instead (a repository or cluster "
+     "secret, `argocd repo add` / `argocd cluster add`)\n"),
+    (("--gitops-repo", "file:///srv/serving.git"),
+     "error: --gitops-repo: 'file:///srv/serving.git' names a folder on one machine; Argo CD fetches the "
+     "repository from a server: give its URL (https://HOST/PATH, ssh://[USER@]HOST/PATH, git://HOST/PATH or "
+     "USER@HOST:PATH, without spaces, quotes or shell metacharacters)\n"),
+    (("--gitops-repo", "git@git.example.com:"),
+     "error: --gitops-repo: 'git@git.example.com:' names a host but no repository (a path after ':')\n"),
+    (("--gitops-repo", "~"),
+     "error: --gitops-repo: '~' is not a repository URL (https://HOST/PATH, ssh://[USER@]HOST/PATH, "
+     "git://HOST/PATH or USER@HOST:PATH, without spaces, quotes or shell metacharacters)\n"),
+    (("--gitops-repo", "https://h/r.git", "--gitops-revision", "~"),
+     "error: --gitops-revision: '~' is not a branch, tag or commit: git refuses '~' in one\n"),
+    (("--gitops-repo", "https://h/r.git", "--gitops-revision", "v1\u202e2"),
+     "error: --gitops-revision: 'v1\\u202e2' holds a space, a control or an invisible character (a "
+     "bidirectional override, a zero-width space); a branch, tag or commit has none\n"),
 ])
 def test_init_gitops_errors(fake, tmp_path, args, message):
     rc, _, err = fake.run("init", "ws", "--user", "alice", "--context", "lab", *args)
     assert rc != 0 and err == message
+    assert "hunter2" not in err and "T0KEN" not in err
     assert not (tmp_path / "ws").exists()
+
+
+@pytest.mark.parametrize(("repo", "revision"), [
+    ("https://git.example.com/team/serving.git", "1.10"),  # YAML numbers, unquoted
+    ("git@git.example.com:team/serving.git", "1234567"),
+    ("ssh://git@git.example.com:2222/team/serving.git", "true"),
+    ("https://git.example.com/~alice/serving.git", "!x"),
+    ("https://git.example.com/team/serving.git", "0x1F"),
+])
+def test_init_gitops_values_keep_their_type_and_the_workspace_builds(fake, tmp_path, monkeypatch, repo, revision):
+    """Issue 35: what init accepts, the build accepts, and as the same string."""
+    rc, _, err = fake.run("init", "ws", "--user", "alice", "--context", "lab", "--gitops-repo", repo,
+                          "--gitops-revision", revision)
+    assert rc == 0, err
+    ws = tmp_path / "ws"
+    (gitops,) = [t for t in yaml.safe_load((ws / "BUILD.yaml").read_text())["targets"] if t["kind"] == "gitops"]
+    assert (gitops["repo_url"], gitops["revision"]) == (repo, revision)
+    monkeypatch.chdir(ws)
+    rc, out, err = fake.run("build")
+    assert rc == 0, err
+    (app,) = [d for d in yaml.safe_load_all((ws / "out/gitops/argocd.yaml").read_text()) if d["kind"] == "Application"]
+    assert (app["spec"]["source"]["repoURL"], app["spec"]["source"]["targetRevision"]) == (repo, revision)

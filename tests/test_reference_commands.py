@@ -85,6 +85,46 @@ def test_user_refuses_another_users_render(fake, tmp_path):
     assert fake.run("file", "apply", str(hand), "--user", "bob")[0] == 0  # no owner label: nothing to disagree with
 
 
+def _as_json(target: Path, how: str) -> Path:
+    """``target``'s objects in another layout kubectl reads (issue 35: the owner check read YAML lines only)."""
+    import json
+
+    import yaml
+
+    objs = [d for d in yaml.safe_load_all(target.read_text()) if d]
+    out = target.with_name(f"{target.stem}-{how}.{'json' if how.startswith('json') else 'yaml'}")
+    if how == "json-list":
+        out.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}, indent=2))
+    elif how == "json-one-line":
+        out.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
+    elif how == "json-object":
+        out.write_text(json.dumps(objs[-1], indent="\t"))
+    elif how == "yaml-flow":
+        out.write_text("".join("---\n" + json.dumps(o) + "\n" for o in objs))
+    elif how == "yaml-quoted-key":
+        out.write_text(target.read_text().replace("llm-d.ai/owner:", "'llm-d.ai/owner':"))
+    return out
+
+
+@pytest.mark.parametrize("how", ["json-list", "json-one-line", "json-object", "yaml-flow", "yaml-quoted-key"])
+def test_user_refuses_another_users_render_in_any_layout_kubectl_reads(fake, tmp_path, how):
+    target = _as_json(_rendered(tmp_path, user="bob"), how)
+    for action in ("diff", "apply", "delete"):
+        rc, _, err = fake.run("file", action, str(target), "--user", "alice")
+        assert (rc, err) == (1, f"error: --user alice: {target} was rendered for user bob (its llm-d.ai/owner "
+                                "label); render it again with --user alice, or drop --user\n"), how
+    assert fake.calls() == []
+    assert fake.run("file", "apply", str(target), "--user", "bob")[0] == 0
+
+
+def test_user_refuses_a_file_whose_owners_cannot_be_read(fake, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"kind": "List", "items": [')
+    rc, _, err = fake.run("file", "delete", str(bad), "--user", "alice")
+    assert rc == 1 and err.startswith(f"error: cannot read the owners of {bad}'s objects: ") and err.count("\n") == 1
+    assert fake.calls() == []
+
+
 def test_file_apply_shows_kubectls_whole_error_escaped(tmp_path, monkeypatch, capsys):
     wrapper = (
         "import os, runpy, sys\n"

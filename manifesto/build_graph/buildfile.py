@@ -322,27 +322,22 @@ class _Checker:
         return MonitoringGenerator(name, tuple(models), raw["cluster"], tuple(resolved[k] for k in OPTION_FIELDS))
 
     def gitops(self, raw: dict, i: int) -> GitopsGenerator:
-        import re
+        from manifesto.util import gitops_rules as rules
 
         path = ("targets", i)
         self.mapping(raw, path, _GITOPS_KEYS)
         for key in ("name", "repo_url", "revision"):
             if key not in raw:
                 self.fail(path, f"a gitops target needs '{key}'")
+        # The grammar `manifesto init --gitops-*` checks too (manifesto.util.gitops_rules).
+        for key, problem in (("repo_url", rules.repo_url_problem), ("revision", rules.revision_problem),
+                             ("project", rules.project_problem)):
+            if key in raw and problem(raw[key]):
+                self.fail(path + (key,), problem(raw[key]))
         name = self.named_target(raw, path, ("name", "repo_url", "revision", "project"))
-        word = r"[^\s\x00-\x1f\x7f'\"`$\\;&|<>]{1,2048}"
-        if not re.fullmatch(r"(https?|ssh|git)://" + word + r"|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:" + word,
-                            raw["repo_url"]):
-            self.fail(path + ("repo_url",), f"'{raw['repo_url']}' is not a repository URL (https://, ssh://, "
-                      "git:// or user@host:path, without spaces or shell metacharacters)")
-        if not re.fullmatch(word, raw["revision"]) or raw["revision"].startswith("-"):
-            self.fail(path + ("revision",), f"'{raw['revision']}' is not a branch, tag or commit")
         folder = self.base_path(raw.get("path", "."), path + ("path",))
         namespace = self.option("namespace", raw.get("namespace", "argocd"), path + ("namespace",))
         project = raw.get("project", "default")
-        if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", project):
-            self.fail(path + ("project",), f"'{project}' is not an Argo CD project name (lowercase letters, "
-                      "digits, '-' and '.')")
         refs = raw.get("deployments")
         if refs is not None and (not isinstance(refs, list) or not refs
                                  or not all(isinstance(r, str) and r for r in refs)):
@@ -353,11 +348,9 @@ class _Checker:
             if len(destination) != 1:
                 self.fail(path + ("destination",), "give the Argo CD cluster by 'name' or by 'server', one of them")
             (key, value), = destination.items()
-            self.text(value, path + ("destination", key))
-            if key == "server" and not re.fullmatch(r"https://" + word, value):
-                self.fail(path + ("destination", key), f"'{value}' is not an API server URL (https://...)")
-            if key == "name" and not re.fullmatch(word, value):
-                self.fail(path + ("destination", key), f"'{value}' is not an Argo CD cluster name")
+            problem = (rules.server_problem if key == "server" else rules.cluster_name_problem)(value)
+            if problem:
+                self.fail(path + ("destination", key), problem)
             destination = {key: value}
         automated = raw.get("automated", True)
         if not isinstance(automated, bool):

@@ -323,6 +323,14 @@ def _store_error(settings: JobSettings, rel: str, exc: OSError) -> str:
             problem = wrong_type(os.path.join(base, *parts[:i]), is_dir)
             if problem:
                 return f"cannot store the result: {'/'.join(parts[:i])} {problem}; remove it"
+    from manifesto.util.fsutil import UnsafePath
+
+    if isinstance(exc, UnsafePath) and exc.filename:  # deeper in the store: a shard planted as a link
+        from manifesto.edge.escape import terminal
+
+        shown = os.path.relpath(exc.filename, out)
+        shown = exc.filename if shown.startswith("..") else shown
+        return f"cannot store the result: {terminal(shown)} {terminal(exc.strerror)}; remove it (or run `manifesto clean`)"
     return f"cannot store the result in out/{rel}: {exc.strerror or exc}"
 
 

@@ -151,5 +151,29 @@ def _well_formed(row: tuple) -> bool:
     if kind == "gitops" and len(values) == 3:
         name, deployments, settings = values
         return (_name(name) and (deployments is None or _strs(deployments)) and type(settings) is dict
-                and folder_ok(settings.get("path")))
+                and _gitops_settings_ok(settings) and folder_ok(settings.get("path")))
     return False
+
+
+_GITOPS_SETTINGS = frozenset(("repo_url", "revision", "path", "namespace", "project", "destination", "automated"))
+
+
+def _gitops_settings_ok(settings: dict) -> bool:
+    """A gitops row's settings as ``buildfile`` makes them: its keys, and the URLs, revision,
+    project and destination of the grammar BUILD.yaml's are checked with (a planted manifest
+    cannot put a URL with credentials or a revision YAML would retype into out/gitops/)."""
+    from manifesto.util import gitops_rules as rules
+
+    if set(settings) != _GITOPS_SETTINGS or type(settings["automated"]) is not bool:
+        return False
+    if any(type(settings[k]) is not str for k in ("path", "namespace")):
+        return False
+    destination = settings["destination"]
+    if destination is not None:
+        if type(destination) is not dict or len(destination) != 1 or not set(destination) <= {"name", "server"}:
+            return False
+        (key, value), = destination.items()
+        if (rules.server_problem if key == "server" else rules.cluster_name_problem)(value) is not None:
+            return False
+    return (rules.repo_url_problem(settings["repo_url"]) is None and rules.revision_problem(settings["revision"]) is None
+            and rules.project_problem(settings["project"]) is None)

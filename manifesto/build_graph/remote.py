@@ -211,16 +211,18 @@ class RemoteCache:
         except HttpError as exc:
             self._give_up(f"{method} failed: {exc}")
         except Exception as exc:  # noqa: BLE001 - never a traceback from the cache (an import, a bug)
-            self._give_up(f"{method} failed: {describe(exc)}")
+            self._give_up(f"{method} failed: {describe(exc, (self.settings.token,) if self.settings.token else ())}")
         return None
 
     def _give_up(self, why: str) -> None:
-        from manifesto.edge.escape import terminal
+        from manifesto.edge.escape import hide, terminal
 
         self.enabled = False
         if self.client is not None:
             self.client.close()
-        self.warn(terminal(f"remote cache {self.settings.url}: {why}; building without it"))
+        secrets = (self.settings.token,) if self.settings.token else ()
+        self.warn(terminal(f"remote cache {self.settings.url}: {hide(why, secrets)}; building without it",
+                           secrets=secrets))
 
     def _get(self, path: str, limit: int = MAX_ACTION) -> bytes | None:
         reply = self._request("GET", path, limit=limit)
@@ -264,6 +266,7 @@ class SharedCache:
         self.session = session
         self.remote = RemoteCache(settings, session.ui.warn)
         self.read_only = settings.read_only
+        self._suffixes: dict[str, str | None] = {}  # cluster name -> its artifacts' suffix
         if settings.withheld:
             from manifesto.edge.escape import terminal
 
@@ -282,22 +285,32 @@ class SharedCache:
     def fetch(self, item) -> bool:
         """Settle ``item`` from the remote cache; False (render it) on any miss.
 
-        Both records go through the edge (``manifesto.edge.entries``): bounded, nested at most
-        so deep, typed, the inputs workspace-relative and the suffix an artifact suffix; one
-        that is not is a miss with a warning, never a write."""
+        The cache is advice: it may only supply the text of an artifact, the bytes whose
+        SHA-256 its record names under the key this build computes from the files it digests
+        itself. Both records go through the edge (``manifesto.edge.entries``): bounded,
+        nested at most so deep, typed; the index lists YAML and JSON files of the workspace
+        (outside ``out/`` and hidden folders) or of the bundled catalog, the pair's own spec
+        and cluster among them; the result is "ok" with no reason, the suffix is the one the
+        pair's cluster profile gives here, and the budget has the one shape and adds up. A
+        skipped or failed pair is evaluated here: a server never decides an outcome. One
+        record that is not so is a miss with a warning, never a write."""
         from manifesto.build_graph.keys import pair_key
+        from manifesto.load.catalog import bundled_dir
         from manifesto.load.digest import digest
         from manifesto.edge.entries import BadEntry, decode_remote_index, decode_remote_record
         from manifesto.util.status import Source, Status
         from manifesto.tasks.entries import ResultEntry
 
         s = self.session
+        suffix, known = self._expected(item)
+        if suffix is None:
+            return False  # the cluster profile does not load here: rendering says why
         index_key = self._index_key(item)
         raw = self.remote.get_action(index_key)
         if raw is None:
             return False
         try:
-            inputs = decode_remote_index(raw).inputs
+            inputs = decode_remote_index(raw, (f"{bundled_dir()}/catalog",), known).inputs
         except BadEntry as exc:
             return self._bad(index_key, exc)
         digests = [s.stat.digest(k) for k in inputs]
@@ -308,24 +321,34 @@ class SharedCache:
         if raw is None:
             return False
         try:
-            record = decode_remote_record(raw)
+            record = decode_remote_record(raw, suffix)
         except BadEntry as exc:
             return self._bad(key, exc)
-        text = ""
-        if record.status == "ok":
-            blob = self.remote.get_blob(record.text_sha256)
-            if blob is None:
-                return False
-            try:
-                text = blob.decode("utf-8")
-            except UnicodeDecodeError:
-                return self._bad(record.text_sha256, BadEntry("the blob is not UTF-8"))
-        entry = ResultEntry(key, record.task, Status(record.status), record.suffix, text, digest(text.encode()),
-                       record.reason, tuple(inputs), tuple(digests), record.budget)
+        blob = self.remote.get_blob(record.text_sha256)
+        if blob is None:
+            return False
+        try:
+            text = blob.decode("utf-8")
+        except UnicodeDecodeError:
+            return self._bad(record.text_sha256, BadEntry("the blob is not UTF-8"))
+        entry = ResultEntry(key, f"render {item.pair[0]} @ {item.pair[1]}", Status.OK, suffix, text,
+                            digest(text.encode()), "", tuple(inputs), tuple(digests), record.budget)
         s.tasks.put(entry)
         s._apply_entry(item, entry)
         item.how = Source.REMOTE
         return True
+
+    def _expected(self, item) -> tuple[str | None, tuple[str, ...]]:
+        """The suffix ``item``'s artifact has (None when its cluster profile does not load) and
+        the workspace files the build knows it reads (a render's spec and cluster)."""
+        graph = self.session.graph
+        model, cluster = item.pair
+        if model in graph.monitors or model in graph.gitops:
+            return ".yaml", ()
+        path = graph.clusters[cluster].path
+        if cluster not in self._suffixes:
+            self._suffixes[cluster] = _platform_suffix(self.session.ws.root, path)
+        return self._suffixes[cluster], (graph.source(model), path)
 
     def _bad(self, key: str, exc) -> bool:
         """A record that does not pass the edge: a miss, and the build stops asking a server
@@ -340,14 +363,31 @@ class SharedCache:
         if self.read_only or not self.remote.enabled:
             return
         entry = self.session.tasks.get(result.key)
-        if entry is None or getattr(entry, "status", None) is None:
-            return
-        record = {"task": entry.task, "status": str(entry.status.value), "suffix": entry.suffix,
-                  "reason": entry.reason, "budget": entry.budget, "text_sha256": ""}
-        if entry.status == "ok":
-            data = entry.text.encode()
-            if len(data) > self.remote.settings.max_blob:
-                return  # no build could read it back
-            record["text_sha256"] = self.remote.put_blob(data)
+        if entry is None or getattr(entry, "status", None) != "ok":
+            return  # only artifacts are shared: another build decides a skip or a failure itself
+        record = {"task": entry.task, "status": "ok", "suffix": entry.suffix, "reason": "",
+                  "budget": entry.budget, "text_sha256": ""}
+        data = entry.text.encode()
+        if len(data) > self.remote.settings.max_blob:
+            return  # no build could read it back
+        record["text_sha256"] = self.remote.put_blob(data)
         self.remote.put_action(result.key, json.dumps(record, sort_keys=True).encode())
         self.remote.put_action(self._index_key(item), json.dumps({"inputs": list(entry.inputs)}).encode())
+
+
+def _platform_suffix(root: str, rel: str) -> str | None:
+    """The artifact suffix of the cluster profile ``rel`` (workspace-relative): ``.sbatch``
+    for ``platform: slurm``, ``.yaml`` otherwise; None when it does not parse (or is not a
+    mapping): then the pair is rendered, which reports the problem."""
+    import os
+
+    from manifesto.errors import ManifestoError
+    from manifesto.load.yamlio import load_yaml
+
+    try:
+        data, _ = load_yaml(os.path.join(root, rel), rel)
+    except (ManifestoError, OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    return ".sbatch" if data.get("platform") == "slurm" else ".yaml"

@@ -182,6 +182,8 @@ def _gitops_yaml(gitops: tuple[str, str] | None) -> str:
     """The gitops target of a new workspace (an empty string without one)."""
     if gitops is None:
         return ""
+    from manifesto.util.gitops_rules import yaml_string
+
     repo_url, revision = gitops
     return f"""
   # Delivery through Argo CD: `manifesto build` writes out/gitops/argocd.yaml, an Application per
@@ -189,8 +191,8 @@ def _gitops_yaml(gitops: tuple[str, str] | None) -> str:
   # the Argo CD cluster name) and the argocd-cm health checks; apply it once to Argo CD's cluster.
   - kind: gitops
     name: argocd
-    repo_url: {repo_url}
-    revision: {revision}
+    repo_url: {yaml_string(repo_url)}
+    revision: {yaml_string(revision)}
 """
 
 
@@ -256,11 +258,13 @@ def workspace_files(model: tuple[str, str], cluster: tuple[str, str], *, user: s
         raise InputError(f"--context '{context}': not a kube context name (no spaces or shell metacharacters)")
     if slurm_host is not None and not re.fullmatch(r"[A-Za-z0-9]([-A-Za-z0-9_.@]*[A-Za-z0-9])?", slurm_host):
         raise InputError(f"--slurm-host '{slurm_host}': not a host name")
-    if gitops is not None:
-        for flag, value in (("--gitops-repo", gitops[0]), ("--gitops-revision", gitops[1])):
-            if (not re.fullmatch(r"[^\s'\"`$\\;&|<>#{}\[\],]+", value) or not value.isprintable()
-                    or value[0] in "!*%@?:-"):
-                raise InputError(f"{flag} '{value}': no spaces, quotes or shell or YAML metacharacters")
+    if gitops is not None:  # the grammar the build checks BUILD.yaml's gitops target with
+        from manifesto.util.gitops_rules import repo_url_problem, revision_problem
+
+        for flag, value, problem in (("--gitops-repo", gitops[0], repo_url_problem),
+                                     ("--gitops-revision", gitops[1], revision_problem)):
+            if problem(value):
+                raise InputError(f"{flag}: {problem(value)}")
     name = re.sub(r"[^a-z0-9]+", "-", f"{model_name}-{cluster_name}".lower()).strip("-")[:63].rstrip("-")
     return {
         "BUILD.yaml": _build_yaml(model_name, cluster_name, name, user, namespace, context, slurm_host, gitops),

@@ -121,15 +121,20 @@ def _shard_count(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--shards: ")) from None
 
 
+#: The most worker processes ``--jobs`` asks for.
+MAX_JOBS = 1024
+
+
 def _jobs(text: str) -> int:
     import argparse
 
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive number of jobs, got {text!r}")
+    from manifesto.errors import printable
+    from manifesto.util.numbers import whole
+
+    value = whole(text)  # ASCII digits only: int() also reads "١٢"
+    if value is None or not 1 <= value <= MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"expected a number of jobs from 1 to {MAX_JOBS}, got "
+                                         f"'{printable(text)[:40]}'")
     return value
 
 

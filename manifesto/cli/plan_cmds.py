@@ -25,13 +25,13 @@ def register(sub, add) -> None:
     p.add_argument("--max-model-len", type=_positive("--max-model-len"), metavar="TOKENS",
                    help="context length every sequence may reach (default: the starting point's max_model_len, else "
                    "the model's)")
-    p.add_argument("--concurrency", type=_positive("--concurrency"), default=1, metavar="N",
+    p.add_argument("--concurrency", type=_positive("--concurrency", 1 << 24), default=1, metavar="N",
                    help="sequences of max_model_len the KV cache must hold at once (default: 1, what vLLM needs "
                    "to start)")
     p.add_argument("--kv-cache-dtype", choices=_KV_DTYPES, help="KV cache dtype (default: the spec's, else auto)")
     p.add_argument("--topology", choices=("aggregated", "pd"), help="aggregated, or pd: one prefill and one "
                    "decode role of the same layout (default: the spec's, else aggregated)")
-    p.add_argument("--pick", type=_positive("--pick"), default=1, metavar="N",
+    p.add_argument("--pick", type=_positive("--pick", 1 << 20), default=1, metavar="N",
                    help="the ranked layout --write and --explain use (default: 1)")
     p.add_argument("--explain", action="store_true", help="print the picked layout's resolution and memory-fit "
                    "arithmetic, as `manifesto explain` prints it")
@@ -42,16 +42,25 @@ def register(sub, add) -> None:
     p.set_defaults(func=_plan)
 
 
-def _positive(flag: str):
+def _positive(flag: str, high: int | None = None):
+    """A flag's positive count in ASCII digits, at most ``high`` (default: a 32-bit count)."""
+    from manifesto.util.numbers import MAX_COUNT
+
+    high = MAX_COUNT if high is None else high
+
     def parse(text: str) -> int:
         import argparse
 
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+        from manifesto.errors import printable
+        from manifesto.util.numbers import whole
+
+        value = whole(text)
+        if value is None:
+            raise argparse.ArgumentTypeError(f"'{printable(text)[:40]}' is not a whole number (ASCII digits)")
         if value < 1:
             raise argparse.ArgumentTypeError(f"{value} is not a positive number")
+        if value > high:
+            raise argparse.ArgumentTypeError(f"{value} is over {high}, the most it can be")
         return value
 
     parse.__name__ = flag

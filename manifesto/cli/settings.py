@@ -159,7 +159,9 @@ def pick_cluster(explicit: str | None, env: dict[str, str], context: str | None 
 
         require(kube_env(env), "it names the kube context that picks the cluster profile; or pass "
                 "--cluster NAME|PATH, or set MANIFESTO_CLUSTER")
-    ctx = kube_context(context, env) if need_context else context
+    # The current context read strictly: a kubectl that cannot answer (it does not run, a broken
+    # kubeconfig) is an error naming why, never taken for "no context is current".
+    ctx = (context or current_context(env)) if need_context else context
     names = [ctx] if ctx else []
     if ctx:
         # The cluster of that context (--context when given), not of the current one.

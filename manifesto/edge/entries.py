@@ -32,7 +32,7 @@ import re
 __all__ = [
     "MAX_ENTRY", "MAX_ACTION", "MAX_DEPTH", "MAX_INPUTS", "SUFFIXES", "BadEntry", "precheck", "suffix_ok",
     "rel_path_ok", "shared_input_ok", "input_ok", "key_ok", "load_plain", "check_store_entry", "decode_remote_index",
-    "decode_remote_record", "ENVELOPE", "MAX_HEADER", "Envelope", "read_header", "open_envelope",
+    "decode_remote_record", "check_budget", "MAX_COUNT", "ENVELOPE", "MAX_HEADER", "Envelope", "read_header", "open_envelope",
 ]
 
 #: The largest store entry read (an artifact's text, JSON-escaped, with its Plan).
@@ -105,13 +105,22 @@ def rel_path_ok(value) -> bool:
     return all(part not in ("", ".", "..") and len(part) <= _MAX_PART for part in value.split("/"))
 
 
-def shared_input_ok(value) -> bool:
-    """An input file as a remote record lists it: workspace-relative (:func:`rel_path_ok`),
-    or an absolute path in normal form to a YAML or JSON file (a bundled catalog file of
-    the installed manifesto). It is only digested (a regular file, read by the stat cache)."""
-    if isinstance(value, str) and value.startswith("/") and value.endswith((".yaml", ".yml", ".json")):
-        return rel_path_ok(value[1:])
-    return rel_path_ok(value)
+_SHARED_KINDS = (".yaml", ".yml", ".json")
+
+
+def shared_input_ok(value, roots: tuple[str, ...] = ()) -> bool:
+    """An input file as a remote record lists it: a YAML or JSON file, workspace-relative
+    (:func:`rel_path_ok`) outside ``out/`` and hidden folders (``.git``, ``out/.cache``), or
+    an absolute path in normal form below one of ``roots`` (the installed manifesto's bundled
+    catalog: the caller names it; none by default). Nothing else is ever digested for a
+    server: an absolute path elsewhere would tell it whether a file exists and let it test
+    guesses of its content."""
+    if not isinstance(value, str) or not value.endswith(_SHARED_KINDS):
+        return False
+    if value.startswith("/"):
+        return rel_path_ok(value[1:]) and any(value.startswith(root.rstrip("/") + "/") for root in roots)
+    parts = value.split("/")
+    return rel_path_ok(value) and parts[0] != "out" and not any(part.startswith(".") for part in parts)
 
 
 def input_ok(value) -> bool:
@@ -205,7 +214,26 @@ def _types():
             text_sha256: str
             budget: dict | None = None
 
-        _TYPES = (RemoteIndex, RemoteRecord, msgspec.json.Decoder(RemoteIndex), msgspec.json.Decoder(RemoteRecord))
+        class RemoteRoleBudget(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+            """``manifesto.resolve.plan.RoleBudget``'s fields, in its order (a test holds them equal)."""
+
+            role: str
+            gpus: int
+            nodes: int
+            pods: int
+            hourly_cost: float | None = None
+
+        # ``manifesto.resolve.plan.Budget``'s fields, in its order (the edge sits below resolve; a
+        # test holds them equal). Made with defstruct: a local class's string annotation naming
+        # RemoteRoleBudget would not resolve.
+        RemoteBudget = msgspec.defstruct(
+            "RemoteBudget", [("roles", tuple[RemoteRoleBudget, ...]), ("gpus", int), ("nodes", int), ("pods", int),
+                             ("accelerator", str), ("hourly_price", float | None, None),
+                             ("hourly_cost", float | None, None)],
+            frozen=True, forbid_unknown_fields=True)
+
+        _TYPES = (RemoteIndex, RemoteRecord, msgspec.json.Decoder(RemoteIndex), msgspec.json.Decoder(RemoteRecord),
+                  RemoteBudget, RemoteRoleBudget)
     return _TYPES
 
 
@@ -225,24 +253,84 @@ def _short(exc: BaseException) -> str:
     return terminal(str(exc) or type(exc).__name__, 120)
 
 
-def decode_remote_index(raw):
-    """The ``RemoteIndex`` in ``raw`` (an action record's body); raises :class:`BadEntry`."""
+def decode_remote_index(raw, roots: tuple[str, ...] = (), known: tuple[str, ...] = ()):
+    """The ``RemoteIndex`` in ``raw`` (an action record's body); raises :class:`BadEntry`.
+    Every input obeys :func:`shared_input_ok` (absolute ones below ``roots``), none repeats,
+    and the files of ``known`` (the pair's own spec and cluster, which the build names
+    itself) are all listed: an index cannot leave out what the build knows it reads."""
     index = _decode(_types()[2], raw)
-    if len(index.inputs) > MAX_INPUTS or not all(shared_input_ok(p) for p in index.inputs):
+    if len(index.inputs) > MAX_INPUTS or not all(shared_input_ok(p, roots) for p in index.inputs):
         raise BadEntry("an input is not a normal path to a workspace or catalog file")
+    if len(set(index.inputs)) != len(index.inputs) or not set(known) <= set(index.inputs):
+        raise BadEntry("its inputs are not the files the build knows the pair reads")
     return index
 
 
-def decode_remote_record(raw):
-    """The ``RemoteRecord`` in ``raw``; raises :class:`BadEntry`."""
+def decode_remote_record(raw, suffix: str | None = None):
+    """The ``RemoteRecord`` in ``raw``; raises :class:`BadEntry`. A record only ever supplies an
+    artifact's text: its status must be "ok" with no reason (a server never decides that a
+    pair failed or is skipped, nor what a report says about it), its suffix the one the build
+    expects (``suffix``, from the pair's cluster profile; any artifact suffix when None), its
+    budget one :func:`check_budget` accepts (given back as plain data of that one shape)."""
     record = _decode(_types()[3], raw)
-    if record.status not in ("ok", "skipped", "failed"):
-        raise BadEntry("its status is not ok, skipped or failed")
-    if not suffix_ok(record.suffix, record.status):
-        raise BadEntry("its suffix is not an artifact suffix")
-    if record.status == "ok" and not (len(record.text_sha256) == 64 and key_ok(record.text_sha256)):
+    if record.status != "ok":
+        raise BadEntry("its status is not ok (only artifacts are shared)")
+    if record.reason != "":
+        raise BadEntry("an artifact's record has a reason")
+    if not suffix_ok(record.suffix, record.status) or (suffix is not None and record.suffix != suffix):
+        raise BadEntry("its suffix is not the one of the pair's platform")
+    if not (len(record.text_sha256) == 64 and key_ok(record.text_sha256)):
         raise BadEntry("its text digest is not a SHA-256")
+    if record.budget is not None:
+        import msgspec
+
+        record = msgspec.structs.replace(record, budget=check_budget(record.budget))
     return record
+
+
+#: The largest count a budget may hold (Kubernetes counts are 32-bit).
+MAX_COUNT = (1 << 31) - 1
+#: The largest hourly price or cost a budget may hold.
+MAX_MONEY = 1e12
+#: The most roles a budget may list.
+MAX_ROLES = 64
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", re.ASCII)  # an accelerator or role name
+
+
+def check_budget(value) -> dict:
+    """``value`` (a budget as a record holds it) as the plain data ``manifesto.resolve.budget``
+    makes, once it has that shape exactly (every field, of its type, no other), counts in
+    ``0..MAX_COUNT``, money finite in ``0..MAX_MONEY`` (or null), names of the name grammar,
+    and totals that are the sums of the roles'; raises :class:`BadEntry`."""
+    import math
+
+    import msgspec
+
+    try:
+        budget = msgspec.convert(value, _types()[4], strict=True)
+    except (msgspec.ValidationError, TypeError, ValueError) as exc:
+        raise BadEntry(f"its budget is not a budget ({_short(exc)})") from None
+
+    def count(n) -> bool:
+        return type(n) is int and 0 <= n <= MAX_COUNT
+
+    def money(x) -> bool:
+        return x is None or (isinstance(x, float) and math.isfinite(x) and 0 <= x <= MAX_MONEY)
+
+    roles = budget.roles
+    ok = (0 < len(roles) <= MAX_ROLES and _NAME.fullmatch(budget.accelerator) is not None
+          and all(count(n) for n in (budget.gpus, budget.nodes, budget.pods))
+          and money(budget.hourly_price) and money(budget.hourly_cost)
+          and all(_NAME.fullmatch(r.role) and count(r.gpus) and count(r.nodes) and count(r.pods)
+                  and money(r.hourly_cost) for r in roles)
+          and len({r.role for r in roles}) == len(roles)
+          and budget.gpus == sum(r.gpus for r in roles) and budget.nodes == sum(r.nodes for r in roles)
+          and budget.pods == sum(r.pods for r in roles)
+          and (budget.hourly_price is None) == (budget.hourly_cost is None)
+          and all((r.hourly_cost is None) == (budget.hourly_price is None) for r in roles))
+    if not ok:
+        raise BadEntry("its budget is out of bounds or does not add up")
+    return msgspec.to_builtins(budget)
 
 
 def check_store_entry(entry) -> None:

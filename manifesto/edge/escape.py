@@ -14,15 +14,27 @@ from __future__ import annotations
 
 from manifesto.errors import printable
 
-__all__ = ["terminal", "lines", "md_code", "md_text", "shell_word", "SAFE_SHELL"]
+__all__ = ["terminal", "hide", "lines", "md_code", "md_text", "shell_word", "SAFE_SHELL"]
 
 
-def terminal(text: str, limit: int = 0) -> str:
+def terminal(text: str, limit: int = 0, secrets: tuple[str, ...] = ()) -> str:
     """``text`` as one printable line (line breaks escaped too), cut to ``limit`` characters
-    (0: no cut) with a visible mark."""
-    text = printable(str(text))
+    (0: no cut) with a visible mark; every one of ``secrets`` (a bearer token) shown as
+    ``***``, before and after escaping and before the cut (no part of one survives it)."""
+    text = hide(printable(hide(str(text), secrets)), secrets)
     if limit and len(text) > limit:
         return text[: max(limit - 3, 0)] + "..."
+    return text
+
+
+def hide(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """``text`` with every occurrence of each of ``secrets`` (non-empty) replaced by ``***``,
+    in any letter case (a host name a server echoes it in comes back in lower case)."""
+    for secret in secrets:
+        if secret:
+            import re
+
+            text = re.sub(re.escape(secret), "***", text, flags=re.IGNORECASE)
     return text
 
 

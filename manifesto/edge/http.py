@@ -98,6 +98,10 @@ class Client:
             target = self._same_origin(target, location)
         raise HttpError(f"more than {MAX_REDIRECTS} redirects")
 
+    def _secrets(self) -> tuple[str, ...]:
+        """What no text from the server may show: the bearer token."""
+        return (self.token,) if self.token else ()
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.close()
@@ -132,7 +136,7 @@ class Client:
                                     release_conn=False,
                                     timeout=urllib3.Timeout(connect=allowed, read=allowed))
             status = response.status
-            reason = terminal(response.reason or "", 80)
+            reason = terminal(response.reason or "", 80, self._secrets())
             location = response.headers.get("Location") if 300 <= status < 400 else None
             if 300 <= status < 400 and location is None:
                 location = ""
@@ -144,7 +148,7 @@ class Client:
         except BaseException as exc:  # noqa: BLE001 - the edge: anything a reply causes is one line
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
-            why = describe(exc)
+            why = describe(exc, self._secrets())
             if self._cut or why == "timed out":
                 raise HttpError(late) from None
             raise HttpError(why) from None
@@ -182,7 +186,7 @@ class Client:
         here = f"{self.origin[0]}://{self.origin[1]}:{self.origin[2]}{target}"
         there = urljoin(here, location.strip()) if location else ""
         if not there or origin_of(there) != self.origin or "@" in urlsplit(there).netloc:
-            return _refuse_redirect(there)
+            return _refuse_redirect(there, self._secrets())
         parts = urlsplit(there)
         return parts.path + (f"?{parts.query}" if parts.query else "")
 
@@ -234,14 +238,15 @@ class Client:
             self._sock = None
 
 
-def _refuse_redirect(there: str):
+def _refuse_redirect(there: str, secrets: tuple[str, ...] = ()):
     origin = origin_of(there) if there else None
     where = f"{origin[0]}://{origin[1]}:{origin[2]}" if origin else "a URL that is not http(s)"
-    raise HttpError(f"redirected to another origin ({terminal(where, 120)}); not followed")
+    raise HttpError(f"redirected to another origin ({terminal(where, 120, secrets)}); not followed")
 
 
-def describe(exc: BaseException) -> str:
-    """One terminal-safe line for a transport failure (never the request's headers)."""
+def describe(exc: BaseException, secrets: tuple[str, ...] = ()) -> str:
+    """One terminal-safe line for a transport failure (never the request's headers, nor any
+    of ``secrets``: a server's text may echo the token)."""
     import http.client
     import ssl
 
@@ -268,15 +273,15 @@ def describe(exc: BaseException) -> str:
         if isinstance(e, http.client.IncompleteRead) or type(e).__name__ == "IncompleteRead":
             return "a reply cut short"
         if isinstance(e, http.client.HTTPException) and not isinstance(e, http.client.ImproperConnectionState):
-            return f"a reply that is not valid HTTP ({terminal(e, 80)})"
+            return f"a reply that is not valid HTTP ({terminal(e, 80, secrets)})"
         if isinstance(e, ssl.SSLError):
-            return f"TLS: {terminal(getattr(e, 'reason', None) or e, 120)}"
+            return f"TLS: {terminal(getattr(e, 'reason', None) or e, 120, secrets)}"
         if isinstance(e, ConnectionRefusedError):
             return "connection refused"
         if isinstance(e, socket.gaierror):
-            return f"cannot resolve the host ({terminal(e.strerror or e, 80)})"
+            return f"cannot resolve the host ({terminal(e.strerror or e, 80, secrets)})"
     for e in seen:
         if isinstance(e, OSError) and e.strerror:
-            return terminal(e.strerror, 120)
+            return terminal(e.strerror, 120, secrets)
     text = str(exc)
-    return terminal(f"{type(exc).__name__}: {text}" if text else type(exc).__name__, 160)
+    return terminal(f"{type(exc).__name__}: {text}" if text else type(exc).__name__, 160, secrets)

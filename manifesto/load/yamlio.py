@@ -185,6 +185,10 @@ def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
         if error is None:
             raise  # not the unhashable-key case: a bug, let it show
         raise error from None
+    if "!" in text:  # a tag needs a '!': most files skip this pass
+        tagged = _unknown_tag(text, name)
+        if tagged is not None:
+            raise tagged
     if "&" in text and _ALIAS.search(text):  # a cycle needs an anchor and an alias: most files skip the second pass
         cycle = _recursive_alias(text, name)
         if cycle is not None:
@@ -460,6 +464,31 @@ def _document_start(text: str, name: str, index: int) -> Origin:
         return Origin(name)
     mark = starts[index] if index < len(starts) else None
     return Origin(name, mark.line + 1, mark.column + 1) if mark else Origin(name)
+
+
+#: The tags a document may carry: YAML's own types, which the loader builds (an explicit
+#: ``!!str`` or ``!!int`` says how to read a scalar). Any other (``!!python/object``, a local
+#: ``!Ref``, a URI tag) names a type manifesto does not know: refused, never read as plain data.
+KNOWN_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in (
+    "str", "int", "float", "bool", "null", "map", "seq", "timestamp", "binary", "omap", "pairs", "set", "merge",
+    "value"))
+
+
+def _unknown_tag(text: str, name: str) -> YamlSyntaxError | None:
+    """The error for the first node with a tag outside :data:`KNOWN_TAGS`, or None."""
+    node = _find_node(_compose(text), lambda n: n.tag is not None and str(n.tag) not in KNOWN_TAGS
+                      and getattr(n.tag, "value", n.tag) not in KNOWN_TAGS)
+    if node is None:
+        return None
+    from manifesto.errors import printable
+
+    tag = str(getattr(node.tag, "value", node.tag))
+    shown = "!!" + tag[len("tag:yaml.org,2002:"):] if tag.startswith("tag:yaml.org,2002:") else tag
+    shown = printable(shown)
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    return YamlSyntaxError(f"the tag {shown} names a type manifesto does not read (only YAML's own: !!str, !!int, "
+                           "!!float, !!bool, !!null, !!map, !!seq, !!timestamp...); remove it",
+                           Origin(name, node.start_mark.line + 1, node.start_mark.column + 1))
 
 
 def _compose(text: str) -> list:

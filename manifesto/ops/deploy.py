@@ -408,20 +408,55 @@ def file_diff(kube: Kube, path: str, shown: str | None = None) -> int:
     raise OpsError(f"kubectl diff -f {shown} failed: {last}")
 
 
-def file_owners(text: str) -> set[str]:
-    """The values of the llm-d.ai/owner labels in a rendered manifest's text."""
-    import re
+def file_owners(text: str, name: str = "the manifest") -> set[str]:
+    """The values of the llm-d.ai/owner labels of the objects in a manifest's text, read as
+    kubectl reads it: JSON or YAML documents, a ``List``'s items included, whatever the
+    layout (flow mappings, quoted keys). Raises OpsError when the text is neither: then no
+    owner can be known, and an owner check must not pass."""
+    from manifesto.errors import ManifestoError
 
-    return set(re.findall(r"(?m)^\s+" + re.escape(OWNER_LABEL) + r": *['\"]?([A-Za-z0-9._-]+)", text))
+    stripped = text.lstrip()
+    try:
+        if stripped.startswith(("{", "[")):  # JSON, as kubectl takes it (YAML could misread a tab)
+            from manifesto.edge.jsonio import loads
+
+            docs = [loads(text, name)]
+        else:
+            from manifesto.load.yamlio import parse_documents
+
+            docs = [d for d, _ in parse_documents(text, name, max_entries=2_000_000, max_documents=10_000)]
+    except ManifestoError as exc:
+        raise OpsError(f"cannot read the owners of {name}'s objects: {exc}") from None
+    owners: set[str] = set()
+    stack = list(docs)
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, list):
+            stack.extend(obj)
+            continue
+        if not isinstance(obj, dict):
+            continue
+        if isinstance(obj.get("items"), list):  # a List (v1 List, DeploymentList...): kubectl applies its items
+            stack.extend(obj["items"])
+        metadata = obj.get("metadata")
+        labels = metadata.get("labels") if isinstance(metadata, dict) else None
+        if isinstance(labels, dict) and OWNER_LABEL in labels:
+            value = labels[OWNER_LABEL]
+            owners.add(value if isinstance(value, str) else str(value))
+    return owners
 
 
 def check_file_owner(path: str, user: str) -> None:
     """Refuse ``path`` when its objects name an owner other than ``user`` (``--user``); a file
-    without owner labels (written by hand) has nobody to disagree with."""
+    without owner labels (written by hand) has nobody to disagree with. The file is read as
+    kubectl reads it (JSON or YAML, :func:`file_owners`); one that cannot be read is refused."""
     from manifesto.edge.files import read_lenient
     from manifesto.resolve.identity import label_value
 
-    owners = file_owners(read_lenient(path) or "")
+    text = read_lenient(path)
+    if text is None:
+        raise OpsError(f"--user {printable(user)}: cannot read {path} to check its owners")
+    owners = file_owners(text, path)
     want = label_value(user) or "unknown"
     others = sorted(owners - {want})
     if others:

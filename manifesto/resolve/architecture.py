@@ -74,22 +74,54 @@ MODELLED_ATTENTION = ("mha", "gqa", "mla")
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32"}
 
 
+#: The largest value a config.json count may hold, by key (what a model can have, with room:
+#: the largest published models have some 10^5 hidden units, 10^3 heads or experts, 10^6
+#: vocabulary entries and 10^7 positions); any other count is at most MAX_COUNT.
+MAX_COUNT = (1 << 31) - 1
+_MAX = {
+    "hidden_size": 1 << 20, "num_attention_heads": 1 << 16, "num_key_value_heads": 1 << 16, "head_dim": 1 << 16,
+    "num_hidden_layers": 1 << 16, "vocab_size": 1 << 26, "num_heads": 1 << 16, "intermediate_size": 1 << 24,
+    "moe_intermediate_size": 1 << 24, "routed_expert_hidden_size": 1 << 24, "n_routed_experts": 1 << 16,
+    "num_experts": 1 << 16, "num_local_experts": 1 << 16, "n_shared_experts": 1 << 16, "num_shared_experts": 1 << 16,
+    "num_experts_per_tok": 1 << 16, "num_experts_per_token": 1 << 16, "first_k_dense_replace": 1 << 16,
+    "q_lora_rank": 1 << 20, "kv_lora_rank": 1 << 20, "qk_nope_head_dim": 1 << 16, "qk_rope_head_dim": 1 << 16,
+    "v_head_dim": 1 << 16, "index_head_dim": 1 << 16, "short_conv_kernel_size": 1 << 10,
+}
+#: Counts a model cannot have zero of: a config.json that says 0 is refused, not divided by.
+_NONZERO = frozenset(("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "num_hidden_layers",
+                      "vocab_size", "num_heads"))
+#: The most parameters a model may count (10^15; the largest published have some 2*10^12).
+MAX_PARAMS = 10 ** 15
+
+
 def _int(cfg: dict, key: str, where: str, default: int | None = None) -> int:
     value = cfg.get(key, default)
     if value is None:
         raise InputError(f"{where}: config.json has no '{key}', which the memory-fit check needs")
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InputError(f"{where}: config.json '{key}' must be a whole number of 0 or more, found {_kind(value)}")
+    high, low = _MAX.get(key, MAX_COUNT), 1 if key in _NONZERO else 0
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InputError(f"{where}: config.json '{key}' must be a whole number from {low} to {high}, "
+                         f"found {_kind(value, high)}")
     return value
 
 
-def _kind(value) -> str:
+def _kind(value, high: int = MAX_COUNT) -> str:
     """What ``value`` is, never what it says: a config.json is not ours to print."""
     if isinstance(value, bool):
         return "true or false"
     if isinstance(value, int):
-        return "a negative number"
+        return "0" if value == 0 else "a negative number" if value < 0 else f"a number over {high}"
     return {float: "a decimal number", str: "text", list: "a list", dict: "a mapping"}.get(type(value), "null")
+
+
+def _params(value, key: str, where: str) -> int | None:
+    """A published parameter count (None when not given), bounded by MAX_PARAMS."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_PARAMS:
+        raise InputError(f"{where}: '{key}' must be a whole number from 1 to {MAX_PARAMS}, found "
+                         f"{_kind(value, MAX_PARAMS)}")
+    return value
 
 
 def _quant_format(cfg: dict, where: str) -> str | None:
@@ -141,8 +173,10 @@ def _int_list(cfg: dict, key: str, where: str) -> list[int]:
     value = cfg.get(key)
     if value is None:
         return []
-    if not isinstance(value, list) or any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in value):
-        raise InputError(f"{where}: config.json '{key}' must be a list of whole numbers")
+    if (not isinstance(value, list) or len(value) > 1 << 16
+            or any(isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= MAX_COUNT for x in value)):
+        raise InputError(f"{where}: config.json '{key}' must be a list of at most 65536 whole numbers from 0 to "
+                         f"{MAX_COUNT}")
     return value
 
 
@@ -178,7 +212,9 @@ def from_config(cfg: Any, *, source: str, params: int | None = None, active_para
     heads = _int(cfg, "num_attention_heads", source)
     kv_heads = _int(cfg, "num_key_value_heads", source, heads)
     model_type = str(cfg.get("model_type") or "unknown")
-    kv_lora = cfg.get("kv_lora_rank") or 0
+    kv_lora = _int(cfg, "kv_lora_rank", source, 0) if cfg.get("kv_lora_rank") is not None else 0
+    params = _params(params, "params", source)
+    active_params = _params(active_params, "active_params", source)
     if model_type.startswith("deepseek_v4") or isinstance(cfg.get("linear_attn_config"), dict):
         attention = "hybrid"  # compressed attention (DeepSeek-V4); linear-attention layers (Kimi K3)
     elif kv_lora:

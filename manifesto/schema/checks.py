@@ -218,9 +218,11 @@ def dns_label(value: str) -> str:
 
 
 def positive(value: int) -> int:
+    """A count of at least 1, and 32-bit: every whole number the schemas take reaches a
+    Kubernetes object or a Slurm directive (a Job's completions, a deadline, a group size)."""
     if value < 1:
         raise ValueError("must be at least 1")
-    return value
+    return int32(value)
 
 
 def scalar(value: Any) -> Any:
@@ -304,6 +306,8 @@ def allocation_exactly_one(self):
 
 
 def gpu_memory(value: str | None) -> str | None:
+    if value is not None and quantity.byte_problem(value):
+        raise ValueError(quantity.byte_problem(value))
     if value is not None and not 1024**3 <= quantity.parse(value) <= 2**50:
         raise ValueError(f"{value} is not a GPU's memory; write it as a quantity from 1Gi to 1Pi, e.g. 141G")
     return value
@@ -439,6 +443,8 @@ def envoy_limit(value: Any) -> Any:
 
 
 def envoy_buffer(value: str | None) -> str | None:
+    if value is not None and quantity.byte_problem(value):
+        raise ValueError(quantity.byte_problem(value))
     if value is not None and not 1 <= quantity.parse(value) < 2**32:
         raise ValueError(f"{value} is outside Envoy's buffer limit range (1 byte to just under 4Gi)")
     return value

@@ -106,15 +106,29 @@ def request_key(request: str) -> str:
 def parse_limit(text) -> int:
     """A store bound in bytes from ``text``: a whole number of bytes or a Kubernetes quantity
     (``2Gi``, ``500M``); ValueError with the grammar otherwise."""
-    from manifesto.util.quantity import byte_count
+    from manifesto.util.quantity import FRACTIONAL, byte_count, byte_problem, parse
 
+    text = str(text).strip()
     try:
-        value = byte_count(str(text).strip()) if str(text).strip().isascii() else -1
+        value = byte_count(text) if text.isascii() else -1
     except ValueError:
         value = -1
+        if text.isascii() and text.endswith(FRACTIONAL) and len(text) <= 50 and _parses(parse, text):
+            raise ValueError(byte_problem(text)) from None  # 500m: half a byte, not 500 megabytes
     if not 0 <= value <= _MAX_LIMIT:
-        raise ValueError(f"expected a size such as 2Gi, 500M or 1000000 (bytes, at most 1Pi), got {str(text)[:50]!r}")
+        from manifesto.errors import printable
+
+        raise ValueError(f"expected a size such as 2Gi, 500M or 1000000 (bytes, at most 1Pi), got "
+                         f"'{printable(text)[:50]}'")
     return value
+
+
+def _parses(parse, text: str) -> bool:
+    try:
+        parse(text)
+    except ValueError:
+        return False
+    return True
 
 
 def env_limit(environ) -> int | None:
@@ -363,20 +377,10 @@ class Store:
         codec = _BY_TYPE.get(type(entry))
         if codec is None:
             raise TypeError(f"no codec is registered for {type(entry).__name__}")
-        from manifesto.util.fsutil import UnsafePath
-
         body, texts, refs = codec.encode(entry)
         try:
             fields = {field: self._put_blob(data) for field, data in texts.items()}
             self._write(entry.key, seal(codec.kind, body, fields, refs))
-        except UnsafePath as exc:  # a planted link or file in the store: this entry is not kept, the build goes on
-            if self.warn is not None and not self.warned:
-                from manifesto.edge.escape import terminal
-
-                self.warned = True
-                self.warn(f"{terminal(exc.filename)} {terminal(exc.strerror)}; the cache keeps nothing there "
-                          "(run `manifesto clean`)")
-            return False
         except OSError:
             if self.warn is None:
                 raise

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["MAX_SECONDS", "number"]
+__all__ = ["MAX_SECONDS", "MAX_COUNT", "number", "whole"]
 
 #: The longest wait any flag or variable may ask for (24 days): ``subprocess`` waits with
 #: poll(), whose timeout is milliseconds in a C int (at most about 24.8 days), so a longer
 #: one overflows; none is ever what was meant.
 MAX_SECONDS = 24 * 24 * 3600
+#: The largest count a flag takes unless it says less (Kubernetes and vLLM counts are 32-bit).
+MAX_COUNT = (1 << 31) - 1
 
 
 def number(text: str, *, integer: bool = False, low: float = 0, high: float = MAX_SECONDS,
@@ -32,3 +34,15 @@ def number(text: str, *, integer: bool = False, low: float = 0, high: float = MA
     if not math.isfinite(value) or value < low or value > high or (low_open and value == low):
         return None
     return value
+
+
+def whole(text: str) -> int | None:
+    """The whole number ``text`` spells in ASCII digits (an optional ``-``, at most 30 digits;
+    spaces around are ignored), else None: ``int()`` also takes "١٢", "²³" is a digit to
+    ``isdigit()``, and 4,300 digits raise. Each caller bounds the value and words its error."""
+    import re
+
+    text = text.strip()
+    if not text.isascii() or re.fullmatch(r"-?[0-9]{1,30}", text) is None:
+        return None
+    return int(text)

@@ -264,7 +264,7 @@ def test_jobs_must_be_positive(capsys):
     register(parser.add_subparsers(dest="cmd"))
     with pytest.raises(SystemExit):
         parser.parse_args(["build", "--jobs", "0"])
-    assert "expected a positive number of jobs, got '0'" in capsys.readouterr().err
+    assert "expected a number of jobs from 1 to 1024, got '0'" in capsys.readouterr().err
 
 
 def test_public_api_is_pinned():

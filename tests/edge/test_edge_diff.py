@@ -131,6 +131,12 @@ BAD = {
     "int-5000-digits": (BASE + "---\nkind: X\nx: " + "9" * 5000 + "\n", "4300"),
     "key-not-text": (BASE + "---\nkind: X\n1: a\n", "keys must be strings"),
     "merge-cycle": (BASE + "---\nkind: X\na: &a {b: *a}\n", "alias"),
+    # Issue 35: a tag the loader does not know is refused, never read as plain data.
+    "python-tag": (_mutated(_set(("spec", "replicas"), 2)).replace("replicas: 2", "replicas: !!python/int 2"),
+                   "the tag !!python/int names a type manifesto does not read"),
+    "python-object-tag": (BASE + "---\nkind: X\nx: !!python/object/apply:os.system ['id']\n",
+                          "the tag !!python/object/apply:os.system"),
+    "local-tag": (BASE + "---\nkind: !Secret X\n", "the tag !Secret names a type"),
     "lws-size-text": (BASE + "---\nkind: LeaderWorkerSet\nmetadata: {name: x}\nspec:\n  leaderWorkerTemplate:\n"
                       "    size: big\n", "whole number"),
     "many-documents": (BASE + "---\nkind: X\n" * 3000, "YAML documents"),

@@ -95,9 +95,9 @@ def _remote(blob: bytes):
         if hasattr(value, "inputs"):
             assert all(entries.shared_input_ok(p) for p in value.inputs)
             assert not any(".." in p.split("/") for p in value.inputs)
-        else:
-            assert value.suffix in entries.SUFFIXES and value.status in ("ok", "skipped", "failed")
-            assert value.status != "ok" or (value.suffix and len(value.text_sha256) == 64)
+        else:  # a record only ever supplies an artifact
+            assert value.suffix in entries.SUFFIXES and value.status == "ok" and value.reason == ""
+            assert value.suffix and len(value.text_sha256) == 64
 
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -138,14 +138,14 @@ def test_result_like_entries_decode_only_within_the_grammar(value):
 def test_remote_records_obey_the_grammar(suffix, status, sha, inputs):
     record = {"task": "t", "status": status, "suffix": suffix, "reason": "", "text_sha256": sha, "budget": None}
     blob = json.dumps(record).encode()
-    good = isinstance(suffix, str) and suffix in entries.SUFFIXES and (status != "ok" or (suffix and sha == SHA))
+    good = isinstance(suffix, str) and suffix in entries.SUFFIXES and status == "ok" and suffix and sha == SHA
     try:
         entries.decode_remote_record(blob)
         assert good
     except BadEntry:
         assert not good
     blob = json.dumps({"inputs": inputs}).encode()
-    good = all(entries.shared_input_ok(p) for p in inputs)
+    good = all(entries.shared_input_ok(p) for p in inputs) and len(set(inputs)) == len(inputs)
     try:
         entries.decode_remote_index(blob)
         assert good
@@ -182,12 +182,17 @@ def test_a_good_entry_decodes_to_its_value():
 
 
 @pytest.mark.parametrize("path,ok", [
-    ("models/qwen/a.yaml", True), ("/opt/catalog/a.json", True), ("a", True),
-    ("../a.yaml", False), ("/etc/passwd", False), ("/a/../b.yaml", False), ("a//b", False), ("./a", False),
-    ("a\\b", False), ("a\x1b[31m", False), ("", False), ("/", False), ("x/" * 3000, False),
+    ("models/qwen/a.yaml", True), ("/opt/catalog/a.json", True), ("/opt/catalog/x/b.yml", True),
+    ("a", False), ("/opt/catalog", False), ("/opt/catalogue/a.json", False), ("/opt/a.json", False),
+    ("/home/u/.ssh/id_rsa.json", False), ("out/example/a.yaml", False), (".git/config.yaml", False),
+    ("models/.hidden/a.yaml", False), ("models/qwen/a.sh", False), ("/opt/catalog/../a.json", False),
+    ("../a.yaml", False), ("/etc/passwd", False), ("/a/../b.yaml", False), ("a//b.yaml", False),
+    ("./a.yaml", False), ("a\\b.yaml", False), ("a\x1b[31m.yaml", False), ("", False), ("/", False),
+    ("x/" * 3000 + "a.yaml", False),
 ])
-def test_shared_inputs_are_normal_paths(path, ok):
-    assert entries.shared_input_ok(path) is ok
+def test_shared_inputs_are_workspace_or_catalog_files(path, ok):
+    assert entries.shared_input_ok(path, ("/opt/catalog",)) is ok
+    assert not entries.shared_input_ok(path) or not path.startswith("/")  # no absolute path without a root
 
 
 def test_a_rendered_artifact_needs_an_artifact_suffix():
@@ -197,3 +202,32 @@ def test_a_rendered_artifact_needs_an_artifact_suffix():
     assert _store_decode(json.dumps({**base, "suffix": ".sbatch"}).encode()).suffix == ".sbatch"
     for suffix in ("", "/../../x.yaml", ".yaml/x"):
         assert _store_decode(json.dumps({**base, "suffix": suffix}).encode()) is None
+
+
+def test_the_remote_budget_has_the_budgets_shape():
+    """The edge checks a shared budget against its own copy of the Budget Structs (it sits
+    below ``manifesto.resolve``): the same fields in the same order, so what it gives back is
+    what ``resolve.budget`` makes."""
+    import msgspec
+
+    from manifesto.resolve.plan import Budget, RoleBudget
+
+    remote = entries._types()[4]
+    role = entries._types()[5]
+    assert remote.__struct_fields__ == Budget.__struct_fields__
+    assert role.__struct_fields__ == RoleBudget.__struct_fields__
+    made = Budget(roles=(RoleBudget("decode", 8, 1, 1, 2.5),), gpus=8, nodes=1, pods=1, accelerator="b200",
+                  hourly_price=0.3125, hourly_cost=2.5)
+    plain = msgspec.to_builtins(made)
+    assert entries.check_budget(plain) == plain
+
+
+@pytest.mark.parametrize("change", [
+    {"gpus": 9}, {"gpus": -8}, {"gpus": 1 << 40}, {"gpus": True}, {"gpus": 8.0}, {"accelerator": "b200\x1b[2J"},
+    {"accelerator": ""}, {"hourly_cost": float("inf")}, {"hourly_cost": None}, {"roles": []}, {"extra": 1},
+])
+def test_a_budget_that_does_not_add_up_is_refused(change):
+    plain = {"roles": [{"role": "decode", "gpus": 8, "nodes": 1, "pods": 1, "hourly_cost": 2.5}], "gpus": 8,
+             "nodes": 1, "pods": 1, "accelerator": "b200", "hourly_price": 0.3125, "hourly_cost": 2.5}
+    with pytest.raises(BadEntry):
+        entries.check_budget({**plain, **change})

@@ -188,6 +188,30 @@ def _evil(record: dict, how: str):
         return json.dumps({**record, "write_to": "/etc/passwd"}).encode()
     if how == "digest-not-sha256":
         return json.dumps({**record, "text_sha256": "../../etc/passwd"}).encode()
+    # A server never decides an outcome (issue 35): what a record says beyond the text's digest
+    # is checked against what the build knows here.
+    if how == "status-failed":
+        return json.dumps({**record, "status": "failed", "reason": "the server says so"}).encode()
+    if how == "status-skipped":  # would prune the pair's artifact
+        return json.dumps({**record, "status": "skipped", "suffix": "", "reason": "not here"}).encode()
+    if how == "suffix-swapped":  # a Kubernetes pair's artifact renamed .sbatch (and the reverse)
+        return json.dumps({**record, "suffix": ".sbatch" if record["suffix"] == ".yaml" else ".yaml"}).encode()
+    if how == "reason-forges-lines":
+        return json.dumps({**record, "reason": "x\nrendered    out/evil.yaml\nbuilt 99 artifacts"}).encode()
+    if how == "budget-missing-keys":
+        return json.dumps({**record, "budget": {"gpus": 1}}).encode()
+    if how == "budget-huge":
+        return json.dumps({**record, "budget": {**record["budget"], "gpus": 10 ** 400}}).encode()
+    if how == "budget-does-not-add-up":
+        return json.dumps({**record, "budget": {**record["budget"], "gpus": record["budget"]["gpus"] + 7}}).encode()
+    if how == "budget-escapes":
+        return json.dumps({**record, "budget": {**record["budget"], "accelerator": "b200\u001b[2J"}}).encode()
+    if how == "budget-negative":
+        roles = [{**r, "gpus": -r["gpus"]} for r in record["budget"]["roles"]]
+        return json.dumps({**record, "budget": {**record["budget"], "roles": roles,
+                                                "gpus": -record["budget"]["gpus"]}}).encode()
+    if how == "field-named-like-the-token":  # a decoder's message names the unknown field
+        return json.dumps({**record, TOKEN: 1}).encode()
     raise AssertionError(how)
 
 
@@ -196,6 +220,16 @@ INDEX_DAMAGE = {
     "inputs-absolute": {"inputs": ["/etc/passwd"]},
     "inputs-wrong-type": {"inputs": "models/qwen/qwen3-0.6b.yaml"},
     "inputs-nul": {"inputs": ["models/\u0000x.yaml"]},
+    # Absolute paths outside the bundled catalog are never digested for a server (it would
+    # learn whether they exist and could test guesses of their content), whatever they end in.
+    "inputs-absolute-json": {"inputs": ["/etc/passwd.json", "clusters/example-h200.yaml"]},
+    "inputs-home-yaml": {"inputs": ["/root/.kube/config.yaml"]},
+    "inputs-generated": {"inputs": ["out/example-h200/qwen/aggregated.yaml"]},
+    "inputs-hidden": {"inputs": [".git/config.yaml", "out/.cache/state.json"]},
+    "inputs-not-yaml": {"inputs": ["models/qwen/aggregated.yaml", "README.md"]},
+    # An index that leaves out the pair's own spec or cluster is not the build's.
+    "inputs-without-the-pair": {"inputs": ["models/qwen/aggregated.yaml"]},
+    "inputs-repeated": {"inputs": ["models/qwen/aggregated.yaml"] * 2},
 }
 
 
@@ -220,7 +254,10 @@ def _records(store: Storing) -> dict[str, dict]:
 
 
 @pytest.mark.parametrize("how", ["suffix-dotdot", "suffix-absolute", "suffix-odd", "wrong-types", "deep-budget",
-                                 "not-utf8", "unknown-field", "digest-not-sha256"])
+                                 "not-utf8", "unknown-field", "digest-not-sha256", "status-failed", "status-skipped",
+                                 "suffix-swapped", "reason-forges-lines", "budget-missing-keys", "budget-huge",
+                                 "budget-does-not-add-up", "budget-escapes", "budget-negative",
+                                 "field-named-like-the-token"])
 def test_a_damaged_result_record_is_a_miss_never_a_write(tmp_path, monkeypatch, warm, how):
     for path, record in _records(warm).items():
         warm.entries[path] = _evil(record, how)
@@ -249,7 +286,10 @@ def test_an_honest_cache_still_serves_and_sees_the_token(tmp_path, monkeypatch, 
     work = _checkout(tmp_path, "second")
     report, stderr = _build(work, monkeypatch, warm.url)
     assert "warning" not in stderr
-    assert sum(row.get("cached") == "remote" for row in report["pairs"]) == len(report["pairs"])
+    # Every artifact comes from the cache; a skipped pair is found skipped here, never told.
+    built = [row for row in report["pairs"] if row.get("artifact")]
+    assert built and all(row.get("cached") == "remote" for row in built)
+    assert all(row.get("cached") != "remote" for row in report["pairs"] if row["status"] == "skipped")
     assert _tree(work / "out") == _tree(REPO_ROOT / "out")
     assert all(seen.endswith(f"Bearer {TOKEN}") for seen in warm.seen)
 
@@ -299,3 +339,52 @@ def test_planted_store_entries_are_a_miss_never_a_write(tmp_path, monkeypatch, h
 
 def _qwen_artifacts() -> dict[str, bytes]:
     return {k: v for k, v in _tree(REPO_ROOT / "out").items() if "/qwen/" in f"/{k}"}
+
+
+# -- the bearer token in a server's text (issue 35) ---------------------------------------------
+
+def _echo_token_in_reason(server, conn, head):
+    auth = next(line for line in head.split(b"\r\n") if line.lower().startswith(b"authorization:"))
+    send(conn, b"HTTP/1.1 503 you sent " + auth.split(b":", 1)[1].strip() + b"\r\nContent-Length: 0\r\n"
+               b"Connection: close\r\n\r\n")
+
+
+def _echo_token_in_host(server, conn, head):
+    send(conn, f"HTTP/1.1 302 Found\r\nLocation: http://{TOKEN}.example.com/ac/x\r\nContent-Length: 0\r\n"
+               "Connection: close\r\n\r\n".encode())
+
+
+def _echo_token_in_status_line(server, conn, head):
+    send(conn, f"HTTP/1.1 2x0 {TOKEN}\r\n\r\n".encode())
+
+
+@pytest.mark.parametrize("answer", [_echo_token_in_reason, _echo_token_in_host, _echo_token_in_status_line],
+                         ids=["reason", "redirect-host", "status-line"])
+def test_a_server_echoing_the_token_never_gets_it_printed(tmp_path, monkeypatch, answer):
+    server = Hostile(answer)
+    try:
+        work = _checkout(tmp_path, "work")
+        before = _snapshot(tmp_path)
+        report, stderr = _build(work, monkeypatch, server.url, timeout="5")
+        warning = _check_one_warning_and_nothing_else(tmp_path, work, before, stderr, report)
+        assert TOKEN.lower() not in warning.lower() and TOKEN[:8] not in warning, warning
+    finally:
+        server.stop()
+
+
+def test_an_index_naming_a_file_outside_the_workspace_is_refused_before_it_is_read(tmp_path, monkeypatch, warm):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "guess.json"
+    secret.write_text('{"password": "hunter2"}\n')
+    records = _records(warm)
+    for path in list(warm.entries):
+        if path.startswith("/ac/") and path not in records:
+            inputs = json.loads(warm.entries[path])["inputs"]
+            warm.entries[path] = json.dumps({"inputs": sorted([*inputs, str(secret)])}).encode()
+    work = _checkout(tmp_path, "second")
+    before = _snapshot(tmp_path)
+    report, stderr = _build(work, monkeypatch, warm.url)
+    warning = _check_one_warning_and_nothing_else(tmp_path, work, before, stderr, report)
+    assert "is not a valid record (an input is not a normal path to a workspace or catalog file)" in warning
+    assert str(secret) not in json.dumps(report)

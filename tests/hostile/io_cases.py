@@ -130,7 +130,7 @@ CASES: list[Case] = [
     Case("e2e-ready-timeout-negative", ("test", "e2e", *QWEN, "--ready-timeout=-1"), "manifesto test e2e: error: "
          "argument --ready-timeout: expected a number of seconds from 0 to 2073600, got '-1'", rc=2),
     Case("build-jobs-zero", ("build", "--jobs", "0"), "manifesto build: error: argument --jobs/-j: expected a "
-         "positive number of jobs, got '0'", rc=2),
+         "number of jobs from 1 to 1024, got '0'", rc=2),
     Case("spec-is-dev-zero", ("explain", "/dev/zero", "--cluster", "example-gb200", "-n", "ns"),
          "error: model /dev/zero: is a device, expected a regular YAML file"),
 

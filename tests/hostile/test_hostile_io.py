@@ -19,8 +19,9 @@ import pytest
 import kubefake
 from io_cases import CASES, SECRET, Case
 from io_cases_19 import CASES as CASES_19
+from io_cases_35 import CASES as CASES_35
 
-ALL = CASES + CASES_19
+ALL = CASES + CASES_19 + CASES_35
 
 
 def unprintable(text: str) -> list[str]:
@@ -162,3 +163,11 @@ def test_the_corpus_is_large_and_covers_every_class():
     starts = ("alias", "int", "idle-timeout", "kubectl-", "cache-root", "extends-", "build-", "export-", "edit-",
               "servers-", "ready-", "deploy-", "stop-")
     assert all(any(i.startswith(s) for i in ids) for s in starts)
+
+
+def test_the_third_round_covers_its_classes():
+    """Issue 35: gitops and init values, numbers, YAML tags and the leftovers, several cases each."""
+    ids = [c.id for c in CASES_35]
+    assert len(ids) == len(set(ids)) and not set(ids) & {c.id for c in CASES + CASES_19}
+    for prefix in ("g-init-", "g-build-", "n-config-json-", "n-max-model-len-", "n-store-limit-", "t-", "l-"):
+        assert sum(i.startswith(prefix) for i in ids) >= 3, prefix
