@@ -377,8 +377,8 @@ def test_explain_shows_the_arithmetic_in_text_and_json():
     lines = [line.strip() for line in out.stdout.splitlines()]
     assert "GPU memory      178.4 GiB x gpu_memory_utilization 0.92 = 164.1 GiB" in lines
     assert ("from          accelerators.profiles.b200.memory 180G is its data-sheet size; CUDA-visible memory of "
-            "b200 GPUs: PyTorch's \"GPU 0 has a total capacity of 178.36 GiB\" (torch.cuda total_memory) in "
-            "out-of-memory logs of 8x B200 nodes") in lines
+            "the B200-180GB (cuda): PyTorch's \"GPU 0 has a total capacity of 178.36 GiB\" (torch total_memory) on "
+            "8x B200 nodes; a CUDA device query prints 178.35, https://github.com/pytorch/ao/pull/4002") in lines
     assert "weights         1.1 GiB = 0.3 GiB embedding and LM head + 0.8 GiB attention and dense layers" in lines
     assert "KV cache        164.1 GiB - 1.1 GiB - 4.0 GiB = 159.0 GiB" in lines
     assert "KV per token    114688 bytes (kv_cache_dtype auto) -> 1488425 tokens, 181.7x max_model_len 8192" in lines
@@ -576,23 +576,69 @@ def _h200_profile(tmp_path, memory_line: str | None):
 
 
 def test_every_bundled_accelerator_has_a_cuda_memory_figure_with_its_source():
-    from manifesto.resolve.accelerator import CUDA_MEMORY
+    from manifesto.resolve.accelerator import PARTS, cuda_memory
 
-    for name, row in CUDA_MEMORY.items():
+    for name, row in PARTS.items():
         # HBM stacks come in binary sizes and CUDA keeps some for itself, so the CUDA figure lies
-        # within 10% of the data-sheet number, on either side of it.
+        # within 10% of the data-sheet number, on either side of it; a measured row cites its page.
         assert row.source and all(0.9 < row.gib / gb < 1.1 for gb in row.data_sheet_gb[:1]), name
+        assert row.basis in ("cuda", "same-memory", "data-sheet", "vendor-rule"), name
+        if row.basis == "cuda":  # the row quotes the figure it holds
+            shown = (str(row.bytes), f"{row.gib:.2f} GiB", f"{row.gib:.1f} GiB", f"{row.gib:g} GiB")
+            assert any(text in row.source for text in shown), name
     for cluster in sorted(CLUSTERS.glob("*.yaml")):
         spec, profile = kit.load_pair(REPO / "models/qwen/qwen3-0.6b.yaml", cluster)
         for name, prof in profile.profile.accelerators.profiles.items():
-            assert (prof.gpu_arch or name).lower() in CUDA_MEMORY, (cluster.name, name)
+            memory, source = cuda_memory(prof.gpu_arch or name, None, name, prof.part)
+            assert memory is not None, (cluster.name, name, source)
+
+
+@pytest.mark.parametrize(("arch", "part", "stated", "gib", "text"), [
+    # The cases: an A100 40GB profile without memory was sized at 79 GiB; 40G read as 37.25 GiB.
+    ("a100", "A100-SXM4-40GB", None, 39.39, "CUDA-visible memory of the A100-SXM4-40GB (cuda)"),
+    ("a100", None, "40G", 39.39, "accelerators.profiles.p.memory 40G is its data-sheet size"),
+    ("a100", None, "80G", 79.15, "accelerators.profiles.p.memory 80G is its data-sheet size"),
+    ("h100", "H100-NVL-94GB", None, 93.00, "CUDA-visible memory of the H100-NVL-94GB"),
+    ("h100", None, "94G", 93.00, "accelerators.profiles.p.memory 94G is its data-sheet size"),
+    ("h100", "h100-sxm5-80gb", None, 79.11, "CUDA-visible memory of the H100-SXM5-80GB"),
+    ("h20", None, None, 95.1, "CUDA-visible memory of the H20-96GB"),
+    ("mi355x", None, None, 288.0, "CUDA-visible memory of the MI355X-288GB"),
+    ("a100", None, "40Gi", 40.0, "accelerators.profiles.p.memory, taken as the memory CUDA sees"),
+    ("x9", None, "40G", 37.25, "accelerators.profiles.p.memory, taken as the memory CUDA sees (40G is 37.25 GiB: "
+                               "G counts 10^9 bytes, Gi 2^30)"),
+])
+def test_accelerators_are_sized_by_part(arch, part, stated, gib, text):
+    from manifesto.resolve.accelerator import cuda_memory
+    from manifesto.util.quantity import byte_count
+
+    memory, source = cuda_memory(arch, byte_count(stated) if stated else None, "p", part)
+    assert abs(memory / 1024**3 - gib) < 0.01 and source.startswith(text), (memory / 1024**3, source)
+
+
+def test_a_family_with_several_parts_asks_for_the_part():
+    from manifesto.resolve.accelerator import cuda_memory
+
+    memory, source = cuda_memory("a100", None, "p", None)
+    assert memory is None
+    assert source == ("gpu_arch a100 is sold as several parts (A100-SXM4-40GB, A100-80GB); set "
+                      "accelerators.profiles.p.part to one, or accelerators.profiles.p.memory to what CUDA sees")
+
+
+def test_an_unknown_part_is_refused_at_its_field(tmp_path):
+    text = (CLUSTERS / "example-h200.yaml").read_text().replace("gpu_arch: h200", "gpu_arch: h200\n      part: H200-140GB")
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    out = cli_in_process("config", "validate", str(REPO / "models/qwen/h200-aggregated.yaml"), "--cluster", str(path),
+                         "-n", "ns")
+    assert out.returncode != 0
+    assert "part: 'H200-140GB' is not a part of the accelerator table (manifesto/resolve/accelerator.py)" in out.stderr
+    assert "did you mean 'H200-141GB'" in out.stderr and "Traceback" not in out.stderr
 
 
 @pytest.mark.parametrize(("line", "gib", "source"), [
-    (None, 139.81, "CUDA-visible memory of h200 GPUs: PyTorch's"),
+    (None, 139.81, "CUDA-visible memory of the H200-141GB (cuda): PyTorch's"),
     ("memory: 141G", 139.81, "accelerators.profiles.h200.memory 141G is its data-sheet size"),
-    ("memory: 139Gi", 139.0, "accelerators.profiles.h200.memory, taken as the memory CUDA sees; the table's CUDA "
-                             "figure for h200 is 139.81 GiB"),
+    ("memory: 139Gi", 139.0, "accelerators.profiles.h200.memory, taken as the memory CUDA sees"),
 ])
 def test_an_h200_profile_gives_about_140_gib_unless_it_states_otherwise(tmp_path, line, gib, source):
     plan = plan_of(REPO / "models/qwen/h200-aggregated.yaml", _h200_profile(tmp_path, line))[0]
@@ -607,7 +653,9 @@ def test_an_accelerator_outside_the_table_without_memory_is_not_checked(tmp_path
     path = tmp_path / "c.yaml"
     path.write_text(text)
     fit = plan_of(REPO / "models/qwen/h200-aggregated.yaml", path)[0].roles[0].fit
-    assert fit.status == "unknown" and "not in the table of CUDA-visible memory" in fit.note
+    assert fit.status == "unknown" and fit.note == (
+        "gpu_arch rtx-6000 is not a family of the accelerator table (manifesto/resolve/accelerator.py); set "
+        "accelerators.profiles.h200.part to one of its parts, or accelerators.profiles.h200.memory to what CUDA sees")
 
 
 def test_a_kv_cache_short_of_max_model_len_fails_every_command(tmp_path):

@@ -209,8 +209,9 @@ def plan_fit(a: Architecture | None, lay: Layout, args, memory: int | None, *, n
         return MemoryFit(status="unknown", note=note or "no architecture record for this model")
     if memory is None:
         return MemoryFit(status="unknown", source=a.source,
-                   note="the accelerator is not in the table of CUDA-visible memory (catalog/accelerators.json) "
-                        "and the cluster profile gives no accelerators.profiles.*.memory")
+                   note=memory_source or "the accelerator is not in the table of CUDA-visible memory "
+                        "(manifesto/resolve/accelerator.py) and the cluster profile gives no "
+                        "accelerators.profiles.*.memory")
     p = count_params(a)
     if p is None:
         return MemoryFit(status="unknown", source=a.source,
