@@ -56,6 +56,9 @@ class Architecture(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     linear_heads: int = 0  # [linear_attn_config.num_heads]
     linear_head_dim: int = 0  # [linear_attn_config.head_dim]
     linear_conv_kernel: int = 0  # [linear_attn_config.short_conv_kernel_size]; 0: not published
+    weight_block: tuple[int, ...] = ()  # (block_n, block_k) of block-quantized weights [quantization_config.weight_block_size]
+    o_groups: int = 0  # DeepSeek-V4's grouped output projection [o_groups]
+    o_lora_rank: int = 0  # [o_lora_rank]
     params: int | None = None  # published total (main model)
     active_params: int | None = None  # published activated parameters per token (MoE)
 
@@ -233,5 +236,18 @@ def from_config(cfg: Any, *, source: str, params: int | None = None, active_para
         sliding_window=_int(cfg, "sliding_window", source, 0) if cfg.get("sliding_window") is not None else 0,
         sliding_layers=sliding, compress_ratios=tuple(ratios[:layers]),
         index_head_dim=_int(cfg, "index_head_dim", source, 0), linear_layers=lin_layers, linear_heads=lin_heads,
-        linear_head_dim=lin_dim, linear_conv_kernel=lin_conv,
+        linear_head_dim=lin_dim, linear_conv_kernel=lin_conv, weight_block=_weight_block(cfg, source),
+        o_groups=_int(cfg, "o_groups", source, 0), o_lora_rank=_int(cfg, "o_lora_rank", source, 0),
     )
+
+
+def _weight_block(cfg: dict, where: str) -> tuple[int, ...]:
+    """quantization_config.weight_block_size: (block_n, block_k) of block-quantized (FP8) weights."""
+    q = cfg.get("quantization_config")
+    block = q.get("weight_block_size") if isinstance(q, dict) else None
+    if block is None:
+        return ()
+    if not isinstance(block, list) or len(block) != 2 or any(isinstance(x, bool) or not isinstance(x, int) or x <= 0
+                                                             for x in block):
+        raise InputError(f"{where}: config.json quantization_config.weight_block_size must be two whole numbers")
+    return tuple(block)

@@ -25,6 +25,7 @@ from manifesto.resolve.failures import Where, fail as _fail, raise_all
 from manifesto.resolve.identity import instance_labels, instance_name, role_labels, role_selector, user_prefixed
 from manifesto.resolve.layout import LayoutInput, plan_layout
 from manifesto.resolve.names import COMPUTE_DOMAIN_CLAIM, LWS_GROUP_INDEX_LABEL
+from manifesto.resolve.partition import layout_problems
 from manifesto.resolve.pd_set import check_tp_ratios, plan_pd_set
 from manifesto.resolve.budget import plan_budget
 from manifesto.resolve.context import Context, Pair
@@ -245,8 +246,15 @@ def _with_fit(pair: Pair, role: RolePlan, index: int) -> RolePlan:
     spec, accel = pair.spec, pair.accel
     if not spec.fit.check:
         return msgspec.structs.replace(role, fit=MemoryFit(status="unknown", note="the spec turns the check off (fit.check: false)"))
+    arch, lay = pair.ctx.architecture, role.layout
+    problems = layout_problems(arch, tp=lay.tp, dp=lay.dp, ep=lay.ep) if arch is not None else []
+    if problems:  # vLLM would stop loading the weights: the layout cannot run this model
+        raise _fail(f"role '{role.name}': vLLM 0.33.0 cannot split {spec.model.id} as tp={lay.tp}"
+                    + (f" dp={lay.dp}" if lay.dp > 1 else "") + f" ep={'on' if lay.ep else 'off'}: "
+                    + "; ".join(problems) + f". Facts from {arch.source}", pair.where, ("roles", index, "parallelism"),
+                    IncompatiblePairError)
     fit = plan_fit(pair.ctx.architecture, role.layout, role.args, accel.memory, note=pair.ctx.architecture_note,
-                   memory_source=accel.memory_source)
+                   memory_source=accel.memory_source, family=accel.gpu_arch or accel.name)
     stated = accel.memory_source.startswith("accelerators.profiles.")
     origin = pair.cluster_where(("accelerators", "profiles", accel.name, "memory")) if stated else None
     memory_at = str(origin) if origin else ""

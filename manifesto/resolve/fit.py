@@ -11,8 +11,9 @@ resolved layout and vLLM arguments. The model it follows is vLLM's:
   share (a GPU holds at least one head, replicated when TP exceeds the KV heads); MLA stores
   one latent vector (kv_lora_rank + qk_rope_head_dim) per layer, the same on every TP rank.
 * memory vLLM may use: gpu_memory_utilization x the GPU's memory. From it come the weights
-  and ``HEADROOM`` for activations, CUDA graphs, NCCL buffers and the CUDA context; the rest
-  holds the KV cache.
+  and what vLLM 0.33.0's profiler keeps back besides (resolve/overhead.py: the profiling run's
+  activation peak, memory outside PyTorch, NCCL buffers, the CUDA-graph estimate); the rest
+  holds the KV cache, unless --kv-cache-memory-bytes sets its size.
 """
 
 from __future__ import annotations
@@ -20,15 +21,12 @@ from __future__ import annotations
 import math
 
 from manifesto.resolve.architecture import WEIGHT_BYTES, Architecture
+from manifesto.resolve.overhead import overhead_terms
 from manifesto.resolve.plan import Layout, MemoryFit
 
-__all__ = ["HEADROOM", "DEFAULT_UTILIZATION", "Params", "count_params", "weights_per_gpu", "kv_bytes_per_token",
+__all__ = ["DEFAULT_UTILIZATION", "Params", "count_params", "weights_per_gpu", "kv_bytes_per_token",
            "plan_fit", "gib"]
 
-#: Per-GPU reserve for activations at the profiled batch, CUDA graphs, NCCL buffers and the
-#: CUDA context. vLLM measures these at start-up; a few GiB is what large-model servers
-#: typically use, so the check leaves 4 GiB and states it.
-HEADROOM = 4 * 1024**3
 #: vLLM's default --gpu-memory-utilization (CacheConfig.gpu_memory_utilization in vLLM 0.33.0).
 DEFAULT_UTILIZATION = 0.92
 _KV_BYTES = {"auto": None, "bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4,
@@ -193,6 +191,20 @@ def _max_len(text: str | None, default: int) -> int | None:
     return 0 if m.group(1) == "-1" else int(m.group(1)) * _LEN[m.group(2)]
 
 
+def _kv_memory_bytes(text: str | None) -> int | None:
+    """--kv-cache-memory-bytes: a byte count, or one with a k/m/g/t suffix (decimal) or
+    ki/mi/gi/ti (binary), as vLLM 0.33.0's human-readable integers read it; None when unset."""
+    import re
+
+    if text is None:
+        return None
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kmgtKMGT]?)([iI]?)", text.strip())
+    if m is None:
+        return None
+    scale = (1024 if m.group(3) else 1000) ** " kmgt".index(m.group(2).lower() or " ")
+    return int(float(m.group(1)) * scale)
+
+
 def _utilization(text: str | None) -> float | None:
     try:
         value = DEFAULT_UTILIZATION if text is None else float(text)
@@ -202,9 +214,10 @@ def _utilization(text: str | None) -> float | None:
 
 
 def plan_fit(a: Architecture | None, lay: Layout, args, memory: int | None, *, note: str = "",
-             memory_source: str = "") -> MemoryFit:
-    """The fit of one role. ``args`` are its resolved vLLM Args; ``memory`` the GPU's bytes and
-    ``memory_source`` where that figure comes from."""
+             memory_source: str = "", family: str = "") -> MemoryFit:
+    """The fit of one role. ``args`` are its resolved vLLM Args; ``memory`` the GPU's bytes,
+    ``memory_source`` where that figure comes from and ``family`` the accelerator's gpu_arch
+    (vLLM's batch defaults and graph sizes depend on it)."""
     if a is None:
         return MemoryFit(status="unknown", note=note or "no architecture record for this model")
     if memory is None:
@@ -222,16 +235,26 @@ def plan_fit(a: Architecture | None, lay: Layout, args, memory: int | None, *, n
     if util is None or max_len is None:
         bad = "--gpu-memory-utilization" if util is None else "--max-model-len"
         return MemoryFit(status="unknown", source=a.source, note=f"{bad} {_arg(args, bad)} is not a value vLLM takes")
-    group = lay.tp * lay.dp if lay.ep else lay.tp
+    # vLLM 0.33.0 shards the routed experts over every GPU of the DP group whether or not EP is
+    # on (fused_moe/config.py: FusedMoEParallelConfig.make, flatten_tp_across_dp_and_pcp): with EP
+    # each GPU holds whole experts, without it a tp x dp slice of every expert.
+    group = lay.tp * lay.dp
     parts = weights_per_gpu(a, p, tp=lay.tp, pp=lay.pp, expert_group=group)
     weights = sum(b for _, b in parts)
     usable = int(memory * util)
-    budget = max(usable - weights - HEADROOM, 0)
+    terms = overhead_terms(a, tp=lay.tp, pp=lay.pp, dp=lay.dp, ep=lay.ep, args=args, memory=memory, family=family)
+    overhead = sum(t.bytes for t in terms)
+    fixed_kv = _kv_memory_bytes(_arg(args, "--kv-cache-memory-bytes"))
+    if fixed_kv is not None:  # vLLM skips the profiling: the KV cache is this size (gpu_worker.py)
+        budget = fixed_kv
+    else:
+        budget = max(usable - weights - overhead, 0)
     kv = kv_cache(a, tp=lay.tp, pp=lay.pp, kv_dtype=kv_dtype, max_len=max_len)
-    layout = f"tp={lay.tp} pp={lay.pp} " + (f"ep={group}" if lay.ep else "ep=off")
+    experts = "" if not a.is_moe else (f" ep={group}" if lay.ep else f" experts split {group} ways")
+    layout = f"tp={lay.tp} pp={lay.pp}" + (f" dp={lay.dp}" if lay.dp > 1 else "") + (experts or " ep=off")
     common = dict(source=a.source, gpu_memory=memory, memory_source=memory_source, utilization=util,
-                  headroom=HEADROOM, weights=weights, weight_parts=parts, kv_dtype=kv_dtype, kv_budget=budget,
-                  max_model_len=max_len, layout=layout)
+                  headroom=overhead, overhead_parts=tuple(t.as_tuple() for t in terms), weights=weights,
+                  weight_parts=parts, kv_dtype=kv_dtype, kv_budget=budget, max_model_len=max_len, layout=layout)
     if not kv.per_token:
         return MemoryFit(status="unknown", note=f"the KV cache of {a.model_type}'s attention is not modelled", **common)
     tokens = max(budget - kv.per_sequence, 0) // kv.per_token
@@ -286,7 +309,8 @@ def check_fit(fit: MemoryFit, role: str, accelerator: str, short_kv_cache: str, 
         raise fail(f"role '{role}': the KV cache holds {fit.kv_tokens} tokens, fewer than max_model_len "
                    f"{fit.max_model_len}, so vLLM would refuse to start. Per GPU ({fit.layout}): "
                    f"gpu_memory_utilization {fit.utilization:g} x {_memory_text(fit, accelerator, memory_at)} = {gib(usable)}, "
-                   f"minus {gib(fit.weights)} of weights and {gib(fit.headroom)} of headroom, leaves "
+                   f"minus {gib(fit.weights)} of weights and {gib(fit.headroom)} vLLM keeps back for activations, "
+                   f"CUDA graphs and buffers, leaves "
                    f"{gib(fit.kv_budget)}; max_model_len needs {gib(need)} ({fit.kv_per_token} bytes per token"
                    f"{fixed}, kv_cache_dtype {fit.kv_dtype}). To fix: {change}, raise gpu_memory_utilization, "
                    + ("" if fit.kv_dtype.startswith("fp8") else "use kv_cache_dtype fp8, ")
