@@ -6,6 +6,8 @@ must land within 5% of it.
 
 from __future__ import annotations
 
+import math
+
 import json
 import textwrap
 
@@ -166,11 +168,16 @@ def test_kv_hybrid_kimi_k3_caches_only_its_mla_layers():
     assert (arch.linear_layers, arch.linear_heads, arch.linear_head_dim) == (69, 96, 128)
     kv = kv_cache(arch, tp=1, pp=1, kv_dtype="auto")
     assert kv.per_token == 27_648
-    assert kv.per_sequence == 69 * 96 * 128 * 128 * 2
+    # vLLM 0.33.0 model_executor/layers/mamba/mamba_utils.py: kda_state_dtype returns
+    # "recurrent_state_dtype = torch.float32" for mamba_ssm_cache_dtype auto, whatever the KV dtype;
+    # kda_state_shape: conv_state (3 x 96 x 128, conv_kernel_size - 1 = 3) in the model dtype.
+    state, conv = 96 * 128 * 128 * 4, 3 * 3 * 96 * 128 * 2
+    assert kv.per_sequence == 69 * (state + conv)
+    assert kv_cache(arch, tp=1, pp=1, kv_dtype="fp8").per_sequence == kv.per_sequence  # fp8 KV: same state
     tp4 = kv_cache(arch, tp=4, pp=1, kv_dtype="auto")
     assert (tp4.per_token, tp4.per_sequence) == (27_648, kv.per_sequence // 4)  # KDA heads split by TP
-    assert any("69 linear-attention (KDA) layer(s)" in note for note in kv.notes)
-    assert any("short-convolution state (not in the record) is left out" in note for note in kv.notes)
+    assert any("69 linear-attention (KDA) layer(s): a float32 recurrent state" in note for note in kv.notes)
+    assert any("kernel 4: vLLM's kda_state_shape default" in note for note in kv.notes)
     pp2 = kv_cache(arch, tp=1, pp=2, kv_dtype="auto")
     # PP2: the busiest stage holds 47 of 93 layers, MLA layers in proportion: ceil(24 x 47 / 93) = 13.
     assert pp2.per_token == 13 * 576 * 2
@@ -206,6 +213,26 @@ def test_kv_compressed_attention_deepseek_v4_pro():
     kv = kv_cache(arch, tp=8, pp=1, kv_dtype="auto")
     assert (kv.per_token, kv.per_sequence) == (4_924 * 2, 61 * 128 * 512 * 2)
     assert kv_cache(arch, tp=8, pp=1, kv_dtype="fp8").per_token == 4_924
+
+
+def test_kv_deepseek_v4_fp8_ds_mla_layout():
+    """vLLM 0.33.0 v1/attention/backends/mla/flashmla_sparse.py: "For DeepSeek V4, in the 'FP8 with
+    scale' format, each token's KV cache is 584 Bytes" (448 fp8 NoPE, 128 bytes of bf16 RoPE, 8
+    scale bytes); models/deepseek_v4/attention.py: the FP8 indexer key is "128 fp8 + 4 fp32 scale =
+    132". FlashMLA (every CUDA arch but SM12, whose FlashInfer class stores it too) forces the
+    layout: _resolve_dsv4_kv_cache_dtype turns auto into fp8_ds_mla."""
+    from manifesto.resolve.fit import kv_cache, plan_fit
+    from manifesto.resolve.layout import LayoutInput, plan_layout
+
+    arch = _catalog("deepseek-ai/DeepSeek-V4-Pro")
+    kv = kv_cache(arch, tp=8, pp=1, kv_dtype="auto", ds_mla=True)
+    assert kv.per_token == math.ceil(31 * 584 / 128 + 30 * (584 + 132) / 4)
+    assert kv.per_sequence == 61 * 128 * 584
+    assert kv.per_token > 1.1 * kv_cache(arch, tp=8, pp=1, kv_dtype="fp8").per_token  # the issue's 12 % low
+    lay = plan_layout(LayoutInput(tp=8, pp=1, dp=False, ep=True, nodes=1, replicas=1, gpus_per_node=8, routed=False,
+                                  proxied=False))
+    for family, dtype in (("b200", "fp8_ds_mla"), ("h200", "fp8_ds_mla"), ("mi355x", "auto")):
+        assert plan_fit(arch, lay, (), 178 * 1024**3, family=family).kv_dtype == dtype, family
 
 
 def test_unknown_attention_kinds_are_refused_or_unknown_never_ok():
