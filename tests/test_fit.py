@@ -325,6 +325,43 @@ def test_compressed_tensors_ignore_list_decides_which_layers_are_quantized():
     assert hybrid.attention == "hybrid"
 
 
+def test_compressed_tensors_fp8_and_integer_checkpoints_are_read():
+    """The issue: a compressed-tensors FP8 checkpoint (format float-quantized, e.g. the
+    *-FP8-dynamic models) was an error. vLLM 0.33.0 loads it as FP8 weights
+    (quantization/compressed_tensors); int4/int8 weight-only (pack-quantized, naive-quantized) too."""
+    dense = {"model_type": "qwen3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+             "intermediate_size": 128, "vocab_size": 100}
+
+    def ct(fmt, bits, kind, strategy="channel"):
+        group = {"targets": ["Linear"], "weights": {"num_bits": bits, "type": kind, "strategy": strategy,
+                                                    "symmetric": True, "dynamic": False}}
+        if kind == "float":
+            group["input_activations"] = {"num_bits": 8, "type": "float", "strategy": "token", "dynamic": True}
+        return {**dense, "quantization_config": {"quant_method": "compressed-tensors", "format": fmt,
+                                                 "config_groups": {"group_0": group}, "ignore": ["lm_head"]}}
+
+    assert _arch(ct("float-quantized", 8, "float")).weight_format == "fp8"
+    assert _arch(ct("pack-quantized", 4, "int", "group")).weight_format == "int4"
+    assert _arch(ct("naive-quantized", 8, "int")).weight_format == "int8"
+    from manifesto.errors import InputError
+
+    with pytest.raises(InputError, match="compressed-tensors float-quantized"):
+        _arch(ct("sparse-24-bitmask", 2, "int"))
+
+
+def test_mxfp4_modules_to_not_convert_keep_attention_in_bf16():
+    """gpt-oss's quantization_config: {"quant_method": "mxfp4", "modules_to_not_convert":
+    ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}:
+    only the experts are MXFP4; the attention stays BF16 (the issue: it was counted as MXFP4)."""
+    keep = ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]
+    moe = {"model_type": "gpt_oss", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+           "intermediate_size": 32, "vocab_size": 100, "num_local_experts": 8, "num_experts_per_tok": 2}
+    arch = _arch({**moe, "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": keep}})
+    assert (arch.weight_format, arch.expert_format) == ("bf16", "mxfp4")
+    bare = _arch({**moe, "quantization_config": {"quant_method": "mxfp4"}})
+    assert (bare.weight_format, bare.expert_format) == ("mxfp4", "mxfp4")
+
+
 def test_expert_parallel_shards_experts_and_tensor_parallel_the_rest():
     """EP16 of DeepSeek-V4-Pro: the experts (about 822 GB) over 16 GPUs, the rest whole."""
     from manifesto.resolve.fit import count_params, weights_per_gpu
