@@ -11,7 +11,7 @@ table is keyed by the part. The memory-fit check takes, in this order:
 * ``part`` set: that part's CUDA figure, unless ``memory`` states another size (below);
 * ``memory`` equal to a data-sheet size of a part of the profile's family (``gpu_arch``, else
   the profile's name): ``40G`` on an ``a100`` profile names the A100 40GB, so its CUDA figure
-  (39.39 GiB) is used, not 40 x 10^9 bytes (37.25 GiB), and explain says so;
+  (39.50 GiB) is used, not 40 x 10^9 bytes (37.25 GiB), and explain says so;
 * ``memory`` left out: the family's part when the family has one size; a family with several
   (a100, h100) gets no figure and the fit says which field to set;
 * any other ``memory``: taken as the memory CUDA sees, exactly as written. ``G`` is 10^9
@@ -53,9 +53,10 @@ def _gib(x: float) -> int:
 # from the vendor's practice measured on its other parts, stated in the row.
 _OOM = "PyTorch's \"GPU 0 has a total capacity of {} GiB\" (torch total_memory) on {}"
 PARTS: dict[str, Part] = {
-    "A100-SXM4-40GB": Part("a100", (40,), 42298834944, "cuda", (
-        "deviceQuery's \"Total amount of global memory: 40339 MBytes (42298834944 bytes)\" on an NVIDIA "
-        "A100-SXM4-40GB, https://github.com/bottlerocket-os/bottlerocket/pull/3873")),
+    "A100-SXM4-40GB": Part("a100", (40,), _gib(39.50), "cuda", (
+        "vLLM's \"total_gpu_memory (39.50GiB)\" (cudaMemGetInfo, the total vLLM multiplies) on an A100 40GB, "
+        "https://github.com/vllm-project/vllm/issues/12330; deviceQuery's device property is 42298834944 bytes "
+        "(39.39 GiB), https://github.com/bottlerocket-os/bottlerocket/pull/3873")),
     "A100-80GB": Part("a100", (80,), _gib(79.15), "cuda", _OOM.format(
         "79.15", "an A100 80GB (SXM4 or PCIe; nvidia-smi 81920MiB, "
         "https://github.com/modal-labs/modal-client/pull/2797)")),
