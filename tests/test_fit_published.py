@@ -91,3 +91,28 @@ def test_every_row_names_its_page_and_version():
     for row in ROWS:
         model, config, gpu, tp, util, max_len, extra, version, published, source = row.values
         assert source.startswith("https://") and version and 0 < util <= 1 and published > 0
+
+
+def test_deepseek_v4_pro_at_800k_on_8_h200_is_refused_as_vllm_refuses_it():
+    """https://github.com/vllm-project/recipes/issues/381: "The DeepSeek-V4-Pro recipe ... recommends
+    8xH200 DP+EP with --data-parallel-size 8 and --max-model-len 800000, but this did not start
+    successfully on an 8xH200 node" (--kv-cache-dtype fp8 --block-size 256 --enable-expert-parallel).
+    The fit refuses it too: with fp8_ds_mla entries and what vLLM keeps back, one 800K sequence
+    does not fit a GPU's KV cache; 400K does."""
+    from manifesto.resolve.accelerator import PARTS
+    from manifesto.resolve.fit import plan_fit
+    from manifesto.resolve.layout import LayoutInput, plan_layout
+    from manifesto.resolve.plan import Arg
+    from manifesto.tasks.inputs import catalog_record
+
+    arch = catalog_record("deepseek-ai/DeepSeek-V4-Pro")[1]
+    lay = plan_layout(LayoutInput(tp=1, pp=1, dp=8, ep=True, nodes=1, replicas=1, gpus_per_node=8, routed=False,
+                                  proxied=False))
+
+    def fit(max_len):
+        args = (Arg("--max-model-len", str(max_len)), Arg("--kv-cache-dtype", "fp8"), Arg("--block-size", "256"))
+        return plan_fit(arch, lay, args, PARTS["H200-141GB"].bytes, family="h200")
+
+    refused = fit(800000)
+    assert (refused.status, refused.kv_dtype) == ("kv-short", "fp8_ds_mla")
+    assert fit(400000).status == "ok"
