@@ -83,9 +83,9 @@ PARTS: dict[str, Part] = {
         "276.50", "a GB300 in a DGX Station (S. Bekman, Machine Learning Engineering, \"GPU memory\" chapter)")),
     "L40S-48GB": Part("l40s", (48,), _gib(44.42), "cuda", _OOM.format(
         "44.42", "8x L40S, https://github.com/stepfun-ai/Step-Video-T2V/issues/8")),
-    "RTX-PRO-6000-96GB": Part("rtx-pro-6000", (96,), 96 * 10**9, "data-sheet", (
-        "the data sheet's 96 GB as decimal bytes (89.4 GiB); no published CUDA total was found for the "
-        "RTX PRO 6000 Blackwell (Workstation or Server Edition)")),
+    "RTX-PRO-6000-96GB": Part("rtx-pro-6000", (96,), _gib(94.97), "cuda", (
+        "a CUDA allocator's \"total=94.97 GiB\" (cudaMemGetInfo) on an RTX PRO 6000 Blackwell 96GB that "
+        "nvidia-smi shows at 97887MiB, https://github.com/antirez/ds4/issues/431")),
     "MI300X-192GB": Part("mi300x", (192,), 206141652992, "cuda", (
         "rocm-smi's \"VRAM Total Memory (B): 206141652992\" (191.98 GiB) on MI300X nodes, "
         "https://github.com/ROCm/legacy-rocm-build/issues/4750")),
