@@ -139,3 +139,48 @@ def test_slurm_script_of_independent_servers_passes_its_checks(tmp_path):
     launch = re.search(r"<<'MANIFESTO_LAUNCH'[^\n]*\n(.*?)\nMANIFESTO_LAUNCH\n", text, re.S).group(1)
     assert "for rank in $(seq 0 3); do" in launch
     kit.shellcheck(launch)
+
+
+def _spec_with(tmp_path, parallelism: str, vllm: str, size: int = 1, model_id: str = "Qwen/Qwen3-30B-A3B"):
+    path = tmp_path / "m.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        release: dp
+        model: {{id: {model_id}, image_ref: vllm.standard}}
+        routing: {{kind: load_aware, target_role: decode}}
+        roles:
+          - name: decode
+            lws: {{size: {size}}}
+            parallelism: {parallelism}
+            {vllm}
+        """))
+    return path
+
+
+@pytest.mark.parametrize("vllm", ["vllm: {api_server_count: 4}", "vllm: {api-server-count: 2}",
+                                  "vllm_raw_args: ['--api-server-count=4']"])
+def test_api_server_count_refused_under_the_dp_supervisor(tmp_path, vllm):
+    """vllm/entrypoints/launchers/dp_supervisor.py (0.33.0), validate_multi_port_external_lb_args:
+    'if args.api_server_count not in (None, 1): raise ValueError(... requires --api-server-count=1)'."""
+    from manifesto.errors import ResolveError
+
+    with pytest.raises(ResolveError) as err:
+        plan_of(_spec_with(tmp_path, "{tp: 2, dp: 4}", vllm), CLUSTERS / "example-h200.yaml")
+    assert "api_server_count = " in err.value.message and "dp_supervisor.py" in err.value.message
+    field = "vllm_raw_args" if "raw" in vllm else "vllm."
+    assert f"roles[0].{field}" in str(err.value.path) or field in str(err.value)
+
+
+def test_api_server_count_one_is_accepted_under_the_dp_supervisor(tmp_path):
+    plan = plan_of(_spec_with(tmp_path, "{tp: 2, dp: 4}", "vllm: {api_server_count: 1}"),
+                   CLUSTERS / "example-h200.yaml")[0]
+    assert plan.roles[0].layout.launch == "multi-port"
+
+
+def test_api_server_count_refused_with_headless_pods(tmp_path):
+    """vllm/entrypoints/cli/serve.py (0.33.0): '--api-server-count=N cannot be used with
+    --headless'; a rank two pods wide runs its second pod headless."""
+    from manifesto.errors import ResolveError
+
+    spec = _spec_with(tmp_path, "{tp: 16, dp: 2}", "vllm: {api_server_count: 2}", size=4)
+    with pytest.raises(ResolveError, match="--headless"):
+        plan_of(spec, CLUSTERS / "example-h200.yaml")

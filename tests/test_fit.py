@@ -6,6 +6,8 @@ must land within 5% of it.
 
 from __future__ import annotations
 
+import math
+
 import json
 import textwrap
 
@@ -166,11 +168,16 @@ def test_kv_hybrid_kimi_k3_caches_only_its_mla_layers():
     assert (arch.linear_layers, arch.linear_heads, arch.linear_head_dim) == (69, 96, 128)
     kv = kv_cache(arch, tp=1, pp=1, kv_dtype="auto")
     assert kv.per_token == 27_648
-    assert kv.per_sequence == 69 * 96 * 128 * 128 * 2
+    # vLLM 0.33.0 model_executor/layers/mamba/mamba_utils.py: kda_state_dtype returns
+    # "recurrent_state_dtype = torch.float32" for mamba_ssm_cache_dtype auto, whatever the KV dtype;
+    # kda_state_shape: conv_state (3 x 96 x 128, conv_kernel_size - 1 = 3) in the model dtype.
+    state, conv = 96 * 128 * 128 * 4, 3 * 3 * 96 * 128 * 2
+    assert kv.per_sequence == 69 * (state + conv)
+    assert kv_cache(arch, tp=1, pp=1, kv_dtype="fp8").per_sequence == kv.per_sequence  # fp8 KV: same state
     tp4 = kv_cache(arch, tp=4, pp=1, kv_dtype="auto")
     assert (tp4.per_token, tp4.per_sequence) == (27_648, kv.per_sequence // 4)  # KDA heads split by TP
-    assert any("69 linear-attention (KDA) layer(s)" in note for note in kv.notes)
-    assert any("short-convolution state (not in the record) is left out" in note for note in kv.notes)
+    assert any("69 linear-attention (KDA) layer(s): a float32 recurrent state" in note for note in kv.notes)
+    assert any("kernel 4: vLLM's kda_state_shape default" in note for note in kv.notes)
     pp2 = kv_cache(arch, tp=1, pp=2, kv_dtype="auto")
     # PP2: the busiest stage holds 47 of 93 layers, MLA layers in proportion: ceil(24 x 47 / 93) = 13.
     assert pp2.per_token == 13 * 576 * 2
@@ -206,6 +213,26 @@ def test_kv_compressed_attention_deepseek_v4_pro():
     kv = kv_cache(arch, tp=8, pp=1, kv_dtype="auto")
     assert (kv.per_token, kv.per_sequence) == (4_924 * 2, 61 * 128 * 512 * 2)
     assert kv_cache(arch, tp=8, pp=1, kv_dtype="fp8").per_token == 4_924
+
+
+def test_kv_deepseek_v4_fp8_ds_mla_layout():
+    """vLLM 0.33.0 v1/attention/backends/mla/flashmla_sparse.py: "For DeepSeek V4, in the 'FP8 with
+    scale' format, each token's KV cache is 584 Bytes" (448 fp8 NoPE, 128 bytes of bf16 RoPE, 8
+    scale bytes); models/deepseek_v4/attention.py: the FP8 indexer key is "128 fp8 + 4 fp32 scale =
+    132". FlashMLA (every CUDA arch but SM12, whose FlashInfer class stores it too) forces the
+    layout: _resolve_dsv4_kv_cache_dtype turns auto into fp8_ds_mla."""
+    from manifesto.resolve.fit import kv_cache, plan_fit
+    from manifesto.resolve.layout import LayoutInput, plan_layout
+
+    arch = _catalog("deepseek-ai/DeepSeek-V4-Pro")
+    kv = kv_cache(arch, tp=8, pp=1, kv_dtype="auto", ds_mla=True)
+    assert kv.per_token == math.ceil(31 * 584 / 128 + 30 * (584 + 132) / 4)
+    assert kv.per_sequence == 61 * 128 * 584
+    assert kv.per_token > 1.1 * kv_cache(arch, tp=8, pp=1, kv_dtype="fp8").per_token  # the issue's 12 % low
+    lay = plan_layout(LayoutInput(tp=8, pp=1, dp=False, ep=True, nodes=1, replicas=1, gpus_per_node=8, routed=False,
+                                  proxied=False))
+    for family, dtype in (("b200", "fp8_ds_mla"), ("h200", "fp8_ds_mla"), ("mi355x", "auto")):
+        assert plan_fit(arch, lay, (), 178 * 1024**3, family=family).kv_dtype == dtype, family
 
 
 def test_unknown_attention_kinds_are_refused_or_unknown_never_ok():
@@ -298,6 +325,43 @@ def test_compressed_tensors_ignore_list_decides_which_layers_are_quantized():
     assert hybrid.attention == "hybrid"
 
 
+def test_compressed_tensors_fp8_and_integer_checkpoints_are_read():
+    """The issue: a compressed-tensors FP8 checkpoint (format float-quantized, e.g. the
+    *-FP8-dynamic models) was an error. vLLM 0.33.0 loads it as FP8 weights
+    (quantization/compressed_tensors); int4/int8 weight-only (pack-quantized, naive-quantized) too."""
+    dense = {"model_type": "qwen3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+             "intermediate_size": 128, "vocab_size": 100}
+
+    def ct(fmt, bits, kind, strategy="channel"):
+        group = {"targets": ["Linear"], "weights": {"num_bits": bits, "type": kind, "strategy": strategy,
+                                                    "symmetric": True, "dynamic": False}}
+        if kind == "float":
+            group["input_activations"] = {"num_bits": 8, "type": "float", "strategy": "token", "dynamic": True}
+        return {**dense, "quantization_config": {"quant_method": "compressed-tensors", "format": fmt,
+                                                 "config_groups": {"group_0": group}, "ignore": ["lm_head"]}}
+
+    assert _arch(ct("float-quantized", 8, "float")).weight_format == "fp8"
+    assert _arch(ct("pack-quantized", 4, "int", "group")).weight_format == "int4"
+    assert _arch(ct("naive-quantized", 8, "int")).weight_format == "int8"
+    from manifesto.errors import InputError
+
+    with pytest.raises(InputError, match="compressed-tensors float-quantized"):
+        _arch(ct("sparse-24-bitmask", 2, "int"))
+
+
+def test_mxfp4_modules_to_not_convert_keep_attention_in_bf16():
+    """gpt-oss's quantization_config: {"quant_method": "mxfp4", "modules_to_not_convert":
+    ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}:
+    only the experts are MXFP4; the attention stays BF16 (the issue: it was counted as MXFP4)."""
+    keep = ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]
+    moe = {"model_type": "gpt_oss", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+           "intermediate_size": 32, "vocab_size": 100, "num_local_experts": 8, "num_experts_per_tok": 2}
+    arch = _arch({**moe, "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": keep}})
+    assert (arch.weight_format, arch.expert_format) == ("bf16", "mxfp4")
+    bare = _arch({**moe, "quantization_config": {"quant_method": "mxfp4"}})
+    assert (bare.weight_format, bare.expert_format) == ("mxfp4", "mxfp4")
+
+
 def test_expert_parallel_shards_experts_and_tensor_parallel_the_rest():
     """EP16 of DeepSeek-V4-Pro: the experts (about 822 GB) over 16 GPUs, the rest whole."""
     from manifesto.resolve.fit import count_params, weights_per_gpu
@@ -377,15 +441,22 @@ def test_explain_shows_the_arithmetic_in_text_and_json():
     lines = [line.strip() for line in out.stdout.splitlines()]
     assert "GPU memory      178.4 GiB x gpu_memory_utilization 0.92 = 164.1 GiB" in lines
     assert ("from          accelerators.profiles.b200.memory 180G is its data-sheet size; CUDA-visible memory of "
-            "b200 GPUs: PyTorch's \"GPU 0 has a total capacity of 178.36 GiB\" (torch.cuda total_memory) in "
-            "out-of-memory logs of 8x B200 nodes") in lines
+            "the B200-180GB (cuda): PyTorch's \"GPU 0 has a total capacity of 178.36 GiB\" (torch total_memory) on "
+            "8x B200 nodes; a CUDA device query prints 178.35, https://github.com/pytorch/ao/pull/4002") in lines
     assert "weights         1.1 GiB = 0.3 GiB embedding and LM head + 0.8 GiB attention and dense layers" in lines
-    assert "KV cache        164.1 GiB - 1.1 GiB - 4.0 GiB = 159.0 GiB" in lines
-    assert "KV per token    114688 bytes (kv_cache_dtype auto) -> 1488425 tokens, 181.7x max_model_len 8192" in lines
+    assert "KV cache        164.1 GiB - 1.1 GiB - 4.3 GiB = 158.7 GiB" in lines
+    assert ("kept back       4.3 GiB besides weights and KV cache, as vLLM 0.33.0's profiler counts it "
+            "(v1/worker/gpu_worker.py: determine_available_memory)") in lines
+    assert any(line.startswith("activation peak:  3.19 GiB (derived): the profiling run's sampler on max_num_seqs "
+                               "1024 rows of 151936 logits x 22 bytes") for line in lines)
+    assert any(line.startswith("CUDA graphs:      0.88 GiB (calibrated)") for line in lines)
+    assert "KV per token    114688 bytes (kv_cache_dtype auto) -> 1485415 tokens, 181.3x max_model_len 8192" in lines
     assert "assumes       28 attention layer(s): K and V of 8 KV head(s) of 128 per token" in lines
     data = json.loads(cli_in_process("explain", str(model), "--cluster", str(cluster), "-n", "ns", "-o", "json").stdout)
     fit = data["roles"][0]["fit"]
-    assert (fit["status"], fit["kv_per_token"], fit["kv_tokens"], fit["max_model_len"]) == ("ok", 114688, 1488425, 8192)
+    assert (fit["status"], fit["kv_per_token"], fit["kv_tokens"], fit["max_model_len"]) == ("ok", 114688, 1485415, 8192)
+    assert [p[0] for p in fit["overhead_parts"]] == ["activation peak", "outside PyTorch", "CUDA graphs"]
+    assert fit["headroom"] == sum(p[1] for p in fit["overhead_parts"])
     assert fit["weights"] == sum(b for _, b in fit["weight_parts"])
     assert fit["kv_notes"][0] == "kv_cache_dtype auto: the model dtype (bf16), 2 byte(s) per value"
     assert fit["memory_source"].startswith("accelerators.profiles.b200.memory 180G is its data-sheet size")
@@ -425,16 +496,17 @@ def test_weights_that_do_not_fit_are_refused(tmp_path):
 
 def test_short_kv_cache_refuses_by_default_and_warns_on_request(tmp_path):
     # Qwen3-32B at TP2 needs 64 layers x 2 x 4 KV heads x 128 x 2 bytes = 131072 bytes per token;
-    # 0.28 of an H200's 139.8 GiB leaves 4.6 GiB after weights and headroom: 37967 tokens.
+    # 0.28 of an H200's 139.8 GiB leaves 3.2 GiB after weights and what vLLM keeps back: 26069 tokens.
     body = QWEN32.replace("tp: 1", "tp: 2").replace("gpu_memory_utilization: 0.3", "gpu_memory_utilization: 0.28")
     model = _spec(tmp_path, body)
     cluster = str(CLUSTERS / "example-h200.yaml")
     refusal = (
-        "error: <tmp>/m.yaml:6:12: roles[0].vllm.max_model_len: role 'decode': the KV cache holds 37967 tokens, "
+        "error: <tmp>/m.yaml:6:12: roles[0].vllm.max_model_len: role 'decode': the KV cache holds 26069 tokens, "
         "fewer than max_model_len 40960, so vLLM would refuse to start. Per GPU (tp=2 pp=1 ep=off): "
         "gpu_memory_utilization 0.28 x the h200's 139.8 GiB (CUDA-visible memory from the accelerator table; "
         "accelerators.profiles.h200.memory at clusters/example-h200.yaml:15:7 is the data-sheet size) = 39.1 "
-        "GiB, minus 30.5 GiB of weights and 4.0 GiB of headroom, leaves 4.6 GiB; max_model_len needs 5.0 GiB "
+        "GiB, minus 30.5 GiB of weights and 5.5 GiB vLLM keeps back for activations, CUDA graphs and buffers, "
+        "leaves 3.2 GiB; max_model_len needs 5.0 GiB "
         "(131072 bytes per token, kv_cache_dtype auto). To fix: lower max_model_len here, raise "
         "gpu_memory_utilization, use kv_cache_dtype fp8, spread the model over more GPUs or use a GPU with more "
         "memory (fit.short_kv_cache: warn only warns)\n")
@@ -445,7 +517,7 @@ def test_short_kv_cache_refuses_by_default_and_warns_on_request(tmp_path):
     warning = _spec(tmp_path, body + "    fit: {short_kv_cache: warn}\n", "w.yaml")
     out = cli_in_process("explain", str(warning), "--cluster", cluster, "-n", "ns")
     assert out.returncode == 0, out.stderr
-    assert ("warning         the KV cache holds 37967 tokens, fewer than max_model_len 40960: vLLM will refuse to "
+    assert ("warning         the KV cache holds 26069 tokens, fewer than max_model_len 40960: vLLM will refuse to "
             "start.") in out.stdout
     off = _spec(tmp_path, QWEN32 + "    fit: {check: false}\n", "off.yaml")
     out = cli_in_process("explain", str(off), "--cluster", cluster, "-n", "ns")
@@ -576,23 +648,69 @@ def _h200_profile(tmp_path, memory_line: str | None):
 
 
 def test_every_bundled_accelerator_has_a_cuda_memory_figure_with_its_source():
-    from manifesto.resolve.accelerator import CUDA_MEMORY
+    from manifesto.resolve.accelerator import PARTS, cuda_memory
 
-    for name, row in CUDA_MEMORY.items():
+    for name, row in PARTS.items():
         # HBM stacks come in binary sizes and CUDA keeps some for itself, so the CUDA figure lies
-        # within 10% of the data-sheet number, on either side of it.
+        # within 10% of the data-sheet number, on either side of it; a measured row cites its page.
         assert row.source and all(0.9 < row.gib / gb < 1.1 for gb in row.data_sheet_gb[:1]), name
+        assert row.basis in ("cuda", "same-memory", "data-sheet", "vendor-rule"), name
+        if row.basis == "cuda":  # the row quotes the figure it holds
+            shown = (str(row.bytes), f"{row.gib:.2f} GiB", f"{row.gib:.2f}GiB", f"{row.gib:.1f} GiB", f"{row.gib:g} GiB")
+            assert any(text in row.source for text in shown), name
     for cluster in sorted(CLUSTERS.glob("*.yaml")):
         spec, profile = kit.load_pair(REPO / "models/qwen/qwen3-0.6b.yaml", cluster)
         for name, prof in profile.profile.accelerators.profiles.items():
-            assert (prof.gpu_arch or name).lower() in CUDA_MEMORY, (cluster.name, name)
+            memory, source = cuda_memory(prof.gpu_arch or name, None, name, prof.part)
+            assert memory is not None, (cluster.name, name, source)
+
+
+@pytest.mark.parametrize(("arch", "part", "stated", "gib", "text"), [
+    # The issue's cases: an A100 40GB profile without memory was sized at 79 GiB; 40G read as 37.25 GiB.
+    ("a100", "A100-SXM4-40GB", None, 39.50, "CUDA-visible memory of the A100-SXM4-40GB (cuda)"),
+    ("a100", None, "40G", 39.50, "accelerators.profiles.p.memory 40G is its data-sheet size"),
+    ("a100", None, "80G", 79.15, "accelerators.profiles.p.memory 80G is its data-sheet size"),
+    ("h100", "H100-NVL-94GB", None, 93.00, "CUDA-visible memory of the H100-NVL-94GB"),
+    ("h100", None, "94G", 93.00, "accelerators.profiles.p.memory 94G is its data-sheet size"),
+    ("h100", "h100-sxm5-80gb", None, 79.11, "CUDA-visible memory of the H100-SXM5-80GB"),
+    ("h20", None, None, 95.1, "CUDA-visible memory of the H20-96GB"),
+    ("mi355x", None, None, 288.0, "CUDA-visible memory of the MI355X-288GB"),
+    ("a100", None, "40Gi", 40.0, "accelerators.profiles.p.memory, taken as the memory CUDA sees"),
+    ("x9", None, "40G", 37.25, "accelerators.profiles.p.memory, taken as the memory CUDA sees (40G is 37.25 GiB: "
+                               "G counts 10^9 bytes, Gi 2^30)"),
+])
+def test_accelerators_are_sized_by_part(arch, part, stated, gib, text):
+    from manifesto.resolve.accelerator import cuda_memory
+    from manifesto.util.quantity import byte_count
+
+    memory, source = cuda_memory(arch, byte_count(stated) if stated else None, "p", part)
+    assert abs(memory / 1024**3 - gib) < 0.01 and source.startswith(text), (memory / 1024**3, source)
+
+
+def test_a_family_with_several_parts_asks_for_the_part():
+    from manifesto.resolve.accelerator import cuda_memory
+
+    memory, source = cuda_memory("a100", None, "p", None)
+    assert memory is None
+    assert source == ("gpu_arch a100 is sold as several parts (A100-SXM4-40GB, A100-80GB); set "
+                      "accelerators.profiles.p.part to one, or accelerators.profiles.p.memory to what CUDA sees")
+
+
+def test_an_unknown_part_is_refused_at_its_field(tmp_path):
+    text = (CLUSTERS / "example-h200.yaml").read_text().replace("gpu_arch: h200", "gpu_arch: h200\n      part: H200-140GB")
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    out = cli_in_process("config", "validate", str(REPO / "models/qwen/h200-aggregated.yaml"), "--cluster", str(path),
+                         "-n", "ns")
+    assert out.returncode != 0
+    assert "part: 'H200-140GB' is not a part of the accelerator table (manifesto/resolve/accelerator.py)" in out.stderr
+    assert "did you mean 'H200-141GB'" in out.stderr and "Traceback" not in out.stderr
 
 
 @pytest.mark.parametrize(("line", "gib", "source"), [
-    (None, 139.81, "CUDA-visible memory of h200 GPUs: PyTorch's"),
+    (None, 139.81, "CUDA-visible memory of the H200-141GB (cuda): PyTorch's"),
     ("memory: 141G", 139.81, "accelerators.profiles.h200.memory 141G is its data-sheet size"),
-    ("memory: 139Gi", 139.0, "accelerators.profiles.h200.memory, taken as the memory CUDA sees; the table's CUDA "
-                             "figure for h200 is 139.81 GiB"),
+    ("memory: 139Gi", 139.0, "accelerators.profiles.h200.memory, taken as the memory CUDA sees"),
 ])
 def test_an_h200_profile_gives_about_140_gib_unless_it_states_otherwise(tmp_path, line, gib, source):
     plan = plan_of(REPO / "models/qwen/h200-aggregated.yaml", _h200_profile(tmp_path, line))[0]
@@ -607,12 +725,14 @@ def test_an_accelerator_outside_the_table_without_memory_is_not_checked(tmp_path
     path = tmp_path / "c.yaml"
     path.write_text(text)
     fit = plan_of(REPO / "models/qwen/h200-aggregated.yaml", path)[0].roles[0].fit
-    assert fit.status == "unknown" and "not in the table of CUDA-visible memory" in fit.note
+    assert fit.status == "unknown" and fit.note == (
+        "gpu_arch rtx-6000 is not a family of the accelerator table (manifesto/resolve/accelerator.py); set "
+        "accelerators.profiles.h200.part to one of its parts, or accelerators.profiles.h200.memory to what CUDA sees")
 
 
 def test_a_kv_cache_short_of_max_model_len_fails_every_command(tmp_path):
     # The issue's example: qwen/h200-aggregated on an H200 profile with memory: 20G. vLLM may use
-    # 0.9 x 18.6 GiB = 16.8 GiB, the weights take 16.4 GiB and the headroom 4 GiB: no KV cache.
+    # 0.9 x 18.6 GiB = 16.8 GiB, the weights take 16.4 GiB and vLLM keeps back 2.6 GiB: no KV cache.
     cluster = _h200_profile(tmp_path, "memory: 20G")
     model = REPO / "models/qwen/h200-aggregated.yaml"
     for command in (("render", "manifest"), ("render", "file"), ("config", "validate"), ("explain",), ("deploy",)):
@@ -621,8 +741,9 @@ def test_a_kv_cache_short_of_max_model_len_fails_every_command(tmp_path):
         assert kit.scrub(out.stderr, tmp_path).startswith(
             "error: models/qwen/h200-aggregated.yaml:27:7: roles[0].vllm.max_model_len: role 'decode': the KV "
             "cache holds 0 tokens, fewer than max_model_len 32768, so vLLM would refuse to start. Per GPU (tp=1 "
-            "pp=1 ep=4): gpu_memory_utilization 0.9 x the h200's 18.6 GiB (accelerators.profiles.h200.memory at "
-            "<tmp>/h200.yaml:15:7) = 16.8 GiB, minus 16.4 GiB of weights and 4.0 GiB of headroom, leaves 0.0 GiB; "
+            "pp=1 dp=4 ep=4): gpu_memory_utilization 0.9 x the h200's 18.6 GiB (accelerators.profiles.h200.memory "
+            "at <tmp>/h200.yaml:15:7) = 16.8 GiB, minus 16.4 GiB of weights and 2.6 GiB vLLM keeps back for "
+            "activations, CUDA graphs and buffers, leaves 0.0 GiB; "
             "max_model_len needs 1.5 GiB (49152 bytes per token, kv_cache_dtype fp8)."), (command, out.stderr)
         assert "Traceback" not in out.stderr
 
@@ -634,7 +755,7 @@ def test_a_default_max_model_len_is_blamed_on_the_role(tmp_path):
                          str(CLUSTERS / "example-h200.yaml"), "-n", "ns")
     assert out.returncode == 1
     assert kit.scrub(out.stderr, tmp_path).startswith("error: <tmp>/m.yaml:4:5: roles[0]: role 'decode': the KV cache "
-                                                      "holds 37967 tokens, fewer than max_model_len 40960")
+                                                      "holds 26069 tokens, fewer than max_model_len 40960")
     assert "To fix: set vllm.max_model_len (it defaults to the model's 40960)" in out.stderr
     spec_level = _spec(tmp_path, "vllm: {max_model_len: 40960}\n" + textwrap.dedent(body), "s.yaml")
     out = cli_in_process("config", "validate", str(spec_level), "--cluster", str(CLUSTERS / "example-h200.yaml"),

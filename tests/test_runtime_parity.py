@@ -242,6 +242,12 @@ def test_hf_cache_prefers_explicit_then_local_nvme_then_shared(tmp_path, storage
     assert (hf.value, hf.source) == (expected, source)
 
 
+def test_local_nvme_volume_must_exist_on_the_node(tmp_path):
+    """A node without the NVMe mount fails the pod instead of filling its root disk."""
+    volumes = {v.name: v.source for v in plan(tmp_path, ROLE, ACCEL + NVME).roles[0].storage.volumes}
+    assert volumes["local-nvme"] == {"hostPath": {"path": "/mnt/nvme", "type": "Directory"}}
+
+
 # ---- 5. gateway proxy sizing; 6. routing component sizing ---------------------------------
 
 ROUTED = ROLE + "routing: {kind: load_aware, target_role: decode}\nruntime: {sidecars: []}\n"

@@ -56,6 +56,9 @@ class Architecture(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     linear_heads: int = 0  # [linear_attn_config.num_heads]
     linear_head_dim: int = 0  # [linear_attn_config.head_dim]
     linear_conv_kernel: int = 0  # [linear_attn_config.short_conv_kernel_size]; 0: not published
+    weight_block: tuple[int, ...] = ()  # (block_n, block_k) of block-quantized weights [quantization_config.weight_block_size]
+    o_groups: int = 0  # DeepSeek-V4's grouped output projection [o_groups]
+    o_lora_rank: int = 0  # [o_lora_rank]
     params: int | None = None  # published total (main model)
     active_params: int | None = None  # published activated parameters per token (MoE)
 
@@ -69,7 +72,10 @@ class Architecture(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 # per 128x128 block; NVFP4 with one FP8 scale per 16 values; MXFP4 (and DeepSeek-V4's FP4
 # experts) with one 8-bit exponent scale per 32 values.
 WEIGHT_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0 + 4 / (128 * 128), "nvfp4": 0.5 + 1 / 16,
-                "mxfp4": 0.5 + 1 / 32, "fp4": 0.5 + 1 / 32}
+                "mxfp4": 0.5 + 1 / 32, "fp4": 0.5 + 1 / 32,
+                # compressed-tensors weight-only integers: int8 with a per-channel scale (negligible),
+                # int4 packed with one bf16 scale per group of 128 values.
+                "int8": 1.0, "int4": 0.5 + 2 / 128}
 MODELLED_ATTENTION = ("mha", "gqa", "mla")
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32"}
 
@@ -139,8 +145,32 @@ def _quant_format(cfg: dict, where: str) -> str | None:
         return "nvfp4"
     if method == "mxfp4" or algo == "mxfp4" or "mxfp4" in fmt:
         return "mxfp4"
+    if method == "compressed-tensors":
+        found = _compressed_tensors(q, fmt)
+        if found:
+            return found
     raise InputError(f"{where}: quantization_config names a format (quant_method, quant_algo or format) the "
-                     "memory-fit check does not know; supported: fp8, nvfp4, mxfp4")
+                     "memory-fit check does not know; supported: fp8, nvfp4, mxfp4, compressed-tensors "
+                     "float-quantized (FP8) and int4/int8 weight-only")
+
+
+def _compressed_tensors(q: dict, fmt: str) -> str | None:
+    """A compressed-tensors checkpoint's weight format (vLLM 0.33.0 quantization/compressed_tensors):
+    ``float-quantized`` 8-bit float weights are FP8 (static or dynamic activations alike), and
+    ``pack-quantized``/``naive-quantized`` integer weights int4 or int8; read from the format and the
+    config_groups' ``weights`` (num_bits, type)."""
+    weights = [g.get("weights") for g in (q.get("config_groups") or {}).values() if isinstance(g, dict)]
+    weights = [w for w in weights if isinstance(w, dict)]
+    bits = {w.get("num_bits") for w in weights}
+    kinds = {str(w.get("type", "")).lower() for w in weights}
+    if fmt == "float-quantized" or (bits == {8} and kinds == {"float"}):
+        return "fp8"
+    if fmt in ("pack-quantized", "naive-quantized", "int-quantized") or kinds == {"int"}:
+        if bits == {4}:
+            return "int4"
+        if bits == {8}:
+            return "int8"
+    return None
 
 
 # Module names a compressed-tensors ``ignore`` list is probed with: if every non-expert kind is
@@ -161,12 +191,27 @@ def _ignored(name: str, ignore: list) -> bool:
     return False
 
 
+def _not_converted(name: str, patterns: list) -> bool:
+    """MXFP4's ``modules_to_not_convert`` (gpt-oss: model.layers.*.self_attn, lm_head...): a module
+    is left unquantized when a pattern (``*`` matching any part) names it or a module holding it."""
+    import fnmatch
+
+    return any(fnmatch.fnmatchcase(name, str(p)) or fnmatch.fnmatchcase(name, f"{p}.*") for p in patterns)
+
+
 def _experts_only(cfg: dict) -> bool:
-    """True when quantization_config leaves every non-expert layer unquantized."""
-    ignore = (cfg.get("quantization_config") or {}).get("ignore")
-    if not isinstance(ignore, list):
-        return False
-    return all(_ignored(n, ignore) for n in _NON_EXPERT_PROBES) and not _ignored(_EXPERT_PROBE, ignore)
+    """True when quantization_config leaves every non-expert layer unquantized: a compressed-
+    tensors ``ignore`` list naming them, or an MXFP4 ``modules_to_not_convert`` naming the
+    attention (vLLM 0.33.0 then loads those layers in the checkpoint dtype)."""
+    q = cfg.get("quantization_config") or {}
+    ignore = q.get("ignore")
+    if isinstance(ignore, list):
+        return all(_ignored(n, ignore) for n in _NON_EXPERT_PROBES) and not _ignored(_EXPERT_PROBE, ignore)
+    keep = q.get("modules_to_not_convert")
+    if isinstance(keep, list):
+        return _not_converted("model.layers.1.self_attn.o_proj", keep) and \
+            not _not_converted("model.layers.1.mlp.experts", keep)
+    return False
 
 
 def _int_list(cfg: dict, key: str, where: str) -> list[int]:
@@ -269,5 +314,18 @@ def from_config(cfg: Any, *, source: str, params: int | None = None, active_para
         sliding_window=_int(cfg, "sliding_window", source, 0) if cfg.get("sliding_window") is not None else 0,
         sliding_layers=sliding, compress_ratios=tuple(ratios[:layers]),
         index_head_dim=_int(cfg, "index_head_dim", source, 0), linear_layers=lin_layers, linear_heads=lin_heads,
-        linear_head_dim=lin_dim, linear_conv_kernel=lin_conv,
+        linear_head_dim=lin_dim, linear_conv_kernel=lin_conv, weight_block=_weight_block(cfg, source),
+        o_groups=_int(cfg, "o_groups", source, 0), o_lora_rank=_int(cfg, "o_lora_rank", source, 0),
     )
+
+
+def _weight_block(cfg: dict, where: str) -> tuple[int, ...]:
+    """quantization_config.weight_block_size: (block_n, block_k) of block-quantized (FP8) weights."""
+    q = cfg.get("quantization_config")
+    block = q.get("weight_block_size") if isinstance(q, dict) else None
+    if block is None:
+        return ()
+    if not isinstance(block, list) or len(block) != 2 or any(isinstance(x, bool) or not isinstance(x, int) or x <= 0
+                                                             for x in block):
+        raise InputError(f"{where}: config.json quantization_config.weight_block_size must be two whole numbers")
+    return tuple(block)

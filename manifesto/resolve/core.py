@@ -25,6 +25,7 @@ from manifesto.resolve.failures import Where, fail as _fail, raise_all
 from manifesto.resolve.identity import instance_labels, instance_name, role_labels, role_selector, user_prefixed
 from manifesto.resolve.layout import LayoutInput, plan_layout
 from manifesto.resolve.names import COMPUTE_DOMAIN_CLAIM, LWS_GROUP_INDEX_LABEL
+from manifesto.resolve.partition import layout_problems
 from manifesto.resolve.pd_set import check_tp_ratios, plan_pd_set
 from manifesto.resolve.budget import plan_budget
 from manifesto.resolve.context import Context, Pair
@@ -245,8 +246,15 @@ def _with_fit(pair: Pair, role: RolePlan, index: int) -> RolePlan:
     spec, accel = pair.spec, pair.accel
     if not spec.fit.check:
         return msgspec.structs.replace(role, fit=MemoryFit(status="unknown", note="the spec turns the check off (fit.check: false)"))
+    arch, lay = pair.ctx.architecture, role.layout
+    problems = layout_problems(arch, tp=lay.tp, dp=lay.dp, ep=lay.ep) if arch is not None else []
+    if problems:  # vLLM would stop loading the weights: the layout cannot run this model
+        raise _fail(f"role '{role.name}': vLLM 0.33.0 cannot split {spec.model.id} as tp={lay.tp}"
+                    + (f" dp={lay.dp}" if lay.dp > 1 else "") + f" ep={'on' if lay.ep else 'off'}: "
+                    + "; ".join(problems) + f". Facts from {arch.source}", pair.where, ("roles", index, "parallelism"),
+                    IncompatiblePairError)
     fit = plan_fit(pair.ctx.architecture, role.layout, role.args, accel.memory, note=pair.ctx.architecture_note,
-                   memory_source=accel.memory_source)
+                   memory_source=accel.memory_source, family=accel.gpu_arch or accel.name)
     stated = accel.memory_source.startswith("accelerators.profiles.")
     origin = pair.cluster_where(("accelerators", "profiles", accel.name, "memory")) if stated else None
     memory_at = str(origin) if origin else ""
@@ -316,6 +324,7 @@ def _role(pair: Pair, role, index: int) -> RolePlan:
         raise ResolveError(exc.message, origin, exc.path) from None
     storage = _extra_volumes(cluster, storage, cluster_where)
     args = _args(spec, role, computed, where, base, _profiling(cluster, role, storage.log_dir, where, base))
+    _check_api_server_count(spec, role, computed, layout, where, base)
     vllm_env = options.vllm_env or spec.runtime.vllm_env
     env = _env(pair, role, base, computed, backends, cache_env, vllm_env, layout)
     if vllm_env:
@@ -440,6 +449,51 @@ def _role_vllm_errors(table, spec, role, computed, where: Where, base: tuple) ->
         *vc.env_errors(table, role.env, where, base + ("env",)),
         *vc.env_errors(table, computed["env"], where, base + ("computed", "env")),
     ]
+
+
+def _api_server_count(spec, role, computed, base: tuple) -> tuple[Any, tuple] | None:
+    """The API server count the role's arguments give vLLM, and the field that set it (the
+    last writer, as ``_args`` merges them), or None when none does."""
+    found = None
+    for mapping, path in ((spec.vllm, ("vllm",)), (role.vllm, base + ("vllm",)),
+                          (computed["vllm"], base + ("computed", "vllm"))):
+        for key, value in mapping.items():
+            if key.lstrip("-").replace("-", "_") == "api_server_count":
+                found = (value, path + (key,))
+    for i, text in enumerate(role.vllm_raw_args):
+        words = text.replace("=", " ").split()
+        for j, word in enumerate(words):
+            if word in ("--api-server-count", "--api_server_count", "-asc"):
+                found = (words[j + 1] if j + 1 < len(words) else None, base + ("vllm_raw_args", i))
+    return found
+
+
+def _check_api_server_count(spec, role, computed, layout, where: Where, base: tuple) -> None:
+    """vLLM 0.33.0 refuses some API server counts for the launch the layout renders:
+    ``entrypoints/launchers/dp_supervisor.py`` (validate_multi_port_external_lb_args) stops a
+    multi-port external-LB launch unless --api-server-count is unset or 1, and
+    ``entrypoints/cli/serve.py`` stops a --headless pod given a positive count. Refused here,
+    at the field that sets it, rather than by every pod at start-up."""
+    found = _api_server_count(spec, role, computed, base)
+    if found is None:
+        return
+    value, path = found
+    try:
+        count = None if value is None or value is False else int(value)
+    except (TypeError, ValueError):
+        return  # not a number: the vLLM table check reports it
+    if count is None:
+        return
+    if layout.launch == "multi-port" and count != 1:
+        raise _fail(f"api_server_count = {count}: this role runs {layout.ranks_per_node} external DP ranks per pod "
+                    "under vLLM's DP supervisor (--data-parallel-multi-port-external-lb), which vLLM 0.33.0 "
+                    "refuses with any API server count but 1 (entrypoints/launchers/dp_supervisor.py); each "
+                    "rank already has its own API server: remove api_server_count", where, path)
+    headless = layout.nodes_per_rank > 1 or (layout.launch in ("single", "internal") and layout.nodes > 1)
+    if headless and count > 0:
+        raise _fail(f"api_server_count = {count}: this role's pods after the first of each engine run with "
+                    "--headless, which vLLM 0.33.0 refuses with a positive API server count "
+                    "(entrypoints/cli/serve.py); remove api_server_count", where, path)
 
 
 def _profiling(cluster, role, log_dir: str | None, where: Where, base: tuple) -> dict[str, Any] | None:

@@ -35,6 +35,10 @@ def _layout_lines(lay) -> list[str]:
     return lines
 
 
+def _gib2(n: int) -> str:
+    return f"{n / 1024**3:.2f} GiB"
+
+
 def _fit_lines(fit) -> list[str]:
     """The memory-fit arithmetic of one role (resolve/fit.py), one step per line."""
     from manifesto.resolve.fit import gib
@@ -52,9 +56,15 @@ def _fit_lines(fit) -> list[str]:
         lines.append(f"    from          {fit.memory_source}")
     lines += [
         f"  weights         {gib(fit.weights)} = " + " + ".join(f"{gib(b)} {name}" for name, b in fit.weight_parts),
-        f"  headroom        {gib(fit.headroom)} for activations, CUDA graphs, NCCL buffers and the CUDA context",
-        f"  KV cache        {gib(usable)} - {gib(fit.weights)} - {gib(fit.headroom)} = {gib(fit.kv_budget)}",
+        f"  kept back       {gib(fit.headroom)} besides weights and KV cache, as vLLM 0.33.0's profiler counts it "
+        "(v1/worker/gpu_worker.py: determine_available_memory)",
     ]
+    for name, size, kind, source in fit.overhead_parts:
+        lines.append(f"    {name + ':':<18}{_gib2(size)} ({kind}): {source}")
+    fixed = fit.kv_budget != max(usable - fit.weights - fit.headroom, 0)
+    lines.append(f"  KV cache        {gib(fit.kv_budget)} set by --kv-cache-memory-bytes (vLLM skips its profiling)"
+                 if fixed else
+                 f"  KV cache        {gib(usable)} - {gib(fit.weights)} - {gib(fit.headroom)} = {gib(fit.kv_budget)}")
     if fit.kv_per_token:
         if fit.kv_per_sequence:
             size = (gib(fit.kv_per_sequence) if fit.kv_per_sequence >= 1024**3

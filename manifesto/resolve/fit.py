@@ -11,8 +11,9 @@ resolved layout and vLLM arguments. The model it follows is vLLM's:
   share (a GPU holds at least one head, replicated when TP exceeds the KV heads); MLA stores
   one latent vector (kv_lora_rank + qk_rope_head_dim) per layer, the same on every TP rank.
 * memory vLLM may use: gpu_memory_utilization x the GPU's memory. From it come the weights
-  and ``HEADROOM`` for activations, CUDA graphs, NCCL buffers and the CUDA context; the rest
-  holds the KV cache.
+  and what vLLM 0.33.0's profiler keeps back besides (resolve/overhead.py: the profiling run's
+  activation peak, memory outside PyTorch, NCCL buffers, the CUDA-graph estimate); the rest
+  holds the KV cache, unless --kv-cache-memory-bytes sets its size.
 """
 
 from __future__ import annotations
@@ -20,15 +21,12 @@ from __future__ import annotations
 import math
 
 from manifesto.resolve.architecture import WEIGHT_BYTES, Architecture
+from manifesto.resolve.overhead import overhead_terms
 from manifesto.resolve.plan import Layout, MemoryFit
 
-__all__ = ["HEADROOM", "DEFAULT_UTILIZATION", "Params", "count_params", "weights_per_gpu", "kv_bytes_per_token",
+__all__ = ["DEFAULT_UTILIZATION", "Params", "count_params", "weights_per_gpu", "kv_bytes_per_token",
            "plan_fit", "gib"]
 
-#: Per-GPU reserve for activations at the profiled batch, CUDA graphs, NCCL buffers and the
-#: CUDA context. vLLM measures these at start-up; a few GiB is what large-model servers
-#: typically use, so the check leaves 4 GiB and states it.
-HEADROOM = 4 * 1024**3
 #: vLLM's default --gpu-memory-utilization (CacheConfig.gpu_memory_utilization in vLLM 0.33.0).
 DEFAULT_UTILIZATION = 0.92
 _KV_BYTES = {"auto": None, "bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4,
@@ -111,9 +109,39 @@ def _on_stage(count: int, a: Architecture, pp: int) -> int:
     return math.ceil(count * math.ceil(a.layers / pp) / a.layers)
 
 
-def kv_cache(a: Architecture, *, tp: int, pp: int, kv_dtype: str, max_len: int = 0) -> KvCache:
+#: DeepSeek-V4's fp8_ds_mla entry (v1/attention/backends/mla/flashmla_sparse.py, vLLM 0.33.0): 448
+#: float8_e4m3 NoPE values, 64 bfloat16 RoPE values and 7 UE8M0 scales + 1 pad byte = 584 bytes;
+#: its FP8 indexer key (models/deepseek_v4/attention.py): 128 fp8 + 4 fp32 scale bytes = 132.
+DS_MLA_ENTRY, DS_MLA_INDEXER = 584, 132
+
+
+def _ds_mla_cache(a: Architecture, pp: int, max_len: int) -> KvCache:
+    """DeepSeek-V4 under FlashMLA (or FlashInfer on SM120), whose fp8_ds_mla layout vLLM 0.33.0
+    forces whatever --kv-cache-dtype asks (models/deepseek_v4/attention.py:
+    _resolve_dsv4_kv_cache_dtype: auto becomes fp8, stored as fp8_ds_mla)."""
+    notes = [f"DeepSeek-V4's fp8_ds_mla layout (FlashMLA; vLLM stores it whatever kv_cache_dtype asks): "
+             f"{DS_MLA_ENTRY} bytes an entry (448 fp8 NoPE + 64 bf16 RoPE values + 8 scale bytes), "
+             f"{DS_MLA_INDEXER} bytes an indexer key (128 fp8 + 4 scale bytes); pages rounded up to 576 bytes "
+             "add under 0.2% and are left out"]
+    per_token = 0.0
+    for ratio in (4, 128):
+        n = _on_stage(sum(1 for r in a.compress_ratios if r == ratio), a, pp)
+        entry = DS_MLA_ENTRY + (DS_MLA_INDEXER if ratio == 4 else 0)
+        per_token += n * entry / ratio
+        notes.append(f"{n} compressed layer(s) at ratio {ratio}: one {entry}-byte entry per {ratio} tokens")
+    window = min(a.sliding_window, max_len) if max_len else a.sliding_window
+    per_seq = _on_stage(a.layers, a, pp) * window * DS_MLA_ENTRY
+    notes.append(f"every layer also keeps the last {a.sliding_window} tokens uncompressed ({DS_MLA_ENTRY} bytes "
+                 "each): a fixed amount per sequence; one KV head, so every TP rank holds all of it")
+    return KvCache(math.ceil(per_token), per_seq, tuple(notes))
+
+
+def kv_cache(a: Architecture, *, tp: int, pp: int, kv_dtype: str, max_len: int = 0, ds_mla: bool = False) -> KvCache:
     """The KV cache of ``a`` on one GPU of a tp x pp layout (per_token 0: the attention kind is
-    not modelled). ``max_len`` bounds a sliding window shorter than the sequence."""
+    not modelled). ``max_len`` bounds a sliding window shorter than the sequence; ``ds_mla``:
+    the attention backend stores DeepSeek-V4's cache in the fp8_ds_mla layout."""
+    if a.compress_ratios and ds_mla:
+        return _ds_mla_cache(a, pp, max_len)
     named = _KV_BYTES.get(kv_dtype)
     per_value = named or (4 if a.dtype == "fp32" else int(WEIGHT_BYTES[a.dtype]))
     dtype_note = (f"kv_cache_dtype {kv_dtype}: {per_value} byte(s) per value" if named else
@@ -138,14 +166,20 @@ def kv_cache(a: Architecture, *, tp: int, pp: int, kv_dtype: str, max_len: int =
     linear = _on_stage(a.linear_layers, a, pp)
     full = _on_stage(a.layers - a.linear_layers - a.sliding_layers, a, pp)
     if linear:  # Kimi Linear / K3: KDA layers hold a recurrent state, not a cache that grows
+        # vLLM 0.33.0 (model_executor/layers/mamba/mamba_utils.py): kda_state_dtype keeps the
+        # recurrent state in float32 (mamba_ssm_cache_dtype auto) whatever the KV dtype, the conv
+        # state in the model dtype; kda_state_shape: (heads / tp, head_dim, head_dim) and
+        # (3 x heads x head_dim / tp, conv_kernel_size - 1), conv_kernel_size 4 unless the config says.
         heads = math.ceil(a.linear_heads / tp)
-        state = heads * a.linear_head_dim * a.linear_head_dim
-        conv = (a.linear_conv_kernel - 1) * 3 * heads * a.linear_head_dim if a.linear_conv_kernel else 0
-        per_seq += linear * (state + conv) * per_value
-        notes.append(f"{linear} linear-attention (KDA) layer(s): a recurrent state of {heads} head(s) x "
-                     f"{a.linear_head_dim} x {a.linear_head_dim} per sequence in the KV dtype, whatever its length"
-                     + (f", plus a short-convolution state of {a.linear_conv_kernel - 1} tokens" if conv else
-                        "; the short-convolution state (not in the record) is left out"))
+        kernel = a.linear_conv_kernel or 4
+        state = heads * a.linear_head_dim * a.linear_head_dim * 4
+        conv = (kernel - 1) * 3 * heads * a.linear_head_dim * int(WEIGHT_BYTES.get(a.dtype, 2))
+        per_seq += linear * (state + conv)
+        notes.append(f"{linear} linear-attention (KDA) layer(s): a float32 recurrent state of {heads} head(s) x "
+                     f"{a.linear_head_dim} x {a.linear_head_dim} per sequence whatever the KV dtype, plus a "
+                     f"{a.dtype} short-convolution state of {kernel - 1} tokens x 3 x {heads} x {a.linear_head_dim}"
+                     + ("" if a.linear_conv_kernel else " (kernel 4: vLLM's kda_state_shape default, the record "
+                        "gives none)"))
     if a.kv_lora_rank:
         per_token = full * (a.kv_lora_rank + a.qk_rope_head_dim) * per_value
         notes.append(f"{full} MLA layer(s): one latent of kv_lora_rank {a.kv_lora_rank} + qk_rope_head_dim "
@@ -193,6 +227,20 @@ def _max_len(text: str | None, default: int) -> int | None:
     return 0 if m.group(1) == "-1" else int(m.group(1)) * _LEN[m.group(2)]
 
 
+def _kv_memory_bytes(text: str | None) -> int | None:
+    """--kv-cache-memory-bytes: a byte count, or one with a k/m/g/t suffix (decimal) or
+    ki/mi/gi/ti (binary), as vLLM 0.33.0's human-readable integers read it; None when unset."""
+    import re
+
+    if text is None:
+        return None
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kmgtKMGT]?)([iI]?)", text.strip())
+    if m is None:
+        return None
+    scale = (1024 if m.group(3) else 1000) ** " kmgt".index(m.group(2).lower() or " ")
+    return int(float(m.group(1)) * scale)
+
+
 def _utilization(text: str | None) -> float | None:
     try:
         value = DEFAULT_UTILIZATION if text is None else float(text)
@@ -202,15 +250,17 @@ def _utilization(text: str | None) -> float | None:
 
 
 def plan_fit(a: Architecture | None, lay: Layout, args, memory: int | None, *, note: str = "",
-             memory_source: str = "") -> MemoryFit:
-    """The fit of one role. ``args`` are its resolved vLLM Args; ``memory`` the GPU's bytes and
-    ``memory_source`` where that figure comes from."""
+             memory_source: str = "", family: str = "") -> MemoryFit:
+    """The fit of one role. ``args`` are its resolved vLLM Args; ``memory`` the GPU's bytes,
+    ``memory_source`` where that figure comes from and ``family`` the accelerator's gpu_arch
+    (vLLM's batch defaults and graph sizes depend on it)."""
     if a is None:
         return MemoryFit(status="unknown", note=note or "no architecture record for this model")
     if memory is None:
         return MemoryFit(status="unknown", source=a.source,
-                   note="the accelerator is not in the table of CUDA-visible memory (catalog/accelerators.json) "
-                        "and the cluster profile gives no accelerators.profiles.*.memory")
+                   note=memory_source or "the accelerator is not in the table of CUDA-visible memory "
+                        "(manifesto/resolve/accelerator.py) and the cluster profile gives no "
+                        "accelerators.profiles.*.memory")
     p = count_params(a)
     if p is None:
         return MemoryFit(status="unknown", source=a.source,
@@ -221,16 +271,32 @@ def plan_fit(a: Architecture | None, lay: Layout, args, memory: int | None, *, n
     if util is None or max_len is None:
         bad = "--gpu-memory-utilization" if util is None else "--max-model-len"
         return MemoryFit(status="unknown", source=a.source, note=f"{bad} {_arg(args, bad)} is not a value vLLM takes")
-    group = lay.tp * lay.dp if lay.ep else lay.tp
+    # vLLM 0.33.0 shards the routed experts over every GPU of the DP group whether or not EP is
+    # on (fused_moe/config.py: FusedMoEParallelConfig.make, flatten_tp_across_dp_and_pcp): with EP
+    # each GPU holds whole experts, without it a tp x dp slice of every expert.
+    group = lay.tp * lay.dp
     parts = weights_per_gpu(a, p, tp=lay.tp, pp=lay.pp, expert_group=group)
     weights = sum(b for _, b in parts)
     usable = int(memory * util)
-    budget = max(usable - weights - HEADROOM, 0)
-    kv = kv_cache(a, tp=lay.tp, pp=lay.pp, kv_dtype=kv_dtype, max_len=max_len)
-    layout = f"tp={lay.tp} pp={lay.pp} " + (f"ep={group}" if lay.ep else "ep=off")
+    terms = overhead_terms(a, tp=lay.tp, pp=lay.pp, dp=lay.dp, ep=lay.ep, args=args, memory=memory, family=family)
+    overhead = sum(t.bytes for t in terms)
+    fixed_kv = _kv_memory_bytes(_arg(args, "--kv-cache-memory-bytes"))
+    if fixed_kv is not None:  # vLLM skips the profiling: the KV cache is this size (gpu_worker.py)
+        budget = fixed_kv
+    else:
+        budget = max(usable - weights - overhead, 0)
+    # DeepSeek-V4 gets FlashMLA (FlashInfer on SM120) unless another backend is asked for, and
+    # both store fp8_ds_mla (models/deepseek_v4/nvidia/model.py picks the class; ROCm differs).
+    backend = _arg(args, "--attention-backend") or ""
+    ds_mla = bool(a.compress_ratios) and not family.lower().startswith("mi") and backend != "FLASHINFER_MLA_SPARSE_DSV4"
+    if ds_mla:
+        kv_dtype = "fp8_ds_mla"
+    kv = kv_cache(a, tp=lay.tp, pp=lay.pp, kv_dtype=kv_dtype, max_len=max_len, ds_mla=ds_mla)
+    experts = "" if not a.is_moe else (f" ep={group}" if lay.ep else f" experts split {group} ways")
+    layout = f"tp={lay.tp} pp={lay.pp}" + (f" dp={lay.dp}" if lay.dp > 1 else "") + (experts or " ep=off")
     common = dict(source=a.source, gpu_memory=memory, memory_source=memory_source, utilization=util,
-                  headroom=HEADROOM, weights=weights, weight_parts=parts, kv_dtype=kv_dtype, kv_budget=budget,
-                  max_model_len=max_len, layout=layout)
+                  headroom=overhead, overhead_parts=tuple(t.as_tuple() for t in terms), weights=weights,
+                  weight_parts=parts, kv_dtype=kv_dtype, kv_budget=budget, max_model_len=max_len, layout=layout)
     if not kv.per_token:
         return MemoryFit(status="unknown", note=f"the KV cache of {a.model_type}'s attention is not modelled", **common)
     tokens = max(budget - kv.per_sequence, 0) // kv.per_token
@@ -285,7 +351,8 @@ def check_fit(fit: MemoryFit, role: str, accelerator: str, short_kv_cache: str, 
         raise fail(f"role '{role}': the KV cache holds {fit.kv_tokens} tokens, fewer than max_model_len "
                    f"{fit.max_model_len}, so vLLM would refuse to start. Per GPU ({fit.layout}): "
                    f"gpu_memory_utilization {fit.utilization:g} x {_memory_text(fit, accelerator, memory_at)} = {gib(usable)}, "
-                   f"minus {gib(fit.weights)} of weights and {gib(fit.headroom)} of headroom, leaves "
+                   f"minus {gib(fit.weights)} of weights and {gib(fit.headroom)} vLLM keeps back for activations, "
+                   f"CUDA graphs and buffers, leaves "
                    f"{gib(fit.kv_budget)}; max_model_len needs {gib(need)} ({fit.kv_per_token} bytes per token"
                    f"{fixed}, kv_cache_dtype {fit.kv_dtype}). To fix: {change}, raise gpu_memory_utilization, "
                    + ("" if fit.kv_dtype.startswith("fp8") else "use kv_cache_dtype fp8, ")

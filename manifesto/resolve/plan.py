@@ -177,7 +177,9 @@ class MemoryFit(_PlanStruct):
     gpu_memory: int = 0  # bytes of one GPU
     memory_source: str = ""  # where gpu_memory comes from: the accelerator table or the cluster profile
     utilization: float = 0.0  # vLLM's --gpu-memory-utilization
-    headroom: int = 0  # bytes per GPU kept back for activations, CUDA graphs, NCCL buffers and the CUDA context
+    headroom: int = 0  # bytes per GPU vLLM keeps back besides weights and KV cache (the sum of overhead_parts)
+    # (name, bytes per GPU, derived | calibrated, source) of each term of headroom (resolve/overhead.py)
+    overhead_parts: tuple[tuple[str, int, str, str], ...] = ()
     weights: int = 0  # bytes per GPU
     weight_parts: tuple[tuple[str, int], ...] = ()  # (part, bytes per GPU)
     kv_per_token: int = 0  # bytes per token on one GPU; 0 = not modelled

@@ -134,7 +134,9 @@ def plan_storage(cluster, *, kind: str, role: str, values: dict[str, str], ephem
         vols.append(Volume("shared", dict(st.shared_volume)))
         mounts.append(Mount("shared", st.shared_mount_path))
     if st.local_nvme_path:
-        vols.append(Volume("local-nvme", {"hostPath": {"path": st.local_nvme_path, "type": "DirectoryOrCreate"}}))
+        # Directory, not DirectoryOrCreate: on a node without the NVMe mount the pod must fail
+        # rather than fill the root disk with model weights.
+        vols.append(Volume("local-nvme", {"hostPath": {"path": st.local_nvme_path, "type": "Directory"}}))
         mounts.append(Mount("local-nvme", st.local_nvme_path))
     if cc.hf_host_path:
         vols.append(Volume("hf-cache", {"hostPath": {"path": cc.hf_host_path, "type": "DirectoryOrCreate"}}))

@@ -313,6 +313,18 @@ def gpu_memory(value: str | None) -> str | None:
     return value
 
 
+def gpu_part(value: str | None) -> str | None:
+    if value is None:
+        return value
+    from manifesto.resolve.accelerator import PARTS, part_named
+
+    if part_named(value) is None:
+        raise ValueError(f"'{value}' is not a part of the accelerator table (manifesto/resolve/accelerator.py)"
+                         f"{did_you_mean(value, list(PARTS))}; its parts: {', '.join(PARTS)}. Or leave part out "
+                         "and state memory (what CUDA sees, e.g. 79Gi)")
+    return value
+
+
 def gpu_price(value: Any) -> Any:
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                               or not math.isfinite(value) or value < 0 or value > 1e6):

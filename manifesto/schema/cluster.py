@@ -61,9 +61,14 @@ class AcceleratorProfile(Strict):
     torch_cuda_arch_list: Annotated[str, rule(rules.one_word)] | None = None
     node_selector: Labels = Field(default_factory=dict)
     compute_domain: ComputeDomain | None = None
+    part: Annotated[str | None, AfterValidator(checks.gpu_part)] = Field(
+        None, description="The accelerator part (A100-SXM4-40GB, H100-NVL-94GB, H200-141GB, ...; the table is in "
+        "manifesto/resolve/accelerator.py), whose CUDA-visible memory the memory-fit check uses. Needed where "
+        "gpu_arch names a family sold with several memory sizes (a100, h100) and memory is left out.")
     memory: Annotated[Quantity | None, AfterValidator(checks.gpu_memory)] = Field(
-        None, description="Memory CUDA sees on one GPU, for the memory-fit check; left out, the accelerator "
-        "table's figure for gpu_arch applies (an H200: 139.81 GiB), as it does for a data-sheet size such as 141G.")
+        None, description="Memory CUDA sees on one GPU, for the memory-fit check (G = 10^9 bytes, Gi = 2^30); left "
+        "out, the accelerator table's figure for the part or gpu_arch applies (an H200: 139.81 GiB), as it does "
+        "for a data-sheet size of that family such as 141G or 40G on an a100.")
     hourly_price: Annotated[float | None, BeforeValidator(checks.gpu_price)] = Field(
         None, description="Price of one GPU for one hour, in any currency; build reports and explain add cost.")
 

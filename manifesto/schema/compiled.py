@@ -981,6 +981,18 @@ def definitions() -> list:
                                 'default': None,
                             },
                         },
+                        'part': {
+                            'type': 'model-field',
+                            'schema': {
+                                'type': 'default',
+                                'schema': {
+                                    'type': 'function-after',
+                                    'function': {'type': 'no-info', 'function': checks.gpu_part},
+                                    'schema': {'type': 'nullable', 'schema': {'type': 'str'}},
+                                },
+                                'default': None,
+                            },
+                        },
                         'memory': {
                             'type': 'model-field',
                             'schema': {
