@@ -17,7 +17,10 @@ deployment's objects, the health checks' texts, and the declaration as BUILD.yam
 
 from __future__ import annotations
 
-__all__ = ["APP_VERSION", "GITOPS_OPTIONS", "application", "argocd_cm_patch", "ignore_differences", "render_gitops"]
+import re
+
+__all__ = ["APP_VERSION", "GITOPS_OPTIONS", "OPEN_LIBS", "application", "argocd_cm_patch", "ignore_differences",
+           "needs_open_libs", "render_gitops"]
 
 APP_VERSION = "argoproj.io/v1alpha1"
 #: ``syncOptions`` of every Application: server-side apply (the instance's objects are large,
@@ -26,9 +29,28 @@ GITOPS_OPTIONS = ("ServerSideApply=true",)
 PART_OF_LABEL = "app.kubernetes.io/part-of"
 
 
+#: The Lua libraries Argo CD opens for a check from ``argocd-cm`` only with
+#: ``resource.customizations.useOpenLibs.<group>_<Kind>: "true"`` (util/lua/lua.go at v3.5.1:
+#: ``lua.NewState(lua.Options{SkipOpenLibs: !vm.UseOpenLibs})``, then package, base and table;
+#: its "safe os" is registered under the table library's name and so never becomes ``os``).
+OPEN_LIBS = ("string", "os", "math", "io", "debug", "coroutine", "channel")
+_LIBRARY_USE = re.compile(r"\b(?:" + "|".join(OPEN_LIBS) + r")\s*\.")
+
+
+def needs_open_libs(script: str) -> bool:
+    """Whether a check's code (its ``--`` comments aside) names one of ``OPEN_LIBS``."""
+    code = "\n".join(line.split("--", 1)[0] for line in script.splitlines())
+    return _LIBRARY_USE.search(code) is not None
+
+
 def argocd_cm_patch(namespace: str, checks: list[tuple[str, str, str]]) -> dict:
-    """The ``argocd-cm`` keys that install ``checks`` ((group, Kind, Lua text) each)."""
-    data = {f"resource.customizations.health.{group}_{kind}": text for group, kind, text in checks}
+    """The ``argocd-cm`` keys that install ``checks`` ((group, Kind, Lua text) each): the
+    script, and ``useOpenLibs`` for a script that needs the standard libraries."""
+    data = {}
+    for group, kind, text in checks:
+        data[f"resource.customizations.health.{group}_{kind}"] = text
+        if needs_open_libs(text):
+            data[f"resource.customizations.useOpenLibs.{group}_{kind}"] = "true"
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "argocd-cm", "namespace": namespace,
                          "labels": {"app.kubernetes.io/name": "argocd-cm", PART_OF_LABEL: "argocd"}},

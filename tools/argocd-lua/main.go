@@ -26,7 +26,8 @@
 //	argocd-lua eval      one JSON request a line on stdin, one JSON answer a line on stdout
 //	argocd-lua bundled   run every bundled check's health_test.yaml; exit 1 on any mismatch
 //
-// A request is {"object": {...}} with either "configmap": {argocd-cm as JSON} (the check and its
+// A request is {"object": {...}} (or "objectYAML": "...", read as Argo CD's health_test.go
+// reads a test object) with either "configmap": {argocd-cm as JSON} (the check and its
 // useOpenLibs read from it as Argo CD reads them) or "script": "..." and "openLibs": bool.
 // The answer is the health Argo CD records: {"status": ..., "message": ...}, with "error": true
 // when the check failed (Argo CD shows Unknown and the error), or {"none": true} when the
@@ -50,10 +51,11 @@ import (
 )
 
 type request struct {
-	Object    map[string]any `json:"object"`
-	ConfigMap *configMap     `json:"configmap"`
-	Script    *string        `json:"script"`
-	OpenLibs  bool           `json:"openLibs"`
+	Object     map[string]any `json:"object"`
+	ObjectYAML *string        `json:"objectYAML"`
+	ConfigMap  *configMap     `json:"configmap"`
+	Script     *string        `json:"script"`
+	OpenLibs   bool           `json:"openLibs"`
 }
 
 type configMap struct {
@@ -98,6 +100,13 @@ func eval() int {
 		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
 			fmt.Fprintf(os.Stderr, "argocd-lua: bad request: %v\n", err)
 			return 2
+		}
+		if req.ObjectYAML != nil {
+			req.Object = map[string]any{}
+			if err := yaml.Unmarshal([]byte(*req.ObjectYAML), &req.Object); err != nil {
+				fmt.Fprintf(os.Stderr, "argocd-lua: bad objectYAML: %v\n", err)
+				return 2
+			}
 		}
 		ans, err := evaluate(req)
 		if err != nil {
