@@ -158,6 +158,27 @@ def test_a_deadline_across_a_daylight_saving_change_counts_true_seconds(kind, zo
         assert got["status"] == want and got == health(obj), (zone, stamp, got)
 
 
+def _with_nulls(value):
+    """``value`` with a null before and after every list's items, at every depth."""
+    if isinstance(value, dict):
+        return {k: _with_nulls(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [None, *(x for v in value for x in (_with_nulls(v), None))]
+    return value
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=_id)
+def test_null_items_are_ignored_as_argo_cd_drops_them(folder):
+    """Argo CD drops a list's null items when it builds obj: every case gives its recorded
+    verdict with nulls strewn through its lists, and manifesto status agrees."""
+    script = (folder / "health.lua").read_text(encoding="utf-8")
+    cases = health_cases(folder)
+    objs = [_with_nulls(obj) for _path, obj, _want in cases]
+    got = engine().run([{"script": script, "openLibs": True, "object": o} for o in objs])
+    assert got == [want for _path, _obj, want in cases]
+    assert [health(o) for o in objs] == got
+
+
 @pytest.mark.parametrize("folder", FOLDERS, ids=_id)
 def test_a_check_never_answers_unknown_for_a_controller_s_object(folder):
     """Every test object, with its lists' items interleaved with nulls, its status emptied
@@ -173,3 +194,26 @@ def test_a_check_never_answers_unknown_for_a_controller_s_object(folder):
     got = engine().run([{"script": script, "openLibs": True, "object": o} for o in objs])
     for o, g in zip(objs, got):
         assert not g.get("error") and g["status"] != "Unknown", (o, g)
+
+
+@pytest.mark.parametrize("kind", ["LeaderWorkerSet", "InferencePool", "DisaggregatedSet"])
+def test_manifesto_status_agrees_with_argo_cd_on_half_written_objects(kind):
+    """``manifesto.ops.health`` against the engine (not Lua 5.1), on objects of every odd
+    shape, odd numbers included (gopher-lua writes 2.5, 1e+21 and 1.23456785e+07 its own way)."""
+    from test_health_agreement import ODD
+
+    folder = next(f for f in FOLDERS if f.name == kind)
+    script = (folder / "health.lua").read_text(encoding="utf-8")
+    numbers = [{"spec": {"replicas": n, "roles": [{"name": "a", "spec": {"replicas": n}}]},
+                "status": {"readyReplicas": n / 3, "observedGeneration": 1, "roleStatuses": [
+                    {"name": "a", "readyReplicas": n / 3, "updatedReplicas": 1e21}],
+                    "conditions": [{"type": "Progressing", "status": "True",
+                                    "lastTransitionTime": "2026-13-40T25:61:61Z"}]}}
+               for n in (2.5, 12345678.5, 1e21, 7)]
+    deadlines = [{"metadata": {"annotations": {"manifesto.llm-d.ai/progress-deadline-seconds": d}},
+                  "status": {"observedGeneration": 1, "conditions": [
+                      {"type": "Progressing", "status": "True", "lastTransitionTime": "2020-01-01T00:00:00Z"}]}}
+                 for d in ("1e4", " 60", "0x10", "0", "999999999", "1000000000", "٣", 60)]
+    objs = [{"apiVersion": "x/v1", "kind": kind, **o} for o in (*ODD, *numbers, *deadlines)]
+    got = engine().run([{"script": script, "openLibs": True, "object": o} for o in objs])
+    assert [health(o) for o in objs] == got
