@@ -217,3 +217,26 @@ def test_manifesto_status_agrees_with_argo_cd_on_half_written_objects(kind):
     objs = [{"apiVersion": "x/v1", "kind": kind, **o} for o in (*ODD, *numbers, *deadlines)]
     got = engine().run([{"script": script, "openLibs": True, "object": o} for o in objs])
     assert [health(o) for o in objs] == got
+
+
+def test_the_harness_runs_health_test_folders_for_held_out_fixtures(tmp_path):
+    """``argocd-lua test [--argocd-cm FILE] FOLDER...``: what a reviewer runs on fixtures of
+    their own; it fails on a case whose recorded verdict the engine does not give."""
+    binary = str(engine().binary)
+    folders = [str(f) for f in FOLDERS]
+    for extra in ([], ["--argocd-cm", str(GITOPS[0])]):
+        proc = subprocess.run([binary, "test", *extra, *folders], capture_output=True, text=True,
+                              env={"TZ": "Europe/Berlin"})
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert proc.stdout.splitlines()[-1] == f"{sum(len(health_cases(f)) for f in FOLDERS)} cases, 0 failed"
+    wrong = tmp_path / "LeaderWorkerSet"
+    wrong.mkdir()
+    source = next(f for f in FOLDERS if f.name == "LeaderWorkerSet")
+    (wrong / "health.lua").write_text((source / "health.lua").read_text())
+    (wrong / "testdata").mkdir()
+    (wrong / "testdata" / "healthy.yaml").write_text((source / "testdata" / "healthy.yaml").read_text())
+    (wrong / "health_test.yaml").write_text(yaml.safe_dump({"tests": [
+        {"inputPath": "testdata/healthy.yaml", "healthStatus": {"status": "Degraded", "message": "x"}}]}))
+    for extra in ([], ["--argocd-cm", str(GITOPS[0])]):
+        proc = subprocess.run([binary, "test", *extra, str(wrong)], capture_output=True, text=True)
+        assert proc.returncode == 1 and proc.stdout.startswith("FAIL ") and "1 cases, 1 failed" in proc.stdout

@@ -25,6 +25,13 @@
 //
 //	argocd-lua eval      one JSON request a line on stdin, one JSON answer a line on stdout
 //	argocd-lua bundled   run every bundled check's health_test.yaml; exit 1 on any mismatch
+//	argocd-lua test [--argocd-cm FILE] FOLDER...
+//	                     run each FOLDER/health_test.yaml (its testdata) through FOLDER/health.lua
+//	                     with the standard libraries, as Argo CD runs a built-in check, or,
+//	                     with --argocd-cm, through the check that FILE's argocd-cm ConfigMap
+//	                     (one document of a YAML stream, out/gitops/<name>.yaml) gives the
+//	                     object's kind, as Argo CD runs a check from argocd-cm; exit 1 on any
+//	                     mismatch. The local zone is $TZ's.
 //
 // A request is {"object": {...}} (or "objectYAML": "...", read as Argo CD's health_test.go
 // reads a test object) with either "configmap": {argocd-cm as JSON} (the check and its
@@ -42,6 +49,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -70,20 +78,29 @@ type answer struct {
 }
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: argocd-lua eval|bundled")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)
 	}
 	switch os.Args[1] {
 	case "eval":
+		if len(os.Args) != 2 {
+			break
+		}
 		os.Exit(eval())
 	case "bundled":
+		if len(os.Args) != 2 {
+			break
+		}
 		os.Exit(bundled())
-	default:
-		fmt.Fprintf(os.Stderr, "argocd-lua: unknown command %q\n", os.Args[1])
-		os.Exit(2)
+	case "test":
+		os.Exit(testFolders(os.Args[2:]))
 	}
+	fmt.Fprintln(os.Stderr, usage)
+	os.Exit(2)
 }
+
+const usage = `usage: argocd-lua eval | bundled | test [--argocd-cm FILE] FOLDER...`
 
 func eval() int {
 	in := bufio.NewScanner(os.Stdin)
@@ -365,3 +382,108 @@ func bundled() int {
 	}
 	return 0
 }
+
+// testFolders runs health_test.yaml folders (see the package comment).
+func testFolders(args []string) int {
+	var cm *configMap
+	var folders []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--argocd-cm" && i+1 < len(args) {
+			found, err := readArgocdCM(args[i+1])
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "argocd-lua: %v\n", err)
+				return 2
+			}
+			cm = found
+			i++
+			continue
+		}
+		if strings.HasPrefix(args[i], "-") {
+			fmt.Fprintln(os.Stderr, usage)
+			return 2
+		}
+		folders = append(folders, args[i])
+	}
+	if len(folders) == 0 {
+		fmt.Fprintln(os.Stderr, usage)
+		return 2
+	}
+	cases, failed := 0, 0
+	for _, dir := range folders {
+		raw, err := os.ReadFile(path.Join(dir, "health_test.yaml"))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "argocd-lua: %v\n", err)
+			return 2
+		}
+		var tests healthTest
+		if err := yaml.Unmarshal(raw, &tests); err != nil {
+			fmt.Fprintf(os.Stderr, "argocd-lua: %s: %v\n", path.Join(dir, "health_test.yaml"), err)
+			return 2
+		}
+		var script *string
+		if cm == nil {
+			text, err := os.ReadFile(path.Join(dir, "health.lua"))
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "argocd-lua: %v\n", err)
+				return 2
+			}
+			s := string(text)
+			script = &s
+		}
+		for _, t := range tests.Tests {
+			cases++
+			name := path.Join(dir, t.InputPath)
+			text, err := os.ReadFile(name)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "argocd-lua: %v\n", err)
+				return 2
+			}
+			obj := map[string]any{}
+			if err := yaml.Unmarshal(text, &obj); err != nil {
+				fmt.Fprintf(os.Stderr, "argocd-lua: %s: %v\n", name, err)
+				return 2
+			}
+			got, err := evaluate(request{Object: obj, ConfigMap: cm, Script: script, OpenLibs: true})
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "argocd-lua: %s: %v\n", name, err)
+				return 2
+			}
+			want := answer{Status: t.HealthStatus.Status, Message: t.HealthStatus.Message}
+			if got != want {
+				failed++
+				fmt.Printf("FAIL %s: got %+v, want %+v\n", name, got, want)
+			} else {
+				fmt.Printf("ok   %s: %s\n", name, got.Status)
+			}
+		}
+	}
+	fmt.Printf("%d cases, %d failed\n", cases, failed)
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// readArgocdCM finds the argocd-cm ConfigMap among the documents of a YAML stream.
+func readArgocdCM(file string) (*configMap, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	for _, doc := range documentSeparator.Split(string(raw), -1) {
+		var obj struct {
+			Kind     string                `json:"kind"`
+			Metadata struct{ Name string } `json:"metadata"`
+			Data     map[string]string     `json:"data"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			return nil, fmt.Errorf("%s: %v", file, err)
+		}
+		if obj.Kind == "ConfigMap" && obj.Metadata.Name == "argocd-cm" {
+			return &configMap{Data: obj.Data}, nil
+		}
+	}
+	return nil, fmt.Errorf("%s has no argocd-cm ConfigMap", file)
+}
+
+var documentSeparator = regexp.MustCompile(`(?m)^---[ \t]*$`)
