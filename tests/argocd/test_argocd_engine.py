@@ -240,3 +240,22 @@ def test_the_harness_runs_health_test_folders_for_held_out_fixtures(tmp_path):
     for extra in ([], ["--argocd-cm", str(GITOPS[0])]):
         proc = subprocess.run([binary, "test", *extra, str(wrong)], capture_output=True, text=True)
         assert proc.returncode == 1 and proc.stdout.startswith("FAIL ") and "1 cases, 1 failed" in proc.stdout
+
+
+def test_through_argocd_cm_the_engine_decides_as_the_controller_does():
+    """Before any check, an object being deleted is Progressing (gitops-engine
+    GetResourceHealth); a kind argocd-cm has no key for gets Argo CD's built-in Lua check, or
+    none; a bad useOpenLibs value breaks every custom check (settings cannot load)."""
+    cm = _argocd_cm(GITOPS[0])
+    lws = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "spec": {"replicas": 0}}
+    deleting = {**lws, "metadata": {"deletionTimestamp": "2026-12-01T00:00:00Z"}}
+    hook = {**lws, "metadata": {**deleting["metadata"], "finalizers": ["argocd.argoproj.io/hook-finalizer"]}}
+    broken = {"data": {**cm["data"], "resource.customizations.useOpenLibs.leaderworkerset.x-k8s.io_LeaderWorkerSet": "yes"}}
+    got = engine().run([{"configmap": cm, "object": o} for o in (lws, deleting, hook)]
+                       + [{"configmap": {"data": {}}, "object": {"apiVersion": "v1", "kind": "Pod"}},
+                          {"configmap": {"data": {}}, "object": lws},
+                          {"configmap": broken, "object": lws}])
+    assert [g.get("status") for g in got[:3]] == ["Suspended", "Progressing", "Suspended"]
+    assert got[1]["message"] == "Pending deletion"
+    assert got[3] == {"none": True} and got[4] == {"none": True}
+    assert got[5]["error"] and "ParseBool" in got[5]["message"]

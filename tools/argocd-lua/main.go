@@ -38,7 +38,9 @@
 // useOpenLibs read from it as Argo CD reads them) or "script": "..." and "openLibs": bool.
 // The answer is the health Argo CD records: {"status": ..., "message": ...}, with "error": true
 // when the check failed (Argo CD shows Unknown and the error), or {"none": true} when the
-// ConfigMap has no check for the object's kind.
+// ConfigMap has no check for the object's kind and Argo CD has no built-in Lua check for it
+// (its Go checks, for core kinds, are not reproduced). With a ConfigMap, an object being
+// deleted is "Pending deletion", as gitops-engine decides before any check.
 package main
 
 import (
@@ -52,6 +54,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	argocdcustomizations "github.com/argoproj/argo-cd/v3/resource_customizations"
 	"github.com/bmatcuk/doublestar/v4"
@@ -147,6 +150,11 @@ func evaluate(req request) (answer, error) {
 	var openLibs bool
 	switch {
 	case req.ConfigMap != nil && req.Script == nil:
+		// gitops-engine pkg/health GetResourceHealth: an object being deleted (and no hook)
+		// is Progressing before any check runs.
+		if pendingDeletion(req.Object) {
+			return answer{Status: "Progressing", Message: "Pending deletion"}, nil
+		}
 		overrides, err := healthOverrides(req.ConfigMap.Data)
 		if err != nil {
 			// Argo CD cannot load its settings at all: nothing gets a custom health.
@@ -154,15 +162,24 @@ func evaluate(req request) (answer, error) {
 		}
 		key := configMapKey(groupKind(req.Object))
 		o, ok := overrides[key]
-		if !ok || o.HealthLua == "" {
-			for k, v := range overrides {
-				if strings.ContainsAny(k, "*?[") && v.HealthLua != "" {
-					return answer{}, fmt.Errorf("argocd-cm has a wildcard check %q; wildcards are not reproduced", k)
-				}
+		if ok && o.HealthLua != "" {
+			script, openLibs = o.HealthLua, o.UseOpenLibs
+			break
+		}
+		for k, v := range overrides {
+			if strings.ContainsAny(k, "*?[") && v.HealthLua != "" {
+				return answer{}, fmt.Errorf("argocd-cm has a wildcard check %q; wildcards are not reproduced", k)
 			}
+		}
+		// No key for the kind: Argo CD's built-in check, with the standard libraries.
+		builtIn, err := builtInScript(argocdcustomizations.Embedded, builtInGlobs(), req.Object)
+		if err != nil {
+			return answer{}, err
+		}
+		if builtIn == "" {
 			return answer{None: true}, nil
 		}
-		script, openLibs = o.HealthLua, o.UseOpenLibs
+		script, openLibs = builtIn, true
 	case req.Script != nil && req.ConfigMap == nil:
 		script, openLibs = *req.Script, req.OpenLibs
 	default:
@@ -173,6 +190,41 @@ func evaluate(req request) (answer, error) {
 		return answer{Status: "Unknown", Message: err.Error(), Error: true}, nil
 	}
 	return answer{Status: hs.Status, Message: hs.Message}, nil
+}
+
+// pendingDeletion: metadata.deletionTimestamp holds an RFC 3339 time (as unstructured's
+// GetDeletionTimestamp reads it) and metadata.finalizers, a list of strings, lacks Argo CD's
+// hook finalizer.
+func pendingDeletion(obj map[string]any) bool {
+	meta, _ := obj["metadata"].(map[string]any)
+	stamp, _ := meta["deletionTimestamp"].(string)
+	if t, err := time.Parse(time.RFC3339, stamp); err != nil || t.IsZero() {
+		return false
+	}
+	items, _ := meta["finalizers"].([]any)
+	for _, item := range items {
+		name, ok := item.(string)
+		if !ok {
+			return true // not a list of strings: GetFinalizers gives none
+		}
+		if name == "argocd.argoproj.io/hook-finalizer" {
+			return false
+		}
+	}
+	return true
+}
+
+// builtInGlobs lists the built-in checks' folders with a wildcard ("_"), sorted.
+func builtInGlobs() []string {
+	var globs []string
+	fs.WalkDir(argocdcustomizations.Embedded, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && path.Base(p) == "health.lua" && strings.Contains(path.Dir(p), "_") {
+			globs = append(globs, path.Dir(p))
+		}
+		return nil
+	})
+	sort.Strings(globs)
+	return globs
 }
 
 // groupKind reads apiVersion and kind as unstructured.Unstructured's GroupVersionKind does:
@@ -308,16 +360,13 @@ func builtInScript(root fs.FS, globs []string, obj map[string]any) (string, erro
 // script GetHealthScript picks for the test object, run with UseOpenLibs.
 func bundled() int {
 	root := argocdcustomizations.Embedded
-	var scripts, globs []string
+	var scripts []string
 	err := fs.WalkDir(root, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if !d.IsDir() && path.Base(p) == "health.lua" {
 			scripts = append(scripts, p)
-			if strings.Contains(path.Dir(p), "_") {
-				globs = append(globs, path.Dir(p))
-			}
 		}
 		return nil
 	})
@@ -325,7 +374,7 @@ func bundled() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	sort.Strings(globs)
+	globs := builtInGlobs()
 	checks, cases, failed := 0, 0, 0
 	for _, p := range scripts {
 		dir := path.Dir(p)
