@@ -10,7 +10,7 @@ workspace and the revision Argo CD follows. Its artifact holds, in this order:
   standard libraries), never pruned or deleted by Argo CD;
 - the root Application ``<name>`` (app of apps): this very file at that revision, synced into
   Argo CD's namespace with pruning, so that a target removed from BUILD.yaml loses its
-  Application, and the resources finalizer removes what that Application deployed;
+  Application, and that Application's resources finalizer removes what it deployed;
 - an Application per deployment target: the target's ``out/deploy/<name>.yaml`` at that
   revision, synced server-side to the target's cluster and namespace (created when missing),
   ignoring exactly the fields the instance's idle-shutdown controller owns
@@ -104,13 +104,15 @@ def _sync(settings: dict, options: tuple[str, ...]) -> dict:
 
 
 def _app(name: str, part_of: str, settings: dict, folder: str, include: str, destination: dict,
-         sync: dict) -> dict:
+         sync: dict, finalizer: bool = True) -> dict:
     import posixpath
 
+    meta: dict = {"name": name, "namespace": settings["namespace"],
+                  "labels": {"app.kubernetes.io/managed-by": "manifesto", PART_OF_LABEL: part_of}}
+    if finalizer:
+        meta["finalizers"] = [FINALIZER]
     return {"apiVersion": APP_VERSION, "kind": "Application",
-            "metadata": {"name": name, "namespace": settings["namespace"],
-                         "labels": {"app.kubernetes.io/managed-by": "manifesto", PART_OF_LABEL: part_of},
-                         "finalizers": [FINALIZER]},
+            "metadata": meta,
             "spec": {"project": settings["project"],
                      "source": {"repoURL": settings["repo_url"], "targetRevision": settings["revision"],
                                 "path": posixpath.normpath(posixpath.join(settings["path"], "out", folder)),
@@ -134,9 +136,13 @@ def application(name: str, settings: dict, deployment: dict, objs: list[dict], f
 def root_application(name: str, settings: dict) -> dict:
     """The root Application: the artifact ``out/gitops/<name>.yaml`` itself, on Argo CD's own
     cluster. It owns the Applications (and itself, and the argocd-cm patch): pruning removes
-    the Application of a target BUILD.yaml no longer has."""
+    the Application of a target BUILD.yaml no longer has. No resources finalizer: it is one
+    of its own resources, and Argo CD v3.5.1 deletes an Application's resources only once none
+    of them has a deletion timestamp (controller/appcontroller.go finalizeApplicationDeletion),
+    its own included, so a cascading delete of the root would never finish."""
     return _app(name, name, settings, "gitops", f"{name}.yaml",
-                {"server": IN_CLUSTER, "namespace": settings["namespace"]}, _sync(settings, ROOT_OPTIONS))
+                {"server": IN_CLUSTER, "namespace": settings["namespace"]}, _sync(settings, ROOT_OPTIONS),
+                finalizer=False)
 
 
 def header(name: str, settings: dict) -> str:
