@@ -39,7 +39,7 @@ class Engine:
         """Each request's answer (``main.go``: status and message, ``error``, or ``none``),
         with the local time zone ``tz``."""
         text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in requests)
-        env = {k: v for k, v in _ENV.items() if not k.startswith("GO")} | {"TZ": tz}
+        env = _ENV | {"TZ": tz}
         proc = subprocess.run([str(self.binary), "eval"], input=text, capture_output=True, text=True, env=env)
         assert proc.returncode == 0, proc.stderr
         answers = [json.loads(line) for line in proc.stdout.splitlines()]
@@ -81,7 +81,7 @@ def engine() -> Engine:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not binary.exists():
             tmp = folder / f"argocd-lua.{os.getpid()}"
-            proc = subprocess.run([go, "build", "-trimpath", "-o", str(tmp), "."], cwd=SOURCE,
+            proc = subprocess.run([go, "build", "-trimpath", "-buildvcs=false", "-o", str(tmp), "."], cwd=SOURCE,
                                   capture_output=True, text=True, env=_ENV)
             if proc.returncode != 0:
                 raise RuntimeError(f"go build tools/argocd-lua failed:\n{proc.stderr}")
