@@ -262,10 +262,50 @@ def dset_health(obj: dict, now: float | None = None) -> dict:
 CHECKS = {"LeaderWorkerSet": lws_health, "InferencePool": pool_health, "DisaggregatedSet": dset_health}
 
 
+#: An RFC 3339 time as Go's time.Parse(time.RFC3339) reads one (ASCII digits, "T", "Z" or an offset).
+_RFC3339 = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,][0-9]+)?"
+                      r"(Z|([+-])([0-9]{2}):([0-9]{2}))")
+HOOK_FINALIZER = "argocd.argoproj.io/hook-finalizer"
+
+
+def _pending_deletion(meta: dict) -> bool:
+    """gitops-engine's GetResourceHealth, before any check: ``metadata.deletionTimestamp`` is a
+    valid RFC 3339 time other than Go's zero time, and ``metadata.finalizers`` (a list of
+    strings, else none) lacks Argo CD's hook finalizer."""
+    import datetime
+
+    m = _RFC3339.fullmatch(meta.get("deletionTimestamp")) if isinstance(meta.get("deletionTimestamp"), str) else None
+    if m is None:
+        return False
+    y, mo, d, h, mi, sec = (int(g) for g in m.groups()[:6])
+    try:
+        offset = 0 if m[7] == "Z" else (1 if m[8] == "+" else -1) * (int(m[9]) * 60 + int(m[10]))
+        if m[7] != "Z" and (int(m[9]) > 24 or int(m[10]) > 60):  # Go takes +24:00 and +23:60
+            return False
+        local = datetime.datetime(y, mo, d, h, mi, sec)
+    except ValueError:
+        return False
+    try:
+        if local - datetime.timedelta(minutes=offset) == datetime.datetime(1, 1, 1):  # time.Time.IsZero
+            return False
+    except OverflowError:  # an instant before year 1: not Go's zero time
+        pass
+    finalizers = meta.get("finalizers")
+    if not isinstance(finalizers, list) or not all(isinstance(f, str) for f in finalizers):
+        finalizers = []
+    return HOOK_FINALIZER not in finalizers
+
+
 def health(obj: dict, now: float | None = None) -> dict | None:
-    """``{"status", "message"}`` of a live object, or None when its kind has no check."""
+    """``{"status", "message"}`` of a live object, or None when its kind has no check. An
+    object being deleted is Progressing ("Pending deletion") whatever its check says, as Argo
+    CD decides before it runs one."""
     check = CHECKS.get(obj.get("kind")) if isinstance(obj, dict) else None
-    return None if check is None else check(obj, now)
+    if check is None:
+        return None
+    if _pending_deletion(_map(obj.get("metadata"))):
+        return _verdict("Progressing", "Pending deletion")
+    return check(obj, now)
 
 
 def worst(statuses) -> str | None:

@@ -259,3 +259,17 @@ def test_through_argocd_cm_the_engine_decides_as_the_controller_does():
     assert got[1]["message"] == "Pending deletion"
     assert got[3] == {"none": True} and got[4] == {"none": True}
     assert got[5]["error"] and "ParseBool" in got[5]["message"]
+
+
+@pytest.mark.parametrize("stamp", ["2026-12-01T00:00:00Z", "2026-12-01T00:00:00.5+05:30", "2026-02-30T00:00:00Z",
+                                   "2026-12-01 00:00:00Z", "2026-12-01T00:00:00", "0001-01-01T00:00:00Z",
+                                   "2026-12-01T00:00:00+24:00", "2026-12-01T00:00:00+23:60", "2026-12-01T00:00:00+25:00",
+                                   "2026-12-01T00:00:00,5Z", "0001-01-01T01:00:00+01:00", "0001-01-01T00:00:00+01:00", "2026-12-01T24:00:00Z", "", 5])
+@pytest.mark.parametrize("finalizers", [None, ["argocd.argoproj.io/hook-finalizer"], ["x", 3], ["other"]])
+def test_manifesto_status_sees_pending_deletion_as_argo_cd_does(stamp, finalizers):
+    cm = _argocd_cm(GITOPS[0])
+    meta = {"deletionTimestamp": stamp, **({"finalizers": finalizers} if finalizers is not None else {})}
+    obj = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": meta,
+           "spec": {"replicas": 0}}
+    (got,) = engine().run([{"configmap": cm, "object": obj}])
+    assert health(obj) == got
