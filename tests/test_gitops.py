@@ -439,3 +439,32 @@ def test_removing_a_deployment_target_prunes_its_application_and_diff_says_so(tm
            "stop)" in report.stdout.splitlines()
     assert report.stdout.splitlines()[0] == "gitops/fleet.yaml: changed, recreate"
     assert cli_in_process("diff", "--base", "HEAD", "//:fleet", "--fail-on-recreate").returncode == 3
+
+
+def test_diff_base_says_what_removing_each_kind_of_application_does():
+    from manifesto.review import semdiff
+
+    text = (OUT / "gitops" / "argocd.yaml").read_text()
+    docs = text.split("\n---\n")
+
+    def without(name: str) -> str:
+        return "\n---\n".join(d for d in docs if f"kind: Application\nmetadata:\n  name: {name}\n" not in d)
+
+    def change(after: str) -> tuple:
+        result = semdiff.diff_builds("base", {"gitops/argocd.yaml": text}, {"gitops/argocd.yaml": after})
+        (artifact,) = result.artifacts
+        (obj,) = artifact.objects
+        return obj.kind, obj.name, obj.change, obj.impact, obj.why
+
+    assert change(without("qwen-demo")) == ("Application", "qwen-demo", "removed", semdiff.Impact.RECREATE,
+                                            "Argo CD deletes out/deploy/qwen-demo.yaml with it; its model servers stop")
+    assert change(without("example-gb200")) == ("Application", "example-gb200", "removed", semdiff.Impact.IN_PLACE,
+                                                "Argo CD deletes out/monitoring/example-gb200.yaml with it")
+    # Without the finalizer (an Application written by hand or by an older build), nothing is deleted.
+    bare = "\n---\n".join(d.replace("  finalizers:\n  - resources-finalizer.argocd.argoproj.io\n", "") for d in docs)
+    result = semdiff.diff_builds("base", {"gitops/argocd.yaml": bare},
+                                 {"gitops/argocd.yaml": "\n---\n".join(
+                                     d for d in bare.split("\n---\n")
+                                     if "kind: Application\nmetadata:\n  name: qwen-demo\n" not in d)})
+    (obj,) = result.artifacts[0].objects
+    assert (obj.change, obj.impact) == ("removed", semdiff.Impact.IN_PLACE) and "stays running" in obj.why
