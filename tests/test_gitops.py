@@ -47,29 +47,81 @@ def test_every_gitops_object_validates_against_the_kit(path):
     validate_manifests(path.read_text())  # Application against Argo CD v3.5.1's CRD, argocd-cm as a ConfigMap
 
 
-def test_every_deployment_target_is_covered_and_its_file_exists():
+def _targets(kind: str) -> dict:
     from manifesto.build_graph.buildfile import parse_buildfile
 
     config, _ = parse_buildfile(str(REPO_ROOT / "BUILD.yaml"), "BUILD.yaml")
-    deployments = {g.name for g in config["generators"] if g.kind == "deployment"}
+    return {g.name: g for g in config["generators"] if g.kind == kind}
+
+
+def _by_folder(folder: str) -> list[dict]:
+    return [a for a in _applications() if a["spec"]["source"]["path"] == f"out/{folder}"]
+
+
+def test_every_deployment_target_is_covered_and_its_file_exists():
+    deployments = _targets("deployment")
     assert deployments
-    apps = _applications()
-    assert {a["metadata"]["name"] for a in apps} == deployments
+    apps = _by_folder("deploy")
+    assert {a["metadata"]["name"] for a in apps} == set(deployments)
     for app in apps:
         source = app["spec"]["source"]
-        assert source["path"] == "out/deploy" and (OUT / "deploy" / source["directory"]["include"]).is_file()
-        assert "ServerSideApply=true" in app["spec"]["syncPolicy"]["syncOptions"]
+        assert (OUT / "deploy" / source["directory"]["include"]).is_file()
+        assert app["spec"]["syncPolicy"]["syncOptions"] == ["ServerSideApply=true", "CreateNamespace=true"]
+        assert app["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"]
         assert app["spec"]["destination"]["namespace"] == next(
             o["metadata"]["namespace"] for o in _docs(OUT / "deploy" / source["directory"]["include"]))
 
 
+def test_every_monitoring_target_on_a_delivered_cluster_has_an_application():
+    monitoring = _targets("monitoring")
+    assert monitoring
+    apps = _by_folder("monitoring")
+    assert {a["metadata"]["name"] for a in apps} == set(monitoring)
+    for app in apps:
+        path = OUT / "monitoring" / app["spec"]["source"]["directory"]["include"]
+        namespaces = {o["metadata"].get("namespace") for o in _docs(path)} - {None}
+        assert namespaces == {app["spec"]["destination"]["namespace"]}
+        assert app["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"]
+
+
+def test_the_root_application_syncs_its_own_file_and_prunes():
+    """App of apps: the root owns every Application of the file (itself included), so one a
+    rebuild drops is pruned, and the argocd-cm patch, which Argo CD must never delete."""
+    for path in GITOPS:
+        roots = [a for a in _applications() if a["spec"]["source"]["path"] == "out/gitops"]
+        (root,) = roots
+        assert root["metadata"]["name"] == path.stem
+        assert root["spec"]["source"]["directory"]["include"] == path.name
+        assert root["spec"]["destination"] == {"server": "https://kubernetes.default.svc", "namespace": "argocd"}
+        assert root["spec"]["syncPolicy"] == {"automated": {"prune": True, "selfHeal": True},
+                                             "syncOptions": ["ServerSideApply=true"]}
+        assert "finalizers" not in root["metadata"]  # it is its own resource: a cascade would never end
+        (cm,) = [d for d in _docs(path) if d["kind"] == "ConfigMap"]
+        assert cm["metadata"]["annotations"]["argocd.argoproj.io/sync-options"] == "Prune=false,Delete=false"
+        assert int(cm["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]) < 0
+
+
 def test_the_argocd_cm_patch_holds_every_bundled_health_check():
+    from manifesto.render.gitops import needs_open_libs
+
     (cm,) = [d for p in GITOPS for d in _docs(p) if d["kind"] == "ConfigMap"]
     assert cm["metadata"]["name"] == "argocd-cm"
     checks = health_checks()
     assert checks, "no health.lua under manifesto/data/argocd/resource_customizations"
-    assert cm["data"] == {f"resource.customizations.health.{group}_{kind}": Path(path).read_text()
-                          for group, kind, path in checks}
+    want = {f"resource.customizations.health.{group}_{kind}": Path(path).read_text() for group, kind, path in checks}
+    want |= {f"resource.customizations.useOpenLibs.{group}_{kind}": "true" for group, kind, path in checks
+             if needs_open_libs(Path(path).read_text())}
+    assert cm["data"] == want
+    assert "resource.customizations.useOpenLibs.leaderworkerset.x-k8s.io_LeaderWorkerSet" in cm["data"]
+
+
+def test_needs_open_libs_reads_code_not_comments():
+    from manifesto.render.gitops import needs_open_libs
+
+    assert needs_open_libs("local y = string.match(s, 'x')")
+    assert needs_open_libs("return os.time()") and needs_open_libs("x = math .floor(1)")
+    assert not needs_open_libs("-- string.match and os.time in a comment\nreturn {status = 'Healthy'}")
+    assert not needs_open_libs("local strings = {}\nreturn table.concat(strings, ',')")
 
 
 def test_covered_deployments_carry_waves_and_nothing_else_does():
@@ -304,3 +356,115 @@ def test_diff_base_classes_a_wave_only_change_as_in_place():
     assert {o.why for o in artifact.objects if o.kind in ("Deployment", "LeaderWorkerSet")} == {
         "no pod template change"}
     assert json.loads(json.dumps(msgspec.to_builtins(result)))["impact"] == "in place"
+
+
+# ---------------------------------------------------------------- fleets that prune
+
+
+def _git(repo: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"})
+
+
+FLEET = """\
+targets:
+  - kind: cluster
+    path: clusters
+    sources: ["*.yaml"]
+  - kind: model
+    path: models
+    sources: ["*.yaml"]
+    options: {user: ci, namespace: mon}
+  - kind: deployment
+    name: small
+    model: //models:qwen3-0.6b
+    cluster: gb
+    namespace: demo
+    user: alice
+    context: gb-admin
+"""
+SECOND = """\
+  - kind: deployment
+    name: pd
+    model: //models:qwen3-0.6b-pd
+    cluster: gb
+    namespace: demo2
+    user: alice
+    context: gb-admin
+"""
+REST = """\
+  - kind: monitoring
+    name: gb-monitoring
+    cluster: gb
+    user: ci
+    namespace: mon
+  - kind: gitops
+    name: fleet
+    repo_url: https://git.example.com/llms.git
+    revision: main
+"""
+
+
+@pytest.mark.integration  # git
+def test_removing_a_deployment_target_prunes_its_application_and_diff_says_so(tmp_path, monkeypatch):
+    repo = tmp_path / "ws"
+    (repo / "models").mkdir(parents=True)
+    (repo / "clusters").mkdir()
+    (repo / "clusters" / "gb.yaml").write_text((REPO_ROOT / "clusters" / "example-gb200.yaml").read_text())
+    for name in ("qwen3-0.6b.yaml", "qwen3-0.6b-pd.yaml"):
+        (repo / "models" / name).write_text((REPO_ROOT / "models" / "qwen" / name).read_text())
+    (repo / "BUILD.yaml").write_text(FLEET + SECOND + REST)
+    monkeypatch.chdir(repo)
+    _git(repo, "init", "-q")
+    built = cli_in_process("build", "-q")
+    assert built.returncode == 0, built.stderr
+    apps = {a["metadata"]["name"]: a for a in _docs(repo / "out/gitops/fleet.yaml") if a["kind"] == "Application"}
+    assert set(apps) == {"fleet", "small", "pd", "gb-monitoring"}
+    assert apps["gb-monitoring"]["spec"]["destination"] == {"name": "gb-admin", "namespace": "mon"}
+    validate_manifests((repo / "out/gitops/fleet.yaml").read_text())
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+
+    (repo / "BUILD.yaml").write_text(FLEET + REST)
+    built = cli_in_process("build", "-q")
+    assert built.returncode == 0, built.stderr
+    apps = {a["metadata"]["name"] for a in _docs(repo / "out/gitops/fleet.yaml") if a["kind"] == "Application"}
+    assert apps == {"fleet", "small", "gb-monitoring"}
+    report = cli_in_process("diff", "--base", "HEAD", "//:fleet")
+    assert report.returncode == 0, report.stderr
+    assert "  Application/pd: removed, recreate (Argo CD deletes out/deploy/pd.yaml with it; its model servers " \
+           "stop)" in report.stdout.splitlines()
+    assert report.stdout.splitlines()[0] == "gitops/fleet.yaml: changed, recreate"
+    assert cli_in_process("diff", "--base", "HEAD", "//:fleet", "--fail-on-recreate").returncode == 3
+
+
+def test_diff_base_says_what_removing_each_kind_of_application_does():
+    from manifesto.review import semdiff
+
+    text = (OUT / "gitops" / "argocd.yaml").read_text()
+    docs = text.split("\n---\n")
+
+    def without(name: str) -> str:
+        return "\n---\n".join(d for d in docs if f"kind: Application\nmetadata:\n  name: {name}\n" not in d)
+
+    def change(after: str) -> tuple:
+        result = semdiff.diff_builds("base", {"gitops/argocd.yaml": text}, {"gitops/argocd.yaml": after})
+        (artifact,) = result.artifacts
+        (obj,) = artifact.objects
+        return obj.kind, obj.name, obj.change, obj.impact, obj.why
+
+    assert change(without("qwen-demo")) == ("Application", "qwen-demo", "removed", semdiff.Impact.RECREATE,
+                                            "Argo CD deletes out/deploy/qwen-demo.yaml with it; its model servers stop")
+    assert change(without("example-gb200")) == ("Application", "example-gb200", "removed", semdiff.Impact.IN_PLACE,
+                                                "Argo CD deletes out/monitoring/example-gb200.yaml with it")
+    # Without the finalizer (an Application written by hand or by an older build), nothing is deleted.
+    bare = "\n---\n".join(d.replace("  finalizers:\n  - resources-finalizer.argocd.argoproj.io\n", "") for d in docs)
+    result = semdiff.diff_builds("base", {"gitops/argocd.yaml": bare},
+                                 {"gitops/argocd.yaml": "\n---\n".join(
+                                     d for d in bare.split("\n---\n")
+                                     if "kind: Application\nmetadata:\n  name: qwen-demo\n" not in d)})
+    (obj,) = result.artifacts[0].objects
+    assert (obj.change, obj.impact) == ("removed", semdiff.Impact.IN_PLACE) and "stays running" in obj.why

@@ -283,7 +283,10 @@ def test_init_with_gitops_writes_a_gitops_target_that_builds(fake, tmp_path, mon
     monkeypatch.chdir(ws)
     rc, out, err = fake.run("build")
     assert rc == 0 and out == "3 rendered, 0 up to date, 0 skipped, 0 failed\n", err
-    (app,) = [d for d in yaml.safe_load_all((ws / "out/gitops/argocd.yaml").read_text()) if d["kind"] == "Application"]
+    apps = [d for d in yaml.safe_load_all((ws / "out/gitops/argocd.yaml").read_text()) if d["kind"] == "Application"]
+    (app,) = [a for a in apps if a["spec"]["source"]["path"] == "out/deploy"]
+    (root,) = [a for a in apps if a["spec"]["source"]["path"] == "out/gitops"]
+    assert root["metadata"]["name"] == "argocd" and root["spec"]["source"]["targetRevision"] == "prod"
     assert app["metadata"]["name"] == "qwen3-0-6b-example-gb200"
     assert app["spec"]["destination"] == {"name": "lab", "namespace": "demo"}
     assert app["spec"]["source"]["targetRevision"] == "prod"

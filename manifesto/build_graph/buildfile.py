@@ -47,8 +47,9 @@
                                     # slurm_host; each gets Argo CD sync waves (argocd_sync_waves)
         namespace: argocd           # optional: where Argo CD runs (default argocd)
         project: default            # optional: the Argo CD project (default default)
-        destination: {name: prod}   # optional: {name: N} or {server: URL} for every Application;
-                                    # default: the deployment's kube context, else its cluster's name
+        destination: {name: prod}   # optional: {name: N} or {server: URL} for every Application but
+                                    # the root (Argo CD's own cluster); default: the deployment's kube
+                                    # context, else its cluster's name
         automated: true             # optional: sync on every commit, prune, self-heal (default true)
 
     remote_cache: https://cache.example.com/manifesto   # optional: a shared cache (Bazel's HTTP

@@ -468,10 +468,10 @@ class Session:
 
     def _gitops_request(self, gitops):
         """A gitops target's GITOPS request: the declaration, BUILD.yaml (its input: the
-        declaration lives there), and each covered deployment's name, model and cluster files,
-        render options and kube context."""
+        declaration lives there), each covered deployment's name, model and cluster files,
+        render options and kube context, and the monitoring targets on those clusters."""
         import manifesto.build_graph.renderer as renderers
-        from manifesto.tasks import GitopsDeployment, GitopsRequest
+        from manifesto.tasks import GitopsDeployment, GitopsMonitoring, GitopsRequest
 
         root, graph = self.ws.root, self.graph
         make = renderers.load(self.renderer).RenderOptions
@@ -484,8 +484,15 @@ class Session:
             deployments.append(GitopsDeployment(dep.name, os.path.join(root, dep.model),
                                                 os.path.join(root, graph.clusters[dep.cluster].path),
                                                 make(**values), dep.context))
+        # The monitoring targets on the clusters it delivers deployments to get Applications too.
+        contexts: dict = {}
+        for key in gitops.deployments:
+            contexts.setdefault(graph.deployments[key].cluster, graph.deployments[key].context)
+        monitoring = tuple(GitopsMonitoring(mon.name, os.path.join(root, graph.clusters[mon.cluster].path),
+                                            graph.options(key)["namespace"], contexts[mon.cluster])
+                           for key, mon in sorted(graph.monitors.items()) if mon.cluster in contexts)
         return GitopsRequest(gitops.name, dict(gitops.settings), gitops.explicit, self.ws.buildfile,
-                             tuple(deployments), (root,))
+                             tuple(deployments), (root,), monitoring)
 
     def _render(self, jobs: list, by_pair: dict, n_jobs, render) -> None:
         from manifesto.build_graph.executor import JobSettings, run_jobs

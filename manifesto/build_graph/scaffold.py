@@ -188,7 +188,8 @@ def _gitops_yaml(gitops: tuple[str, str] | None) -> str:
     return f"""
   # Delivery through Argo CD: `manifesto build` writes out/gitops/argocd.yaml, an Application per
   # deployment target (this repository at {revision}, its out/deploy/ file, its kube context as
-  # the Argo CD cluster name) and the argocd-cm health checks; apply it once to Argo CD's cluster.
+  # the Argo CD cluster name), a root Application over that file and the argocd-cm health checks;
+  # apply it once to Argo CD's cluster, and the root Application syncs it from then on.
   - kind: gitops
     name: argocd
     repo_url: {yaml_string(repo_url)}

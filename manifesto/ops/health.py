@@ -10,6 +10,7 @@ object still gets a status.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 
@@ -21,9 +22,10 @@ HEALTH_ORDER = ("Healthy", "Suspended", "Progressing", "Missing", "Degraded", "U
 DEADLINE_ANNOTATION = "manifesto.llm-d.ai/progress-deadline-seconds"
 DEFAULT_DEADLINE = 3600
 
-_STAMP = re.compile(r"(\d+)-(\d+)-(\d+)T(\d+):(\d+):(\d+)")
-_LUA_NUMBER = re.compile(r"\s*[-+]?(0[xX][0-9a-fA-F]+|(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|inf(inity)?|nan)\s*",
-                         re.IGNORECASE)
+#: An RFC 3339 time's fields, as the scripts match them (Lua's %d is an ASCII digit).
+_STAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})")
+#: A deadline annotation the scripts read: whole seconds in 1 to 9 ASCII digits.
+_SECONDS = re.compile(r"[0-9]{1,9}")
 
 
 # -- reading an object as the Lua scripts do ---------------------------------------------
@@ -33,8 +35,10 @@ def _map(value) -> dict:
 
 
 def _list(value) -> list:
-    """A Lua ``ipairs`` over the value: a list's items, nothing for anything else."""
-    return value if isinstance(value, list) else []
+    """A Lua ``ipairs`` over the value: a list's items, nothing for anything else. Argo CD
+    drops a list's null items when it builds the script's ``obj`` (util/lua decodeValue
+    appends each item, and gopher-lua's LTable.Append ignores nil), so they are skipped."""
+    return [v for v in value if v is not None] if isinstance(value, list) else []
 
 
 def _number(value, default):
@@ -46,20 +50,38 @@ def _text(value) -> str:
 
 
 def _show(value) -> str:
-    """A number as Lua 5.1 concatenates it (``%.14g``)."""
-    return f"{value:.14g}" if isinstance(value, float) else str(value)
+    """A number as gopher-lua (Argo CD's Lua) concatenates it (LNumber.String): a whole
+    number in int64's range as an integer, any other as Go's ``fmt.Sprint`` of a float64."""
+    if isinstance(value, int):
+        return str(value)
+    if math.isfinite(value) and value == int(value) and -2**63 <= value < 2**63:
+        return str(int(value))
+    return _go_float(value)
 
 
-def _tonumber(value):
-    """Lua 5.1 ``tonumber`` of an annotation value: a number, or None."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value
-    if not isinstance(value, str) or not _LUA_NUMBER.fullmatch(value):
-        return None
-    text = value.strip()
-    if text.lower().lstrip("+-").startswith("0x"):
-        return -int(text.lstrip("+-"), 16) if text.startswith("-") else int(text.lstrip("+-"), 16)
-    return float(text)
+def _go_float(value: float) -> str:
+    """Go's ``%v`` of a float64 (strconv 'g', shortest): the shortest digits that read
+    back, with an exponent (``1.25e+07``, ``1e-05``) when it is below -4 or at least 6."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    sign = "-" if value < 0 else ""
+    # repr gives the same shortest round-trip digits; reread them as digits and exponent.
+    text = repr(abs(value))
+    base, _, e = text.partition("e")
+    whole, _, frac = base.partition(".")
+    run = (whole + frac).lstrip("0")
+    exponent = (int(e) if e else 0) + len(whole) - 1 - (len(whole + frac) - len(run))
+    digits = run.rstrip("0") or "0"
+    if exponent < -4 or exponent >= 6:
+        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{body}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
+    if exponent < 0:
+        return f"{sign}0.{'0' * (-exponent - 1)}{digits}"
+    if len(digits) <= exponent + 1:
+        return sign + digits + "0" * (exponent + 1 - len(digits))
+    return f"{sign}{digits[:exponent + 1]}.{digits[exponent + 1:]}"
 
 
 def _true(status: dict, kind: str) -> dict | None:
@@ -70,7 +92,8 @@ def _true(status: dict, kind: str) -> dict | None:
 
 
 def _since(stamp, now: float) -> float | None:
-    """Seconds since an RFC 3339 UTC time (the date fields normalized, as mktime does)."""
+    """Seconds since an RFC 3339 UTC time (the date fields carried over, as mktime does;
+    counted from the fields, as the scripts do, in no local zone)."""
     import datetime
 
     m = _STAMP.match(stamp) if isinstance(stamp, str) else None
@@ -85,11 +108,12 @@ def _since(stamp, now: float) -> float | None:
     return now - (day * 86400 + h * 3600 + mi * 60 + s)
 
 
-def _deadline(meta: dict) -> float:
-    value = _tonumber(_map(meta.get("annotations")).get(DEADLINE_ANNOTATION))
-    if value is None or value <= 0:
+def _deadline(meta: dict) -> int:
+    """The annotation when it is whole seconds in 1 to 9 digits and not zero, else the default."""
+    value = _map(meta.get("annotations")).get(DEADLINE_ANNOTATION)
+    if not isinstance(value, str) or not _SECONDS.fullmatch(value) or int(value) <= 0:
         return DEFAULT_DEADLINE
-    return value
+    return int(value)
 
 
 def _verdict(status: str, message: str) -> dict:
@@ -109,7 +133,10 @@ def lws_health(obj: dict, now: float | None = None) -> dict:
     generation = _number(meta.get("generation"), None)
     if wanted == 0:
         return _verdict("Suspended", "Scaled to zero groups (idle shutdown, or by hand); scale it up to serve again")
-    if observed is None or (generation is not None and observed < generation):
+    # observedGeneration: from lws v0.9.0; an older controller's conditions stand as they are.
+    reported = _true(status, "Available") or _true(status, "Progressing") or _true(status, "UpdateInProgress")
+    if (observed is None and reported is None) or (observed is not None and generation is not None
+                                                   and observed < generation):
         return _verdict("Progressing", "Waiting for the LeaderWorkerSet controller to observe the latest spec")
     if _true(status, "Available") is not None and ready >= wanted:
         return _verdict("Healthy", f"All {_show(wanted)} groups are ready")
@@ -235,10 +262,50 @@ def dset_health(obj: dict, now: float | None = None) -> dict:
 CHECKS = {"LeaderWorkerSet": lws_health, "InferencePool": pool_health, "DisaggregatedSet": dset_health}
 
 
+#: An RFC 3339 time as Go's time.Parse(time.RFC3339) reads one (ASCII digits, "T", "Z" or an offset).
+_RFC3339 = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,][0-9]+)?"
+                      r"(Z|([+-])([0-9]{2}):([0-9]{2}))")
+HOOK_FINALIZER = "argocd.argoproj.io/hook-finalizer"
+
+
+def _pending_deletion(meta: dict) -> bool:
+    """gitops-engine's GetResourceHealth, before any check: ``metadata.deletionTimestamp`` is a
+    valid RFC 3339 time other than Go's zero time, and ``metadata.finalizers`` (a list of
+    strings, else none) lacks Argo CD's hook finalizer."""
+    import datetime
+
+    m = _RFC3339.fullmatch(meta.get("deletionTimestamp")) if isinstance(meta.get("deletionTimestamp"), str) else None
+    if m is None:
+        return False
+    y, mo, d, h, mi, sec = (int(g) for g in m.groups()[:6])
+    try:
+        offset = 0 if m[7] == "Z" else (1 if m[8] == "+" else -1) * (int(m[9]) * 60 + int(m[10]))
+        if m[7] != "Z" and (int(m[9]) > 24 or int(m[10]) > 60):  # Go takes +24:00 and +23:60
+            return False
+        local = datetime.datetime(y, mo, d, h, mi, sec)
+    except ValueError:
+        return False
+    try:
+        if local - datetime.timedelta(minutes=offset) == datetime.datetime(1, 1, 1):  # time.Time.IsZero
+            return False
+    except OverflowError:  # an instant before year 1: not Go's zero time
+        pass
+    finalizers = meta.get("finalizers")
+    if not isinstance(finalizers, list) or not all(isinstance(f, str) for f in finalizers):
+        finalizers = []
+    return HOOK_FINALIZER not in finalizers
+
+
 def health(obj: dict, now: float | None = None) -> dict | None:
-    """``{"status", "message"}`` of a live object, or None when its kind has no check."""
+    """``{"status", "message"}`` of a live object, or None when its kind has no check. An
+    object being deleted is Progressing ("Pending deletion") whatever its check says, as Argo
+    CD decides before it runs one."""
     check = CHECKS.get(obj.get("kind")) if isinstance(obj, dict) else None
-    return None if check is None else check(obj, now)
+    if check is None:
+        return None
+    if _pending_deletion(_map(obj.get("metadata"))):
+        return _verdict("Progressing", "Pending deletion")
+    return check(obj, now)
 
 
 def worst(statuses) -> str | None:

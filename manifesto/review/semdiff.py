@@ -26,6 +26,7 @@ traceback or a hang. The reports escape every name and value for where they go.
 from __future__ import annotations
 
 import enum
+import posixpath
 import shlex
 
 import msgspec
@@ -764,11 +765,35 @@ def _object_changes(before: ArtifactFacts, after: ArtifactFacts):
             yield ObjectChange(kind, name, "added", Impact.IN_PLACE, "created beside the running objects")
         elif new is None:
             serving = kind in WORKLOADS and _is_model_workload(old)
+            if kind == "Application":
+                yield _removed_application(name, old)
+                continue
             yield ObjectChange(kind, name, "removed", Impact.RECREATE if serving else Impact.IN_PLACE,
                                "its model servers stop" if serving else "deleted")
         else:
             impact, why = classify(kind, old, new, renamed_claims)
             yield ObjectChange(kind, name, "changed", impact, why)
+
+
+#: The finalizer with which deleting an Argo CD Application deletes what it deployed.
+_ARGOCD_FINALIZER = "resources-finalizer.argocd.argoproj.io"
+
+
+def _removed_application(name: str, old: dict) -> ObjectChange:
+    """An Argo CD Application gone from a gitops artifact: the root Application prunes it, and
+    with the resources finalizer Argo CD deletes what it deployed (a deployment target's
+    instance: its model servers stop)."""
+    meta, spec = old.get("metadata") or {}, old.get("spec") or {}
+    source = spec.get("source") or {}
+    what = "/".join(p for p in (source.get("path"), (source.get("directory") or {}).get("include")) if p)
+    if not any(f == _ARGOCD_FINALIZER or str(f).startswith(_ARGOCD_FINALIZER + "/")
+               for f in meta.get("finalizers") or []):
+        return ObjectChange("Application", name, "removed", Impact.IN_PLACE,
+                            f"Argo CD stops syncing {what or 'its source'}; what it deployed stays running")
+    serving = posixpath.basename(posixpath.normpath(source.get("path") or "")) == "deploy"
+    return ObjectChange("Application", name, "removed", Impact.RECREATE if serving else Impact.IN_PLACE,
+                        f"Argo CD deletes {what or 'its source'} with it" + ("; its model servers stop" if serving
+                                                                              else ""))
 
 
 def _is_model_workload(obj: dict) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 __all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "ParsedFile", "PairRequest", "LoadedPairRequest",
            "MonitoringRequest", "LoadedMonitoringRequest",
-           "GitopsDeployment", "GitopsRequest", "Outcome", "Tasks", "health_checks", "run", "RenderOptions", "prepare", "code_fingerprint_paths"]
+           "GitopsDeployment", "GitopsMonitoring", "GitopsRequest", "Outcome", "Tasks", "health_checks", "run", "RenderOptions", "prepare", "code_fingerprint_paths"]
 
 _FROM = {"run": "runner", "Tasks": "memo", "health_checks": "pair", "RenderOptions": "pair", "prepare": "pair", "code_fingerprint_paths": "pair"}
 

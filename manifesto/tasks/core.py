@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from manifesto.resolve.plan import Plan
 
 __all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "ParsedFile", "PairRequest", "LoadedPairRequest",
-           "MonitoringRequest", "LoadedMonitoringRequest", "GitopsDeployment", "GitopsRequest", "Outcome"]
+           "MonitoringRequest", "LoadedMonitoringRequest", "GitopsDeployment", "GitopsMonitoring", "GitopsRequest",
+           "Outcome"]
 
 
 class Task(str, enum.Enum):
@@ -145,10 +146,22 @@ class GitopsDeployment(msgspec.Struct, frozen=True):
     context: str | None = None
 
 
+class GitopsMonitoring(msgspec.Struct, frozen=True):
+    """One monitoring target a gitops target delivers: its name, cluster path and namespace,
+    and the kube context of the first delivered deployment on that cluster (None: the
+    cluster's name stands for it), so that both go to the same Argo CD cluster."""
+
+    name: str
+    cluster: str
+    namespace: str
+    context: str | None = None
+
+
 class GitopsRequest(msgspec.Struct, frozen=True):
     """The Argo CD objects of gitops target ``name``: its declaration's ``settings`` (as
     BUILD.yaml's loader checked them), whether it named its ``deployments`` (``explicit``) or
-    covers every one, and ``buildfile``, where the declaration lives (an input)."""
+    covers every one, ``buildfile``, where the declaration lives (an input), and the
+    ``monitoring`` targets on the clusters of its deployments."""
 
     name: str
     settings: dict
@@ -156,6 +169,7 @@ class GitopsRequest(msgspec.Struct, frozen=True):
     buildfile: str
     deployments: tuple[GitopsDeployment, ...]
     roots: tuple[str, ...] = ()
+    monitoring: tuple[GitopsMonitoring, ...] = ()
 
 
 class Outcome(msgspec.Struct, frozen=True):

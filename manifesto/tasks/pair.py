@@ -327,9 +327,16 @@ def gitops(request, tasks):
             destination = request.settings["destination"] or {"name": dep.context or c.name}
             deployments.append(({"name": dep.name, "namespace": dep.options.namespace, "file": f"{dep.name}.yaml",
                                  "destination": destination}, objects(resolved.plan)))
+        monitoring = []
+        for mon in request.monitoring:
+            c = _cluster(mon.cluster, tasks, search)
+            read += c.loaded.files
+            if c.platform != "slurm":
+                monitoring.append({"name": mon.name, "namespace": mon.namespace, "file": f"{mon.name}.yaml",
+                                   "destination": request.settings["destination"] or {"name": mon.context or c.name}})
         # Package files like the code: their bytes are in the code fingerprint, not the inputs.
         checks = [(group, kind, _package_text(path)) for group, kind, path in health_checks()]
-        text = render_gitops(request.name, request.settings, deployments, checks)
+        text = render_gitops(request.name, request.settings, deployments, checks, monitoring)
     except ManifestoError as exc:
         return _failed(exc, read)
     return Outcome(Status.OK, text, ".yaml", inputs=tuple(sorted(set(read))))

@@ -1,4 +1,6 @@
-"""Run an Argo CD health script the way Argo CD v3.5 does, under a real Lua 5.1.
+"""Run an Argo CD health script close to the way Argo CD v3.5 does, under lupa's Lua 5.1:
+a quick pre-check. The verdict is the gopher-lua engine's (``argocd_engine``): Lua 5.1
+reads numbers (``tonumber("1e4")``), dates and numbers in messages differently.
 
 Argo CD runs ``health.lua`` in gopher-lua (Lua 5.1) with the live object as the global
 ``obj`` and takes the table the script returns (``status`` and ``message``). Its VM opens
@@ -6,7 +8,8 @@ the package, base and table libraries and a safe ``os`` with only ``time`` and `
 (util/lua/lua.go and oslib_safe.go at v3.5.1); its bundled scripts also use the string
 library. This runner gives lupa's Lua 5.1 those globals and nothing else (no io, math,
 debug, coroutine or file loading), converts the object as Argo CD's JSON decoding does
-(mappings to tables, lists to 1-based arrays, numbers to Lua numbers), and bounds the run
+(mappings to tables, lists to 1-based arrays without their null items, numbers to Lua
+numbers), and bounds the run
 by an instruction count, as Argo CD bounds it by a one-second deadline.
 """
 
@@ -63,8 +66,8 @@ class HealthError(Exception):
 def _to_lua(lua, value):
     if isinstance(value, dict):
         return lua.table_from({k: _to_lua(lua, v) for k, v in value.items()})
-    if isinstance(value, list):
-        return lua.table_from([_to_lua(lua, v) for v in value])
+    if isinstance(value, list):  # Argo CD drops null items (util/lua decodeValue)
+        return lua.table_from([_to_lua(lua, v) for v in value if v is not None])
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return str(value)  # YAML made a date of it; Argo CD sees the JSON string

@@ -87,7 +87,14 @@ def test_a_declaration_change_re_renders_only_the_gitops_artifact(tmp_path):
     assert rows[("//:qwen-demo", "example-gb200")]["status"] != "rendered"
     text = (root / "out/gitops/argocd.yaml").read_text()
     assert "targetRevision: v1.2.0\n" in text and "server: https://10.0.0.1:6443\n" in text
-    assert "name: example-gb200\n" not in text.split("destination:", 1)[1]
+    import yaml
+
+    apps = [d for d in yaml.safe_load_all(text) if d and d["kind"] == "Application"]
+    assert {a["spec"]["source"]["path"] for a in apps} == {"out/gitops", "out/deploy", "out/monitoring"}
+    for app in apps:  # the root stays on Argo CD's own cluster; the others go where declared
+        server = "https://kubernetes.default.svc" if app["spec"]["source"]["path"] == "out/gitops" \
+            else "https://10.0.0.1:6443"
+        assert app["spec"]["destination"]["server"] == server and "name" not in app["spec"]["destination"]
 
 
 @pytest.mark.parametrize(("body", "message"), [

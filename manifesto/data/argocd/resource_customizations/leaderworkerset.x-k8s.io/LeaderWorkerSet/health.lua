@@ -1,7 +1,8 @@
 -- Argo CD health of a LeaderWorkerSet (leaderworkerset.x-k8s.io/v1), from the status the
--- LWS controller v0.10.0 writes: readyReplicas, updatedReplicas, observedGeneration and
--- the mutually exclusive conditions Available (every group ready and up to date),
--- Progressing (a group not ready yet) and UpdateInProgress (a rolling update).
+-- LWS controller writes (v0.10.0; before v0.9.0 without observedGeneration): readyReplicas,
+-- updatedReplicas, observedGeneration and the mutually exclusive conditions Available
+-- (every group ready and up to date), Progressing (a group not ready yet) and
+-- UpdateInProgress (a rolling update).
 --
 -- The controller has no failure condition, so Degraded follows Deployment's rule: still
 -- progressing longer than the progress deadline (annotation
@@ -35,29 +36,51 @@ local function condition(status, kind)
   return nil
 end
 
--- Seconds since an RFC 3339 UTC time (as the API server writes it), or nil.
+-- a // b for whole numbers, without the math library.
+local function div(a, b)
+  return (a - a % b) / b
+end
+
+-- Seconds since an RFC 3339 UTC time (as the API server writes it: 2026-01-02T03:04:05Z),
+-- or nil. Counted from the fields, not with os.time(table): gopher-lua (Argo CD's Lua) reads
+-- a date table in the controller's local zone and ignores isdst, so any conversion through
+-- it is an hour off across a daylight-saving change. Fields out of range carry over (month
+-- 13 is January of the next year), as mktime does; a year outside 1..9999 gives nil.
 local function since(stamp)
   if type(stamp) ~= "string" then
     return nil
   end
-  local y, mo, d, h, mi, s = string.match(stamp, "^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)")
+  local y, mo, d, h, mi, s = string.match(stamp, "^(%d%d%d%d)-(%d%d)-(%d%d)T(%d%d):(%d%d):(%d%d)")
   if y == nil then
     return nil
   end
-  local t = os.time({year = tonumber(y), month = tonumber(mo), day = tonumber(d),
-                     hour = tonumber(h), min = tonumber(mi), sec = tonumber(s), isdst = false})
-  if t == nil then
+  y, mo, d, h, mi, s = tonumber(y), tonumber(mo), tonumber(d), tonumber(h), tonumber(mi), tonumber(s)
+  y = y + div(mo - 1, 12)
+  mo = (mo - 1) % 12 + 1
+  if y < 1 or y > 9999 then
     return nil
   end
-  -- os.time reads the fields as local time: add back the zone's offset from UTC, which
-  -- is how far the same reading of the current UTC fields falls from the current time.
-  local now = os.time()
-  return now - t + (os.time(os.date("!*t")) - now)
+  -- Days from 1970-01-01 to the first of the month (the civil-calendar count over 400-year eras).
+  if mo <= 2 then
+    y = y - 1
+  end
+  local era = div(y, 400)
+  local year = y - era * 400
+  local day = div(153 * ((mo + 9) % 12) + 2, 5)
+  local days = era * 146097 + year * 365 + div(year, 4) - div(year, 100) + day - 719468
+  return os.time() - ((days + d - 1) * 86400 + h * 3600 + mi * 60 + s)
 end
 
+-- The progress deadline in seconds: the annotation when it is whole seconds written in 1 to 9
+-- digits, else the default. (Lua 5.1 and gopher-lua read other number forms differently:
+-- gopher-lua's tonumber gives nil for "1e3".)
 local function deadline(meta)
-  local value = tonumber(map(meta.annotations)["manifesto.llm-d.ai/progress-deadline-seconds"])
-  if value == nil or value <= 0 then
+  local value = map(meta.annotations)["manifesto.llm-d.ai/progress-deadline-seconds"]
+  if type(value) ~= "string" or string.match(value, "^%d+$") == nil or string.len(value) > 9 then
+    return DEFAULT_DEADLINE
+  end
+  value = tonumber(value)
+  if value <= 0 then
     return DEFAULT_DEADLINE
   end
   return value
@@ -78,7 +101,12 @@ if wanted == 0 then
   return hs
 end
 
-if observed == nil or (generation ~= nil and observed < generation) then
+-- status.observedGeneration is written from lws v0.9.0 on; an older controller writes the
+-- same conditions without it, and its status can only be taken as it stands. With neither,
+-- no controller has reported on the object yet.
+local reported = condition(status, "Available") or condition(status, "Progressing")
+  or condition(status, "UpdateInProgress")
+if (observed == nil and reported == nil) or (observed ~= nil and generation ~= nil and observed < generation) then
   hs.status = "Progressing"
   hs.message = "Waiting for the LeaderWorkerSet controller to observe the latest spec"
   return hs
