@@ -347,5 +347,7 @@ def test_init_gitops_values_keep_their_type_and_the_workspace_builds(fake, tmp_p
     monkeypatch.chdir(ws)
     rc, out, err = fake.run("build")
     assert rc == 0, err
-    (app,) = [d for d in yaml.safe_load_all((ws / "out/gitops/argocd.yaml").read_text()) if d["kind"] == "Application"]
-    assert (app["spec"]["source"]["repoURL"], app["spec"]["source"]["targetRevision"]) == (repo, revision)
+    apps = [d for d in yaml.safe_load_all((ws / "out/gitops/argocd.yaml").read_text()) if d["kind"] == "Application"]
+    assert len(apps) >= 2  # the root Application and one per delivered target
+    for app in apps:
+        assert (app["spec"]["source"]["repoURL"], app["spec"]["source"]["targetRevision"]) == (repo, revision)
