@@ -129,20 +129,26 @@ def open_regular(path: str | os.PathLike, flags: int = os.O_RDONLY, mode: int = 
         name = parts[-1]
         fd_parent = open_below(root, parts[:-1], create=bool(flags & os.O_CREAT))
     try:
-        try:
-            fd = os.open(name, flags, mode, dir_fd=fd_parent)
-        except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO, errno.ENOTDIR):
-                raise _refuse(fd_parent, name, path, False) from None
-            raise
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            os.close(fd)
-            raise _refuse(fd_parent, name, path, False)
-        os.set_blocking(fd, True)
-        return fd
+        return _open_regular_in(fd_parent, name, flags, mode, path)
     finally:
         os.close(fd_parent)
+
+
+def _open_regular_in(dir_fd: int, name: str, flags: int, mode: int, shown: str) -> int:
+    """``name`` in ``dir_fd`` opened with ``flags`` (non-blocking), kept only when it is a
+    regular file (then made blocking); ``UnsafePath`` naming ``shown`` otherwise."""
+    try:
+        fd = os.open(name, flags, mode, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO, errno.ENOTDIR):
+            raise _refuse(dir_fd, name, shown, False) from None
+        raise
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise _refuse(dir_fd, name, shown, False)
+    os.set_blocking(fd, True)
+    return fd
 
 
 def write_atomic(path: str | os.PathLike, data: str | bytes, mode: int = 0o644, *,
@@ -275,18 +281,7 @@ def target_problem(path: str | os.PathLike) -> str | None:
 def open_in(dir_fd: int, name: str, flags: int = os.O_RDONLY) -> int:
     """Open the regular file ``name`` in the directory open as ``dir_fd``: never a symlink,
     FIFO, device or directory (``UnsafePath``; FileNotFoundError when absent)."""
-    try:
-        fd = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO, errno.ENOTDIR):
-            raise _refuse(dir_fd, name, name, False) from None
-        raise
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise _refuse(dir_fd, name, name, False)
-    os.set_blocking(fd, True)
-    return fd
+    return _open_regular_in(dir_fd, name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644, name)
 
 
 def open_dir_in(dir_fd: int, name: str) -> int | None:
