@@ -367,10 +367,15 @@ def roofline(arch, part: str | None, cand, fit, batch: int, gpus_per_node: int, 
     read = fit.weights + batch * mean_len * fit.kv_per_token
     stage = max(read / hbm, f_tok * batch / (cand.tp * cand.pp * flops)) + comm(batch)
     itl = cand.pp * stage + (cand.pp - 1) * (batch * act / link(cand.tp * cand.pp) + COLLECTIVE_LATENCY_S)
-    ttft = prefill + itl
-    in_flight = batch * cand.dp * cand.pp
-    cycle = work.osl * itl + batch * prefill  # a rank's batch stalls for each of its sequences' prefill
-    tokens_s = in_flight * work.osl / cycle
+    # In-flight batching: a rank's batch stalls for each of its sequences' prefill, so the time
+    # between a sequence's tokens is the decode step plus its share of the batch's prefills.
+    cycle = work.osl * itl + batch * prefill
+    itl = cycle / work.osl
+    # A new sequence queues behind the rank's other prefills: the M/D/1 mean wait at the share
+    # of the cycle that prefills take (busy = batch x prefill / cycle).
+    busy = min(batch * prefill / cycle, 0.95)
+    ttft = prefill + itl + busy * prefill / (2 * (1 - busy))
+    tokens_s = batch * cand.dp * cand.pp * work.osl / cycle
     source = f"roofline ({hw.source}; HBM x{HBM_EFFICIENCY:g}, tensor x{COMPUTE_EFFICIENCY:g}, links x{LINK_EFFICIENCY:g})"
     return Estimate(ttft * 1000, itl * 1000, tokens_s, tokens_s / work.osl, batch, source)
 

@@ -220,28 +220,27 @@ def test_qwen3_32b_on_h100_at_a_target_is_not_pipeline_parallel(h100_cluster):
 
 
 def test_roofline_against_the_estimator(plans):
-    """The roofline on every layout AIConfigurator covers here: its median error on ITL stays
-    within a factor the README states (benchmarks/plan_perf.py prints the full comparison)."""
+    """The roofline on every layout of Qwen3-32B (dense) on H200 that AIConfigurator covers: its
+    median ITL error stays under 20 % (the README gives the full comparison, from
+    benchmarks/plan_perf.py: the roofline is trusted for dense models' ITL and throughput only)."""
     from manifesto import capacity, perf
     from manifesto.cluster import load_cluster
     from manifesto.resolve.options import Options
 
+    model = "Qwen/Qwen3-32B"
+    start = capacity.start_from(model)
+    work = perf.Workload(ISL, OSL, 64)
+    report = capacity.plan_model(start, [load_cluster(H200)], capacity.Demand(ISL + OSL, 64), Options(user="plan"),
+                                 performance=perf.Planner(perf.Engine(), work, model))
+    arch, _ = capacity._architecture(start, None)
     errors = []
-    engine = perf.Engine()
-    for model in ("Qwen/Qwen3-32B", "deepseek-ai/DeepSeek-V3"):
-        start = capacity.start_from(model)
-        work = perf.Workload(ISL, OSL, 64)
-        planner = perf.Planner(engine, work, model)
-        report = capacity.plan_model(start, [load_cluster(H200)], capacity.Demand(ISL + OSL, 64), Options(user="plan"),
-                                     performance=planner)
-        arch, _ = capacity._architecture(start, None)
-        for o in report.proposed:
-            p = o.performance
-            assert p.kind == "aiconfigurator"
-            roof = perf.roofline(arch, "H200-141GB", o.candidate, o.fit, p.batch, 8, False, work)
-            errors.append(abs(roof.itl_ms / p.itl_ms - 1))
-    assert len(errors) > 20
-    assert statistics.median(errors) < 0.5, statistics.median(errors)
+    for o in report.proposed:
+        p = o.performance
+        assert p.kind == "aiconfigurator"
+        roof = perf.roofline(arch, "H200-141GB", o.candidate, o.fit, p.batch, 8, False, work)
+        errors.append(abs(roof.itl_ms / p.itl_ms - 1))
+    assert len(errors) >= 10
+    assert statistics.median(errors) < 0.2, statistics.median(errors)
 
 
 def test_a_gpu_without_tables_falls_back_to_the_roofline_and_says_so(tmp_path):
