@@ -42,7 +42,8 @@ def main() -> None:
     ap.add_argument("--osl", type=int, default=512)
     ap.add_argument("--concurrency", type=int, default=64)
     opts = ap.parse_args()
-    from manifesto import capacity, perf
+    from manifesto import capacity
+    from manifesto.perf import engine as perf
     from manifesto.cluster import load_cluster
     from manifesto.resolve.accelerator import project_accelerator
     from manifesto.resolve.options import Options

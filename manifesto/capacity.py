@@ -95,7 +95,7 @@ class LayoutOutcome:
         self.error, self.kind = "", ""
         self.concurrency, self.headroom = 0, 0.0
         self.measured: dict | None = None
-        self.performance = None  # a manifesto.perf.Estimate when plan is asked for performance
+        self.performance = None  # a manifesto.perf.engine.Estimate when plan is asked for performance
 
     @property
     def fit(self):
@@ -385,7 +385,7 @@ def _architecture(start: Start, search):
 def plan_model(start: Start, clusters: list, work: Demand, options, *, search=None,
                measured: Measured | None = None, performance=None) -> SearchReport:
     """Search every layout of ``start`` on every accelerator of ``clusters`` (loaded
-    ``cluster.Cluster`` objects). ``performance``: a ``manifesto.perf.Planner`` that estimates
+    ``cluster.Cluster`` objects). ``performance``: a ``manifesto.perf.engine.Planner`` that estimates
     each proposed layout and ranks them at its targets (None: memory and cost only)."""
     from manifesto.errors import IncompatiblePairError, ManifestoError
     from manifesto.resolve.accelerator import project_accelerator

@@ -223,7 +223,8 @@ def test_roofline_against_the_estimator(plans):
     """The roofline on every layout of Qwen3-32B (dense) on H200 that AIConfigurator covers: its
     median ITL error stays under 20 % (the README gives the full comparison, from
     benchmarks/plan_perf.py: the roofline is trusted for dense models' ITL and throughput only)."""
-    from manifesto import capacity, perf
+    from manifesto import capacity
+    from manifesto.perf import engine as perf
     from manifesto.cluster import load_cluster
     from manifesto.resolve.options import Options
 

@@ -187,7 +187,7 @@ def _plan(args) -> int:
 
 
 def _perf_workload(args):
-    """The performance workload the flags ask for (a ``manifesto.perf.Workload``), or None."""
+    """The performance workload the flags ask for (a ``manifesto.perf.engine.Workload``), or None."""
     from manifesto.errors import InputError
 
     asked = [f for f, v in (("--isl", args.isl), ("--osl", args.osl), ("--ttft", args.ttft), ("--itl", args.itl),
@@ -200,14 +200,14 @@ def _perf_workload(args):
     if args.max_model_len is not None and args.max_model_len < args.isl + args.osl:
         raise InputError(f"--max-model-len {args.max_model_len} is shorter than --isl + --osl "
                          f"({args.isl + args.osl}): vLLM would cut every request short")
-    from manifesto.perf import Workload
+    from manifesto.perf.engine import Workload
 
     return Workload(args.isl, args.osl, args.concurrency, args.ttft, args.itl)
 
 
 def _planner(args, work, model_id: str):
     from manifesto.errors import InputError
-    from manifesto.perf import Engine, NotInstalled, Planner
+    from manifesto.perf.engine import Engine, NotInstalled, Planner
 
     try:
         engine = Engine(progress=lambda text: _progress(args, text))
@@ -237,7 +237,7 @@ def _plot(args, report) -> None:
     from manifesto.cli.common import info
     from manifesto.edge.escape import terminal
     from manifesto.errors import InputError
-    from manifesto.perf import pareto_svg
+    from manifesto.perf.plot import pareto_svg
     from manifesto.util.fsutil import target_problem, write_atomic
 
     shown = terminal(args.plot)
@@ -313,7 +313,7 @@ def _perf_lines(report, perf) -> list[str]:
     lines = [f"performance: {w.isl} input and {w.osl} output tokens per request, {w.concurrency} in flight over "
              f"every replica; targets: {targets or 'none'}.",
              f"source aiconfigurator: NVIDIA AIConfigurator ({perf.engine.version}) measured {_backend()} kernel "
-             "tables, aggregated estimate; roofline: manifesto.perf's data-sheet model (README, \"Performance\").",
+             "tables, aggregated estimate; roofline: manifesto.perf.engine's data-sheet model (README, \"Performance\").",
              "ranked: layouts meeting the targets by cost per million output tokens (GPUs per output token/s "
              "where unpriced), then misses by their margin; every layout fits in memory first."]
     for layout, why in sorted(perf.fallbacks.items())[:_SHOWN]:
@@ -324,7 +324,7 @@ def _perf_lines(report, perf) -> list[str]:
 
 
 def _backend() -> str:
-    from manifesto.perf import BACKEND
+    from manifesto.perf.engine import BACKEND
 
     return BACKEND
 
