@@ -478,9 +478,18 @@ def spec_text(report: SearchReport, out: LayoutOutcome, command: str) -> str:
         f"#   max_model_len {fit.max_model_len}, kv_cache_dtype {fit.kv_dtype}: {fit.kv_tokens} KV tokens per engine,",
         f"#   {out.concurrency} sequence(s) of max_model_len at once (asked: {report.workload.concurrency}).",
         "# The memory fit and the layout are what `manifesto explain` shows for this file.",
-        "# No throughput or latency figure: nothing in manifesto measures one; the layout",
-        "# is proposed because its weights and KV cache fit, not because it is fast.",
     ]
+    p = out.performance
+    if p is None:
+        lines += ["# No throughput or latency figure: nothing in manifesto measures one; the layout",
+                  "# is proposed because its weights and KV cache fit, not because it is fast."]
+    else:
+        w = p.work
+        cost = "" if p.cost_per_mtok is None else f", {p.cost_per_mtok:.3g} per million output tokens"
+        lines += [f"# Estimated at {w.isl} input and {w.osl} output tokens per request, {w.concurrency} in flight:",
+                  f"#   TTFT {p.ttft_ms:.0f} ms, ITL {p.itl_ms:.1f} ms, {p.tokens_s:.0f} output tokens/s "
+                  f"({p.gpu_tokens_s:.0f} per GPU), {p.requests_s:.2f} requests/s{cost};",
+                  f"#   source: {p.source}" + (f" ({p.note})" if p.note else "") + "."]
     from manifesto.edge.escape import terminal
 
     # One line each: a path or name holding a line break must not end the comment.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -310,3 +311,26 @@ def test_performance_without_the_extra_is_one_clear_error():
                         "--isl", "100", "--osl", "10"], capture_output=True, text=True, timeout=300)
     assert "pip install 'llm-manifesto[perf]'" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert r.stdout.split()[0] != "0"
+
+
+def test_write_records_the_estimate_and_builds(tmp_path, monkeypatch):
+    """The top layout at a target written with --write: its comments carry the estimate and its
+    source, and the spec builds."""
+    _need_extra()
+    root = tmp_path / "ws"
+    root.mkdir()
+    for name in ("BUILD.yaml", "clusters", "models", "routing"):
+        src = REPO_ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
+    monkeypatch.chdir(root)
+    target = "models/qwen/qwen3-32b-perf.yaml"
+    r = cli_in_process("plan", "Qwen/Qwen3-32B", "-c", "example-h200", "--isl", "2048", "--osl", "512",
+                       "--concurrency", "32", "--itl", "30", "--write", target)
+    assert r.returncode == 0, r.stderr
+    text = (root / target).read_text()
+    assert "--isl 2048 --osl 512 --itl 30 --write" in text.splitlines()[0]
+    assert "# Estimated at 2048 input and 512 output tokens per request, 32 in flight:" in text
+    assert "#   source: aiconfigurator-core 0.12.0 h200_sxm vllm" in text
+    assert "max_model_len: 2560" in text
+    b = cli_in_process("build", "//models/qwen:qwen3-32b-perf")
+    assert b.returncode == 0, b.stdout + b.stderr

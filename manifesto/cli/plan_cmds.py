@@ -129,6 +129,9 @@ def _command(args) -> str:
             words += [flag, str(value)]
     if args.concurrency != 1:
         words += ["--concurrency", str(args.concurrency)]
+    for flag, value in (("--isl", args.isl), ("--osl", args.osl), ("--ttft", args.ttft), ("--itl", args.itl)):
+        if value is not None:
+            words += [flag, str(value)]
     if args.pick != 1:
         words += ["--pick", str(args.pick)]
     return shlex.join(words)

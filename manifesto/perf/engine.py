@@ -126,7 +126,7 @@ class Estimate:
     total over ``replicas``; ``source`` names where they come from, ``note`` why a fallback."""
 
     __slots__ = ("ttft_ms", "itl_ms", "replica_tokens_s", "gpu_tokens_s", "user_tokens_s", "requests_s",
-                 "tokens_s", "batch", "source", "note", "cost_per_mtok", "margin", "gpus")
+                 "tokens_s", "batch", "source", "note", "cost_per_mtok", "margin", "gpus", "work")
 
     def __init__(self, ttft_ms: float, itl_ms: float, replica_tokens_s: float, replica_requests_s: float,
                  batch: int, source: str, note: str = "") -> None:
@@ -137,10 +137,12 @@ class Estimate:
         self.cost_per_mtok: float | None = None
         self.margin: dict[str, float] = {}
         self.gpus = 0
+        self.work: Workload | None = None
 
     def scale(self, replicas: int, gpus: int, hourly_cost: float | None, work: Workload) -> "Estimate":
         """Totals over ``replicas`` replicas of ``gpus`` GPUs in all, the cost per million output
         tokens at ``hourly_cost``, and the margin to each target (estimate / target - 1)."""
+        self.work = work
         self.tokens_s = self.replica_tokens_s * replicas
         self.requests_s *= replicas
         self.gpus = gpus
