@@ -319,10 +319,17 @@ def _perf_lines(report, perf) -> list[str]:
              "tables, aggregated estimate; roofline: manifesto.perf.engine's data-sheet model (README, \"Performance\").",
              "ranked: layouts meeting the targets by cost per million output tokens (GPUs per output token/s "
              "where unpriced), then misses by their margin; every layout fits in memory first."]
-    for layout, why in sorted(perf.fallbacks.items())[:_SHOWN]:
-        lines.append(f"  roofline for {layout}: {why}")
-    if len(perf.fallbacks) > _SHOWN:
-        lines.append(f"  ({len(perf.fallbacks) - _SHOWN} more fallback(s): -o json lists every one)")
+    if len(report.roles) > 1:
+        lines.append(f"roles {', '.join(report.roles)}: the figures are aggregated serving of the layout; plan does "
+                     "not estimate disaggregated prefill/decode (xPyD) yet.")
+    grouped: dict[tuple[str, str], int] = {}
+    for layout, why in perf.fallbacks.items():  # "cluster/accelerator tp=.. pp=..": why
+        key = (layout.split(" ", 1)[0], why)
+        grouped[key] = grouped.get(key, 0) + 1
+    for (where, why), n in sorted(grouped.items())[:_SHOWN]:
+        lines.append(f"  roofline for {n} layout(s) on {where}: {why}")
+    if len(grouped) > _SHOWN:
+        lines.append(f"  ({len(grouped) - _SHOWN} more: -o json lists every fallback)")
     return lines
 
 
