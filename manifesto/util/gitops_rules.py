@@ -184,4 +184,7 @@ def yaml_string(value: str) -> str:
     so it stays a string whatever it looks like (``1.10``, ``1234567``, ``~``, ``true``)."""
     import json
 
-    return json.dumps(value, ensure_ascii=True)
+    # JSON's escapes, but a character beyond ASCII as YAML's own \uXXXX or \UXXXXXXXX: JSON
+    # would write one past U+FFFF as a surrogate pair, which YAML reads as two characters.
+    return "".join(ch if ch.isascii() else f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}"
+                   for ch in json.dumps(value, ensure_ascii=False))
