@@ -365,6 +365,12 @@ class SharedCache:
         entry = self.session.tasks.get(result.key)
         if entry is None or getattr(entry, "status", None) != "ok":
             return  # only artifacts are shared: another build decides a skip or a failure itself
+        from manifesto.edge.entries import shared_input_ok
+        from manifesto.load.catalog import bundled_dir
+
+        roots = (f"{bundled_dir()}/catalog",)
+        if not all(shared_input_ok(p, roots) for p in entry.inputs):
+            return  # it read a file outside the workspace and the catalog (a user catalog's): no reader takes it
         record = {"task": entry.task, "status": "ok", "suffix": entry.suffix, "reason": "",
                   "budget": entry.budget, "text_sha256": ""}
         data = entry.text.encode()
