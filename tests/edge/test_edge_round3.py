@@ -49,7 +49,8 @@ def test_an_accepted_revision_reads_back_as_the_same_string(text):
 def test_a_url_with_a_password_is_refused_without_repeating_it(scheme, user, password, host):
     secret = f"S3cr3t{password}"
     url = f"{scheme}://{user}:{secret}@{host}/team/repo.git"
-    for problem in (rules.repo_url_problem(url), rules.server_problem(url)):
+    for problem in (rules.repo_url_problem(url), rules.server_problem(url), rules.revision_problem(url),
+                    rules.cluster_name_problem(url), rules.project_problem(url), rules.path_problem(url)):
         assert problem is not None and "with credentials" in problem
         assert secret not in problem
 
