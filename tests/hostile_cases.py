@@ -478,6 +478,19 @@ refused("b19-quantity-long-fraction", spec(f"    resources: {{memory: 1.{'5' * 1
         'error: spec.yaml:6:17: roles[0].resources.memory: a quantity of 104 characters is too long (at most 64; examples: 8, 500m, 64Gi)')
 refused("b19-quantity-on-slurm", spec(f"    resources: {{memory: {'7' * 300}Mi}}\n"), slurm(),
         'error: spec.yaml:6:17: roles[0].resources.memory: a quantity of 302 characters is too long (at most 64; examples: 8, 500m, 64Gi)')
+# Issue 35: a byte count refuses a fraction's suffix (500m is half a byte); Kubernetes' exponents
+# and n/u suffixes are quantities; a count the schemas take is 32-bit.
+refused("r35-gpu-memory-milli", routed(), k8s(accel="      memory: 186000000000000m\n"),
+        "error: cluster.yaml:10:7: accelerators.profiles.b200.memory: '186000000000000m' is a fraction of a byte ('m' "
+        "means thousandths); write 186000000000000M (megabytes) or 186000000000000Mi (mebibytes)")
+refused("r35-envoy-buffer-milli", routed(), k8s(top="llm_d:\n  sizing:\n    envoy: {buffer_limit: 500m}\n"),
+        "error: cluster.yaml:14:13: llm_d.sizing.envoy.buffer_limit: '500m' is a fraction of a byte ('m' means "
+        "thousandths); write 500M (megabytes) or 500Mi (mebibytes)")
+refused("r35-gpu-memory-micro", routed(), k8s(accel="      memory: 186000000000000000u\n"),
+        "error: cluster.yaml:10:7: accelerators.profiles.b200.memory: '186000000000000000u' is a fraction of a byte "
+        "('u' means millionths); write 186000000000000000M (megabytes) or 186000000000000000Mi (mebibytes)")
+accepted("r35-cpu-exponent", spec("    resources: {cpu: 2e0, memory: 64e9}\n"), k8s())
+accepted("r35-cpu-nano", spec("    resources: {cpu: 500000000n}\n"), k8s())
 refused("b19-int32-400-digits", spec(f"    parallelism: {{tp: {'9' * 400}}}\n"), k8s(),
         'error: spec.yaml:6:19: roles[0].parallelism.tp: a whole number of 400 digits is too large: Kubernetes counts are 32-bit (at most 2147483647)')
 refused("b19-expression-huge-literal", spec(f"    computed:\n      vllm: {{max_num_seqs: '{'9' * 400} // 2'}}\n"),
