@@ -489,6 +489,16 @@ refused("r35-envoy-buffer-milli", routed(), k8s(top="llm_d:\n  sizing:\n    envo
 refused("r35-gpu-memory-micro", routed(), k8s(accel="      memory: 186000000000000000u\n"),
         "error: cluster.yaml:10:7: accelerators.profiles.b200.memory: '186000000000000000u' is a fraction of a byte "
         "('u' means millionths); write 186000000000000000M (megabytes) or 186000000000000000Mi (mebibytes)")
+# Every byte count of a spec or profile: memory, shared memory, storage, a PVC's size.
+refused("r35-pod-memory-milli", spec("    resources: {memory: 500m}\n"), k8s(),
+        "error: spec.yaml:6:17: roles[0].resources.memory: '500m' is a fraction of a byte ('m' means thousandths); "
+        "write 500M (megabytes) or 500Mi (mebibytes)")
+refused("r35-shm-milli", spec("    resources: {shm_size: 2m}\n"), k8s(),
+        "error: spec.yaml:6:17: roles[0].resources.shm_size: '2m' is a fraction of a byte ('m' means thousandths); "
+        "write 2M (megabytes) or 2Mi (mebibytes)")
+refused("r35-pod-defaults-storage-nano", spec(), k8s(pod="  ephemeral_storage: 9n\n"),
+        "error: cluster.yaml:12:3: pod_defaults.ephemeral_storage: '9n' is a fraction of a byte ('n' means "
+        "billionths); write 9M (megabytes) or 9Mi (mebibytes)")
 accepted("r35-cpu-exponent", spec("    resources: {cpu: 2e0, memory: 64e9}\n"), k8s())
 accepted("r35-cpu-nano", spec("    resources: {cpu: 500000000n}\n"), k8s())
 refused("b19-int32-400-digits", spec(f"    parallelism: {{tp: {'9' * 400}}}\n"), k8s(),

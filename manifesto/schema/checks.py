@@ -199,6 +199,16 @@ def quantity_value(value: Any) -> str:
     return value
 
 
+def byte_quantity_value(value: Any) -> str:
+    """A quantity that counts bytes (memory, shared memory, storage): as ``quantity_value``,
+    and no fraction's suffix (``500m`` is half a byte, not 500 megabytes)."""
+    value = quantity_value(value)
+    problem = quantity.byte_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
 def env_value(value: Any) -> str:
     if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
         raise ValueError("environment values must be strings; quote the value")
