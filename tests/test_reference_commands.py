@@ -352,3 +352,14 @@ def test_completion_offers_table_where_it_is_accepted():
     for line in (["servers", "-o", ""], ["config", "list", "models", "--output", "t"]):
         assert "table" in [c[0] for c in candidates(line)[0]], line
     assert "table" not in [c[0] for c in candidates(["explain", "x", "-o", ""])[0]]
+
+
+def test_file_apply_finds_the_namespace_in_json_and_flow_yaml(tmp_path):
+    """The namespace a saved file's objects name is read as kubectl reads the file (JSON, flow
+    mappings), not from indented YAML lines only."""
+    from manifesto.ops.deploy import file_namespaces
+
+    as_json = '{"apiVersion": "v1", "kind": "List", "items": [{"kind": "ConfigMap", "metadata": {"namespace": "ns-a"}}]}'
+    flow = "{kind: ConfigMap, metadata: {name: x, namespace: ns-b}}\n---\nkind: Secret\nmetadata:\n  namespace: ns-b\n"
+    assert file_namespaces(as_json) == {"ns-a"} and file_namespaces(flow) == {"ns-b"}
+    assert file_namespaces("{not json") == set()  # unreadable: kubectl will say why

@@ -106,13 +106,13 @@ def _file_target(args, env) -> str:
 
 
 def _file_namespace(args, env, path: str) -> str:
-    """--namespace, else the one namespace the file's objects name, else the default pick."""
-    import re
-
+    """--namespace, else the one namespace the file's objects name (read as kubectl reads the
+    file: JSON or YAML in any layout), else the default pick."""
     from manifesto.edge.files import read_lenient
+    from manifesto.ops.deploy import file_namespaces
 
     text = read_lenient(path) or ""  # kubectl judges the bytes; this only looks for a namespace
-    found = set(re.findall(r"(?m)^  namespace: *['\"]?([A-Za-z0-9.-]+)", text))
+    found = file_namespaces(text, path)
     if args.namespace:
         if len(found) == 1 and args.namespace not in found:
             from manifesto.errors import OpsError
