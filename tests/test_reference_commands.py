@@ -360,6 +360,6 @@ def test_file_apply_finds_the_namespace_in_json_and_flow_yaml(tmp_path):
     from manifesto.ops.deploy import file_namespaces
 
     as_json = '{"apiVersion": "v1", "kind": "List", "items": [{"kind": "ConfigMap", "metadata": {"namespace": "ns-a"}}]}'
-    flow = "{kind: ConfigMap, metadata: {name: x, namespace: ns-b}}\n---\nkind: Secret\nmetadata:\n  namespace: ns-b\n"
+    flow = "---\n{kind: ConfigMap, metadata: {name: x, namespace: ns-b}}\n---\nkind: Secret\nmetadata: {namespace: ns-b}\n"
     assert file_namespaces(as_json) == {"ns-a"} and file_namespaces(flow) == {"ns-b"}
     assert file_namespaces("{not json") == set()  # unreadable: kubectl will say why
