@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from manifesto.cli.common import (add, cached_command, info, load_cluster_for, load_pair, pick_namespace,
-                                  render_cached, resolve_loaded, search_of, settings, spec_args, wants)
+from manifesto.cli.common import (add, artifact_loaded, cached_command, info, load_cluster_for, load_pair,
+                                  pick_namespace, render_cached, resolve_loaded, search_of, settings, spec_args, wants)
 from manifesto.cli.hints import FILES
 from manifesto.cli.flags import add_output
 
@@ -136,21 +136,17 @@ def _render_manifest(args) -> int:
 
 def _render_routing(args) -> int:
     from manifesto.errors import ResolveError
-    from manifesto.render import expanded_inputs, k8s_objects
-    from manifesto.render.k8s import render_routing
 
     spec, cluster, opts = load_pair(args)
-    plan = resolve_loaded(spec, cluster, opts, search_of(args))
+    plan, made = artifact_loaded(spec, cluster, opts, search_of(args), layer="routing")
     if plan.platform == "slurm":
         raise ResolveError("render routing is for Kubernetes clusters; Slurm batch scripts embed their router")
-    if plan.routing is None:
+    if made is None:
         raise ResolveError(f"{args.spec} has routing disabled; there is no routing layer to render",
                            spec.where(("routing",)), "routing")
     from manifesto.cli.provenance import with_source
 
-    text = render_routing(plan, *expanded_inputs(spec, cluster), k8s_objects(plan, spec, routing=True), options=opts,
-                          routing_yaml=plan.routing.config_files[0][1] if opts.routing_profile else None)
-    sys.stdout.write(with_source(text, settings(args)))
+    sys.stdout.write(with_source(made.text, settings(args)))
     return 0
 
 

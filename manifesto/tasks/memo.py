@@ -188,9 +188,8 @@ class Tasks:
 
     def render(self, task: str, plan, header, pd: str, run):
         """``(Rendered, key)`` of rendering ``plan``: the stored product, else ``run(plan,
-        header)``'s (then stored). A refusal (``render.Refused``) is a FAILED product
-        holding the :class:`~manifesto.render.products.Refusal`."""
-        from manifesto.render import Refused
+        header)``'s (then stored): ``((text, suffix), None)``, or ``(None, refusal)`` for a
+        refusal (a :class:`~manifesto.render.products.Refusal`), kept as a FAILED product."""
         from manifesto.util.status import Status
         from manifesto.tasks.entries import Rendered
 
@@ -198,11 +197,11 @@ class Tasks:
         entry = self.store.get(key)
         if isinstance(entry, Rendered):
             return entry, key
-        try:
-            text, suffix = run(plan, header)
-        except Refused as exc:
-            made = Rendered(key, f"render {task}", Status.FAILED, refusal=exc.refusal)
+        made, refusal = run(plan, header)
+        if refusal is not None:
+            made = Rendered(key, f"render {task}", Status.FAILED, refusal=refusal)
         else:
+            text, suffix = made
             made = Rendered(key, f"render {task}", Status.OK, suffix, text, digest(text.encode()))
         self.store.put(made)
         return made, key
