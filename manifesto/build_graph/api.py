@@ -18,7 +18,15 @@ __all__ = ["artifact_for", "build", "deployment", "clean", "collect_garbage", "d
 
 
 def _setup(root, renderer, ui):
-    return find_workspace(root), renderer or renderer_name(), ui or ConsoleUI()
+    return find_workspace(root), renderer or renderer_name(os.environ), ui or ConsoleUI()
+
+
+def _store_limit() -> str | None:
+    """``MANIFESTO_STORE_LIMIT`` as the process environment sets it: read here, at the entry
+    point, and handed down (the engine reads no environment)."""
+    from manifesto.store import ENV_LIMIT
+
+    return os.environ.get(ENV_LIMIT)
 
 
 def build(addresses, *, check=False, root=None, renderer=None, ui=None, render=None, **selection):
@@ -31,6 +39,7 @@ def build(addresses, *, check=False, root=None, renderer=None, ui=None, render=N
     (defaults: found from the working directory, the product's renderer, the console);
     ``render``: a test's stand-in render function."""
     ws, renderer, ui = _setup(root, renderer, ui)
+    selection.setdefault("store_limit", _store_limit())
     request = BuildRequest(addresses, mode="check" if check else "write", **selection)
     return run(request, ws, renderer, ui, render)[0]
 
@@ -232,7 +241,7 @@ def collect_garbage(*, root=None, ui=None) -> dict:
             raise BuildError(f"{ws.show(path)} {problem}; remove it")
     with outdir.BuildLock(ws.lock_path, ui.wait):
         session = Session(ws, renderer, ui)  # the records of the last build, BUILD.yaml's bound
-        limit = session.store_limit()
+        limit = session.store_limit(_store_limit())
         session.tasks = Store(ws.tasks_dir, ui.warn, root=ws.root)
         pruned = session.prune_store({rec.key for rec in session.state["pairs"].values()}, limit)
     return {"removed": pruned.removed, "freed_bytes": pruned.freed, "entries": pruned.entries,

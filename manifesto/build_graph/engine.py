@@ -35,14 +35,16 @@ _SAVE_SHARE = 50  # ... and waits at least this many times what the last save to
 class BuildRequest:
     """What to build: addresses, an optional cluster filter and changed-since rev, the shard
     ``(i, n)`` of the selection this runner takes, and the shared cache to use (``remote``:
-    a ``remote.RemoteSettings``, or None for BUILD.yaml's ``remote_cache``, if any)."""
+    a ``remote.RemoteSettings``, or None for BUILD.yaml's ``remote_cache``, if any) and
+    ``store_limit``, ``MANIFESTO_STORE_LIMIT``'s text as the entry point's settings give it."""
 
-    __slots__ = ("addresses", "clusters", "changed_since", "mode", "jobs", "shard", "remote")
+    __slots__ = ("addresses", "clusters", "changed_since", "mode", "jobs", "shard", "remote", "store_limit")
 
     def __init__(self, addresses, clusters=(), changed_since=None, mode="write", jobs=None, shard=None,
-                 remote=None) -> None:
+                 remote=None, store_limit=None) -> None:
         self.addresses, self.clusters, self.changed_since = tuple(addresses), tuple(clusters), changed_since
         self.mode, self.jobs, self.shard, self.remote = mode, jobs, shard, remote
+        self.store_limit = store_limit  # MANIFESTO_STORE_LIMIT's text, as the caller's settings give it
 
 
 class Item:
@@ -301,7 +303,7 @@ class Session:
         from manifesto.store import Store
         from manifesto.tasks import entries  # noqa: F401  (registers the codecs of the entries it reads)
 
-        limit = self.store_limit()  # a bad MANIFESTO_STORE_LIMIT stops the build before it renders
+        limit = self.store_limit(request.store_limit)  # a bad MANIFESTO_STORE_LIMIT stops the build before it renders
         self.tasks = Store(self.ws.tasks_dir, self.ui.warn, root=self.ws.root)
         self.write = request.mode == "write"
         pending = [i for i in items if i.kind in (Need.STALE, Need.RESTORE) and not self._from_cache(i)]
@@ -329,13 +331,14 @@ class Session:
             settings = (settings or RemoteSettings("")).at(declared["url"], declared["read_only"])
         return SharedCache(self, settings)
 
-    def store_limit(self) -> int:
-        """The store's bound in bytes: ``MANIFESTO_STORE_LIMIT``, else BUILD.yaml's
-        ``store_limit``, else ``store.DEFAULT_LIMIT``. Raises BuildError naming a bad variable."""
+    def store_limit(self, setting: str | None = None) -> int:
+        """The store's bound in bytes: ``setting`` (``MANIFESTO_STORE_LIMIT``'s text, handed down
+        from the entry point's settings), else BUILD.yaml's ``store_limit``, else
+        ``store.DEFAULT_LIMIT``. Raises BuildError naming a bad variable."""
         from manifesto.store import DEFAULT_LIMIT, ENV_LIMIT, env_limit
 
         try:
-            value = env_limit(os.environ)
+            value = env_limit({ENV_LIMIT: setting} if setting else {})
         except ValueError as exc:
             from manifesto.errors import BuildError
 
