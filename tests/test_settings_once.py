@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "manifesto"
 
@@ -77,3 +79,33 @@ def test_the_engine_the_renderer_and_the_commands_store_take_their_settings():
     assert "store_limit" in inspect.signature(BuildRequest).parameters
     assert "setting" in inspect.signature(Session.store_limit).parameters
     assert "setting" in inspect.signature(bound).parameters and "store_limit" in Query.__slots__
+
+
+@pytest.mark.integration  # a fresh interpreter: nothing imported yet
+def test_importing_the_entries_registers_nothing_and_install_registers_them():
+    import subprocess
+    import sys
+
+    code = ("import manifesto.store as s, manifesto.tasks.entries as e\n"
+            "before = sorted(s._BY_KIND)\ne.install()\ne.install()\n"
+            "print(before, sorted(s._BY_KIND))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[0] == "[] ['code', 'parsed', 'rendered', 'request', 'resolved', 'result']"
+
+
+def test_no_module_registers_anything_when_it_is_imported():
+    """A call at a module's top level (or in a loop or condition there) to a ``register``
+    function is registration as an import side effect."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        top = [n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        for stmt in top:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Lambda):
+                    continue
+                if isinstance(node, ast.Call):
+                    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                    if name.startswith("register"):
+                        found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not found

@@ -230,7 +230,7 @@ def collect_garbage(*, root=None, ui=None) -> dict:
     never one the last build's pairs use. Returns what it holds and what went (bytes and counts)."""
     import manifesto.build_graph.outdir as outdir
     from manifesto.store import Store
-    from manifesto.tasks import entries  # noqa: F401  (the codecs of the build's entries)
+    from manifesto.tasks import entries
 
     ws, renderer, ui = _setup(root, None, ui)
     for path, is_dir in ((ws.out_dir, True), (ws.lock_path, False)):
@@ -242,6 +242,7 @@ def collect_garbage(*, root=None, ui=None) -> dict:
     with outdir.BuildLock(ws.lock_path, ui.wait):
         session = Session(ws, renderer, ui)  # the records of the last build, BUILD.yaml's bound
         limit = session.store_limit(_store_limit())
+        entries.install()  # the codecs of the build's entries
         session.tasks = Store(ws.tasks_dir, ui.warn, root=ws.root)
         pruned = session.prune_store({rec.key for rec in session.state["pairs"].values()}, limit)
     return {"removed": pruned.removed, "freed_bytes": pruned.freed, "entries": pruned.entries,

@@ -301,7 +301,9 @@ class Session:
     def execute(self, items: list[Item], request: BuildRequest, render=None) -> None:
         """Evaluate every stale pair, then prune (write) or inspect (check) ``out/``."""
         from manifesto.store import Store
-        from manifesto.tasks import entries  # noqa: F401  (registers the codecs of the entries it reads)
+        from manifesto.tasks import entries
+
+        entries.install()  # the codecs of the entries it reads and writes
 
         limit = self.store_limit(request.store_limit)  # a bad MANIFESTO_STORE_LIMIT stops the build before it renders
         self.tasks = Store(self.ws.tasks_dir, self.ui.warn, root=self.ws.root)

@@ -45,8 +45,9 @@ def _code(store: Store) -> str:
         return entry["fingerprint"]
     value = code_fingerprint()
     if store.directory is not None:
-        from manifesto.tasks.entries import Code
+        from manifesto.tasks.entries import Code, install
 
+        install()
         try:
             store.put(Code(key, value))
         except OSError:
@@ -159,7 +160,9 @@ def _remember(store: Store, key: str, command: str, code: str, options, outcome,
     import msgspec
 
     from manifesto.util.status import Status
-    from manifesto.tasks.entries import RequestEntry, ResultEntry
+    from manifesto.tasks.entries import RequestEntry, ResultEntry, install
+
+    install()
 
     inputs, text, suffix, label = sorted(set(outcome.inputs)), outcome.text, outcome.suffix, outcome.cluster_name
     digests = tuple(file_digest(p) or "-" for p in inputs)

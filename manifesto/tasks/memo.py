@@ -52,6 +52,9 @@ class Tasks:
 
     def __init__(self, store: Store, code: str, settled_ns: int | None = None, products=None,
                  hash_file=None) -> None:
+        from manifesto.tasks.entries import install
+
+        install()  # the codecs of the products it keeps
         self.store, self.code = store, code
         self.settled_ns = settled_ns  # inputs modified at or after this may not be stored against their digest
         self.products = products
@@ -219,7 +222,9 @@ def plan_of(store: Store, result_key: str):
     """The Plan of a built pair: ``result_key`` is its record's key (``PairRecord.key``, the
     key of its result entry). None when the pair has no Plan (skipped, failed) or the store
     no longer holds it."""
-    from manifesto.tasks.entries import Resolved, ResultEntry
+    from manifesto.tasks.entries import Resolved, ResultEntry, install
+
+    install()
 
     result = store.get(result_key)
     if not isinstance(result, ResultEntry):
