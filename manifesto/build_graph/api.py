@@ -155,7 +155,7 @@ def dependents(path: str, *, jobs=None, root=None, renderer=None, ui=None) -> li
     """The artifacts ``path`` feeds: ``[{"model", "cluster", "artifact"}]``, sorted."""
     report, session = _plan(["//::"], (), None, jobs, root, renderer, ui)
     key = session.stat.key(os.path.realpath(path))
-    code = session.state["code"][1] if session.state.get("code") else ()
+    code = session.state["code"].keys if session.state.get("code") else ()
     everything = key == "BUILD.yaml" or key in code
     rows = []
     for item, row in zip(report.items, report.rows):
