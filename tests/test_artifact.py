@@ -204,3 +204,18 @@ def test_gitops_gets_each_deployment_from_its_artifact(monkeypatch, rendered):
     run(Task.GITOPS, request, Tasks(Store(None), "")).ok()
     ((dep, objs),) = seen
     assert dep["name"] == "qwen" and objs == rendered
+
+
+def test_the_architecture_page_walks_render_manifest_in_at_most_eight_real_steps():
+    """Each step of docs/architecture.md's walk names a file and a function in it that exist."""
+    import re
+
+    text = (ROOT / "docs/architecture.md").read_text()
+    walk = text.split("## One request, from `render manifest` to the YAML text", 1)[1].split("\n## ", 1)[0]
+    steps = re.findall(r"^\d+\. \*\*`([^`]+)`, `([^`]+)`\*\*", walk, re.M)
+    assert 1 <= len(steps) <= 8 and len(steps) == len(re.findall(r"^\d+\. ", walk, re.M))
+    for rel, function in steps:
+        tree = ast.parse((PACKAGE / rel).read_text())
+        cls, _, name = function.rpartition(".")
+        scope = tree if not cls else next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)
+        assert any(isinstance(n, ast.FunctionDef) and n.name == name for n in ast.walk(scope)), (rel, function)
