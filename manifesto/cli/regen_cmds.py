@@ -6,10 +6,13 @@ command it records, its inputs (quoted heredocs) kept as data; that command is c
 the CLI's own parser and accepted only when it is a render (``render manifest``, ``file``,
 ``slurm``, ``routing``, ``bootstrap``, ``monitoring``, ``workload``) whose inputs all come
 from the header and which names no kube context and writes nowhere but a private temporary
-folder. It then runs in this process, with this install of manifesto: the inputs written
-to that folder (0700, removed after), no ambient settings (no ``MANIFESTO_*`` variable, no
-``.env``, no user catalog, no render cache, no kube config), its output captured (the
-render's own warnings are not shown: they are about the render, not the comparison).
+folder. Its request is then built from the parsed command and its product asked for in this
+process, with this install of manifesto (``_render``: no command handler runs): the inputs
+written to that folder (0700, removed after), no ambient settings (no ``MANIFESTO_*``
+variable, no ``.env``, no user catalog, no render cache, no kube config: :data:`SETTINGS`
+is handed down, the environment is never edited), every file read confined to that folder
+and the bundled catalog. The render's own warnings are kept on a silent run, not shown:
+they are about the render, not the comparison.
 
 What is compared: the file, except that the note a render from a git checkout adds to the
 header's ``# Source:`` line ("(checkout at git commit ...)", ``cli.provenance``) is taken
