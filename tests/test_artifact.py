@@ -219,3 +219,24 @@ def test_the_architecture_page_walks_render_manifest_in_at_most_eight_real_steps
         cls, _, name = function.rpartition(".")
         scope = tree if not cls else next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)
         assert any(isinstance(n, ast.FunctionDef) and n.name == name for n in ast.walk(scope)), (rel, function)
+
+
+def test_the_artifact_carries_its_resolutions_warnings_as_data(capsys):
+    """The checks a resolution could not make are on the Artifact (``warnings``), not only on
+    stderr: a caller, or a test, reads them without catching a stream or a context variable."""
+    from manifesto.errors import Run
+    from manifesto.resolve.options import Options
+    from manifesto.store import Store
+    from manifesto.tasks.core import PairRequest, Task
+    from manifesto.tasks.memo import Tasks
+    from manifesto.tasks.runner import run
+
+    def made(**options):
+        request = PairRequest(QWEN, GB200, Options(user="u", namespace="ns", **options))
+        with Run(quiet=True, silent=True).active():
+            return run(Task.ARTIFACT, request, Tasks(Store(None), "")).ok().artifact
+
+    assert made().warnings == ()
+    (line,) = made(vllm_env="/mnt/shared/vllm").warnings
+    assert "runtime.vllm_env runs vLLM from the worktree /mnt/shared/vllm" in line
+    assert capsys.readouterr().err == ""  # kept by the silent run, not written

@@ -49,14 +49,15 @@ class Artifact:
     ``objects`` are the instance's objects (or its routing layer's) in apply order, each
     carrying the artifact-digest annotation (``render.k8s.DIGEST_ANNOTATION``) that ``text``
     shows; None for a batch script. ``layer`` is "manifest" (the whole instance) or
-    "routing"; ``inputs`` the files the pair read (set by the task; empty when made from a
-    Plan alone). Made only by ``render.artifact``, after the name and size checks."""
+    "routing"; ``inputs`` the files the pair read and ``warnings`` the checks its resolution
+    could not make (``tasks.inputs.plan_warnings``), both set by the task (empty when made
+    from a Plan alone). Made only by ``render.artifact``, after the name and size checks."""
 
-    __slots__ = ("text", "suffix", "layer", "inputs", "_objects", "_digest")
+    __slots__ = ("text", "suffix", "layer", "inputs", "warnings", "_objects", "_digest")
 
     def __init__(self, text: str, suffix: str, layer: str = "manifest", objects: list[dict] | None = None,
-                 digest: str = "", inputs: tuple[str, ...] = ()) -> None:
-        self.text, self.suffix, self.layer, self.inputs = text, suffix, layer, inputs
+                 digest: str = "", inputs: tuple[str, ...] = (), warnings: tuple[str, ...] = ()) -> None:
+        self.text, self.suffix, self.layer, self.inputs, self.warnings = text, suffix, layer, inputs, warnings
         self._objects, self._digest = objects, digest
 
     @property
@@ -73,6 +74,7 @@ class Artifact:
         """The artifact digest every object carries ("" for a batch script)."""
         return self._digest
 
-    def read_from(self, inputs) -> Artifact:
-        """This artifact, with the files the pair read to make it."""
-        return Artifact(self.text, self.suffix, self.layer, self._objects, self._digest, tuple(inputs))
+    def read_from(self, inputs, warnings=()) -> Artifact:
+        """This artifact, with the files the pair read to make it and its resolution's warnings."""
+        return Artifact(self.text, self.suffix, self.layer, self._objects, self._digest, tuple(inputs),
+                        tuple(warnings))

@@ -190,11 +190,12 @@ def _artifact(layer, plan, header, s, c, read, keys, inputs, budget):
     from manifesto.render import Refused, artifact, place
     from manifesto.util.status import Status
     from manifesto.tasks.core import Outcome
+    from manifesto.tasks.inputs import plan_warnings
 
     made = None
     if layer == "manifest" or (plan.platform != "slurm" and plan.routing is not None):
         try:
-            made = artifact(plan, header, layer).read_from(inputs)
+            made = artifact(plan, header, layer).read_from(inputs, plan_warnings(plan, c.profile))
         except Refused as exc:
             return _failed(place(exc.refusal, s, c), read, keys)
     text, suffix = (made.text, made.suffix) if made is not None else ("", "")
