@@ -182,6 +182,35 @@ def resolve_loaded(spec, cluster, options, search, hf_home: str | None = None):
     return run(Task.RESOLVE, request, Tasks(Store(None), "")).ok().plan
 
 
+def artifact_loaded(spec, cluster, options, search, layer: str = "manifest"):
+    """(Plan, Artifact) of the loaded ``spec`` on the loaded ``cluster``: the pair's ARTIFACT
+    task (``manifesto.tasks.runner.run`` on a LoadedPairRequest, nothing kept on disk), its
+    error raised. The Artifact (``manifesto.render.products.Artifact``: objects with the
+    artifact-digest annotation, names and sizes checked) is None when the plan has no such
+    ``layer`` (the routing layer of a plan without routing)."""
+    from manifesto.store import Store
+    from manifesto.tasks.core import LoadedPairRequest, Task
+    from manifesto.tasks.memo import Tasks
+    from manifesto.tasks.runner import run
+
+    request = LoadedPairRequest(spec, cluster, options, search, layer=layer)
+    outcome = run(Task.ARTIFACT, request, Tasks(Store(None), "")).ok()
+    return outcome.plan, outcome.artifact
+
+
+def artifact_for_args(args, env, command: str, cluster=None, layer: str = "manifest"):
+    """(Plan, Artifact, spec) of SPEC on a Kubernetes cluster (:func:`artifact_loaded`); Slurm
+    clusters are refused. ``cluster``: the profile the caller already loaded with ``load_cluster_for``."""
+    import manifesto.cli.settings as cli_settings
+    from manifesto.spec import load_spec
+
+    cluster = cluster or load_cluster_for(args, env)
+    refuse_slurm_cluster(cluster, command)
+    spec = load_spec(args.spec, cluster, search=search_of(args))
+    plan, made = artifact_loaded(spec, cluster, cli_settings.options(args, env), search_of(args), layer)
+    return plan, made, spec
+
+
 def render_cached(args, command: str = "render manifest") -> tuple[str, str]:
     """(text, suffix) of a render, served from the store when its inputs are unchanged."""
     text, suffix, _ = cached_command(args, command)
@@ -211,7 +240,7 @@ def cached_command(args, command: str, task: str = "render", hf_home: str | None
     # a search confined to some folders (regen's private one) confines every file the pair reads
     roots = tuple(search.within) if search is not None else ()
     query = commands.Query(command, spec, cluster, routing, raw, task=task, hf_home=hf_home, refs=(spec_ref, cluster_ref),
-                           roots=roots)
+                           roots=roots, store_limit=env.get("MANIFESTO_STORE_LIMIT"))
     return commands.cached(commands.cache_dir(env), query)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from manifesto.cli.common import (info, kube, kube_args, load_cluster_for, pick_namespace, plan_for_args,
+from manifesto.cli.common import (artifact_for_args, info, kube, kube_args, load_cluster_for, pick_namespace, plan_for_args,
                                   refuse_slurm_cluster, refuse_slurm_if_named, settings, slurm_submit, spec_args,
                                   target_args)
 from manifesto.cli.hints import DEPLOYMENTS, FILES, INSTANCES, MODELS
@@ -190,22 +190,20 @@ def _deploy(args) -> int:
         args.test_only = False  # on Slurm, deploying is submitting the batch script
         return slurm_submit(args, cluster)
     from manifesto.ops.deploy import deploy
-    from manifesto.render import k8s_objects
 
-    plan, spec, _ = plan_for_args(args, env, "deploy", cluster)
-    deploy(kube(args, env, plan.namespace, args.context), plan, k8s_objects(plan, spec), env, take_over=args.take_over)
+    plan, made, _ = artifact_for_args(args, env, "deploy", cluster)
+    deploy(kube(args, env, plan.namespace, args.context), plan, made.objects, env, take_over=args.take_over)
     return 0
 
 
 def _deploy_routing(args, env) -> int:
     from manifesto.errors import OpsError
     from manifesto.ops.deploy import deploy_routing
-    from manifesto.render import k8s_objects
 
-    plan, spec, _ = plan_for_args(args, env, "deploy routing")
-    if plan.routing is None:
+    plan, made, _ = artifact_for_args(args, env, "deploy routing", layer="routing")
+    if made is None:
         raise OpsError(f"{args.spec} has routing disabled; there is no routing layer to deploy")
-    deploy_routing(kube(args, env, plan.namespace, args.context), plan, k8s_objects(plan, spec, routing=True))
+    deploy_routing(kube(args, env, plan.namespace, args.context), plan, made.objects)
     return 0
 
 

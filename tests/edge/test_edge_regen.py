@@ -429,13 +429,13 @@ def test_the_private_folder_is_private_and_removed(sandbox, monkeypatch):
             inputs = sorted(os.listdir(os.path.join(seen[0], "inputs")))
             seen.append((mode, inputs))
 
-    original = regen_cmds._Hermetic.__enter__
+    original = regen_cmds._render
 
-    def enter(self):
+    def render(*a):
         Probe()
-        return original(self)
+        return original(*a)
 
-    monkeypatch.setattr(regen_cmds._Hermetic, "__enter__", enter)
+    monkeypatch.setattr(regen_cmds, "_render", render)
     assert cli_in_process("regen", str(GOLDEN))[0] == 0
     assert seen[1] == (0o700, ["MANIFESTO_CLUSTER.yaml", "MANIFESTO_MODEL.yaml"])
     assert not os.path.exists(seen[0])
@@ -528,3 +528,48 @@ def test_regen_reads_no_file_its_header_does_not_hold(sandbox, how):
     assert "CANARY" not in out + err and "Traceback" not in err
     assert ("extends" in err) if line is not None else ("config_json" in err)
     assert "manifesto-regen-" not in err  # the private folder is named as such, not by its path
+
+
+def test_two_regens_at_once_in_threads_both_come_out_right():
+    """regen asks for the product its header's request names and touches no process-wide state
+    (environment, working directory, standard streams): renders of different kinds made at
+    the same moment in two threads each get their own bytes, and the process is as it was."""
+    import threading
+
+    from manifesto.cli.provenance import without_source
+    from manifesto.cli.regen_cmds import regenerate
+
+    paths = [GOLDEN, SLURM, REPO_ROOT / "out" / "monitoring" / "example-gb200.yaml"]
+    wanted = {p: without_source(edge.read_artifact(str(p))[1]) for p in paths}
+    assert len(set(wanted.values())) == len(paths)
+    environ, cwd = dict(os.environ), os.getcwd()
+    for _ in range(2):
+        start, got, failed = threading.Barrier(len(paths)), {}, []
+
+        def one(path):
+            parsed = edge.parse(edge.read_artifact(str(path))[1], str(path))
+            start.wait()
+            try:
+                got[path] = regenerate(parsed, str(path))
+            except Exception as exc:  # noqa: BLE001: reported below, with the path
+                failed.append((path, exc))
+
+        threads = [threading.Thread(target=one, args=(p,)) for p in paths]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not failed and got == wanted
+    assert dict(os.environ) == environ and os.getcwd() == cwd
+
+
+def test_regen_asks_for_products_and_calls_no_handler():
+    """No environment editing, directory change, stream capture or command handler in regen."""
+    import ast
+
+    source = (REPO_ROOT / "manifesto" / "cli" / "regen_cmds.py").read_text()
+    tree = ast.parse(source)
+    names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    assert not names & {"environ", "putenv", "chdir", "redirect_stdout", "func", "StringIO"}, names & {
+        "environ", "putenv", "chdir", "redirect_stdout", "func", "StringIO"}
