@@ -197,7 +197,7 @@ def test_gitops_gets_each_deployment_from_its_artifact(monkeypatch, rendered):
     from manifesto.tasks.runner import run
 
     seen = []
-    monkeypatch.setattr(gitops, "render_gitops", lambda name, settings, deployments, checks:
+    monkeypatch.setattr(gitops, "render_gitops", lambda name, settings, deployments, checks, monitoring=():
                         seen.extend(deployments) or "kind: x\n")
     request = GitopsRequest("argocd", {"destination": None}, False, str(ROOT / "BUILD.yaml"),
                             (GitopsDeployment("qwen", QWEN, GB200, Options(user="u", namespace="ns")),))

@@ -326,10 +326,10 @@ def gpu_memory(value: str | None) -> str | None:
 def gpu_part(value: str | None) -> str | None:
     if value is None:
         return value
-    from manifesto.resolve.accelerator import PARTS, part_named
+    from manifesto.schema.parts import PARTS, part_named
 
     if part_named(value) is None:
-        raise ValueError(f"'{value}' is not a part of the accelerator table (manifesto/resolve/accelerator.py)"
+        raise ValueError(f"'{value}' is not a part of the accelerator table (manifesto/schema/parts.py)"
                          f"{did_you_mean(value, list(PARTS))}; its parts: {', '.join(PARTS)}. Or leave part out "
                          "and state memory (what CUDA sees, e.g. 79Gi)")
     return value

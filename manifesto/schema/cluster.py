@@ -63,7 +63,7 @@ class AcceleratorProfile(Strict):
     compute_domain: ComputeDomain | None = None
     part: Annotated[str | None, AfterValidator(checks.gpu_part)] = Field(
         None, description="The accelerator part (A100-SXM4-40GB, H100-NVL-94GB, H200-141GB, ...; the table is in "
-        "manifesto/resolve/accelerator.py), whose CUDA-visible memory the memory-fit check uses. Needed where "
+        "manifesto/schema/parts.py), whose CUDA-visible memory the memory-fit check uses. Needed where "
         "gpu_arch names a family sold with several memory sizes (a100, h100) and memory is left out.")
     memory: Annotated[Quantity | None, AfterValidator(checks.gpu_memory)] = Field(
         None, description="Memory CUDA sees on one GPU, for the memory-fit check (G = 10^9 bytes, Gi = 2^30); left "
