@@ -404,9 +404,12 @@ def test_quantities_and_image_names():
     for text, value in (("2Gi", 2**31), ("2.5G", 2_500_000_000), ("1.0", 1), ("007", 7), ("500m", Fraction(1, 2)),
                         ("0.1m", Fraction(1, 10_000)), ("2.5", Fraction(5, 2)), ("1.5Ki", 1536)):
         assert parse(text) == value and type(parse(text)) is type(value), text
-    assert [byte_count(q) for q in ("32Mi", "1.5", "1m")] == [33554432, 2, 1]
+    assert [byte_count(q) for q in ("32Mi", "1.5")] == [33554432, 2]
+    with pytest.raises(ValueError, match="is a fraction of a byte"):
+        byte_count("1m")  # a thousandth of a byte: 1M or 1Mi was meant
     assert mebibytes(str(2**70 + 1)) == 2**50 + 1  # exact where a float division would round
-    for bad in ("1.", ".5", "5x", "-1", "1e3", ""):
+    assert parse("1e3") == 1000 and parse("1.") == 1 and parse(".5") == Fraction(1, 2)  # Kubernetes' grammar takes these
+    for bad in ("5x", "-1", "1e", "", "."):
         with pytest.raises(ValueError, match="is not a Kubernetes quantity"):
             parse(bad)
     assert apptainer_image("vllm/vllm-openai:v1") == "docker://vllm/vllm-openai:v1"

@@ -239,9 +239,8 @@ def cached_command(args, command: str, task: str = "render", hf_home: str | None
 
     # a search confined to some folders (regen's private one) confines every file the pair reads
     roots = tuple(search.within) if search is not None else ()
-    query = commands.Query(command, spec, cluster, routing, raw, task=task, hf_home=hf_home, refs=(spec_ref, cluster_ref),
-                           roots=roots, store_limit=env.get("MANIFESTO_STORE_LIMIT"))
-    return commands.cached(commands.cache_dir(env), query)
+    query = commands.Query(command, spec, cluster, routing, raw, task=task, hf_home=hf_home, refs=(spec_ref, cluster_ref))
+    return commands.cached(commands.cache_dir(env), query, env.get("MANIFESTO_STORE_LIMIT"), roots)
 
 
 # -- Kubernetes -------------------------------------------------------------------------

@@ -81,24 +81,23 @@ class Query:
     named so a hit imports nothing: "render", or "explain" with the Hugging Face cache
     ``hf_home``). ``refs``: the spec and cluster paths as the user named them, to load from
     (so errors name the files as the user does); by default ``spec`` and ``cluster``.
+    A plain class: a cache hit imports no msgspec."""
+
+    __slots__ = ("command", "spec", "cluster", "routing", "options", "task", "hf_home", "refs")
+
+    def __init__(self, command: str, spec: str, cluster: str, routing: str | None, options: dict, *,
+                 task: str = "render", hf_home: str | None = None, refs: tuple[str, str] | None = None) -> None:
+        self.command, self.spec, self.cluster, self.routing = command, spec, cluster, routing
+        self.options, self.task, self.hf_home, self.refs = options, task, hf_home, refs
+
+
+def cached(directory: str | None, query: Query, store_limit: str | None = None,
+           roots: tuple[str, ...] = ()) -> tuple[str, str, str]:
+    """``(text, suffix, label)`` of ``query`` (a :class:`Query`), from the store while valid;
+    ``store_limit``: MANIFESTO_STORE_LIMIT's text from the caller's settings (the store's bound).
     ``roots``: folders every file the pair reads must resolve below (``PairRequest.roots``:
     ``regen`` confines a render to its private folder, so an ``extends`` or a
     ``model.config_json`` in a header cannot read a file elsewhere); none by default.
-    A plain class: a cache hit imports no msgspec."""
-
-    __slots__ = ("command", "spec", "cluster", "routing", "options", "task", "hf_home", "refs", "roots",
-                 "store_limit")
-
-    def __init__(self, command: str, spec: str, cluster: str, routing: str | None, options: dict, *,
-                 task: str = "render", hf_home: str | None = None, refs: tuple[str, str] | None = None,
-                 roots: tuple[str, ...] = (), store_limit: str | None = None) -> None:
-        self.command, self.spec, self.cluster, self.routing = command, spec, cluster, routing
-        self.options, self.task, self.hf_home, self.refs, self.roots = options, task, hf_home, refs, roots
-        self.store_limit = store_limit  # MANIFESTO_STORE_LIMIT's text, from the caller's settings
-
-
-def cached(directory: str | None, query: Query) -> tuple[str, str, str]:
-    """``(text, suffix, label)`` of ``query`` (a :class:`Query`), from the store while valid.
 
     On a miss the pair's task runs (``manifesto.tasks.run``), its error is raised, and its
     text is stored unless an input file changed while it ran (``label`` is the cluster's
@@ -114,7 +113,7 @@ def cached(directory: str | None, query: Query) -> tuple[str, str, str]:
             _warn(f"the render cache is off for this command: {problem}")
             directory = None
     store = Store(None if directory is None else str(directory))
-    request = json.dumps([command, spec, cluster, routing, options, *query.roots], sort_keys=True)
+    request = json.dumps([command, spec, cluster, routing, options, *roots], sort_keys=True)
     key = request_key(request)
     code = _code(store) if directory is not None else ""
     if directory is not None:
@@ -133,14 +132,14 @@ def cached(directory: str | None, query: Query) -> tuple[str, str, str]:
     spec_ref, cluster_ref = refs or (spec, cluster)
     # The store keeps this command's index and result below; the pair's own products are
     # made afresh (Store(None)), as the index already answers for unchanged inputs.
-    roots = tuple(query.roots)
+    roots = tuple(roots)
     outcome = run(Task(task), PairRequest(spec_ref, cluster_ref, opts, roots=roots, catalogs=not roots, hf_home=hf_home),
                   Tasks(Store(None), code)).ok()
     text, suffix, inputs, label = outcome.text, outcome.suffix, outcome.inputs, outcome.cluster_name
     # A file edited while we ran must not be remembered with the old text.
     if directory is not None and all(os.stat(p).st_mtime < started for p in inputs):
         try:
-            _remember(store, key, command, code, opts, outcome, query.store_limit)
+            _remember(store, key, command, code, opts, outcome, store_limit)
         except OSError as exc:  # a read-only or full cache folder: the command still answers
             from manifesto.edge.escape import terminal
 

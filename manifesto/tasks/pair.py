@@ -162,7 +162,7 @@ def pair(task, request, tasks):
 
         return Outcome(Status.OK, explain_text(plan), inputs=inputs, products=keys, cluster_name=c.name, plan=plan)
     if task is Task.ARTIFACT:
-        return _artifact(request.layer, plan, resolved.header, s, c, read, keys, inputs, budget)
+        return _artifact(request.layer, resolved, s, c, read, keys, inputs)
     from manifesto.render import place
 
     rendered, dkey = tasks.render(f"{_name(s.path, roots)} @ {_name(c.path, roots)}", plan,
@@ -184,14 +184,17 @@ def _render_text(plan, header):
         return None, exc.refusal
 
 
-def _artifact(layer, plan, header, s, c, read, keys, inputs, budget):
-    """The ARTIFACT task's outcome: ``render.artifact`` of the resolved ``plan`` (its refusal
-    placed at the input field behind it), with the files the pair read."""
+def _artifact(layer, resolved, s, c, read, keys, inputs):
+    """The ARTIFACT task's outcome: ``render.artifact`` of the ``resolved`` pair's Plan (its
+    refusal placed at the input field behind it), with the files the pair read."""
     from manifesto.render import Refused, artifact, place
+    from manifesto.resolve.plan import to_builtins
     from manifesto.util.status import Status
     from manifesto.tasks.core import Outcome
     from manifesto.tasks.inputs import plan_warnings
 
+    plan, header = resolved.plan, resolved.header
+    budget = to_builtins(plan.budget) if plan.budget is not None else None
     made = None
     if layer == "manifest" or (plan.platform != "slurm" and plan.routing is not None):
         try:
