@@ -6,7 +6,7 @@ grammar in ``manifesto.util.numbers``."""
 
 from __future__ import annotations
 
-__all__ = ["add_output", "add_option_flags", "seconds_arg", "positive_seconds_arg"]
+__all__ = ["add_output", "add_option_flags", "file_arg", "seconds_arg", "positive_seconds_arg"]
 
 #: The reference implementation's name of the text table (``servers``, ``config list``).
 TABLE = "table"
@@ -56,6 +56,16 @@ def add_option_flags(p, group: str, *, help_for: dict | None = None, complete: d
         action = p.add_argument(*o.flags, **kwargs)
         if o.complete:
             action.complete = (complete or {}).get(o.complete, o.complete)
+
+
+def file_arg(text: str) -> str:
+    """argparse ``type=`` for a file to write or read: an empty value (``--output=``, a variable
+    that expanded to nothing) is refused, never taken as "not given" and so as the default file."""
+    if not text:
+        import argparse
+
+        raise argparse.ArgumentTypeError("expected a file name, got an empty value")
+    return text
 
 
 def seconds_arg(text: str) -> float:

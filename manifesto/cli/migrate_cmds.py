@@ -8,6 +8,7 @@ __all__ = ["register"]
 
 
 def register(sub, add) -> None:
+    from manifesto.cli.flags import file_arg
     from manifesto.cli.hints import FILES
 
     p = add(sub, "migrate", help="rewrite a reference-format model spec or cluster profile in this format "
@@ -15,8 +16,8 @@ def register(sub, add) -> None:
     p.add_argument("file", metavar="FILE", help="the spec or cluster profile to rewrite").complete = FILES
     p.add_argument("--kind", choices=("spec", "cluster"), help="what FILE is (default: a cluster profile when it "
                    "has accelerators:, else a spec)")
-    p.add_argument("--output", "-o", metavar="OUT", help="write here instead of stdout (FILE itself rewrites it "
-                   "in place)").complete = FILES
+    p.add_argument("--output", "-o", metavar="OUT", type=file_arg, help="write here instead of stdout (FILE itself "
+                   "rewrites it in place)").complete = FILES
     p.set_defaults(func=_migrate)
 
 
