@@ -152,7 +152,7 @@ def load_pair(args):
     env = cli_settings.settings()
     cluster = load_cluster_for(args, env)
     spec = load_spec(args.spec, cluster, search=search_of(args))
-    return spec, cluster, cli_settings.options(args, env)
+    return spec, cluster, cli_settings.options(args, env, kube=cluster.platform != "slurm")
 
 
 def plan_for_args(args, env, command: str, cluster=None):
@@ -201,7 +201,7 @@ def cached_command(args, command: str, task: str = "render", hf_home: str | None
     cluster_ref = str(find("clusters", cli_settings.pick_cluster(args.cluster, env, args.context), search=search))
     spec_ref = str(find("models", args.spec, search=search))
     cluster, spec = os.path.abspath(cluster_ref), os.path.abspath(spec_ref)
-    raw = cli_settings.raw_options(args, env)
+    raw = cli_settings.raw_options(args, env, kube=_reads_kube_namespace(args, env, cluster_ref, search))
     # Names resolve through the catalogs, so key on the files they resolve to: a user entry
     # that starts shadowing a bundled one must not be answered from the old entry.
     routing = (os.path.abspath(find("routing", raw["routing_profile"], search=search))
@@ -210,6 +210,16 @@ def cached_command(args, command: str, task: str = "render", hf_home: str | None
 
     query = commands.Query(command, spec, cluster, routing, raw, task=task, hf_home=hf_home, refs=(spec_ref, cluster_ref))
     return commands.cached(commands.cache_dir(env), query)
+
+
+def _reads_kube_namespace(args, env, cluster_ref: str, search) -> bool:
+    """Whether a namespace not given falls back to the kube context's: not for a Slurm
+    cluster, whose renders read no kube context (the profile is read only when it decides)."""
+    if getattr(args, "namespace", None) or env.get("MANIFESTO_NAMESPACE"):
+        return True
+    from manifesto.cluster import load_cluster
+
+    return load_cluster(cluster_ref, search=search).platform != "slurm"
 
 
 # -- Kubernetes -------------------------------------------------------------------------
