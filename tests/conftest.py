@@ -174,18 +174,18 @@ def _processes_need_the_integration_marker(request, monkeypatch):
                     pytrace=False)
 
 
-# The places outside a test's own folders that the product writes when nothing redirects it:
-# render file's default outputs and the user's store, catalog, kubeconfig and completion files
-# under the real home. Every test is checked against them (a stat each, before and after), so a
-# test that writes there fails and is named, and the user's hand-edited /tmp/manifesto.yaml
-# survives the suite.
+# The places outside a test's own folders that the product writes when nothing redirects it
+# (render file's default outputs, which a user edits by hand) or that hold the user's own
+# settings. Every test is checked against them (a stat each, before and after), so a test that
+# writes there fails and is named. (The user's store and catalog under ~ are out of reach: every
+# test runs with a home and XDG folders of its own, above; they are not watched, as the user's
+# own commands may write them while the suite runs.)
 _REAL_HOME = os.path.expanduser("~")
 _GUARDED = (
     "/tmp/manifesto.yaml", "/tmp/manifesto.sbatch",
     *(os.path.join(_REAL_HOME, sub) for sub in (
-        ".cache/llm-manifesto", ".cache/llm-manifesto/render", ".config/llm-manifesto", ".kube", ".kube/config",
-        ".local/share/bash-completion/completions/manifesto", ".config/fish/completions/manifesto.fish",
-        "manifesto.yaml")),
+        ".kube/config", ".config/llm-manifesto", ".local/share/bash-completion/completions/manifesto",
+        ".config/fish/completions/manifesto.fish")),
 )
 
 

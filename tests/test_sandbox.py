@@ -1,6 +1,6 @@
 """The suite's own sandbox: every test runs with a home of its own, and the autouse guard of
 ``conftest`` fails a test that changes the product's default files outside its temporary
-folders (``/tmp/manifesto.yaml``, the user's store, catalog and kubeconfig)."""
+folders (``/tmp/manifesto.yaml``, the user's catalog and kubeconfig)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def test_the_guard_sees_a_write_to_a_guarded_path(tmp_path, monkeypatch):
 
 def test_the_guard_watches_the_default_render_file():
     assert {"/tmp/manifesto.yaml", "/tmp/manifesto.sbatch"} <= set(conftest._GUARDED)
-    assert os.path.join(conftest._REAL_HOME, ".cache/llm-manifesto") in conftest._GUARDED
+    assert os.path.join(conftest._REAL_HOME, ".kube/config") in conftest._GUARDED
 
 
 def test_an_empty_output_is_refused_not_taken_for_the_default(tmp_path, monkeypatch):

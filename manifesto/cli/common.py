@@ -269,7 +269,6 @@ def slurm_submit(args, cluster=None) -> int:
     """Render (through the render cache) and submit; the job ID goes to stdout (-o json: an object).
     ``cluster``: the profile the caller already loaded."""
     import shlex
-    import sys
 
     from manifesto.ops import slurm
     from manifesto.util.outputs import emit
@@ -282,7 +281,7 @@ def slurm_submit(args, cluster=None) -> int:
         from manifesto.errors import printable
 
         answer = (proc.stderr or proc.stdout).strip()  # sbatch answers on stderr
-        print(printable(answer[-4000:], keep="\n"), file=sys.stderr)
+        info(args, printable(answer[-4000:], keep="\n"))
         return 0
     job = slurm.job_id(proc.stdout)
     where = f" over ssh to {s.ssh_host}" if s and s.ssh_host else ""

@@ -27,6 +27,7 @@ def _migrate(args) -> int:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
+    from manifesto.cli.common import info
     from manifesto.errors import InputError
     from manifesto.load.spellings import migrate_cluster, migrate_spec
     from manifesto.load.inputs import display_name
@@ -60,7 +61,7 @@ def _migrate(args) -> int:
     failed = [n for n in notes if n.action == "refused"]
     for note in notes:
         if note.action != "refused":
-            sys.stderr.write(f"{note.action}: {note.message}\n")
+            info(args, f"{note.action}: {note.message}")
     for note in failed:
         sys.stderr.write(f"could not map: {note.key}: {note.message}\n")
     if failed:

@@ -272,7 +272,7 @@ def _stop(args) -> int:
         return 0
     choice = pick(instances, fzf=shutil.which("fzf"))
     if choice is None:
-        print("manifesto: nothing selected", file=sys.stderr)
+        info(args, "manifesto: nothing selected")
         return 1
     return stop(client, choice, now=args.now, output=args.output)
 

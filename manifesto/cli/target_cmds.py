@@ -112,7 +112,7 @@ def deploy(args) -> int:
         secret = client.write("apply", "-f", "-")
         print(f"{secret.show()}  # stdin: Secret {SECRET} from $HF_TOKEN")
         print(f"{client.write('apply', '-f', '-').show()} < {art.rel}")
-        print(f"# then: delete leftovers of the other routing frontend of {instance}, if any", file=sys.stderr)
+        info(args, f"# then: delete leftovers of the other routing frontend of {instance}, if any")
         return 0
     deploy_objects(client, object_facts(objs, instance), objs, env, text=art.text,
                    take_over=getattr(args, "take_over", False))
@@ -293,7 +293,7 @@ def _submit(art, args, *, test_only: bool) -> int:
         from manifesto.errors import printable
 
         answer = (proc.stderr or proc.stdout).strip()  # sbatch answers on stderr
-        print(printable(answer[-4000:], keep="\n"), file=sys.stderr)
+        info(args, printable(answer[-4000:], keep="\n"))
         return 0
     job = slurm.job_id(proc.stdout)
     info(args, f"submitted Slurm job {job} for {art.address}; see it with `manifesto status {art.address}`, cancel it "

@@ -28,7 +28,9 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 
 
 def _say(text: str) -> None:
-    print(f"manifesto: {text}", file=sys.stderr)
+    from manifesto.errors import note
+
+    note(f"manifesto: {text}")
 
 
 # -- names ------------------------------------------------------------------------------
@@ -180,6 +182,8 @@ def e2e_job(plan, image: str, timeout: float) -> dict:
     }
     if plan.placement.image_pull_secrets:
         pod["imagePullSecrets"] = [{"name": n} for n in plan.placement.image_pull_secrets]
+    if plan.placement.image_pull_policy:
+        pod["containers"][0]["imagePullPolicy"] = plan.placement.image_pull_policy
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -266,9 +270,12 @@ def wait_job(kube: Kube, name: str, timeout: float, interval: float = 5.0, clock
 
 
 def job_logs(kube: Kube, name: str) -> None:
+    from manifesto.errors import quiet
+
     result = run(kube.read("logs", f"job/{name}", "--all-containers", check=False, retries=1))
-    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
-    sys.stdout.flush()
+    if not quiet():  # the probe's account of what it asked and got: -q leaves it to the exit code
+        sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
+        sys.stdout.flush()
     if not result.ok:
         _say(f"could not read the logs of Job {name}")
 
