@@ -35,6 +35,7 @@ def register(sub, add) -> None:
 
 def _init(args) -> int:
     import re
+    import shlex
     from pathlib import Path
 
     from manifesto.cli.common import info
@@ -62,8 +63,15 @@ def _init(args) -> int:
     for rel in written:
         info(args, f"wrote {Path(args.directory) / rel}")
     name = re.search(r"(?m)^    name: (\S+)$", files["BUILD.yaml"]).group(1)
-    where = "" if args.directory == "." else f"cd {args.directory} && "
-    info(args, f"next: {where}manifesto build && manifesto deploy //:{name} --dry-run")
+    where = "" if args.directory == "." else f"cd {shlex.quote(args.directory)} && "
+    # As printed it runs: a Kubernetes target applies only in its own kube context, which need not
+    # be the current one (or there may be none), and its deploy, dry run too, needs HF_TOKEN.
+    if slurm_host:
+        info(args, f"next: {where}manifesto build && manifesto deploy //:{name} --dry-run")
+    else:
+        info(args, f"next: {where}manifesto build && manifesto deploy //:{name} --context {shlex.quote(context)} "
+             "--dry-run")
+        info(args, "      (deploy, its dry run too, reads HF_TOKEN from the environment or .env for hf-secret)")
     if args.gitops_repo:
         info(args, f"then: commit and push the workspace to {args.gitops_repo}, and `kubectl apply --server-side -n "
              "argocd -f out/gitops/argocd.yaml` (README, \"GitOps with Argo CD\")")
