@@ -49,7 +49,7 @@ def register(sub) -> None:
                    "write ./json for a file of that name)").complete = FILES
     p.set_defaults(func=_render_file)
     p = add(render, "slurm", help="render a spec for a Slurm cluster: the sbatch script, to stdout or -o FILE")
-    spec_args(p)
+    spec_args(p, slurm_only=True)
     p.add_argument("--output", "-o", metavar="FILE", type=file_arg, help="file to write (default: stdout)").complete = FILES
     p.set_defaults(func=_render_slurm)
 
@@ -76,12 +76,12 @@ def register(sub) -> None:
     add_output(p)
     p.set_defaults(func=_config_home)
     p = add(csub, "list", help="list catalog entries and where each comes from")
-    p.add_argument("kind", choices=("models", "clusters", "routing"))
+    p.add_argument("kind", choices=("models", "clusters", "routing"), help="the catalog: models, clusters or routing (profiles)")
     add_output(p, table=True)
     p.set_defaults(func=_config_list)
     p = add(csub, "resolve", help="print the file a catalog name resolves to")
-    p.add_argument("kind", choices=("models", "clusters", "routing"))
-    p.add_argument("name")
+    p.add_argument("kind", choices=("models", "clusters", "routing"), help="the catalog: models, clusters or routing (profiles)")
+    p.add_argument("name", help="a catalog name, e.g. qwen/aggregated or example-gb200")
     add_output(p)
     p.set_defaults(func=_config_resolve)
     for name, words in _CONFIG_MODULES:

@@ -78,9 +78,10 @@ def wants(sub, *names: str) -> bool:
 def spec_args(p: argparse.ArgumentParser, render: bool = True, *,
               context_help: str = "kube context used to pick a cluster profile and namespace",
               namespace_help: str = "namespace (default: MANIFESTO_NAMESPACE or the kube context's)",
-              specs_help: str | None = None) -> None:
+              specs_help: str | None = None, slurm_only: bool = False) -> None:
     """SPEC and the options that pick a cluster, identity and namespace; with ``render``, the
-    options that change what is rendered. A command whose --context or --namespace means more
+    options that change what is rendered (``slurm_only``: but the Kubernetes-only ones, for a
+    command that renders only for Slurm). A command whose --context or --namespace means more
     (``test e2e``) passes its own help for them; one that takes several specs (``render
     monitoring``) passes ``specs_help``, and gets them as ``args.specs``."""
     if not isinstance(p, argparse.ArgumentParser):  # a command this run does not build
@@ -95,12 +96,12 @@ def spec_args(p: argparse.ArgumentParser, render: bool = True, *,
     p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name "
                    "(default: MANIFESTO_CLUSTER or the kube context)").complete = CATALOG["clusters"]
     p.add_argument("--context", help=context_help)
-    from manifesto.cli.flags import add_option_flags
+    from manifesto.cli.flags import KUBERNETES_ONLY, add_option_flags
 
     completers = {"routing": CATALOG["routing"]}
     add_option_flags(p, "select", help_for={"namespace": namespace_help}, complete=completers)
     if render:
-        add_option_flags(p, "render", complete=completers)
+        add_option_flags(p, "render", complete=completers, leave_out=KUBERNETES_ONLY if slurm_only else frozenset())
 
 
 def kube_args(p: argparse.ArgumentParser) -> None:

@@ -32,14 +32,20 @@ def add_output(parser, formats=None, default: str = "text", *, table: bool = Fal
                         help=f"output format: {shown} (default: {default})")
 
 
-def add_option_flags(p, group: str, *, help_for: dict | None = None, complete: dict | None = None) -> None:
+#: Render options that only a Kubernetes render has a use for: a command that renders only for
+#: Slurm (``render slurm``, ``slurm submit``) does not offer them.
+KUBERNETES_ONLY = frozenset({"idle_shutdown", "idle_timeout_minutes", "argocd_sync_waves"})
+
+
+def add_option_flags(p, group: str, *, help_for: dict | None = None, complete: dict | None = None,
+                     leave_out: frozenset = frozenset()) -> None:
     """The flags of every option of ``group`` ("select" or "render") of
-    ``manifesto.resolve.options.OPTIONS``; ``help_for`` overrides an option's help by name,
-    ``complete`` maps completion hints to completer values."""
+    ``manifesto.resolve.options.OPTIONS`` but those named in ``leave_out``; ``help_for``
+    overrides an option's help by name, ``complete`` maps completion hints to completer values."""
     from manifesto.resolve.options import OPTIONS
 
     for o in OPTIONS:
-        if o.group != group:
+        if o.group != group or o.name in leave_out:
             continue
         text = (help_for or {}).get(o.name, o.help)
         if o.kind == "switch":
