@@ -283,6 +283,10 @@ def _run_dependents(args) -> int:
     return 0
 
 
+#: How many skipped pairs `matrix --format github` names on stderr before it counts the rest.
+_MATRIX_NOTES = 12
+
+
 def _run_matrix(args) -> int:
     import json
 
@@ -292,9 +296,14 @@ def _run_matrix(args) -> int:
     rows, shards = api.matrix_and_shards(args.addresses, args.shards, clusters=args.cluster,
                                          changed_since=args.changed_since)
     if args.format == "github":
-        for r in rows:
-            if r["status"] != "ok":
-                note(printable(f"{r['status']}: {r['model']} @ {r['cluster']}: {r['reason']}"))
+        # As the build's report: the first few reasons, then a count (--format json has them all).
+        notes = [printable(f"{r['status']}: {r['model']} @ {r['cluster']}: {r['reason']}") for r in rows
+                 if r["status"] != "ok"]
+        if len(notes) > _MATRIX_NOTES:
+            notes[_MATRIX_NOTES:] = [f"skipped: ... and {len(notes) - _MATRIX_NOTES} more pairs "
+                                     "(`manifesto matrix --format json` gives every reason)"]
+        for line in notes:
+            note(line)
         include = [{"model": r["model"], "cluster": r["cluster"]} for r in rows if r["status"] == "ok"]
         if args.shards:
             include = shards
