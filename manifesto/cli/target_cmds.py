@@ -171,7 +171,8 @@ def build_diff(args) -> int:
     from manifesto.review import semdiff
     from manifesto.review.base import semantic_diff
 
-    result = semantic_diff(args.base, args.spec)
+    # Text and markdown show the totals only beside changes; JSON always has them.
+    result = semantic_diff(args.base, args.spec, totals_when_unchanged=args.output == "json")
     failed = args.fail_on_recreate and result.impact is semdiff.Impact.RECREATE
     if args.fail_on_recreate and getattr(args, "quiet", False):
         return 3 if failed else 0  # a gate: -q asks for the exit status alone
