@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import stat
-import sys
 from pathlib import Path
 
 import pytest

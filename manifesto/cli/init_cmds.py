@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 __all__ = ["register"]
 
 
@@ -39,7 +38,6 @@ def _init(args) -> int:
     from pathlib import Path
 
     from manifesto.cli.common import info
-
     from manifesto.load.catalog import find
     import manifesto.cli.settings as cli_settings
     from manifesto.load.inputs import load_model_data
