@@ -44,7 +44,7 @@ __all__ = [
     "excerpt",
 ]
 # Also here, for manifesto's own layers and not part of the pinned public API (tests/test_public_api.py):
-# Run and warn_once, a command's notes and warnings.
+# Run, warn_once, note and quiet: a command's notes and warnings, and its -q.
 
 
 class Origin:
@@ -311,3 +311,18 @@ def warn_once(line: str) -> None:
         print(line, file=sys.stderr)
     else:
         run.once(line)
+
+
+def quiet() -> bool:
+    """Whether the active run was given -q: only data (stdout) and errors are printed, so the
+    notes of :func:`note` and a command's progress lines (kubectl's "created", "deleted") are not."""
+    run = _ACTIVE.get()
+    return run is not None and run.quiet
+
+
+def note(line: str) -> None:
+    """A line for the person at the terminal (stderr), silenced by -q in the active run."""
+    if not quiet():
+        import sys
+
+        print(line, file=sys.stderr)

@@ -437,12 +437,12 @@ refused("k19-one-annotation-over-256k", spec(), k8s(pod=f"  annotations: {{examp
         "error: cluster.yaml:12:3: pod_defaults.annotations: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.metadata.annotations: annotation keys and values total 270013 bytes (at most 262144)")
 refused("k19-object-over-1-5-mib-env", spec("    env:\n" + "".join(f"      V{i}: {BIG}\n" for i in range(17))),
         k8s(),
-        "error: spec.yaml:1:1: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.spec.containers[0].env: the object is 1703977 bytes, 1700789 of them here; the API server stores objects of at most 1572864 bytes")
+        "error: spec.yaml:1:1: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.spec.containers[0].env: the object is 1703911 bytes, 1700789 of them here; the API server stores objects of at most 1572864 bytes")
 refused("k19-object-over-1-5-mib-vllm", spec(f"    vllm: {{served_model_name: {'z' * 1_700_000}}}\n"), k8s(),
-        "error: spec.yaml:1:1: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.spec.containers[0].command[2]: the object is 1703569 bytes, 1700224 of them here; the API server stores objects of at most 1572864 bytes")
+        "error: spec.yaml:1:1: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.spec.containers[0].command[2]: the object is 1703503 bytes, 1700224 of them here; the API server stores objects of at most 1572864 bytes")
 refused("k19-object-over-1-5-mib-pre-launch", spec(top=f"runtime:\n  pre_launch: ['echo {'p' * 1_700_000}']\n"),
         k8s(),
-        "error: spec.yaml:1:1: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.spec.containers[0].command[2]: the object is 1703552 bytes, 1700207 of them here; the API server stores objects of at most 1572864 bytes")
+        "error: spec.yaml:1:1: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.spec.containers[0].command[2]: the object is 1703486 bytes, 1700207 of them here; the API server stores objects of at most 1572864 bytes")
 refused("k19-configmap-over-1-mib", routed(routing="  plugin_config:\n    apiVersion: "
         "inference.networking.x-k8s.io/v1alpha1\n    kind: EndpointPickerConfig\n    plugins:\n"
         "    - type: queue-scorer\n      parameters: {note: " + "n" * 1_100_000 + "}\n"), k8s(),

@@ -110,7 +110,9 @@ def test_an_aggregated_spec_cannot_ask_for_a_set(tmp_path):
 
 
 def test_slurm_ignores_the_choice(tmp_path):
-    plan, _, _ = plan_of(_spec(tmp_path, PD | {"pd_workload": "disaggregatedset"}), SLURM)
+    # Without the roles' `workload: leaderworkerset`, a Kubernetes controller Slurm refuses.
+    roles = [{k: v for k, v in r.items() if k != "workload"} for r in PD["roles"]]
+    plan, _, _ = plan_of(_spec(tmp_path, PD | {"pd_workload": "disaggregatedset", "roles": roles}), SLURM)
     assert plan.pd_set is None
 
 

@@ -251,7 +251,10 @@ def test_shipped_fake_runs_deploy_ready_and_test_e2e_end_to_end(tmp_path):
     done = run_cli("test", "e2e", AGG, "--cluster", GB200, "--user", "u", "--namespace", "e2e-one",
                    "--interval", "0.05", env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "e2e passed: qwen3-30b served a completion in namespace e2e-one" in done.stderr
+    # The stand-in runs no container: the Job completes, and nothing claims a completion was served.
+    assert ("e2e Job qwen3-30b-e2e completed in namespace e2e-one, but its log has no `e2e: PASS` line: no "
+            "completion is known to have been served") in done.stderr
+    assert "served a completion" not in done.stderr
     assert "manifesto: deleting namespace e2e-one" in done.stderr
     import json
 

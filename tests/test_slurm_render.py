@@ -686,6 +686,23 @@ def test_kubernetes_only_requests_are_refused(tmp_path, model, cluster_extra, to
     assert words in info.value.message and str(info.value).startswith(format_path(fields) + ": ")
 
 
+def test_a_roles_workload_kind_is_refused_with_its_place_and_fix(tmp_path):
+    """``workload:`` picks a Kubernetes controller: on Slurm it is refused like the other
+    Kubernetes-only fields, at the role's line, saying to remove it (nothing else changes)."""
+    from manifesto.errors import ResolveError
+
+    for kind in ("deployment", "leaderworkerset"):
+        model = unit_model(tmp_path, ONE_GPU.replace("accelerator: b200\n", "").replace(
+            "    lws: {size: 1}\n", f"    workload: {kind}\n    lws: {{size: 1}}\n", 1))
+        with pytest.raises(ResolveError) as info:
+            render_pair(model, unit_cluster(tmp_path))
+        line = ONE_GPU.replace("accelerator: b200\n", "").splitlines().index("    lws: {size: 1}") + 1
+        assert str(info.value) == (
+            f"{model}:{line}:5: roles[0].workload: {kind} is a Kubernetes controller, which Slurm cluster 'unit-slurm' "
+            "cannot use (each role runs as a batch job); remove workload from the role to render for Slurm: on "
+            "Kubernetes the node count then picks Deployment or LeaderWorkerSet, so one spec serves both platforms")
+
+
 def test_implicit_kubernetes_defaults_are_omitted(tmp_path):
     """Idle shutdown left at its default, or explicitly disabled, renders (and adds nothing)."""
     disabled = ONE_GPU.replace("runtime: {sidecars: []}", "runtime: {sidecars: [], idle_shutdown: {enabled: false}}")

@@ -7,7 +7,7 @@ import sys
 from manifesto.cli.common import (add, artifact_loaded, cached_command, info, load_cluster_for, load_pair,
                                   pick_namespace, render_cached, resolve_loaded, search_of, settings, spec_args, wants)
 from manifesto.cli.hints import FILES
-from manifesto.cli.flags import add_output
+from manifesto.cli.flags import add_output, file_arg
 
 __all__ = ["register"]
 
@@ -45,12 +45,12 @@ def register(sub) -> None:
     p.set_defaults(func=_render_manifest)
     p = add(render, "file", help="render a spec to a file (default /tmp/manifesto.yaml or MANIFESTO_RENDER_OUT)")
     spec_args(p)
-    p.add_argument("--output", "-o", metavar="FILE", help="file to write (not a format: `-o json` is refused, "
+    p.add_argument("--output", "-o", metavar="FILE", type=file_arg, help="file to write (not a format: `-o json` is refused, "
                    "write ./json for a file of that name)").complete = FILES
     p.set_defaults(func=_render_file)
     p = add(render, "slurm", help="render a spec for a Slurm cluster: the sbatch script, to stdout or -o FILE")
-    spec_args(p)
-    p.add_argument("--output", "-o", metavar="FILE", help="file to write (default: stdout)").complete = FILES
+    spec_args(p, slurm_only=True)
+    p.add_argument("--output", "-o", metavar="FILE", type=file_arg, help="file to write (default: stdout)").complete = FILES
     p.set_defaults(func=_render_slurm)
 
     p = add(render, "routing", help="render only the llm-d routing layer of a spec")
@@ -76,12 +76,12 @@ def register(sub) -> None:
     add_output(p)
     p.set_defaults(func=_config_home)
     p = add(csub, "list", help="list catalog entries and where each comes from")
-    p.add_argument("kind", choices=("models", "clusters", "routing"))
+    p.add_argument("kind", choices=("models", "clusters", "routing"), help="the catalog: models, clusters or routing (profiles)")
     add_output(p, table=True)
     p.set_defaults(func=_config_list)
     p = add(csub, "resolve", help="print the file a catalog name resolves to")
-    p.add_argument("kind", choices=("models", "clusters", "routing"))
-    p.add_argument("name")
+    p.add_argument("kind", choices=("models", "clusters", "routing"), help="the catalog: models, clusters or routing (profiles)")
+    p.add_argument("name", help="a catalog name, e.g. qwen/aggregated or example-gb200")
     add_output(p)
     p.set_defaults(func=_config_resolve)
     for name, words in _CONFIG_MODULES:

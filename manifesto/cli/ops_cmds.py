@@ -12,7 +12,7 @@ from manifesto.cli.common import (artifact_for_args, info, kube, kube_args, load
                                   target_args)
 from manifesto.cli.hints import DEPLOYMENTS, FILES, INSTANCES, MODELS
 from manifesto.cli.target_cmds import target_command
-from manifesto.cli.flags import add_output
+from manifesto.cli.flags import add_output, file_arg
 
 __all__ = ["register"]
 
@@ -33,11 +33,11 @@ def register(sub, add) -> None:
                              ("delete", _file_delete, "kubectl delete the objects of a rendered file (hf-secret "
                               "stays)")):
         p = add(fsub, name, help=what)
-        p.add_argument("file", nargs="?", metavar="FILE",
+        p.add_argument("file", nargs="?", metavar="FILE", type=file_arg,
                        help="the rendered file (default: MANIFESTO_RENDER_OUT or /tmp/manifesto.yaml)").complete = FILES
-        p.add_argument("--filename", "-f", metavar="FILE", help="the rendered file, as with kubectl -f"
+        p.add_argument("--filename", "-f", metavar="FILE", type=file_arg, help="the rendered file, as with kubectl -f"
                        ).complete = FILES
-        p.add_argument("--output", "-o", dest="old_output", metavar="FILE", help=argparse.SUPPRESS)
+        p.add_argument("--output", "-o", dest="old_output", metavar="FILE", type=file_arg, help=argparse.SUPPRESS)
         p.add_argument("--cluster", "-c", help="cluster profile, only to refuse Slurm clusters")
         p.add_argument("--user", help="refuse a file whose objects another user's render owns (their "
                        "llm-d.ai/owner label)")
@@ -270,7 +270,7 @@ def _stop(args) -> int:
         return 0
     choice = pick(instances, fzf=shutil.which("fzf"))
     if choice is None:
-        print("manifesto: nothing selected", file=sys.stderr)
+        info(args, "manifesto: nothing selected")
         return 1
     return stop(client, choice, now=args.now, output=args.output)
 

@@ -242,6 +242,7 @@ def _lines(text: str) -> list[str]:
 
 
 def _regen(args) -> int:
+    from manifesto.cli.common import info
     from manifesto.cli.provenance import without_source
     from manifesto.edge import header as edge
     from manifesto.edge.escape import terminal
@@ -265,7 +266,7 @@ def _regen(args) -> int:
         return 2
     compared = without_source(text)
     if fresh == compared:
-        print(f"manifesto: {shown} is identical to what its header's command renders", file=sys.stderr)
+        info(args, f"manifesto: {shown} is identical to what its header's command renders")
         return 0
     import difflib
 
@@ -275,6 +276,5 @@ def _regen(args) -> int:
         end = "\n" if line.endswith("\n") else "\n\\ No newline at end of file\n"
         sys.stdout.write(printable(body, keep="\t") + end)
     changed = sum(1 for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---")))
-    print(f"manifesto: {shown} differs from what its header's command renders ({changed} line(s) changed)",
-          file=sys.stderr)
+    info(args, f"manifesto: {shown} differs from what its header's command renders ({changed} line(s) changed)")
     return 1

@@ -33,7 +33,18 @@ WORKLOADS = ("Deployment", "LeaderWorkerSet", "DisaggregatedSet")
 
 
 def _say(text: str) -> None:
-    print(f"manifesto: {text}", file=sys.stderr)
+    from manifesto.errors import note
+
+    note(f"manifesto: {text}")
+
+
+def _pass_on(stdout: str) -> None:
+    """kubectl's own lines (created, configured, deleted) for the terminal, escaped: they carry
+    names from the cluster. Progress, not data: -q leaves them out."""
+    from manifesto.errors import quiet
+
+    if not quiet():
+        sys.stdout.write(printable(stdout, keep="\n\t"))
 
 
 # -- the Hugging Face token secret ------------------------------------------------------
@@ -168,7 +179,7 @@ def check_kueue(kube: Kube, queue: str, objs: list[dict]) -> None:
     requests = pod_requests(objs)
     for where, req in requests:
         shown = ", ".join(f"{k}={v}" for k, v in sorted(req.items())) or "(none)"
-        print(printable(f"kueue {queue}: {where}: {shown}"))
+        _pass_on(f"kueue {queue}: {where}: {shown}\n")
     missing = sorted({k for _, req in requests for k in req} - covered)
     if missing:
         raise OpsError(f"Kueue ClusterQueue {cq_name} does not cover requested resource(s) {', '.join(missing)}; "
@@ -303,7 +314,7 @@ def apply_objects(kube: Kube, objs: list[dict], text: str | None = None) -> None
 
         text = dump_all(objs)
     result = run(kube.write("apply", "-f", "-", stdin=text))
-    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
+    _pass_on(result.stdout)
 
 
 def _prune_frontend(kube: Kube, instance: str, frontend: str) -> None:
@@ -504,7 +515,7 @@ def file_apply(kube: Kube, path: str, env: dict[str, str], secret_namespace: str
     ensure_secret(replace(kube, namespace=secret_namespace or kube.namespace), env)
     call = kube.write("apply", "-f", path, check=False)
     result = run(call)
-    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
+    _pass_on(result.stdout)
     if not result.ok:
         raise _kubectl_failed(call.show(), result)
 
@@ -516,7 +527,7 @@ def file_delete(kube: Kube, path: str, *, now: bool = False) -> None:
     force = ("--grace-period=0", "--force") if now else ()
     call = kube.write("delete", "-f", path, "--ignore-not-found", *force, check=False)
     result = run(call)
-    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
+    _pass_on(result.stdout)
     if not result.ok:
         raise _kubectl_failed(call.show(), result)
     if not result.stdout.strip():

@@ -67,7 +67,7 @@ def _config_json_path(spec, within: tuple[str, ...]) -> str:
     (``within``) it must stay in the workspace: no absolute path, no ``..``."""
     from manifesto.errors import InputError
 
-    model = spec.model.model
+    model = spec.validated.model
     origin = spec.where(("model", "config_json"))
     base = os.path.dirname(origin.file) if origin is not None else os.path.dirname(spec.path)
     if within:
@@ -108,7 +108,7 @@ def load_architecture(spec, hf_home: str | None = None, within: tuple[str, ...] 
 
     from manifesto.load.inputs import display_name
 
-    model = spec.model.model
+    model = spec.validated.model
     if model.config_json:
         path = _config_json_path(spec, within)
         name = display_name(path)
@@ -167,7 +167,7 @@ def resolution(spec, cluster, options, search=None, routing=None, hf_home: str |
         ctx = Context(options=options, images=load_images(), where=spec.where, cluster_where=cluster.where,
                       epp_config=epp, architecture=arch, architecture_note=arch_note, tables=tables,
                       **({"epp_where": epp_where} if epp_where else {}))
-        plan = resolve(spec.model, cluster.profile, ctx)
+        plan = resolve(spec.validated, cluster.profile, ctx)
         from manifesto.errors import warn_once
 
         for line in plan_warnings(plan, cluster.profile, tables):
