@@ -7,6 +7,7 @@ limits, admission, defaulting and the built-in types' own validation.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,20 @@ def test_server_side_dry_run_accepts(real_cluster, path: Path):
     # One line per object: nothing was skipped.
     applied = [line for line in result.stdout.splitlines() if "serverside-applied" in line]
     assert len(applied) == len(docs), result.stdout
+
+
+def test_the_server_rejects_what_the_schema_kit_lets_through(real_cluster, tmp_path):
+    """The control: a rule only the server runs (the InferencePool CRD's CEL rule that
+    ``targetPorts`` hold distinct ports) rejects an object, so an accepting server above
+    is an answer, not a server that accepts everything."""
+    real_cluster.ensure_namespace("dry-run-control")
+    pool = {"apiVersion": "inference.networking.k8s.io/v1", "kind": "InferencePool",
+            "metadata": {"name": "control", "namespace": "dry-run-control"},
+            "spec": {"selector": {"matchLabels": {"app": "x"}},
+                     "targetPorts": [{"number": 8000}, {"number": 8000}],
+                     "endpointPickerRef": {"name": "epp", "port": {"number": 9002}}}}
+    path = tmp_path / "pool.yaml"
+    path.write_text(json.dumps(pool))
+    result = real_cluster.kubectl("apply", "--server-side", "--dry-run=server", "-f", str(path), check=False)
+    assert result.returncode != 0
+    assert "targetPorts" in result.stderr, result.stderr

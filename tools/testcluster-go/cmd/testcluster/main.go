@@ -319,6 +319,7 @@ func (c *cluster) startControllerManager() error {
 		"horizontal-pod-autoscaler-controller", "root-ca-certificate-publisher-controller",
 		"ttl-after-finished-controller", "clusterrole-aggregation-controller",
 		"resourcequota-controller", "resourceclaim-controller", "pod-garbage-collector-controller",
+		"persistentvolumeclaim-protection-controller", "persistentvolume-protection-controller",
 	}
 	return c.spawn("kube-controller-manager",
 		"--kubeconfig="+c.componentKubeconfig("system:kube-controller-manager"),
