@@ -320,6 +320,7 @@ func (c *cluster) startControllerManager() error {
 		"ttl-after-finished-controller", "clusterrole-aggregation-controller",
 		"resourcequota-controller", "resourceclaim-controller", "pod-garbage-collector-controller",
 		"persistentvolumeclaim-protection-controller", "persistentvolume-protection-controller",
+		"persistentvolume-binder-controller",
 	}
 	return c.spawn("kube-controller-manager",
 		"--kubeconfig="+c.componentKubeconfig("system:kube-controller-manager"),
