@@ -52,11 +52,7 @@ def lws_pod_name(obj: dict) -> str:
     return f"{obj['metadata']['name']}-{max(spec.get('replicas', 1) - 1, 0)}-{max(size - 1, 0)}"
 
 
-#: The longest hash the StatefulSet controller appends to its name in the pods' label
-#: ``controller-revision-hash`` (an FNV-32a sum in decimal, safe-encoded: up to 10 characters).
-#: Seen on kube-controller-manager v1.37.2 (tests/cluster): a 53-character StatefulSet's
-#: pods got a 9-character hash, a 54-character one's were refused with a 10-character one.
-REVISION_HASH = 10
+REVISION_HASH = rules.REVISION_HASH
 
 
 def lws_statefulset_name(obj: dict) -> str:
