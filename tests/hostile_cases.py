@@ -90,7 +90,7 @@ refused("role-name-makes-service-name-too-long", spec().replace("name: decode", 
 refused("workload-name-makes-lws-pod-names-too-long",
         spec(f"    workload_name: {LONG}xx\n    lws: {{size: 2, replicas: 1000}}\n    parallelism: {{tp: 16}}\n"),
         k8s(),
-        "error: spec.yaml:6:5: roles[0].workload_name: makes a LeaderWorkerSet name too long by 1 character: its pods would be named like 'abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbxx-999-1', 64 characters (at most 63); shorten roles[0].workload_name")
+        "error: spec.yaml:6:5: roles[0].workload_name: makes a LeaderWorkerSet name too long by 10 characters: its StatefulSet 'abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbxx-999' labels each pod controller-revision-hash='abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbxx-999-<hash>', up to 73 characters (at most 63); shorten roles[0].workload_name")
 refused("release-starts-with-digit", spec(release="1demo"), k8s(),
         "error: spec.yaml:1:1: release: '1demo' must start with a letter: it begins the names of Services, which are DNS-1035 labels")
 refused("workload-name-starts-with-digit", spec("    workload_name: 9lives\n"), k8s(),

@@ -225,6 +225,8 @@ def _pod_spec(spec: dict) -> None:
     _put(spec, "dnsPolicy", "ClusterFirst")
     _put(spec, "securityContext", {})
     _put(spec, "schedulerName", "default-scheduler")
+    if spec.get("serviceAccountName"):
+        _put(spec, "serviceAccount", spec["serviceAccountName"])  # the API server's deprecated alias
     for key in ("initContainers", "containers"):
         for c in spec.get(key) or ():
             _container(c)
