@@ -231,7 +231,7 @@ def start_from(model: str, search=None) -> Start:
                              f"(catalog/architectures/{model}.json) nor a spec ({exc.message})") from None
         raise
     data = copy.deepcopy(spec.loaded.data)
-    return Start(data, spec.path, f"spec {spec.path}", spec.model.model.id, True)
+    return Start(data, spec.path, f"spec {spec.path}", spec.model.id, True)
 
 
 def _serving_role(plan):
@@ -374,7 +374,7 @@ def _architecture(start: Start, search):
 
     loaded = Loaded(start.data, Locations(start.path), [])
     spec = Spec(validate(ModelSpec, loaded), loaded, start.path)
-    if not spec.model.fit.check:
+    if not spec.fit.check:
         from manifesto.errors import InputError
 
         raise InputError(f"cannot plan {start.what}: it turns the memory-fit check off (fit.check: false)")

@@ -2,6 +2,10 @@
 
     from manifesto.cluster import load_cluster
     cluster = load_cluster("clusters/example-gb200.yaml")
+    cluster.name, cluster.accelerators.default, cluster.pod_defaults   # the profile's own fields
+
+The profile's fields are the validated records of ``manifesto.schema`` (typed, frozen), with
+the defaults the schema fills.
 """
 
 from __future__ import annotations
@@ -14,8 +18,14 @@ if TYPE_CHECKING:
 __all__ = ["Cluster", "load_cluster"]
 
 
+#: What a Cluster holds besides the profile's fields; every other attribute is one of those fields.
+_OWN = frozenset({"profile", "loaded", "path"})
+
+
 class Cluster:
-    """A validated cluster profile with the positions of its fields."""
+    """A validated cluster profile: its fields as attributes (``cluster.accelerators``,
+    ``cluster.pod_defaults``: ``profile``'s, read-only), and besides them ``path``,
+    ``where(field path)`` (the position of a field) and ``loaded`` (the data as read)."""
 
     __slots__ = ("profile", "loaded", "path")
 
@@ -23,6 +33,24 @@ class Cluster:
         self.profile = profile
         self.loaded = loaded
         self.path = path
+
+    def __getattr__(self, name: str):
+        # Only for names that are not attributes of the Cluster itself: the profile's own fields.
+        if name in _OWN or name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return getattr(self.profile, name)
+        except AttributeError:
+            raise AttributeError(f"'Cluster' object has no attribute {name!r} (a cluster profile's fields: "
+                                 f"{', '.join(self.profile.__dict__)})") from None
+
+    def __setattr__(self, name: str, value) -> None:
+        if name not in _OWN:
+            raise AttributeError(f"Cluster is read-only: {name} cannot be set (edit the profile file)")
+        object.__setattr__(self, name, value)
+
+    def __dir__(self):
+        return sorted({*super().__dir__(), *self.profile.__dict__})
 
     @property
     def name(self) -> str:

@@ -44,7 +44,7 @@ __all__ = [
     "excerpt",
 ]
 # Also here, for manifesto's own layers and not part of the pinned public API (tests/test_public_api.py):
-# Run and warn_once, a command's notes and warnings.
+# Run, warn_once, note and quiet: a command's notes and warnings, and its -q.
 
 
 class Origin:
@@ -246,12 +246,13 @@ class Run:
     while it is :meth:`active`. Nothing outlives the run: the next command starts with none
     said. Lines go to ``sys.stderr`` as it is when they are written (tests capture it)."""
 
-    __slots__ = ("quiet", "verbose", "_said")
+    __slots__ = ("quiet", "verbose", "_said", "silent")
 
-    def __init__(self, *, quiet: bool = False, verbose: bool = False) -> None:
+    def __init__(self, *, quiet: bool = False, verbose: bool = False, silent: bool = False) -> None:
         self.quiet = quiet
         self.verbose = verbose
         self._said: set[str] = set()
+        self.silent = silent  # warnings kept (``said``), not written: ``regen``'s render of a header
 
     def info(self, message: str) -> None:
         """A line for the person at the terminal (stderr), silenced by -q; data goes to stdout."""
@@ -266,7 +267,13 @@ class Run:
 
         if line not in self._said:
             self._said.add(line)
-            print(line, file=sys.stderr)
+            if not self.silent:
+                print(line, file=sys.stderr)
+
+    @property
+    def said(self) -> frozenset[str]:
+        """The warnings this run has found."""
+        return frozenset(self._said)
 
     def active(self) -> _Active:
         """``with run.active():`` makes this the run :func:`warn_once` reports to, until the
@@ -304,3 +311,18 @@ def warn_once(line: str) -> None:
         print(line, file=sys.stderr)
     else:
         run.once(line)
+
+
+def quiet() -> bool:
+    """Whether the active run was given -q: only data (stdout) and errors are printed, so the
+    notes of :func:`note` and a command's progress lines (kubectl's "created", "deleted") are not."""
+    run = _ACTIVE.get()
+    return run is not None and run.quiet
+
+
+def note(line: str) -> None:
+    """A line for the person at the terminal (stderr), silenced by -q in the active run."""
+    if not quiet():
+        import sys
+
+        print(line, file=sys.stderr)

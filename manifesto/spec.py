@@ -2,6 +2,10 @@
 
     from manifesto.spec import load_spec
     spec = load_spec("models/qwen/qwen3-0.6b.yaml", cluster)
+    spec.release, spec.model.id, spec.roles[0].parallelism.tp   # the spec's own fields
+
+The spec's fields are the validated records of ``manifesto.schema`` (typed, frozen: setting
+one raises); what ``extends`` merged in and the defaults the schema fills are there too.
 """
 
 from __future__ import annotations
@@ -16,14 +20,41 @@ if TYPE_CHECKING:
 __all__ = ["Spec", "load_spec"]
 
 
+#: What a Spec holds besides the spec's fields; every other attribute is one of those fields.
+_OWN = frozenset({"validated", "loaded", "path", "cluster"})
+
+
 class Spec(LoadedSpec):
-    """A validated model spec, its merged data and positions, and the files it was read from."""
+    """A validated model spec: its fields as attributes (``spec.release``, ``spec.roles``,
+    ``spec.model.id``: ``validated``'s, read-only), and besides them ``path``, ``files`` (the
+    files it was read from, ``extends`` parents included), ``where(field path)`` (the position
+    of a field), ``cluster`` (the one it was loaded for, if any), ``loaded`` (the merged data)
+    and ``resolve``."""
 
     __slots__ = ("cluster",)
 
-    def __init__(self, model, loaded, path: str, cluster=None) -> None:
-        super().__init__(model, loaded, path)
+    def __init__(self, validated, loaded, path: str, cluster=None) -> None:
+        super().__init__(validated, loaded, path)
         self.cluster = cluster
+
+    def __getattr__(self, name: str):
+        # Only for names that are not attributes of the Spec itself: the spec's own fields.
+        if name in _OWN or name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return getattr(self.validated, name)
+        except AttributeError:
+            raise AttributeError(f"'Spec' object has no attribute {name!r} (a spec's fields: "
+                                 f"{', '.join(self.validated.__dict__)})") from None
+
+    def __setattr__(self, name: str, value) -> None:
+        if name not in _OWN:
+            raise AttributeError(f"Spec is read-only: {name} cannot be set (edit the spec file, or "
+                                 "`extends` it)")
+        object.__setattr__(self, name, value)
+
+    def __dir__(self):
+        return sorted({*super().__dir__(), *self.validated.__dict__})
 
     def resolve(self, cluster, options):
         """(Plan, files read) of this spec on ``cluster`` with ``options`` (a resolve.plan.Options)."""

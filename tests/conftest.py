@@ -127,6 +127,10 @@ def isolated_env(tmp_path_factory, monkeypatch) -> kit.Isolated:
     root = tmp_path_factory.mktemp("env")
     env = kit.Isolated(cache=root / "cache", config_home=root / "config-home", xdg_config=root / "config")
     env.config_home.mkdir()
+    (root / "home").mkdir()
+    # Anything that falls back to ~ (kubectl's ~/.kube, git's ~/.gitconfig, Hugging Face's cache,
+    # a tool's own cache) finds an empty home of the test's own, never the user's.
+    monkeypatch.setenv("HOME", str(root / "home"))
     for name in list(os.environ):
         if name.startswith("MANIFESTO_") and name not in _KIT_SETTINGS:
             monkeypatch.delenv(name)
@@ -168,3 +172,43 @@ def _processes_need_the_integration_marker(request, monkeypatch):
         pytest.fail(f"{request.node.nodeid} starts processes but is not marked integration "
                     "(add @pytest.mark.integration or a module pytestmark): " + "; ".join(started),
                     pytrace=False)
+
+
+# The places outside a test's own folders that the product writes when nothing redirects it
+# (render file's default outputs, which a user edits by hand) or that hold the user's own
+# settings. Every test is checked against them (a stat each, before and after), so a test that
+# writes there fails and is named. (The user's store and catalog under ~ are out of reach: every
+# test runs with a home and XDG folders of its own, above; they are not watched, as the user's
+# own commands may write them while the suite runs.)
+_REAL_HOME = os.path.expanduser("~")
+_GUARDED = (
+    "/tmp/manifesto.yaml", "/tmp/manifesto.sbatch",
+    *(os.path.join(_REAL_HOME, sub) for sub in (
+        ".kube/config", ".config/llm-manifesto", ".local/share/bash-completion/completions/manifesto",
+        ".config/fish/completions/manifesto.fish")),
+)
+
+
+def guarded_state(paths: tuple[str, ...] | None = None) -> dict[str, tuple | None]:
+    """What each guarded path is now: (inode, size, mtime) or None when it does not exist."""
+    state: dict[str, tuple | None] = {}
+    for path in _GUARDED if paths is None else paths:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            state[path] = None
+        else:
+            state[path] = (st.st_ino, st.st_size, st.st_mtime_ns)
+    return state
+
+
+@pytest.fixture(autouse=True)
+def _writes_stay_in_the_tests_folders(request):
+    paths = _GUARDED
+    before = guarded_state(paths)
+    yield
+    after = guarded_state(paths)
+    touched = sorted(path for path in paths if before[path] != after[path])
+    if touched:
+        pytest.fail(f"{request.node.nodeid} changed {', '.join(touched)}, outside its temporary folders "
+                    "(give the command an --output or a folder under tmp_path)", pytrace=False)

@@ -90,7 +90,7 @@ refused("role-name-makes-service-name-too-long", spec().replace("name: decode", 
 refused("workload-name-makes-lws-pod-names-too-long",
         spec(f"    workload_name: {LONG}xx\n    lws: {{size: 2, replicas: 1000}}\n    parallelism: {{tp: 16}}\n"),
         k8s(),
-        "error: spec.yaml:6:5: roles[0].workload_name: makes a LeaderWorkerSet name too long by 1 character: its pods would be named like 'abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbxx-999-1', 64 characters (at most 63); shorten roles[0].workload_name")
+        "error: spec.yaml:6:5: roles[0].workload_name: makes a LeaderWorkerSet name too long by 10 characters: its StatefulSet 'abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbxx-999' labels each pod controller-revision-hash='abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbxx-999-<hash>', up to 73 characters (at most 63); shorten roles[0].workload_name")
 refused("release-starts-with-digit", spec(release="1demo"), k8s(),
         "error: spec.yaml:1:1: release: '1demo' must start with a letter: it begins the names of Services, which are DNS-1035 labels")
 refused("workload-name-starts-with-digit", spec("    workload_name: 9lives\n"), k8s(),
@@ -437,12 +437,12 @@ refused("k19-one-annotation-over-256k", spec(), k8s(pod=f"  annotations: {{examp
         "error: cluster.yaml:12:3: pod_defaults.annotations: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.metadata.annotations: annotation keys and values total 270013 bytes (at most 262144)")
 refused("k19-object-over-1-5-mib-env", spec("    env:\n" + "".join(f"      V{i}: {BIG}\n" for i in range(17))),
         k8s(),
-        "error: spec.yaml:1:1: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.spec.containers[0].env: the object is 1703977 bytes, 1700789 of them here; the API server stores objects of at most 1572864 bytes")
+        "error: spec.yaml:1:1: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.spec.containers[0].env: the object is 1703911 bytes, 1700789 of them here; the API server stores objects of at most 1572864 bytes")
 refused("k19-object-over-1-5-mib-vllm", spec(f"    vllm: {{served_model_name: {'z' * 1_700_000}}}\n"), k8s(),
-        "error: spec.yaml:1:1: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.spec.containers[0].command[2]: the object is 1703569 bytes, 1700224 of them here; the API server stores objects of at most 1572864 bytes")
+        "error: spec.yaml:1:1: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.spec.containers[0].command[2]: the object is 1703503 bytes, 1700224 of them here; the API server stores objects of at most 1572864 bytes")
 refused("k19-object-over-1-5-mib-pre-launch", spec(top=f"runtime:\n  pre_launch: ['echo {'p' * 1_700_000}']\n"),
         k8s(),
-        "error: spec.yaml:1:1: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.spec.containers[0].command[2]: the object is 1703552 bytes, 1700207 of them here; the API server stores objects of at most 1572864 bytes")
+        "error: spec.yaml:1:1: the rendered Deployment 'demo-decode' is over a Kubernetes limit at spec.template.spec.containers[0].command[2]: the object is 1703486 bytes, 1700207 of them here; the API server stores objects of at most 1572864 bytes")
 refused("k19-configmap-over-1-mib", routed(routing="  plugin_config:\n    apiVersion: "
         "inference.networking.x-k8s.io/v1alpha1\n    kind: EndpointPickerConfig\n    plugins:\n"
         "    - type: queue-scorer\n      parameters: {note: " + "n" * 1_100_000 + "}\n"), k8s(),
@@ -478,6 +478,29 @@ refused("b19-quantity-long-fraction", spec(f"    resources: {{memory: 1.{'5' * 1
         'error: spec.yaml:6:17: roles[0].resources.memory: a quantity of 104 characters is too long (at most 64; examples: 8, 500m, 64Gi)')
 refused("b19-quantity-on-slurm", spec(f"    resources: {{memory: {'7' * 300}Mi}}\n"), slurm(),
         'error: spec.yaml:6:17: roles[0].resources.memory: a quantity of 302 characters is too long (at most 64; examples: 8, 500m, 64Gi)')
+# Issue 35: a byte count refuses a fraction's suffix (500m is half a byte); Kubernetes' exponents
+# and n/u suffixes are quantities; a count the schemas take is 32-bit.
+refused("r35-gpu-memory-milli", routed(), k8s(accel="      memory: 186000000000000m\n"),
+        "error: cluster.yaml:10:7: accelerators.profiles.b200.memory: '186000000000000m' is a fraction of a byte ('m' "
+        "means thousandths); write 186000000000000M (megabytes) or 186000000000000Mi (mebibytes)")
+refused("r35-envoy-buffer-milli", routed(), k8s(top="llm_d:\n  sizing:\n    envoy: {buffer_limit: 500m}\n"),
+        "error: cluster.yaml:14:13: llm_d.sizing.envoy.buffer_limit: '500m' is a fraction of a byte ('m' means "
+        "thousandths); write 500M (megabytes) or 500Mi (mebibytes)")
+refused("r35-gpu-memory-micro", routed(), k8s(accel="      memory: 186000000000000000u\n"),
+        "error: cluster.yaml:10:7: accelerators.profiles.b200.memory: '186000000000000000u' is a fraction of a byte "
+        "('u' means millionths); write 186000000000000000M (megabytes) or 186000000000000000Mi (mebibytes)")
+# Every byte count of a spec or profile: memory, shared memory, storage, a PVC's size.
+refused("r35-pod-memory-milli", spec("    resources: {memory: 500m}\n"), k8s(),
+        "error: spec.yaml:6:17: roles[0].resources.memory: '500m' is a fraction of a byte ('m' means thousandths); "
+        "write 500M (megabytes) or 500Mi (mebibytes)")
+refused("r35-shm-milli", spec("    resources: {shm_size: 2m}\n"), k8s(),
+        "error: spec.yaml:6:17: roles[0].resources.shm_size: '2m' is a fraction of a byte ('m' means thousandths); "
+        "write 2M (megabytes) or 2Mi (mebibytes)")
+refused("r35-pod-defaults-storage-nano", spec(), k8s(pod="  ephemeral_storage: 9n\n"),
+        "error: cluster.yaml:12:3: pod_defaults.ephemeral_storage: '9n' is a fraction of a byte ('n' means "
+        "billionths); write 9M (megabytes) or 9Mi (mebibytes)")
+accepted("r35-cpu-exponent", spec("    resources: {cpu: 2e0, memory: 64e9}\n"), k8s())
+accepted("r35-cpu-nano", spec("    resources: {cpu: 500000000n}\n"), k8s())
 refused("b19-int32-400-digits", spec(f"    parallelism: {{tp: {'9' * 400}}}\n"), k8s(),
         'error: spec.yaml:6:19: roles[0].parallelism.tp: a whole number of 400 digits is too large: Kubernetes counts are 32-bit (at most 2147483647)')
 refused("b19-expression-huge-literal", spec(f"    computed:\n      vllm: {{max_num_seqs: '{'9' * 400} // 2'}}\n"),

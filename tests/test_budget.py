@@ -89,8 +89,8 @@ def test_build_reports_budget_per_pair_and_per_cluster(tmp_path, monkeypatch):
     out = cli_in_process("build", "//::", "--jobs", "1")
     assert out.returncode == 0, out.stderr
     assert out.stderr.splitlines()[-2:] == [
-        "budget      plain: 22 GPUs, 3 nodes, 5 pods over 1 artifact",
-        "budget      priced: 22 GPUs, 3 nodes, 5 pods over 1 artifact, 77 per hour",
+        "budget      plain: 22 GPUs, 3 nodes, 5 pods over 1 deployment",
+        "budget      priced: 22 GPUs, 3 nodes, 5 pods over 1 deployment, 77 per hour",
     ]
     assert not (tmp_path / "out/.cache/budgets").exists()  # kept with the render's record, no cache of its own
     report = json.loads(cli_in_process("build", "//::", "-o", "json").stdout)
@@ -101,3 +101,30 @@ def test_build_reports_budget_per_pair_and_per_cluster(tmp_path, monkeypatch):
     again = cli_in_process("build", "//::")
     assert again.stderr.splitlines()[-2:] == out.stderr.splitlines()[-2:]
     assert again.stdout == "0 rendered, 2 up to date, 0 skipped, 0 failed\n"
+
+
+@pytest.mark.integration
+def test_build_counts_each_deployment_once(tmp_path, monkeypatch):
+    """A model deployed by a deployment target is counted as that target, not again as its matrix
+    artifact for the same cluster; two targets of it are two deployments."""
+    model, cluster = _files(tmp_path)
+    build = textwrap.dedent("""\
+        options:
+          default: {user: u, namespace: ns}
+        targets:
+          - {kind: cluster, path: clusters, sources: ["*.yaml"]}
+          - {kind: model, path: models, sources: ["*.yaml"], options: default}
+          - {kind: deployment, name: one, model: //models:bud, cluster: priced, namespace: a, user: u, context: c}
+        """)
+    (tmp_path / "BUILD.yaml").write_text(build)
+    monkeypatch.chdir(tmp_path)
+    out = cli_in_process("build", "//::", "--jobs", "1")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "2 rendered, 0 up to date, 0 skipped, 0 failed\n"
+    assert out.stderr.splitlines()[-1] == "budget      priced: 22 GPUs, 3 nodes, 5 pods over 1 deployment, 77 per hour"
+    (tmp_path / "BUILD.yaml").write_text(
+        build + "  - {kind: deployment, name: two, model: //models:bud, cluster: priced, namespace: b, user: u, "
+                "context: c}\n")
+    out = cli_in_process("build", "//::", "--jobs", "1")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines()[-1] == "budget      priced: 44 GPUs, 6 nodes, 10 pods over 2 deployments, 154 per hour"

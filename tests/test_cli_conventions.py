@@ -214,3 +214,39 @@ def test_the_command_module_tables_name_what_each_module_registers():
             importlib.import_module(f"manifesto.cli.{name}").register(recorder, add)
             assert tuple(recorder.words) == words, name
             assert set(words) <= set(_commands(full, *path)), name
+
+
+def _leaf_parsers():
+    import argparse
+
+    from manifesto.cli.parser import get_parser
+
+    def walk(parser, prefix):
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            yield " ".join(prefix), parser
+            return
+        for name, sub in subs[0].choices.items():
+            yield from walk(sub, (*prefix, name))
+
+    return dict(walk(get_parser(), ()))
+
+
+def test_every_argument_of_every_command_has_help():
+    import argparse
+
+    missing = [f"{command} {action.metavar or action.dest}" for command, parser in _leaf_parsers().items()
+               for action in parser._actions if not action.help and not isinstance(action, argparse._HelpAction)]
+    assert missing == []
+
+
+def test_slurm_only_commands_offer_no_kubernetes_only_flag():
+    """render slurm and slurm submit render only for Slurm, which refuses idle shutdown and has
+    no Argo CD: their help does not offer the flags."""
+    parsers = _leaf_parsers()
+    for command in ("render slurm", "slurm submit"):
+        flags = {f for a in parsers[command]._actions for f in a.option_strings}
+        assert not {f for f in flags if "idle" in f or "argocd" in f}, command
+        assert {"--vllm-env", "--log-root", "--routing-profile"} <= flags
+    assert {"--idle-timeout", "--argocd-sync-waves"} <= {
+        f for a in parsers["render manifest"]._actions for f in a.option_strings}

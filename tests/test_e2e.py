@@ -250,3 +250,13 @@ def test_timeout_bounds_the_whole_wait_for_the_job(fake):
     rc, _, err = _e2e(fake, AGG, "--namespace", NS, "--timeout", "1")
     assert rc == 1
     assert f"error: e2e Job qwen3-30b-e2e in namespace {NS} failed: not finished after 1s\n" in err, err
+
+
+@pytest.mark.integration
+def test_a_completion_is_claimed_only_when_the_probe_says_pass(fake):
+    rc, _, err = _e2e(fake, QWEN, "--namespace", NS)
+    assert rc == 0 and "served a completion" not in err and "no `e2e: PASS` line" in err, err
+    fake.configure(logs="e2e: /v1/completions (Qwen/Qwen3-0.6B): ' hi'\ne2e: PASS")
+    rc, out, err = _e2e(fake, QWEN, "--namespace", NS)
+    assert rc == 0 and out.endswith("e2e: PASS\n"), out
+    assert f"e2e passed: qwen3-0-6b served a completion in namespace {NS}" in err

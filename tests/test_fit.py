@@ -703,7 +703,7 @@ def test_an_unknown_part_is_refused_at_its_field(tmp_path):
     out = cli_in_process("config", "validate", str(REPO / "models/qwen/h200-aggregated.yaml"), "--cluster", str(path),
                          "-n", "ns")
     assert out.returncode != 0
-    assert "part: 'H200-140GB' is not a part of the accelerator table (manifesto/resolve/accelerator.py)" in out.stderr
+    assert "part: 'H200-140GB' is not a part of the accelerator table (manifesto/schema/parts.py)" in out.stderr
     assert "did you mean 'H200-141GB'" in out.stderr and "Traceback" not in out.stderr
 
 
@@ -726,7 +726,7 @@ def test_an_accelerator_outside_the_table_without_memory_is_not_checked(tmp_path
     path.write_text(text)
     fit = plan_of(REPO / "models/qwen/h200-aggregated.yaml", path)[0].roles[0].fit
     assert fit.status == "unknown" and fit.note == (
-        "gpu_arch rtx-6000 is not a family of the accelerator table (manifesto/resolve/accelerator.py); set "
+        "gpu_arch rtx-6000 is not a family of the accelerator table (manifesto/schema/parts.py); set "
         "accelerators.profiles.h200.part to one of its parts, or accelerators.profiles.h200.memory to what CUDA sees")
 
 

@@ -240,6 +240,30 @@ def test_the_repositorys_own_workflow_is_the_one_init_writes():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_the_hint_init_prints_runs_as_printed(fake, tmp_path, monkeypatch):
+    """With no current kube context (a fresh machine) the printed `next:` line builds and
+    dry-runs the deployment target as it stands, HF_TOKEN set as the line below it says."""
+    import shlex
+
+    fake.configure(current_context=None)
+    rc, _, err = fake.run("init", "my ws", "--user", "alice")
+    assert rc == 0, err
+    hint, token = err.splitlines()[-2:]
+    assert hint == ("next: cd 'my ws' && manifesto build && manifesto deploy //:qwen3-0-6b-example-gb200 "
+                    "--context example-gb200 --dry-run")
+    assert "HF_TOKEN" in token
+    for step in hint.removeprefix("next: ").split(" && "):
+        words = shlex.split(step)
+        if words[0] == "cd":
+            monkeypatch.chdir(tmp_path / words[1])
+            continue
+        assert words[0] == "manifesto"
+        rc, out, err = fake.run(*words[1:])
+        assert rc == 0, (step, err)
+    assert out.splitlines()[-1] == ("kubectl --context example-gb200 -n default apply -f - < "
+                                    "out/deploy/qwen3-0-6b-example-gb200.yaml")
+
+
 def test_init_with_a_slurm_profile_writes_a_target_whose_hint_works(fake, tmp_path, monkeypatch):
     """A Slurm profile's deployment target names a Slurm host (the profile's ssh host, else
     this one, else --slurm-host), so the `next:` hint runs as printed."""

@@ -49,7 +49,7 @@ def test_the_public_api_runs_the_pairs_tasks_on_what_it_loaded(runs):
     text = render(spec, user="u", namespace="n")
     objects = render_kubernetes(spec, user="u", namespace="n")
     plan, files = spec.resolve(cluster, Options(user="u", namespace="n"))
-    assert runs == [("render", "LoadedPairRequest"), ("resolve", "LoadedPairRequest"),
+    assert runs == [("render", "LoadedPairRequest"), ("artifact", "LoadedPairRequest"),
                     ("resolve", "LoadedPairRequest")]
     # the same text, Plan and inputs as the task on the files (as `render manifest` runs it)
     by_path = run(Task.RENDER, PairRequest(str(SPEC), str(GB200), Options(user="u", namespace="n")),

@@ -42,6 +42,14 @@ def test_sections_title_and_every_command(page):
         assert f"manifesto {name}" in page.replace("\\-", "-"), name
 
 
+def test_description_ends_where_its_text_ends(page):
+    """DESCRIPTION is the page's own text: argparse's one-line --help description is not glued
+    on after it as a sentence of its own."""
+    body = page.split(".SH DESCRIPTION\n", 1)[1].split("\n.SH", 1)[0]
+    assert "Render vLLM" not in body
+    assert body.rstrip().endswith(".BR \"\\-o, \\-\\-output text|json|yaml|name\" ."), body[-200:]
+
+
 def test_source_date_epoch_sets_the_date():
     proc = run_cli("man", env={"SOURCE_DATE_EPOCH": "1700000000"})
     assert proc.stdout.splitlines()[0].split('"')[3] == "November 14, 2023"

@@ -751,3 +751,31 @@ def test_writes_are_bounded_and_say_they_may_be_half_done(fake, monkeypatch):
                                             "(MANIFESTO_KUBECTL_TIMEOUT); the change may have been made in part, "
                                             "check the cluster before running it again")
     assert sum(1 for a in fake.argvs() if "apply" in a) == 1  # never retried
+
+
+@pytest.mark.integration
+def test_the_stand_in_diff_shows_hunks_and_get_o_name_lists_names(fake, tmp_path):
+    """The stand-in kubectl answers as kubectl does: `diff` prints the changed lines under each
+    header, and `get -o name` prints TYPE.GROUP/NAME lines, nothing when nothing exists."""
+    import os
+    import subprocess
+
+    def kubectl(*argv):
+        return subprocess.run(["kubectl", *argv], capture_output=True, text=True, env=dict(os.environ))
+
+    assert kubectl("-n", "ns", "get", "deployments.apps", "-o", "name").stdout == ""
+    target = tmp_path / "m.yaml"
+    assert fake.run("render", "file", QWEN, "--cluster", GB200, "--user", "u", "-n", "ns", "-o", str(target))[0] == 0
+    rc, out, _ = fake.run("file", "diff", str(target))
+    assert rc == 1 and "diff -u -N live/Deployment.qwen3-0-6b-decode merged/Deployment.qwen3-0-6b-decode\n" in out
+    assert "+++ merged/Deployment.qwen3-0-6b-decode\n" in out and '+  "kind": "Deployment",\n' in out
+    assert fake.run("file", "apply", str(target))[0] == 0
+    assert kubectl("-n", "ns", "get", "deployments.apps", "-o", "name").stdout == \
+        "deployment.apps/qwen3-0-6b-decode\ndeployment.apps/qwen3-0-6b-idle-shutdown\n"
+    assert kubectl("-n", "ns", "get", "deployments.apps", "qwen3-0-6b-decode", "-o", "name").stdout == \
+        "deployment.apps/qwen3-0-6b-decode\n"
+    target.write_text(target.read_text().replace("replicas: 1", "replicas: 2", 1))
+    rc, out, _ = fake.run("file", "diff", str(target))
+    assert rc == 1 and '-    "replicas": 1,\n' in out and '+    "replicas": 2,\n' in out, out
+    assert [line for line in out.splitlines() if line.startswith("diff ")] == [
+        "diff -u -N live/Deployment.qwen3-0-6b-decode merged/Deployment.qwen3-0-6b-decode"]

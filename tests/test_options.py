@@ -145,6 +145,21 @@ def test_one_grammar_for_every_source(name, value, problem):
             options.value_of(o, value, {})
 
 
+def test_an_empty_flag_value_says_it_is_empty():
+    """`--user "$USER"` with USER unset: the error says the value is empty, not that '' is not
+    a path segment."""
+    from manifesto.errors import InputError
+
+    for name in ("user", "namespace", "accelerator", "vllm_env"):
+        o = by_name(name)
+        with pytest.raises(InputError) as info:
+            options.value_of(o, "", {})
+        assert str(info.value).startswith(f"{o.label} is empty: a shell variable that expanded to nothing?")
+    assert str(info.value).endswith("Give a value")
+    with pytest.raises(InputError, match=re.escape('(e.g. --user "$(id -un)")')):
+        options.value_of(by_name("user"), "", {})
+
+
 def test_no_other_module_lists_the_options():
     """A ninth place: any module but options.py naming four option fields in one line."""
     from pathlib import Path

@@ -389,7 +389,7 @@ def test_single_renders_name_the_commit_and_builds_never_do(monkeypatch, tmp_pat
     monkeypatch.setenv("MANIFESTO_SOURCE_COMMIT", "auto")
     common = ("qwen/qwen3-0.6b", "--cluster", "example-gb200", "--user", "u", "--namespace", "ns")
     line = (f"# Source: llm-manifesto {__import__('manifesto').__version__} (checkout at git commit "
-            f"{head.stdout.strip()}; uncommitted changes not shown)\n")
+            f"{head.stdout.strip()}; any uncommitted changes are not recorded here)\n")
     for argv in (("render", "manifest", *common), ("render", "routing", "qwen/qwen3-0.6b-pd", *common[1:]),
                  ("render", "monitoring", *common)):
         rc, out, err = cli_in_process(*argv)

@@ -110,7 +110,9 @@ def test_an_aggregated_spec_cannot_ask_for_a_set(tmp_path):
 
 
 def test_slurm_ignores_the_choice(tmp_path):
-    plan, _, _ = plan_of(_spec(tmp_path, PD | {"pd_workload": "disaggregatedset"}), SLURM)
+    # Without the roles' `workload: leaderworkerset`, a Kubernetes controller Slurm refuses.
+    roles = [{k: v for k, v in r.items() if k != "workload"} for r in PD["roles"]]
+    plan, _, _ = plan_of(_spec(tmp_path, PD | {"pd_workload": "disaggregatedset", "roles": roles}), SLURM)
     assert plan.pd_set is None
 
 
@@ -238,11 +240,16 @@ def test_a_set_keeps_per_role_nixl_settings(tmp_path):
 
 
 def test_a_set_with_a_name_too_long_for_its_children_is_refused(tmp_path):
-    release = "a" * 40  # <release>-0-<revision>-prefill-prv: 40 + 12 + 7 + 4 = 63 is the limit
+    # The child <release>-0-<revision>-prefill is the name of its leaders' StatefulSet, whose
+    # pods are labelled controller-revision-hash=<StatefulSet>-<up to 10 characters>:
+    # 33 + 12 + 7 + 1 + 10 = 63 is the limit. (The names alone, <child>-prv, allowed 40: the
+    # StatefulSet controller then refused every pod; tests/cluster/test_controller_limits.py.)
+    release = "a" * 33
     plan_of(_spec(tmp_path, PD | {"release": release}), LWS010)
     with pytest.raises(ResolveError) as err:
         plan_of(_spec(tmp_path, PD | {"release": release + "b"}), LWS010)
     assert err.value.path == "roles[0].name" and "over Kubernetes' 63" in err.value.message
+    assert "pod labels of 64 characters" in err.value.message
 
 
 # -- the pair stays the pair ---------------------------------------------------------------------

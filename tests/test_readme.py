@@ -1,11 +1,15 @@
 """The README's workflow commands, run as a user would run them.
 
-Every ```sh block announced by ``<!-- readme-test: KIND -->`` runs under ``bash -e`` with
-``manifesto`` on PATH: ``offline`` blocks in a copy of the workspace, ``kubectl`` blocks
-against the scripted fake kubectl, ``walkthrough`` blocks exactly as a reader pastes them
-(no HF_TOKEN and no kubectl from the harness: the block brings its own), ``slurm`` blocks
-against the local Slurm kit with ``my-slurm`` in the user catalog. A block that is
-announced but not run fails the test.
+The ``<!-- readme-test: setup -->`` block makes the scratch folder every later block runs in
+(a clone of the checkout, the stand-in kubectl linked into it, every cache inside it); every
+```sh block announced by ``<!-- readme-test: KIND -->`` runs after it, under ``bash -e`` with
+``manifesto`` on PATH, from a copy of this checkout that is a git repository of its own and a
+home of its own: ``offline`` and ``kubectl`` blocks (the latter against the stand-in the
+setup links), ``walkthrough`` blocks exactly as a reader pastes them (no HF_TOKEN and no
+kubectl from the harness), ``slurm`` blocks against the local Slurm kit with ``my-slurm`` in
+the user catalog. The whole README, top to bottom in one shell, leaves the checkout's
+``git status`` as it was and writes nothing in the home but the scratch folder. A block that
+is announced but not run fails the test.
 """
 
 from __future__ import annotations
@@ -20,22 +24,29 @@ from pathlib import Path
 import pytest
 
 from kit import REPO_ROOT, unavailable
-from kubefake import TOKEN, fake_kubectl
 from test_slurm_cli import CLUSTER as SLURM_CLUSTER
 
 pytestmark = pytest.mark.integration  # the README workflows run as processes
 
 BIN = Path(sys.executable).parent
 _BLOCK = re.compile(r"<!-- readme-test: (\w+) -->\n```sh\n(.*?)```", re.S)
+_GIT = {"PATH": "/usr/bin:/bin", "GIT_AUTHOR_NAME": "readme", "GIT_AUTHOR_EMAIL": "readme@example.com",
+        "GIT_COMMITTER_NAME": "readme", "GIT_COMMITTER_EMAIL": "readme@example.com",
+        "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def announced() -> list[tuple[str, str]]:
+    return _BLOCK.findall((REPO_ROOT / "README.md").read_text())
 
 
 def blocks(kind: str) -> list[str]:
-    return [body for k, body in _BLOCK.findall((REPO_ROOT / "README.md").read_text()) if k == kind]
+    return [body for k, body in announced() if k == kind]
 
 
 def test_every_announced_block_has_a_runner():
-    kinds = [k for k, _ in _BLOCK.findall((REPO_ROOT / "README.md").read_text())]
-    assert kinds and set(kinds) <= {"offline", "kubectl", "walkthrough", "slurm"}
+    kinds = [k for k, _ in announced()]
+    assert kinds and set(kinds) <= {"setup", "offline", "kubectl", "walkthrough", "slurm"}
+    assert kinds[0] == "setup" and kinds.count("setup") == 1  # first, once: the others run in its folder
     assert (REPO_ROOT / "README.md").read_text().count("<!-- readme-test:") == len(kinds)
     assert "(see below)" not in (REPO_ROOT / "README.md").read_text()
 
@@ -43,68 +54,98 @@ def test_every_announced_block_has_a_runner():
 def _env(tmp_path: Path, **extra: str) -> dict:
     if not (BIN / "manifesto").exists():
         unavailable(f"no manifesto console script in {BIN} (run uv sync)")
-    return {"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(tmp_path), "USER": "readme",
-            "MANIFESTO_CONFIG_HOME": str(tmp_path / "config"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
-            **extra}
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return {"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(home), "USER": "readme",
+            "MANIFESTO_CONFIG_HOME": str(tmp_path / "config"), **extra}
 
 
 def _run(body: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
     proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", body], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=900)
     assert proc.returncode == 0, f"{body}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
     return proc
 
 
-def _workspace(tmp_path: Path) -> Path:
-    """A copy of the bundled workspace, so README commands never write into the checkout."""
-    work = tmp_path / "work"
-    work.mkdir()
-    shutil.copy(REPO_ROOT / "BUILD.yaml", work)
-    for name in ("models", "clusters", "routing", "out"):
-        shutil.copytree(REPO_ROOT / name, work / name, ignore=shutil.ignore_patterns(".cache"))
-    # A repository of its own, so `diff --base HEAD` has a revision to compare with.
-    git = {"PATH": "/usr/bin:/bin", "GIT_AUTHOR_NAME": "readme", "GIT_AUTHOR_EMAIL": "readme@example.com",
-           "GIT_COMMITTER_NAME": "readme", "GIT_COMMITTER_EMAIL": "readme@example.com", "HOME": str(tmp_path)}
-    for argv in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "workspace"]):
-        subprocess.run(["git", *argv], cwd=work, env=git, check=True, capture_output=True)
-    return work
+def _git(cwd: Path, *argv: str) -> str:
+    return subprocess.run(["git", *argv], cwd=cwd, env=_GIT, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="session")
+def checkout(tmp_path_factory) -> Path:
+    """This checkout's files (tracked and untracked, not ignored) as a git repository of its own,
+    committed: where a reader stands when the README says "from the root of the checkout"."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO_ROOT,
+                            env=_GIT, capture_output=True)
+    if listed.returncode != 0 or shutil.which("git") is None:
+        unavailable(f"{REPO_ROOT} is not a git checkout (the README starts from a clone)")
+    root = tmp_path_factory.mktemp("checkout") / "llm-manifesto"
+    for rel in filter(None, listed.stdout.decode().split("\0")):
+        source = REPO_ROOT / rel
+        if source.is_file():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, root / rel)
+    for argv in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "checkout"]):
+        _git(root, *argv)
+    return root
+
+
+def _tour(env: dict) -> Path:
+    return Path(env["HOME"]) / "manifesto-tour"
+
+
+def _after_setup(body: str) -> str:
+    (setup,) = blocks("setup")
+    return setup + body
 
 
 @pytest.mark.parametrize("index", range(len(blocks("offline"))))
-def test_offline_workflows(tmp_path, index):
-    work = _workspace(tmp_path)
-    _run(blocks("offline")[index], work, _env(tmp_path))
+def test_offline_workflows(tmp_path, checkout, index):
+    env = _env(tmp_path)
+    _run(_after_setup(blocks("offline")[index]), checkout, env)
     if "manifesto man" in blocks("offline")[index]:
-        assert (work / "manifesto.1").read_text().startswith(".TH MANIFESTO")
+        assert (_tour(env) / "manifesto.1").read_text().startswith(".TH MANIFESTO")
 
 
 @pytest.mark.parametrize("index", range(len(blocks("kubectl"))))
-def test_kubectl_workflows(tmp_path, index):
-    bindir, state = fake_kubectl(tmp_path)
-    env = _env(tmp_path, PATH=f"{bindir}:{BIN}:/usr/bin:/bin", FAKE_KUBE_DIR=str(state), HF_TOKEN=TOKEN)
-    work = tmp_path / "work"
-    work.mkdir()
-    _run(blocks("kubectl")[index], work, env)
-    assert (state / "calls.jsonl").read_text().count("apply") >= 1  # the cluster was really asked
+def test_kubectl_workflows(tmp_path, checkout, index):
+    env = _env(tmp_path)
+    _run(_after_setup(blocks("kubectl")[index]), checkout, env)
+    calls = (_tour(env) / ".cache" / "manifesto" / "fake-kube" / "calls.jsonl").read_text()
+    assert calls.count('"apply"') >= 1  # the stand-in cluster was really asked
 
 
 @pytest.mark.parametrize("index", range(len(blocks("walkthrough"))))
-def test_walkthroughs_run_as_printed(tmp_path, index):
-    """No HF_TOKEN and no fake kubectl from the harness; the real kubectl, if /usr/bin has one,
+def test_walkthroughs_run_as_printed(tmp_path, checkout, index):
+    """No HF_TOKEN and no kubectl from the harness; the real kubectl, if /usr/bin has one,
     is on PATH as it would be for a reader."""
     env = _env(tmp_path)
     assert "HF_TOKEN" not in env and "FAKE_KUBE_DIR" not in env
-    work = tmp_path / "work"
-    work.mkdir()
-    _run(blocks("walkthrough")[index], work, env)
-    calls = (tmp_path / "cache" / "manifesto" / "fake-kube" / "calls.jsonl").read_text()
-    assert calls.count('"apply"') >= 2 and '"delete"' in calls  # the fake cluster was really asked
-    assert "hf_xxx" not in calls  # the token is not in the fake's call log
+    _run(_after_setup(blocks("walkthrough")[index]), checkout, env)
+    calls = (_tour(env) / ".cache" / "manifesto" / "fake-kube" / "calls.jsonl").read_text()
+    assert calls.count('"apply"') >= 2 and '"delete"' in calls  # the stand-in cluster was really asked
+    assert "hf_xxx" not in calls  # the token is not in the stand-in's call log
+
+
+def test_the_readme_top_to_bottom_leaves_the_checkout_as_it_was(tmp_path, checkout):
+    """Every block but Slurm's (which needs the Slurm kit, and a profile in the user catalog),
+    in order, in one shell, from the root of the checkout, in a fresh home: the checkout's git
+    status is unchanged and the home holds the scratch folder alone."""
+    env = _env(tmp_path)
+    before = _git(checkout, "status", "--porcelain", "--ignored")
+    script = "".join(body for kind, body in announced() if kind != "slurm")
+    proc = _run(script, checkout, env)
+    assert _git(checkout, "status", "--porcelain", "--ignored") == before
+    assert sorted(os.listdir(env["HOME"])) == ["manifesto-tour"]
+    # The down remote cache's one warning, as the README promises (its block sends it to stdout).
+    assert proc.stdout.count("warning: remote cache http://127.0.0.1:9: ") == 1
+    tour = _tour(env)
+    assert (tour / "my-llms" / "out").is_dir() and (tour / "gitops-demo" / "out" / "gitops").is_dir()
 
 
 @pytest.mark.slurm
 @pytest.mark.xdist_group("slurm-jobs")  # its job shares the kit's nodes and ports with test_slurm_jobs
-def test_slurm_workflow(slurm_cluster, tmp_path):
+def test_slurm_workflow(slurm_cluster, tmp_path, checkout):
     (body,) = blocks("slurm")
     env = _env(tmp_path)
     (tmp_path / "config" / "clusters").mkdir(parents=True)
@@ -115,7 +156,5 @@ def test_slurm_workflow(slurm_cluster, tmp_path):
     (bindir / "vllm").chmod(0o755)
     env["PATH"] = f"{bindir}:{BIN}:{os.environ['PATH']}"
     env.update({k: v for k, v in os.environ.items() if k.startswith("SLURM")})
-    work = tmp_path / "work"
-    work.mkdir()
-    proc = _run(body, work, env)
+    proc = _run(_after_setup(body), checkout, env)
     assert "cancelled Slurm job" in proc.stderr or "had already ended; nothing to cancel" in proc.stderr

@@ -251,7 +251,10 @@ def test_shipped_fake_runs_deploy_ready_and_test_e2e_end_to_end(tmp_path):
     done = run_cli("test", "e2e", AGG, "--cluster", GB200, "--user", "u", "--namespace", "e2e-one",
                    "--interval", "0.05", env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "e2e passed: qwen3-30b served a completion in namespace e2e-one" in done.stderr
+    # The stand-in runs no container: the Job completes, and nothing claims a completion was served.
+    assert ("e2e Job qwen3-30b-e2e completed in namespace e2e-one, but its log has no `e2e: PASS` line: no "
+            "completion is known to have been served") in done.stderr
+    assert "served a completion" not in done.stderr
     assert "manifesto: deleting namespace e2e-one" in done.stderr
     import json
 
@@ -352,3 +355,14 @@ def test_completion_offers_table_where_it_is_accepted():
     for line in (["servers", "-o", ""], ["config", "list", "models", "--output", "t"]):
         assert "table" in [c[0] for c in candidates(line)[0]], line
     assert "table" not in [c[0] for c in candidates(["explain", "x", "-o", ""])[0]]
+
+
+def test_file_apply_finds_the_namespace_in_json_and_flow_yaml(tmp_path):
+    """The namespace a saved file's objects name is read as kubectl reads the file (JSON, flow
+    mappings), not from indented YAML lines only."""
+    from manifesto.ops.deploy import file_namespaces
+
+    as_json = '{"apiVersion": "v1", "kind": "List", "items": [{"kind": "ConfigMap", "metadata": {"namespace": "ns-a"}}]}'
+    flow = "---\n{kind: ConfigMap, metadata: {name: x, namespace: ns-b}}\n---\nkind: Secret\nmetadata: {namespace: ns-b}\n"
+    assert file_namespaces(as_json) == {"ns-a"} and file_namespaces(flow) == {"ns-b"}
+    assert file_namespaces("{not json") == set()  # unreadable: kubectl will say why

@@ -130,9 +130,26 @@ def test_lws_pod_names_count_group_and_worker_index():
            "spec": {"replicas": 100, "leaderWorkerTemplate": {"size": 2}}}
     with pytest.raises(RenderCheckError) as info:
         check_objects([lws])
-    assert info.value.excess == 1  # w*59 + "-99-1" is 64 characters
-    lws["spec"]["replicas"] = 10
+    assert info.value.excess == 10  # w*59 + "-99-<hash>" (below) is further over than w*59 + "-99-1"
+
+
+def test_lws_statefulset_revision_label_fits_63():
+    """The StatefulSet controller labels each pod controller-revision-hash=<StatefulSet>-<hash
+    of up to 10 characters>; a longer label makes every pod creation fail (seen on the real
+    controller in tests/cluster). The pod-name rule alone let 59-character names through."""
+    lws = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+           "metadata": {"name": "w" * 50, "namespace": "ns"},
+           "spec": {"replicas": 10, "leaderWorkerTemplate": {"size": 2}}}
+    check_objects([lws])  # w*50 + "-9" + "-" + 10 = 63
+    lws["metadata"]["name"] = "w" * 51
+    with pytest.raises(RenderCheckError) as info:
+        check_objects([lws])
+    assert info.value.excess == 1 and "controller-revision-hash" in str(info.value)
+    lws["spec"]["leaderWorkerTemplate"]["size"] = 1  # no worker StatefulSets: the leaders' is w*51
     check_objects([lws])
+    lws["metadata"]["name"] = "w" * 53
+    with pytest.raises(RenderCheckError):
+        check_objects([lws])
 
 
 HOSTILE_TEXT = ["nul\x00", "esc\x1b[2J", "bell\x07", "del\x7f", "nel\x85", "c1\x9b", "ls\u2028", "ps\u2029",

@@ -342,3 +342,30 @@ def test_status_counts_only_jobs_still_queued_or_running():
     rows = [{"job": "1", "state": "COMPLETING"}, {"job": "2", "state": "RUNNING"}, {"job": "3", "state": "PENDING"},
             {"job": "4", "state": "COMPLETING,RUNNING"}, {"job": "5", "state": "CANCELLED"}]
     assert [row["job"] for row in live_jobs(rows)] == ["2", "3", "4"]
+
+
+@pytest.mark.integration
+def test_slurm_renders_read_no_kube_context(tmp_path):
+    """Without --namespace a Slurm render takes "default", never the kube context's namespace:
+    rendering for Slurm is offline, so a kubectl on PATH is never run (its context would
+    otherwise land in the header and the endpoint picker's --pool-namespace)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    calls = tmp_path / "kubectl-calls"
+    kubectl = bindir / "kubectl"
+    kubectl.write_text(f"#!/bin/sh\necho \"$*\" >> {calls}\necho ctx-ns\n")
+    kubectl.chmod(0o755)
+    env = {"PATH": f"{bindir}:{os.environ['PATH']}", "MANIFESTO_NAMESPACE": ""}
+    routed = os.path.join(REPO, "models", "qwen", "qwen3-0.6b-pd.yaml")
+    for argv in (("render", "manifest", routed), ("render", "slurm", routed), ("config", "validate", routed),
+                 ("render", "file", routed, "-o", "job.sbatch"), ("explain", routed), ("explain", routed, "-o", "json")):
+        proc = _cli(tmp_path, *argv, "--cluster", "example-slurm", "--user", "u", env=env)
+        assert proc.returncode == 0, (argv, proc.stderr)
+        text = (tmp_path / "job.sbatch").read_text() if argv[1] == "file" else proc.stdout
+        assert "ctx-ns" not in text, argv
+        if argv[0] == "render":
+            assert "--pool-namespace=default " in text and "--namespace default" in text, argv
+    assert not calls.exists(), calls.read_text()
+    # A Kubernetes render still asks the context (the stand-in's answer is its namespace).
+    proc = _cli(tmp_path, "render", "manifest", routed, "--cluster", "example-gb200", "--user", "u", env=env)
+    assert proc.returncode == 0 and "namespace: ctx-ns" in proc.stdout and calls.exists()

@@ -404,9 +404,12 @@ def test_quantities_and_image_names():
     for text, value in (("2Gi", 2**31), ("2.5G", 2_500_000_000), ("1.0", 1), ("007", 7), ("500m", Fraction(1, 2)),
                         ("0.1m", Fraction(1, 10_000)), ("2.5", Fraction(5, 2)), ("1.5Ki", 1536)):
         assert parse(text) == value and type(parse(text)) is type(value), text
-    assert [byte_count(q) for q in ("32Mi", "1.5", "1m")] == [33554432, 2, 1]
+    assert [byte_count(q) for q in ("32Mi", "1.5")] == [33554432, 2]
+    with pytest.raises(ValueError, match="is a fraction of a byte"):
+        byte_count("1m")  # a thousandth of a byte: 1M or 1Mi was meant
     assert mebibytes(str(2**70 + 1)) == 2**50 + 1  # exact where a float division would round
-    for bad in ("1.", ".5", "5x", "-1", "1e3", ""):
+    assert parse("1e3") == 1000 and parse("1.") == 1 and parse(".5") == Fraction(1, 2)  # Kubernetes' grammar takes these
+    for bad in ("5x", "-1", "1e", "", "."):
         with pytest.raises(ValueError, match="is not a Kubernetes quantity"):
             parse(bad)
     assert apptainer_image("vllm/vllm-openai:v1") == "docker://vllm/vllm-openai:v1"
@@ -681,6 +684,23 @@ def test_kubernetes_only_requests_are_refused(tmp_path, model, cluster_extra, to
     from manifesto.errors import format_path
 
     assert words in info.value.message and str(info.value).startswith(format_path(fields) + ": ")
+
+
+def test_a_roles_workload_kind_is_refused_with_its_place_and_fix(tmp_path):
+    """``workload:`` picks a Kubernetes controller: on Slurm it is refused like the other
+    Kubernetes-only fields, at the role's line, saying to remove it (nothing else changes)."""
+    from manifesto.errors import ResolveError
+
+    for kind in ("deployment", "leaderworkerset"):
+        model = unit_model(tmp_path, ONE_GPU.replace("accelerator: b200\n", "").replace(
+            "    lws: {size: 1}\n", f"    workload: {kind}\n    lws: {{size: 1}}\n", 1))
+        with pytest.raises(ResolveError) as info:
+            render_pair(model, unit_cluster(tmp_path))
+        line = ONE_GPU.replace("accelerator: b200\n", "").splitlines().index("    lws: {size: 1}") + 1
+        assert str(info.value) == (
+            f"{model}:{line}:5: roles[0].workload: {kind} is a Kubernetes controller, which Slurm cluster 'unit-slurm' "
+            "cannot use (each role runs as a batch job); remove workload from the role to render for Slurm: on "
+            "Kubernetes the node count then picks Deployment or LeaderWorkerSet, so one spec serves both platforms")
 
 
 def test_implicit_kubernetes_defaults_are_omitted(tmp_path):

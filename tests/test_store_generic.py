@@ -13,7 +13,9 @@ import pytest
 from manifesto.load.digest import digest
 from manifesto.util.status import Status
 from manifesto.store import DEFAULT_LIMIT, Store, parse_limit, register, seal
-from manifesto.tasks.entries import Rendered, RequestEntry, ResultEntry
+from manifesto.tasks.entries import Rendered, RequestEntry, ResultEntry, install
+
+install()  # the tasks' codecs are registered by an explicit call, not by the import
 
 TEXT = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n" + "".join(
     f"  key{i}: value number {i}\n" for i in range(400))

@@ -134,6 +134,23 @@ def test_the_fake_stores_objects_with_the_api_servers_defaults(fake, ws):
     assert rc == 0 and out.startswith("//:qwen-demo  in-sync"), out + err
 
 
+def test_the_deprecated_service_account_alias_the_server_adds_is_not_drift(fake, ws):
+    """The real API server (tests/cluster) copies a pod template's serviceAccountName into
+    the deprecated ``serviceAccount``; status once called that drift right after deploy. An
+    alias that names another account is drift."""
+    fake.run("deploy", "//:qwen-demo")
+    pod = _live(fake, "Deployment", "qwen3-0-6b-idle-shutdown")["spec"]["template"]["spec"]
+    assert pod["serviceAccount"] == pod["serviceAccountName"] == "qwen3-0-6b-idle-shutdown"
+    rc, out, err = fake.run("status", "//:qwen-demo")
+    assert rc == 0 and out.startswith("//:qwen-demo  in-sync"), out + err
+    _edit_live(fake, "Deployment", "qwen3-0-6b-idle-shutdown",
+               lambda o: o["spec"]["template"]["spec"].update(serviceAccount="default"))
+    rc, out, _ = fake.run("status", "//:qwen-demo", "-o", "json")
+    (obj,) = [o for o in json.loads(out)["objects"] if o["status"] != "in-sync"]
+    assert rc == 1 and obj["differences"] == [
+        {"path": "spec.template.spec.serviceAccount", "live": "default", "desired": None}]
+
+
 def test_dangerous_live_edits_are_drift_and_each_field_is_named(fake, ws):
     fake.run("deploy", "//:qwen-demo")
 

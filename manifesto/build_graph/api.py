@@ -18,7 +18,15 @@ __all__ = ["artifact_for", "build", "deployment", "clean", "collect_garbage", "d
 
 
 def _setup(root, renderer, ui):
-    return find_workspace(root), renderer or renderer_name(), ui or ConsoleUI()
+    return find_workspace(root), renderer or renderer_name(os.environ), ui or ConsoleUI()
+
+
+def _store_limit() -> str | None:
+    """``MANIFESTO_STORE_LIMIT`` as the process environment sets it: read here, at the entry
+    point, and handed down (the engine reads no environment)."""
+    from manifesto.store import ENV_LIMIT
+
+    return os.environ.get(ENV_LIMIT)
 
 
 def build(addresses, *, check=False, root=None, renderer=None, ui=None, render=None, **selection):
@@ -31,6 +39,7 @@ def build(addresses, *, check=False, root=None, renderer=None, ui=None, render=N
     (defaults: found from the working directory, the product's renderer, the console);
     ``render``: a test's stand-in render function."""
     ws, renderer, ui = _setup(root, renderer, ui)
+    selection.setdefault("store_limit", _store_limit())
     request = BuildRequest(addresses, mode="check" if check else "write", **selection)
     return run(request, ws, renderer, ui, render)[0]
 
@@ -146,7 +155,7 @@ def dependents(path: str, *, jobs=None, root=None, renderer=None, ui=None) -> li
     """The artifacts ``path`` feeds: ``[{"model", "cluster", "artifact"}]``, sorted."""
     report, session = _plan(["//::"], (), None, jobs, root, renderer, ui)
     key = session.stat.key(os.path.realpath(path))
-    code = session.state["code"][1] if session.state.get("code") else ()
+    code = session.state["code"].keys if session.state.get("code") else ()
     everything = key == "BUILD.yaml" or key in code
     rows = []
     for item, row in zip(report.items, report.rows):
@@ -221,7 +230,7 @@ def collect_garbage(*, root=None, ui=None) -> dict:
     never one the last build's pairs use. Returns what it holds and what went (bytes and counts)."""
     import manifesto.build_graph.outdir as outdir
     from manifesto.store import Store
-    from manifesto.tasks import entries  # noqa: F401  (the codecs of the build's entries)
+    from manifesto.tasks import entries
 
     ws, renderer, ui = _setup(root, None, ui)
     for path, is_dir in ((ws.out_dir, True), (ws.lock_path, False)):
@@ -232,7 +241,8 @@ def collect_garbage(*, root=None, ui=None) -> dict:
             raise BuildError(f"{ws.show(path)} {problem}; remove it")
     with outdir.BuildLock(ws.lock_path, ui.wait):
         session = Session(ws, renderer, ui)  # the records of the last build, BUILD.yaml's bound
-        limit = session.store_limit()
+        limit = session.store_limit(_store_limit())
+        entries.install()  # the codecs of the build's entries
         session.tasks = Store(ws.tasks_dir, ui.warn, root=ws.root)
         pruned = session.prune_store({rec.key for rec in session.state["pairs"].values()}, limit)
     return {"removed": pruned.removed, "freed_bytes": pruned.freed, "entries": pruned.entries,

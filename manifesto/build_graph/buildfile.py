@@ -332,7 +332,7 @@ class _Checker:
                 self.fail(path, f"a gitops target needs '{key}'")
         # The grammar `manifesto init --gitops-*` checks too (manifesto.util.gitops_rules).
         for key, problem in (("repo_url", rules.repo_url_problem), ("revision", rules.revision_problem),
-                             ("project", rules.project_problem)):
+                             ("project", rules.project_problem), ("path", rules.path_problem)):
             if key in raw and problem(raw[key]):
                 self.fail(path + (key,), problem(raw[key]))
         name = self.named_target(raw, path, ("name", "repo_url", "revision", "project"))

@@ -21,7 +21,7 @@ from manifesto.build_graph.fingerprint import code_digest
 from manifesto.build_graph.fsio import dir_signature, signature
 from manifesto.build_graph.generators import from_rows, to_rows
 from manifesto.build_graph.graph import DECLARED, build_graph
-from manifesto.build_graph.state import PairRecord, load_state, save_state
+from manifesto.build_graph.state import BuildfileEntry, ListingEntry, PairRecord, load_state, save_state
 from manifesto.build_graph.statcache import StatCache
 from manifesto.build_graph.workspace import BUILD_FILE
 from manifesto.util.status import Need, Source, Status
@@ -35,14 +35,16 @@ _SAVE_SHARE = 50  # ... and waits at least this many times what the last save to
 class BuildRequest:
     """What to build: addresses, an optional cluster filter and changed-since rev, the shard
     ``(i, n)`` of the selection this runner takes, and the shared cache to use (``remote``:
-    a ``remote.RemoteSettings``, or None for BUILD.yaml's ``remote_cache``, if any)."""
+    a ``remote.RemoteSettings``, or None for BUILD.yaml's ``remote_cache``, if any) and
+    ``store_limit``, ``MANIFESTO_STORE_LIMIT``'s text as the entry point's settings give it."""
 
-    __slots__ = ("addresses", "clusters", "changed_since", "mode", "jobs", "shard", "remote")
+    __slots__ = ("addresses", "clusters", "changed_since", "mode", "jobs", "shard", "remote", "store_limit")
 
     def __init__(self, addresses, clusters=(), changed_since=None, mode="write", jobs=None, shard=None,
-                 remote=None) -> None:
+                 remote=None, store_limit=None) -> None:
         self.addresses, self.clusters, self.changed_since = tuple(addresses), tuple(clusters), changed_since
         self.mode, self.jobs, self.shard, self.remote = mode, jobs, shard, remote
+        self.store_limit = store_limit  # MANIFESTO_STORE_LIMIT's text, as the caller's settings give it
 
 
 class Item:
@@ -148,23 +150,24 @@ class Session:
 
             raise BuildError(f"{self.ws.display_buildfile}: file not found")
         cached = self.state["buildfile"]
-        config = _cached_config(cached[1]) if cached and cached[0] == value else None
+        config = _cached_config(cached.config) if cached and cached.digest == value else None
         if config is not None:
-            locations = cached[2]
+            locations = cached.locations
         else:
             from manifesto.build_graph.buildfile import parse_buildfile
 
             config, locations = parse_buildfile(self.ws.buildfile, self.ws.display_buildfile)
-            self.state["buildfile"] = (value, {**config, "generators": to_rows(config["generators"])}, locations)
+            self.state["buildfile"] = BuildfileEntry(value, {**config, "generators": to_rows(config["generators"])},
+                                                     locations)
             self.graph_changed = True
         files = self._listing(config, value)
         return build_graph(config, files, locations, self.ws.display_buildfile, self.ws.root)
 
     def _listing(self, config: dict, config_digest: str) -> dict:
         cached = self.state["listing"]
-        if (cached and _listing_ok(cached) and cached[0] == config_digest
-                and _dirs_unchanged(self.ws.root, cached[1])):
-            return cached[2]
+        if (cached and _listing_ok(cached) and cached.config_digest == config_digest
+                and _dirs_unchanged(self.ws.root, cached.dirs)):
+            return cached.files
         from manifesto.build_graph.globs import select, walk
 
         dirs, files, walked = {}, {}, {}
@@ -185,9 +188,9 @@ class Session:
                     raise BuildError(f"{printable(os.path.join(base, name))}: a source file's name holds the control "
                                      f"or invisible character U+{ord(bad):04X}; rename the file (a target's name "
                                      "must print as itself)")
-        if not cached or cached[0] != config_digest or cached[2] != files:
+        if not cached or cached.config_digest != config_digest or cached.files != files:
             self.graph_changed = True
-        self.state["listing"] = (config_digest, dirs, files)
+        self.state["listing"] = ListingEntry(config_digest, dirs, files)
         self.refreshed = True
         return files
 
@@ -198,7 +201,7 @@ class Session:
         from manifesto.build_graph.select import select_pairs
 
         changed = self._changed_keys(request.changed_since) if request.changed_since else None
-        code_keys = self.state["code"][1] if self.code and self.state.get("code") else ()
+        code_keys = self.state["code"].keys if self.code and self.state.get("code") else ()
         pairs, explicit = select_pairs(self.graph, self.state, request.addresses,
                                        request.clusters, changed, code_keys)
         if request.shard is not None:
@@ -299,9 +302,11 @@ class Session:
     def execute(self, items: list[Item], request: BuildRequest, render=None) -> None:
         """Evaluate every stale pair, then prune (write) or inspect (check) ``out/``."""
         from manifesto.store import Store
-        from manifesto.tasks import entries  # noqa: F401  (registers the codecs of the entries it reads)
+        from manifesto.tasks import entries
 
-        limit = self.store_limit()  # a bad MANIFESTO_STORE_LIMIT stops the build before it renders
+        entries.install()  # the codecs of the entries it reads and writes
+
+        limit = self.store_limit(request.store_limit)  # a bad MANIFESTO_STORE_LIMIT stops the build before it renders
         self.tasks = Store(self.ws.tasks_dir, self.ui.warn, root=self.ws.root)
         self.write = request.mode == "write"
         pending = [i for i in items if i.kind in (Need.STALE, Need.RESTORE) and not self._from_cache(i)]
@@ -323,26 +328,27 @@ class Session:
 
         settings = request.remote
         if settings is None or not settings.url:  # BUILD.yaml's URL, with the flags' and env's settings
-            declared = (self.state["buildfile"][1] or {}).get("remote_cache") if self.state.get("buildfile") else None
+            declared = (self.state["buildfile"].config or {}).get("remote_cache") if self.state.get("buildfile") else None
             if not declared:
                 return None
             settings = (settings or RemoteSettings("")).at(declared["url"], declared["read_only"])
         return SharedCache(self, settings)
 
-    def store_limit(self) -> int:
-        """The store's bound in bytes: ``MANIFESTO_STORE_LIMIT``, else BUILD.yaml's
-        ``store_limit``, else ``store.DEFAULT_LIMIT``. Raises BuildError naming a bad variable."""
+    def store_limit(self, setting: str | None = None) -> int:
+        """The store's bound in bytes: ``setting`` (``MANIFESTO_STORE_LIMIT``'s text, handed down
+        from the entry point's settings), else BUILD.yaml's ``store_limit``, else
+        ``store.DEFAULT_LIMIT``. Raises BuildError naming a bad variable."""
         from manifesto.store import DEFAULT_LIMIT, ENV_LIMIT, env_limit
 
         try:
-            value = env_limit(os.environ)
+            value = env_limit({ENV_LIMIT: setting} if setting else {})
         except ValueError as exc:
             from manifesto.errors import BuildError
 
             raise BuildError(f"{ENV_LIMIT}: {exc}") from None
         if value is not None:
             return value
-        config = self.state["buildfile"][1] if self.state.get("buildfile") else None
+        config = self.state["buildfile"].config if self.state.get("buildfile") else None
         declared = (config or {}).get("store_limit")
         return declared if type(declared) is int and declared >= 0 else DEFAULT_LIMIT
 
@@ -609,7 +615,7 @@ class Session:
     def _referenced(self) -> set:
         keys = {BUILD_FILE}
         if self.state.get("code"):
-            keys.update(self.state["code"][1])
+            keys.update(self.state["code"].keys)
         for pair, rec in self.state["pairs"].items():
             keys.update(rec.inputs)
             if rec.status == Status.OK:
@@ -696,9 +702,9 @@ def _listing_ok(cached) -> bool:
     printable): names become targets and paths in out/, so a verified manifest is still checked."""
     from manifesto.build_graph.generators import folder_ok
 
-    if type(cached) is not tuple or len(cached) != 3:
+    if not isinstance(cached, ListingEntry):
         return False
-    _, dirs, files = cached
+    dirs, files = cached.dirs, cached.files
     if type(dirs) is not dict or type(files) is not dict:
         return False
     if not all(folder_ok(d) and (s is None or (type(s) is tuple and len(s) == 3)) for d, s in dirs.items()):

@@ -12,25 +12,22 @@ import os
 import time
 
 from manifesto.build_graph.fsio import dir_signature
+from manifesto.build_graph.state import CodeEntry
 from manifesto.load.digest import code_names, fingerprint
 
 __all__ = ["code_digest"]
 
 
 def code_digest(state: dict, stat, renderer: str) -> str:
-    """The current code fingerprint; refreshes ``state["code"]`` when needed.
-
-    ``state["code"]`` is (renderer, stat keys, portable names, directory
-    signatures, file digests, fingerprint).
-    """
+    """The current code fingerprint; refreshes ``state["code"]`` (a ``state.CodeEntry``) when needed."""
     cached = state.get("code")
-    if cached and len(cached) == 6 and cached[0] == renderer and _dirs_unchanged(cached[3]):
-        digests = tuple(stat.digest(k) for k in cached[1])
-        if digests == cached[4]:
-            return cached[5]
+    if cached and cached.renderer == renderer and _dirs_unchanged(cached.dirs):
+        digests = tuple(stat.digest(k) for k in cached.keys)
+        if digests == cached.digests:
+            return cached.fingerprint
         if None not in digests:
-            value = fingerprint(cached[2], digests, renderer)
-            state["code"] = cached[:4] + (digests, value)
+            value = fingerprint(cached.names, digests, renderer)
+            state["code"] = cached._replace(digests=digests, fingerprint=value)
             return value
     return _refresh(state, stat, renderer)
 
@@ -53,5 +50,5 @@ def _refresh(state: dict, stat, renderer: str) -> str:
     keys = tuple(stat.key(p) for p in paths)
     digests = tuple(stat.digest(k) or "-" for k in keys)
     value = fingerprint(names, digests, renderer)
-    state["code"] = (renderer, keys, names, {d: s for d, s in dirs.items() if s}, digests, value)
+    state["code"] = CodeEntry(renderer, keys, names, {d: s for d, s in dirs.items() if s}, digests, value)
     return value

@@ -166,7 +166,7 @@ def _gitops_settings_ok(settings: dict) -> bool:
 
     if set(settings) != _GITOPS_SETTINGS or type(settings["automated"]) is not bool:
         return False
-    if any(type(settings[k]) is not str for k in ("path", "namespace")):
+    if type(settings["namespace"]) is not str or rules.path_problem(settings["path"]) is not None:
         return False
     destination = settings["destination"]
     if destination is not None:

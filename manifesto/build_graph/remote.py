@@ -267,6 +267,7 @@ class SharedCache:
         self.remote = RemoteCache(settings, session.ui.warn)
         self.read_only = settings.read_only
         self._suffixes: dict[str, str | None] = {}  # cluster name -> its artifacts' suffix
+        self._known: tuple[str, ...] | None = None  # what an index may name (_within)
         if settings.withheld:
             from manifesto.edge.escape import terminal
 
@@ -310,7 +311,7 @@ class SharedCache:
         if raw is None:
             return False
         try:
-            inputs = decode_remote_index(raw, (f"{bundled_dir()}/catalog",), known).inputs
+            inputs = decode_remote_index(raw, (f"{bundled_dir()}/catalog",), known, self._within()).inputs
         except BadEntry as exc:
             return self._bad(index_key, exc)
         digests = [s.stat.digest(k) for k in inputs]
@@ -337,6 +338,15 @@ class SharedCache:
         s._apply_entry(item, entry)
         item.how = Source.REMOTE
         return True
+
+    def _within(self) -> tuple[str, ...]:
+        """The workspace files and folders an index may name: BUILD.yaml, every target's file,
+        and the top folder of each (``models/``, ``clusters/``, ``routing/``: a spec's base
+        files and config.json live there)."""
+        if self._known is None:
+            paths = [t.path for t in self.session.graph.targets.values() if not t.path.startswith("//")]
+            self._known = ("BUILD.yaml", *sorted({p.split("/", 1)[0] + "/" if "/" in p else p for p in paths}))
+        return self._known
 
     def _expected(self, item) -> tuple[str | None, tuple[str, ...]]:
         """The suffix ``item``'s artifact has (None when its cluster profile does not load) and
@@ -365,6 +375,12 @@ class SharedCache:
         entry = self.session.tasks.get(result.key)
         if entry is None or getattr(entry, "status", None) != "ok":
             return  # only artifacts are shared: another build decides a skip or a failure itself
+        from manifesto.edge.entries import shared_input_ok
+        from manifesto.load.catalog import bundled_dir
+
+        roots = (f"{bundled_dir()}/catalog",)
+        if not all(shared_input_ok(p, roots, self._within()) for p in entry.inputs):
+            return  # it read a file outside the workspace and the catalog (a user catalog's): no reader takes it
         record = {"task": entry.task, "status": "ok", "suffix": entry.suffix, "reason": "",
                   "budget": entry.budget, "text_sha256": ""}
         data = entry.text.encode()

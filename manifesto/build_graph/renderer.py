@@ -36,9 +36,9 @@ ENV_VAR = "MANIFESTO_BUILD_RENDERER"
 _loaded: dict[str, object] = {}
 
 
-def renderer_name(environ=None) -> str:
-    """The renderer module to use: the test hook, or the product's renderer."""
-    environ = os.environ if environ is None else environ
+def renderer_name(environ) -> str:
+    """The renderer module to use: the test hook (``environ``: the entry point's settings), or
+    the product's renderer."""
     return environ.get(ENV_VAR) or DEFAULT
 
 

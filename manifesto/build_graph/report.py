@@ -144,20 +144,28 @@ class Report:
         return out
 
     def budget_lines(self) -> list[str]:
-        """One line per cluster: the GPUs, nodes and pods its built artifacts ask for, and their
-        hourly cost when every priced artifact's accelerator has a price."""
+        """One line per cluster: the GPUs, nodes and pods its deployments ask for, and their
+        hourly cost when every priced deployment's accelerator has a price. Each deployment is
+        counted once: a model that deployment targets deploy to a cluster counts as those
+        targets (each one runs), not again as its matrix artifact for that cluster, which
+        renders the same model for review."""
         totals: dict[str, dict] = {}
         records = self.session.state["pairs"]
-        for item in self.items:  # budget_rows' budgets, without building every row
-            rec = records.get(item.pair) if item.status == Status.OK else None
+        graph = self.session.graph
+        built = [item for item in self.items if item.status == Status.OK]
+        deployed = {(graph.source(item.pair[0]), item.pair[1]) for item in built if item.pair[0] in graph.deployments}
+        for item in built:  # budget_rows' budgets, without building every row
+            if item.pair[0] not in graph.deployments and (item.pair[0], item.pair[1]) in deployed:
+                continue
+            rec = records.get(item.pair)
             b = rec.budget if rec is not None else None
             if not b:
                 continue
-            t = totals.setdefault(item.pair[1], {"gpus": 0, "nodes": 0, "pods": 0, "artifacts": 0, "cost": 0.0,
+            t = totals.setdefault(item.pair[1], {"gpus": 0, "nodes": 0, "pods": 0, "deployments": 0, "cost": 0.0,
                                                    "priced": True})
             for key in ("gpus", "nodes", "pods"):
                 t[key] += b[key]
-            t["artifacts"] += 1
+            t["deployments"] += 1
             if b.get("hourly_cost") is None:
                 t["priced"] = False
             else:
@@ -166,8 +174,10 @@ class Report:
         for cluster in sorted(totals):
             t = totals[cluster]
             cost = f", {round(t['cost'], 4):g} per hour" if t["priced"] else ""
-            lines.append(f"budget      {cluster}: {t['gpus']} GPUs, {t['nodes']} nodes, {t['pods']} pods over "
-                         f"{t['artifacts']} artifact{'' if t['artifacts'] == 1 else 's'}{cost}")
+            n = t["deployments"]
+            lines.append(f"budget      {cluster}: {t['gpus']} GPU{'' if t['gpus'] == 1 else 's'}, {t['nodes']} "
+                         f"node{'' if t['nodes'] == 1 else 's'}, {t['pods']} pod{'' if t['pods'] == 1 else 's'} "
+                         f"over {n} deployment{'' if n == 1 else 's'}{cost}")
         return lines
 
 

@@ -23,7 +23,8 @@ from manifesto.build_graph.fsio import atomic_write
 from manifesto.build_graph.outdir import SUFFIXES
 from manifesto.util.status import Status
 
-__all__ = ["FORMAT", "PairRecord", "load_state", "new_state", "save_state"]
+__all__ = ["FORMAT", "PairRecord", "BuildfileEntry", "ListingEntry", "CodeEntry", "load_state", "new_state",
+           "save_state"]
 
 # 6: what a build last wrote; every BUILD.yaml-settable render option (manifesto.resolve.options)
 # 7: the GPU budget of each pair's artifact
@@ -55,14 +56,41 @@ def new_state() -> dict:
     """An empty manifest."""
     return {
         "format": FORMAT,
-        "buildfile": None,  # (digest, config, locations)
-        "listing": None,  # (config digest, {dir: (mtime_ns, inode, trusted)}, {gen: files})
-        "code": None,  # (renderer, stat keys, names, {dir: (mtime_ns, inode, trusted)}, digests, fingerprint)
+        "buildfile": None,  # a BuildfileEntry
+        "listing": None,  # a ListingEntry
+        "code": None,  # a CodeEntry
         "stat": {},  # path -> (packed signature or 0, digest): see statcache
         "pairs": {},  # (model path, cluster) -> PairRecord tuple
         "tasks": 0,  # about how many entries the task cache holds
         "store": None,  # (about how many bytes it holds, about how many one render adds)
     }
+
+
+class BuildfileEntry(namedtuple("_BuildfileEntry", ("digest", "config", "locations"))):
+    """The parsed BUILD.yaml: its file's ``digest``, its ``config`` (target generators as rows:
+    ``generators.to_rows``) and the ``locations`` of its keys. Like every entry of the
+    manifest, a ``collections.namedtuple`` (a plain tuple on disk): see :class:`PairRecord`."""
+
+    __slots__ = ()
+
+
+class ListingEntry(namedtuple("_ListingEntry", ("config_digest", "dirs", "files"))):
+    """The source listing: the BUILD.yaml digest it was made for, ``dirs`` ({folder:
+    (mtime_ns, inode, trusted) or None}) and ``files`` ({generator index: names or None})."""
+
+    __slots__ = ()
+
+
+class CodeEntry(namedtuple("_CodeEntry", ("renderer", "keys", "names", "dirs", "digests", "fingerprint"))):
+    """The code fingerprint's sources: the ``renderer`` module, the stat cache ``keys`` and
+    portable ``names`` of its files, the signatures of their ``dirs`` ({dir: (mtime_ns, inode,
+    trusted)}), the files' ``digests`` and the ``fingerprint`` they give."""
+
+    __slots__ = ()
+
+
+#: The manifest's single entries: key -> their class (a plain tuple of its width on disk).
+_ENTRIES = {"buildfile": BuildfileEntry, "listing": ListingEntry, "code": CodeEntry}
 
 
 class PairRecord(namedtuple("_PairRecord", ("context", "inputs", "digests", "key", "status", "suffix",
@@ -139,6 +167,9 @@ def save_state(path: str, state: dict) -> None:
         pairs[_share(k, shared)] = _compact(rec, shared)
     plain = {k: v for k, v in state.items() if k != _SAVED}
     plain["pairs"] = pairs
+    for name in _ENTRIES:  # marshal writes plain tuples only
+        if plain.get(name) is not None:
+            plain[name] = tuple(plain[name])
     from manifesto.edge.trust import mac
 
     payload = marshal.dumps(plain)
@@ -221,6 +252,9 @@ def _decode(blob: bytes):
         return None
     if not _well_formed(state):
         return None
+    for name, cls in _ENTRIES.items():  # an entry not of its width is absent: made afresh
+        value = state.get(name)
+        state[name] = cls._make(value) if type(value) is tuple and len(value) == len(cls._fields) else None
     pairs = _records(state["pairs"])
     if pairs is None:
         return None

@@ -288,25 +288,34 @@ def _run_dependents(args) -> int:
     return 0
 
 
+#: How many skipped pairs `matrix --format github` names on stderr before it counts the rest.
+_MATRIX_NOTES = 12
+
+
 def _run_matrix(args) -> int:
     import json
 
     from manifesto.build_graph import api
-    from manifesto.errors import printable
+    from manifesto.errors import note, printable
 
     rows, shards = api.matrix_and_shards(args.addresses, args.shards, clusters=args.cluster,
                                          changed_since=args.changed_since)
     if args.format == "github":
-        for r in rows:
-            if r["status"] != "ok":
-                print(printable(f"{r['status']}: {r['model']} @ {r['cluster']}: {r['reason']}"), file=sys.stderr)
+        # As the build's report: the first few reasons, then a count (--format json has them all).
+        notes = [printable(f"{r['status']}: {r['model']} @ {r['cluster']}: {r['reason']}") for r in rows
+                 if r["status"] != "ok"]
+        if len(notes) > _MATRIX_NOTES:
+            notes[_MATRIX_NOTES:] = [f"skipped: ... and {len(notes) - _MATRIX_NOTES} more pairs "
+                                     "(`manifesto matrix --format json` gives every reason)"]
+        for line in notes:
+            note(line)
         include = [{"model": r["model"], "cluster": r["cluster"]} for r in rows if r["status"] == "ok"]
         if args.shards:
             include = shards
         if include:  # GitHub Actions rejects an empty matrix: print nothing for the job's `if:` to test
             print(json.dumps({"include": include}, separators=(",", ":")))
         else:
-            print("matrix: no renderable pairs; nothing to run", file=sys.stderr)
+            note("matrix: no renderable pairs; nothing to run")
     elif args.shards:
         _print(args, shards, (f"{s['shard']:<8} {s['pairs']} pair{'' if s['pairs'] == 1 else 's'}" for s in shards),
                names=(s["shard"] for s in shards))

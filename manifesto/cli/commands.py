@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sys
 
-from manifesto.cli.common import (add, cached_command, info, load_cluster_for, load_pair, pick_namespace,
-                                  render_cached, resolve_loaded, search_of, settings, spec_args, wants)
+from manifesto.cli.common import (add, artifact_loaded, cached_command, info, load_cluster_for, load_pair,
+                                  pick_namespace, render_cached, resolve_loaded, search_of, settings, spec_args, wants)
 from manifesto.cli.hints import FILES
-from manifesto.cli.flags import add_output
+from manifesto.cli.flags import add_output, file_arg
 
 __all__ = ["register"]
 
@@ -45,12 +45,12 @@ def register(sub) -> None:
     p.set_defaults(func=_render_manifest)
     p = add(render, "file", help="render a spec to a file (default /tmp/manifesto.yaml or MANIFESTO_RENDER_OUT)")
     spec_args(p)
-    p.add_argument("--output", "-o", metavar="FILE", help="file to write (not a format: `-o json` is refused, "
+    p.add_argument("--output", "-o", metavar="FILE", type=file_arg, help="file to write (not a format: `-o json` is refused, "
                    "write ./json for a file of that name)").complete = FILES
     p.set_defaults(func=_render_file)
     p = add(render, "slurm", help="render a spec for a Slurm cluster: the sbatch script, to stdout or -o FILE")
-    spec_args(p)
-    p.add_argument("--output", "-o", metavar="FILE", help="file to write (default: stdout)").complete = FILES
+    spec_args(p, slurm_only=True)
+    p.add_argument("--output", "-o", metavar="FILE", type=file_arg, help="file to write (default: stdout)").complete = FILES
     p.set_defaults(func=_render_slurm)
 
     p = add(render, "routing", help="render only the llm-d routing layer of a spec")
@@ -76,12 +76,12 @@ def register(sub) -> None:
     add_output(p)
     p.set_defaults(func=_config_home)
     p = add(csub, "list", help="list catalog entries and where each comes from")
-    p.add_argument("kind", choices=("models", "clusters", "routing"))
+    p.add_argument("kind", choices=("models", "clusters", "routing"), help="the catalog: models, clusters or routing (profiles)")
     add_output(p, table=True)
     p.set_defaults(func=_config_list)
     p = add(csub, "resolve", help="print the file a catalog name resolves to")
-    p.add_argument("kind", choices=("models", "clusters", "routing"))
-    p.add_argument("name")
+    p.add_argument("kind", choices=("models", "clusters", "routing"), help="the catalog: models, clusters or routing (profiles)")
+    p.add_argument("name", help="a catalog name, e.g. qwen/aggregated or example-gb200")
     add_output(p)
     p.set_defaults(func=_config_resolve)
     for name, words in _CONFIG_MODULES:
@@ -135,41 +135,48 @@ def _render_manifest(args) -> int:
 
 
 def _render_routing(args) -> int:
-    from manifesto.errors import ResolveError
-    from manifesto.render import expanded_inputs, k8s_objects
-    from manifesto.render.k8s import render_routing
-
     spec, cluster, opts = load_pair(args)
-    plan = resolve_loaded(spec, cluster, opts, search_of(args))
-    if plan.platform == "slurm":
-        raise ResolveError("render routing is for Kubernetes clusters; Slurm batch scripts embed their router")
-    if plan.routing is None:
-        raise ResolveError(f"{args.spec} has routing disabled; there is no routing layer to render",
-                           spec.where(("routing",)), "routing")
     from manifesto.cli.provenance import with_source
 
-    text = render_routing(plan, *expanded_inputs(spec, cluster), k8s_objects(plan, spec, routing=True), options=opts,
-                          routing_yaml=plan.routing.config_files[0][1] if opts.routing_profile else None)
-    sys.stdout.write(with_source(text, settings(args)))
+    sys.stdout.write(with_source(routing_text(spec, cluster, opts, search_of(args), args.spec), settings(args)))
     return 0
 
 
+def routing_text(spec, cluster, options, search, shown: str) -> str:
+    """The text of the routing layer's Artifact of the loaded ``spec`` on ``cluster`` (``shown``:
+    the spec as the user named it); a Slurm cluster or a spec without routing is refused."""
+    from manifesto.errors import ResolveError
+
+    plan, made = artifact_loaded(spec, cluster, options, search, layer="routing")
+    if plan.platform == "slurm":
+        raise ResolveError("render routing is for Kubernetes clusters; Slurm batch scripts embed their router")
+    if made is None:
+        raise ResolveError(f"{shown} has routing disabled; there is no routing layer to render",
+                           spec.where(("routing",)), "routing")
+    return made.text
+
+
 def _render_bootstrap(args) -> int:
+    env = settings(args)
+    cluster = load_cluster_for(args, env)
+    sys.stdout.write(bootstrap_text(cluster, lambda: pick_namespace(args, env)))
+    return 0
+
+
+def bootstrap_text(cluster, namespace) -> str:
+    """The bootstrap objects of ``cluster`` in the namespace ``namespace()`` gives, as YAML
+    with their provenance header; a Slurm cluster is refused (before the namespace is asked)."""
     from manifesto.errors import ResolveError
     from manifesto.render.k8s.bootstrap import render_bootstrap
     from manifesto.util.yamlemit import dump_yaml
 
-    env = settings(args)
-    cluster = load_cluster_for(args, env)
     if cluster.platform == "slurm":
         raise ResolveError(f"cluster '{cluster.name}' is a Slurm cluster; bootstrap objects are Kubernetes-only")
-    namespace = pick_namespace(args, env)
+    namespace = namespace()
     try:
-        text = render_bootstrap(cluster.profile, namespace, dump_yaml(cluster.loaded.data))
+        return render_bootstrap(cluster.profile, namespace, dump_yaml(cluster.loaded.data))
     except ResolveError as exc:
         raise ResolveError(exc.message, cluster.where(("storage", "shared_claim")), exc.path) from None
-    sys.stdout.write(text)
-    return 0
 
 
 def _check_output_file(value: str | None) -> None:
@@ -212,13 +219,8 @@ def _render_file(args) -> int:
 
 
 def _render_slurm(args) -> int:
-    from manifesto.errors import InputError
-
     _check_output_file(args.output)
-    cluster = load_cluster_for(args, settings(args))
-    if cluster.platform != "slurm":
-        raise InputError(f"cluster '{cluster.name}' is a {cluster.platform} cluster; render slurm writes Slurm "
-                         "batch scripts (use `manifesto render manifest` or `render file` for it)")
+    refuse_kubernetes(load_cluster_for(args, settings(args)))
     from manifesto.cli.provenance import with_source
 
     text = with_source(render_cached(args)[0], settings(args))
@@ -227,6 +229,15 @@ def _render_slurm(args) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def refuse_kubernetes(cluster) -> None:
+    """``render slurm`` on a cluster that is not a Slurm cluster: its error."""
+    from manifesto.errors import InputError
+
+    if cluster.platform != "slurm":
+        raise InputError(f"cluster '{cluster.name}' is a {cluster.platform} cluster; render slurm writes Slurm "
+                         "batch scripts (use `manifesto render manifest` or `render file` for it)")
 
 
 def _config_validate(args) -> int:

@@ -78,9 +78,10 @@ def wants(sub, *names: str) -> bool:
 def spec_args(p: argparse.ArgumentParser, render: bool = True, *,
               context_help: str = "kube context used to pick a cluster profile and namespace",
               namespace_help: str = "namespace (default: MANIFESTO_NAMESPACE or the kube context's)",
-              specs_help: str | None = None) -> None:
+              specs_help: str | None = None, slurm_only: bool = False) -> None:
     """SPEC and the options that pick a cluster, identity and namespace; with ``render``, the
-    options that change what is rendered. A command whose --context or --namespace means more
+    options that change what is rendered (``slurm_only``: but the Kubernetes-only ones, for a
+    command that renders only for Slurm). A command whose --context or --namespace means more
     (``test e2e``) passes its own help for them; one that takes several specs (``render
     monitoring``) passes ``specs_help``, and gets them as ``args.specs``."""
     if not isinstance(p, argparse.ArgumentParser):  # a command this run does not build
@@ -95,12 +96,12 @@ def spec_args(p: argparse.ArgumentParser, render: bool = True, *,
     p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name "
                    "(default: MANIFESTO_CLUSTER or the kube context)").complete = CATALOG["clusters"]
     p.add_argument("--context", help=context_help)
-    from manifesto.cli.flags import add_option_flags
+    from manifesto.cli.flags import KUBERNETES_ONLY, add_option_flags
 
     completers = {"routing": CATALOG["routing"]}
     add_option_flags(p, "select", help_for={"namespace": namespace_help}, complete=completers)
     if render:
-        add_option_flags(p, "render", complete=completers)
+        add_option_flags(p, "render", complete=completers, leave_out=KUBERNETES_ONLY if slurm_only else frozenset())
 
 
 def kube_args(p: argparse.ArgumentParser) -> None:
@@ -152,7 +153,7 @@ def load_pair(args):
     env = cli_settings.settings()
     cluster = load_cluster_for(args, env)
     spec = load_spec(args.spec, cluster, search=search_of(args))
-    return spec, cluster, cli_settings.options(args, env)
+    return spec, cluster, cli_settings.options(args, env, kube=cluster.platform != "slurm")
 
 
 def plan_for_args(args, env, command: str, cluster=None):
@@ -182,6 +183,35 @@ def resolve_loaded(spec, cluster, options, search, hf_home: str | None = None):
     return run(Task.RESOLVE, request, Tasks(Store(None), "")).ok().plan
 
 
+def artifact_loaded(spec, cluster, options, search, layer: str = "manifest"):
+    """(Plan, Artifact) of the loaded ``spec`` on the loaded ``cluster``: the pair's ARTIFACT
+    task (``manifesto.tasks.runner.run`` on a LoadedPairRequest, nothing kept on disk), its
+    error raised. The Artifact (``manifesto.render.products.Artifact``: objects with the
+    artifact-digest annotation, names and sizes checked) is None when the plan has no such
+    ``layer`` (the routing layer of a plan without routing)."""
+    from manifesto.store import Store
+    from manifesto.tasks.core import LoadedPairRequest, Task
+    from manifesto.tasks.memo import Tasks
+    from manifesto.tasks.runner import run
+
+    request = LoadedPairRequest(spec, cluster, options, search, layer=layer)
+    outcome = run(Task.ARTIFACT, request, Tasks(Store(None), "")).ok()
+    return outcome.plan, outcome.artifact
+
+
+def artifact_for_args(args, env, command: str, cluster=None, layer: str = "manifest"):
+    """(Plan, Artifact, spec) of SPEC on a Kubernetes cluster (:func:`artifact_loaded`); Slurm
+    clusters are refused. ``cluster``: the profile the caller already loaded with ``load_cluster_for``."""
+    import manifesto.cli.settings as cli_settings
+    from manifesto.spec import load_spec
+
+    cluster = cluster or load_cluster_for(args, env)
+    refuse_slurm_cluster(cluster, command)
+    spec = load_spec(args.spec, cluster, search=search_of(args))
+    plan, made = artifact_loaded(spec, cluster, cli_settings.options(args, env), search_of(args), layer)
+    return plan, made, spec
+
+
 def render_cached(args, command: str = "render manifest") -> tuple[str, str]:
     """(text, suffix) of a render, served from the store when its inputs are unchanged."""
     text, suffix, _ = cached_command(args, command)
@@ -201,7 +231,7 @@ def cached_command(args, command: str, task: str = "render", hf_home: str | None
     cluster_ref = str(find("clusters", cli_settings.pick_cluster(args.cluster, env, args.context), search=search))
     spec_ref = str(find("models", args.spec, search=search))
     cluster, spec = os.path.abspath(cluster_ref), os.path.abspath(spec_ref)
-    raw = cli_settings.raw_options(args, env)
+    raw = cli_settings.raw_options(args, env, kube=_reads_kube_namespace(args, env, cluster_ref, search))
     # Names resolve through the catalogs, so key on the files they resolve to: a user entry
     # that starts shadowing a bundled one must not be answered from the old entry.
     routing = (os.path.abspath(find("routing", raw["routing_profile"], search=search))
@@ -210,9 +240,18 @@ def cached_command(args, command: str, task: str = "render", hf_home: str | None
 
     # a search confined to some folders (regen's private one) confines every file the pair reads
     roots = tuple(search.within) if search is not None else ()
-    query = commands.Query(command, spec, cluster, routing, raw, task=task, hf_home=hf_home, refs=(spec_ref, cluster_ref),
-                           roots=roots)
-    return commands.cached(commands.cache_dir(env), query)
+    query = commands.Query(command, spec, cluster, routing, raw, task=task, hf_home=hf_home, refs=(spec_ref, cluster_ref))
+    return commands.cached(commands.cache_dir(env), query, env.get("MANIFESTO_STORE_LIMIT"), roots)
+
+
+def _reads_kube_namespace(args, env, cluster_ref: str, search) -> bool:
+    """Whether a namespace not given falls back to the kube context's: not for a Slurm
+    cluster, whose renders read no kube context (the profile is read only when it decides)."""
+    if getattr(args, "namespace", None) or env.get("MANIFESTO_NAMESPACE"):
+        return True
+    from manifesto.cluster import load_cluster
+
+    return load_cluster(cluster_ref, search=search).platform != "slurm"
 
 
 # -- Kubernetes -------------------------------------------------------------------------
@@ -262,7 +301,6 @@ def slurm_submit(args, cluster=None) -> int:
     """Render (through the render cache) and submit; the job ID goes to stdout (-o json: an object).
     ``cluster``: the profile the caller already loaded."""
     import shlex
-    import sys
 
     from manifesto.ops import slurm
     from manifesto.util.outputs import emit
@@ -275,7 +313,7 @@ def slurm_submit(args, cluster=None) -> int:
         from manifesto.errors import printable
 
         answer = (proc.stderr or proc.stdout).strip()  # sbatch answers on stderr
-        print(printable(answer[-4000:], keep="\n"), file=sys.stderr)
+        info(args, printable(answer[-4000:], keep="\n"))
         return 0
     job = slurm.job_id(proc.stdout)
     where = f" over ssh to {s.ssh_host}" if s and s.ssh_host else ""

@@ -167,7 +167,7 @@ def register(sub, add) -> None:
             "`source <(manifesto completion zsh)` (after compinit) or `manifesto completion fish | source`. "
             "The script runs `manifesto` from PATH: with `uv run`, install the command first "
             "(`uv tool install .`).")
-    p.add_argument("shell", choices=_SHELLS)
+    p.add_argument("shell", choices=_SHELLS, help="the shell to print the script for")
     p.set_defaults(func=_completion)
 
 

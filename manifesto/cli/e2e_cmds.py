@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from manifesto.cli.common import (kube, load_cluster_for, refuse_slurm_cluster, resolve_loaded, search_of, settings,
-                                  spec_args)
+from manifesto.cli.common import (artifact_loaded, kube, load_cluster_for, refuse_slurm_cluster, resolve_loaded,
+                                  search_of, settings, spec_args)
 
 __all__ = ["register"]
 
@@ -43,11 +43,14 @@ def register(sub, add) -> None:
     p.set_defaults(func=_e2e)
 
 
-def _plan(args, env, namespace: str):
+def _options(args, env, namespace: str):
     import manifesto.cli.settings as cli_settings
 
-    scoped = argparse.Namespace(**{**vars(args), "namespace": namespace})
-    return resolve_loaded(args._spec, args._cluster, cli_settings.options(scoped, env), search_of(args))
+    return cli_settings.options(argparse.Namespace(**{**vars(args), "namespace": namespace}), env)
+
+
+def _plan(args, env, namespace: str):
+    return resolve_loaded(args._spec, args._cluster, _options(args, env, namespace), search_of(args))
 
 
 def _e2e(args) -> int:
@@ -55,7 +58,6 @@ def _e2e(args) -> int:
 
     from manifesto.errors import OpsError
     from manifesto.ops.e2e import Waits, check_namespace_name, default_namespace, run_e2e, swap_storage
-    from manifesto.render import k8s_objects
     from manifesto.spec import load_spec
 
     env = settings(args)
@@ -70,8 +72,8 @@ def _e2e(args) -> int:
     else:
         release = _plan(args, env, "manifesto-e2e").release
         namespace = default_namespace(release, secrets.token_hex(3))
-    plan = _plan(args, env, namespace)
-    objs = k8s_objects(plan, args._spec)
+    plan, made = artifact_loaded(args._spec, args._cluster, _options(args, env, namespace), search_of(args))
+    objs = made.objects
     if not any(r.vllm_env for r in plan.roles):
         from manifesto.render.k8s.sidecars import exporter_containers
 

@@ -6,7 +6,7 @@ grammar in ``manifesto.util.numbers``."""
 
 from __future__ import annotations
 
-__all__ = ["add_output", "add_option_flags", "seconds_arg", "positive_seconds_arg"]
+__all__ = ["add_output", "add_option_flags", "file_arg", "seconds_arg", "positive_seconds_arg"]
 
 #: The reference implementation's name of the text table (``servers``, ``config list``).
 TABLE = "table"
@@ -32,14 +32,20 @@ def add_output(parser, formats=None, default: str = "text", *, table: bool = Fal
                         help=f"output format: {shown} (default: {default})")
 
 
-def add_option_flags(p, group: str, *, help_for: dict | None = None, complete: dict | None = None) -> None:
+#: Render options that only a Kubernetes render has a use for: a command that renders only for
+#: Slurm (``render slurm``, ``slurm submit``) does not offer them.
+KUBERNETES_ONLY = frozenset({"idle_shutdown", "idle_timeout_minutes", "argocd_sync_waves"})
+
+
+def add_option_flags(p, group: str, *, help_for: dict | None = None, complete: dict | None = None,
+                     leave_out: frozenset = frozenset()) -> None:
     """The flags of every option of ``group`` ("select" or "render") of
-    ``manifesto.resolve.options.OPTIONS``; ``help_for`` overrides an option's help by name,
-    ``complete`` maps completion hints to completer values."""
+    ``manifesto.resolve.options.OPTIONS`` but those named in ``leave_out``; ``help_for``
+    overrides an option's help by name, ``complete`` maps completion hints to completer values."""
     from manifesto.resolve.options import OPTIONS
 
     for o in OPTIONS:
-        if o.group != group:
+        if o.group != group or o.name in leave_out:
             continue
         text = (help_for or {}).get(o.name, o.help)
         if o.kind == "switch":
@@ -56,6 +62,16 @@ def add_option_flags(p, group: str, *, help_for: dict | None = None, complete: d
         action = p.add_argument(*o.flags, **kwargs)
         if o.complete:
             action.complete = (complete or {}).get(o.complete, o.complete)
+
+
+def file_arg(text: str) -> str:
+    """argparse ``type=`` for a file to write or read: an empty value (``--output=``, a variable
+    that expanded to nothing) is refused, never taken as "not given" and so as the default file."""
+    if not text:
+        import argparse
+
+        raise argparse.ArgumentTypeError("expected a file name, got an empty value")
+    return text
 
 
 def seconds_arg(text: str) -> float:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 __all__ = ["register"]
 
 
@@ -36,8 +34,10 @@ def register(sub, add) -> None:
 
 def _init(args) -> int:
     import re
+    import shlex
     from pathlib import Path
 
+    from manifesto.cli.common import info
     from manifesto.load.catalog import find
     import manifesto.cli.settings as cli_settings
     from manifesto.load.inputs import load_model_data
@@ -59,13 +59,20 @@ def _init(args) -> int:
                             slurm_host=slurm_host, gitops=_gitops(args, slurm_host))
     written = write_workspace(args.directory, files)
     for rel in written:
-        print(f"wrote {Path(args.directory) / rel}", file=sys.stderr)
+        info(args, f"wrote {Path(args.directory) / rel}")
     name = re.search(r"(?m)^    name: (\S+)$", files["BUILD.yaml"]).group(1)
-    where = "" if args.directory == "." else f"cd {args.directory} && "
-    print(f"next: {where}manifesto build && manifesto deploy //:{name} --dry-run", file=sys.stderr)
+    where = "" if args.directory == "." else f"cd {shlex.quote(args.directory)} && "
+    # As printed it runs: a Kubernetes target applies only in its own kube context, which need not
+    # be the current one (or there may be none), and its deploy, dry run too, needs HF_TOKEN.
+    if slurm_host:
+        info(args, f"next: {where}manifesto build && manifesto deploy //:{name} --dry-run")
+    else:
+        info(args, f"next: {where}manifesto build && manifesto deploy //:{name} --context {shlex.quote(context)} "
+             "--dry-run")
+        info(args, "      (deploy, its dry run too, reads HF_TOKEN from the environment or .env for hf-secret)")
     if args.gitops_repo:
-        print(f"then: commit and push the workspace to {args.gitops_repo}, and `kubectl apply --server-side -n "
-              "argocd -f out/gitops/argocd.yaml` (README, \"GitOps with Argo CD\")", file=sys.stderr)
+        info(args, f"then: commit and push the workspace to {args.gitops_repo}, and `kubectl apply --server-side -n "
+             "argocd -f out/gitops/argocd.yaml` (README, \"GitOps with Argo CD\")")
     return 0
 
 

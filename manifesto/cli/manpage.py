@@ -274,7 +274,11 @@ def manpage(env=None) -> str:
     from manifesto.cli.parser import English, get_parser
 
     with English():  # argparse's strings as the CLI prints them, also when called outside main
-        page = Manpage(get_parser(), format="single-commands-section", _data={
+        parser = get_parser()
+        # DESCRIPTION says it at length; argparse-manpage would append the one-line --help
+        # description to it as a sentence of its own.
+        parser.description = None
+        page = Manpage(parser, format="single-commands-section", _data={
             "project_name": "llm-manifesto", "version": __version__, "manual_title": "llm-manifesto manual",
             "date": _date(os.environ if env is None else env),
             "description": "render vLLM and llm-d deployments as Kubernetes YAML or Slurm batch scripts"})

@@ -8,6 +8,7 @@ __all__ = ["register"]
 
 
 def register(sub, add) -> None:
+    from manifesto.cli.flags import file_arg
     from manifesto.cli.hints import FILES
 
     p = add(sub, "migrate", help="rewrite a reference-format model spec or cluster profile in this format "
@@ -15,8 +16,8 @@ def register(sub, add) -> None:
     p.add_argument("file", metavar="FILE", help="the spec or cluster profile to rewrite").complete = FILES
     p.add_argument("--kind", choices=("spec", "cluster"), help="what FILE is (default: a cluster profile when it "
                    "has accelerators:, else a spec)")
-    p.add_argument("--output", "-o", metavar="OUT", help="write here instead of stdout (FILE itself rewrites it "
-                   "in place)").complete = FILES
+    p.add_argument("--output", "-o", metavar="OUT", type=file_arg, help="write here instead of stdout (FILE itself "
+                   "rewrites it in place)").complete = FILES
     p.set_defaults(func=_migrate)
 
 
@@ -26,6 +27,7 @@ def _migrate(args) -> int:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
+    from manifesto.cli.common import info
     from manifesto.errors import InputError
     from manifesto.load.spellings import migrate_cluster, migrate_spec
     from manifesto.load.inputs import display_name
@@ -59,7 +61,7 @@ def _migrate(args) -> int:
     failed = [n for n in notes if n.action == "refused"]
     for note in notes:
         if note.action != "refused":
-            sys.stderr.write(f"{note.action}: {note.message}\n")
+            info(args, f"{note.action}: {note.message}")
     for note in failed:
         sys.stderr.write(f"could not map: {note.key}: {note.message}\n")
     if failed:

@@ -20,21 +20,27 @@ def register(render, add) -> None:
 def _render_monitoring(args) -> int:
     import manifesto.cli.settings as cli_settings
     from manifesto.cli.common import load_cluster_for, search_of
+
+    env = cli_settings.settings()
+    cluster = load_cluster_for(args, env)
+    options = cli_settings.options(args, env)
+    from manifesto.cli.provenance import with_source
+
+    # a routing profile name resolves in the environment's catalogs (search None), as it did
+    sys.stdout.write(with_source(monitoring_text(args.specs, cluster, options, search_of(args)), env))
+    return 0
+
+
+def monitoring_text(specs, cluster, options, search, routing_search=None) -> str:
+    """The monitoring of ``specs`` (paths or names ``search`` finds) on the loaded ``cluster``:
+    the MONITORING task on the loaded specs, as a build's monitoring target runs it;
+    ``routing_search``: where a routing profile name resolves (None: the user's catalogs)."""
     from manifesto.spec import load_spec
     from manifesto.store import Store
     from manifesto.tasks.core import LoadedMonitoringRequest, Task
     from manifesto.tasks.memo import Tasks
     from manifesto.tasks.runner import run
 
-    env = cli_settings.settings()
-    cluster = load_cluster_for(args, env)
-    options = cli_settings.options(args, env)
-    specs = [load_spec(s, cluster, search=search_of(args)) for s in args.specs]
-    # The MONITORING task on the loaded specs, as a build's monitoring target runs it; a
-    # routing profile name resolves in the environment's catalogs (search None), as it did.
-    request = LoadedMonitoringRequest(tuple(specs), cluster, options)
-    text = run(Task.MONITORING, request, Tasks(Store(None), "")).ok().text
-    from manifesto.cli.provenance import with_source
-
-    sys.stdout.write(with_source(text, env))
-    return 0
+    loaded = [load_spec(s, cluster, search=search) for s in specs]
+    request = LoadedMonitoringRequest(tuple(loaded), cluster, options, routing_search)
+    return run(Task.MONITORING, request, Tasks(Store(None), "")).ok().text

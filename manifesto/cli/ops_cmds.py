@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import argparse
 
-from manifesto.cli.common import (info, kube, kube_args, load_cluster_for, pick_namespace, plan_for_args,
+from manifesto.cli.common import (artifact_for_args, info, kube, kube_args, load_cluster_for, pick_namespace, plan_for_args,
                                   refuse_slurm_cluster, refuse_slurm_if_named, settings, slurm_submit, spec_args,
                                   target_args)
 from manifesto.cli.hints import DEPLOYMENTS, FILES, INSTANCES, MODELS
 from manifesto.cli.target_cmds import target_command
-from manifesto.cli.flags import add_output
+from manifesto.cli.flags import add_output, file_arg
 
 __all__ = ["register"]
 
@@ -33,11 +33,11 @@ def register(sub, add) -> None:
                              ("delete", _file_delete, "kubectl delete the objects of a rendered file (hf-secret "
                               "stays)")):
         p = add(fsub, name, help=what)
-        p.add_argument("file", nargs="?", metavar="FILE",
+        p.add_argument("file", nargs="?", metavar="FILE", type=file_arg,
                        help="the rendered file (default: MANIFESTO_RENDER_OUT or /tmp/manifesto.yaml)").complete = FILES
-        p.add_argument("--filename", "-f", metavar="FILE", help="the rendered file, as with kubectl -f"
+        p.add_argument("--filename", "-f", metavar="FILE", type=file_arg, help="the rendered file, as with kubectl -f"
                        ).complete = FILES
-        p.add_argument("--output", "-o", dest="old_output", metavar="FILE", help=argparse.SUPPRESS)
+        p.add_argument("--output", "-o", dest="old_output", metavar="FILE", type=file_arg, help=argparse.SUPPRESS)
         p.add_argument("--cluster", "-c", help="cluster profile, only to refuse Slurm clusters")
         p.add_argument("--user", help="refuse a file whose objects another user's render owns (their "
                        "llm-d.ai/owner label)")
@@ -106,13 +106,13 @@ def _file_target(args, env) -> str:
 
 
 def _file_namespace(args, env, path: str) -> str:
-    """--namespace, else the one namespace the file's objects name, else the default pick."""
-    import re
-
+    """--namespace, else the one namespace the file's objects name (read as kubectl reads the
+    file: JSON or YAML in any layout), else the default pick."""
     from manifesto.edge.files import read_lenient
+    from manifesto.ops.deploy import file_namespaces
 
     text = read_lenient(path) or ""  # kubectl judges the bytes; this only looks for a namespace
-    found = set(re.findall(r"(?m)^  namespace: *['\"]?([A-Za-z0-9.-]+)", text))
+    found = file_namespaces(text, path)
     if args.namespace:
         if len(found) == 1 and args.namespace not in found:
             from manifesto.errors import OpsError
@@ -190,22 +190,20 @@ def _deploy(args) -> int:
         args.test_only = False  # on Slurm, deploying is submitting the batch script
         return slurm_submit(args, cluster)
     from manifesto.ops.deploy import deploy
-    from manifesto.render import k8s_objects
 
-    plan, spec, _ = plan_for_args(args, env, "deploy", cluster)
-    deploy(kube(args, env, plan.namespace, args.context), plan, k8s_objects(plan, spec), env, take_over=args.take_over)
+    plan, made, _ = artifact_for_args(args, env, "deploy", cluster)
+    deploy(kube(args, env, plan.namespace, args.context), plan, made.objects, env, take_over=args.take_over)
     return 0
 
 
 def _deploy_routing(args, env) -> int:
     from manifesto.errors import OpsError
     from manifesto.ops.deploy import deploy_routing
-    from manifesto.render import k8s_objects
 
-    plan, spec, _ = plan_for_args(args, env, "deploy routing")
-    if plan.routing is None:
+    plan, made, _ = artifact_for_args(args, env, "deploy routing", layer="routing")
+    if made is None:
         raise OpsError(f"{args.spec} has routing disabled; there is no routing layer to deploy")
-    deploy_routing(kube(args, env, plan.namespace, args.context), plan, k8s_objects(plan, spec, routing=True))
+    deploy_routing(kube(args, env, plan.namespace, args.context), plan, made.objects)
     return 0
 
 
@@ -272,7 +270,7 @@ def _stop(args) -> int:
         return 0
     choice = pick(instances, fzf=shutil.which("fzf"))
     if choice is None:
-        print("manifesto: nothing selected", file=sys.stderr)
+        info(args, "manifesto: nothing selected")
         return 1
     return stop(client, choice, now=args.now, output=args.output)
 

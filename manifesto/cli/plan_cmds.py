@@ -14,7 +14,7 @@ _MAX_MS = 3_600_000  # --ttft, --itl: an hour
 
 def register(sub, add) -> None:
     from manifesto.cli.hints import ADDRESSES, CATALOG, FILES
-    from manifesto.cli.flags import add_output
+    from manifesto.cli.flags import add_output, file_arg
 
     p = add(sub, "plan", help="propose every layout of a model that fits each cluster target's GPUs (weights and "
             "KV cache, as render checks them), ranked by cost, then GPUs, then headroom; --write one as a spec")
@@ -50,7 +50,7 @@ def register(sub, add) -> None:
                    help="the ranked layout --write and --explain use (default: 1)")
     p.add_argument("--explain", action="store_true", help="print the picked layout's resolution and memory-fit "
                    "arithmetic, as `manifesto explain` prints it")
-    p.add_argument("--write", metavar="PATH", help="write the picked layout as a commented spec inside the "
+    p.add_argument("--write", metavar="PATH", type=file_arg, help="write the picked layout as a commented spec inside the "
                    "workspace (under models/, `manifesto build` renders it)").complete = FILES
     p.add_argument("--force", action="store_true", help="with --write: replace an existing file")
     add_output(p, formats=("text", "json", "markdown"))

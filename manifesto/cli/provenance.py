@@ -17,8 +17,12 @@ __all__ = ["source_commit", "with_source", "without_source"]
 
 _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 _MARK = "\n# Source: llm-manifesto "
-#: The note ``with_source`` adds after the version, at the end of the line.
-_NOTE = re.compile(r" \(checkout at git commit [0-9a-f]{40}(?:[0-9a-f]{24})?; uncommitted changes not shown\)\Z")
+#: What the note says after the commit: true of a clean tree as of one with edits, which the note
+#: cannot tell apart without running git (and before 0.1.0's header wording changed, the old words).
+_CAVEAT = "any uncommitted changes are not recorded here"
+#: The note ``with_source`` adds after the version, at the end of the line (either wording).
+_NOTE = re.compile(r" \(checkout at git commit [0-9a-f]{40}(?:[0-9a-f]{24})?; "
+                   r"(?:any uncommitted changes are not recorded here|uncommitted changes not shown)\)\Z")
 
 
 def _read(path: str) -> str | None:
@@ -83,7 +87,7 @@ def with_source(text: str, env: dict[str, str]) -> str:
     if not sep:
         return text
     version, nl, tail = rest.partition("\n")
-    return f"{head}{sep}{version} (checkout at git commit {commit}; uncommitted changes not shown){nl}{tail}"
+    return f"{head}{sep}{version} (checkout at git commit {commit}; {_CAVEAT}){nl}{tail}"
 
 
 def without_source(text: str) -> str:

@@ -6,10 +6,13 @@ command it records, its inputs (quoted heredocs) kept as data; that command is c
 the CLI's own parser and accepted only when it is a render (``render manifest``, ``file``,
 ``slurm``, ``routing``, ``bootstrap``, ``monitoring``, ``workload``) whose inputs all come
 from the header and which names no kube context and writes nowhere but a private temporary
-folder. It then runs in this process, with this install of manifesto: the inputs written
-to that folder (0700, removed after), no ambient settings (no ``MANIFESTO_*`` variable, no
-``.env``, no user catalog, no render cache, no kube config), its output captured (the
-render's own warnings are not shown: they are about the render, not the comparison).
+folder. Its request is then built from the parsed command and its product asked for in this
+process, with this install of manifesto (``_render``: no command handler runs): the inputs
+written to that folder (0700, removed after), no ambient settings (no ``MANIFESTO_*``
+variable, no ``.env``, no user catalog, no render cache, no kube config: :data:`SETTINGS`
+is handed down, the environment is never edited), every file read confined to that folder
+and the bundled catalog. The render's own warnings are kept on a silent run, not shown:
+they are about the render, not the comparison.
 
 What is compared: the file, except that the note a render from a git checkout adds to the
 header's ``# Source:`` line ("(checkout at git commit ...)", ``cli.provenance``) is taken
@@ -49,24 +52,44 @@ def _refuse(name: str, header, message: str):
                        "was run", Origin(name, header.first_line, 1))
 
 
+class _Stopped(Exception):
+    """argparse asked to exit: ``status`` and its last message."""
+
+    def __init__(self, status: int, message: str | None) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def _silenced(parser) -> None:
+    """``parser`` and its sub-parsers print nothing and exit by raising :class:`_Stopped` (set on
+    these instances only: no stream of the process is redirected)."""
+    import argparse
+
+    def stop(status: int = 0, message: str | None = None):
+        raise _Stopped(status, message)
+
+    parser._print_message = lambda message, file=None: None
+    parser.exit = stop
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _silenced(child)
+
+
 def _parse_words(argv: list[str]):
     """``argv`` (``render WHAT ...``) parsed by the CLI's parser: (namespace, None), or (None,
     argparse's complaint); nothing argparse prints reaches the terminal."""
-    import contextlib
-    import io
-
     from manifesto.cli.parser import get_parser
 
     parser = get_parser("render", alone=True, then=argv[1])
     parser.argv = argv
-    out, err = io.StringIO(), io.StringIO()
+    _silenced(parser)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            return parser.parse_args(argv), None
-    except SystemExit as exc:
-        if exc.code == 0:
+        return parser.parse_args(argv), None
+    except _Stopped as exc:
+        if exc.status == 0:
             return None, "it asks for help or the version, not a render"
-        lines = [line for line in err.getvalue().splitlines() if line.strip()]
+        lines = [line for line in (exc.message or "").splitlines() if line.strip()]
         message = lines[-1] if lines else "argparse refused it"
         return None, message.split(": error: ", 1)[-1]
 
@@ -125,57 +148,55 @@ def _private_folder():
     return tempfile.TemporaryDirectory(prefix="manifesto-regen-")  # mkdtemp: mode 0700
 
 
-class _Hermetic:
-    """The process as a render with only the header's inputs sees it: working directory
-    ``work``, no ``MANIFESTO_*`` variable but those set here (no user catalog or .env, no
-    render cache, no checkout note), a kube config that does not exist; restored after. (The
-    render is quiet through its own run, which ``regenerate`` gives it.)"""
+#: The settings a header's render sees: none of the user's (no ``MANIFESTO_*`` variable, no
+#: ``.env``, no user catalog, no render cache, no kube config, no ``$USER``) and no checkout
+#: note on the ``# Source:`` line. A value handed down, never written into the environment.
+SETTINGS = {"MANIFESTO_SOURCE_COMMIT": "off", "MANIFESTO_NO_CACHE": "1"}
 
-    def __init__(self, root: str, work: str) -> None:
-        import os
 
-        self.set = {
-            "MANIFESTO_CONFIG_HOME": os.path.join(root, "config"),
-            "MANIFESTO_SOURCE_COMMIT": "off",
-            "MANIFESTO_NO_CACHE": "1",
-            "MANIFESTO_RENDER_OUT": os.path.join(work, "render-file-output"),
-            "KUBECONFIG": os.path.join(root, "no-kubeconfig"),
-        }
-        self.work = work
+def _render(args, search) -> str:
+    """What the header's render ``args`` (``checked_command``'s, every input a file in the
+    private folder) makes, asked of its product with the typed request built from ``args``
+    and :data:`SETTINGS`: the pair's Artifact (``render manifest``, ``file``, ``slurm``,
+    ``routing``), the monitoring, the bootstrap objects or the workload. No handler runs:
+    nothing is printed or written, and no process-wide state (environment, working directory,
+    standard streams) is touched, so two regens can run at once in one process."""
+    import manifesto.cli.settings as cli_settings
+    from manifesto.cli.commands import bootstrap_text, refuse_kubernetes, routing_text
+    from manifesto.cli.monitoring_cmds import monitoring_text
+    from manifesto.cli.provenance import with_source
+    from manifesto.cli.workload_cmds import render_workload_text
+    from manifesto.cluster import load_cluster
 
-    def __enter__(self):
-        import os
+    env = dict(SETTINGS)
+    namespace = lambda: cli_settings.pick_namespace(args.namespace, env)  # noqa: E731: the header names it
+    if args.what in ("manifest", "file", "slurm"):
+        from manifesto.store import Store
+        from manifesto.tasks.core import PairRequest, Task
+        from manifesto.tasks.memo import Tasks
+        from manifesto.tasks.runner import run
 
-        self.environ = dict(os.environ)
-        try:
-            self.cwd = os.getcwd()
-        except OSError:  # a working directory since removed: there is nothing to return to
-            self.cwd = None
-        for key in list(os.environ):
-            if key.startswith("MANIFESTO_") or key in ("KUBECONFIG",):
-                del os.environ[key]
-        os.environ.update(self.set)
-        os.chdir(self.work)
-        return self
+        if args.what == "slurm":
+            refuse_kubernetes(load_cluster(args.cluster, search=search))
+        # every file the pair reads must resolve below the private folder (or the bundled catalog)
+        request = PairRequest(args.spec, args.cluster, cli_settings.options(args, env), roots=tuple(search.within))
+        return with_source(run(Task.ARTIFACT, request, Tasks(Store(None), "")).ok().artifact.text, env)
+    cluster = load_cluster(args.cluster, search=search)
+    if args.what == "routing":
+        from manifesto.spec import load_spec
 
-    def __exit__(self, *exc) -> None:
-        import os
-
-        if self.cwd is not None:
-            os.chdir(self.cwd)
-        for key in list(os.environ):
-            if key not in self.environ:
-                del os.environ[key]
-        for key, value in self.environ.items():
-            if os.environ.get(key) != value:
-                os.environ[key] = value
+        spec = load_spec(args.spec, cluster, search=search)
+        return with_source(routing_text(spec, cluster, cli_settings.options(args, env), search, args.spec), env)
+    if args.what == "monitoring":
+        return with_source(monitoring_text(args.specs, cluster, cli_settings.options(args, env), search, search), env)
+    if args.what == "bootstrap":
+        return bootstrap_text(cluster, namespace)
+    return render_workload_text(args.file, cluster, args.accelerator, namespace())
 
 
 def regenerate(header, name: str) -> str:
-    """What ``header``'s command renders (checked first with ``checked_command``), run in this
-    process with the header's inputs in a private temporary folder."""
-    import contextlib
-    import io
+    """What ``header``'s command renders (checked first with ``checked_command``), made in this
+    process from the header's inputs, written to a private temporary folder (:func:`_render`)."""
     import os
 
     from manifesto.load.catalog import SearchPath, bundled_dir
@@ -186,9 +207,8 @@ def regenerate(header, name: str) -> str:
     docs = header.heredocs
     checked_command(header, name, [f"<input {i}: {doc.tag}>" for i, doc in enumerate(docs)])
     with _private_folder() as root:
-        inputs, work = os.path.join(root, "inputs"), os.path.join(root, "work")
+        inputs = os.path.join(root, "inputs")
         make_dir(inputs, 0o700)
-        make_dir(work, 0o700)
         paths, shown, tags = [], {}, set()
         for i, doc in enumerate(docs):
             base = doc.tag if doc.tag not in tags else f"{doc.tag}-{i + 1}"
@@ -198,14 +218,12 @@ def regenerate(header, name: str) -> str:
             paths.append(path)
             shown[path] = f"<heredoc {doc.tag}>"
         args = checked_command(header, name, paths)
-        args.quiet, args.verbose = True, False
-        args.run = Run(quiet=True)  # a run of its own: its warnings are not the comparison's
-        args.search = SearchPath((bundled_dir(),), within=confinement([root, bundled_dir()]))
-        out = io.StringIO()
-        try:  # the render's own notes and warnings are about the render, not the comparison
-            with _Hermetic(root, work), contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()), \
-                    args.run.active():
-                args.func(args)
+        search = SearchPath((bundled_dir(),), within=confinement([root, bundled_dir()]))
+        # a run of its own, per thread (a context variable), whose warnings are kept, not shown:
+        # they are about the render, not the comparison
+        try:
+            with Run(quiet=True, silent=True).active():
+                return _render(args, search)
         except ManifestoError as exc:
             message = exc.format()
             for path, label in shown.items():
@@ -214,12 +232,6 @@ def regenerate(header, name: str) -> str:
             lines = [line.removeprefix("error: ") for line in message.splitlines() if line.strip()]
             raise OpsError("the header's command failed: " + "; ".join(lines[:3])
                            + (f" (and {len(lines) - 3} more)" if len(lines) > 3 else "")) from None
-        if args.what in ("file", "slurm") and (args.output or args.what == "file"):
-            target = os.path.join(work, args.output) if args.output else os.path.join(work, "render-file-output")
-            from manifesto.edge.header import read_artifact
-
-            return read_artifact(target)[1]
-        return out.getvalue()
 
 
 def _lines(text: str) -> list[str]:
@@ -230,6 +242,7 @@ def _lines(text: str) -> list[str]:
 
 
 def _regen(args) -> int:
+    from manifesto.cli.common import info
     from manifesto.cli.provenance import without_source
     from manifesto.edge import header as edge
     from manifesto.edge.escape import terminal
@@ -253,7 +266,7 @@ def _regen(args) -> int:
         return 2
     compared = without_source(text)
     if fresh == compared:
-        print(f"manifesto: {shown} is identical to what its header's command renders", file=sys.stderr)
+        info(args, f"manifesto: {shown} is identical to what its header's command renders")
         return 0
     import difflib
 
@@ -263,6 +276,5 @@ def _regen(args) -> int:
         end = "\n" if line.endswith("\n") else "\n\\ No newline at end of file\n"
         sys.stdout.write(printable(body, keep="\t") + end)
     changed = sum(1 for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---")))
-    print(f"manifesto: {shown} differs from what its header's command renders ({changed} line(s) changed)",
-          file=sys.stderr)
+    info(args, f"manifesto: {shown} differs from what its header's command renders ({changed} line(s) changed)")
     return 1

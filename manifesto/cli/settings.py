@@ -225,18 +225,22 @@ def _kube_namespace(context: str | None):
     return ("the kube context's namespace", read)
 
 
-def raw_options(args, env: dict[str, str]) -> dict:
+def raw_options(args, env: dict[str, str], kube: bool = True) -> dict:
     """Resolution options as plain data (cheap: usable as a render-cache key), every value
-    checked against its option's grammar, an error naming its flag, variable or .env line."""
+    checked against its option's grammar, an error naming its flag, variable or .env line.
+    ``kube``: a namespace not given falls back to the kube context's (False for a Slurm cluster,
+    whose renders read no kube context: the namespace is then "default")."""
     from manifesto.resolve import options as opts
 
-    return opts.from_sources(args, env, {"user": ("the default", lambda: "user"),
-                                         "namespace": _kube_namespace(getattr(args, "context", None))})
+    fallbacks = {"user": ("the default", lambda: "user")}
+    if kube:
+        fallbacks["namespace"] = _kube_namespace(getattr(args, "context", None))
+    return opts.from_sources(args, env, fallbacks)
 
 
-def options(args, env: dict[str, str], raw: dict | None = None):
-    """Resolution options from parsed CLI arguments and settings."""
+def options(args, env: dict[str, str], raw: dict | None = None, kube: bool = True):
+    """Resolution options from parsed CLI arguments and settings (``kube``: as ``raw_options``)."""
     from manifesto.resolve.options import Options
 
-    raw = raw_options(args, env) if raw is None else raw
+    raw = raw_options(args, env, kube) if raw is None else raw
     return Options(**{**raw, "pre_launch": tuple(raw["pre_launch"])})

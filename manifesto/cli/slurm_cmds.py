@@ -15,7 +15,7 @@ def register(sub, add) -> None:
     ssub = slurm.add_subparsers(dest="slurm_action", metavar="ACTION")
     ssub.required = True
     p = add(ssub, "submit", help="render a spec for a Slurm cluster and submit it with sbatch")
-    spec_args(p)
+    spec_args(p, slurm_only=True)
     p.add_argument("--test-only", action="store_true", help="validate with sbatch --test-only; submit nothing")
     add_output(p)
     target_args(p)
@@ -29,7 +29,9 @@ def register(sub, add) -> None:
     p.set_defaults(func=_servers)
     p = add(ssub, "stop", help="cancel a job (N), one array element (N_I), a whole heterogeneous job, or every "
             "job of a deployment target (ADDR)")
-    p.add_argument("job", metavar="JOB|ADDR").complete = SLURM_JOBS
+    p.add_argument("job", metavar="JOB|ADDR", help="a Slurm job ID as submit printed it (N, N_I for one array "
+                   "element, N+C for one heterogeneous component) or a Slurm deployment target (//:NAME)"
+                   ).complete = SLURM_JOBS
     p.add_argument("--cluster", "-c", help="Slurm cluster profile: a path or catalog name").complete = CATALOG["clusters"]
     p.add_argument("--context", help="kube context used to pick a cluster profile")
     p.set_defaults(func=_stop)

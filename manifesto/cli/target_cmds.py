@@ -112,7 +112,7 @@ def deploy(args) -> int:
         secret = client.write("apply", "-f", "-")
         print(f"{secret.show()}  # stdin: Secret {SECRET} from $HF_TOKEN")
         print(f"{client.write('apply', '-f', '-').show()} < {art.rel}")
-        print(f"# then: delete leftovers of the other routing frontend of {instance}, if any", file=sys.stderr)
+        info(args, f"# then: delete leftovers of the other routing frontend of {instance}, if any")
         return 0
     deploy_objects(client, object_facts(objs, instance), objs, env, text=art.text,
                    take_over=getattr(args, "take_over", False))
@@ -171,7 +171,8 @@ def build_diff(args) -> int:
     from manifesto.review import semdiff
     from manifesto.review.base import semantic_diff
 
-    result = semantic_diff(args.base, args.spec)
+    # Text and markdown show the totals only beside changes; JSON always has them.
+    result = semantic_diff(args.base, args.spec, totals_when_unchanged=args.output == "json")
     failed = args.fail_on_recreate and result.impact is semdiff.Impact.RECREATE
     if args.fail_on_recreate and getattr(args, "quiet", False):
         return 3 if failed else 0  # a gate: -q asks for the exit status alone
@@ -293,7 +294,7 @@ def _submit(art, args, *, test_only: bool) -> int:
         from manifesto.errors import printable
 
         answer = (proc.stderr or proc.stdout).strip()  # sbatch answers on stderr
-        print(printable(answer[-4000:], keep="\n"), file=sys.stderr)
+        info(args, printable(answer[-4000:], keep="\n"))
         return 0
     job = slurm.job_id(proc.stdout)
     info(args, f"submitted Slurm job {job} for {art.address}; see it with `manifesto status {art.address}`, cancel it "

@@ -108,19 +108,23 @@ def rel_path_ok(value) -> bool:
 _SHARED_KINDS = (".yaml", ".yml", ".json")
 
 
-def shared_input_ok(value, roots: tuple[str, ...] = ()) -> bool:
+def shared_input_ok(value, roots: tuple[str, ...] = (), within: tuple[str, ...] | None = None) -> bool:
     """An input file as a remote record lists it: a YAML or JSON file, workspace-relative
     (:func:`rel_path_ok`) outside ``out/`` and hidden folders (``.git``, ``out/.cache``), or
     an absolute path in normal form below one of ``roots`` (the installed manifesto's bundled
     catalog: the caller names it; none by default). Nothing else is ever digested for a
     server: an absolute path elsewhere would tell it whether a file exists and let it test
-    guesses of its content."""
+    guesses of its content. With ``within`` (the files and folders the build graph knows:
+    an entry ending in ``/`` is a folder, any other a file), a workspace-relative input must
+    be one of them or below one: a YAML file at the workspace's top (a secret's?) is not."""
     if not isinstance(value, str) or not value.endswith(_SHARED_KINDS):
         return False
     if value.startswith("/"):
         return rel_path_ok(value[1:]) and any(value.startswith(root.rstrip("/") + "/") for root in roots)
     parts = value.split("/")
-    return rel_path_ok(value) and parts[0] != "out" and not any(part.startswith(".") for part in parts)
+    if not rel_path_ok(value) or parts[0] == "out" or any(part.startswith(".") for part in parts):
+        return False
+    return within is None or any(value == w or (w.endswith("/") and value.startswith(w)) for w in within)
 
 
 def input_ok(value) -> bool:
@@ -253,13 +257,15 @@ def _short(exc: BaseException) -> str:
     return terminal(str(exc) or type(exc).__name__, 120)
 
 
-def decode_remote_index(raw, roots: tuple[str, ...] = (), known: tuple[str, ...] = ()):
+def decode_remote_index(raw, roots: tuple[str, ...] = (), known: tuple[str, ...] = (),
+                        within: tuple[str, ...] | None = None):
     """The ``RemoteIndex`` in ``raw`` (an action record's body); raises :class:`BadEntry`.
     Every input obeys :func:`shared_input_ok` (absolute ones below ``roots``), none repeats,
     and the files of ``known`` (the pair's own spec and cluster, which the build names
-    itself) are all listed: an index cannot leave out what the build knows it reads."""
+    itself) are all listed: an index cannot leave out what the build knows it reads. ``within``:
+    see :func:`shared_input_ok`."""
     index = _decode(_types()[2], raw)
-    if len(index.inputs) > MAX_INPUTS or not all(shared_input_ok(p, roots) for p in index.inputs):
+    if len(index.inputs) > MAX_INPUTS or not all(shared_input_ok(p, roots, within) for p in index.inputs):
         raise BadEntry("an input is not a normal path to a workspace or catalog file")
     if len(set(index.inputs)) != len(index.inputs) or not set(known) <= set(index.inputs):
         raise BadEntry("its inputs are not the files the build knows the pair reads")

@@ -50,15 +50,16 @@ class Loaded:
 
 
 class LoadedSpec:
-    """A validated model spec (``model``, a ``schema.compiled.ModelSpec``), its merged data
+    """A validated model spec (``validated``, a ``schema.compiled.ModelSpec``), its merged data
     and positions (``loaded``), and the path it was found at: what the tasks load and
     resolve. The public API's ``manifesto.spec.Spec`` is this, plus the cluster it was loaded
-    for and ``resolve``, which runs the tasks (a layer above them)."""
+    for, ``resolve``, which runs the tasks (a layer above them), and the spec's own fields as
+    its attributes (``spec.model`` is the spec's ``model:``, so the record is ``validated``)."""
 
-    __slots__ = ("model", "loaded", "path")
+    __slots__ = ("validated", "loaded", "path")
 
-    def __init__(self, model, loaded: Loaded, path: str) -> None:
-        self.model = model
+    def __init__(self, validated, loaded: Loaded, path: str) -> None:
+        self.validated = validated
         self.loaded = loaded
         self.path = path
 

@@ -33,7 +33,18 @@ WORKLOADS = ("Deployment", "LeaderWorkerSet", "DisaggregatedSet")
 
 
 def _say(text: str) -> None:
-    print(f"manifesto: {text}", file=sys.stderr)
+    from manifesto.errors import note
+
+    note(f"manifesto: {text}")
+
+
+def _pass_on(stdout: str) -> None:
+    """kubectl's own lines (created, configured, deleted) for the terminal, escaped: they carry
+    names from the cluster. Progress, not data: -q leaves them out."""
+    from manifesto.errors import quiet
+
+    if not quiet():
+        sys.stdout.write(printable(stdout, keep="\n\t"))
 
 
 # -- the Hugging Face token secret ------------------------------------------------------
@@ -168,7 +179,7 @@ def check_kueue(kube: Kube, queue: str, objs: list[dict]) -> None:
     requests = pod_requests(objs)
     for where, req in requests:
         shown = ", ".join(f"{k}={v}" for k, v in sorted(req.items())) or "(none)"
-        print(printable(f"kueue {queue}: {where}: {shown}"))
+        _pass_on(f"kueue {queue}: {where}: {shown}\n")
     missing = sorted({k for _, req in requests for k in req} - covered)
     if missing:
         raise OpsError(f"Kueue ClusterQueue {cq_name} does not cover requested resource(s) {', '.join(missing)}; "
@@ -303,7 +314,7 @@ def apply_objects(kube: Kube, objs: list[dict], text: str | None = None) -> None
 
         text = dump_all(objs)
     result = run(kube.write("apply", "-f", "-", stdin=text))
-    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
+    _pass_on(result.stdout)
 
 
 def _prune_frontend(kube: Kube, instance: str, frontend: str) -> None:
@@ -408,11 +419,10 @@ def file_diff(kube: Kube, path: str, shown: str | None = None) -> int:
     raise OpsError(f"kubectl diff -f {shown} failed: {last}")
 
 
-def file_owners(text: str, name: str = "the manifest") -> set[str]:
-    """The values of the llm-d.ai/owner labels of the objects in a manifest's text, read as
-    kubectl reads it: JSON or YAML documents, a ``List``'s items included, whatever the
-    layout (flow mappings, quoted keys). Raises OpsError when the text is neither: then no
-    owner can be known, and an owner check must not pass."""
+def file_objects(text: str, name: str = "the manifest") -> tuple[list[dict], str | None]:
+    """The objects of a manifest's text, read as kubectl reads it: JSON or YAML documents, a
+    ``List``'s items included, whatever the layout (flow mappings, quoted keys); with None,
+    or with why the text is neither."""
     from manifesto.errors import ManifestoError
 
     stripped = text.lstrip()
@@ -426,8 +436,8 @@ def file_owners(text: str, name: str = "the manifest") -> set[str]:
 
             docs = [d for d, _ in parse_documents(text, name, max_entries=2_000_000, max_documents=10_000)]
     except ManifestoError as exc:
-        raise OpsError(f"cannot read the owners of {name}'s objects: {exc}") from None
-    owners: set[str] = set()
+        return [], str(exc)
+    objects: list[dict] = []
     stack = list(docs)
     while stack:
         obj = stack.pop()
@@ -438,12 +448,36 @@ def file_owners(text: str, name: str = "the manifest") -> set[str]:
             continue
         if isinstance(obj.get("items"), list):  # a List (v1 List, DeploymentList...): kubectl applies its items
             stack.extend(obj["items"])
-        metadata = obj.get("metadata")
-        labels = metadata.get("labels") if isinstance(metadata, dict) else None
+        objects.append(obj)
+    return objects, None
+
+
+def _metadata(obj: dict) -> dict:
+    metadata = obj.get("metadata")
+    return metadata if isinstance(metadata, dict) else {}
+
+
+def file_owners(text: str, name: str = "the manifest") -> set[str]:
+    """The values of the llm-d.ai/owner labels of the objects in a manifest's text
+    (:func:`file_objects`). Raises OpsError when the text cannot be read: then no owner can be
+    known, and an owner check must not pass."""
+    objects, problem = file_objects(text, name)
+    if problem is not None:
+        raise OpsError(f"cannot read the owners of {name}'s objects: {problem}")
+    owners: set[str] = set()
+    for obj in objects:
+        labels = _metadata(obj).get("labels")
         if isinstance(labels, dict) and OWNER_LABEL in labels:
             value = labels[OWNER_LABEL]
             owners.add(value if isinstance(value, str) else str(value))
     return owners
+
+
+def file_namespaces(text: str, name: str = "the manifest") -> set[str]:
+    """The namespaces the objects of a manifest's text name (:func:`file_objects`); empty when
+    the text cannot be read (kubectl then judges it)."""
+    objects, _ = file_objects(text, name)
+    return {ns for ns in (_metadata(obj).get("namespace") for obj in objects) if isinstance(ns, str) and ns}
 
 
 def check_file_owner(path: str, user: str) -> None:
@@ -481,7 +515,7 @@ def file_apply(kube: Kube, path: str, env: dict[str, str], secret_namespace: str
     ensure_secret(replace(kube, namespace=secret_namespace or kube.namespace), env)
     call = kube.write("apply", "-f", path, check=False)
     result = run(call)
-    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
+    _pass_on(result.stdout)
     if not result.ok:
         raise _kubectl_failed(call.show(), result)
 
@@ -493,7 +527,7 @@ def file_delete(kube: Kube, path: str, *, now: bool = False) -> None:
     force = ("--grace-period=0", "--force") if now else ()
     call = kube.write("delete", "-f", path, "--ignore-not-found", *force, check=False)
     result = run(call)
-    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
+    _pass_on(result.stdout)
     if not result.ok:
         raise _kubectl_failed(call.show(), result)
     if not result.stdout.strip():

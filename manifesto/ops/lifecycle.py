@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from manifesto.errors import OpsError, printable
+from manifesto.errors import OpsError, note, printable, quiet
 from manifesto.ops.discovery import COMPONENT, OWNER, Live, discover, selector
 from manifesto.ops.kubectl import Kube, conditions, dig, items, run
 
@@ -56,10 +56,9 @@ def print_servers(groups: dict[str, list[Live]], output: str, namespace: str | N
 def _servers_table(groups: dict[str, list[Live]], namespace: str | None, instance: str | None = None) -> None:
     if not groups:
         if instance is not None:
-            print(f"manifesto: no live objects of instance {printable(instance)} in namespace {namespace}",
-                  file=sys.stderr)
+            note(f"manifesto: no live objects of instance {printable(instance)} in namespace {namespace}")
         else:
-            print(f"no Manifesto servers in namespace {namespace}", file=sys.stderr)
+            note(f"no Manifesto servers in namespace {namespace}")
         return
     rows = [("INSTANCE", "OWNER", "RESOURCES"), *(tuple(map(printable, r)) for r in servers_rows(groups))]
     w0 = max(len(r[0]) for r in rows)
@@ -102,17 +101,17 @@ def stop(kube: Kube, instance: str, *, now: bool = False, output: str = "text") 
     objs = discover(kube, instance)
     deleted: list[str] = []
     if not objs:
-        print(f"manifesto: nothing to stop: no live objects of instance {printable(instance)} in namespace {kube.namespace}",
-              file=sys.stderr)
+        note(f"manifesto: nothing to stop: no live objects of instance {printable(instance)} in namespace "
+             f"{kube.namespace}")
     else:
         force = ("--grace-period=0", "--force") if now else ()
         for phase, group in teardown_phases(objs):
-            print(f"manifesto: deleting {phase} of {printable(instance)}: {len(group)} object(s)", file=sys.stderr)
+            note(f"manifesto: deleting {phase} of {printable(instance)}: {len(group)} object(s)")
             deleted += _deleted(run(kube.write("delete", "--ignore-not-found", *force, *[o.ref for o in group])).stdout,
                                 output)
         deleted += _deleted(run(kube.write("delete", "pods", "-l", selector(instance), "--ignore-not-found",
                                            *force)).stdout, output)
-        print(f"manifesto: stopped {printable(instance)}", file=sys.stderr)
+        note(f"manifesto: stopped {printable(instance)}")
     if output != "text":
         emit(output, {"instance": instance, "namespace": kube.namespace, "deleted": deleted},
              names=lambda: deleted)
@@ -123,7 +122,7 @@ def _deleted(stdout: str, output: str) -> list[str]:
     """``kind/name`` of each ``TYPE "NAME" deleted`` line; in text mode the lines are passed on."""
     import re
 
-    if output == "text":  # kubectl's lines carry names from the cluster: escaped for the terminal
+    if output == "text" and not quiet():  # kubectl's lines carry names from the cluster: escaped
         sys.stdout.write(printable(stdout, keep="\n"))
     return [f"{m.group(1)}/{m.group(2)}" for m in re.finditer(r'^(\S+) "([^"]+)" deleted', stdout, re.M)]
 
@@ -239,8 +238,8 @@ def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=No
     started = clock()
     deadline = started + timeout
     frontend_deadline: float | None = None
-    print(f"manifesto: waiting up to {timeout:g}s for {printable(plan.instance)} in namespace {kube.namespace}: "
-          f"{awaited(plan)}", file=sys.stderr)
+    note(f"manifesto: waiting up to {timeout:g}s for {printable(plan.instance)} in namespace {kube.namespace}: "
+         f"{awaited(plan)}")
     waiting = ["no answer from the cluster yet"]
     shown: list[str] | None = None
     shown_at = started
@@ -265,7 +264,7 @@ def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=No
             waiting = [f"the last poll did not finish ({exc.message})"]
         now = clock()
         if not waiting:
-            print(f"manifesto: {plan.instance} is ready (after {now - started:.0f}s)", file=sys.stderr)
+            note(f"manifesto: {plan.instance} is ready (after {now - started:.0f}s)")
             return
         if frontend_timeout is not None and model == []:
             if frontend_deadline is None:
@@ -276,7 +275,7 @@ def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=No
         if now >= deadline:
             raise OpsError(f"{plan.instance} not ready after {timeout:g}s: {'; '.join(waiting)}")
         if waiting != shown or now - shown_at >= report_every:
-            print(f"manifesto: waiting ({now - started:.0f}s of {timeout:g}s): {'; '.join(waiting)}", file=sys.stderr)
+            note(f"manifesto: waiting ({now - started:.0f}s of {timeout:g}s): {'; '.join(waiting)}")
             shown, shown_at = waiting, now
         until = deadline if frontend_deadline is None else min(deadline, frontend_deadline)
         sleep(min(interval, max(0.0, until - now)))

@@ -143,6 +143,8 @@ _CONTAINER = {"terminationMessagePath": "/dev/termination-log", "terminationMess
                  for k, v in _PROBE.items()}}
 _POD = {"restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
         "securityContext": {}, "schedulerName": "default-scheduler",
+        # the deprecated alias the API server copies serviceAccountName into
+        "serviceAccount": lambda spec: spec.get("serviceAccountName"),
         **{f"{field}.*.{k}": v for field in ("containers", "initContainers") for k, v in _CONTAINER.items()},
         **{f"volumes.*.{source}.defaultMode": 420 for source in ("configMap", "secret", "downwardAPI", "projected")},
         "volumes.*.hostPath.type": "", "volumes.*.downwardAPI.items.*.fieldRef.apiVersion": "v1"}

@@ -16,8 +16,8 @@ serialises such a list.
 from __future__ import annotations
 
 __all__ = ["render", "render_kubernetes", "render_to_yaml"]
-# internal (the build's tasks, manifesto.tasks.memo): render_plan, header_inputs, Refused, place,
-# artifact_text, expanded_inputs, k8s_objects
+# internal (the build's tasks, manifesto.tasks.pair): artifact (the one product of an instance),
+# render_plan, header_inputs, Refused, place, placed_artifact, artifact_text, expanded_inputs, k8s_objects
 
 
 def _options(user: str, namespace: str, **extra):
@@ -44,13 +44,11 @@ def render(spec, *, user: str, cluster=None, namespace: str = "default", **optio
 def render_kubernetes(spec, *, user: str, cluster=None, namespace: str = "default", **options) -> list[dict]:
     """The Kubernetes objects (plain dicts, in apply order) for ``spec`` on ``cluster``, as the
     artifact holds them (with the artifact-digest annotation)."""
-    from manifesto.render.k8s import objects, with_digest
-
-    # The pair's RESOLVE task (manifesto.tasks.runner.run), through the loaded spec.
-    plan, _ = spec.resolve(_cluster_of(spec, cluster), _options(user, namespace, **options))
-    if plan.platform == "slurm":
-        raise ValueError(f"cluster '{plan.cluster}' is a Slurm cluster; use render() for its batch script")
-    return with_digest(objects(plan))
+    # The pair's ARTIFACT task (manifesto.tasks.runner.run), through the loaded spec.
+    made = spec._outcome("artifact", _cluster_of(spec, cluster), _options(user, namespace, **options))
+    if made.artifact.objects is None:
+        raise ValueError(f"cluster '{made.plan.cluster}' is a Slurm cluster; use render() for its batch script")
+    return made.artifact.objects
 
 
 def expanded_inputs(spec, cluster) -> tuple[str, str]:
@@ -86,24 +84,36 @@ class Refused(Exception):
 
 
 def render_plan(plan, header) -> tuple[str, str]:
-    """(text, suffix) of ``plan`` for its platform, with the provenance header of ``header``
+    """(text, suffix) of ``plan``'s :func:`artifact` with the provenance header of ``header``
     (a HeaderInputs): a function of these two values alone. Raises :class:`Refused`."""
-    from manifesto.render.products import Refusal
+    made = artifact(plan, header)
+    return made.text, made.suffix
+
+
+def artifact(plan, header, layer: str = "manifest"):
+    """The :class:`~manifesto.render.products.Artifact` of ``plan`` (``layer``: "manifest", the
+    whole instance, or "routing", its routing layer) with the provenance header of ``header``
+    (a HeaderInputs). The one place a Plan becomes Kubernetes objects: their names checked
+    (a refusal names the spec field behind a name), the digest annotation added, the size of
+    every object checked. A Slurm plan's manifest is its batch script. Raises :class:`Refused`."""
+    from manifesto.render.products import Artifact, Refusal
 
     args = {"options": header.options, "routing_yaml": header.routing_yaml}
     if plan.platform == "slurm":
+        if layer != "manifest":
+            raise ValueError(f"a Slurm plan has no {layer} layer: its batch script embeds its router")
         from manifesto.render.slurm import SlurmUnsupported, render_slurm
 
         try:
-            return render_slurm(plan, header.model_yaml, header.cluster_yaml, **args), ".sbatch"
+            return Artifact(render_slurm(plan, header.model_yaml, header.cluster_yaml, **args), ".sbatch")
         except SlurmUnsupported as exc:
             raise Refused(Refusal(exc.message, exc.source, exc.fields, exc.path)) from None
-    from manifesto.render.k8s import render_manifest
+    from manifesto.render.k8s import render_text
     from manifesto.render.k8s.validity import MAX_OBJECT, LimitError, size_problem
 
     try:
-        objs = _checked_objects(plan)
-        text = render_manifest(plan, header.model_yaml, header.cluster_yaml, objs, **args)
+        objs = _checked_objects(plan, routing=layer == "routing")
+        text, digest = render_text(f"render {layer}", objs, header.model_yaml, header.cluster_yaml, **args)
         if len(text) > MAX_OBJECT // 3:  # JSON is at most about 3x our YAML: only then can an object be too big
             problem = size_problem(objs)
             if problem is not None:
@@ -112,7 +122,7 @@ def render_plan(plan, header) -> tuple[str, str]:
         # pod annotations may come from the cluster's pod_defaults: place() decides
         source = "annotations" if exc.field.endswith("annotations") else "spec"
         raise Refused(Refusal(exc.message, source, (), "")) from None
-    return text, ".yaml"
+    return Artifact(text, ".yaml", layer, objs, digest)
 
 
 def place(refusal, spec, cluster):
@@ -131,18 +141,26 @@ def place(refusal, spec, cluster):
 
 
 def artifact_text(plan, spec, cluster, options=None) -> tuple[str, str]:
-    """(text, suffix) of ``plan`` for its platform; ``spec`` and ``cluster`` are the loaded
+    """(text, suffix) of ``plan``'s artifact; ``spec`` and ``cluster`` are the loaded
     inputs, written into the provenance header with the ``options`` that shaped the plan,
     and used to place a refusal in its file."""
+    made = placed_artifact(plan, spec, cluster, options)
+    return made.text, made.suffix
+
+
+def placed_artifact(plan, spec, cluster, options=None, layer: str = "manifest"):
+    """:func:`artifact` of ``plan`` made from the loaded ``spec`` and ``cluster`` (its header
+    inputs), a refusal raised as the ResolveError at the input field behind it."""
     try:
-        return render_plan(plan, header_inputs(plan, spec, cluster, options))
+        return artifact(plan, header_inputs(plan, spec, cluster, options), layer)
     except Refused as exc:
         raise place(exc.refusal, spec, cluster) from None
 
 
 def _checked_objects(plan, routing: bool = False) -> list[dict]:
-    """The instance's Kubernetes objects; a name that is too long or taken twice is a
-    :class:`Refused` naming the spec field behind it."""
+    """The instance's Kubernetes objects (or its routing layer's): the one call of the object
+    builders (``render.k8s.objects``, ``routing_only``). A name that is too long or taken
+    twice is a :class:`Refused` naming the spec field behind it."""
     from manifesto.errors import RenderCheckError
     from manifesto.render.k8s import objects, routing_only
 
@@ -154,13 +172,14 @@ def _checked_objects(plan, routing: bool = False) -> list[dict]:
         raise Refused(_refusal(exc, plan)) from None
 
 
-def k8s_objects(plan, spec, routing: bool = False) -> list[dict]:
-    """The instance's Kubernetes objects (or only its routing layer), checked against Kubernetes'
-    rules; a name that is too long or taken twice is reported on the spec field behind it."""
-    try:
-        return _checked_objects(plan, routing)
-    except Refused as exc:
-        raise place(exc.refusal, spec, None) from None
+def k8s_objects(plan, spec, routing: bool = False, cluster=None, options=None) -> list[dict]:
+    """The objects of ``plan``'s artifact (or of its routing layer) as applied: with the
+    digest annotation, names and sizes checked; a refusal is reported on the input field
+    behind it. ``cluster`` (default: the one ``spec`` was loaded with) and ``options`` are
+    what the provenance header, and so the digest, shows."""
+    made = placed_artifact(plan, spec, cluster if cluster is not None else spec.cluster, options,
+                           "routing" if routing else "manifest")
+    return made.objects
 
 
 def _refusal(exc, plan):

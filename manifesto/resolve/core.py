@@ -297,6 +297,11 @@ def _role(pair: Pair, role, index: int) -> RolePlan:
         raise _fail(f"resources.gpus = {role.resources.gpus} disagrees with the {layout.gpus_per_pod} GPUs per pod "
                     f"derived from tp x pp x dp / lws.size; remove resources.gpus or fix parallelism",
                     where, base + ("resources", "gpus"))
+    if role.workload and cluster.platform == "slurm":
+        raise _fail(f"{role.workload} is a Kubernetes controller, which Slurm cluster '{cluster.name}' cannot use "
+                    "(each role runs as a batch job); remove workload from the role to render for Slurm: on "
+                    "Kubernetes the node count then picks Deployment or LeaderWorkerSet, so one spec serves both "
+                    "platforms", where, base + ("workload",))
     kind = _workload_kind(role, layout, where, base)
     features, backends = _features(spec, role, routing, routed, proxied, layout, where, base)
     computed = _computed(spec, role, where, base)  # checked against vllm_table by resolve, with every role

@@ -259,7 +259,7 @@ def plan_fit(a: Architecture | None, lay: Layout, args, memory: int | None, *, n
     if memory is None:
         return MemoryFit(status="unknown", source=a.source,
                    note=memory_source or "the accelerator is not in the table of CUDA-visible memory "
-                        "(manifesto/resolve/accelerator.py) and the cluster profile gives no "
+                        "(manifesto/schema/parts.py) and the cluster profile gives no "
                         "accelerators.profiles.*.memory")
     p = count_params(a)
     if p is None:

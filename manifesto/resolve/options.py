@@ -198,6 +198,11 @@ def _refuse(origin: str, value, problem: str):
 
 
 def _checked(option: Option, value, origin: str):
+    if value == "" and option.kind == "str":  # `--user "$USER"` where USER is unset, say
+        from manifesto.errors import InputError
+
+        example = ' (e.g. --user "$(id -un)")' if option.name == "user" else ""
+        raise InputError(f"{origin} is empty: a shell variable that expanded to nothing? Give a value{example}")
     problem = check(option, value)
     if problem:
         _refuse(origin, value, problem)

@@ -149,12 +149,16 @@ def overhead_terms(a: Architecture, *, tp: int, pp: int, dp: int, ep: bool, args
     """The memory vLLM 0.33.0 keeps back from the KV cache on the busiest GPU of the layout,
     beyond the weights, term by term."""
     tokens, seqs, batch_source = batch_limits(args, memory, family.lower())
-    return _terms(a, tp, pp, dp, ep, tokens, seqs, batch_source, _flag(args, "--enforce-eager"), family.lower())
+    return _terms(a, (tp, pp, dp, ep), (tokens, seqs, batch_source), _flag(args, "--enforce-eager"), family.lower())
 
 
 @functools.lru_cache(maxsize=4096)
-def _terms(a: Architecture, tp: int, pp: int, dp: int, ep: bool, tokens: int, seqs: int, batch_source: str,
-           eager: bool, family: str) -> tuple[Term, ...]:
+def _terms(a: Architecture, layout: tuple[int, int, int, bool], batch: tuple[int, int, str], eager: bool,
+           family: str) -> tuple[Term, ...]:
+    """The terms of ``overhead_terms`` for a layout ``(tp, pp, dp, ep)`` and batch limits
+    ``(tokens, seqs, where they came from)`` (memoised: a plan asks for the same ones often)."""
+    tp, pp, dp, ep = layout
+    tokens, seqs, batch_source = batch
     expert_shard = 1 if ep else tp * dp  # vLLM flattens TP across DP for the experts without EP
     per_token = _per_token_activation(a, tp, expert_shard)
     forward = tokens * per_token

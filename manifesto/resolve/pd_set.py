@@ -25,6 +25,7 @@ import json
 import re
 
 from manifesto.resolve.failures import Where, fail
+from manifesto.util import rules
 
 __all__ = ["DSET_MIN_VERSION", "SHARED_CONNECTOR_KEYS", "lws_version", "check_tp_ratios", "plan_pd_set"]
 
@@ -116,11 +117,15 @@ def _check_pair(spec, roles, instance: str, where: Where) -> None:
         child = f"{instance}-0-{'x' * _REVISION_CHARS}-{role.name}"
         # The controller's per-revision Service <child>-prv and the pods <child>-<group>-<worker>
         # are DNS labels (63 characters at most).
+        # And each of the child's StatefulSets (the leaders' <child>, with workers a group's
+        # <child>-<group>) labels its pods controller-revision-hash=<StatefulSet>-<hash>.
+        statefulset = len(child) + (1 + len(str(max(lay.replicas - 1, 0))) if lay.nodes > 1 else 0)
         longest = max(len(child) + len("-prv"),
-                      len(child) + 2 + len(str(max(lay.replicas - 1, 0))) + len(str(max(lay.nodes - 1, 0))))
+                      len(child) + 2 + len(str(max(lay.replicas - 1, 0))) + len(str(max(lay.nodes - 1, 0))),
+                      statefulset + 1 + rules.REVISION_HASH)
         if longest > 63:
             shown = f"{instance}-0-<revision>-{role.name}"
-            raise fail(f"the DisaggregatedSet names role {role.name}'s LeaderWorkerSet {shown} and derives names of {longest} characters from it, over Kubernetes' 63; shorten the "
+            raise fail(f"the DisaggregatedSet names role {role.name}'s LeaderWorkerSet {shown} and derives names and pod labels of {longest} characters from it, over Kubernetes' 63; shorten the "
                        "release or the role name", where, ("roles", i, "name"))
 
 

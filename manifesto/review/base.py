@@ -10,9 +10,10 @@ import os
 __all__ = ["semantic_diff"]
 
 
-def semantic_diff(base: str, addresses=(), *, root=None):
+def semantic_diff(base: str, addresses=(), *, root=None, totals_when_unchanged: bool = True):
     """A ``semdiff.BuildDiff`` of ``out/`` at git revision ``base`` against the working tree,
-    limited to the artifacts ``addresses`` produce (every artifact when none is given)."""
+    limited to the artifacts ``addresses`` produce (every artifact when none is given);
+    ``totals_when_unchanged``: as ``semdiff.diff_builds``."""
     from manifesto.build_graph.workspace import find_workspace
     import manifesto.review.semdiff as semdiff
 
@@ -23,7 +24,7 @@ def semantic_diff(base: str, addresses=(), *, root=None):
         wanted = _artifacts_of(addresses, ws.root)
         old = {k: v for k, v in old.items() if _stem(k) in wanted}
         new = {k: v for k, v in new.items() if _stem(k) in wanted}
-    return semdiff.diff_builds(base, old, new)
+    return semdiff.diff_builds(base, old, new, totals_when_unchanged=totals_when_unchanged)
 
 
 def _stem(path: str) -> str:

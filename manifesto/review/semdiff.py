@@ -891,13 +891,20 @@ def _claims_of(obj: dict) -> list:
 
 # ---------------------------------------------------------------- two builds
 
-def diff_builds(base: str, old: dict[str, str], new: dict[str, str], *, prefix: str = "out") -> BuildDiff:
+def diff_builds(base: str, old: dict[str, str], new: dict[str, str], *, prefix: str = "out",
+                totals_when_unchanged: bool = True) -> BuildDiff:
     """``old``/``new``: artifact path (relative to out/) -> text. Errors name an old artifact
-    ``BASE:out/PATH`` and a new one ``out/PATH``."""
+    ``BASE:out/PATH`` and a new one ``out/PATH``. The totals per cluster count every artifact,
+    so they read the unchanged ones too; ``totals_when_unchanged=False`` leaves them out
+    (empty) when no artifact changed, for a report that shows none then: on a clean tree
+    nothing is parsed at all (issue 41: 3.5 s of YAML for "no artifact changed")."""
     artifacts = []
     budget = _Budget()
     sides: list[tuple[str, tuple[Totals, str] | None, tuple[Totals, str] | None]] = []  # no ArtifactFacts kept
-    for path in sorted(set(old) | set(new)):
+    paths = sorted(set(old) | set(new))
+    if not totals_when_unchanged and all(old.get(p) == new.get(p) for p in paths):
+        return BuildDiff(base=base, artifacts=(), impact=worst(()), totals={})
+    for path in paths:
         a, b = old.get(path), new.get(path)  # each text read once; an unchanged one once for both sides
         before = artifact_facts(path, a, f"{base}:{prefix}/{path}", budget) if a is not None else None
         after = before if b == a else artifact_facts(path, b, f"{prefix}/{path}", budget) if b is not None else None

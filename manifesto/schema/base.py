@@ -11,7 +11,7 @@ from manifesto.schema import checks
 from manifesto.schema.checks import FieldError
 
 __all__ = [
-    "Strict", "Loose", "Quantity", "EnvValue", "DnsLabel", "PositiveInt", "Scalar", "Number", "FieldError", "rule",
+    "Strict", "Loose", "Quantity", "Bytes", "EnvValue", "DnsLabel", "PositiveInt", "Scalar", "Number", "FieldError", "rule",
     "ServiceName", "Count", "GraceSeconds", "Port", "Subdomain", "LabelKey", "LabelValue", "ResourceName", "AbsPath",
     "PathSegment", "EnvMap", "Labels", "Annotations", "SecretNames", "key_rule", "item_rule", "value_rule",
     "default_of",
@@ -45,6 +45,8 @@ class Loose(BaseModel):
 
 Number = Annotated[Any, AfterValidator(checks.number)]
 Quantity = Annotated[str, BeforeValidator(checks.quantity_value)]
+#: A quantity of bytes (memory, storage): ``500m`` is refused as a fraction of a byte.
+Bytes = Annotated[str, BeforeValidator(checks.byte_quantity_value)]
 EnvValue = Annotated[str, BeforeValidator(checks.env_value)]
 DnsLabel = Annotated[str, AfterValidator(checks.dns_label)]
 PositiveInt = Annotated[int, AfterValidator(checks.positive)]

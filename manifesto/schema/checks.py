@@ -199,6 +199,16 @@ def quantity_value(value: Any) -> str:
     return value
 
 
+def byte_quantity_value(value: Any) -> str:
+    """A quantity that counts bytes (memory, shared memory, storage): as ``quantity_value``,
+    and no fraction's suffix (``500m`` is half a byte, not 500 megabytes)."""
+    value = quantity_value(value)
+    problem = quantity.byte_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
 def env_value(value: Any) -> str:
     if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
         raise ValueError("environment values must be strings; quote the value")
@@ -316,10 +326,10 @@ def gpu_memory(value: str | None) -> str | None:
 def gpu_part(value: str | None) -> str | None:
     if value is None:
         return value
-    from manifesto.resolve.accelerator import PARTS, part_named
+    from manifesto.schema.parts import PARTS, part_named
 
     if part_named(value) is None:
-        raise ValueError(f"'{value}' is not a part of the accelerator table (manifesto/resolve/accelerator.py)"
+        raise ValueError(f"'{value}' is not a part of the accelerator table (manifesto/schema/parts.py)"
                          f"{did_you_mean(value, list(PARTS))}; its parts: {', '.join(PARTS)}. Or leave part out "
                          "and state memory (what CUDA sees, e.g. 79Gi)")
     return value

@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 from manifesto.util import rules
 from manifesto.schema import checks
 from manifesto.schema.base import (
-    AbsPath, Annotations, Count, DnsLabel, EnvMap, GraceSeconds, LabelKey, Labels, PathSegment, Port,
+    AbsPath, Annotations, Bytes, Count, DnsLabel, EnvMap, GraceSeconds, LabelKey, Labels, PathSegment, Port,
     Quantity, ResourceName, SecretNames, Strict, Subdomain, default_of, key_rule, rule,
 )
 from manifesto.schema.checks import VOLUME_SOURCES  # noqa: F401 (re-exported)
@@ -63,7 +63,7 @@ class AcceleratorProfile(Strict):
     compute_domain: ComputeDomain | None = None
     part: Annotated[str | None, AfterValidator(checks.gpu_part)] = Field(
         None, description="The accelerator part (A100-SXM4-40GB, H100-NVL-94GB, H200-141GB, ...; the table is in "
-        "manifesto/resolve/accelerator.py), whose CUDA-visible memory the memory-fit check uses. Needed where "
+        "manifesto/schema/parts.py), whose CUDA-visible memory the memory-fit check uses. Needed where "
         "gpu_arch names a family sold with several memory sizes (a100, h100) and memory is left out.")
     memory: Annotated[Quantity | None, AfterValidator(checks.gpu_memory)] = Field(
         None, description="Memory CUDA sees on one GPU, for the memory-fit check (G = 10^9 bytes, Gi = 2^30); left "
@@ -87,7 +87,7 @@ class SharedClaim(Strict):
     storage_class: Subdomain | None = None
     access_modes: list[Literal["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"]] = Field(
         default_factory=checks.read_write_many)
-    size: Quantity
+    size: Bytes
 
 
 class Storage(Strict):
@@ -131,8 +131,8 @@ class ExtraVolumeMount(Strict):
 
 
 class PodDefaults(Strict):
-    shm_size: Quantity | None = None
-    ephemeral_storage: Quantity | None = None
+    shm_size: Bytes | None = None
+    ephemeral_storage: Bytes | None = None
     image_pull_secrets: SecretNames = Field(default_factory=list)
     image_pull_policy: Literal["Always", "IfNotPresent", "Never"] | None = None
     termination_grace_period_seconds: GraceSeconds | None = None
@@ -203,7 +203,7 @@ class LlmDImages(Strict):
 
 class ComponentSize(Strict):
     cpu: Quantity | None = Field(None, description="CPU request.")
-    memory: Quantity | None = Field(None, description="Memory request and limit.")
+    memory: Bytes | None = Field(None, description="Memory request and limit.")
 
 
 class EnvoySize(ComponentSize):
@@ -268,9 +268,9 @@ class Slurm(Strict):
     ssh_host: Annotated[str, rule(rules.host_name)] | None = None
     port: Port = 8081
     router_cpus: Count = 8
-    router_memory: Quantity = "16Gi"
+    router_memory: Bytes = "16Gi"
     proxy_cpus: Count = 2
-    proxy_memory: Quantity = "4Gi"
+    proxy_memory: Bytes = "4Gi"
 
 
 class ClusterProfile(Strict):

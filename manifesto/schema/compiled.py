@@ -405,86 +405,86 @@ _P4 = {
     'type': 'model-field',
     'schema': _P3,
 }
-_P5 = {'type': 'no-info', 'function': Rule(rules.resource_name, '')}
-_P6 = {
-    'type': 'function-after',
-    'function': _P5,
+_P5 = {
+    'type': 'function-before',
+    'function': {'type': 'no-info', 'function': checks.byte_quantity_value},
     'schema': {'type': 'str'},
+}
+_P6 = {
+    'type': 'nullable',
+    'schema': _P5,
 }
 _P7 = {
-    'type': 'model-field',
+    'type': 'default',
     'schema': _P6,
+    'default': None,
 }
-_P8 = {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')}
-_P9 = {
+_P8 = {
+    'type': 'model-field',
+    'schema': _P7,
+}
+_P9 = {'type': 'no-info', 'function': Rule(rules.resource_name, '')}
+_P10 = {
     'type': 'function-after',
-    'function': _P8,
+    'function': _P9,
     'schema': {'type': 'str'},
 }
-_P10 = {
+_P11 = {
     'type': 'model-field',
-    'schema': _P9,
+    'schema': _P10,
 }
-_P11 = {'type': 'function-after', 'function': {'type': 'no-info', 'function': checks.positive}, 'schema': {'type': 'int'}}
-_P12 = {
-    'type': 'function-after',
-    'function': {'type': 'no-info', 'function': checks.int32},
-    'schema': _P11,
-}
+_P12 = {'type': 'no-info', 'function': Rule(rules.dns_subdomain, '')}
 _P13 = {
-    'type': 'nullable',
-    'schema': _P12,
+    'type': 'function-after',
+    'function': _P12,
+    'schema': {'type': 'str'},
 }
 _P14 = {
-    'type': 'default',
-    'schema': _P13,
-    'default': None,
-}
-_P15 = {
     'type': 'model-field',
-    'schema': _P14,
+    'schema': _P13,
 }
-_P16 = {'type': 'no-info', 'function': Rule(rules.qualified_name, '')}
-_P17 = {
+_P15 = {'type': 'function-after', 'function': {'type': 'no-info', 'function': checks.positive}, 'schema': {'type': 'int'}}
+_P16 = {
     'type': 'function-after',
-    'function': _P16,
-    'schema': {'type': 'str'},
+    'function': {'type': 'no-info', 'function': checks.int32},
+    'schema': _P15,
+}
+_P17 = {
+    'type': 'nullable',
+    'schema': _P16,
 }
 _P18 = {
-    'type': 'nullable',
+    'type': 'default',
     'schema': _P17,
+    'default': None,
 }
 _P19 = {
-    'type': 'default',
-    'schema': _P18,
-    'default': None,
-}
-_P20 = {
     'type': 'model-field',
-    'schema': _P19,
+    'schema': _P18,
 }
-_P21 = {'type': 'no-info', 'function': Rule(rules.path_segment, '')}
-_P22 = {
+_P20 = {'type': 'no-info', 'function': Rule(rules.qualified_name, '')}
+_P21 = {
     'type': 'function-after',
-    'function': _P21,
+    'function': _P20,
     'schema': {'type': 'str'},
 }
-_P23 = {
+_P22 = {
     'type': 'nullable',
-    'schema': _P22,
+    'schema': _P21,
 }
-_P24 = {
+_P23 = {
     'type': 'default',
-    'schema': _P23,
+    'schema': _P22,
     'default': None,
 }
-_P25 = {
+_P24 = {
     'type': 'model-field',
-    'schema': _P24,
+    'schema': _P23,
 }
+_P25 = {'type': 'no-info', 'function': Rule(rules.path_segment, '')}
 _P26 = {
     'type': 'function-after',
-    'function': {'type': 'no-info', 'function': Rule(rules.one_word, '')},
+    'function': _P25,
     'schema': {'type': 'str'},
 }
 _P27 = {
@@ -500,243 +500,241 @@ _P29 = {
     'type': 'model-field',
     'schema': _P28,
 }
-_P30 = {'type': 'no-info', 'function': Each(rules.label_value, 'label value ', 'values')}
-_P31 = {'type': 'no-info', 'function': Each(rules.qualified_name, 'label key ', 'keys')}
-_P32 = {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'str'}}
-_P33 = {
+_P30 = {
     'type': 'function-after',
-    'function': _P31,
+    'function': {'type': 'no-info', 'function': Rule(rules.one_word, '')},
+    'schema': {'type': 'str'},
+}
+_P31 = {
+    'type': 'nullable',
+    'schema': _P30,
+}
+_P32 = {
+    'type': 'default',
+    'schema': _P31,
+    'default': None,
+}
+_P33 = {
+    'type': 'model-field',
     'schema': _P32,
 }
-_P34 = {
+_P34 = {'type': 'no-info', 'function': Each(rules.label_value, 'label value ', 'values')}
+_P35 = {'type': 'no-info', 'function': Each(rules.qualified_name, 'label key ', 'keys')}
+_P36 = {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'str'}}
+_P37 = {
     'type': 'function-after',
-    'function': _P30,
-    'schema': _P33,
+    'function': _P35,
+    'schema': _P36,
 }
-_P35 = {
+_P38 = {
+    'type': 'function-after',
+    'function': _P34,
+    'schema': _P37,
+}
+_P39 = {
     'type': 'default',
-    'schema': _P34,
+    'schema': _P38,
     'default_factory': dict,
     'default_factory_takes_data': False,
 }
-_P36 = {
+_P40 = {
     'type': 'model-field',
-    'schema': _P35,
+    'schema': _P39,
 }
-_P37 = {
-    'type': 'nullable',
-    'schema': _P9,
-}
-_P38 = {
-    'type': 'default',
-    'schema': _P37,
-    'default': None,
-}
-_P39 = {
-    'type': 'model-field',
-    'schema': _P38,
-}
-_P40 = {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'any'}}
 _P41 = {
     'type': 'nullable',
-    'schema': _P40,
+    'schema': _P13,
 }
-_P42 = {'type': 'no-info', 'function': Rule(rules.absolute_path, '')}
-_P43 = {
-    'type': 'function-after',
-    'function': _P42,
-    'schema': {'type': 'str'},
-}
-_P44 = {
-    'type': 'nullable',
-    'schema': _P43,
-}
-_P45 = {
-    'type': 'default',
-    'schema': _P44,
-    'default': None,
-}
-_P46 = {
-    'type': 'model-field',
-    'schema': _P45,
-}
-_P47 = {'type': 'default', 'schema': {'type': 'nullable', 'schema': {'type': 'str'}}, 'default': None}
-_P48 = {
-    'type': 'model-field',
-    'schema': _P47,
-}
-_P49 = {'type': 'function-after', 'function': {'type': 'no-info', 'function': checks.dns_label}, 'schema': {'type': 'str'}}
-_P50 = {
-    'type': 'model-field',
-    'schema': _P49,
-}
-_P51 = {'type': 'default', 'schema': {'type': 'bool'}, 'default': False}
-_P52 = {
-    'type': 'model-field',
-    'schema': _P51,
-}
-_P53 = {
+_P42 = {
     'type': 'default',
     'schema': _P41,
     'default': None,
 }
+_P43 = {
+    'type': 'model-field',
+    'schema': _P42,
+}
+_P44 = {'type': 'dict', 'keys_schema': {'type': 'str'}, 'values_schema': {'type': 'any'}}
+_P45 = {
+    'type': 'nullable',
+    'schema': _P44,
+}
+_P46 = {'type': 'no-info', 'function': Rule(rules.absolute_path, '')}
+_P47 = {
+    'type': 'function-after',
+    'function': _P46,
+    'schema': {'type': 'str'},
+}
+_P48 = {
+    'type': 'nullable',
+    'schema': _P47,
+}
+_P49 = {
+    'type': 'default',
+    'schema': _P48,
+    'default': None,
+}
+_P50 = {
+    'type': 'model-field',
+    'schema': _P49,
+}
+_P51 = {'type': 'default', 'schema': {'type': 'nullable', 'schema': {'type': 'str'}}, 'default': None}
+_P52 = {
+    'type': 'model-field',
+    'schema': _P51,
+}
+_P53 = {'type': 'function-after', 'function': {'type': 'no-info', 'function': checks.dns_label}, 'schema': {'type': 'str'}}
 _P54 = {
     'type': 'model-field',
     'schema': _P53,
 }
-_P55 = {'type': 'no-info', 'function': Each(rules.env_name, 'variable name ', 'keys')}
+_P55 = {'type': 'default', 'schema': {'type': 'bool'}, 'default': False}
 _P56 = {
+    'type': 'model-field',
+    'schema': _P55,
+}
+_P57 = {
+    'type': 'default',
+    'schema': _P45,
+    'default': None,
+}
+_P58 = {
+    'type': 'model-field',
+    'schema': _P57,
+}
+_P59 = {'type': 'no-info', 'function': Each(rules.env_name, 'variable name ', 'keys')}
+_P60 = {
     'type': 'function-before',
     'function': {'type': 'no-info', 'function': checks.env_value},
     'schema': {'type': 'str'},
 }
-_P57 = {
+_P61 = {
     'type': 'dict',
     'keys_schema': {'type': 'str'},
-    'values_schema': _P56,
-}
-_P58 = {
-    'type': 'function-after',
-    'function': _P55,
-    'schema': _P57,
-}
-_P59 = {
-    'type': 'default',
-    'schema': _P58,
-    'default_factory': dict,
-    'default_factory_takes_data': False,
-}
-_P60 = {
-    'type': 'model-field',
-    'schema': _P59,
-}
-_P61 = {
-    'type': 'default',
-    'schema': _P32,
-    'default_factory': dict,
-    'default_factory_takes_data': False,
+    'values_schema': _P60,
 }
 _P62 = {
-    'type': 'model-field',
+    'type': 'function-after',
+    'function': _P59,
     'schema': _P61,
 }
-_P63 = {'type': 'no-info', 'function': Rule(rules.label_value, '')}
+_P63 = {
+    'type': 'default',
+    'schema': _P62,
+    'default_factory': dict,
+    'default_factory_takes_data': False,
+}
 _P64 = {
-    'type': 'function-after',
-    'function': _P63,
-    'schema': _P9,
+    'type': 'model-field',
+    'schema': _P63,
 }
 _P65 = {
+    'type': 'default',
+    'schema': _P36,
+    'default_factory': dict,
+    'default_factory_takes_data': False,
+}
+_P66 = {
+    'type': 'model-field',
+    'schema': _P65,
+}
+_P67 = {'type': 'no-info', 'function': Rule(rules.label_value, '')}
+_P68 = {
+    'type': 'function-after',
+    'function': _P67,
+    'schema': _P13,
+}
+_P69 = {
     'type': 'function-before',
     'function': {'type': 'no-info', 'function': checks.istio_limit},
     'schema': {'type': 'nullable', 'schema': {'type': 'int'}},
 }
-_P66 = {
+_P70 = {
     'type': 'default',
-    'schema': _P65,
+    'schema': _P69,
     'default': None,
 }
-_P67 = {
+_P71 = {
     'type': 'model-field',
-    'schema': _P66,
+    'schema': _P70,
 }
-_P68 = {
+_P72 = {
     'type': 'default',
     'schema': {'type': 'definition-ref', 'schema_ref': 'ComponentSize'},
     'default_factory': _default_ComponentSize,
     'default_factory_takes_data': False,
 }
-_P69 = {
-    'type': 'model-field',
-    'schema': _P68,
-}
-_P70 = {
-    'type': 'function-after',
-    'function': {'type': 'no-info', 'function': Rule(rules.slurm_word, '')},
-    'schema': {'type': 'str'},
-}
-_P71 = {
-    'type': 'nullable',
-    'schema': _P70,
-}
-_P72 = {
-    'type': 'default',
-    'schema': _P71,
-    'default': None,
-}
 _P73 = {
     'type': 'model-field',
     'schema': _P72,
 }
-_P74 = {'type': 'default', 'schema': {'type': 'bool'}, 'default': True}
+_P74 = {
+    'type': 'function-after',
+    'function': {'type': 'no-info', 'function': Rule(rules.slurm_word, '')},
+    'schema': {'type': 'str'},
+}
 _P75 = {
-    'type': 'model-field',
+    'type': 'nullable',
     'schema': _P74,
 }
 _P76 = {
     'type': 'default',
-    'schema': _P12,
-    'default': 1,
+    'schema': _P75,
+    'default': None,
 }
 _P77 = {
     'type': 'model-field',
     'schema': _P76,
 }
-_P78 = {'type': 'no-info', 'function': Each(rules.vllm_flag_key, 'flag ', 'keys')}
+_P78 = {'type': 'default', 'schema': {'type': 'bool'}, 'default': True}
 _P79 = {
-    'type': 'function-after',
-    'function': _P78,
-    'schema': _P40,
+    'type': 'model-field',
+    'schema': _P78,
 }
 _P80 = {
     'type': 'default',
-    'schema': _P79,
-    'default_factory': dict,
-    'default_factory_takes_data': False,
+    'schema': _P16,
+    'default': 1,
 }
 _P81 = {
     'type': 'model-field',
     'schema': _P80,
 }
-_P82 = {'type': 'default', 'schema': {'type': 'nullable', 'schema': {'type': 'bool'}}, 'default': None}
+_P82 = {'type': 'no-info', 'function': Each(rules.vllm_flag_key, 'flag ', 'keys')}
 _P83 = {
-    'type': 'model-field',
-    'schema': _P82,
+    'type': 'function-after',
+    'function': _P82,
+    'schema': _P44,
 }
-_P84 = {'type': 'default', 'schema': {'type': 'nullable', 'schema': {'type': 'int'}}, 'default': None}
+_P84 = {
+    'type': 'default',
+    'schema': _P83,
+    'default_factory': dict,
+    'default_factory_takes_data': False,
+}
 _P85 = {
     'type': 'model-field',
     'schema': _P84,
 }
-_P86 = {'type': 'function-after', 'function': {'type': 'no-info', 'function': AtLeast(0)}, 'schema': {'type': 'int'}}
+_P86 = {'type': 'default', 'schema': {'type': 'nullable', 'schema': {'type': 'bool'}}, 'default': None}
 _P87 = {
-    'type': 'nullable',
+    'type': 'model-field',
     'schema': _P86,
 }
-_P88 = {
-    'type': 'default',
-    'schema': _P87,
-    'default': None,
-}
+_P88 = {'type': 'default', 'schema': {'type': 'nullable', 'schema': {'type': 'int'}}, 'default': None}
 _P89 = {
     'type': 'model-field',
     'schema': _P88,
 }
-_P90 = {
-    'type': 'function-after',
-    'function': {'type': 'no-info', 'function': checks.starts_with_letter},
-    'schema': _P49,
-}
+_P90 = {'type': 'function-after', 'function': {'type': 'no-info', 'function': AtLeast(0)}, 'schema': {'type': 'int'}}
 _P91 = {
-    'type': 'function-before',
-    'function': {'type': 'no-info', 'function': checks.one_or_many},
-    'schema': {'type': 'list', 'items_schema': {'type': 'str'}},
+    'type': 'nullable',
+    'schema': _P90,
 }
 _P92 = {
     'type': 'default',
     'schema': _P91,
-    'default_factory': list,
-    'default_factory_takes_data': False,
+    'default': None,
 }
 _P93 = {
     'type': 'model-field',
@@ -744,45 +742,65 @@ _P93 = {
 }
 _P94 = {
     'type': 'function-after',
-    'function': {'type': 'no-info', 'function': checks.zero_or_more},
-    'schema': {'type': 'int'},
+    'function': {'type': 'no-info', 'function': checks.starts_with_letter},
+    'schema': _P53,
 }
 _P95 = {
-    'type': 'nullable',
-    'schema': _P94,
+    'type': 'function-before',
+    'function': {'type': 'no-info', 'function': checks.one_or_many},
+    'schema': {'type': 'list', 'items_schema': {'type': 'str'}},
 }
 _P96 = {
     'type': 'default',
     'schema': _P95,
-    'default': None,
+    'default_factory': list,
+    'default_factory_takes_data': False,
 }
 _P97 = {
     'type': 'model-field',
     'schema': _P96,
 }
 _P98 = {
-    'type': 'nullable',
-    'schema': _P11,
+    'type': 'function-after',
+    'function': {'type': 'no-info', 'function': checks.zero_or_more},
+    'schema': {'type': 'int'},
 }
 _P99 = {
-    'type': 'default',
+    'type': 'nullable',
     'schema': _P98,
-    'default': None,
 }
 _P100 = {
-    'type': 'model-field',
+    'type': 'default',
     'schema': _P99,
+    'default': None,
 }
 _P101 = {
-    'type': 'default',
-    'schema': _P94,
-    'default': 1,
+    'type': 'model-field',
+    'schema': _P100,
 }
 _P102 = {
-    'type': 'model-field',
-    'schema': _P101,
+    'type': 'nullable',
+    'schema': _P15,
 }
 _P103 = {
+    'type': 'default',
+    'schema': _P102,
+    'default': None,
+}
+_P104 = {
+    'type': 'model-field',
+    'schema': _P103,
+}
+_P105 = {
+    'type': 'default',
+    'schema': _P98,
+    'default': 1,
+}
+_P106 = {
+    'type': 'model-field',
+    'schema': _P105,
+}
+_P107 = {
     'type': 'function-after',
     'function': {'type': 'no-info', 'function': checks.port_number},
     'schema': {'type': 'int'},
@@ -800,7 +818,7 @@ def definitions() -> list:
                 'type': 'model-fields',
                 'fields': {
                     'cpu': _P4,
-                    'memory': _P4,
+                    'memory': _P8,
                 },
                 'model_name': 'ComponentSize',
                 'computed_fields': [],
@@ -816,7 +834,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'resource_name': _P7,
+                    'resource_name': _P11,
                 },
                 'model_name': 'ExtendedResource',
                 'computed_fields': [],
@@ -832,7 +850,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'device_class_name': _P10,
+                    'device_class_name': _P14,
                 },
                 'model_name': 'Dra',
                 'computed_fields': [],
@@ -924,7 +942,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'resource_claim_template_name': _P10,
+                    'resource_claim_template_name': _P14,
                 },
                 'model_name': 'ComputeDomain',
                 'computed_fields': [],
@@ -943,7 +961,7 @@ def definitions() -> list:
                 'schema': {
                     'type': 'model-fields',
                     'fields': {
-                        'gpus_per_node': _P15,
+                        'gpus_per_node': _P19,
                         'allocation': {
                             'type': 'model-field',
                             'schema': {
@@ -961,15 +979,15 @@ def definitions() -> list:
                                 'type': 'default',
                                 'schema': {
                                     'type': 'nullable',
-                                    'schema': _P6,
+                                    'schema': _P10,
                                 },
                                 'default': None,
                             },
                         },
-                        'presence_label': _P20,
-                        'gpu_arch': _P25,
-                        'torch_cuda_arch_list': _P29,
-                        'node_selector': _P36,
+                        'presence_label': _P24,
+                        'gpu_arch': _P29,
+                        'torch_cuda_arch_list': _P33,
+                        'node_selector': _P40,
                         'compute_domain': {
                             'type': 'model-field',
                             'schema': {
@@ -1069,7 +1087,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'storage_class': _P39,
+                    'storage_class': _P43,
                     'access_modes': {
                         'type': 'model-field',
                         'schema': {
@@ -1087,7 +1105,7 @@ def definitions() -> list:
                     },
                     'size': {
                         'type': 'model-field',
-                        'schema': _P1,
+                        'schema': _P5,
                     },
                 },
                 'model_name': 'SharedClaim',
@@ -1111,13 +1129,13 @@ def definitions() -> list:
                             'schema': {
                                 'type': 'function-after',
                                 'function': {'type': 'no-info', 'function': checks.one_volume_source},
-                                'schema': _P41,
+                                'schema': _P45,
                             },
                             'default': None,
                         },
                     },
-                    'shared_mount_path': _P46,
-                    'local_nvme_path': _P46,
+                    'shared_mount_path': _P50,
+                    'local_nvme_path': _P50,
                     'shared_claim': {
                         'type': 'model-field',
                         'schema': {
@@ -1141,8 +1159,8 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'pvc': _P39,
-                    'mount_path': _P46,
+                    'pvc': _P43,
+                    'mount_path': _P50,
                     'root': {'type': 'model-field', 'schema': {'type': 'str'}},
                 },
                 'model_name': 'Logging',
@@ -1159,9 +1177,9 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'user_root': _P48,
-                    'cache_root': _P48,
-                    'log_root': _P48,
+                    'user_root': _P52,
+                    'cache_root': _P52,
+                    'log_root': _P52,
                 },
                 'model_name': 'Paths',
                 'computed_fields': [],
@@ -1177,9 +1195,9 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'hf_host_path': _P46,
-                    'jit_host_path': _P46,
-                    'hf_home': _P46,
+                    'hf_host_path': _P50,
+                    'jit_host_path': _P50,
+                    'hf_home': _P50,
                 },
                 'model_name': 'ClusterCache',
                 'computed_fields': [],
@@ -1195,7 +1213,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'resource_name': _P7,
+                    'resource_name': _P11,
                     'value': {
                         'type': 'model-field',
                         'schema': {
@@ -1219,12 +1237,12 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'name': _P50,
+                    'name': _P54,
                     'mountPath': {
                         'type': 'model-field',
-                        'schema': _P43,
+                        'schema': _P47,
                     },
-                    'readOnly': _P52,
+                    'readOnly': _P56,
                     'subPath': {
                         'type': 'model-field',
                         'schema': {
@@ -1258,8 +1276,8 @@ def definitions() -> list:
                 'schema': {
                     'type': 'model-fields',
                     'fields': {
-                        'shm_size': _P4,
-                        'ephemeral_storage': _P4,
+                        'shm_size': _P8,
+                        'ephemeral_storage': _P8,
                         'image_pull_secrets': {
                             'type': 'model-field',
                             'schema': {
@@ -1303,9 +1321,9 @@ def definitions() -> list:
                                 'default': None,
                             },
                         },
-                        'working_dir': _P46,
-                        'container_security_context': _P54,
-                        'security_context': _P54,
+                        'working_dir': _P50,
+                        'container_security_context': _P58,
+                        'security_context': _P58,
                         'annotations': {
                             'type': 'model-field',
                             'schema': {
@@ -1316,21 +1334,21 @@ def definitions() -> list:
                                         'type': 'no-info',
                                         'function': Each(rules.qualified_name, 'annotation key ', 'keys'),
                                     },
-                                    'schema': _P32,
+                                    'schema': _P36,
                                 },
                                 'default_factory': dict,
                                 'default_factory_takes_data': False,
                             },
                         },
-                        'node_selector': _P36,
-                        'affinity': _P54,
+                        'node_selector': _P40,
+                        'affinity': _P58,
                         'tolerations': {
                             'type': 'model-field',
                             'schema': {
                                 'type': 'default',
                                 'schema': {
                                     'type': 'list',
-                                    'items_schema': _P40,
+                                    'items_schema': _P44,
                                 },
                                 'default_factory': list,
                                 'default_factory_takes_data': False,
@@ -1350,14 +1368,14 @@ def definitions() -> list:
                                 'default': None,
                             },
                         },
-                        'dns_config': _P54,
+                        'dns_config': _P58,
                         'extra_devices': {
                             'type': 'model-field',
                             'schema': {
                                 'type': 'default',
                                 'schema': {
                                     'type': 'list',
-                                    'items_schema': _P43,
+                                    'items_schema': _P47,
                                 },
                                 'default_factory': list,
                                 'default_factory_takes_data': False,
@@ -1372,7 +1390,7 @@ def definitions() -> list:
                                     'items_schema': {
                                         'type': 'function-after',
                                         'function': {'type': 'no-info', 'function': checks.extra_volume},
-                                        'schema': _P40,
+                                        'schema': _P44,
                                     },
                                 },
                                 'default_factory': list,
@@ -1407,15 +1425,15 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'env': _P60,
+                    'env': _P64,
                     'computed_env': {
                         'type': 'model-field',
                         'schema': {
                             'type': 'default',
                             'schema': {
                                 'type': 'function-after',
-                                'function': _P55,
-                                'schema': _P40,
+                                'function': _P59,
+                                'schema': _P44,
                             },
                             'default_factory': dict,
                             'default_factory_takes_data': False,
@@ -1439,10 +1457,10 @@ def definitions() -> list:
                 'schema': {
                     'type': 'model-fields',
                     'fields': {
-                        'ucx_net_devices': _P48,
-                        'default_profile': _P48,
-                        'expert_parallel_profiles': _P62,
-                        'default_env': _P60,
+                        'ucx_net_devices': _P52,
+                        'default_profile': _P52,
+                        'expert_parallel_profiles': _P66,
+                        'default_env': _P64,
                         'profiles': {
                             'type': 'model-field',
                             'schema': {
@@ -1472,7 +1490,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'user_prefix': _P52,
+                    'user_prefix': _P56,
                 },
                 'model_name': 'Naming',
                 'computed_fields': [],
@@ -1490,7 +1508,7 @@ def definitions() -> list:
                 'fields': {
                     'local_queue': {
                         'type': 'model-field',
-                        'schema': _P64,
+                        'schema': _P68,
                     },
                     'priority_class': {
                         'type': 'model-field',
@@ -1498,7 +1516,7 @@ def definitions() -> list:
                             'type': 'default',
                             'schema': {
                                 'type': 'nullable',
-                                'schema': _P64,
+                                'schema': _P68,
                             },
                             'default': None,
                         },
@@ -1522,7 +1540,7 @@ def definitions() -> list:
                         'type': 'model-field',
                         'schema': {
                             'type': 'default',
-                            'schema': _P9,
+                            'schema': _P13,
                             'default': 'istio',
                         },
                     },
@@ -1549,7 +1567,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'scc': _P39,
+                    'scc': _P43,
                 },
                 'model_name': 'OpenShift',
                 'computed_fields': [],
@@ -1565,9 +1583,9 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'epp': _P48,
-                    'envoy': _P48,
-                    'routing_sidecar': _P48,
+                    'epp': _P52,
+                    'envoy': _P52,
+                    'routing_sidecar': _P52,
                 },
                 'model_name': 'LlmDImages',
                 'computed_fields': [],
@@ -1584,8 +1602,8 @@ def definitions() -> list:
                 'type': 'model-fields',
                 'fields': {
                     'cpu': _P4,
-                    'memory': _P4,
-                    'concurrency': _P15,
+                    'memory': _P8,
+                    'concurrency': _P19,
                     'buffer_limit': {
                         'type': 'model-field',
                         'schema': {
@@ -1625,10 +1643,10 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'max_connections': _P67,
-                    'http1_max_pending_requests': _P67,
-                    'http2_max_requests': _P67,
-                    'max_requests_per_connection': _P67,
+                    'max_connections': _P71,
+                    'http1_max_pending_requests': _P71,
+                    'http2_max_requests': _P71,
+                    'max_requests_per_connection': _P71,
                     'idle_timeout': {
                         'type': 'model-field',
                         'schema': {
@@ -1656,7 +1674,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'endpoint_picker': _P69,
+                    'endpoint_picker': _P73,
                     'envoy': {
                         'type': 'model-field',
                         'schema': {
@@ -1666,8 +1684,8 @@ def definitions() -> list:
                             'default_factory_takes_data': False,
                         },
                     },
-                    'routing_sidecar': _P69,
-                    'gateway_proxy': _P69,
+                    'routing_sidecar': _P73,
+                    'gateway_proxy': _P73,
                     'gateway_connection_pool': {
                         'type': 'model-field',
                         'schema': {
@@ -1692,7 +1710,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'release': _P48,
+                    'release': _P52,
                     'images': {
                         'type': 'model-field',
                         'schema': {
@@ -1766,10 +1784,10 @@ def definitions() -> list:
                         'schema': {
                             'type': 'function-after',
                             'function': {'type': 'no-info', 'function': Rule(rules.bind_path, '')},
-                            'schema': _P43,
+                            'schema': _P47,
                         },
                     },
-                    'read_only': _P52,
+                    'read_only': _P56,
                 },
                 'model_name': 'SlurmBind',
                 'computed_fields': [],
@@ -1785,9 +1803,9 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'partition': _P73,
-                    'account': _P73,
-                    'qos': _P73,
+                    'partition': _P77,
+                    'account': _P77,
+                    'qos': _P77,
                     'constraint': {
                         'type': 'model-field',
                         'schema': {
@@ -1823,7 +1841,7 @@ def definitions() -> list:
                             'default': 'apptainer',
                         },
                     },
-                    'exclusive': _P75,
+                    'exclusive': _P79,
                     'binds': {
                         'type': 'model-field',
                         'schema': {
@@ -1873,7 +1891,7 @@ def definitions() -> list:
                         'type': 'model-field',
                         'schema': {
                             'type': 'default',
-                            'schema': _P12,
+                            'schema': _P16,
                             'default': 8,
                         },
                     },
@@ -1881,7 +1899,7 @@ def definitions() -> list:
                         'type': 'model-field',
                         'schema': {
                             'type': 'default',
-                            'schema': _P1,
+                            'schema': _P5,
                             'default': '16Gi',
                         },
                     },
@@ -1889,7 +1907,7 @@ def definitions() -> list:
                         'type': 'model-field',
                         'schema': {
                             'type': 'default',
-                            'schema': _P12,
+                            'schema': _P16,
                             'default': 2,
                         },
                     },
@@ -1897,7 +1915,7 @@ def definitions() -> list:
                         'type': 'model-field',
                         'schema': {
                             'type': 'default',
-                            'schema': _P1,
+                            'schema': _P5,
                             'default': '4Gi',
                         },
                     },
@@ -1921,7 +1939,7 @@ def definitions() -> list:
                     'fields': {
                         'name': {
                             'type': 'model-field',
-                            'schema': _P22,
+                            'schema': _P26,
                         },
                         'platform': {
                             'type': 'model-field',
@@ -1931,7 +1949,7 @@ def definitions() -> list:
                                 'default': 'kubernetes',
                             },
                         },
-                        'gpus_per_node': _P15,
+                        'gpus_per_node': _P19,
                         'accelerators': {'type': 'model-field', 'schema': {'type': 'definition-ref', 'schema_ref': 'Accelerators'}},
                         'storage': {
                             'type': 'model-field',
@@ -2080,13 +2098,13 @@ def definitions() -> list:
                     'fields': {
                         'id': {
                             'type': 'model-field',
-                            'schema': _P26,
+                            'schema': _P30,
                         },
-                        'label': _P48,
-                        'image_ref': _P48,
-                        'image': _P48,
-                        'revision': _P29,
-                        'config_json': _P29,
+                        'label': _P52,
+                        'image_ref': _P52,
+                        'image': _P52,
+                        'revision': _P33,
+                        'config_json': _P33,
                     },
                     'model_name': 'ModelRef',
                     'computed_fields': [],
@@ -2103,9 +2121,9 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'size': _P77,
-                    'replicas': _P77,
-                    'same_topology_key': _P20,
+                    'size': _P81,
+                    'replicas': _P81,
+                    'same_topology_key': _P24,
                 },
                 'model_name': 'Lws',
                 'computed_fields': [],
@@ -2121,8 +2139,8 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'tp': _P77,
-                    'pp': _P77,
+                    'tp': _P81,
+                    'pp': _P81,
                     'dp': {
                         'type': 'model-field',
                         'schema': {
@@ -2135,7 +2153,7 @@ def definitions() -> list:
                             'default': False,
                         },
                     },
-                    'ep': _P52,
+                    'ep': _P56,
                 },
                 'model_name': 'Parallelism',
                 'computed_fields': [],
@@ -2157,7 +2175,7 @@ def definitions() -> list:
                             'type': 'default',
                             'schema': {
                                 'type': 'function-after',
-                                'function': _P55,
+                                'function': _P59,
                                 'schema': {
                                     'type': 'dict',
                                     'keys_schema': {'type': 'str'},
@@ -2172,7 +2190,7 @@ def definitions() -> list:
                             'default_factory_takes_data': False,
                         },
                     },
-                    'vllm': _P81,
+                    'vllm': _P85,
                 },
                 'model_name': 'Computed',
                 'computed_fields': [],
@@ -2189,10 +2207,10 @@ def definitions() -> list:
                 'type': 'model-fields',
                 'fields': {
                     'cpu': _P4,
-                    'memory': _P4,
-                    'gpus': _P15,
-                    'ephemeral_storage': _P4,
-                    'shm_size': _P4,
+                    'memory': _P8,
+                    'gpus': _P19,
+                    'ephemeral_storage': _P8,
+                    'shm_size': _P8,
                 },
                 'model_name': 'Resources',
                 'computed_fields': [],
@@ -2216,17 +2234,17 @@ def definitions() -> list:
                             'default': 'torch',
                         },
                     },
-                    'torch_profiler_dir': _P48,
-                    'torch_profiler_with_stack': _P83,
-                    'torch_profiler_record_shapes': _P83,
-                    'torch_profiler_with_memory': _P83,
-                    'torch_profiler_with_flops': _P83,
-                    'capture_torch_profiler': _P83,
-                    'detailed_trace_annotation': _P83,
-                    'ignore_frontend': _P83,
-                    'delay_iterations': _P85,
-                    'max_iterations': _P85,
-                    'warmup_iterations': _P89,
+                    'torch_profiler_dir': _P52,
+                    'torch_profiler_with_stack': _P87,
+                    'torch_profiler_record_shapes': _P87,
+                    'torch_profiler_with_memory': _P87,
+                    'torch_profiler_with_flops': _P87,
+                    'capture_torch_profiler': _P87,
+                    'detailed_trace_annotation': _P87,
+                    'ignore_frontend': _P87,
+                    'delay_iterations': _P89,
+                    'max_iterations': _P89,
+                    'warmup_iterations': _P93,
                     'active_iterations': {
                         'type': 'model-field',
                         'schema': {
@@ -2242,7 +2260,7 @@ def definitions() -> list:
                             'default': None,
                         },
                     },
-                    'wait_iterations': _P89,
+                    'wait_iterations': _P93,
                 },
                 'model_name': 'Profiling',
                 'computed_fields': [],
@@ -2258,14 +2276,14 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'name': _P50,
+                    'name': _P54,
                     'workload_name': {
                         'type': 'model-field',
                         'schema': {
                             'type': 'default',
                             'schema': {
                                 'type': 'nullable',
-                                'schema': _P90,
+                                'schema': _P94,
                             },
                             'default': None,
                         },
@@ -2308,8 +2326,8 @@ def definitions() -> list:
                             'default_factory_takes_data': False,
                         },
                     },
-                    'env': _P60,
-                    'vllm': _P81,
+                    'env': _P64,
+                    'vllm': _P85,
                     'vllm_raw_args': {
                         'type': 'model-field',
                         'schema': {
@@ -2332,9 +2350,9 @@ def definitions() -> list:
                             'default_factory_takes_data': False,
                         },
                     },
-                    'kv_transfer_config': _P54,
-                    'fabric_profile': _P48,
-                    'pre_launch': _P93,
+                    'kv_transfer_config': _P58,
+                    'fabric_profile': _P52,
+                    'pre_launch': _P97,
                     'profiling': {
                         'type': 'model-field',
                         'schema': {
@@ -2369,7 +2387,7 @@ def definitions() -> list:
                                 'default': 'disabled',
                             },
                         },
-                        'target_role': _P48,
+                        'target_role': _P52,
                         'frontend': {
                             'type': 'model-field',
                             'schema': {
@@ -2378,7 +2396,7 @@ def definitions() -> list:
                                 'default': 'standalone',
                             },
                         },
-                        'plugin_config': _P54,
+                        'plugin_config': _P58,
                         'plugin_configs': {
                             'type': 'model-field',
                             'schema': {
@@ -2388,13 +2406,13 @@ def definitions() -> list:
                                     'schema': {
                                         'type': 'dict',
                                         'keys_schema': {'type': 'str'},
-                                        'values_schema': _P40,
+                                        'values_schema': _P44,
                                     },
                                 },
                                 'default': None,
                             },
                         },
-                        'plugins_config_file': _P48,
+                        'plugins_config_file': _P52,
                     },
                     'model_name': 'Routing',
                     'computed_fields': [],
@@ -2411,12 +2429,12 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'enabled': _P75,
+                    'enabled': _P79,
                     'timeout_minutes': {
                         'type': 'model-field',
                         'schema': {
                             'type': 'default',
-                            'schema': _P12,
+                            'schema': _P16,
                             'default': 45,
                         },
                     },
@@ -2457,8 +2475,8 @@ def definitions() -> list:
                             'default': None,
                         },
                     },
-                    'vllm_env': _P48,
-                    'pre_launch': _P93,
+                    'vllm_env': _P52,
+                    'pre_launch': _P97,
                 },
                 'model_name': 'Runtime',
                 'computed_fields': [],
@@ -2474,9 +2492,9 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'key': _P25,
-                    'cleanup_on_crash': _P75,
-                    'gpu_arch': _P25,
+                    'key': _P29,
+                    'cleanup_on_crash': _P79,
+                    'gpu_arch': _P29,
                 },
                 'model_name': 'SpecCache',
                 'computed_fields': [],
@@ -2492,7 +2510,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'check': _P75,
+                    'check': _P79,
                     'short_kv_cache': {
                         'type': 'model-field',
                         'schema': {
@@ -2518,7 +2536,7 @@ def definitions() -> list:
                 'fields': {
                     'release': {
                         'type': 'model-field',
-                        'schema': _P90,
+                        'schema': _P94,
                     },
                     'topology': {
                         'type': 'model-field',
@@ -2536,7 +2554,7 @@ def definitions() -> list:
                             'default': 'auto',
                         },
                     },
-                    'accelerator': _P48,
+                    'accelerator': _P52,
                     'model': {'type': 'model-field', 'schema': {'type': 'definition-ref', 'schema_ref': 'ModelRef'}},
                     'vars': {
                         'type': 'model-field',
@@ -2555,8 +2573,8 @@ def definitions() -> list:
                             'default_factory_takes_data': False,
                         },
                     },
-                    'env': _P60,
-                    'vllm': _P81,
+                    'env': _P64,
+                    'vllm': _P85,
                     'roles': {
                         'type': 'model-field',
                         'schema': {
@@ -2620,8 +2638,8 @@ def definitions() -> list:
                 'type': 'model-fields',
                 'fields': {
                     'type': {'type': 'model-field', 'schema': {'type': 'str'}},
-                    'name': _P48,
-                    'parameters': _P54,
+                    'name': _P52,
+                    'parameters': _P58,
                 },
                 'model_name': 'PluginSpec',
                 'computed_fields': [],
@@ -2718,11 +2736,11 @@ def definitions() -> list:
                             'type': 'model-field',
                             'schema': {'type': 'default', 'schema': {'type': 'any'}, 'default': None},
                         },
-                        'saturationDetector': _P54,
-                        'dataLayer': _P54,
-                        'flowControl': _P54,
-                        'parser': _P54,
-                        'requestHandler': _P54,
+                        'saturationDetector': _P58,
+                        'dataLayer': _P58,
+                        'flowControl': _P58,
+                        'parser': _P58,
+                        'requestHandler': _P58,
                     },
                     'model_name': 'EndpointPickerConfig',
                     'computed_fields': [],
@@ -2748,9 +2766,9 @@ def definitions() -> list:
                             'min_length': 1,
                         },
                     },
-                    'llm_d': _P62,
-                    'sidecars': _P62,
-                    'test': _P62,
+                    'llm_d': _P66,
+                    'sidecars': _P66,
+                    'test': _P66,
                 },
                 'model_name': 'ImageCatalog',
                 'computed_fields': [],
@@ -2766,8 +2784,8 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'labels': _P62,
-                    'annotations': _P62,
+                    'labels': _P66,
+                    'annotations': _P66,
                 },
                 'model_name': 'WorkloadMetadata',
                 'computed_fields': [],
@@ -2786,10 +2804,10 @@ def definitions() -> list:
                 'schema': {
                     'type': 'model-fields',
                     'fields': {
-                        'suspend': _P83,
-                        'backoff_limit': _P97,
-                        'active_deadline_seconds': _P100,
-                        'ttl_seconds_after_finished': _P97,
+                        'suspend': _P87,
+                        'backoff_limit': _P101,
+                        'active_deadline_seconds': _P104,
+                        'ttl_seconds_after_finished': _P101,
                         'completion_mode': {
                             'type': 'model-field',
                             'schema': {
@@ -2798,8 +2816,8 @@ def definitions() -> list:
                                 'default': 'NonIndexed',
                             },
                         },
-                        'completions': _P100,
-                        'parallelism': _P97,
+                        'completions': _P104,
+                        'parallelism': _P101,
                     },
                     'model_name': 'JobPolicy',
                     'computed_fields': [],
@@ -2816,7 +2834,7 @@ def definitions() -> list:
             'schema': {
                 'type': 'model-fields',
                 'fields': {
-                    'replicas': _P102,
+                    'replicas': _P106,
                 },
                 'model_name': 'DeploymentPolicy',
                 'computed_fields': [],
@@ -2834,9 +2852,9 @@ def definitions() -> list:
                 'fields': {
                     'size': {
                         'type': 'model-field',
-                        'schema': _P11,
+                        'schema': _P15,
                     },
-                    'replicas': _P102,
+                    'replicas': _P106,
                 },
                 'model_name': 'LeaderWorkerSetPolicy',
                 'computed_fields': [],
@@ -2858,14 +2876,14 @@ def definitions() -> list:
                             'type': 'default',
                             'schema': {
                                 'type': 'nullable',
-                                'schema': _P49,
+                                'schema': _P53,
                             },
                             'default': None,
                         },
                     },
                     'port': {
                         'type': 'model-field',
-                        'schema': _P103,
+                        'schema': _P107,
                     },
                     'target_port': {
                         'type': 'model-field',
@@ -2876,7 +2894,7 @@ def definitions() -> list:
                                 'schema': {
                                     'type': 'union',
                                     'choices': [
-                                        _P103,
+                                        _P107,
                                         {'type': 'str'},
                                     ],
                                 },
@@ -2949,7 +2967,7 @@ def definitions() -> list:
                 'schema': {
                     'type': 'model-fields',
                     'fields': {
-                        'name': _P50,
+                        'name': _P54,
                         'backend': {
                             'type': 'model-field',
                             'schema': {'type': 'literal', 'expected': ['job', 'deployment', 'leaderworkerset', 'grove']},
@@ -2965,19 +2983,19 @@ def definitions() -> list:
                         },
                         'pod_template': {
                             'type': 'model-field',
-                            'schema': _P40,
+                            'schema': _P44,
                         },
-                        'leader_template': _P54,
+                        'leader_template': _P58,
                         'accelerator_count': {
                             'type': 'model-field',
                             'schema': {
                                 'type': 'default',
-                                'schema': _P94,
+                                'schema': _P98,
                                 'default': 0,
                             },
                         },
-                        'accelerator_container': _P48,
-                        'queue_name': _P48,
+                        'accelerator_container': _P52,
+                        'queue_name': _P52,
                         'job': {
                             'type': 'model-field',
                             'schema': {

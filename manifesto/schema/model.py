@@ -11,7 +11,7 @@ from manifesto.schema import checks
 from manifesto.schema.checks import SIDECARS  # the values of Runtime.sidecars
 from manifesto.schema.routing import EndpointPickerConfig
 from manifesto.schema.base import (
-    Count, DnsLabel, EnvMap, LabelKey, Number, PathSegment, Quantity, Scalar, ServiceName, Strict,
+    Bytes, Count, DnsLabel, EnvMap, LabelKey, Number, PathSegment, Quantity, Scalar, ServiceName, Strict,
     default_of, item_rule, key_rule, rule,
 )
 
@@ -60,10 +60,10 @@ class Computed(Strict):
 
 class Resources(Strict):
     cpu: Quantity | None = None
-    memory: Quantity | None = None
+    memory: Bytes | None = None
     gpus: Count | None = Field(None, description="Optional check: must equal the derived GPUs per pod.")
-    ephemeral_storage: Quantity | None = None
-    shm_size: Quantity | None = None
+    ephemeral_storage: Bytes | None = None
+    shm_size: Bytes | None = None
 
 
 class Profiling(Strict):

@@ -45,8 +45,9 @@ def _code(store: Store) -> str:
         return entry["fingerprint"]
     value = code_fingerprint()
     if store.directory is not None:
-        from manifesto.tasks.entries import Code
+        from manifesto.tasks.entries import Code, install
 
+        install()
         try:
             store.put(Code(key, value))
         except OSError:
@@ -80,22 +81,23 @@ class Query:
     named so a hit imports nothing: "render", or "explain" with the Hugging Face cache
     ``hf_home``). ``refs``: the spec and cluster paths as the user named them, to load from
     (so errors name the files as the user does); by default ``spec`` and ``cluster``.
+    A plain class: a cache hit imports no msgspec."""
+
+    __slots__ = ("command", "spec", "cluster", "routing", "options", "task", "hf_home", "refs")
+
+    def __init__(self, command: str, spec: str, cluster: str, routing: str | None, options: dict, *,
+                 task: str = "render", hf_home: str | None = None, refs: tuple[str, str] | None = None) -> None:
+        self.command, self.spec, self.cluster, self.routing = command, spec, cluster, routing
+        self.options, self.task, self.hf_home, self.refs = options, task, hf_home, refs
+
+
+def cached(directory: str | None, query: Query, store_limit: str | None = None,
+           roots: tuple[str, ...] = ()) -> tuple[str, str, str]:
+    """``(text, suffix, label)`` of ``query`` (a :class:`Query`), from the store while valid;
+    ``store_limit``: MANIFESTO_STORE_LIMIT's text from the caller's settings (the store's bound).
     ``roots``: folders every file the pair reads must resolve below (``PairRequest.roots``:
     ``regen`` confines a render to its private folder, so an ``extends`` or a
     ``model.config_json`` in a header cannot read a file elsewhere); none by default.
-    A plain class: a cache hit imports no msgspec."""
-
-    __slots__ = ("command", "spec", "cluster", "routing", "options", "task", "hf_home", "refs", "roots")
-
-    def __init__(self, command: str, spec: str, cluster: str, routing: str | None, options: dict, *,
-                 task: str = "render", hf_home: str | None = None, refs: tuple[str, str] | None = None,
-                 roots: tuple[str, ...] = ()) -> None:
-        self.command, self.spec, self.cluster, self.routing = command, spec, cluster, routing
-        self.options, self.task, self.hf_home, self.refs, self.roots = options, task, hf_home, refs, roots
-
-
-def cached(directory: str | None, query: Query) -> tuple[str, str, str]:
-    """``(text, suffix, label)`` of ``query`` (a :class:`Query`), from the store while valid.
 
     On a miss the pair's task runs (``manifesto.tasks.run``), its error is raised, and its
     text is stored unless an input file changed while it ran (``label`` is the cluster's
@@ -111,7 +113,7 @@ def cached(directory: str | None, query: Query) -> tuple[str, str, str]:
             _warn(f"the render cache is off for this command: {problem}")
             directory = None
     store = Store(None if directory is None else str(directory))
-    request = json.dumps([command, spec, cluster, routing, options, *query.roots], sort_keys=True)
+    request = json.dumps([command, spec, cluster, routing, options, *roots], sort_keys=True)
     key = request_key(request)
     code = _code(store) if directory is not None else ""
     if directory is not None:
@@ -130,14 +132,14 @@ def cached(directory: str | None, query: Query) -> tuple[str, str, str]:
     spec_ref, cluster_ref = refs or (spec, cluster)
     # The store keeps this command's index and result below; the pair's own products are
     # made afresh (Store(None)), as the index already answers for unchanged inputs.
-    roots = tuple(query.roots)
+    roots = tuple(roots)
     outcome = run(Task(task), PairRequest(spec_ref, cluster_ref, opts, roots=roots, catalogs=not roots, hf_home=hf_home),
                   Tasks(Store(None), code)).ok()
     text, suffix, inputs, label = outcome.text, outcome.suffix, outcome.inputs, outcome.cluster_name
     # A file edited while we ran must not be remembered with the old text.
     if directory is not None and all(os.stat(p).st_mtime < started for p in inputs):
         try:
-            _remember(store, key, command, code, opts, outcome)
+            _remember(store, key, command, code, opts, outcome, store_limit)
         except OSError as exc:  # a read-only or full cache folder: the command still answers
             from manifesto.edge.escape import terminal
 
@@ -151,13 +153,15 @@ def _warn(message: str) -> None:
     print(f"manifesto: warning: {message}", file=sys.stderr)
 
 
-def _remember(store: Store, key: str, command: str, code: str, options, outcome) -> None:
+def _remember(store: Store, key: str, command: str, code: str, options, outcome, limit: str | None = None) -> None:
     """Keep ``outcome`` (an OK ``Outcome``) as the result of ``command`` and index it under
     the request ``key``, against the digests of the files it read."""
     import msgspec
 
     from manifesto.util.status import Status
-    from manifesto.tasks.entries import RequestEntry, ResultEntry
+    from manifesto.tasks.entries import RequestEntry, ResultEntry, install
+
+    install()
 
     inputs, text, suffix, label = sorted(set(outcome.inputs)), outcome.text, outcome.suffix, outcome.cluster_name
     digests = tuple(file_digest(p) or "-" for p in inputs)
@@ -165,7 +169,7 @@ def _remember(store: Store, key: str, command: str, code: str, options, outcome)
     store.put(ResultEntry(result, command, Status.OK, suffix, text, digest(text.encode()), label, tuple(inputs), digests))
     store.put(RequestEntry(key, code, tuple(inputs), digests, result))
     if int(result[:4], 16) % PRUNE_EVERY == 0:
-        bound(store, (key, result))
+        bound(store, (key, result), limit)
 
 
 #: About one command write in this many measures the store (its key decides: which writes
@@ -173,15 +177,16 @@ def _remember(store: Store, key: str, command: str, code: str, options, outcome)
 PRUNE_EVERY = 64
 
 
-def bound(store: Store, keep) -> None:
-    """Keep the commands' store within its bound (``MANIFESTO_STORE_LIMIT``, else
-    ``store.DEFAULT_LIMIT``): measured from the files' sizes, and past the bound pruned of its
-    least recently used entries down to ``store.LOW_WATER`` of it, never those of ``keep``
-    (the entries this command just wrote). A bad variable is a warning: the command answers."""
+def bound(store: Store, keep, setting: str | None = None) -> None:
+    """Keep the commands' store within its bound (``setting``: ``MANIFESTO_STORE_LIMIT``'s text as
+    the command's settings give it, else ``store.DEFAULT_LIMIT``): measured from the files' sizes,
+    and past the bound pruned of its least recently used entries down to ``store.LOW_WATER`` of
+    it, never those of ``keep`` (the entries this command just wrote). A bad variable is a
+    warning: the command answers."""
     from manifesto.store import DEFAULT_LIMIT, ENV_LIMIT, LOW_WATER, env_limit
 
     try:
-        limit = env_limit(os.environ)
+        limit = env_limit({ENV_LIMIT: setting} if setting else {})
     except ValueError as exc:
         from manifesto.edge.escape import terminal
 

@@ -30,7 +30,9 @@ __all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "ParsedFile", "P
 
 class Task(str, enum.Enum):
     """What to make. ``DIGEST`` and ``PARSE`` are the per-file tasks the others stand on;
-    ``RESOLVE`` makes a pair's Plan, ``RENDER`` its artifact, ``EXPLAIN`` its explanation,
+    ``RESOLVE`` makes a pair's Plan, ``RENDER`` its artifact's text (kept in the store),
+    ``ARTIFACT`` its :class:`~manifesto.render.products.Artifact` (objects and text, for the
+    commands that apply, test or deliver them), ``EXPLAIN`` its explanation,
     ``MONITORING`` the monitoring of several specs on one cluster and ``GITOPS`` the Argo CD
     objects of a gitops target."""
 
@@ -38,6 +40,7 @@ class Task(str, enum.Enum):
     PARSE = "parse"
     RESOLVE = "resolve"
     RENDER = "render"
+    ARTIFACT = "artifact"
     EXPLAIN = "explain"
     MONITORING = "monitoring"
     GITOPS = "gitops"
@@ -86,7 +89,8 @@ class PairRequest(msgspec.Struct, frozen=True):
     resolve, as the single commands take them). ``roots``: a build's workspace; every
     file read must resolve below one of them or the bundled catalog, and no catalog name
     is looked up. ``hf_home``: a Hugging Face cache ``explain`` may read a config.json
-    from (renders and builds never pass one, so they stay hermetic)."""
+    from (renders and builds never pass one, so they stay hermetic). ``layer``: what the
+    ARTIFACT task makes, "manifest" (the whole instance) or "routing" (its routing layer)."""
 
     spec: str
     cluster: str
@@ -94,6 +98,7 @@ class PairRequest(msgspec.Struct, frozen=True):
     roots: tuple[str, ...] = ()
     catalogs: bool = False
     hf_home: str | None = None
+    layer: str = "manifest"
 
 
 class LoadedPairRequest(msgspec.Struct, frozen=True):
@@ -105,13 +110,14 @@ class LoadedPairRequest(msgspec.Struct, frozen=True):
     ``manifesto.spec.Spec``) and ``cluster`` a ``manifesto.cluster.Cluster``: they are used as
     they are, not read again. ``search`` (a ``load.catalog.SearchPath``; None: the user's
     and the bundled catalogs) is where a routing profile name resolves, and what bounds the
-    model's config.json; ``hf_home`` as in :class:`PairRequest`."""
+    model's config.json; ``hf_home`` and ``layer`` as in :class:`PairRequest`."""
 
     spec: object
     cluster: object
     options: Options
     search: object = None
     hf_home: str | None = None
+    layer: str = "manifest"
 
 
 class MonitoringRequest(msgspec.Struct, frozen=True):
@@ -182,7 +188,9 @@ class Outcome(msgspec.Struct, frozen=True):
     or reused. ``error``: the ManifestoError, when this process raised it (a failure read
     back from the store has only its ``reason``). ``cluster_name`` is the cluster's name
     when it was loaded; ``budget`` the Plan's GPU budget as plain data; ``text_digest`` the
-    digest of ``text``, when known (the build stores and records it without hashing it again)."""
+    digest of ``text``, when known (the build stores and records it without hashing it again);
+    ``artifact`` the ARTIFACT task's :class:`~manifesto.render.products.Artifact` (None when
+    the plan has no such layer: the routing layer of a plan without routing, or of a Slurm plan)."""
 
     status: Status
     text: str = ""
@@ -195,6 +203,7 @@ class Outcome(msgspec.Struct, frozen=True):
     plan: Plan | None = None
     error: ManifestoError | None = None
     text_digest: str = ""  # the digest of ``text`` (load.digest.digest) when the render product has it
+    artifact: object = None
 
     def ok(self) -> Outcome:
         """This outcome when its status is OK; else its error, raised (a failure read back

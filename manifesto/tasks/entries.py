@@ -1,5 +1,9 @@
 """The store's entries as msgspec Structs, tagged by ``kind`` (see ``manifesto.store``): the
-products of the tasks (``manifesto.tasks.memo``) and the single commands' index entries."""
+products of the tasks (``manifesto.tasks.memo``) and the single commands' index entries.
+
+Their codecs are registered with the store by an explicit call, :func:`install`, made by
+whoever opens a store of these entries (the memo, the build's session, the commands' store),
+never as a side effect of importing this module."""
 
 from __future__ import annotations
 
@@ -12,7 +16,8 @@ from manifesto.store import register
 from manifesto.render.products import HeaderInputs, Refusal
 from manifesto.resolve.plan import Plan
 
-__all__ = ["Status", "ResultEntry", "Parsed", "Resolved", "Rendered", "RequestEntry", "Code", "decode", "encode"]
+__all__ = ["Status", "ResultEntry", "Parsed", "Resolved", "Rendered", "RequestEntry", "Code", "KINDS", "decode", "encode",
+           "install"]
 
 
 class ResultEntry(msgspec.Struct, frozen=True, tag="result", tag_field="kind"):
@@ -152,5 +157,17 @@ def _codec(cls):
     return pack, unpack
 
 
-for _cls in (ResultEntry, Parsed, Resolved, Rendered, RequestEntry, Code):
-    register(_cls.__struct_config__.tag, _cls, *_codec(_cls))
+#: The entry classes this module defines, each kept under its tag as its kind.
+KINDS = (ResultEntry, Parsed, Resolved, Rendered, RequestEntry, Code)
+_installed = False
+
+
+def install() -> None:
+    """Register the codec of every class of :data:`KINDS` with the store
+    (``manifesto.store.register``); calling it again changes nothing."""
+    global _installed
+    if _installed:
+        return
+    for cls in KINDS:
+        register(cls.__struct_config__.tag, cls, *_codec(cls))
+    _installed = True

@@ -9,7 +9,7 @@ import os
 from functools import lru_cache
 
 __all__ = ["load_images", "load_routing_profile", "load_architecture", "catalog_record", "resolution",
-           "refuse_slurm", "monitoring_text"]
+           "plan_warnings", "refuse_slurm", "monitoring_text"]
 
 
 @lru_cache(maxsize=4)
@@ -67,7 +67,7 @@ def _config_json_path(spec, within: tuple[str, ...]) -> str:
     (``within``) it must stay in the workspace: no absolute path, no ``..``."""
     from manifesto.errors import InputError
 
-    model = spec.model.model
+    model = spec.validated.model
     origin = spec.where(("model", "config_json"))
     base = os.path.dirname(origin.file) if origin is not None else os.path.dirname(spec.path)
     if within:
@@ -108,7 +108,7 @@ def load_architecture(spec, hf_home: str | None = None, within: tuple[str, ...] 
 
     from manifesto.load.inputs import display_name
 
-    model = spec.model.model
+    model = spec.validated.model
     if model.config_json:
         path = _config_json_path(spec, within)
         name = display_name(path)
@@ -167,35 +167,48 @@ def resolution(spec, cluster, options, search=None, routing=None, hf_home: str |
         ctx = Context(options=options, images=load_images(), where=spec.where, cluster_where=cluster.where,
                       epp_config=epp, architecture=arch, architecture_note=arch_note, tables=tables,
                       **({"epp_where": epp_where} if epp_where else {}))
-        plan = resolve(spec.model, cluster.profile, ctx)
-        _warn_untabled(plan, tables)
-        if plan.routing is not None:
-            _warn_no_router_table(load_images(), cluster.profile, tables)
+        plan = resolve(spec.validated, cluster.profile, ctx)
+        from manifesto.errors import warn_once
+
+        for line in plan_warnings(plan, cluster.profile, tables):
+            warn_once(line)  # said once in the run; the Artifact holds them as data
         return plan
 
     return files, run
 
 
-def _warn_no_router_table(images, profile, tables) -> None:
-    """Say once in the run (``errors.warn_once``) that the endpoint-picker configuration is not checked, and why."""
-    from manifesto.errors import warn_once
+def plan_warnings(plan, profile, tables=None) -> tuple[str, ...]:
+    """The warnings of ``plan`` on the cluster ``profile``: which checks its resolution could not
+    make, and why (a function of these values; the resolution says each once in the run, and
+    the pair's Artifact carries them)."""
+    if tables is None:
+        from manifesto.load.catalog import runtime_tables
+
+        tables = runtime_tables()
+    found = [_untabled(plan, tables)]
+    if plan.routing is not None:
+        found.append(_no_router_table(load_images(), profile, tables))
+    return tuple(w for w in found if w)
+
+
+def _no_router_table(images, profile, tables) -> str | None:
+    """That the endpoint-picker configuration is not checked, and why (None: it is)."""
     from manifesto.resolve.core import router_release
 
     release = router_release(images, profile)
     if release not in (None, "main") and tables.router(release) is not None:
-        return
+        return None
     if release == "main":
         why = "llm-d-router main changes with every commit, so no table describes the image"
     elif release:
         why = f"Manifesto has no table of llm-d-router {release}"
     else:
         why = f"cluster '{profile.name}' runs its own endpoint-picker image, whose router release Manifesto cannot know"
-    warn_once(f"manifesto: warning: {why}; the endpoint-picker configuration is not checked")
+    return f"manifesto: warning: {why}; the endpoint-picker configuration is not checked"
 
 
-def _warn_untabled(plan, tables) -> None:
-    """Say once in the run (``errors.warn_once``) that the checks against vLLM's table were skipped, and why."""
-    from manifesto.errors import warn_once
+def _untabled(plan, tables) -> str | None:
+    """That the checks against vLLM's table were skipped, and why (None: they were made)."""
     from manifesto.resolve.vllm_check import vllm_version
 
     for role in plan.roles[:1]:
@@ -208,7 +221,8 @@ def _warn_untabled(plan, tables) -> None:
             why = f"Manifesto has no table of vLLM {version} (the image {role.image})"
         else:
             continue
-        warn_once(f"manifesto: warning: {why}; vLLM arguments and VLLM_* variables are not checked")
+        return f"manifesto: warning: {why}; vLLM arguments and VLLM_* variables are not checked"
+    return None
 
 
 def refuse_slurm(cluster) -> None:

@@ -52,6 +52,9 @@ class Tasks:
 
     def __init__(self, store: Store, code: str, settled_ns: int | None = None, products=None,
                  hash_file=None) -> None:
+        from manifesto.tasks.entries import install
+
+        install()  # the codecs of the products it keeps
         self.store, self.code = store, code
         self.settled_ns = settled_ns  # inputs modified at or after this may not be stored against their digest
         self.products = products
@@ -188,9 +191,8 @@ class Tasks:
 
     def render(self, task: str, plan, header, pd: str, run):
         """``(Rendered, key)`` of rendering ``plan``: the stored product, else ``run(plan,
-        header)``'s (then stored). A refusal (``render.Refused``) is a FAILED product
-        holding the :class:`~manifesto.render.products.Refusal`."""
-        from manifesto.render import Refused
+        header)``'s (then stored): ``((text, suffix), None)``, or ``(None, refusal)`` for a
+        refusal (a :class:`~manifesto.render.products.Refusal`), kept as a FAILED product."""
         from manifesto.util.status import Status
         from manifesto.tasks.entries import Rendered
 
@@ -198,11 +200,11 @@ class Tasks:
         entry = self.store.get(key)
         if isinstance(entry, Rendered):
             return entry, key
-        try:
-            text, suffix = run(plan, header)
-        except Refused as exc:
-            made = Rendered(key, f"render {task}", Status.FAILED, refusal=exc.refusal)
+        made, refusal = run(plan, header)
+        if refusal is not None:
+            made = Rendered(key, f"render {task}", Status.FAILED, refusal=refusal)
         else:
+            text, suffix = made
             made = Rendered(key, f"render {task}", Status.OK, suffix, text, digest(text.encode()))
         self.store.put(made)
         return made, key
@@ -220,7 +222,9 @@ def plan_of(store: Store, result_key: str):
     """The Plan of a built pair: ``result_key`` is its record's key (``PairRecord.key``, the
     key of its result entry). None when the pair has no Plan (skipped, failed) or the store
     no longer holds it."""
-    from manifesto.tasks.entries import Resolved, ResultEntry
+    from manifesto.tasks.entries import Resolved, ResultEntry, install
+
+    install()
 
     result = store.get(result_key)
     if not isinstance(result, ResultEntry):

@@ -161,15 +161,49 @@ def pair(task, request, tasks):
         from manifesto.resolve.explain import explain_text
 
         return Outcome(Status.OK, explain_text(plan), inputs=inputs, products=keys, cluster_name=c.name, plan=plan)
-    from manifesto.render import place, render_plan
+    if task is Task.ARTIFACT:
+        return _artifact(request.layer, resolved, s, c, read, keys, inputs)
+    from manifesto.render import place
 
     rendered, dkey = tasks.render(f"{_name(s.path, roots)} @ {_name(c.path, roots)}", plan,
-                                  resolved.header, resolved.plan_digest, render_plan)
+                                  resolved.header, resolved.plan_digest, _render_text)
     keys += (dkey,) if dkey else ()
     if rendered.refusal is not None:  # the render's own refusal, placed at the input field behind it
         return _failed(place(rendered.refusal, s, c), read, keys)
     return Outcome(Status.OK, rendered.text, rendered.suffix, inputs=inputs, products=keys, budget=budget,
                    cluster_name=c.name, plan=plan, text_digest=rendered.text_digest)
+
+
+def _render_text(plan, header):
+    """``((text, suffix), None)`` of the artifact the RENDER task keeps, or ``(None, Refusal)``."""
+    from manifesto import render
+
+    try:
+        return render.render_plan(plan, header), None
+    except render.Refused as exc:
+        return None, exc.refusal
+
+
+def _artifact(layer, resolved, s, c, read, keys, inputs):
+    """The ARTIFACT task's outcome: ``render.artifact`` of the ``resolved`` pair's Plan (its
+    refusal placed at the input field behind it), with the files the pair read."""
+    from manifesto.render import Refused, artifact, place
+    from manifesto.resolve.plan import to_builtins
+    from manifesto.util.status import Status
+    from manifesto.tasks.core import Outcome
+    from manifesto.tasks.inputs import plan_warnings
+
+    plan, header = resolved.plan, resolved.header
+    budget = to_builtins(plan.budget) if plan.budget is not None else None
+    made = None
+    if layer == "manifest" or (plan.platform != "slurm" and plan.routing is not None):
+        try:
+            made = artifact(plan, header, layer).read_from(inputs, plan_warnings(plan, c.profile))
+        except Refused as exc:
+            return _failed(place(exc.refusal, s, c), read, keys)
+    text, suffix = (made.text, made.suffix) if made is not None else ("", "")
+    return Outcome(Status.OK, text, suffix, inputs=inputs, products=keys, budget=budget, cluster_name=c.name,
+                   plan=plan, artifact=made)
 
 
 def _name(path: str, roots: tuple[str, ...]) -> str:
@@ -300,8 +334,8 @@ def gitops(request, tasks):
     Plan) for the objects its Application must know (what the idle-shutdown controller owns);
     the bundled health checks go into the argocd-cm patch."""
     from manifesto.errors import BuildError, ManifestoError
+    from manifesto.render import Refused, artifact, place
     from manifesto.render.gitops import render_gitops
-    from manifesto.render.k8s import objects
     from manifesto.util.status import Status
     from manifesto.tasks.core import Outcome
 
@@ -325,8 +359,12 @@ def gitops(request, tasks):
             if resolved.status != Status.OK:
                 return Outcome(Status.FAILED, reason=resolved.reason, inputs=tuple(sorted(set(read))), error=error)
             destination = request.settings["destination"] or {"name": dep.context or c.name}
+            try:  # the deployment's artifact, as its own render makes it
+                objs = artifact(resolved.plan, resolved.header).objects
+            except Refused as exc:
+                raise place(exc.refusal, s, c) from None
             deployments.append(({"name": dep.name, "namespace": dep.options.namespace, "file": f"{dep.name}.yaml",
-                                 "destination": destination}, objects(resolved.plan)))
+                                 "destination": destination}, objs))
         monitoring = []
         for mon in request.monitoring:
             c = _cluster(mon.cluster, tasks, search)

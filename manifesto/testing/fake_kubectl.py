@@ -225,6 +225,8 @@ def _pod_spec(spec: dict) -> None:
     _put(spec, "dnsPolicy", "ClusterFirst")
     _put(spec, "securityContext", {})
     _put(spec, "schedulerName", "default-scheduler")
+    if spec.get("serviceAccountName"):
+        _put(spec, "serviceAccount", spec["serviceAccountName"])  # the API server's deprecated alias
     for key in ("initContainers", "containers"):
         for c in spec.get(key) or ():
             _container(c)
@@ -719,6 +721,16 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
         kind, group, namespaced = resolve(pos[1], missing)
         found = [o for o in objs if o["kind"] == kind and (not namespaced or ns_of(o) == ns)
                  and matches(o, flags.get("l"))]
+        if flags.get("o") == "name":  # as kubectl: TYPE[.GROUP]/NAME a line, nothing when none exist
+            names = pos[2:]
+            for name in names:
+                if not any(o["metadata"]["name"] == name for o in found) and "ignore-not-found" not in flags:
+                    die(f'Error from server (NotFound): {pos[1]} "{name}" not found')
+            resource = kind.lower() + (f".{group}" if group else "")
+            for o in found:
+                if not names or o["metadata"]["name"] in names:
+                    print(f"{resource}/{o['metadata']['name']}")
+            return 0
         if len(pos) > 2:
             named = []
             for name in pos[2:]:
@@ -853,13 +865,24 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
                     objs.remove(pod)
         return 0
     if verb == "diff":
+        import difflib
+
         rc = 0
         for d in docs(flags, stdin):
             namespaced = BY_KIND.get(d["kind"], ("", "", True))[2]
             d["metadata"]["namespace"] = d["metadata"].get("namespace") or ns
             old = [o for o in objs if same(o, d["kind"], ns_of(d), d["metadata"]["name"], namespaced)]
-            if not old or _comparable(old[0]) != _comparable(stored(d, old[0], "", 0)):
-                print(f"diff -u -N live/{d['kind']}.{d['metadata']['name']} merged/{d['kind']}.{d['metadata']['name']}")
+            live = _comparable(old[0]) if old else None
+            merged = _comparable(stored(d, old[0] if old else None, "", 0))
+            if live != merged:
+                # As kubectl's: the header, then the hunks of the live object against the merged one
+                # (here as indented JSON, one field a line, where kubectl shows YAML).
+                ref = f"{d['kind']}.{d['metadata']['name']}"
+                print(f"diff -u -N live/{ref} merged/{ref}")
+                lines = [json.dumps(x, indent=2, sort_keys=True).splitlines(keepends=True) if x else []
+                         for x in (live, merged)]
+                sys.stdout.writelines(line if line.endswith("\n") else line + "\n" for line in
+                                      difflib.unified_diff(*lines, f"live/{ref}", f"merged/{ref}"))
                 rc = 1
         return rc
     die(f"fake kubectl: unsupported command {' '.join(pos)}", 2)

@@ -14,7 +14,8 @@ value escaped), or None when it can:
   (``HEAD`` too), and no invisible or bidirectional-override character;
 - :func:`server_problem`: an API server URL, ``https://host[:port][/path]``, no credentials;
 - :func:`cluster_name_problem`: an Argo CD cluster name (a kube context's name as a rule);
-- :func:`project_problem`: an Argo CD project name.
+- :func:`project_problem`: an Argo CD project name;
+- :func:`path_problem`: the workspace's folder in the repository.
 
 :func:`yaml_string` writes a value as a double-quoted YAML scalar, so ``1.10``, ``1234567``,
 ``~`` or ``true`` stay the strings they are.
@@ -25,7 +26,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["repo_url_problem", "revision_problem", "server_problem", "cluster_name_problem", "project_problem",
-           "has_credentials", "yaml_string", "MAX_URL"]
+           "path_problem", "has_credentials", "yaml_string", "MAX_URL"]
 
 #: The longest URL, revision or name taken.
 MAX_URL = 2048
@@ -75,6 +76,8 @@ def _text_problem(value, what: str) -> str | None:
         return f"expected {what} as a string, got {show_value(value)}{hint}"
     if not value or len(value) > MAX_URL:
         return f"expected {what} of 1 to {MAX_URL} characters"
+    if has_credentials(value):  # before any message that would show the value
+        return _credentials_problem(value, what, "BUILD.yaml (and out/gitops/)")
     if not value.isprintable() or any(ch.isspace() for ch in value):
         return (f"{_shown(value)} holds a space, a control or an invisible character (a bidirectional "
                 f"override, a zero-width space); {what} has none")
@@ -166,6 +169,21 @@ def cluster_name_problem(value) -> str | None:
     return None
 
 
+_FOLDER = re.compile(r"[A-Za-z0-9._/-]{1,1024}", re.ASCII)
+
+
+def path_problem(value) -> str | None:
+    """Why ``value`` cannot be the workspace's folder in its repository (``path``): letters,
+    digits, '.', '_', '-' and '/' (where it is, below BUILD.yaml, the build checks apart)."""
+    problem = _text_problem(value, "a folder of the repository")
+    if problem:
+        return problem
+    if _FOLDER.fullmatch(value) is None:
+        return (f"{_shown(value)} is not a folder of the repository (letters, digits, '.', '_', '-' and '/', "
+                "relative to BUILD.yaml)")
+    return None
+
+
 _PROJECT = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", re.ASCII)
 
 
@@ -184,4 +202,7 @@ def yaml_string(value: str) -> str:
     so it stays a string whatever it looks like (``1.10``, ``1234567``, ``~``, ``true``)."""
     import json
 
-    return json.dumps(value, ensure_ascii=True)
+    # JSON's escapes, but a character beyond ASCII as YAML's own \uXXXX or \UXXXXXXXX: JSON
+    # would write one past U+FFFF as a surrogate pair, which YAML reads as two characters.
+    return "".join(ch if ch.isascii() else f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}"
+                   for ch in json.dumps(value, ensure_ascii=False))

@@ -47,6 +47,12 @@ class _Pattern:
         return self._regex().search(text)
 
 
+#: The longest hash the StatefulSet controller appends to a StatefulSet's name in its pods'
+#: label ``controller-revision-hash`` (an FNV-32a sum in decimal, safe-encoded: up to 10
+#: characters). Seen on kube-controller-manager v1.37.2 (tests/cluster): a 53-character
+#: StatefulSet's pods got a 9-character hash, a 54-character one's were refused with 10.
+REVISION_HASH = 10
+
 _LABEL = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
 _DNS_LABEL = _Pattern(rf"^{_LABEL}\Z")
 _DNS1035 = _Pattern(r"^[a-z](?:[-a-z0-9]*[a-z0-9])?\Z")

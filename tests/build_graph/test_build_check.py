@@ -100,3 +100,18 @@ def test_the_stale_diagnosis_is_the_same_on_every_run(built):
             stale[0], "out/hopper/qwen/aggregated.yaml: hand-edited: differs from what the build wrote", stale[2], FIX]
     built("build")
     assert check(built).returncode == 0
+
+
+def test_the_fix_the_check_prints_runs_as_printed_and_fixes_it(built):
+    """The hint is a command line that works: run as printed, the next check passes."""
+    import shlex
+
+    path = built.root / "out/gpu/qwen/laguna.yaml"
+    path.write_text(path.read_text() + "# tweak\n")
+    (built.root / "out/hopper/qwen/aggregated.yaml").unlink()
+    hint = check(built).stderr.splitlines()[-1]
+    assert hint == FIX
+    words = shlex.split(hint.removeprefix("To fix this, run: "))
+    assert words[0] == "manifesto"
+    built(*words[1:])
+    assert check(built).returncode == 0

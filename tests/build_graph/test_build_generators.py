@@ -134,4 +134,4 @@ def test_a_damaged_cached_buildfile_is_parsed_again(tmp_path):
     save_state(path, state)
     again = build().counts()
     assert again["failed"] == 0 and again["rendered"] + again["up to date"] == first["rendered"]
-    assert from_rows(load_state(path, print)["buildfile"][1]["generators"]) is not None  # saved afresh
+    assert from_rows(load_state(path, print)["buildfile"].config["generators"]) is not None  # saved afresh

@@ -73,3 +73,46 @@ def test_a_bad_record_is_a_corrupt_manifest(tmp_path):
     warnings = []
     state = load_state(str(path), warnings.append)
     assert state["pairs"] == {} and len(warnings) == 1 and "corrupt" in warnings[0]
+
+
+def test_the_single_entries_read_back_named_and_are_plain_tuples_on_disk(tmp_path):
+    """The manifest's BUILD.yaml, listing and code entries are named (``state.BuildfileEntry``,
+    ``ListingEntry``, ``CodeEntry``), written as plain tuples (marshal takes nothing else);
+    one of another width reads back as absent, so the build makes it afresh."""
+    from manifesto.build_graph.state import BuildfileEntry, CodeEntry, ListingEntry
+
+    state = _state(2)
+    state["buildfile"] = BuildfileEntry("b" * 32, {"generators": ()}, {})
+    state["listing"] = ListingEntry("b" * 32, {"models": (1, 2, True)}, {0: ("m.yaml",)})
+    state["code"] = CodeEntry("fake", ("k",), ("n",), {"/d": (1, 2, True)}, ("d",), "f")
+    path = str(tmp_path / "state")
+    save_state(path, state)
+    plain = marshal.loads(open(path, "rb").read()[_HEADER:])
+    assert all(type(plain[k]) is tuple for k in ("buildfile", "listing", "code"))
+    back = load_state(path, warn=lambda m: None)
+    for key, cls in (("buildfile", BuildfileEntry), ("listing", ListingEntry), ("code", CodeEntry)):
+        assert type(back[key]) is cls and back[key] == state[key]
+    assert back["code"].fingerprint == "f" and back["listing"].files == {0: ("m.yaml",)}
+    state["listing"] = ("b" * 32, {})  # a width no build writes
+    save_state(path, state)
+    assert load_state(path, warn=lambda m: None)["listing"] is None
+
+
+def test_no_module_reads_the_manifest_entries_by_position():
+    """``state["buildfile"][1]``, ``cached[2]`` and the like: the entries' fields are named."""
+    import ast
+    import re
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[2] / "manifesto"
+    entry = re.compile(r"""state(\.get\(|\[)["'](buildfile|listing|code)["']""")
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Subscript) and (
+                    isinstance(node.slice, ast.Slice)
+                    or (isinstance(node.slice, ast.Constant) and type(node.slice.value) is int)):
+                base = ast.unparse(node.value)
+                if entry.search(base) or base == "cached":
+                    found.append(f"{path.relative_to(package.parent)}:{node.lineno}: {ast.unparse(node)}")
+    assert not found

@@ -260,3 +260,24 @@ def test_a_priced_cluster_gives_the_cost_of_a_change(tmp_path):
     assert semdiff.format_text(build).splitlines()[-2] == (
         "per cluster: c GPUs 1\u21924, nodes 1\u21921, pods 1\u21921, cost 2.5\u219210 per hour")
     assert "| `c` | 1 \u2192 4 | 1 \u2192 1 | 1 \u2192 1 | 2.5 \u2192 10 |" in semdiff.format_markdown(build)
+
+
+def test_a_clean_tree_is_not_read_for_a_report_without_totals(monkeypatch):
+    """Equal bytes at the base and in the tree: text and markdown show no totals, so nothing is
+    parsed; JSON always has the totals, so every artifact is read (once for both sides)."""
+    texts = {p.relative_to(REPO_ROOT / "out").as_posix(): p.read_text()
+             for p in sorted((REPO_ROOT / "out" / "example-h200").rglob("*.yaml"))}
+    assert texts
+    read: list[str] = []
+    real = semdiff.artifact_facts
+    monkeypatch.setattr(semdiff, "artifact_facts", lambda path, *rest: read.append(path) or real(path, *rest))
+    quiet = semdiff.diff_builds("HEAD", texts, dict(texts), totals_when_unchanged=False)
+    assert (quiet.artifacts, quiet.impact, quiet.totals, read) == ((), Impact.NONE, {}, [])
+    full = semdiff.diff_builds("HEAD", texts, dict(texts))
+    assert semdiff.format_text(quiet) == semdiff.format_text(full)
+    assert semdiff.format_markdown(quiet) == semdiff.format_markdown(full)
+    assert sorted(read) == sorted(texts) and full.totals["example-h200"][0] == full.totals["example-h200"][1]
+    assert full.totals["example-h200"][0].gpus > 0
+    read.clear()
+    changed = {**texts, next(iter(texts)): texts[next(iter(texts))].replace("32768", "16384")}
+    assert semdiff.diff_builds("HEAD", texts, changed, totals_when_unchanged=False).totals  # a change: totals

@@ -16,6 +16,8 @@ from manifesto.edge import entries
 from manifesto.edge.entries import BadEntry
 from manifesto.tasks import entries as store_entries
 
+store_entries.install()  # the tasks' codecs are registered by an explicit call, not by the import
+
 KEY = "0123456789abcdef0123456789abcdef"
 SHA = "ab" * 32
 BOUND = 2.0  # seconds for one decode, however hostile the bytes

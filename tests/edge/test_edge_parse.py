@@ -205,8 +205,8 @@ def test_json_values_read_as_json_reads_them():
 
 def _spec(ws: Path, config_json: str):
     spec_file = ws / "models" / "m.yaml"
-    return SimpleNamespace(model=SimpleNamespace(model=SimpleNamespace(config_json=config_json, id="org/m",
-                                                                         revision=None)),
+    return SimpleNamespace(validated=SimpleNamespace(model=SimpleNamespace(config_json=config_json, id="org/m",
+                                                                             revision=None)),
                            where=lambda path: Origin(str(spec_file), 5, 3), path=str(spec_file))
 
 

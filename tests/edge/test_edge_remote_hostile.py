@@ -230,6 +230,9 @@ INDEX_DAMAGE = {
     # An index that leaves out the pair's own spec or cluster is not the build's.
     "inputs-without-the-pair": {"inputs": ["models/qwen/aggregated.yaml"]},
     "inputs-repeated": {"inputs": ["models/qwen/aggregated.yaml"] * 2},
+    # A YAML or JSON file of the workspace outside every target's folder (a secret beside BUILD.yaml?).
+    "inputs-outside-the-targets": {"inputs": ["secrets.json", "clusters/example-h200.yaml",
+                                              "models/qwen/aggregated.yaml"]},
 }
 
 

@@ -11,7 +11,7 @@ from manifesto.render.k8s.sidecars import dcgm_configmap
 from manifesto.render.k8s.validity import check_objects
 from manifesto.util.yamlemit import dump_all
 
-__all__ = ["DIGEST_ANNOTATION", "objects", "routing_only", "render_manifest", "render_routing", "with_digest",
+__all__ = ["DIGEST_ANNOTATION", "objects", "routing_only", "render_text", "with_digest", "annotated",
            "digested_yaml"]
 
 #: Every object of an artifact carries the digest of the artifact's objects (before this
@@ -86,21 +86,31 @@ def routing_only(plan) -> list[dict]:
 
 def with_digest(objs: list[dict]) -> list[dict]:
     """``objs`` with :data:`DIGEST_ANNOTATION` set to the digest of their YAML."""
-    value = _digest(dump_all(objs))
+    return annotated(objs, _digest(dump_all(objs)))
+
+
+def annotated(objs: list[dict], value: str) -> list[dict]:
+    """``objs`` with :data:`DIGEST_ANNOTATION` set to ``value`` (copies: ``objs`` is left as it is)."""
     return [{**obj, "metadata": _annotated(obj["metadata"], value)} for obj in objs]
 
 
 def digested_yaml(objs: list[dict]) -> str:
     """``dump_all(with_digest(objs))``, writing each object once: the digest is taken over the
     objects' parts, and only the metadata part is written again with the annotation."""
+    return _digested(objs)[0]
+
+
+def _digested(objs: list[dict]) -> tuple[str, str]:
+    """(``digested_yaml(objs)``, the digest value it annotates every object with)."""
     from manifesto.util.yamlemit import dump_parts
 
     parts = [dump_parts(obj) for obj in objs]
     value = _digest("".join("---\n" + "".join(text for _, text in p) for p in parts))
-    return "".join(
+    text = "".join(
         "---\n" + "".join(dump_parts({key: _annotated(obj[key], value)})[0][1] if key == "metadata" else text
                           for key, text in p)
         for obj, p in zip(objs, parts))
+    return text, value
 
 
 def _digest(text: str) -> str:
@@ -113,15 +123,10 @@ def _annotated(metadata: dict, value: str) -> dict:
     return {**metadata, "annotations": {**(metadata.get("annotations") or {}), DIGEST_ANNOTATION: value}}
 
 
-def render_manifest(plan, model_yaml: str, cluster_yaml: str, objs: list[dict] | None = None, options=None,
-                    routing_yaml=None) -> str:
-    objs = objects(plan) if objs is None else objs
-    header = provenance_header("render manifest", model_yaml, cluster_yaml, options=options, routing_yaml=routing_yaml)
-    return header + digested_yaml(objs)
-
-
-def render_routing(plan, model_yaml: str, cluster_yaml: str, objs: list[dict] | None = None, options=None,
-                   routing_yaml=None) -> str:
-    objs = routing_only(plan) if objs is None else objs
-    header = provenance_header("render routing", model_yaml, cluster_yaml, options=options, routing_yaml=routing_yaml)
-    return header + digested_yaml(objs)
+def render_text(command: str, objs: list[dict], model_yaml: str, cluster_yaml: str, options=None,
+                routing_yaml=None) -> tuple[str, str]:
+    """(text, digest) of ``objs``: the provenance header of ``command`` ("render manifest" or
+    "render routing") and the objects' YAML, each annotated with the digest."""
+    header = provenance_header(command, model_yaml, cluster_yaml, options=options, routing_yaml=routing_yaml)
+    text, value = _digested(objs)
+    return header + text, value

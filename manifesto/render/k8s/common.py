@@ -39,8 +39,14 @@ def env_entry(var) -> dict:
 
 
 def pod_defaults(plan, spec: dict, *, gpu: bool) -> dict:
-    """Apply cluster-owned placement to a PodSpec (GPU placement only on GPU pods)."""
+    """Apply cluster-owned placement to a PodSpec (GPU placement only on GPU pods); the pull
+    policy goes on every container and init container already in ``spec``, none when the
+    cluster sets none (Kubernetes then picks it from the image tag)."""
     p = plan.placement
+    if p.image_pull_policy:
+        for part in ("initContainers", "containers"):
+            for container in spec.get(part) or ():
+                container["imagePullPolicy"] = p.image_pull_policy
     if gpu and p.node_selector:
         spec["nodeSelector"] = dict(p.node_selector)
     if gpu and p.affinity:

@@ -47,7 +47,6 @@ def exporter_containers(plan) -> list[dict]:
         out.append({
             "name": "dcgm-exporter",
             "image": plan.images["sidecars.dcgm_exporter"],
-            "imagePullPolicy": "IfNotPresent",
             "args": ["-f", _DCGM_PATH],
             "env": [
                 {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
@@ -64,7 +63,6 @@ def exporter_containers(plan) -> list[dict]:
         out.append({
             "name": "node-exporter",
             "image": plan.images["sidecars.node_exporter"],
-            "imagePullPolicy": "IfNotPresent",
             "args": ["--collector.disable-defaults", "--collector.infiniband", "--collector.netstat",
                      "--collector.pressure", "--collector.schedstat", "--collector.cpu",
                      "--path.sysfs=/host/sys", "--path.procfs=/host/proc"],

@@ -52,6 +52,18 @@ def lws_pod_name(obj: dict) -> str:
     return f"{obj['metadata']['name']}-{max(spec.get('replicas', 1) - 1, 0)}-{max(size - 1, 0)}"
 
 
+REVISION_HASH = rules.REVISION_HASH
+
+
+def lws_statefulset_name(obj: dict) -> str:
+    """The longest StatefulSet name a LeaderWorkerSet creates: the leaders' is its own name,
+    each group's workers' (a group of more than one pod) ``<name>-<group>``."""
+    spec = obj.get("spec", {})
+    size = spec.get("leaderWorkerTemplate", {}).get("size", 1)
+    name = obj["metadata"]["name"]
+    return f"{name}-{max(spec.get('replicas', 1) - 1, 0)}" if size > 1 else name
+
+
 def check_objects(objs: list[dict]) -> list[dict]:
     """Raise ``RenderCheckError`` for the first rule an object breaks; return ``objs``.
 
@@ -155,6 +167,11 @@ def _length_problems(obj: dict):
         pod = lws_pod_name(obj)
         if len(pod) > 63:
             yield over(f"its pods would be named like '{pod}', {len(pod)} characters (at most 63)", len(pod) - 63)
+        sts = lws_statefulset_name(obj)
+        label = len(sts) + 1 + REVISION_HASH
+        if label > 63:
+            yield over(f"its StatefulSet '{sts}' labels each pod controller-revision-hash='{sts}-<hash>', up to "
+                       f"{label} characters (at most 63)", label - 63)
     if kind == "Gateway":
         gateway_class = obj.get("spec", {}).get("gatewayClassName", "")
         limit = 62 - len(gateway_class)
