@@ -87,7 +87,7 @@ class LayoutOutcome:
     the resolver's message; ``kind`` "memory" when the memory fit refused it)."""
 
     __slots__ = ("cluster", "accelerator", "candidate", "data", "plan", "error", "kind", "concurrency",
-                 "headroom", "measured")
+                 "headroom", "measured", "performance")
 
     def __init__(self, cluster: str, accelerator: str, candidate: Candidate, data: dict) -> None:
         self.cluster, self.accelerator, self.candidate, self.data = cluster, accelerator, candidate, data
@@ -95,6 +95,7 @@ class LayoutOutcome:
         self.error, self.kind = "", ""
         self.concurrency, self.headroom = 0, 0.0
         self.measured: dict | None = None
+        self.performance = None  # a manifesto.perf.engine.Estimate when plan is asked for performance
 
     @property
     def fit(self):
@@ -113,6 +114,16 @@ class LayoutOutcome:
         return (b.hourly_cost is None, b.hourly_cost or 0.0, b.gpus, -self.headroom, self.cluster, self.accelerator,
                 self.candidate.tp, self.candidate.pp, self.candidate.dp, self.candidate.ep)
 
+    def perf_rank_key(self):
+        """With performance: the layouts meeting the targets first, the cheapest per output token
+        first (GPUs per token/s where unpriced); then those missing them, the nearest first."""
+        p = self.performance
+        if not p.meets:
+            return (1, p.worst_margin, 0.0, 0.0, self.rank_key())
+        priced = p.cost_per_mtok is not None
+        return (0, 0.0 if priced else 1.0, p.cost_per_mtok if priced else 0.0,
+                1.0 / p.gpu_tokens_s if p.gpu_tokens_s > 0 else math.inf, self.rank_key())
+
     def to_dict(self) -> dict:
         out = {"cluster": self.cluster, "accelerator": self.accelerator, "layout": self.candidate.to_dict()}
         if self.plan is None:
@@ -123,7 +134,8 @@ class LayoutOutcome:
                 "max_concurrency": self.concurrency, "max_model_len": fit.max_model_len,
                 "kv_cache_dtype": fit.kv_dtype, "headroom": round(self.headroom, 3),
                 "weights_per_gpu_bytes": fit.weights, "kv_budget_per_gpu_bytes": fit.kv_budget,
-                "hourly_price_per_gpu": b.hourly_price, "hourly_cost": b.hourly_cost, "performance": self.measured}
+                "hourly_price_per_gpu": b.hourly_price, "hourly_cost": b.hourly_cost,
+                "performance": self.performance.to_dict() if self.performance is not None else self.measured}
 
 
 class SearchReport:
@@ -371,9 +383,10 @@ def _architecture(start: Start, search):
 
 
 def plan_model(start: Start, clusters: list, work: Demand, options, *, search=None,
-               measured: Measured | None = None) -> SearchReport:
+               measured: Measured | None = None, performance=None) -> SearchReport:
     """Search every layout of ``start`` on every accelerator of ``clusters`` (loaded
-    ``cluster.Cluster`` objects)."""
+    ``cluster.Cluster`` objects). ``performance``: a ``manifesto.perf.engine.Planner`` that estimates
+    each proposed layout and ranks them at its targets (None: memory and cost only)."""
     from manifesto.errors import IncompatiblePairError, ManifestoError
     from manifesto.resolve.accelerator import project_accelerator
 
@@ -443,8 +456,11 @@ def plan_model(start: Start, clusters: list, work: Demand, options, *, search=No
                 # Headroom: the KV tokens of every engine over what the concurrency asked needs.
                 out.headroom = fit.kv_tokens * out.engines / (work.concurrency * fit.max_model_len)
                 out.measured = measured(cluster.name, name, cand, work) if measured is not None else None
+                if performance is not None:
+                    out.performance = performance.assess(cluster, name, accel, out, arch,
+                                                         _nvlink_domain(cluster, accel))
                 proposed.append(out)
-    proposed.sort(key=LayoutOutcome.rank_key)
+    proposed.sort(key=LayoutOutcome.perf_rank_key if performance is not None else LayoutOutcome.rank_key)
     return SearchReport(start.model_id, start.what, work, proposed, refused, [c.name for c in clusters], start.path)
 
 
@@ -462,9 +478,18 @@ def spec_text(report: SearchReport, out: LayoutOutcome, command: str) -> str:
         f"#   max_model_len {fit.max_model_len}, kv_cache_dtype {fit.kv_dtype}: {fit.kv_tokens} KV tokens per engine,",
         f"#   {out.concurrency} sequence(s) of max_model_len at once (asked: {report.workload.concurrency}).",
         "# The memory fit and the layout are what `manifesto explain` shows for this file.",
-        "# No throughput or latency figure: nothing in manifesto measures one; the layout",
-        "# is proposed because its weights and KV cache fit, not because it is fast.",
     ]
+    p = out.performance
+    if p is None:
+        lines += ["# No throughput or latency figure: nothing in manifesto measures one; the layout",
+                  "# is proposed because its weights and KV cache fit, not because it is fast."]
+    else:
+        w = p.work
+        cost = "" if p.cost_per_mtok is None else f", {p.cost_per_mtok:.3g} per million output tokens"
+        lines += [f"# Estimated at {w.isl} input and {w.osl} output tokens per request, {w.concurrency} in flight:",
+                  f"#   TTFT {p.ttft_ms:.0f} ms, ITL {p.itl_ms:.1f} ms, {p.tokens_s:.0f} output tokens/s "
+                  f"({p.gpu_tokens_s:.0f} per GPU), {p.requests_s:.2f} requests/s{cost};",
+                  f"#   source: {p.source}" + (f" ({p.note})" if p.note else "") + "."]
     from manifesto.edge.escape import terminal
 
     # One line each: a path or name holding a line break must not end the comment.

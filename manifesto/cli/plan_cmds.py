@@ -8,6 +8,8 @@ __all__ = ["register"]
 
 _KV_DTYPES = ("auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2")
 _SHOWN = 15  # text and markdown rows; -o json lists every layout
+_MAX_TOKENS = 1 << 24  # --isl, --osl: past any context length a model publishes
+_MAX_MS = 3_600_000  # --ttft, --itl: an hour
 
 
 def register(sub, add) -> None:
@@ -31,6 +33,19 @@ def register(sub, add) -> None:
     p.add_argument("--kv-cache-dtype", choices=_KV_DTYPES, help="KV cache dtype (default: the spec's, else auto)")
     p.add_argument("--topology", choices=("aggregated", "pd"), help="aggregated, or pd: one prefill and one "
                    "decode role of the same layout (default: the spec's, else aggregated)")
+    g = p.add_argument_group("performance (needs the perf extra: pip install 'llm-manifesto[perf]')",
+                             "estimate every layout with NVIDIA AIConfigurator's measured vLLM kernel tables (a "
+                             "documented roofline where they lack the GPU, model or layout) and rank by cost per "
+                             "output token at the targets; --concurrency is then the requests in flight")
+    g.add_argument("--isl", type=_positive("--isl", _MAX_TOKENS), metavar="TOKENS",
+                   help="input tokens per request (with --osl: max_model_len defaults to isl + osl)")
+    g.add_argument("--osl", type=_positive("--osl", _MAX_TOKENS), metavar="TOKENS", help="output tokens per request")
+    g.add_argument("--ttft", type=_positive("--ttft", _MAX_MS), metavar="MS",
+                   help="target time to first token in milliseconds (the estimator's mean)")
+    g.add_argument("--itl", type=_positive("--itl", _MAX_MS), metavar="MS",
+                   help="target inter-token latency in milliseconds (the estimator's mean time per output token)")
+    g.add_argument("--plot", metavar="PATH", help="write the Pareto frontier (output tokens/s per GPU against "
+                   "tokens/s per user) as an SVG file").complete = FILES
     p.add_argument("--pick", type=_positive("--pick", 1 << 20), default=1, metavar="N",
                    help="the ranked layout --write and --explain use (default: 1)")
     p.add_argument("--explain", action="store_true", help="print the picked layout's resolution and memory-fit "
@@ -114,6 +129,9 @@ def _command(args) -> str:
             words += [flag, str(value)]
     if args.concurrency != 1:
         words += ["--concurrency", str(args.concurrency)]
+    for flag, value in (("--isl", args.isl), ("--osl", args.osl), ("--ttft", args.ttft), ("--itl", args.itl)):
+        if value is not None:
+            words += [flag, str(value)]
     if args.pick != 1:
         words += ["--pick", str(args.pick)]
     return shlex.join(words)
@@ -128,11 +146,18 @@ def _plan(args) -> int:
         raise InputError("--force replaces the file --write names; give --write PATH")
     if args.explain and args.output != "text":
         raise InputError(f"--explain prints text, as `manifesto explain` does; drop -o {args.output}")
-    work = capacity.Demand(args.max_model_len, args.concurrency, args.kv_cache_dtype, args.topology)
+    planner_work = _perf_workload(args)
+    max_len = args.max_model_len
+    if planner_work is not None and max_len is None:
+        max_len = planner_work.isl + planner_work.osl
+    work = capacity.Demand(max_len, args.concurrency, args.kv_cache_dtype, args.topology)
     start = capacity.start_from(args.model, search=args.search)
     clusters = _clusters(args)
     options = Options(user="plan")
-    report = capacity.plan_model(start, clusters, work, options, search=args.search)
+    perf = _planner(args, planner_work, start.model_id) if planner_work is not None else None
+    report = capacity.plan_model(start, clusters, work, options, search=args.search, performance=perf)
+    if perf is not None:
+        _progress_done(args)
     picked = None
     if args.write or args.explain:
         if not report.proposed:
@@ -143,6 +168,8 @@ def _plan(args) -> int:
         picked = report.proposed[args.pick - 1]
     if args.write:  # before any output: a refused write leaves nothing half-done behind
         _write(args, report, picked, options)
+    if args.plot:
+        _plot(args, report)
     from manifesto.util.outputs import emit
 
     if args.explain:
@@ -150,11 +177,11 @@ def _plan(args) -> int:
 
         emit("text", None, text=lambda: sys.stdout.write(explain_text(picked.plan)))
     elif args.output == "json":
-        emit("json", _json(report))
+        emit("json", _json(report, perf))
     elif args.output == "markdown":
-        sys.stdout.write(_markdown(report))
+        sys.stdout.write(_markdown(report, perf))
     else:
-        emit("text", None, text=lambda: sys.stdout.write(_text(report)))
+        emit("text", None, text=lambda: sys.stdout.write(_text(report, perf)))
     if not report.proposed:
         print(f"error: no layout of {report.model} fits on {', '.join(report.clusters)} (the nearest misses above "
               "say why)", file=sys.stderr)
@@ -162,7 +189,77 @@ def _plan(args) -> int:
     return 0
 
 
-def _json(report) -> dict:
+def _perf_workload(args):
+    """The performance workload the flags ask for (a ``manifesto.perf.engine.Workload``), or None."""
+    from manifesto.errors import InputError
+
+    asked = [f for f, v in (("--isl", args.isl), ("--osl", args.osl), ("--ttft", args.ttft), ("--itl", args.itl),
+                            ("--plot", args.plot)) if v is not None]
+    if not asked:
+        return None
+    if args.isl is None or args.osl is None:
+        raise InputError(f"{asked[0]} asks plan for performance, which needs the requests' shape: give --isl and "
+                         "--osl (input and output tokens per request)")
+    if args.max_model_len is not None and args.max_model_len < args.isl + args.osl:
+        raise InputError(f"--max-model-len {args.max_model_len} is shorter than --isl + --osl "
+                         f"({args.isl + args.osl}): vLLM would cut every request short")
+    from manifesto.perf.engine import Workload
+
+    return Workload(args.isl, args.osl, args.concurrency, args.ttft, args.itl)
+
+
+def _planner(args, work, model_id: str):
+    from manifesto.errors import InputError
+    from manifesto.perf.engine import Engine, NotInstalled, Planner
+
+    try:
+        engine = Engine(progress=lambda text: _progress(args, text))
+    except NotInstalled:
+        raise InputError("plan's performance figures (--isl, --osl, --ttft, --itl, --plot) need NVIDIA "
+                         "AIConfigurator's tables: pip install 'llm-manifesto[perf]' (aiconfigurator-core "
+                         "0.12.0)") from None
+    return Planner(engine, work, model_id)
+
+
+def _progress(args, text: str) -> None:
+    """A progress line on a terminal (stderr), overwritten by the next; nothing when piped or -q."""
+    if getattr(args, "quiet", False) or not sys.stderr.isatty():
+        return
+    sys.stderr.write(f"\r\x1b[Kmanifesto: {text}...")
+    sys.stderr.flush()
+
+
+def _progress_done(args) -> None:
+    if not getattr(args, "quiet", False) and sys.stderr.isatty():
+        sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+
+
+def _plot(args, report) -> None:
+    """--plot PATH: the proposed layouts' Pareto frontier as an SVG file."""
+    from manifesto.cli.common import info
+    from manifesto.edge.escape import terminal
+    from manifesto.errors import InputError
+    from manifesto.perf.plot import pareto_svg
+    from manifesto.util.fsutil import target_problem, write_atomic
+
+    shown = terminal(args.plot)
+    problem = target_problem(args.plot)
+    if problem:
+        raise InputError(f"--plot {shown} {problem}")
+    points = [(o.performance.user_tokens_s, o.performance.gpu_tokens_s,
+               f"#{i} {o.cluster}/{o.accelerator} tp{o.candidate.tp} pp{o.candidate.pp} dp{o.candidate.dp}"
+               + (" ep" if o.candidate.ep else "")) for i, o in enumerate(report.proposed, 1)]
+    w = report.workload
+    title = f"{report.model}: {len(points)} layout(s), concurrency {w.concurrency}"
+    try:
+        write_atomic(args.plot, pareto_svg(points, title))
+    except OSError as exc:
+        raise InputError(f"--plot {shown}: cannot write it: {exc.strerror or exc}") from None
+    info(args, f"manifesto: wrote {shown} (Pareto frontier of {len(points)} layout(s))")
+
+
+def _json(report, perf=None) -> dict:
     from manifesto.capacity import NO_PERFORMANCE
 
     w = report.workload
@@ -174,7 +271,7 @@ def _json(report) -> dict:
         "nearest_misses": [o.to_dict() for o in report.nearest_misses()],
         "refused": [o.to_dict() for o in report.refused],
         "roles": {"names": report.roles, "replicated": report.serving, "note": report.roles_note()},
-        "performance": NO_PERFORMANCE,
+        "performance": perf.describe() if perf is not None else NO_PERFORMANCE,
     }
 
 
@@ -182,16 +279,64 @@ _COLUMNS = ("#", "cluster", "accelerator", "tp", "pp", "dp", "ep", "GPUs", "node
             "KV tokens total", "max concurrency", "headroom", "cost/hour")
 
 
-def _rows(report) -> list[tuple]:
+def _rows(report, perf=None) -> list[tuple]:
     rows = []
     for i, o in enumerate(report.proposed[:_SHOWN], 1):
         d, lay = o.to_dict(), o.candidate
         cost = "-" if d["hourly_cost"] is None else f"{d['hourly_cost']:g}"
-        rows.append((str(i), o.cluster, o.accelerator, str(lay.tp), str(lay.pp), str(lay.dp),
-                     "on" if lay.ep else "off", str(d["gpus"]), str(d["nodes"]), str(d["pods"]),
-                     str(d["kv_tokens_per_gpu"]), str(d["kv_tokens_total"]), str(d["max_concurrency"]),
-                     f"{o.headroom:.1f}x", cost))
+        row = (str(i), o.cluster, o.accelerator, str(lay.tp), str(lay.pp), str(lay.dp),
+               "on" if lay.ep else "off", str(d["gpus"]), str(d["nodes"]), str(d["pods"]),
+               str(d["kv_tokens_per_gpu"]), str(d["kv_tokens_total"]), str(d["max_concurrency"]),
+               f"{o.headroom:.1f}x", cost)
+        if perf is not None:
+            row += _perf_cells(o.performance)
+        rows.append(row)
     return rows
+
+
+_PERF_COLUMNS = ("TTFT ms", "ITL ms", "tok/s/GPU", "tok/s/replica", "req/s", "cost/Mtok", "targets", "source")
+
+
+def _perf_cells(p) -> tuple:
+    cost = "-" if p.cost_per_mtok is None else f"{p.cost_per_mtok:.3g}"
+    if not p.margin:
+        verdict = "-"
+    elif p.meets:
+        verdict = "meets"
+    else:
+        verdict = "miss " + ", ".join(f"{k.upper()} +{v * 100:.0f}%" for k, v in p.margin.items() if v > 0)
+    return (f"{p.ttft_ms:.0f}", f"{p.itl_ms:.1f}", f"{p.gpu_tokens_s:.0f}", f"{p.replica_tokens_s:.0f}",
+            f"{p.requests_s:.2f}", cost, verdict, p.kind)
+
+
+def _perf_lines(report, perf) -> list[str]:
+    """What the performance columns are, and each fallback to the roofline with its reason."""
+    w = perf.work
+    targets = ", ".join(f"{n} {v:g} ms" for n, v in (("TTFT", w.ttft), ("ITL", w.itl)) if v is not None)
+    lines = [f"performance: {w.isl} input and {w.osl} output tokens per request, {w.concurrency} in flight over "
+             f"every replica; targets: {targets or 'none'}.",
+             f"source aiconfigurator: NVIDIA AIConfigurator ({perf.engine.version}) measured {_backend()} kernel "
+             "tables, aggregated estimate; roofline: manifesto.perf.engine's data-sheet model (README, \"Performance\").",
+             "ranked: layouts meeting the targets by cost per million output tokens (GPUs per output token/s "
+             "where unpriced), then misses by their margin; every layout fits in memory first."]
+    if len(report.roles) > 1:
+        lines.append(f"roles {', '.join(report.roles)}: the figures are aggregated serving of the layout; plan does "
+                     "not estimate disaggregated prefill/decode (xPyD) yet.")
+    grouped: dict[tuple[str, str], int] = {}
+    for layout, why in perf.fallbacks.items():  # "cluster/accelerator tp=.. pp=..": why
+        key = (layout.split(" ", 1)[0], why)
+        grouped[key] = grouped.get(key, 0) + 1
+    for (where, why), n in sorted(grouped.items())[:_SHOWN]:
+        lines.append(f"  roofline for {n} layout(s) on {where}: {why}")
+    if len(grouped) > _SHOWN:
+        lines.append(f"  ({len(grouped) - _SHOWN} more: -o json lists every fallback)")
+    return lines
+
+
+def _backend() -> str:
+    from manifesto.perf.engine import BACKEND
+
+    return BACKEND
 
 
 def _workload_line(report) -> str:
@@ -203,7 +348,7 @@ def _workload_line(report) -> str:
     return f"max_model_len {max_len}, concurrency {w.concurrency}, kv_cache_dtype {dtype}, topology {topology}"
 
 
-def _text(report) -> str:
+def _text(report, perf=None) -> str:
     from manifesto.capacity import NO_PERFORMANCE
 
     out = [f"plan for {report.model} from {report.start}",
@@ -213,10 +358,11 @@ def _text(report) -> str:
         from manifesto.edge.escape import terminal
 
         out[-1:-1] = [report.roles_note(terminal)]
-    rows = _rows(report)
+    rows = _rows(report, perf)
+    columns = _COLUMNS + (_PERF_COLUMNS if perf is not None else ())
     if rows:
-        widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(_COLUMNS)]
-        out.append("  ".join(c.ljust(w) for c, w in zip(_COLUMNS, widths)).rstrip())
+        widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(columns)]
+        out.append("  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip())
         out += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
         more = len(report.proposed) - len(rows)
         if more:
@@ -231,13 +377,18 @@ def _text(report) -> str:
         for o in misses:
             out.append(f"  {o.cluster}/{o.accelerator} {o.candidate.text()} ({o.candidate.engine_gpus} GPU(s)): "
                        f"{o.error}")
-    out += ["", NO_PERFORMANCE]
+    if perf is not None:
+        from manifesto.edge.escape import terminal
+
+        out += [""] + [terminal(line) for line in _perf_lines(report, perf)]
+    else:
+        out += ["", NO_PERFORMANCE]
     if report.proposed:
         out.append("next: --explain shows the arithmetic of a layout, --pick N --write models/NAME.yaml writes it")
     return "\n".join(out) + "\n"
 
 
-def _markdown(report) -> str:
+def _markdown(report, perf=None) -> str:
     from manifesto.capacity import NO_PERFORMANCE
     from manifesto.edge.escape import md_code
 
@@ -246,10 +397,11 @@ def _markdown(report) -> str:
            + ", ".join(md_code(c) for c in report.clusters), ""]
     if report.roles_note():
         out += [report.roles_note(md_code), ""]
-    rows = _rows(report)
+    rows = _rows(report, perf)
+    columns = _COLUMNS + (_PERF_COLUMNS if perf is not None else ())
     if rows:
-        out.append("| " + " | ".join(_COLUMNS) + " |")
-        out.append("|" + "|".join("---" for _ in _COLUMNS) + "|")
+        out.append("| " + " | ".join(columns) + " |")
+        out.append("|" + "|".join("---" for _ in columns) + "|")
         for r in rows:
             cells = [r[0], md_code(r[1]), md_code(r[2]), *r[3:]]
             out.append("| " + " | ".join(cells) + " |")
@@ -263,7 +415,11 @@ def _markdown(report) -> str:
         out += ["", "Nearest misses (why no smaller layout fits):", ""]
         out += [f"- {md_code(o.cluster + '/' + o.accelerator + ' ' + o.candidate.text())}: {md_code(o.error)}"
                 for o in misses]
-    out += ["", NO_PERFORMANCE]
+    if perf is not None:
+        out += [""] + ["- " + md_code(line.strip()) if line.startswith("  ") else line + "  "
+                       for line in _perf_lines(report, perf)]
+    else:
+        out += ["", NO_PERFORMANCE]
     return "\n".join(out) + "\n"
 
 
