@@ -8,10 +8,13 @@ Without the kit they skip, or fail under ``CI=true``.
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing.process
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -114,6 +117,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         )
 
 
+# The folder of this test process's cache key (manifesto.edge.trust), set before collection:
+# a module that seals a store entry at import (a parametrize list) and the processes its tests
+# start must use one key, or each sees the other's caches as foreign.
+_STATE_HOME = tempfile.mkdtemp(prefix="manifesto-test-state-")
+os.environ["XDG_STATE_HOME"] = _STATE_HOME
+atexit.register(shutil.rmtree, _STATE_HOME, True)
+
 # Kept across the isolation: they locate the test kits, not the product's settings.
 _KIT_SETTINGS = frozenset({"MANIFESTO_SHARED_DIR"})
 
@@ -135,6 +145,9 @@ def isolated_env(tmp_path_factory, monkeypatch) -> kit.Isolated:
         if name.startswith("MANIFESTO_") and name not in _KIT_SETTINGS:
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CACHE_HOME", str(env.cache))
+    # One cache key per test process (manifesto.edge.trust): tests that build the same
+    # workspace one after another trust each other's caches, as one user's commands do.
+    monkeypatch.setenv("XDG_STATE_HOME", _STATE_HOME)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(env.xdg_config))
     monkeypatch.setenv("MANIFESTO_CONFIG_HOME", str(env.config_home))
     # The checkout's commit would enter single renders' headers and change every golden with

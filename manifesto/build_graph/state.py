@@ -5,9 +5,10 @@ directory signatures), the code fingerprint, the stat cache and one record per
 (model, cluster) pair. A no-op build reads only this file, so it is stored with the
 stdlib ``marshal`` (builtin, ~1 ms for a thousand pairs) instead of msgspec, whose
 import alone costs several interpreter start-ups. ``out/.cache`` may come with a clone, so
-the file carries a MAC under this user's cache key (``manifesto.edge.trust``) where a CRC
-once was: a manifest this user's manifesto did not write (planted, corrupt or truncated) is
-never decoded, and the build starts afresh. A different Python version starts afresh too.
+the file carries a MAC under this user's cache key (``manifesto.edge.trust``) beside its CRC:
+a manifest this user's manifesto did not write (a clone's, another user's, planted) is never
+decoded, and the build starts afresh without a word (it is not damaged, only not ours); one
+whose CRC fails is damaged, and said so. A different Python version starts afresh too.
 Even a verified manifest is read as data: every record and row is checked for the types and
 grammar (names, paths, suffixes) a build acts on before it is used.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+import zlib
 from collections import namedtuple
 
 from manifesto.build_graph.fsio import atomic_write
@@ -28,11 +30,11 @@ __all__ = ["FORMAT", "PairRecord", "BuildfileEntry", "ListingEntry", "CodeEntry"
 
 # 6: what a build last wrote; every BUILD.yaml-settable render option (manifesto.resolve.options)
 # 7: the GPU budget of each pair's artifact
-# 8: a MAC under the user's cache key instead of a CRC
+# 8: a MAC under the user's cache key beside the CRC
 FORMAT = 8
 _MAGIC = b"manifesto-build\0"
 _MAC = 16
-_HEADER = len(_MAGIC) + 4 + _MAC
+_HEADER = len(_MAGIC) + 4 + 4 + _MAC
 _STATUS = {s.value: s for s in Status}
 #: The largest manifest read (about 1 KiB a pair: 10,000 pairs take some 10 MiB).
 MAX_STATE = 256 * 1024 * 1024
@@ -170,10 +172,8 @@ def save_state(path: str, state: dict) -> None:
     for name in _ENTRIES:  # marshal writes plain tuples only
         if plain.get(name) is not None:
             plain[name] = tuple(plain[name])
-    from manifesto.edge.trust import mac
-
     payload = marshal.dumps(plain)
-    header = _MAGIC + _version_tag() + mac(payload)
+    header = header_for(payload)
     atomic_write(path, header + payload)
     state[_SAVED] = _Saved(dict(state["pairs"]), pairs, shared)
 
@@ -231,12 +231,20 @@ def _compact(rec, shared: dict) -> tuple:
     return (_share(rec[0], shared), inputs, digests, rec[3], rec[4].value, rec[5], art, rec[7], written, budget)
 
 
+def header_for(payload: bytes) -> bytes:
+    """The manifest's header for ``payload``: magic, version, CRC and this user's MAC."""
+    from manifesto.edge.trust import mac
+
+    return _MAGIC + _version_tag() + zlib.crc32(payload).to_bytes(4, "little") + mac(payload)
+
+
 def _version_tag() -> bytes:
     return bytes((sys.version_info[0], sys.version_info[1], FORMAT, 0))
 
 
 def _decode(blob: bytes):
-    """The manifest, None when corrupt, False when written by another version."""
+    """The manifest, None when corrupt, False when written by another version or under
+    another key (a clone's or another user's: not damaged, only not ours)."""
     if len(blob) < _HEADER or not blob.startswith(_MAGIC):
         return None
     if blob[len(_MAGIC):len(_MAGIC) + 4] != _version_tag():
@@ -244,8 +252,10 @@ def _decode(blob: bytes):
     from manifesto.edge.trust import verify
 
     payload = memoryview(blob)[_HEADER:]
-    if not verify(payload, blob[_HEADER - _MAC:_HEADER]):
+    if zlib.crc32(payload).to_bytes(4, "little") != blob[_HEADER - _MAC - 4:_HEADER - _MAC]:
         return None
+    if not verify(payload, blob[_HEADER - _MAC:_HEADER]):
+        return False
     try:
         state = marshal.loads(payload)
     except (EOFError, ValueError, TypeError, MemoryError, RecursionError):

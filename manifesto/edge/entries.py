@@ -58,6 +58,11 @@ class BadEntry(ValueError):
     """Why an entry is a miss (one short line, never the entry's own bytes)."""
 
 
+class ForeignEntry(BadEntry):
+    """An entry of this format whose MAC does not verify under this user's key: written by
+    another user's manifesto, committed with a clone, planted, or damaged. A quiet miss."""
+
+
 def precheck(blob, limit: int = MAX_ENTRY, depth: int = MAX_DEPTH) -> str:
     """``blob`` as text once it passes the size, UTF-8 and nesting checks (see the module's
     text); raises :class:`BadEntry`. Runs in time linear in ``len(blob)``, without recursion."""
@@ -421,6 +426,19 @@ def _header(raw: bytes):
     return Envelope((kind, fields, tuple(refs), raw[end + 1:])), mac, rest
 
 
+def sealed_here(raw) -> bool:
+    """Whether ``raw`` is a store file of this format whose MAC verifies under this user's key
+    (nothing inflated or decoded: a writer's check that a file it would keep is its own)."""
+    from manifesto.edge.trust import verify
+
+    try:
+        raw = bytes(raw)
+        _, mac, rest = _header(raw)
+    except BadEntry:
+        return False
+    return verify(memoryview(raw)[rest:], mac)
+
+
 def open_envelope(raw, limit: int = MAX_ENTRY) -> Envelope:
     """A store file's header and its body inflated: at most ``limit`` bytes, the whole zlib
     stream and nothing after it, under a MAC of this user's key
@@ -432,7 +450,7 @@ def open_envelope(raw, limit: int = MAX_ENTRY) -> Envelope:
     raw = bytes(raw)
     head, mac, rest = _header(raw)
     if not verify(memoryview(raw)[rest:], mac):
-        raise BadEntry("not written by this user's manifesto (its MAC does not verify)")
+        raise ForeignEntry("not written by this user's manifesto (its MAC does not verify)")
     inflate = zlib.decompressobj()
     try:
         body = inflate.decompress(head.body, limit + 1)

@@ -254,14 +254,16 @@ class Store:
         return fd
 
     def _in_shard(self, key: str, act, create: bool = False):
-        """``act(shard descriptor)``, walking to the shard again once if it went since it was
-        opened (a clean)."""
+        """``act(shard descriptor)``; a write (``create``) walks to the shard again once if it
+        went since it was opened (a clean). A read's FileNotFoundError is an absent file."""
         fd = self._shard(key, create)
         if fd is None:
             raise FileNotFoundError(self.path(key))
         try:
             return act(fd)
         except FileNotFoundError:
+            if not create:
+                raise
             os.close(self._shards.pop(key[:2]))
             fd = self._shard(key, create)
             if fd is None:
@@ -285,13 +287,15 @@ class Store:
     def _open(self, key: str):
         """``(envelope, {field: blob bytes}, None)`` of entry ``key``, ``(None, None, why it
         is damaged, the damaged file's key)`` or ``(None, None, None, "")`` when absent."""
-        from manifesto.edge.entries import BadEntry, open_envelope
+        from manifesto.edge.entries import BadEntry, ForeignEntry, open_envelope
 
         raw = self.read(key)
         if raw is None:
             return None, None, None, ""
         try:
             envelope = open_envelope(raw)
+        except ForeignEntry:
+            return None, None, None, ""  # not ours (a clone's, another user's): a quiet miss, overwritten on write
         except BadEntry as exc:
             return None, None, str(exc), key
         if envelope.kind == _BLOB:
@@ -307,13 +311,15 @@ class Store:
     def _blob(self, key: str):
         """``(bytes, None)`` of blob ``key``; ``(None, why)`` when damaged, ``(None, None)``
         when absent."""
-        from manifesto.edge.entries import BadEntry, open_envelope
+        from manifesto.edge.entries import BadEntry, ForeignEntry, open_envelope
 
         raw = self.read(key)
         if raw is None:
             return None, None
         try:
             envelope = open_envelope(raw)
+        except ForeignEntry:
+            return None, None  # not ours: as if absent
         except BadEntry as exc:
             return None, str(exc)
         if envelope.kind != _BLOB or digest(envelope.body) != key:
@@ -392,16 +398,12 @@ class Store:
         return key
 
     def _has(self, key: str) -> bool:
-        """Whether the shard holds a regular file ``key`` (no link followed)."""
-        import stat
+        """Whether the shard holds file ``key`` sealed under this user's key (a clone's blob of
+        the same text is replaced by ours, or every entry holding it would be a miss)."""
+        from manifesto.edge.entries import sealed_here
 
-        fd = self._shard(key)
-        if fd is None:
-            return False
-        try:
-            return stat.S_ISREG(os.stat(key, dir_fd=fd, follow_symlinks=False).st_mode)
-        except OSError:
-            return False
+        raw = self.read(key)
+        return raw is not None and sealed_here(raw)
 
     def _write(self, key: str, data: bytes) -> None:
         from manifesto.util.fsutil import write_in

@@ -261,7 +261,7 @@ def test_a_planted_record_with_unhashable_parts_is_saved_again(tmp_path):
     key = next(iter(plain["pairs"]))
     plain["pairs"][key] = (["code", ["user"]],) + plain["pairs"][key][1:]
     payload = marshal.dumps(plain)
-    path.write_bytes(blob[:state_mod._HEADER - 16] + __import__("manifesto.edge.trust", fromlist=["mac"]).mac(payload) + payload)
+    path.write_bytes(state_mod.header_for(payload) + payload)
     state = load_state(str(path), print)
     assert state["pairs"][key].context == ["code", ["user"]]
     state["pairs"][key] = state["pairs"][key]._replace(context=("code", ("user", None)))
@@ -280,7 +280,7 @@ def test_a_planted_record_cannot_pose_as_the_sharing_tables_own_keys(tmp_path, c
     first, second = list(plain["pairs"])[:2]
     plain["pairs"][first] = (context,) + plain["pairs"][first][1:]
     payload = marshal.dumps(plain)
-    path.write_bytes(blob[:state_mod._HEADER - 16] + __import__("manifesto.edge.trust", fromlist=["mac"]).mac(payload) + payload)
+    path.write_bytes(state_mod.header_for(payload) + payload)
     state = load_state(str(path), print)
     for pair in (first, second):  # both rendered again: the planted one's parts seed the table
         state["pairs"][pair] = state["pairs"][pair]._replace(key="again", budget=dict(_budget(2)))

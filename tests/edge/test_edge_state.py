@@ -7,6 +7,7 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+import zlib
 
 from pathlib import Path
 
@@ -42,7 +43,7 @@ def _plant(path, index: int, value) -> None:
     state = marshal.loads(blob[head:])
     state["pairs"] = {k: v[:index] + (value,) + v[index + 1:] for k, v in state["pairs"].items()}
     payload = marshal.dumps(state)
-    path.write_bytes(blob[: head - 16] + __import__("manifesto.edge.trust", fromlist=["mac"]).mac(payload) + payload)
+    path.write_bytes(build_state.header_for(payload) + payload)
 
 
 @pytest.mark.parametrize("case", sorted(TAMPER))
@@ -93,3 +94,22 @@ def test_a_source_whose_name_does_not_print_as_itself_is_refused(tmp_path, name,
                            "(a target's name must print as itself)\n")
     assert "\x1b" not in proc.stdout + proc.stderr
     assert not (root / "out").exists() or artifacts(root) == {}
+
+
+def test_a_manifest_under_another_key_is_a_quiet_cold_build(tmp_path):
+    """A clone's (or another user's) manifest, its CRC intact but sealed under another key:
+    not decoded, not reported as damage; the build renders from scratch."""
+    import marshal
+
+    root = make_tree(tmp_path / "tree")
+    runner = Runner(root, tmp_path / "log")
+    runner("build")
+    path = root / "out/.cache/state"
+    blob = path.read_bytes()
+    payload = blob[build_state._HEADER:]
+    state = marshal.loads(payload)
+    header = build_state._MAGIC + build_state._version_tag() + zlib.crc32(payload).to_bytes(4, "little") + b"\0" * 16
+    path.write_bytes(header + payload)
+    assert state["pairs"]
+    proc = runner("build")
+    assert "corrupt" not in proc.stderr and "Traceback" not in proc.stderr
