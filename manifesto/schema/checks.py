@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from manifesto.util import quantity, rules
-from manifesto.errors import did_you_mean, show_value
+from manifesto.errors import did_you_mean, printable, show_value
 
 __all__ = ["FieldError", "Record", "Rule", "Each", "AtLeast", "make", "SIDECARS"]
 
@@ -447,8 +447,8 @@ def known_fabric_profiles(self):
     known = sorted(self.profiles)
     for path, name in uses:
         if name not in self.profiles:
-            raise FieldError(path, f"'{name}' is not defined under fabric.profiles"
-                             f"{did_you_mean(name, known)}; defined: {', '.join(known) or '(none)'}")
+            raise FieldError(path, printable(f"'{name}' is not defined under fabric.profiles"  # names may hold a tab
+                                             f"{did_you_mean(name, known)}; defined: {', '.join(known) or '(none)'}"))
     return self
 
 
