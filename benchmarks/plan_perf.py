@@ -54,7 +54,7 @@ def main() -> None:
         clusters = [load_cluster(h100), load_cluster(REPO / "clusters/example-h200.yaml"),
                     load_cluster(REPO / "clusters/example-stateless-b200.yaml")]
     engine = perf.Engine()
-    work = perf.Workload(opts.isl, opts.osl, opts.concurrency)
+    work = perf.PerfWorkload(opts.isl, opts.osl, opts.concurrency)
     every: dict[str, list[float]] = {"itl": [], "ttft": [], "gpu": []}
     print(f"isl {opts.isl}, osl {opts.osl}, concurrency {opts.concurrency}; aiconfigurator-core {engine.version}")
     for model in MODELS:

@@ -231,7 +231,7 @@ def test_roofline_against_the_estimator(plans):
 
     model = "Qwen/Qwen3-32B"
     start = capacity.start_from(model)
-    work = perf.Workload(ISL, OSL, 64)
+    work = perf.PerfWorkload(ISL, OSL, 64)
     report = capacity.plan_model(start, [load_cluster(H200)], capacity.Demand(ISL + OSL, 64), Options(user="plan"),
                                  performance=perf.Planner(perf.Engine(), work, model))
     arch, _ = capacity._architecture(start, None)

@@ -7,11 +7,22 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import conftest
+import pytest
 from kit import cli_in_process
 
 
-def test_home_is_the_tests_own(tmp_path_factory):
+@pytest.fixture
+def conftest(request):
+    """The suite's root conftest module (``import conftest`` may name tests/cluster's, which
+    pytest imported under the same name)."""
+    want = Path(__file__).with_name("conftest.py").resolve()
+    for plugin in request.config.pluginmanager.get_plugins():
+        if Path(getattr(plugin, "__file__", "") or "/").resolve() == want:
+            return plugin
+    raise AssertionError("the root conftest is not loaded")
+
+
+def test_home_is_the_tests_own(tmp_path_factory, conftest):
     home = Path(os.environ["HOME"])
     assert home.is_dir() and not any(home.iterdir())
     assert str(home) != conftest._REAL_HOME
@@ -19,7 +30,7 @@ def test_home_is_the_tests_own(tmp_path_factory):
     assert Path("~").expanduser() == home
 
 
-def test_the_guard_sees_a_write_to_a_guarded_path(tmp_path, monkeypatch):
+def test_the_guard_sees_a_write_to_a_guarded_path(tmp_path, monkeypatch, conftest):
     target = tmp_path / "manifesto.yaml"
     monkeypatch.setattr(conftest, "_GUARDED", (str(target),))
     before = conftest.guarded_state()
@@ -31,7 +42,7 @@ def test_the_guard_sees_a_write_to_a_guarded_path(tmp_path, monkeypatch):
     assert conftest.guarded_state() != written  # a rewrite of the same size is seen too
 
 
-def test_the_guard_watches_the_default_render_file():
+def test_the_guard_watches_the_default_render_file(conftest):
     assert {"/tmp/manifesto.yaml", "/tmp/manifesto.sbatch"} <= set(conftest._GUARDED)
     assert os.path.join(conftest._REAL_HOME, ".kube/config") in conftest._GUARDED
 

@@ -190,7 +190,7 @@ def _plan(args) -> int:
 
 
 def _perf_workload(args):
-    """The performance workload the flags ask for (a ``manifesto.perf.engine.Workload``), or None."""
+    """The performance workload the flags ask for (a ``manifesto.perf.engine.PerfWorkload``), or None."""
     from manifesto.errors import InputError
 
     asked = [f for f, v in (("--isl", args.isl), ("--osl", args.osl), ("--ttft", args.ttft), ("--itl", args.itl),
@@ -203,9 +203,9 @@ def _perf_workload(args):
     if args.max_model_len is not None and args.max_model_len < args.isl + args.osl:
         raise InputError(f"--max-model-len {args.max_model_len} is shorter than --isl + --osl "
                          f"({args.isl + args.osl}): vLLM would cut every request short")
-    from manifesto.perf.engine import Workload
+    from manifesto.perf.engine import PerfWorkload
 
-    return Workload(args.isl, args.osl, args.concurrency, args.ttft, args.itl)
+    return PerfWorkload(args.isl, args.osl, args.concurrency, args.ttft, args.itl)
 
 
 def _planner(args, work, model_id: str):

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["AIC_VERSION", "BACKEND", "Workload", "Estimate", "Engine", "system_for", "roofline", "HARDWARE",
+__all__ = ["AIC_VERSION", "BACKEND", "PerfWorkload", "Estimate", "Engine", "system_for", "roofline", "HARDWARE",
            "SYSTEMS", "NotInstalled"]
 
 #: The aiconfigurator-core release the engine is written and tested against (pyproject's perf extra).
@@ -106,7 +106,7 @@ class NotInstalled(Exception):
     """aiconfigurator-core is not importable (the ``perf`` extra is not installed)."""
 
 
-class Workload:
+class PerfWorkload:
     """Requests of ``isl`` input and ``osl`` output tokens, ``concurrency`` of them in flight over
     every replica; ``ttft`` and ``itl`` targets in milliseconds (None: no target)."""
 
@@ -137,9 +137,9 @@ class Estimate:
         self.cost_per_mtok: float | None = None
         self.margin: dict[str, float] = {}
         self.gpus = 0
-        self.work: Workload | None = None
+        self.work: PerfWorkload | None = None
 
-    def scale(self, replicas: int, gpus: int, hourly_cost: float | None, work: Workload) -> "Estimate":
+    def scale(self, replicas: int, gpus: int, hourly_cost: float | None, work: PerfWorkload) -> "Estimate":
         """Totals over ``replicas`` replicas of ``gpus`` GPUs in all, the cost per million output
         tokens at ``hourly_cost``, and the margin to each target (estimate / target - 1)."""
         self.work = work
@@ -251,7 +251,7 @@ class Engine:
             self._dbs[system] = (db, version) if db is not None else (None, f"no {BACKEND} tables for {system}")
         return self._dbs[system]
 
-    def agg(self, model_id: str, system: str, cand, kv_dtype: str, work: Workload, batch: int) -> tuple:
+    def agg(self, model_id: str, system: str, cand, kv_dtype: str, work: PerfWorkload, batch: int) -> tuple:
         """(result dict of AIConfigurator's agg estimate, its version) or (None, why not)."""
         key = (model_id, system, cand.tp, cand.pp, cand.dp, cand.ep, kv_mode(kv_dtype), work.isl, work.osl, batch)
         if key not in self._cache:
@@ -266,10 +266,10 @@ class Engine:
                     self._cache[key] = None, f"AIConfigurator cannot estimate this layout ({first})"
         return self._cache[key]
 
-    def estimate(self, *, model_id: str, arch, part: str | None, cand, fit, replicas: int, gpus_per_node: int,
-                 nvlink_domain: bool, work: Workload) -> Estimate:
-        """The layout's figures per replica (``Estimate.scale`` makes the totals)."""
-        batch = batch_per_rank(cand, replicas, work.concurrency)
+    def estimate(self, *, model_id: str, arch, part: str | None, cand, fit, gpus_per_node: int,
+                 nvlink_domain: bool, work: PerfWorkload) -> Estimate:
+        """The layout's figures per replica of ``cand`` (``Estimate.scale`` makes the totals)."""
+        batch = batch_per_rank(cand, cand.replicas, work.concurrency)
         system = system_for(part)
         if system is None:
             why = f"AIConfigurator has no tables for {part or 'this accelerator'}"
@@ -295,7 +295,7 @@ def _quiet() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
-def _aic_agg(db, model_id: str, system: str, cand, kv_dtype: str, work: Workload, batch: int) -> dict:
+def _aic_agg(db, model_id: str, system: str, cand, kv_dtype: str, work: PerfWorkload, batch: int) -> dict:
     """AIConfigurator's aggregated estimate of one layout: the steps of its ``cli estimate
     --estimate-mode agg`` (aiconfigurator 0.12.0, cli/api.py ``_run_agg_estimate``) through
     aiconfigurator-core's modules, with ``--kvcache-quant-mode`` set to what vLLM runs."""
@@ -331,7 +331,7 @@ def _flops_per_token(arch, fit, gpus: int) -> float:
 
 
 def roofline(arch, part: str | None, cand, fit, batch: int, gpus_per_node: int, nvlink_domain: bool,
-             work: Workload) -> Estimate:
+             work: PerfWorkload) -> Estimate:
     """The module's roofline model of one replica of ``cand`` (see the module's docstring)."""
     hw = HARDWARE.get(part or "")
     if hw is None:
@@ -386,7 +386,7 @@ class Planner:
     """What ``plan`` calls for each proposed layout (``capacity.plan_model(performance=...)``):
     the estimate of ``work`` on it, scaled to its replicas and priced with its budget."""
 
-    def __init__(self, engine: Engine, work: Workload, model_id: str) -> None:
+    def __init__(self, engine: Engine, work: PerfWorkload, model_id: str) -> None:
         self.engine, self.work, self.model_id = engine, work, model_id
         self.fallbacks: dict[str, str] = {}  # cluster/accelerator -> why the roofline stood in
 
@@ -397,7 +397,7 @@ class Planner:
         cand, budget = outcome.candidate, outcome.plan.budget
         try:
             est = self.engine.estimate(model_id=self.model_id, arch=arch, part=part, cand=cand, fit=outcome.fit,
-                                       replicas=cand.replicas, gpus_per_node=accel.gpus_per_node,
+                                       gpus_per_node=accel.gpus_per_node,
                                        nvlink_domain=nvlink_domain, work=self.work)
         except ValueError as exc:
             raise ManifestoError(f"cannot estimate {cluster.name}/{accel_name}: {exc}") from None
