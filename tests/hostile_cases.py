@@ -90,7 +90,7 @@ refused("role-name-makes-service-name-too-long", spec().replace("name: decode", 
 refused("workload-name-makes-lws-pod-names-too-long",
         spec(f"    workload_name: {LONG}xx\n    lws: {{size: 2, replicas: 1000}}\n    parallelism: {{tp: 16}}\n"),
         k8s(),
-        "error: spec.yaml:6:5: roles[0].workload_name: makes a LeaderWorkerSet name too long by 10 characters: its StatefulSet 'abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbxx-999' labels each pod controller-revision-hash='abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbxx-999-<hash>', up to 73 characters (at most 63); shorten roles[0].workload_name")
+        "error: spec.yaml:6:5: roles[0].workload_name: workload_name 'abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbxx' makes LeaderWorkerSet abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbxx (58 characters); the StatefulSet controller labels each pod controller-revision-hash=<StatefulSet>-<hash of up to 10 characters> in 63, so with 1000 groups of 2 pods a LeaderWorkerSet name may have at most 48 characters (LeaderWorkerSet v0.10.0). roles[0].workload_name may have at most 48 characters (it has 58)")
 refused("release-starts-with-digit", spec(release="1demo"), k8s(),
         "error: spec.yaml:1:1: release: '1demo' must start with a letter: it begins the names of Services, which are DNS-1035 labels")
 refused("workload-name-starts-with-digit", spec("    workload_name: 9lives\n"), k8s(),

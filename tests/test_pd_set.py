@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kit import REPO_ROOT, cli_in_process, plan_of, validate_manifests
+from kit import REPO_ROOT, cli_in_process, plan_of, require_shared, validate_manifests
 from manifesto.errors import ResolveError
 from manifesto.render.k8s import objects
+from manifesto.resolve.pd_set import MAX_ROLES
 
 GB200 = REPO_ROOT / "clusters" / "example-gb200.yaml"
 LWS010 = REPO_ROOT / "clusters" / "example-gb200-lws.yaml"
@@ -248,8 +249,33 @@ def test_a_set_with_a_name_too_long_for_its_children_is_refused(tmp_path):
     plan_of(_spec(tmp_path, PD | {"release": release}), LWS010)
     with pytest.raises(ResolveError) as err:
         plan_of(_spec(tmp_path, PD | {"release": release + "b"}), LWS010)
-    assert err.value.path == "roles[0].name" and "over Kubernetes' 63" in err.value.message
-    assert "pod labels of 64 characters" in err.value.message
+    assert err.value.path == "release"
+    assert "The release may have at most 33 characters (it has 34)" in err.value.message
+    assert f"LeaderWorkerSet {release}b-0-<revision>-prefill (53 characters)" in err.value.message
+
+
+def test_a_set_of_more_than_ten_roles_is_refused_at_load(tmp_path):
+    # api/disaggregatedset/v1/disaggregatedset_types.go:109 (v0.10.0): MaxItems=10 on spec.roles;
+    # the pinned CRD says maxItems: 10. Before this rule, 11 roles rendered a set the API refuses.
+    def roles(n):
+        def change(d):
+            first, decode = d["roles"]
+            d["roles"] = [dict(copy.deepcopy(first), name=f"prefill{i}") for i in range(n - 1)] + [decode]
+        return change
+
+    plan, _, _ = plan_of(_spec(tmp_path, _edit(roles(10))), LWS010)
+    assert plan.pd_set == "pdset" and len(plan.roles) == 10
+    crd = yaml.safe_load(require_shared("k8s-schemas/crds/disaggregatedset.x-k8s.io_disaggregatedsets.yaml")
+                         .read_text())
+    roles_schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["roles"]
+    assert roles_schema["maxItems"] == MAX_ROLES == 10
+    with pytest.raises(ResolveError) as err:
+        plan_of(_spec(tmp_path, _edit(roles(11))), LWS010)
+    assert err.value.path == "roles[10]"
+    assert "at most 10 roles" in err.value.message and "pd_workload: lws-pair" in err.value.message
+    # The pair has no such limit.
+    plan, _, _ = plan_of(_spec(tmp_path, _edit(roles(11)) | {"pd_workload": "lws-pair"}), LWS010)
+    assert plan.pd_set is None and len(plan.roles) == 11
 
 
 # -- the pair stays the pair ---------------------------------------------------------------------

@@ -26,6 +26,7 @@ from manifesto.resolve.identity import instance_labels, instance_name, role_labe
 from manifesto.resolve.layout import LayoutInput, plan_layout
 from manifesto.resolve.names import COMPUTE_DOMAIN_CLAIM, LWS_GROUP_INDEX_LABEL
 from manifesto.resolve.partition import layout_problems
+from manifesto.resolve.lws_limits import check_lws_names
 from manifesto.resolve.pd_set import check_tp_ratios, plan_pd_set
 from manifesto.resolve.budget import plan_budget
 from manifesto.resolve.context import Context, Pair
@@ -64,6 +65,9 @@ def resolve(spec, cluster, ctx: Context) -> Plan:
                 moe=ctx.architecture.is_moe if ctx.architecture is not None else None)
     roles = tuple(_role(pair, role, i) for i, role in enumerate(spec.roles))
     roles = tuple(_with_fit(pair, r, i) for i, r in enumerate(roles))
+    pd_set = plan_pd_set(spec, cluster, roles, instance, where)
+    if cluster.platform != "slurm":
+        check_lws_names(spec, roles, instance, pd_set, where)
     return Plan(
         instance=instance, release=spec.release, user=options.user, namespace=options.namespace,
         platform=cluster.platform, cluster=cluster.name, topology=spec.topology,
@@ -78,7 +82,7 @@ def resolve(spec, cluster, ctx: Context) -> Plan:
         shared_claim=_shared_claim(cluster), slurm=_slurm(cluster), routing_sizing=_routing_sizing(cluster),
         budget=plan_budget(roles, accel, whole_nodes=cluster.platform == "slurm"),
         sync_waves=bool(options.argocd_sync_waves),
-        pd_set=plan_pd_set(spec, cluster, roles, instance, where),
+        pd_set=pd_set,
     )
 
 

@@ -25,17 +25,17 @@ import json
 import re
 
 from manifesto.resolve.failures import Where, fail
-from manifesto.util import rules
 
-__all__ = ["DSET_MIN_VERSION", "SHARED_CONNECTOR_KEYS", "lws_version", "check_tp_ratios", "plan_pd_set"]
+__all__ = ["DSET_MIN_VERSION", "MAX_ROLES", "SHARED_CONNECTOR_KEYS", "lws_version", "check_tp_ratios", "plan_pd_set"]
 
 #: The LeaderWorkerSet release that serves disaggregatedset.x-k8s.io/v1.
 DSET_MIN_VERSION = (0, 10)
 #: kv_transfer_config keys both roles of a DisaggregatedSet must agree on.
 SHARED_CONNECTOR_KEYS = ("kv_connector", "kv_connector_module_path", "kv_connector_extra_config")
-#: The controller names each child LeaderWorkerSet ``<set>-<slice>-<revision>-<role>`` with an
-#: 8-character revision (pkg/utils/disaggregatedset/utils.go, GenerateName, revisionLength).
-_REVISION_CHARS = 8
+#: The most roles a DisaggregatedSet holds: ``+kubebuilder:validation:MaxItems=10`` on
+#: ``spec.roles`` (api/disaggregatedset/v1/disaggregatedset_types.go:109 at v0.10.0; the CRD's
+#: ``maxItems: 10``).
+MAX_ROLES = 10
 _VERSION = re.compile(r"^v?([0-9]+)\.([0-9]+)")
 
 
@@ -112,21 +112,6 @@ def _check_pair(spec, roles, instance: str, where: Where) -> None:
                            f"{_shown(kv[0].get(key))} on role {roles[0].name}; both roles of a DisaggregatedSet use "
                            "the same KV connector settings (a mixed pair fails the NIXL handshake)", where,
                            ("roles", i, "kv_transfer_config", key))
-    for i, role in enumerate(roles):
-        lay = role.layout
-        child = f"{instance}-0-{'x' * _REVISION_CHARS}-{role.name}"
-        # The controller's per-revision Service <child>-prv and the pods <child>-<group>-<worker>
-        # are DNS labels (63 characters at most).
-        # And each of the child's StatefulSets (the leaders' <child>, with workers a group's
-        # <child>-<group>) labels its pods controller-revision-hash=<StatefulSet>-<hash>.
-        statefulset = len(child) + (1 + len(str(max(lay.replicas - 1, 0))) if lay.nodes > 1 else 0)
-        longest = max(len(child) + len("-prv"),
-                      len(child) + 2 + len(str(max(lay.replicas - 1, 0))) + len(str(max(lay.nodes - 1, 0))),
-                      statefulset + 1 + rules.REVISION_HASH)
-        if longest > 63:
-            shown = f"{instance}-0-<revision>-{role.name}"
-            raise fail(f"the DisaggregatedSet names role {role.name}'s LeaderWorkerSet {shown} and derives names and pod labels of {longest} characters from it, over Kubernetes' 63; shorten the "
-                       "release or the role name", where, ("roles", i, "name"))
 
 
 def plan_pd_set(spec, cluster, roles, instance: str, where: Where) -> str | None:
@@ -134,5 +119,10 @@ def plan_pd_set(spec, cluster, roles, instance: str, where: Where) -> str | None
     (:func:`check_tp_ratios` runs first, before the roles are resolved)."""
     if not _wants(spec, cluster, [r.workload_kind for r in roles], where):
         return None
+    if len(roles) > MAX_ROLES:
+        raise fail(f"a DisaggregatedSet holds at most {MAX_ROLES} roles (LeaderWorkerSet v0.10.0's CRD: spec.roles "
+                   f"maxItems {MAX_ROLES}), and this spec has {len(roles)}; the API server would refuse the set. "
+                   "Set pd_workload: lws-pair to run each role as its own LeaderWorkerSet, or use fewer roles",
+                   where, ("roles", MAX_ROLES))
     _check_pair(spec, roles, instance, where)
     return instance
