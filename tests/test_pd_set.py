@@ -319,3 +319,38 @@ def test_a_version_that_is_no_release_is_refused(tmp_path, version):
     assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
     assert f"{path}:77:" in r.stderr and "leaderworkerset.version" in r.stderr
     assert "is not a release version: write MAJOR.MINOR or MAJOR.MINOR.PATCH" in r.stderr
+
+
+# -- the routing sidecar goes where HTTP is served -------------------------------------------
+
+@pytest.mark.parametrize("cluster", [LWS010, GB200], ids=["disaggregatedset", "lws-pair"])
+def test_the_routing_sidecar_is_on_the_serving_pod_of_a_multi_node_decode_only(tmp_path, cluster):
+    # Decode with TP 2 over 2 pods: pod 0 serves HTTP, pod 1 runs a headless TP rank. LWS v0.10.0
+    # runs the leader template on pod 0 (leaderworkerset_controller.go:777-781) and the worker
+    # template on the others (pod_controller.go:391, 438-444). The sidecar used to be in the
+    # one template both used, so the headless worker ran one too.
+    def change(d):
+        decode = _role(d, "decode")
+        decode["parallelism"]["tp"] = 2
+        decode["lws"] = {"size": 2}
+    plan, _, _ = plan_of(_spec(tmp_path, _edit(change)), cluster)
+    (decode,) = [r for r in plan.roles if r.name == "decode"]
+    assert decode.layout.serving_nodes == (0,) and decode.layout.nodes == 2 and decode.proxy
+    objs = objects(plan)
+    if plan.pd_set is not None:
+        (dset,) = [o for o in objs if o["kind"] == "DisaggregatedSet"]
+        lwt = next(r for r in dset["spec"]["roles"] if r["name"] == "decode")["spec"]["leaderWorkerTemplate"]
+    else:
+        lwt = next(o for o in objs if o["kind"] == "LeaderWorkerSet"
+                   and o["metadata"]["name"].endswith("-decode"))["spec"]["leaderWorkerTemplate"]
+    inits = lambda t: [c["name"] for c in t["spec"].get("initContainers", [])]  # noqa: E731
+    assert inits(lwt["leaderTemplate"]) == ["routing-proxy"]
+    assert inits(lwt["workerTemplate"]) == []
+    # Every pod of a role whose pods all serve (external DP, a rank per pod) keeps its sidecar.
+    plan, _, _ = plan_of(K3, cluster)
+    objs = objects(plan)
+    lwts = ([r["spec"]["leaderWorkerTemplate"] for r in next(o for o in objs if o["kind"] == "DisaggregatedSet")
+             ["spec"]["roles"] if r["name"] == "decode"] if plan.pd_set is not None else
+            [o["spec"]["leaderWorkerTemplate"] for o in objs if o["kind"] == "LeaderWorkerSet"
+             and o["metadata"]["name"].endswith("-decode")])
+    assert [inits(t["workerTemplate"]) for t in lwts] == [["routing-proxy"]] and "leaderTemplate" not in lwts[0]

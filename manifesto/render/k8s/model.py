@@ -178,7 +178,12 @@ def _pod_template(plan, role, template_nodes: tuple[int, ...], *, queue_on_pod: 
     if queue_on_pod and plan.kueue_queue:
         labels[KUEUE_QUEUE] = plan.kueue_queue
     spec: dict[str, Any] = {}
-    if role.proxy:
+    if role.proxy and any(n in role.layout.serving_nodes for n in template_nodes):
+        # The P/D routing sidecar fronts a pod that serves HTTP; headless workers (cross-node
+        # TP/PP ranks past the first pod) get none. LWS v0.10.0 runs the leader template (the
+        # worker template when there is none) on each group's pod 0
+        # (pkg/controllers/leaderworkerset_controller.go:777-781) and the worker template on
+        # the rest (pkg/controllers/pod_controller.go:391, 438-444).
         spec["initContainers"] = [pd_proxy(plan, role)]
     spec["containers"] = [_container(plan, role, template_nodes), *exporter_containers(plan)]
     spec["volumes"] = vols + exporter_volumes(plan)
@@ -234,12 +239,12 @@ def _deployment(plan, role) -> dict:
 def _leaderworkerset(plan, role) -> dict:
     lay = role.layout
     workers = tuple(range(1, lay.nodes))
-    leader_probes = _probes(role, (0,))
-    worker_probes = _probes(role, workers) if workers else leader_probes
+    worker = _pod_template(plan, role, workers or (0,), queue_on_pod=False)
+    leader = _pod_template(plan, role, (0,), queue_on_pod=False) if workers else worker
     lwt: dict[str, Any] = {"size": lay.nodes}
-    if workers and leader_probes != worker_probes:
-        lwt["leaderTemplate"] = _pod_template(plan, role, (0,), queue_on_pod=False)
-    lwt["workerTemplate"] = _pod_template(plan, role, workers or (0,), queue_on_pod=False)
+    if leader != worker:  # probes, the serving label, the routing sidecar
+        lwt["leaderTemplate"] = leader
+    lwt["workerTemplate"] = worker
     return {
         "apiVersion": LWS_API,
         "kind": "LeaderWorkerSet",
