@@ -139,7 +139,10 @@ def test_each_role_is_the_pairs_leaderworkerset(model):
     (ds,) = [o for o in dset if o["kind"] == "DisaggregatedSet"]
     assert [r["name"] for r in ds["spec"]["roles"]] == [r.name for r in dset_plan.roles]
     for role in ds["spec"]["roles"]:
-        assert role["spec"] == lws[role["name"]]["spec"]
+        # All but the rollout: the set's own controller plans it (docs/decisions.md).
+        assert {**role["spec"], "rolloutStrategy": None} == {**lws[role["name"]]["spec"], "rolloutStrategy": None}
+        assert role["spec"]["rolloutStrategy"] == {"type": "RollingUpdate", "rollingUpdateConfiguration": {
+            "maxSurge": 0, "maxUnavailable": 1}}
         assert role["metadata"] == {"labels": lws[role["name"]]["metadata"]["labels"]}
     assert ds["metadata"]["name"] == dset_plan.instance and "slices" not in ds["spec"]
     # Nothing else differs but the cluster's name where it is written.

@@ -314,6 +314,9 @@ def artifact_facts(path: str, text: str, name: str | None = None, budget: _Budge
                 doc.text(at + ("name",))
                 doc.mapping(at + ("spec", "leaderWorkerTemplate"))
                 doc.count(at + ("spec", "leaderWorkerTemplate", "size"), 1)
+                doc.count(at + ("spec", "replicas"), 1)
+                for bound in ("maxSurge", "maxUnavailable"):
+                    doc.get(at + ("spec", "rolloutStrategy", "rollingUpdateConfiguration", bound), (int, str))
         objects[key] = _without_digest(doc.data, meta)
     claims = {doc.text(("metadata", "name")): _claim_count(doc) for doc in docs
               if doc.data.get("kind") == "ResourceClaimTemplate"}
@@ -839,16 +842,66 @@ def classify(kind: str, old: dict, new: dict, renamed_claims: bool = False) -> t
     return Impact.IN_PLACE, "no pod template change"
 
 
+def _set_roles_of(obj: dict) -> dict:
+    """Role name -> the role's entry, in the set's order."""
+    roles = (obj.get("spec") or {}).get("roles") or []
+    return {r.get("name"): r for r in roles if isinstance(r, dict)}
+
+
 def _set_templates(obj: dict) -> dict:
     """Role name -> its LeaderWorkerSet template, in the set's order."""
-    roles = (obj.get("spec") or {}).get("roles") or []
-    return {r.get("name"): (r.get("spec") or {}).get("leaderWorkerTemplate") or {} for r in roles if isinstance(r, dict)}
+    return {name: (r.get("spec") or {}).get("leaderWorkerTemplate") or {} for name, r in _set_roles_of(obj).items()}
+
+
+#: A role's fields the DisaggregatedSet controller (LWS v0.10.0) copies onto the LeaderWorkerSet
+#: it creates and never updates on a running one: it makes a role's LeaderWorkerSet once per
+#: revision (pkg/controllers/disaggregatedset/lws_manager.go:59-111, an existing one is left
+#: alone at :101-104), only scales it afterwards (:113-131, replicas alone), and the revision
+#: hashes only the roles' names and leaderWorkerTemplates (pkg/utils/disaggregatedset/
+#: utils.go:144-169), so these change no revision either.
+_COPIED_ONCE = (("metadata", "labels"), ("metadata", "annotations"), ("spec", "startupPolicy"),
+                ("spec", "networkConfig"))
+#: Simulating a rollout is linear in the replicas; past this the review says nothing about it.
+_SIMULATED_REPLICAS = 1000
+
+
+def _field(role: dict, path: tuple):
+    value = role
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _replicas(role: dict) -> int:
+    value = (role.get("spec") or {}).get("replicas", 1)
+    return int(value) if isinstance(value, int) or (isinstance(value, str) and value.isdigit()) else 1
+
+
+def _dark(old: dict, new: dict) -> list[str] | None:
+    """The roles the set's rollout from ``old`` to ``new`` leaves with no serving replica
+    (:mod:`manifesto.review.dset_rollout`, LWS v0.10.0's planner); None when it cannot tell."""
+    from manifesto.review import dset_rollout
+
+    before, after = _set_roles_of(old), _set_roles_of(new)
+    names = list(after)
+    initial = [_replicas(before[n]) if n in before else 0 for n in names]
+    target = [_replicas(after[n]) for n in names]
+    if max([*initial, *target, 0]) > _SIMULATED_REPLICAS:
+        return None
+    try:
+        config = [dset_rollout.role_config(_field(after[n], ("spec", "rolloutStrategy", "rollingUpdateConfiguration")),
+                                           target[i]) for i, n in enumerate(names)]
+    except ValueError:
+        return None
+    return [str(names[i]) for i in dset_rollout.dark_roles(initial, target, config)]
 
 
 def _classify_set(old: dict, new: dict, renamed_claims: bool) -> tuple[Impact, str]:
     """The DisaggregatedSet controller (LWS v0.10.0) hashes every role's name and template into
     one revision and rolls all roles to a new revision together; replica counts and slices
-    scale without a rollout."""
+    scale without a rollout. A role's labels, annotations, startupPolicy and networkConfig
+    reach only the LeaderWorkerSets of a new revision; its rolloutStrategy is read from the set
+    by the next rollout."""
     before, after = _set_templates(old), _set_templates(new)
     if list(before) != list(after):
         added = [r for r in after if r not in before]
@@ -860,14 +913,37 @@ def _classify_set(old: dict, new: dict, renamed_claims: bool) -> tuple[Impact, s
                                  "are deleted")
     changed = [r for r in after if before[r] != after[r]]
     if not changed:
+        roles_before, roles_after = _set_roles_of(old), _set_roles_of(new)
+        stuck = [f"{name} {path[-1]}" for name in roles_after
+                 for path in _COPIED_ONCE if _field(roles_before[name], path) != _field(roles_after[name], path)]
+        if stuck:
+            return Impact.RECREATE, (
+                f"{', '.join(map(str, stuck))} changed: the DisaggregatedSet controller sets these on a role's "
+                "LeaderWorkerSet only when it creates one (a new revision) and never updates a running one, so "
+                "applying the set changes nothing that runs; it takes deleting the set and deploying it again "
+                "(manifesto stop, then deploy), or comes with the next pod template change")
+        policy = [str(name) for name in roles_after if _field(roles_before[name], ("spec", "rolloutStrategy"))
+                  != _field(roles_after[name], ("spec", "rolloutStrategy"))]
+        if policy:
+            return Impact.IN_PLACE, (f"rolloutStrategy of {', '.join(policy)} changed: the set's next rollout "
+                                     "uses it (no pod template change)")
         return Impact.IN_PLACE, "no pod template change (replicas and slices scale without a rollout)"
     if renamed_claims and _claims_of(old) != _claims_of(new):
         return Impact.RECREATE, "a DRA claim template was renamed: every pod is replaced"
     sizes = [f"{r} group size {before[r].get('size')}\u2192{after[r].get('size')}" for r in changed
              if before[r].get("size") != after[r].get("size")]
     what = "; ".join(sizes) if sizes else f"pod template of {', '.join(map(str, changed))} changed"
-    return Impact.ROLLING, (f"{what}: the DisaggregatedSet rolls every role ({', '.join(map(str, after))}) out "
-                            "together to a new revision")
+    rolls = f"{what}: the DisaggregatedSet rolls every role ({', '.join(map(str, after))}) out together to a new revision"
+    dark = _dark(old, new)
+    if dark:
+        return Impact.RECREATE, (
+            f"{rolls}, and the rollout leaves {', '.join(dark)} with no serving replica: an outage (its old "
+            "revision stops before the new one is ready: the set surges no extra replica, so a role of one "
+            "replica is down between the two). Run 2 or more replicas of each role to keep serving through a "
+            "rollout")
+    if dark is None:
+        return Impact.ROLLING, f"{rolls} (too many replicas to say how many keep serving)"
+    return Impact.ROLLING, f"{rolls}, each role keeping replicas serving throughout"
 
 
 def _strip(lwt: dict) -> dict:

@@ -53,13 +53,30 @@ def _third_role(spec):
     spec["roles"].insert(1, copy.deepcopy(_role(spec, "prefill")) | {"name": "prefill-long"})
 
 
+OUTAGE = "and the rollout leaves prefill, decode with no serving replica: an outage"
+
+
+def _two_each(spec):
+    for role in spec["roles"]:
+        role["lws"] = {"replicas": 2}
+
+
+def _both(*changes):
+    def change(spec):
+        for c in changes:
+            c(spec)
+    return change
+
+
 CASES = [
-    ("decode-arg", lambda s: _role(s, "decode")["vllm"].update(max_num_seqs=64), Impact.ROLLING,
-     "pod template of decode changed: the DisaggregatedSet rolls every role (prefill, decode) out together",
-     "decode: args: +--max-num-seqs 64"),
-    ("prefill-tp", lambda s: _role(s, "prefill")["parallelism"].update(tp=2), Impact.ROLLING,
+    # One replica a role: the set's rollout (maxSurge 0) stops each role's only replica before
+    # its new one is ready: an outage, reviewed as a recreate.
+    ("decode-arg", lambda s: _role(s, "decode")["vllm"].update(max_num_seqs=64), Impact.RECREATE,
+     "pod template of decode changed: the DisaggregatedSet rolls every role (prefill, decode) out together to a "
+     f"new revision, {OUTAGE}", "decode: args: +--max-num-seqs 64"),
+    ("prefill-tp", lambda s: _role(s, "prefill")["parallelism"].update(tp=2), Impact.RECREATE,
      "pod template of prefill changed", "prefill: TP 1\u21922; +1 GPUs"),
-    ("group-size", lambda s: _role(s, "decode").update(lws={"size": 2}, parallelism={"tp": 8}), Impact.ROLLING,
+    ("group-size", lambda s: _role(s, "decode").update(lws={"size": 2}, parallelism={"tp": 8}), Impact.RECREATE,
      "decode group size 1\u21922: the DisaggregatedSet rolls every role", "decode: TP 1\u21928"),
     ("replicas", lambda s: _role(s, "prefill").update(lws={"replicas": 3}), Impact.IN_PLACE,
      "no pod template change (replicas and slices scale without a rollout)", "prefill: +2 pods; +2 GPUs"),
@@ -124,3 +141,69 @@ def test_classify_a_set(old, new, impact):
         return {"kind": "DisaggregatedSet", "metadata": {"name": "s"},
                 "spec": {"roles": [{"name": n, "spec": {"replicas": r, "leaderWorkerTemplate": t}} for n, r, t in roles]}}
     assert classify("DisaggregatedSet", ds(old), ds(new))[0] is impact
+
+
+def test_two_replicas_a_role_keep_serving_through_a_rollout(tmp_path):
+    """maxSurge 0, maxUnavailable 1 (what the set renders): one old replica stops at a time, after
+    the new revision's are ready, so each role of two keeps one serving."""
+    two = _edited(_two_each)
+    d = diff_artifacts("c/m.yaml", _render(tmp_path, two, "before"),
+                       _render(tmp_path, _edited(_both(_two_each, lambda s: _role(s, "decode")["vllm"].update(
+                           max_num_seqs=64))), "after"))
+    change = _set_change(d)
+    assert change.impact is Impact.ROLLING and d.impact is Impact.ROLLING
+    assert change.why.endswith("to a new revision, each role keeping replicas serving throughout"), change.why
+    # Before: maxUnavailable 100% (the LeaderWorkerSet's own setting) drained both roles to zero.
+    old, new = (yaml.safe_load_all(_render(tmp_path, two, n)) for n in ("b", "a"))
+    (old,) = [o for o in old if o and o["kind"] == "DisaggregatedSet"]
+    (new,) = [o for o in new if o and o["kind"] == "DisaggregatedSet"]
+    for role in new["spec"]["roles"]:
+        role["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"]["labels"]["x"] = "y"
+    assert classify("DisaggregatedSet", old, new)[0] is Impact.ROLLING
+    for role in (*old["spec"]["roles"], *new["spec"]["roles"]):
+        role["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"] = {"maxUnavailable": "100%"}
+    impact, why = classify("DisaggregatedSet", old, new)
+    assert impact is Impact.RECREATE and OUTAGE in why, why
+
+
+def _set(**role_fields):
+    def role(name):
+        entry = {"name": name, "metadata": {"labels": {"a": "1"}},
+                 "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 1, "workerTemplate": {}},
+                          "rolloutStrategy": {"type": "RollingUpdate",
+                                              "rollingUpdateConfiguration": {"maxSurge": 0, "maxUnavailable": 1}}}}
+        for path, value in role_fields.items():
+            where, key = (entry, path) if path == "metadata" else (entry["spec"], path)
+            where[key] = copy.deepcopy(value)
+        return entry
+    return {"kind": "DisaggregatedSet", "metadata": {"name": "s"}, "spec": {"roles": [role("p"), role("d")]}}
+
+
+@pytest.mark.parametrize("field,value", [
+    ("metadata", {"labels": {"a": "2"}}),
+    ("metadata", {"labels": {"a": "1"}, "annotations": {"n": "v"}}),
+    ("startupPolicy", "LeaderReady"),
+    ("networkConfig", {"subdomainPolicy": "UniquePerReplica"}),
+], ids=["labels", "annotations", "startupPolicy", "networkConfig"])
+def test_what_the_controller_never_copies_to_running_children_is_a_recreate(field, value):
+    # lws_manager.go:59-111 (v0.10.0) creates a role's LeaderWorkerSet with these once and leaves
+    # an existing one alone (:101-104); Scale (:113-131) patches replicas only; the revision
+    # hashes names and leaderWorkerTemplates only (utils.go:144-169). Before: "in place".
+    impact, why = classify("DisaggregatedSet", _set(), _set(**{field: value}))
+    assert impact is Impact.RECREATE, why
+    assert "never updates a running one" in why and "manifesto stop, then deploy" in why
+
+
+def test_a_rollout_strategy_change_is_read_by_the_next_rollout():
+    # executor.go:268-300 reads each role's rollingUpdateConfiguration from the set itself.
+    new = _set(rolloutStrategy={"type": "RollingUpdate", "rollingUpdateConfiguration": {"maxSurge": 1}})
+    impact, why = classify("DisaggregatedSet", _set(), new)
+    assert impact is Impact.IN_PLACE and why.startswith("rolloutStrategy of p, d changed: the set's next rollout"), why
+
+
+def test_a_template_change_carries_the_copied_fields():
+    """With a pod template change every role gets LeaderWorkerSets of a new revision, made from
+    the set as it is: the labels come with the rollout."""
+    new = _set(metadata={"labels": {"a": "2"}}, leaderWorkerTemplate={"size": 1, "workerTemplate": {"x": 1}})
+    impact, why = classify("DisaggregatedSet", _set(), new)
+    assert impact is Impact.ROLLING and "each role keeping replicas serving" in why, why

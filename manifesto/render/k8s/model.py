@@ -18,6 +18,14 @@ __all__ = ["model_objects", "claim_template_name", "serving_service_name", "mode
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 DSET_API = "disaggregatedset.x-k8s.io/v1"
 GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"
+#: How a DisaggregatedSet rolls a role to a new revision (docs/decisions.md, "A DisaggregatedSet
+#: rolls out one replica at a time"). The set's controller (LWS v0.10.0) plans every role's
+#: rollout from this (pkg/controllers/disaggregatedset/executor.go:268-300): with maxSurge 0 it
+#: needs no GPUs beyond the role's, and maxUnavailable 1 stops one old replica at a time, each
+#: after the new revision's replicas are ready (executor.go:148-154), so a role of two or more
+#: replicas keeps serving. The LeaderWorkerSet default the pair keeps, maxUnavailable 100%,
+#: drained every role of the old revision to zero before the new one started.
+SET_ROLLING_UPDATE = {"maxSurge": 0, "maxUnavailable": 1}
 STARTUP_PERIOD = 10
 STARTUP_FAILURES = 720  # two hours for large MoE checkpoints to load and compile
 
@@ -265,7 +273,9 @@ def _disaggregated_set(plan) -> dict:
     roles = []
     for role in plan.roles:
         lws = _leaderworkerset(plan, role)
-        roles.append({"name": role.name, "metadata": {"labels": lws["metadata"]["labels"]}, "spec": lws["spec"]})
+        spec = {**lws["spec"], "rolloutStrategy": {"type": "RollingUpdate",
+                                                   "rollingUpdateConfiguration": dict(SET_ROLLING_UPDATE)}}
+        roles.append({"name": role.name, "metadata": {"labels": lws["metadata"]["labels"]}, "spec": spec})
     # The queue labels on the set too: ``deploy`` reads them there for its Kueue checks.
     labels = _queued(plan, {**plan.labels, names.COMPONENT_LABEL: "model-server"})
     return {
