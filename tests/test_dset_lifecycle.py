@@ -38,11 +38,13 @@ def test_deploy_ready_status_and_back_to_the_pair(fake, tmp_path):
     rc, out, err = fake.run("deploy", K3, "--cluster", LWS010, *COMMON)
     assert rc == 0, err
     assert fake.objects("DisaggregatedSet") == [INSTANCE]
-    assert fake.objects("LeaderWorkerSet") == []
     pods = _pods(fake)
     assert len(pods) == 8  # 4 prefill + 4 decode pods, one group each
     revisions = {p["metadata"]["labels"]["disaggregatedset.x-k8s.io/revision"] for p in pods}
     assert len(revisions) == 1
+    (revision,) = revisions
+    # The controller's LeaderWorkerSets, one a role: <set>-<slice>-<revision>-<role>.
+    assert fake.objects("LeaderWorkerSet") == [f"{INSTANCE}-0-{revision}-decode", f"{INSTANCE}-0-{revision}-prefill"]
     assert {p["metadata"]["labels"]["manifesto.llm-d.ai/role"] for p in pods} == {"prefill", "decode"}
 
     rc, _, err = fake.run("ready", K3, "--cluster", LWS010, *COMMON, "--timeout", "60")
@@ -83,11 +85,12 @@ def test_deploy_ready_status_and_back_to_the_pair(fake, tmp_path):
     rc, out, err = fake.run("deploy", K3, "--cluster", LWS010, *COMMON)
     assert rc == 0, err
     assert f"its role moves into DisaggregatedSet {INSTANCE}" in err
-    assert fake.objects("LeaderWorkerSet") == [] and fake.objects("DisaggregatedSet") == [INSTANCE]
+    assert fake.objects("DisaggregatedSet") == [INSTANCE]
+    assert all(n.startswith(f"{INSTANCE}-0-") for n in fake.objects("LeaderWorkerSet"))
 
     rc, _, err = fake.run("stop", "-n", "ns", "--instance", INSTANCE)
     assert rc == 0, err
-    assert fake.objects("DisaggregatedSet") == [] and _pods(fake) == []
+    assert fake.objects("DisaggregatedSet") == [] and _pods(fake) == [] and fake.objects("LeaderWorkerSet") == []
     assert not [o for o in fake.state["objects"] if o["kind"] == "Pod"]
 
 
@@ -100,3 +103,10 @@ def test_a_template_change_rolls_both_roles_to_one_new_revision(fake, tmp_path):
     after = {p["metadata"]["labels"]["disaggregatedset.x-k8s.io/revision"] for p in _pods(fake)}
     assert len(before) == len(after) == 1 and before != after
     assert len(_pods(fake)) == 8
+    children = fake.objects("LeaderWorkerSet")
+    assert children == [f"{INSTANCE}-0-{r}-{role}" for r in after for role in ("decode", "prefill")]
+    rc, _, err = fake.run("ready", str(spec), "--cluster", LWS010, *COMMON, "--timeout", "60")
+    assert rc == 0 and f"{INSTANCE} is ready" in err, err
+    # The spec as it was is not what runs: ready waits for its revision (which never comes).
+    rc, _, err = fake.run("ready", K3, "--cluster", LWS010, *COMMON, "--timeout", "0")
+    assert rc != 0 and "its controller has not made the LeaderWorkerSets of the applied templates yet" in err, err

@@ -158,11 +158,17 @@ def _condition(obj: dict, kind: str) -> bool:
     return any(c.get("type") == kind and c.get("status") == "True" for c in conditions(obj))
 
 
-def _waiting(plan, pods: list[dict], epp: dict | None, gateway: dict | None) -> tuple[list[str], list[str]]:
-    """(model roles not ready, routing frontend not ready), as short phrases."""
+def _waiting(plan, pods: list[dict], epp: dict | None, gateway: dict | None,
+             workloads: dict | None = None) -> tuple[list[str], list[str]]:
+    """(model roles not ready, routing frontend not ready), as short phrases. ``workloads``
+    (``{"lws": [live LeaderWorkerSets], "set": the live DisaggregatedSet or None}``) also
+    holds the LeaderWorkerSets and the set to having rolled out what was applied
+    (:mod:`manifesto.ops.lws_ready`)."""
     from manifesto.resolve import names
 
     model, frontend = [], []
+    if workloads is not None:
+        model += _rollouts(plan, workloads)
     for role in plan.roles:
         want = role.layout.replicas * role.layout.nodes
         sel = dict(role.selector)
@@ -186,9 +192,31 @@ def _waiting(plan, pods: list[dict], epp: dict | None, gateway: dict | None) -> 
     return model, frontend
 
 
-def ready_report(plan, pods: list[dict], epp: dict | None, gateway: dict | None) -> list[str]:
+def _rollouts(plan, workloads: dict) -> list[str]:
+    """What the model workloads of ``plan`` still roll out (LeaderWorkerSets, a DisaggregatedSet)."""
+    from manifesto.ops.lws_ready import lws_waiting, set_waiting
+
+    lws = [o for o in workloads.get("lws") or () if isinstance(o, dict)]
+    if plan.pd_set is not None:
+        from manifesto.render.k8s.model import model_objects
+
+        (rendered,) = [o for o in model_objects(plan)["workload"] if o["kind"] == "DisaggregatedSet"]
+        return set_waiting(rendered, workloads.get("set"), lws)
+    out = []
+    for role in plan.roles:
+        if role.workload_kind != "LeaderWorkerSet":
+            continue
+        live = next((o for o in lws if dig(o, "metadata", "name") == role.workload_name), None)
+        why = f"LeaderWorkerSet {role.workload_name}: not in the cluster" if live is None else lws_waiting(live)
+        if why:
+            out.append(why)
+    return out
+
+
+def ready_report(plan, pods: list[dict], epp: dict | None, gateway: dict | None,
+                 workloads: dict | None = None) -> list[str]:
     """What is not ready yet, as short phrases (empty when everything is)."""
-    model, frontend = _waiting(plan, pods, epp, gateway)
+    model, frontend = _waiting(plan, pods, epp, gateway, workloads)
     return model + frontend
 
 
@@ -214,6 +242,19 @@ POLL_FLOOR = 1.0
 def _get_json(kube: Kube, *args: str, deadline: float | None = None) -> dict | None:
     result = run(kube.read("get", *args, "-o", "json", check=False, deadline=deadline))
     return result.json() if result.ok else None
+
+
+def _workloads(kube: Kube, plan, deadline: float) -> dict | None:
+    """The live LeaderWorkerSets of ``plan``'s instance (a DisaggregatedSet's included: they carry
+    its role's labels) and its DisaggregatedSet; None when it runs none."""
+    if plan.pd_set is None and not any(r.workload_kind == "LeaderWorkerSet" for r in plan.roles):
+        return None
+    listed = run(kube.read("get", "leaderworkersets.leaderworkerset.x-k8s.io", "-l", selector(plan.instance),
+                           "-o", "json", check=False, deadline=deadline))
+    found: dict = {"lws": items(listed) if listed.ok else [], "set": None}
+    if plan.pd_set is not None:
+        found["set"] = _get_json(kube, "disaggregatedsets.disaggregatedset.x-k8s.io", plan.pd_set, deadline=deadline)
+    return found
 
 
 def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=None, sleep=None, *,
@@ -250,13 +291,14 @@ def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=No
             listed = run(kube.read("get", "pods", "-l", selector(plan.instance), "-o", "json",
                                    check=False, deadline=calls_deadline))
             pods = items(listed) if listed.ok else []
+            workloads = _workloads(kube, plan, calls_deadline)
             epp = gw = None
             if plan.routing is not None:
                 epp = _get_json(kube, "deployments.apps", names.epp(plan.instance), deadline=calls_deadline)
                 if plan.routing.frontend == "gateway":
                     gw = _get_json(kube, "gateways.gateway.networking.k8s.io", names.gateway(plan.instance),
                                    deadline=calls_deadline)
-            model, frontend = _waiting(plan, pods, epp, gw)
+            model, frontend = _waiting(plan, pods, epp, gw, workloads)
             waiting = [printable(w) for w in model + frontend]  # pod states: the cluster's text
         except OpsError as exc:
             if clock() < deadline:

@@ -13,7 +13,10 @@ either side it reports:
   which rolls every role to a new revision together), or *recreate* (a LeaderWorkerSet's group
   size, a role added to or removed from a DisaggregatedSet, a renamed DRA claim template, an
   immutable selector, a Job, a removed workload, any change of a Slurm batch script: every
-  pod or job is replaced).
+  pod or job is replaced; a DisaggregatedSet rollout that leaves a role with no serving
+  replica, an outage, as :mod:`manifesto.review.dset_rollout` plans it; a change of a set
+  role's labels, annotations, startupPolicy or networkConfig alone, which its controller
+  never copies onto running LeaderWorkerSets).
 
 Everything here is a pure function of artifact texts; ``git_artifacts`` and
 ``worktree_artifacts`` read them through the edge (:mod:`manifesto.edge.git`). Each text is

@@ -526,9 +526,12 @@ def _owned_by(pod: dict, key: str) -> bool:
 WORKLOADS = ("Deployment", "LeaderWorkerSet", "DisaggregatedSet")
 
 
-def _set_pods(obj: dict) -> list[tuple[str, dict]]:
-    """The pods of a DisaggregatedSet's roles (slice 0), each template carrying the labels its
-    controller adds, in each LeaderWorkerSet named <set>-0-<revision>-<role>."""
+def _set_children(obj: dict) -> list[dict]:
+    """The LeaderWorkerSet the v0.10.0 controller makes for each role of a DisaggregatedSet
+    (slice 0): named <set>-0-<revision>-<role>, the role's labels with app and
+    disaggregatedset.x-k8s.io/{name,role,slice,revision} added, the same on its pod templates,
+    the role's spec with its replicas (lws_manager.go:59-99)."""
+    import copy
     import hashlib
 
     name = obj["metadata"]["name"]
@@ -541,15 +544,46 @@ def _set_pods(obj: dict) -> list[tuple[str, dict]]:
         added = {"app": f"{name}-0-{role.get('name')}", "disaggregatedset.x-k8s.io/role": role.get("name"),
                  "disaggregatedset.x-k8s.io/slice": "0", "disaggregatedset.x-k8s.io/name": name,
                  "disaggregatedset.x-k8s.io/revision": revision}
-        lwt = dict(((role.get("spec") or {}).get("leaderWorkerTemplate") or {}))
+        spec = copy.deepcopy(role.get("spec") or {})
+        spec["replicas"] = spec.get("replicas", 1)
+        lwt = spec.setdefault("leaderWorkerTemplate", {})
         for key in ("leaderTemplate", "workerTemplate"):
             if isinstance(lwt.get(key), dict):
-                meta = lwt[key].get("metadata") or {}
-                lwt[key] = {**lwt[key], "metadata": {**meta, "labels": {**(meta.get("labels") or {}), **added}}}
-        child = {"kind": "LeaderWorkerSet", "metadata": {"name": f"{name}-0-{revision}-{role.get('name')}"},
-                 "spec": {"replicas": (role.get("spec") or {}).get("replicas", 1), "leaderWorkerTemplate": lwt}}
-        out += _workload_pods(child)
+                meta = lwt[key].setdefault("metadata", {})
+                meta["labels"] = {**(meta.get("labels") or {}), **added}
+        labels = {**(((role.get("metadata") or {}).get("labels")) or {}), **added}
+        out.append({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+                    "metadata": {"name": f"{name}-0-{revision}-{role.get('name')}", "namespace": ns_of(obj),
+                                 "labels": labels, "ownerReferences": [{
+                                     "apiVersion": obj.get("apiVersion"), "kind": "DisaggregatedSet", "name": name,
+                                     "controller": True}]},
+                    "spec": spec})
     return out
+
+
+def _set_pods(obj: dict) -> list[tuple[str, dict]]:
+    """The pods of a DisaggregatedSet's roles, each in its role's LeaderWorkerSet."""
+    return [pod for child in _set_children(obj) for pod in _workload_pods(child)]
+
+
+def _place_children(state: dict, obj: dict) -> None:
+    """Keep a DisaggregatedSet's LeaderWorkerSets in the state: this revision's (made once, as the
+    controller makes them), none of another (the stand-in rolls out at once)."""
+    objs = state["objects"]
+    key = _owner(obj)
+    wanted = {c["metadata"]["name"]: c for c in _set_children(obj)}
+    for child in [o for o in objs if o["kind"] == "LeaderWorkerSet" and _owned_by(o, key)]:
+        if child["metadata"]["name"] not in wanted:
+            objs.remove(child)
+        else:
+            child["spec"]["replicas"] = wanted.pop(child["metadata"]["name"])["spec"]["replicas"]  # Scale
+    for child in wanted.values():
+        state["serial"] = state.get("serial", 0) + 1
+        meta = child["metadata"]
+        meta.update({"uid": f"child-{state['serial']}", "generation": 1, "resourceVersion": str(1000 + state["serial"]),
+                     "creationTimestamp": "2026-01-01T00:00:00Z"})
+        child["status"] = {"replicas": 0}
+        objs.append(child)
 
 
 def _workload_pods(obj: dict) -> list[tuple[str, dict]]:
@@ -573,6 +607,8 @@ def _workload_pods(obj: dict) -> list[tuple[str, dict]]:
 def start_pods(state: dict, obj: dict) -> None:
     """Create the pods ``obj`` (a workload just applied) runs, keeping those that exist."""
     objs = state["objects"]
+    if obj["kind"] == "DisaggregatedSet":
+        _place_children(state, obj)
     key = _owner(obj)
     wanted = _workload_pods(obj)
     names = {n for n, _ in wanted}
@@ -616,14 +652,44 @@ def _settle(state: dict, reads: int = 0) -> None:
             notes["fake-kubectl/reads-until-ready"] = str(left)
     # v0.10.0's DisaggregatedSet controller writes no status on the set.
     for obj in (o for o in objs if o["kind"] in ("Deployment", "LeaderWorkerSet")):
-        key = _owner(obj)
-        pods = [o for o in objs if o["kind"] == "Pod" and _owned_by(o, key)]
+        pods = _pods_of(objs, obj)
         ready = sum(1 for p in pods if _ready(p))
         status = obj.setdefault("status", {})
         status["readyReplicas"] = ready
+        if obj["kind"] == "LeaderWorkerSet":
+            # Groups, as the LWS controller counts them (leaderworkerset_controller.go:420-545):
+            # every pod of the stand-in runs the current template.
+            groups = _groups(obj, pods)
+            status.update({"observedGeneration": obj["metadata"].get("generation", 1), "replicas": len(groups),
+                           "updatedReplicas": len(groups),
+                           "readyReplicas": sum(1 for g in groups.values() if all(_ready(p) for p in g))})
         available = "True" if pods and ready == len(pods) else "False"
         conditions = [c for c in status.get("conditions") or () if c.get("type") != "Available"]
         status["conditions"] = [*conditions, {"type": "Available", "status": available}]
+
+
+def _pods_of(objs: list[dict], obj: dict) -> list[dict]:
+    """The pods of a workload: its own, or for a DisaggregatedSet's LeaderWorkerSet the set's
+    pods named after it."""
+    key = _owner(obj)
+    pods = [o for o in objs if o["kind"] == "Pod" and _owned_by(o, key)]
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("kind") == "DisaggregatedSet":
+            parent = f"DisaggregatedSet/{ns_of(obj)}/{ref.get('name')}"
+            prefix = obj["metadata"]["name"] + "-"
+            pods += [o for o in objs if o["kind"] == "Pod" and _owned_by(o, parent)
+                     and o["metadata"]["name"].startswith(prefix)]
+    return pods
+
+
+def _groups(obj: dict, pods: list[dict]) -> dict[str, list[dict]]:
+    """A LeaderWorkerSet's pods by group (``<name>-<group>`` and ``<name>-<group>-<worker>``)."""
+    prefix = obj["metadata"]["name"] + "-"
+    groups: dict[str, list[dict]] = {}
+    for pod in pods:
+        rest = pod["metadata"]["name"][len(prefix):]
+        groups.setdefault(rest.split("-")[0], []).append(pod)
+    return groups
 
 
 def _ready(obj: dict) -> bool:
@@ -857,11 +923,14 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
                     die(f'Error from server (NotFound): {res} "{name}" not found')
                 targets += hit
         for o in targets:
+            if o not in objs:  # the garbage collector took it with its owner, deleted just before
+                print(f"{o['kind'].lower()} \"{o['metadata']['name']}\" deleted")
+                continue
             objs.remove(o)
             print(f"{o['kind'].lower()} \"{o['metadata']['name']}\" deleted")
             if o["kind"] in WORKLOADS:  # the garbage collector's part
                 key = _owner(o)
-                for pod in [p for p in objs if p["kind"] == "Pod" and _owned_by(p, key)]:
+                for pod in [p for p in objs if p["kind"] in ("Pod", "LeaderWorkerSet") and _owned_by(p, key)]:
                     objs.remove(pod)
         return 0
     if verb == "diff":
