@@ -81,6 +81,20 @@ def test_a_queue_change_recreates_the_set(dset):
     assert transitions(objs, live) == []
 
 
+def test_a_priority_class_change_recreates_the_set(dset):
+    # The set's roles carry the priority class on their metadata only, which the controller
+    # copies onto a role's LeaderWorkerSet when it creates one (lws_manager.go:59-104, v0.10.0).
+    plan, objs = dset
+    prioritised = copy.deepcopy(objs)
+    for o in prioritised:
+        if o["kind"] == "DisaggregatedSet":
+            o["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "high"
+    live = [_live("DisaggregatedSet", plan.instance)]
+    assert [why for _, why in transitions(prioritised, live)] == [
+        f"DisaggregatedSet {plan.instance} changes Kueue priority class (none) -> high"]
+    assert transitions(objs, live) == []
+
+
 def test_kueue_preflight_reads_every_roles_templates(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text(LWS010.read_text().replace("# kueue:\n#   local_queue: demo-gpu-queue",

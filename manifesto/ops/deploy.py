@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from manifesto.errors import OpsError, printable
 from manifesto.ops.discovery import Live, list_types, selector
 from manifesto.ops.kubectl import Kube, conditions, dig, is_not_found, is_not_served, run
-from manifesto.resolve.names import INSTANCE_LABEL, KUEUE_QUEUE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL
+from manifesto.resolve.names import (
+    INSTANCE_LABEL, KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL,
+)
 
 __all__ = ["SECRET", "secret_manifest", "hf_token", "ensure_secret", "required_apis", "check_apis", "pod_requests",
            "check_kueue", "check_dra", "foreign_objects", "live_by_name", "check_owners", "transitions",
@@ -23,6 +25,7 @@ __all__ = ["SECRET", "secret_manifest", "hf_token", "ensure_secret", "required_a
 
 SECRET = "hf-secret"
 QUEUE = KUEUE_QUEUE_LABEL
+PRIORITY = KUEUE_PRIORITY_LABEL
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 DSET_API = "disaggregatedset.x-k8s.io/v1"
 #: The label the DisaggregatedSet controller puts on the LeaderWorkerSets it creates (its name).
@@ -218,6 +221,13 @@ def transitions(objs: list[dict], live: list[Live]) -> list[tuple[Live, str]]:
         elif obj.kind in ("LeaderWorkerSet", "DisaggregatedSet") and _queue(obj.labels) != _queue((new["metadata"].get("labels") or {}).items()):
             out.append((obj, f"{obj.kind} {obj.name} changes Kueue queue "
                              f"{_queue(obj.labels) or '(none)'} -> {_queue(new['metadata'].get('labels') or {}) or '(none)'}"))
+        elif obj.kind == "DisaggregatedSet" and (dict(obj.labels).get(PRIORITY)
+                                                 != (new["metadata"].get("labels") or {}).get(PRIORITY)):
+            # A role's labels reach its LeaderWorkerSet only when the controller creates one
+            # (LWS v0.10.0 lws_manager.go:59-104): Kueue would keep the old priority class.
+            out.append((obj, f"DisaggregatedSet {obj.name} changes Kueue priority class "
+                             f"{dict(obj.labels).get(PRIORITY) or '(none)'} -> "
+                             f"{(new['metadata'].get('labels') or {}).get(PRIORITY) or '(none)'}"))
     return out
 
 

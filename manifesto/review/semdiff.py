@@ -924,7 +924,8 @@ def _classify_set(old: dict, new: dict, renamed_claims: bool) -> tuple[Impact, s
                 f"{', '.join(map(str, stuck))} changed: the DisaggregatedSet controller sets these on a role's "
                 "LeaderWorkerSet only when it creates one (a new revision) and never updates a running one, so "
                 "applying the set changes nothing that runs; it takes deleting the set and deploying it again "
-                "(manifesto stop, then deploy), or comes with the next pod template change")
+                "(manifesto stop, then deploy; deploy does it for a Kueue queue or priority class), or comes with "
+                "the next pod template change")
         policy = [str(name) for name in roles_after if _field(roles_before[name], ("spec", "rolloutStrategy"))
                   != _field(roles_after[name], ("spec", "rolloutStrategy"))]
         if policy:
