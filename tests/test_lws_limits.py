@@ -132,3 +132,19 @@ def test_a_role_name_that_leaves_no_room_is_blamed(tmp_path):
     # x-0-<8>-<role> in the 50 characters a 2-pod group leaves: 13 + 37.
     assert "roles[1].name may have at most 37 characters (it has 45)" in err.value.message
     assert f"LeaderWorkerSet x-0-<revision>-{'d' * 45} (58 characters)" in err.value.message
+
+
+def test_the_user_prefix_counts_against_the_release(tmp_path):
+    # naming.user_prefix: the instance is <user>-<release>, and the release gets what is left.
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(LWS010.read_text().replace("# naming:\n#   user_prefix: true\n",
+                                                  "naming:\n  user_prefix: true\n"))
+    most = _most(1, dset=True) - len("alice-")
+    release = "r" + "e" * (most - 1)
+    plan, _, _ = plan_of(_spec(tmp_path, release, 1), cluster, user="alice")
+    assert plan.pd_set == f"alice-{release}"
+    with pytest.raises(ResolveError) as err:
+        plan_of(_spec(tmp_path, release + "e", 1), cluster, user="alice")
+    assert err.value.path == "release"
+    assert f"The release may have at most {most} characters with the user prefix (it has {most + 1})" \
+        in err.value.message

@@ -177,7 +177,7 @@ def test_a_rollout_in_progress_is_not_ready(dset):
     # initRollingUpdate (executor.go:118-126): the new revision's LeaderWorkerSets at 0 replicas.
     new = _children(ds, "aaaa1111", {"prefill": 0, "decode": 0})
     assert set_waiting(ds, live, old + new) == [
-        *(f"DisaggregatedSet {name}: role {r['name']} at 0/1 replicas of the new revision aaaa1111"
+        *(f"DisaggregatedSet {name}: role {r['name']} at 0/1 replicas of revision aaaa1111"
           for r in ds["spec"]["roles"]),
         f"DisaggregatedSet {name}: rolling out, revision bbbb2222 still runs 2 group(s)"]
     # Scaled up but not ready yet, the old one drained.

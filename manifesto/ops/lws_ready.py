@@ -143,8 +143,8 @@ def set_waiting(rendered: dict, live_set: dict | None, children: list[dict]) -> 
         want = _int(dig(role, "spec", "replicas"), 1)
         have = _int(dig(child, "spec", "replicas"), 1)
         if have < want:
-            waiting.append(f"DisaggregatedSet {name}: role {role.get('name')} at {have}/{want} replicas of the new "
-                           f"revision {revision}")
+            waiting.append(f"DisaggregatedSet {name}: role {role.get('name')} at {have}/{want} replicas of revision "
+                           f"{revision}")
             continue
         why = lws_waiting(child)
         if why:
