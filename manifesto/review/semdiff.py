@@ -946,7 +946,8 @@ def _classify_set(old: dict, new: dict, renamed_claims: bool) -> tuple[Impact, s
             "replica is down between the two). Run 2 or more replicas of each role to keep serving through a "
             "rollout")
     if dark is None:
-        return Impact.ROLLING, f"{rolls} (too many replicas to say how many keep serving)"
+        return Impact.ROLLING, f"{rolls} (how many replicas keep serving is not worked out: over {_SIMULATED_REPLICAS} " \
+            "replicas, or a rollingUpdateConfiguration that is no count or percentage)"
     return Impact.ROLLING, f"{rolls}, each role keeping replicas serving throughout"
 
 

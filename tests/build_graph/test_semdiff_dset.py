@@ -207,3 +207,22 @@ def test_a_template_change_carries_the_copied_fields():
     new = _set(metadata={"labels": {"a": "2"}}, leaderWorkerTemplate={"size": 1, "workerTemplate": {"x": 1}})
     impact, why = classify("DisaggregatedSet", _set(), new)
     assert impact is Impact.ROLLING and "each role keeping replicas serving" in why, why
+
+
+@pytest.mark.parametrize("rolling,replicas", [({"maxUnavailable": "lots"}, 1), ({"maxUnavailable": 1}, 5000),
+                                              ({"maxUnavailable": "-5%"}, 2)])
+def test_a_rollout_it_cannot_plan_is_said_so(rolling, replicas):
+    old = _set(replicas=replicas, rolloutStrategy={"type": "RollingUpdate", "rollingUpdateConfiguration": rolling})
+    new = copy.deepcopy(old)
+    new["spec"]["roles"][0]["spec"]["leaderWorkerTemplate"]["workerTemplate"] = {"x": 1}
+    impact, why = classify("DisaggregatedSet", old, new)
+    assert impact is Impact.ROLLING and "is not worked out" in why, why
+
+
+def test_a_set_with_an_odd_rollout_value_is_one_error(tmp_path):
+    text = _render(tmp_path, PD, "odd").replace("maxUnavailable: 1", "maxUnavailable: [1]", 1)
+    from manifesto.errors import BuildError
+
+    with pytest.raises(BuildError) as err:
+        diff_artifacts("c/m.yaml", _render(tmp_path, PD, "ok"), text)
+    assert "expected" in str(err.value) and "maxUnavailable" in str(err.value)
