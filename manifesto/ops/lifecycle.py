@@ -225,6 +225,10 @@ def awaited(plan) -> str:
     from manifesto.resolve import names
 
     parts = [f"{r.layout.replicas * r.layout.nodes} {r.name} pod(s)" for r in plan.roles]
+    if plan.pd_set is not None:
+        parts.append(f"DisaggregatedSet {plan.pd_set} rolled out")
+    elif any(r.workload_kind == "LeaderWorkerSet" for r in plan.roles):
+        parts.append("LeaderWorkerSets rolled out")
     if plan.routing is not None:
         parts.append(f"Deployment {names.epp(plan.instance)} available")
         if plan.routing.frontend == "gateway":
