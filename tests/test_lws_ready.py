@@ -205,6 +205,8 @@ def test_the_template_comparison():
     assert template_within({"resources": {"limits": {"memory": "1024Mi"}}}, {"resources": {"limits": {"memory": "1Gi"}}})
     assert not template_within({"resources": {"limits": {"memory": "1024Mi"}}},
                                {"resources": {"limits": {"memory": "2Gi"}}})
+    assert template_within({"emptyDir": {"medium": "Memory", "sizeLimit": "2048Mi"}},
+                           {"emptyDir": {"medium": "Memory", "sizeLimit": "2Gi"}})
     assert template_within({"env": [], "args": None, "a": 1}, {"a": 1, "b": 2})
     # Elsewhere values compare exactly.
     assert not template_within({"env": [{"name": "N", "value": "1e3"}]}, {"env": [{"name": "N", "value": "1000"}]})

@@ -35,7 +35,10 @@ __all__ = ["lws_waiting", "set_waiting", "template_within", "DSET_NAME_LABEL", "
 DSET_NAME_LABEL = "disaggregatedset.x-k8s.io/name"
 DSET_ROLE_LABEL = "disaggregatedset.x-k8s.io/role"
 DSET_REVISION_LABEL = "disaggregatedset.x-k8s.io/revision"
+#: Mappings of quantities (a container's and a claim's resources) and quantity fields of a pod
+#: template (an emptyDir's sizeLimit): Go writes them back in canonical form.
 _QUANTITY_KEYS = ("requests", "limits")
+_QUANTITY_FIELDS = ("sizeLimit",)
 
 
 def _int(value, default: int = 0) -> int:
@@ -78,8 +81,9 @@ def lws_waiting(lws: dict) -> str | None:
 def template_within(want, have, quantities: bool = False) -> bool:
     """Whether the live ``have`` holds everything of ``want`` (a rendered template): mappings may
     have more keys (server defaults, the labels a controller adds), an empty value may be
-    missing (Go leaves empty fields out), and resource requests and limits compare by value
-    (the controller writes them back in canonical form: ``1024Mi`` as ``1Gi``)."""
+    missing (Go leaves empty fields out), and resource requests and limits and an emptyDir's
+    sizeLimit compare by value (the controller writes them back in canonical form: ``1024Mi``
+    as ``1Gi``)."""
     if isinstance(want, dict):
         if not isinstance(have, dict):
             return False
@@ -88,7 +92,8 @@ def template_within(want, have, quantities: bool = False) -> bool:
                 if v in ({}, [], None, "", False, 0):
                     continue
                 return False
-            if not template_within(v, have[k], k in _QUANTITY_KEYS if isinstance(v, dict) else quantities):
+            scalar_quantity = quantities or k in _QUANTITY_FIELDS
+            if not template_within(v, have[k], k in _QUANTITY_KEYS if isinstance(v, dict) else scalar_quantity):
                 return False
         return True
     if isinstance(want, list):
