@@ -764,6 +764,10 @@ def test_the_stand_in_diff_shows_hunks_and_get_o_name_lists_names(fake, tmp_path
         return subprocess.run(["kubectl", *argv], capture_output=True, text=True, env=dict(os.environ))
 
     assert kubectl("-n", "ns", "get", "deployments.apps", "-o", "name").stdout == ""
+    short = kubectl("-n", "ns", "get", "deployments", "-o", "name")  # a name it does not take: it says which it does
+    assert (short.returncode, short.stdout) == (1, "") and short.stderr == (
+        'error: the server doesn\'t have a resource type "deployments" (this stand-in knows a grouped resource by '
+        "its full name only: deployments.apps)\n")
     target = tmp_path / "m.yaml"
     assert fake.run("render", "file", QWEN, "--cluster", GB200, "--user", "u", "-n", "ns", "-o", str(target))[0] == 0
     rc, out, _ = fake.run("file", "diff", str(target))

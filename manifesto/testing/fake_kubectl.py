@@ -133,7 +133,11 @@ def parse(argv):
 def resolve(res: str, missing):
     info = KINDS.get(res.lower())
     if info is None or info[1] in missing:
-        die(f'error: the server doesn\'t have a resource type "{res.split(".")[0]}"')
+        short = res.lower().split(".")[0]
+        known = [r for r in KINDS if r.split(".")[0] in (short, short + "s") and "." in r and KINDS[r][1] not in missing]
+        hint = (f" (this stand-in knows a grouped resource by its full name only: {', '.join(known)})"
+                if known and info is None else "")
+        die(f'error: the server doesn\'t have a resource type "{res.split(".")[0]}"{hint}')
     return info
 
 
