@@ -127,10 +127,11 @@ def test_kubectl_workflows(tmp_path, checkout, index):
 @pytest.mark.parametrize("index", range(len(blocks("walkthrough"))))
 def test_walkthroughs_run_as_printed(tmp_path, checkout, index):
     """No HF_TOKEN and no kubectl from the harness; the real kubectl, if /usr/bin has one,
-    is on PATH as it would be for a reader."""
+    is on PATH as it would be for a reader. A walkthrough block goes on from the ones before
+    it (the workspace `init` made), so those run first."""
     env = _env(tmp_path)
     assert "HF_TOKEN" not in env and "FAKE_KUBE_DIR" not in env
-    _run(_after_setup(blocks("walkthrough")[index]), checkout, env)
+    _run(_after_setup("".join(blocks("walkthrough")[:index + 1])), checkout, env)
     calls = (_tour(env) / ".cache" / "manifesto" / "fake-kube" / "calls.jsonl").read_text()
     assert calls.count('"apply"') >= 2 and '"delete"' in calls  # the stand-in cluster was really asked
     assert "hf_xxx" not in calls  # the token is not in the stand-in's call log
