@@ -11,6 +11,7 @@ from __future__ import annotations
 import glob
 import re
 
+import hypothesis
 import pytest
 
 import kit
@@ -200,3 +201,23 @@ def test_most_yaml_files_take_the_fast_path():
 def test_every_yaml_file_reads_the_same_both_ways(path):
     fast, slow = _both(open(path, encoding="utf-8").read(), path)
     assert fast == slow
+
+
+# Lines that put anchors, aliases, tags, merge keys and directives inside, after and beside
+# block scalars, comments and multi-line quoted or flow values: what `_syntax_lines` leaves
+# out of `_SPECIAL`'s view must never make the fast path read a file otherwise.
+_LINES = [
+    "a: |", "a: >-", "- |", "  b: &x 1", "  *x", "c: *x", "  !foo 1", "d: !foo 1", "# <<: x", "  <<: {y: 1}",
+    'e: {f: "x |', '  g", h: &z 1, i: *z}', "  && ||", "k: x |", "  - &q 2", "", "  ", "m:", "  - n", "  - *q",
+    "  text", "    more", "o: 1", "'p#': |", "  &w 3", "r: [1, *x]", "? s", ": t", "%YAML 1.2", "---",
+    "u: !!str 5", "v: !!binary aGk=", "  x: !!set {a}", 'w: "a', "  # c", "y: >", "   z", " <<: *x",
+]
+
+
+@pytest.mark.filterwarnings("ignore::Warning")  # ruamel warns of a reused anchor; both paths read it
+@hypothesis.settings(max_examples=400, deadline=None, suppress_health_check=list(hypothesis.HealthCheck))
+@hypothesis.given(hypothesis.strategies.lists(hypothesis.strategies.sampled_from(_LINES), max_size=8))
+def test_block_scalars_and_comments_beside_special_syntax_read_the_same_both_ways(lines):
+    text = "\n".join(lines) + "\n"
+    fast, slow = _both(text)
+    assert fast == slow, text
