@@ -103,8 +103,9 @@ class Report:
         """What this build did, Bazel style: a line per artifact it wrote or pruned, per
         explicitly named artifact already up to date, and per pair it found incompatible
         when there are at most ``limit`` of those (else one line counting them; the JSON
-        output lists every reason). ``explain`` names every incompatible pair and adds to each
-        rendered artifact's line what changed since the last build."""
+        output lists every reason). ``explain`` names every incompatible pair, those an
+        earlier build found too, and adds to each rendered artifact's line what changed since
+        the last build."""
         if self.mode != "write":
             return []
         lines, skips = [], []
@@ -114,7 +115,7 @@ class Report:
                 if explain and status == "rendered" and item.why:
                     line += f"  ({item.why})"
                 lines.append(line)
-            elif status == Reported.SKIPPED and item.how != Source.RECORD:  # evaluated by this build, not remembered
+            elif status == Reported.SKIPPED and (explain or item.how != Source.RECORD):  # evaluated by this build, or asked for
                 row = self._row(item, status)
                 skips.append(f"skipped     {row['model']} @ {row['cluster']}: {item.message}")
         lines.sort(key=lambda line: line[12:])

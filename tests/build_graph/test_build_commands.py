@@ -125,6 +125,9 @@ def test_many_skipped_pairs_are_counted_on_one_line_and_named_on_request(run):
     assert len(named) == 4 and all(line.startswith("skipped     //models/") for line in named)
     assert f"skipped     {MODELS[1]} @ hopper: qwen/laguna: the spec pins accelerator 'b200' but cluster 'hopper' " \
            "offers h200" in named
+    again = run("build", "--explain").stderr.splitlines()  # a no-op build: the pairs an earlier one found
+    assert [line for line in again if line.startswith("skipped")] == named
+    assert run("build").stderr == ""  # a no-op without --explain names nothing
     proc = run("matrix", "--format", "github")
     assert proc.stderr.splitlines() == [
         "skipped: 4 pairs whose cluster cannot run the model as written, of 3 models "
