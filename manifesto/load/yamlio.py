@@ -137,7 +137,8 @@ def parse_documents(text: str, name: str, *, max_entries: int, max_documents: in
         raise YamlSyntaxError(f"holds {size} lines and ','-separated items; a rendered artifact holds at most "
                               f"{max_entries}", Origin(name))
     lines = text.split("\n")
-    starts = [0] + [i for i, line in enumerate(lines) if i and re.match(r"---(?:[ \t\r]|$)", line)]
+    starts = [0] + [i for i, line in enumerate(lines)
+                    if i and line[:3] == "---" and (len(line) == 3 or line[3] in " \t\r")]  # `---`, a marker
     if len(starts) > max_documents:
         raise YamlSyntaxError(f"holds {len(starts)} YAML documents; a rendered artifact holds at most {max_documents}",
                               Origin(name, starts[max_documents] + 1, 1))
