@@ -31,8 +31,9 @@ pytestmark = pytest.mark.integration  # the README workflows run as processes
 BIN = Path(sys.executable).parent
 _BLOCK = re.compile(r"<!-- readme-test: (\w+) -->\n```(?:sh|python)\n(.*?)```", re.S)
 #: uv's cache as the reader's uv has it, found before conftest gives each test a home of its own:
-#: the quick start's `uv run` installs from it, offline (uv's shared, content-addressed cache,
-#: which `uv run` in any checkout fills the same way; nothing of the reader's own is in it).
+#: the quick start's `uv run` installs from it, offline. It is uv's shared, content-addressed
+#: cache, no file of the reader's: the one thing the test adds there is the copy's built wheel,
+#: as `uv run` in any new checkout does (uv prunes it with `uv cache prune`).
 _UV_CACHE = os.environ.get("UV_CACHE_DIR") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "uv")
 #: The one line of the quick start the test does not run: the test suite itself.
