@@ -358,7 +358,9 @@ def artifact_totals(path: str, text: str, name: str | None = None, budget: _Budg
     """``totals_of(artifact_facts(...))`` and the artifact's cluster, reading only what they
     take: the documents that may be workloads or claims (a ConfigMap's scripts, the RBAC and
     the Services are not parsed) and of each workload its counts, not its arguments. For an
-    artifact the diff does not compare (the same bytes on both sides); errors as there."""
+    artifact the diff does not compare (the same bytes on both sides): what it reads fails
+    with the same error as there; what it does not read is not checked, since no change of
+    it is under review."""
     name = name or path
     if path.endswith(".sbatch"):
         facts = _slurm_facts(text, name)
