@@ -239,8 +239,8 @@ def _slow_only(text: str) -> bool:
     its inputs as heredocs, ``<<'EOF'``) and a block scalar's body (a launch script's ``&&``,
     ``*,`` and ``!=``) hold none, so a file with them is not sent to the slow path for that.
     Should a line be mistaken for a block scalar's header, what the fast path builds still
-    refuses what it does not read the same (an explicit tag, a merge key: ``_built``), and
-    the bounds were checked on the whole text."""
+    refuses what it does not read the same (a tag of its own such as ``!x`` or ``!!binary``,
+    a ``!!set``, a merge key: ``_built``), and the bounds were checked on the whole text."""
     if _UNUSUAL.search(text):
         return True
     if not _SPECIAL.search(text):
