@@ -57,6 +57,10 @@ def test_every_announced_block_has_a_runner():
     tour = [k for k in kinds if k not in ("quickstart", "python")]  # those two run from the checkout itself
     assert tour[0] == "setup" and kinds.count("setup") == 1  # first, once: the others run in its folder
     assert kinds[:2] == ["quickstart", "quickstart"] and kinds.count("python") == 1
+    # Every sh and python block is run: one that needs what no test has (a real Argo CD, a
+    # server of your own) is a `text` block.
+    text = (REPO_ROOT / "README.md").read_text()
+    assert text.count("```sh\n") + text.count("```python\n") == len(kinds)
     assert (REPO_ROOT / "README.md").read_text().count("<!-- readme-test:") == len(kinds)
     assert "(see below)" not in (REPO_ROOT / "README.md").read_text()
 
