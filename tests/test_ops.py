@@ -764,12 +764,21 @@ def test_the_stand_in_diff_shows_hunks_and_get_o_name_lists_names(fake, tmp_path
         return subprocess.run(["kubectl", *argv], capture_output=True, text=True, env=dict(os.environ))
 
     assert kubectl("-n", "ns", "get", "deployments.apps", "-o", "name").stdout == ""
+    short = kubectl("-n", "ns", "get", "deployments", "-o", "name")  # a name it does not take: it says which it does
+    assert (short.returncode, short.stdout) == (1, "") and short.stderr == (
+        'error: the server doesn\'t have a resource type "deployments" (this stand-in knows a grouped resource by '
+        "its full name only: deployments.apps)\n")
     target = tmp_path / "m.yaml"
     assert fake.run("render", "file", QWEN, "--cluster", GB200, "--user", "u", "-n", "ns", "-o", str(target))[0] == 0
     rc, out, _ = fake.run("file", "diff", str(target))
     assert rc == 1 and "diff -u -N live/Deployment.qwen3-0-6b-decode merged/Deployment.qwen3-0-6b-decode\n" in out
     assert "+++ merged/Deployment.qwen3-0-6b-decode\n" in out and '+  "kind": "Deployment",\n' in out
+    empty = kubectl("-n", "ns", "get", "pods")  # typed by hand: kubectl's note, no JSON
+    assert (empty.returncode, empty.stdout, empty.stderr) == (0, "", "No resources found in ns namespace.\n")
     assert fake.run("file", "apply", str(target))[0] == 0
+    table = kubectl("-n", "ns", "get", "deployments.apps")
+    assert (table.returncode, table.stdout) == (0, "NAME\nqwen3-0-6b-decode\nqwen3-0-6b-idle-shutdown\n")
+    assert kubectl("-n", "ns", "get", "pods", "nope").stderr == 'Error from server (NotFound): pods "nope" not found\n'
     assert kubectl("-n", "ns", "get", "deployments.apps", "-o", "name").stdout == \
         "deployment.apps/qwen3-0-6b-decode\ndeployment.apps/qwen3-0-6b-idle-shutdown\n"
     assert kubectl("-n", "ns", "get", "deployments.apps", "qwen3-0-6b-decode", "-o", "name").stdout == \

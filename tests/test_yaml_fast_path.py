@@ -9,7 +9,9 @@ on every YAML file in the repository and the shared kits and on a corpus of edge
 from __future__ import annotations
 
 import glob
+import re
 
+import hypothesis
 import pytest
 
 import kit
@@ -85,6 +87,22 @@ EDGE_CASES = {
     "explicit null value": "a: !!null ''\n",
     "long line": "a: " + "x" * 20000 + "\n",
     "many keys": "".join(f"k{i}: {i}\n" for i in range(2000)),
+    # Comment lines and block scalars' bodies are not syntax: `<<`, `&&`, `*,` and `!=` there
+    # do not send a file to the slow path (an artifact's header and launch scripts).
+    "heredoc in a comment": "# cat <<'EOF'\n#   a: &x 1\na: 1\n",
+    "script in a block scalar": "run: |\n  a && b\n  for f in *.log; do [ $x != 1 ]; done\n  cat <<EOF\n  ? x\n  EOF\nb: 2\n",
+    "script in a sequence item": "command:\n- bash\n- -c\n- |-\n  x=(a *, b) && !y\n\n  z\nafter: ok\n",
+    "block scalar with indicators": "a: >2-\n    &x text\n  *y\nb: 1\n",
+    "block scalar then an anchor": "a: |\n  text\nb: &x {c: 1}\nd: *x\n",
+    "header look-alike in a value": "a: x |\n  &y\nb: 1\n",
+    "header look-alike in flow": "m: {a: \"x |\n  y\", b: &z 1, c: *z}\n",
+    "tag behind a header look-alike": "m: {a: \"x |\n  y\", b: !foo 1}\n",
+    "binary behind a header look-alike": "m: {a: \"x |\n  y\", b: !!binary aGk=}\n",
+    "set behind a header look-alike": "m: {a: \"x |\n  y\", b: !!set {x}}\n",
+    "merge key behind a header look-alike": "m: {a: \"x |\n  y\", <<: {x: 1}}\n",
+    "pipe in a comment": "a: b # not a header |\n  c\n",
+    "hash before a pipe": "'a#b': |\n  &x\nc: 1\n",
+    "explicit plain tags": "a: !!str 12\nb: !!int '7'\nc: !!float 1\nd: !!null ''\ne: !!bool true\n",
 }
 
 
@@ -103,11 +121,42 @@ def _both(text: str, name: str = "t.yaml"):
 
 def _slow(text: str, name: str):
     original = yamlio._fast_parse
-    yamlio._fast_parse = lambda text, name: None
+    yamlio._fast_parse = lambda text, name, **_: None
     try:
         return yamlio.parse_yaml(text, name)
     finally:
         yamlio._fast_parse = original
+
+
+_ORIGINAL_SPECIAL = re.compile(r"(?:^|[\s\[{,])[&*!]\S|^%|(?:^|[\s\[{,])\?(?:\s|$)|<<", re.M)
+
+
+@pytest.mark.parametrize("text", [*EDGE_CASES.values(), "&", "&x", " &x", ",*y", "a!b", "\n!t", "x?", " ?",
+                                  "? ", "[?\n", "%", "a%", "\n%Y", "<", "<<", "a <", "\t*a", "{&b", "*\n"])
+def test_the_special_pattern_answers_as_the_plain_one(text):
+    """``_SPECIAL`` is written backwards from the indicator for speed; it finds one exactly
+    where the plain spelling of the same rules does."""
+    assert bool(yamlio._SPECIAL.search(text)) == bool(_ORIGINAL_SPECIAL.search(text))
+    for line in text.splitlines():
+        assert bool(yamlio._SPECIAL.search(line)) == bool(_ORIGINAL_SPECIAL.search(line))
+
+
+def test_every_document_of_every_artifact_takes_the_fast_path_and_reads_the_same():
+    """The artifacts' headers (heredocs behind `#`) and launch scripts (block scalars) no
+    longer send their documents to the slow path (3 s of a `diff -o json`, issue 41)."""
+    paths = sorted(glob.glob(str(REPO / "out" / "**" / "*.yaml"), recursive=True))
+    assert len(paths) > 20
+    documents = 0
+    for path in paths:
+        lines = open(path, encoding="utf-8").read().split("\n")
+        starts = [0] + [i for i, line in enumerate(lines) if i and re.match(r"---(?:[ \t\r]|$)", line)]
+        for first, stop in zip(starts, starts[1:] + [len(lines)]):
+            text = "\n".join(lines[first:stop]) + "\n"
+            assert yamlio._fast_parse(text, path) is not None, (path, first + 1)
+            fast, slow = _both(text, path)
+            assert fast == slow, (path, first + 1)
+            documents += 1
+    assert documents > 300
 
 
 def test_the_fast_path_is_taken_for_plain_files():
@@ -115,6 +164,12 @@ def test_the_fast_path_is_taken_for_plain_files():
     text = (REPO / "clusters" / "example-gb200.yaml").read_text()
     assert yamlio._fast_parse(text, "c.yaml") is not None
     assert yamlio._fast_parse(EDGE_CASES["anchor and alias"], "c.yaml") is None
+    for case in ("heredoc in a comment", "script in a block scalar", "script in a sequence item",
+                 "block scalar with indicators"):
+        assert yamlio._fast_parse(EDGE_CASES[case], "c.yaml") is not None, case
+    for case in ("block scalar then an anchor", "hash before a pipe", "tag behind a header look-alike",
+                 "set behind a header look-alike", "merge key behind a header look-alike"):
+        assert yamlio._fast_parse(EDGE_CASES[case], "c.yaml") is None, case
 
 
 @pytest.mark.parametrize("case", sorted(EDGE_CASES))
@@ -146,3 +201,23 @@ def test_most_yaml_files_take_the_fast_path():
 def test_every_yaml_file_reads_the_same_both_ways(path):
     fast, slow = _both(open(path, encoding="utf-8").read(), path)
     assert fast == slow
+
+
+# Lines that put anchors, aliases, tags, merge keys and directives inside, after and beside
+# block scalars, comments and multi-line quoted or flow values: what `_syntax_lines` leaves
+# out of `_SPECIAL`'s view must never make the fast path read a file otherwise.
+_LINES = [
+    "a: |", "a: >-", "- |", "  b: &x 1", "  *x", "c: *x", "  !foo 1", "d: !foo 1", "# <<: x", "  <<: {y: 1}",
+    'e: {f: "x |', '  g", h: &z 1, i: *z}', "  && ||", "k: x |", "  - &q 2", "", "  ", "m:", "  - n", "  - *q",
+    "  text", "    more", "o: 1", "'p#': |", "  &w 3", "r: [1, *x]", "? s", ": t", "%YAML 1.2", "---",
+    "u: !!str 5", "v: !!binary aGk=", "  x: !!set {a}", 'w: "a', "  # c", "y: >", "   z", " <<: *x",
+]
+
+
+@pytest.mark.filterwarnings("ignore::Warning")  # ruamel warns of a reused anchor; both paths read it
+@hypothesis.settings(max_examples=400, deadline=None, suppress_health_check=list(hypothesis.HealthCheck))
+@hypothesis.given(hypothesis.strategies.lists(hypothesis.strategies.sampled_from(_LINES), max_size=8))
+def test_block_scalars_and_comments_beside_special_syntax_read_the_same_both_ways(lines):
+    text = "\n".join(lines) + "\n"
+    fast, slow = _both(text)
+    assert fast == slow, text

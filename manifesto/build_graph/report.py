@@ -9,6 +9,16 @@ __all__ = ["Report", "ConsoleUI"]
 STATUSES = tuple(r.value for r in Reported)  # "rendered", "up to date", "skipped", "failed"
 
 
+#: How many incompatible pairs a build or `matrix --format github` names one by one; more are counted.
+SKIPS_NAMED = 3
+
+
+def skipped_summary(pairs: int, models: int) -> str:
+    """One line's worth for many incompatible pairs: how many, of how many models."""
+    return (f"{pairs} pair{'' if pairs == 1 else 's'} whose cluster cannot run the model as written, "
+            f"of {models} model{'' if models == 1 else 's'}")
+
+
 class Report:
     """Rows (one per selected pair, sorted), check problems and pruned artifacts."""
 
@@ -89,11 +99,13 @@ class Report:
             line += f"; check: {len(self.problems)} problem{'' if len(self.problems) == 1 else 's'}"
         return line
 
-    def work_lines(self, limit: int = 12, explain: bool = False) -> list[str]:
+    def work_lines(self, limit: int = SKIPS_NAMED, explain: bool = False) -> list[str]:
         """What this build did, Bazel style: a line per artifact it wrote or pruned, per
         explicitly named artifact already up to date, and per pair it found incompatible
-        (at most ``limit`` of those; the JSON output lists every reason). ``explain`` adds
-        to each rendered artifact's line what changed since the last build."""
+        when there are at most ``limit`` of those (else one line counting them; the JSON
+        output lists every reason). ``explain`` names every incompatible pair, those an
+        earlier build found too, and adds to each rendered artifact's line what changed since
+        the last build."""
         if self.mode != "write":
             return []
         lines, skips = [], []
@@ -103,15 +115,17 @@ class Report:
                 if explain and status == "rendered" and item.why:
                     line += f"  ({item.why})"
                 lines.append(line)
-            elif status == Reported.SKIPPED and item.how != Source.RECORD:  # evaluated by this build, not remembered
+            elif status == Reported.SKIPPED and (explain or item.how != Source.RECORD):  # evaluated by this build, or asked for
                 row = self._row(item, status)
                 skips.append(f"skipped     {row['model']} @ {row['cluster']}: {item.message}")
         lines.sort(key=lambda line: line[12:])
         lines += [f"pruned      {path}" for path in self.pruned]
         lines += self.budget_lines()
-        if len(skips) > limit:
-            skips[limit:] = [f"skipped     ... and {len(skips) - limit} more incompatible pairs "
-                             "(`manifesto build --output json` lists every reason)"]
+        if len(skips) > limit and not explain:
+            models = {item.pair[0] for item, status in zip(self.items, self.statuses)
+                      if status == Reported.SKIPPED and item.how != Source.RECORD}
+            skips = [f"skipped     {skipped_summary(len(skips), len(models))} "
+                     "(`manifesto build --explain` names each and why)"]
         return lines + skips
 
     def error_lines(self) -> list[str]:

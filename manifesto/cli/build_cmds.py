@@ -288,25 +288,26 @@ def _run_dependents(args) -> int:
     return 0
 
 
-#: How many skipped pairs `matrix --format github` names on stderr before it counts the rest.
-_MATRIX_NOTES = 12
-
-
 def _run_matrix(args) -> int:
     import json
 
     from manifesto.build_graph import api
+    from manifesto.build_graph.report import SKIPS_NAMED, skipped_summary
     from manifesto.errors import note, printable
 
     rows, shards = api.matrix_and_shards(args.addresses, args.shards, clusters=args.cluster,
                                          changed_since=args.changed_since)
     if args.format == "github":
-        # As the build's report: the first few reasons, then a count (--format json has them all).
-        notes = [printable(f"{r['status']}: {r['model']} @ {r['cluster']}: {r['reason']}") for r in rows
-                 if r["status"] != "ok"]
-        if len(notes) > _MATRIX_NOTES:
-            notes[_MATRIX_NOTES:] = [f"skipped: ... and {len(notes) - _MATRIX_NOTES} more pairs "
-                                     "(`manifesto matrix --format json` gives every reason)"]
+        # As the build's report: a failed pair always, incompatible ones each when they are few
+        # (or with -v), else counted (--format json has every reason).
+        skipped = [r for r in rows if r["status"] == "skipped"]
+        named = [r for r in rows if r["status"] == "failed"]
+        if len(skipped) <= SKIPS_NAMED or getattr(args, "verbose", False):
+            named = [r for r in rows if r["status"] != "ok"]
+        notes = [printable(f"{r['status']}: {r['model']} @ {r['cluster']}: {r['reason']}") for r in named]
+        if len(named) < len([r for r in rows if r["status"] != "ok"]):
+            notes.append(f"skipped: {skipped_summary(len(skipped), len({r['model'] for r in skipped}))} "
+                         "(`manifesto matrix --format json` gives each reason)")
         for line in notes:
             note(line)
         include = [{"model": r["model"], "cluster": r["cluster"]} for r in rows if r["status"] == "ok"]

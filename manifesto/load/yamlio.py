@@ -123,12 +123,13 @@ def outside_problem(path: str | Path, within: tuple[str, ...] = ()) -> str | Non
     return outside(path, within)
 
 
-def parse_documents(text: str, name: str, *, max_entries: int, max_documents: int
+def parse_documents(text: str, name: str, *, max_entries: int, max_documents: int, keep=None
                     ) -> list[tuple[Any, Locations]]:
     """Every non-empty document of a multi-document YAML text (a rendered artifact), each
     through :func:`parse_yaml` and its limits; ``max_entries`` bounds the lines and
     ','-separated items of the whole text and ``max_documents`` the documents, before any is
-    parsed. Positions, in locations and errors, count from the top of ``text``."""
+    parsed. Positions, in locations and errors, count from the top of ``text``. ``keep``
+    (a document's text -> bool): the documents it refuses are not parsed, nor returned."""
     import re
 
     size = text.count("\n") + text.count(",")
@@ -136,14 +137,18 @@ def parse_documents(text: str, name: str, *, max_entries: int, max_documents: in
         raise YamlSyntaxError(f"holds {size} lines and ','-separated items; a rendered artifact holds at most "
                               f"{max_entries}", Origin(name))
     lines = text.split("\n")
-    starts = [0] + [i for i, line in enumerate(lines) if i and re.match(r"---(?:[ \t\r]|$)", line)]
+    starts = [0] + [i for i, line in enumerate(lines)
+                    if i and line[:3] == "---" and (len(line) == 3 or line[3] in " \t\r")]  # `---`, a marker
     if len(starts) > max_documents:
         raise YamlSyntaxError(f"holds {len(starts)} YAML documents; a rendered artifact holds at most {max_documents}",
                               Origin(name, starts[max_documents] + 1, 1))
     docs = []
     for first, stop in zip(starts, starts[1:] + [len(lines)]):
+        chunk = "\n".join(lines[first:stop]) + "\n"  # a block scalar keeps its end
+        if keep is not None and not keep(chunk):
+            continue
         try:
-            data, locs = parse_yaml("\n".join(lines[first:stop]) + "\n", name)  # a block scalar keeps its end
+            data, locs = parse_yaml(chunk, name)
         except YamlSyntaxError as exc:
             origin, message = exc.origin, exc.message
             if first and origin is not None and origin.line:  # positions count from the artifact's top
@@ -164,8 +169,9 @@ def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
 
     # Entries, depth, nodes and aliases, before any recursive parser sees the text; for the
     # slow path, as ruamel's pure parser reads it (asked only when an exact count is needed).
-    check_yaml(text, name, pure=lambda: bool(_UNUSUAL.search(text) or _SPECIAL.search(text)))
-    fast = _fast_parse(text, name)
+    slow = _slow_only(text)
+    check_yaml(text, name, pure=slow)
+    fast = None if slow else _fast_parse(text, name, checked=True)
     if fast is not None:
         return fast
     yaml = YAML(typ="rt", pure=True)
@@ -216,10 +222,53 @@ def parse_yaml(text: str, name: str) -> tuple[Any, Locations]:
 # Any character but printable ASCII and line breaks (tabs too: the round-trip loader refuses a
 # tab libyaml takes as a space, `a: 1<TAB>`) sends the file to the slow path.
 _UNUSUAL = re.compile(r"[^\x20-\x7e\n\r]")
-_SPECIAL = re.compile(r"(?:^|[\s\[{,])[&*!]\S|^%|(?:^|[\s\[{,])\?(?:\s|$)|<<", re.M)
+# Written from the indicator character backwards (lookbehinds), so a search skips to the next
+# of `&*!?%<` at C speed; it matches where "(?:^|[\s\[{,])[&*!]\S|^%|(?:^|[\s\[{,])\?(?:\s|$)|<<"
+# (re.M) would, one character later (test_yaml_fast_path holds the two to the same answers).
+_SPECIAL = re.compile(r"[&*!?%<](?:(?<=[&*!])(?<![^\s\[{,][&*!])\S|(?<=\?)(?<![^\s\[{,]\?)(?:\s|$)"
+                      r"|(?<=%)(?<!.%)|(?<=<)<)", re.M)
+# A line that ends in a block scalar's header (`key: |`, `- >-`, `run: |2 # note`), with no `#`
+# before it (a `|` in a comment, or a key holding `#`, is not taken for one: the lines after it
+# are then checked as syntax, which only costs speed).
+_BLOCK_HEADER = re.compile(r"^[^#\n]*?(?:^|[ \t])[|>][-+1-9]{0,2}[ \t]*(?:[ \t]#.*)?$")
 
 
-def _fast_parse(text: str, name: str) -> tuple[Any, Locations] | None:
+def _slow_only(text: str) -> bool:
+    """Whether ``text`` may hold what only the round-trip loader reads (above). ``_SPECIAL`` is
+    asked of its lines of syntax only: a comment line (a rendered artifact's header quotes
+    its inputs as heredocs, ``<<'EOF'``) and a block scalar's body (a launch script's ``&&``,
+    ``*,`` and ``!=``) hold none, so a file with them is not sent to the slow path for that.
+    Should a line be mistaken for a block scalar's header, what the fast path builds still
+    refuses what it does not read the same (a tag of its own such as ``!x`` or ``!!binary``,
+    a ``!!set``, a merge key: ``_built``), and the bounds were checked on the whole text."""
+    if _UNUSUAL.search(text):
+        return True
+    if not _SPECIAL.search(text):
+        return False  # most files: one search
+    return _SPECIAL.search(_syntax_lines(text)) is not None
+
+
+def _syntax_lines(text: str) -> str:
+    """``text`` without its comment lines and the bodies of its block scalars (every line after
+    a header that is blank or indented deeper than the header's line)."""
+    kept = []
+    body = -1  # the indentation of the block scalar header whose body is being skipped
+    for line in text.split("\n"):
+        rest = line.lstrip(" ")
+        indent = len(line) - len(rest)
+        if body >= 0:
+            if indent > body or not rest.strip():
+                continue
+            body = -1
+        if rest.startswith("#"):
+            continue
+        kept.append(line)
+        if ("|" in rest or ">" in rest) and _BLOCK_HEADER.match(line):
+            body = indent
+    return "\n".join(kept)
+
+
+def _fast_parse(text: str, name: str, checked: bool = False) -> tuple[Any, Locations] | None:
     """(data, locations) of a plain document, composed by libyaml (``ruamel.yaml[libyaml]``) and
     built here with the round-trip loader's own scalar constructor; None when the text is not
     printable ASCII YAML without the features above, or libyaml is missing, or anything is off
@@ -228,7 +277,7 @@ def _fast_parse(text: str, name: str) -> tuple[Any, Locations] | None:
 
     A spec or profile parses about five times faster this way; ``tests/test_yaml_fast_path.py``
     holds both paths to the same data and positions."""
-    if _UNUSUAL.search(text) or _SPECIAL.search(text):
+    if not checked and _slow_only(text):
         return None
     loader = _fast_loader()
     if loader is None:
@@ -237,7 +286,9 @@ def _fast_parse(text: str, name: str) -> tuple[Any, Locations] | None:
 
     try:
         root = loader(text).get_single_node()
-        if root is None or root.id == "scalar":  # an empty or one-value document: left to the slow path
+        if root is None:  # no document (blank lines and comments: an artifact's header), as the slow path reads it
+            return None, Locations(name)
+        if root.id == "scalar":  # a one-value document: left to the slow path
             return None
         locs = Locations(name)
         locs.table[()] = Origin(name, root.start_mark.line + 1, root.start_mark.column + 1)
@@ -251,6 +302,9 @@ class _NotPlain(Exception):
 
 
 _VALUE_TAG = "tag:yaml.org,2002:value"
+_MAP_TAG, _SEQ_TAG, _STR_TAG = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:str"
+#: The other tags a plain scalar resolves to (besides str); a scalar with any other was tagged in the text.
+_PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("int", "float", "bool", "null", "timestamp"))
 
 #: Deeper documents take the slow path, which refuses very deep ones ("nests too deeply"): the
 #: fast path must not accept one the slow path refuses. A spec nests about 6 deep.
@@ -259,32 +313,42 @@ _FAST_DEPTH = 50
 
 def _built(node, path: PathKey, locs: Locations, name: str, construct) -> Any:
     """Plain data from a composed node, recording each key's and item's position as the
-    round-trip loader's ``lc`` tables hold them (the start of the key, of the item)."""
+    round-trip loader's ``lc`` tables hold them (the start of the key, of the item). A node's
+    tag is read as libyaml's composer set it (``ctag.suffix``, the whole tag: the ``tag``
+    property builds a string each time it is asked, most of the time a document took)."""
     if len(path) > _FAST_DEPTH:
         raise _NotPlain
     kind = node.id
+    tag = node.ctag.suffix
     if kind == "mapping":
+        if tag != _MAP_TAG:
+            raise _NotPlain  # `!!set`, `!!omap`, a tag of its own: the slow path reads or refuses it
         out: dict = {}
+        table = locs.table
         for key_node, value_node in node.value:
-            if key_node.id != "scalar" or key_node.tag != "tag:yaml.org,2002:str":
-                raise _NotPlain  # `true:`, `1:`, `[a]:`: the slow path says why it is refused
+            if key_node.id != "scalar" or key_node.ctag.suffix != _STR_TAG:
+                raise _NotPlain  # `true:`, `1:`, `[a]:`, `<<:`: the slow path says why it is refused
             key = key_node.value
             if key in out:
                 raise _NotPlain  # a duplicate key: the slow path names both lines
             mark = key_node.start_mark
-            locs.table[path + (key,)] = Origin(name, mark.line + 1, mark.column + 1)
-            out[key] = _built(value_node, path + (key,), locs, name, construct)
+            table[(*path, key)] = Origin(name, mark.line + 1, mark.column + 1)
+            out[key] = _built(value_node, (*path, key), locs, name, construct)
         return out
     if kind == "sequence":
+        if tag != _SEQ_TAG:
+            raise _NotPlain
         items = []
         for i, item in enumerate(node.value):
             mark = item.start_mark
-            locs.table[path + (i,)] = Origin(name, mark.line + 1, mark.column + 1)
-            items.append(_built(item, path + (i,), locs, name, construct))
+            locs.table[(*path, i)] = Origin(name, mark.line + 1, mark.column + 1)
+            items.append(_built(item, (*path, i), locs, name, construct))
         return items
-    if node.tag == _VALUE_TAG:  # `=`: text in YAML 1.2; ruamel's constructor has none for it
+    if tag == _STR_TAG or tag == _VALUE_TAG:  # text as composed (`=` is text in YAML 1.2)
         return node.value
-    value = _scalar(construct(node))
+    if tag not in _PLAIN_TAGS:
+        raise _NotPlain  # `!!binary`, `!x`: the slow path reads or refuses it
+    value = _scalar(construct(node, tag))
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 14_000:
         raise _NotPlain  # the slow path says what is wrong with it
     return value
@@ -315,11 +379,15 @@ def _fast_loader():
     return Loader
 
 
+@lru_cache(maxsize=1)
 def _scalar_constructor():
-    """The round-trip loader's scalar constructor: the fast path builds every value with it."""
+    """The round-trip loader's scalar constructor: the fast path builds every value with it.
+    One for the process: a scalar of a plain tag is built from its node alone (no state is
+    kept, unlike ``construct_object``'s table of every node it built), and making a loader
+    costs more than building a small document."""
     from ruamel.yaml import YAML
 
-    return YAML(typ="rt", pure=True).constructor.construct_object
+    return YAML(typ="rt", pure=True).constructor.construct_non_recursive_object
 
 
 # -- bounded aliases -------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import enum
 import posixpath
+import re
 import shlex
 
 import msgspec
@@ -251,15 +252,18 @@ class _Budget:
         self.spent = 0
 
 
-def _documents(text: str, name: str, budget: _Budget | None = None) -> list[_Doc]:
+def _documents(text: str, name: str, budget: _Budget | None = None, kinds: frozenset | None = None) -> list[_Doc]:
     """Each YAML document of an artifact, parsed by the loader with its limits (size, aliases,
-    depth, integers); errors are placed in the artifact (line numbers count from its top)."""
+    depth, integers); errors are placed in the artifact (line numbers count from its top).
+    With ``kinds``, a document whose text names one other kind is not parsed (``_may_be``)."""
     from manifesto.errors import Origin, YamlSyntaxError
     from manifesto.load.yamlio import parse_documents
 
     docs = []
     nodes = 0
-    for data, locs in parse_documents(text, name, max_entries=MAX_ARTIFACT_ENTRIES, max_documents=MAX_DOCUMENTS):
+    keep = None if kinds is None else (lambda chunk: _may_be(chunk, kinds))
+    for data, locs in parse_documents(text, name, max_entries=MAX_ARTIFACT_ENTRIES, max_documents=MAX_DOCUMENTS,
+                                      keep=keep):
         doc = _Doc(data, locs, name)
         nodes = _check_depth(doc, nodes)
         docs.append(doc)
@@ -269,6 +273,20 @@ def _documents(text: str, name: str, budget: _Budget | None = None) -> list[_Doc
             raise YamlSyntaxError(f"the artifacts read so far hold more than {MAX_DIFF_NODES} values (aliases "
                                   "expanded); not a build's output", Origin(name))
     return docs
+
+
+# A document's top-level `kind:` line, as the renderers write it (block style, plain value).
+_KIND_LINE = re.compile(r"^kind:[ \t]*([A-Za-z][A-Za-z0-9]*)[ \t]*$", re.M)
+# A line starting a top-level key that is not plain (quoted, complex) or a flow mapping as the
+# document: its `kind` could hide from the line above.
+_ODD_TOP = re.compile(r"^[\"'?{]", re.M)
+
+
+def _may_be(chunk: str, kinds: frozenset) -> bool:
+    """Whether a document's text may be of one of ``kinds``: False only when exactly one
+    top-level ``kind:`` line names another kind and no top-level key is written otherwise."""
+    found = _KIND_LINE.findall(chunk)
+    return len(found) != 1 or found[0] in kinds or _ODD_TOP.search(chunk) is not None
 
 
 def _check_depth(doc: _Doc, before: int = 0) -> int:
@@ -335,6 +353,43 @@ def artifact_facts(path: str, text: str, name: str | None = None, budget: _Budge
     config, where = _epp_config(docs)
     return ArtifactFacts(objects=objects, roles=roles, plugins=_plugins(config, where), epp_config=config,
                  cluster=accel[2])
+
+
+#: What the totals read of an artifact: its workloads and the claims their GPUs may come from.
+_TOTAL_KINDS = frozenset(WORKLOADS) | {"ResourceClaimTemplate"}
+
+
+def artifact_totals(path: str, text: str, name: str | None = None, budget: _Budget | None = None
+                    ) -> tuple[Totals, str]:
+    """``totals_of(artifact_facts(...))`` and the artifact's cluster, reading only what they
+    take: the documents that may be workloads or claims (a ConfigMap's scripts, the RBAC and
+    the Services are not parsed) and of each workload its counts, not its arguments. For an
+    artifact the diff does not compare (the same bytes on both sides): what it reads fails
+    with the same error as there; what it does not read is not checked, since no change of
+    it is under review."""
+    name = name or path
+    if path.endswith(".sbatch"):
+        facts = _slurm_facts(text, name)
+        return totals_of(facts), facts.cluster
+    docs = _documents(text, name, budget, kinds=_TOTAL_KINDS)
+    for doc in docs:
+        if not isinstance(doc.data, dict):
+            doc.fail((), f"expected a Kubernetes object (a mapping), got {_what(doc.data)}")
+        doc.text(("kind",))
+    claims = {doc.text(("metadata", "name")): _claim_count(doc) for doc in docs
+              if doc.data.get("kind") == "ResourceClaimTemplate"}
+    accel = accelerator_facts(text, name)
+    counted: dict[str, tuple] = {}  # role -> counts; a later workload of a role replaces it, as in facts.roles
+    for doc in docs:
+        for part in _set_roles(doc) if doc.data.get("kind") == "DisaggregatedSet" else [doc]:
+            if part.data.get("kind") in WORKLOADS:
+                counts = _workload_counts(part, claims, accel)
+                if counts is not None:
+                    counted[counts[0]] = counts
+    total = Totals()
+    for _, _, pods, gpus, nodes, cost in counted.values():
+        total = total + Totals(gpus, nodes, pods, cost)
+    return total, accel[2]
 
 
 class _RoleLocs:
@@ -447,6 +502,24 @@ def _header_inputs(text: str) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def _workload_facts(doc: _Doc, claims: dict[str, int], accel: tuple) -> RoleFacts | None:
+    counted = _workload_counts(doc, claims, accel)
+    if counted is None:
+        return None
+    role, main, pods, gpus, nodes, cost = counted
+    script = _script(doc, main)
+    args = launch_args(script)
+    image = doc.text(main + ("image",)) if main else ""
+    return RoleFacts(name=role, kind=doc.data["kind"], pods=pods, gpus=gpus, nodes=nodes, hourly_cost=cost,
+                     tp=_int_flag(args, "--tensor-parallel-size", 1, doc.name),
+                     pp=_int_flag(args, "--pipeline-parallel-size", 1, doc.name),
+                     dp=_int_flag(args, "--data-parallel-size", 1, doc.name), ep="--enable-expert-parallel" in args,
+                     image=image, args=_reviewed_args(script), env=_env(doc, main) if main else (),
+                     resources=_resources(doc, main + ("resources",)) if main else ())
+
+
+def _workload_counts(doc: _Doc, claims: dict[str, int], accel: tuple) -> tuple | None:
+    """(role, path of the model server's container or None, pods, GPUs, nodes, hourly cost)
+    of a workload carrying a role label, else None: what the totals count of it."""
     role = doc.get(("metadata", "labels", ROLE_LABEL), (str, int, float, bool))
     if role is None:
         return None
@@ -463,18 +536,10 @@ def _workload_facts(doc: _Doc, claims: dict[str, int], accel: tuple) -> RoleFact
         gpus += sum(doc.count(limits + (k,), 0) for k in doc.mapping(limits) if "gpu" in k.lower())
     for at in doc.entries(pod + ("resourceClaims",)):
         gpus += claims.get(doc.text(at + ("resourceClaimTemplateName",)), 0)
-    script = _script(doc, main)
-    args = launch_args(script)
     pods, per_node, price = replicas * size, accel[0], accel[1]
     fits = max(per_node // gpus, 1) if per_node and gpus else 1  # pods sharing a node, as resolve.budget packs them
-    image = doc.text(main + ("image",)) if main else ""
-    return RoleFacts(name=str(role), kind=doc.data["kind"], pods=pods, gpus=pods * gpus, nodes=-(-pods // fits),
-                     hourly_cost=None if price is None else round(pods * gpus * price, 4),
-                     tp=_int_flag(args, "--tensor-parallel-size", 1, doc.name),
-                     pp=_int_flag(args, "--pipeline-parallel-size", 1, doc.name),
-                     dp=_int_flag(args, "--data-parallel-size", 1, doc.name), ep="--enable-expert-parallel" in args,
-                     image=image, args=_reviewed_args(script), env=_env(doc, main) if main else (),
-                     resources=_resources(doc, main + ("resources",)) if main else ())
+    return (str(role), main, pods, pods * gpus, -(-pods // fits),
+            None if price is None else round(pods * gpus * price, 4))
 
 
 def _env(doc: _Doc, main: tuple) -> tuple[str, ...]:
@@ -987,6 +1052,10 @@ def diff_builds(base: str, old: dict[str, str], new: dict[str, str], *, prefix: 
         return BuildDiff(base=base, artifacts=(), impact=worst(()), totals={})
     for path in paths:
         a, b = old.get(path), new.get(path)  # each text read once; an unchanged one once for both sides
+        if a == b:  # nothing to compare: only its totals count, the same on both sides
+            counted = artifact_totals(path, a, f"{base}:{prefix}/{path}", budget)
+            sides.append((path, counted, counted))
+            continue
         before = artifact_facts(path, a, f"{base}:{prefix}/{path}", budget) if a is not None else None
         after = before if b == a else artifact_facts(path, b, f"{prefix}/{path}", budget) if b is not None else None
         sides.append((path, *((totals_of(f), f.cluster) if f is not None else None for f in (before, after))))

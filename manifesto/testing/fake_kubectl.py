@@ -31,7 +31,8 @@ config:
   job_fails: true                  created Jobs fail (BackoffLimitExceeded) instead of completing
   job_hangs: true                  created Jobs never finish
   logs: "text"                     what `logs` prints (default: a line saying no container ran)
-Supports: api-versions, config current-context|use-context NAME, get, apply -f FILE|-,
+Supports: api-versions, config current-context|use-context NAME, get (a NAME column, -o json,
+-o name; a grouped resource by its full name only), apply -f FILE|-,
 create -f FILE|- (AlreadyExists for an existing object), delete REF.../-l/-f FILE,
 delete namespace NAME (with everything in it), diff -f FILE|- (the defaulted object against the
 live one, server fields aside), wait --for=condition=C REF|TYPE -l SEL, logs.
@@ -133,7 +134,11 @@ def parse(argv):
 def resolve(res: str, missing):
     info = KINDS.get(res.lower())
     if info is None or info[1] in missing:
-        die(f'error: the server doesn\'t have a resource type "{res.split(".")[0]}"')
+        short = res.lower().split(".")[0]
+        known = [r for r in KINDS if r.split(".")[0] in (short, short + "s") and "." in r and KINDS[r][1] not in missing]
+        hint = (f" (this stand-in knows a grouped resource by its full name only: {', '.join(known)})"
+                if known and info is None else "")
+        die(f'error: the server doesn\'t have a resource type "{res.split(".")[0]}"{hint}')
     return info
 
 
@@ -796,6 +801,16 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
             for o in found:
                 if not names or o["metadata"]["name"] in names:
                     print(f"{resource}/{o['metadata']['name']}")
+            return 0
+        if "o" not in flags:  # as typed by hand: kubectl's table (its NAME column), or its note when empty
+            names = [o["metadata"]["name"] for o in found if len(pos) < 3 or o["metadata"]["name"] in pos[2:]]
+            for name in pos[2:]:
+                if name not in names and "ignore-not-found" not in flags:
+                    die(f'Error from server (NotFound): {pos[1]} "{name}" not found')
+            if names:
+                print("NAME\n" + "\n".join(names))
+            elif len(pos) < 3:
+                print(f"No resources found in {ns} namespace." if namespaced else "No resources found", file=sys.stderr)
             return 0
         if len(pos) > 2:
             named = []

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from buildkit import Runner, artifacts, make_tree
+from kit import REPO_ROOT, cli_in_process
 
 pytestmark = pytest.mark.integration  # every test here starts a process
 
@@ -117,6 +118,22 @@ def test_matrix_github_lists_renderable_pairs_and_reports_skips(run):
     ]
 
 
+def test_many_skipped_pairs_are_counted_on_one_line_and_named_on_request(run):
+    """More than three incompatible pairs: `matrix --format github` and `build` count them on
+    one line; `build --explain` names each with its reason."""
+    named = [line for line in run("build", "--explain").stderr.splitlines() if line.startswith("skipped")]
+    assert len(named) == 4 and all(line.startswith("skipped     //models/") for line in named)
+    assert f"skipped     {MODELS[1]} @ hopper: qwen/laguna: the spec pins accelerator 'b200' but cluster 'hopper' " \
+           "offers h200" in named
+    again = run("build", "--explain").stderr.splitlines()  # a no-op build: the pairs an earlier one found
+    assert [line for line in again if line.startswith("skipped")] == named
+    assert run("build").stderr == ""  # a no-op without --explain names nothing
+    proc = run("matrix", "--format", "github")
+    assert proc.stderr.splitlines() == [
+        "skipped: 4 pairs whose cluster cannot run the model as written, of 3 models "
+        "(`manifesto matrix --format json` gives each reason)"]
+
+
 def test_matrix_json_gives_status_artifact_and_reason(run):
     rows = json.loads(run("matrix", "//models/qwen:laguna").stdout)
     assert rows == [
@@ -188,7 +205,10 @@ def test_build_names_its_work_and_q_keeps_quiet(run):
         "rendered    out/gpu/wide/1p1d.yaml", "rendered    out/gpu/wide/2p1d.yaml",
         "rendered    out/hopper/qwen/aggregated.yaml", "rendered    out/slurm/qwen/aggregated.sbatch",
         "rendered    out/slurm/wide/1p1d.sbatch", "rendered    out/slurm/wide/2p1d.sbatch"]
-    assert len([line for line in lines if line.startswith("skipped     //")]) == 4
+    # Four incompatible pairs: more than the three named one by one, so one line counts them.
+    assert [line for line in lines if line.startswith("skipped")] == [
+        "skipped     4 pairs whose cluster cannot run the model as written, of 3 models "
+        "(`manifesto build --explain` names each and why)"]
     assert run("build").stderr == ""  # nothing done: nothing to name
     assert run("build", "//models/qwen:aggregated", "--cluster", "gpu").stderr == \
         "up to date  out/gpu/qwen/aggregated.yaml\n"
@@ -214,3 +234,19 @@ def test_the_main_cli_mounts_the_build_commands(run):
     lst = subprocess.run([sys.executable, "-m", "manifesto", "list", "//clusters:"], cwd=run.root, env=run.env,
                          capture_output=True, text=True)
     assert lst.stdout.splitlines() == ["//clusters:gpu", "//clusters:hopper", "//clusters:slurm"]
+
+
+def test_matrix_v_names_every_skipped_pair(monkeypatch):
+    """The bundled workspace: `//models/qwen:` has five incompatible pairs, counted on one
+    line, each named with its reason under `-v` (manifesto's own command line)."""
+    monkeypatch.chdir(REPO_ROOT)
+    quiet = cli_in_process("matrix", "//models/qwen:", "--format", "github")
+    assert quiet.stderr.splitlines() == [
+        "skipped: 5 pairs whose cluster cannot run the model as written, of 2 models "
+        "(`manifesto matrix --format json` gives each reason)"]
+    loud = cli_in_process("matrix", "//models/qwen:", "--format", "github", "-v")
+    assert loud.stdout == quiet.stdout and json.loads(loud.stdout)["include"]
+    lines = loud.stderr.splitlines()
+    assert len(lines) == 5 and all(line.startswith("skipped: //models/qwen:") for line in lines)
+    assert "skipped: //models/qwen:qwen3-0.6b @ example-h200: models/qwen/qwen3-0.6b.yaml:15:1: accelerator: 'b200' " \
+           "is not offered by cluster 'example-h200'; it offers: h200" in lines

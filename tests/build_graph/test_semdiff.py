@@ -264,20 +264,75 @@ def test_a_priced_cluster_gives_the_cost_of_a_change(tmp_path):
 
 def test_a_clean_tree_is_not_read_for_a_report_without_totals(monkeypatch):
     """Equal bytes at the base and in the tree: text and markdown show no totals, so nothing is
-    parsed; JSON always has the totals, so every artifact is read (once for both sides)."""
+    parsed; JSON always has the totals, so every artifact is read (once for both sides), and
+    an unchanged one only for its totals (artifact_totals); a changed one in full, each side."""
     texts = {p.relative_to(REPO_ROOT / "out").as_posix(): p.read_text()
              for p in sorted((REPO_ROOT / "out" / "example-h200").rglob("*.yaml"))}
     assert texts
     read: list[str] = []
-    real = semdiff.artifact_facts
+    counted: list[str] = []
+    real, totals = semdiff.artifact_facts, semdiff.artifact_totals
     monkeypatch.setattr(semdiff, "artifact_facts", lambda path, *rest: read.append(path) or real(path, *rest))
+    monkeypatch.setattr(semdiff, "artifact_totals", lambda path, *rest: counted.append(path) or totals(path, *rest))
     quiet = semdiff.diff_builds("HEAD", texts, dict(texts), totals_when_unchanged=False)
-    assert (quiet.artifacts, quiet.impact, quiet.totals, read) == ((), Impact.NONE, {}, [])
+    assert (quiet.artifacts, quiet.impact, quiet.totals, read, counted) == ((), Impact.NONE, {}, [], [])
     full = semdiff.diff_builds("HEAD", texts, dict(texts))
     assert semdiff.format_text(quiet) == semdiff.format_text(full)
     assert semdiff.format_markdown(quiet) == semdiff.format_markdown(full)
-    assert sorted(read) == sorted(texts) and full.totals["example-h200"][0] == full.totals["example-h200"][1]
+    assert read == [] and sorted(counted) == sorted(texts)
+    assert full.totals["example-h200"][0] == full.totals["example-h200"][1]
     assert full.totals["example-h200"][0].gpus > 0
-    read.clear()
-    changed = {**texts, next(iter(texts)): texts[next(iter(texts))].replace("32768", "16384")}
+    counted.clear()
+    first = next(iter(texts))
+    changed = {**texts, first: texts[first].replace("32768", "16384")}
     assert semdiff.diff_builds("HEAD", texts, changed, totals_when_unchanged=False).totals  # a change: totals
+    assert read == [first, first] and sorted(counted) == sorted(set(texts) - {first})
+
+
+# -- totals of an unchanged artifact (issue 41: `diff -o json` reads only what they take) --------
+
+def _out_artifacts() -> list[Path]:
+    return sorted(p for p in (REPO_ROOT / "out").rglob("*") if p.suffix in (".yaml", ".sbatch")
+                  and ".cache" not in p.parts)
+
+
+@pytest.mark.parametrize("path", _out_artifacts(), ids=lambda p: str(p.relative_to(REPO_ROOT / "out")))
+def test_an_unchanged_artifacts_totals_are_its_facts_totals(path):
+    rel, text = str(path.relative_to(REPO_ROOT / "out")), path.read_text()
+    facts = semdiff.artifact_facts(rel, text)
+    assert semdiff.artifact_totals(rel, text) == (semdiff.totals_of(facts), facts.cluster)
+
+
+def test_a_dra_pd_and_slurm_artifacts_totals_are_its_facts_totals(tmp_path):
+    for cluster_path, spec in ((DRA, MOE), (GB200, PD), (SLURM, DENSE)):
+        text = _render(tmp_path, spec, cluster_path, spec["release"])
+        rel = "c/x.sbatch" if cluster_path == SLURM else "c/x.yaml"
+        facts = semdiff.artifact_facts(rel, text)
+        assert semdiff.artifact_totals(rel, text) == (semdiff.totals_of(facts), facts.cluster)
+        assert semdiff.totals_of(facts).gpus > 0
+
+
+@pytest.mark.parametrize("chunk, parsed", [
+    ("kind: ConfigMap\nmetadata: {name: x}\n", False),
+    ("kind: Deployment\nspec: {}\n", True),
+    ("kind: ResourceClaimTemplate\n", True),
+    ("metadata: {name: x}\n", True),                                   # no kind line: parsed
+    ("kind: ConfigMap\nkind: Deployment\n", True),                      # two: parsed (the loader refuses it)
+    ("kind: ConfigMap\n\"kind\": Deployment\n", True),                  # a quoted key could be the kind
+    ("{kind: Deployment}\nkind: ConfigMap\n", True),                     # a flow mapping as the document
+    ("data:\n  x: |\n    kind: ConfigMap\nkind: Deployment\n", True),
+    ("kind: 'ConfigMap'\n", True),                                        # not as the renderers write it
+])
+def test_a_document_is_skipped_only_when_its_text_names_one_other_kind(chunk, parsed):
+    assert semdiff._may_be(chunk, semdiff._TOTAL_KINDS) is parsed
+
+
+def test_a_hidden_workload_is_counted_as_the_facts_count_it():
+    """A document whose `kind:` line says ConfigMap but whose YAML is a Deployment (a quoted
+    key later) is parsed, and the loader refuses the duplicate key, as for the full facts."""
+    text = ("kind: ConfigMap\nmetadata: {name: a}\n\"kind\": Deployment\n")
+    with pytest.raises(Exception) as full:
+        semdiff.artifact_facts("c/x.yaml", text)
+    with pytest.raises(type(full.value)) as totals:
+        semdiff.artifact_totals("c/x.yaml", text)
+    assert str(totals.value) == str(full.value)
