@@ -179,11 +179,11 @@ def test_hand_arithmetic_qwen3_32b_bf16_on_one_h200():
     plus the final norm (5,120); embedding and LM head 2 x 151,936 x 5,120 = 1,555,824,640. At 2
     bytes: 65,524,213,760 bytes = 61.0 GiB on one GPU. An H200 shows CUDA 139.81 GiB; x 0.92 =
     128.6 GiB. vLLM keeps back, with its H200 defaults (8192 batched tokens, 1024 sequences): the
-    sampler's 1024 x 151,936 logits x 22 bytes = 3,422,814,208; 0.25 GiB outside PyTorch; CUDA
-    graphs: 51 PIECEWISE and 51 FULL sizes up to 512, the two largest holding 512 tokens x
-    174,080 bytes of activations, the other 100 graphs 0.1875 MiB x 64 layers = 1,436,549,120.
-    That leaves 62.8 GiB for the KV cache, at 2 x 64 x 8 x 128 x 2 = 262,144 bytes a token:
-    257,332 tokens, 7 sequences of 32,768. One GPU is the smallest layout; 8 sequences need a
+    sampler's 1024 x 151,936 logits x 14 bytes = 2,178,154,496 (above the forward pass's 8192 x
+    174,080); 0.25 GiB outside PyTorch; CUDA graphs: 51 PIECEWISE and 51 FULL sizes up to 512, the
+    two largest holding 512 tokens x 174,080 bytes of activations, the other 100 graphs 0.1875 MiB
+    x 64 layers = 1,436,549,120. That leaves 64.0 GiB for the KV cache, at 2 x 64 x 8 x 128 x 2 =
+    262,144 bytes a token: 262,080 tokens, 7 sequences of 32,768. One GPU is the smallest layout; 8 sequences need a
     second."""
     from manifesto.cluster import load_cluster
 
@@ -192,9 +192,9 @@ def test_hand_arithmetic_qwen3_32b_bf16_on_one_h200():
     assert (one.budget.gpus, one.candidate.tp, one.candidate.pp) == (1, 1, 1)
     assert one.fit.weights == 65_524_213_760
     usable = int(139.81 * GIB) * 0.92
-    kept = 1024 * 151_936 * 22 + GIB // 4 + 2 * 512 * 174_080 + 100 * 64 * (3 * 2**20 // 16)
-    assert one.fit.headroom == kept == 5_127_798_784
-    assert one.fit.kv_tokens == int((int(usable) - 65_524_213_760 - kept) // 262_144) == 257_332
+    kept = 1024 * 151_936 * 14 + GIB // 4 + 2 * 512 * 174_080 + 100 * 64 * (3 * 2**20 // 16)
+    assert one.fit.headroom == kept == 3_883_139_072
+    assert one.fit.kv_tokens == int((int(usable) - 65_524_213_760 - kept) // 262_144) == 262_080
     assert one.concurrency == 7
     eight = _plan("Qwen/Qwen3-32B", h200, max_model_len=32768, concurrency=8).proposed
     assert min(o.budget.gpus for o in eight) == 2
@@ -206,12 +206,12 @@ def test_hand_arithmetic_70b_dense_fp8_on_h200(tmp_path):
     2 x 8192 x 64 x 128 + 2 x 8192 x 8 x 128 = 150,994,944 attention and 3 x 8192 x 28,672 =
     704,643,072 MLP weights plus 16,384 norm weights, at 1 byte (FP8) plus a 4-byte scale per
     128 x 128 block (1 + 1/4096 bytes a weight): 68.5 GB (63.8 GiB) in all.
-    On one H200: 128.6 GiB usable - 67.6 GiB - 4.6 GiB vLLM keeps back (resolve/overhead.py: the
-    sampler's 1024 x 128,256 logits x 22 bytes, 0.25 GiB outside PyTorch, 1.7 GiB of CUDA graphs
-    for 80 layers) = 56.4 GiB of KV at 2 x 80 x 8 x 128 x 2 = 327,680 bytes a token: 184,000-odd
+    On one H200: 128.6 GiB usable - 67.6 GiB - 3.6 GiB vLLM keeps back (resolve/overhead.py: the
+    sampler's 1024 x 128,256 logits x 14 bytes, 0.25 GiB outside PyTorch, 1.7 GiB of CUDA graphs
+    for 80 layers) = 57.4 GiB of KV at 2 x 80 x 8 x 128 x 2 = 327,680 bytes a token: 188,000-odd
     tokens, 5 sequences of 32,768. So one GPU is the smallest layout; for 8 sequences TP2 (each GPU
     half the weights and half the KV heads) or PP2 beats two TP1 replicas: 2 x 5 = 10 sequences
-    against 17 (TP2) or 18 (PP2: each stage captures CUDA graphs for half the layers)."""
+    against 18 (TP2 or PP2)."""
     from manifesto.cluster import load_cluster
 
     (tmp_path / "config.json").write_text(json.dumps(LLAMA_70B_FP8))
@@ -227,12 +227,12 @@ def test_hand_arithmetic_70b_dense_fp8_on_h200(tmp_path):
     assert (one.budget.gpus, one.candidate.tp) == (1, 1)
     assert one.fit.weights == weights
     assert one.fit.headroom == sum(b for _, b, _, _ in one.fit.overhead_parts)
-    assert one.fit.overhead_parts[0][:2] == ("activation peak", 1024 * 128_256 * 22)
+    assert one.fit.overhead_parts[0][:2] == ("activation peak", 1024 * 128_256 * 14)
     tokens = (int(int(139.81 * GIB) * 0.92) - weights - one.fit.headroom) // 327_680
-    assert one.fit.kv_tokens == tokens and 175_000 < tokens < 185_000 and one.concurrency == 5
+    assert one.fit.kv_tokens == tokens and 185_000 < tokens < 190_000 and one.concurrency == 5
     eight = _plan(str(spec), h200, max_model_len=32768, concurrency=8).proposed
     top = {(o.candidate.tp, o.candidate.pp, o.candidate.replicas, o.budget.gpus, o.concurrency) for o in eight[:2]}
-    assert top == {(2, 1, 1, 2, 17), (1, 2, 1, 2, 18)}  # PP2 splits layers as TP2 splits heads: the same
+    assert top == {(2, 1, 1, 2, 18), (1, 2, 1, 2, 18)}  # PP2 splits layers as TP2 splits heads: the same
     replicas = next(i for i, o in enumerate(eight) if o.candidate.replicas == 2)
     assert (eight[replicas].budget.gpus, eight[replicas].concurrency) == (2, 10) and replicas > 1
 

@@ -27,22 +27,29 @@ import math
 from manifesto.resolve.architecture import Architecture
 
 __all__ = ["Term", "batch_limits", "capture_sizes", "overhead_terms", "SAMPLER_BYTES_PER_LOGIT",
-           "NON_TORCH_BYTES", "COLLECTIVE_BYTES", "GRAPH_BYTES_PER_LAYER"]
+           "SORTED_SAMPLER_EXTRA_BYTES", "NON_TORCH_BYTES", "COLLECTIVE_BYTES", "GRAPH_BYTES_PER_LAYER"]
 
 GiB = 1024**3
 MiB = 1024**2
 
 #: Bytes per logit of the dummy sampler run (v1/worker/gpu_model_runner.py: _dummy_sampler_run,
-#: v1/sample/sampler.py): the bf16 logits gathered over the whole vocabulary (2), their float32
-#: copy (4, ``logits.to(torch.float32)``), the top-k/top-p sort's float32 values and int64
-#: indices (12) and the float32 probabilities (4). Derived from the tensors the run creates.
-SAMPLER_BYTES_PER_LOGIT = 22
+#: v1/sample/sampler.py, v1/sample/ops/topk_topp_sampler.py): the bf16 logits the run holds (2),
+#: the sampler's float32 copy (4; temperature divides it in place), the float32 probabilities
+#: (4) and the exponential noise of random_sample (4; the division by it is in place). Top-k and
+#: top-p run as Triton kernels (topk_topp_triton.py, vLLM PR #33538) that mask in place; the
+#: PyTorch sort they replaced held 18 bytes more a logit (float32 values, int64 indices, the
+#: sorted probabilities and two masks). Derived from the tensors the run creates.
+SAMPLER_BYTES_PER_LOGIT = 14
+#: What the PyTorch sort-based top-k/top-p path of vLLM releases before PR #33538 (merged
+#: 2026-02-02) held on top, per logit; for reading start-up logs of those releases.
+SORTED_SAMPLER_EXTRA_BYTES = 18
 #: Memory outside PyTorch's allocator that one vLLM worker holds after its profiling run on a
 #: single GPU (cuBLAS/cuBLASLt workspaces, the attention backend's workspace, persistent input
 #: buffers). Calibrated on published start-up logs: "non_torch_memory takes 0.10GiB" (Llama-3-8B
 #: on an A100 40GB, https://github.com/vllm-project/vllm/issues/12330), "non_torch_memory takes
 #: 0.20GiB" (https://github.com/vllm-project/vllm/pull/14447), and gpt-oss-20b on an A100 80GB
-#: keeping back 1.17 GiB of which the sampler takes 1.05 (tests/test_fit_published.py).
+#: keeping back 1.17 GiB besides its logged weights, of which the sampler takes 0.67
+#: (tests/test_fit_published.py).
 NON_TORCH_BYTES = GiB // 4
 #: NCCL communicators and the custom all-reduce buffers of a worker in a group of more than one
 #: GPU (TP, PP, or the DP group a MoE model's experts span). Calibrated: no published log splits
