@@ -83,6 +83,13 @@ ROWS = [
         "of 23.5 GiB, a GeForce RTX 4090's 23.52 GiB, https://github.com/Soul-AILab/SoulX-FlashTalk/issues/5; "
         "PIECEWISE=51 (largest=512), FULL=35 (largest=256): vLLM's defaults of 2048 tokens and 256 sequences)",
         id="qwen3-8b-rtx4090"),
+    pytest.param(
+        "Qwen/Qwen3-8B", QWEN3_8B, ("A100-SXM4-40GB", None), 1, 0.90, 40960, {}, "0.19.1", 19.36,
+        "https://github.com/dariustanrd/tokenkaki/blob/02862f7eed9088742d6e24cc413c3bcb9e97ba58/blogposts/content/"
+        "1_vllm/yy-mm-dd-behind-the-api-1-vllm-draft.md (vllm serve Qwen/Qwen3-8B with no other settings on an "
+        "A100-SXM4-40GB: Model loading took 15.27 GiB; the log asks to raise --gpu-memory-utilization from 0.9000, "
+        "so 0.9 was that release's default; its CUDA-graph estimate of 2.35 GiB was not yet subtracted)",
+        id="qwen3-8b-a100-40gb"),
 ]
 
 # (model, config, GPU, tp, dp, ep, utilization, max_model_len, extra, version, published GiB, page)

@@ -52,9 +52,14 @@ SORTED_SAMPLER_EXTRA_BYTES = 18
 #: (tests/test_fit_published.py).
 NON_TORCH_BYTES = GiB // 4
 #: NCCL communicators and the custom all-reduce buffers of a worker in a group of more than one
-#: GPU (TP, PP, or the DP group a MoE model's experts span). Calibrated: no published log splits
-#: them out; 0.75 GiB keeps the TP>1 figures the tests hold (tests/test_fit_published.py) within
-#: their bounds and errs towards refusing.
+#: GPU (TP, PP, or the DP group a MoE model's experts span). NCCL sizes its buffers itself (channels,
+#: NVLink SHARP on NVSwitch systems), so the term cannot be derived from vLLM's source; it is
+#: calibrated. No V1 log splits it out; V0 logs put a whole worker's memory outside PyTorch at
+#: 0.34-0.43 GiB at TP4 on A100 40GB (https://github.com/vllm-project/vllm/issues/16570) and
+#: 0.25 GiB at TP2 on two RTX 4090s (https://github.com/vllm-project/vllm/issues/13061), under
+#: 0.25 GiB more than a single GPU; 0.75 GiB leaves room for NVSwitch systems and keeps the
+#: published DP8+EP start-ups of tests/test_fit_published.py (an H20 node) within 8 %, erring
+#: towards refusing.
 COLLECTIVE_BYTES = 3 * GiB // 4
 #: CUDA-graph memory per captured graph and model layer, beyond the first (largest) capture of
 #: each mode, which holds that batch's activations. Calibrated: vLLM logs "Estimated CUDA graph
@@ -191,8 +196,9 @@ def _terms(a: Architecture, layout: tuple[int, int, int, bool], batch: tuple[int
     world = tp * pp * (dp if a.is_moe else 1)
     if world > 1:
         terms.append(Term("NCCL buffers", COLLECTIVE_BYTES, "calibrated",
-                          f"communicators of a {world}-GPU group (distributed/parallel_state.py); calibrated on "
-                          "published TP>1 start-up logs"))
+                          f"communicators of a {world}-GPU group (distributed/parallel_state.py); calibrated: V0 logs "
+                          "show under 0.25 GiB at TP2-TP4 over PCIe and NVLink (vLLM issues 13061, 16570), "
+                          "0.75 GiB leaves room for NVSwitch and keeps a published DP8+EP start-up within 8 %"))
     if not eager:
         piecewise, full = capture_sizes(tokens, seqs, family)
         layers = math.ceil(a.layers / pp)
