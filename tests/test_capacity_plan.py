@@ -112,10 +112,10 @@ def test_every_proposal_renders_and_every_refusal_is_render_s_own(model, point, 
     clusters = _clusters()
     by_name = {c.name: c for c in clusters}
     report = _plan(model, clusters, max_model_len=max_len, concurrency=conc)
-    space = {(c.name, a, x.tp, x.pp, x.dp, x.ep) for c in clusters for a in c.profile.accelerators.profiles
+    space = {(c.name, a, x.tp, x.pp, x.dp, x.ep, x.dcp) for c in clusters for a in c.profile.accelerators.profiles
              for x in capacity.layouts(arch, c, project_accelerator(c.profile, a))}
-    seen = [(o.cluster, o.accelerator, o.candidate.tp, o.candidate.pp, o.candidate.dp, o.candidate.ep)
-            for o in report.proposed + report.refused]
+    seen = [(o.cluster, o.accelerator, o.candidate.tp, o.candidate.pp, o.candidate.dp, o.candidate.ep,
+             o.candidate.dcp) for o in report.proposed + report.refused]
     assert sorted(seen) == sorted(space)
     renderer = _Renderer(tmp_path)
     for o in report.proposed:
@@ -293,7 +293,7 @@ def test_json_and_markdown_shapes(workspace):
     assert rc == 0, err
     assert md.startswith("### Plan for `Qwen/Qwen3-30B-A3B`")
     header = next(line for line in md.splitlines() if line.startswith("| #"))
-    assert header.count("|") == 16 and "| `example-h200` | `h200` |" in md
+    assert header.count("|") == 17 and "| `example-h200` | `h200` |" in md
     assert "No throughput or latency figures" in md
 
 

@@ -29,7 +29,7 @@ from manifesto.resolve.partition import layout_problems
 from manifesto.resolve.pd_set import check_tp_ratios, plan_pd_set
 from manifesto.resolve.budget import plan_budget
 from manifesto.resolve.context import Context, Pair
-from manifesto.resolve.fit import check_fit, plan_fit
+from manifesto.resolve.fit import check_fit, decode_context_parallel, plan_fit
 from manifesto.resolve.plan import (
     Accelerator, Claim, ConnectionPoolPlan, EnvVar, IdlePlan, MemoryFit, Mount, Options, Placement, Plan, PodResources,
     RolePlan, RoutingSizingPlan, Size, SlurmPlan, Volume,
@@ -247,10 +247,12 @@ def _with_fit(pair: Pair, role: RolePlan, index: int) -> RolePlan:
     if not spec.fit.check:
         return msgspec.structs.replace(role, fit=MemoryFit(status="unknown", note="the spec turns the check off (fit.check: false)"))
     arch, lay = pair.ctx.architecture, role.layout
-    problems = layout_problems(arch, tp=lay.tp, dp=lay.dp, ep=lay.ep) if arch is not None else []
+    dcp = decode_context_parallel(role.args)
+    problems = layout_problems(arch, tp=lay.tp, dp=lay.dp, ep=lay.ep, dcp=dcp) if arch is not None else []
     if problems:  # vLLM would stop loading the weights: the layout cannot run this model
         raise _fail(f"role '{role.name}': vLLM 0.33.0 cannot split {spec.model.id} as tp={lay.tp}"
-                    + (f" dp={lay.dp}" if lay.dp > 1 else "") + f" ep={'on' if lay.ep else 'off'}: "
+                    + (f" dp={lay.dp}" if lay.dp > 1 else "") + f" ep={'on' if lay.ep else 'off'}"
+                    + (f" dcp={dcp}" if dcp > 1 else "") + ": "
                     + "; ".join(problems) + f". Facts from {arch.source}", pair.where, ("roles", index, "parallelism"),
                     IncompatiblePairError)
     fit = plan_fit(pair.ctx.architecture, role.layout, role.args, accel.memory, note=pair.ctx.architecture_note,

@@ -25,7 +25,7 @@ from manifesto.resolve.overhead import overhead_terms
 from manifesto.resolve.plan import Layout, MemoryFit
 
 __all__ = ["DEFAULT_UTILIZATION", "Params", "count_params", "weights_per_gpu", "kv_bytes_per_token",
-           "plan_fit", "gib"]
+           "plan_fit", "gib", "decode_context_parallel", "mxfp4_backend"]
 
 #: vLLM's default --gpu-memory-utilization (CacheConfig.gpu_memory_utilization in vLLM 0.33.0).
 DEFAULT_UTILIZATION = 0.92
@@ -182,10 +182,23 @@ def _ds_mla_cache(a: Architecture, pp: int, max_len: int) -> KvCache:
     return KvCache(math.ceil(per_token), per_seq, tuple(notes))
 
 
-def kv_cache(a: Architecture, *, tp: int, pp: int, kv_dtype: str, max_len: int = 0, ds_mla: bool = False) -> KvCache:
+def kv_cache(a: Architecture, *, tp: int, pp: int, kv_dtype: str, max_len: int = 0, ds_mla: bool = False,
+             dcp: int = 1) -> KvCache:
     """The KV cache of ``a`` on one GPU of a tp x pp layout (per_token 0: the attention kind is
     not modelled). ``max_len`` bounds a sliding window shorter than the sequence; ``ds_mla``:
-    the attention backend stores DeepSeek-V4's cache in the fp8_ds_mla layout."""
+    the attention backend stores DeepSeek-V4's cache in the fp8_ds_mla layout; ``dcp``: decode
+    context parallelism spreads each sequence's full-attention tokens over that many ranks."""
+    kv = _kv_cache(a, tp=tp, pp=pp, kv_dtype=kv_dtype, max_len=max_len, ds_mla=ds_mla)
+    if dcp <= 1 or not kv.per_token:
+        return kv
+    # vLLM 0.33.0 v1/core/kv_cache_utils.py: resolve_dcp_kv_block_size multiplies a DCP-sharded
+    # spec's block size by the DCP size: a page of the same bytes holds dcp times the tokens.
+    note = (f"decode context parallelism {dcp}: each of the {dcp} ranks sharing a KV head keeps every "
+            f"{dcp}th token (v1/core/kv_cache_utils.py: resolve_dcp_kv_block_size)")
+    return KvCache(math.ceil(kv.per_token / dcp), kv.per_sequence, kv.notes + (note,))
+
+
+def _kv_cache(a: Architecture, *, tp: int, pp: int, kv_dtype: str, max_len: int, ds_mla: bool) -> KvCache:
     if a.compress_ratios and ds_mla:
         return _ds_mla_cache(a, pp, max_len)
     named = _KV_BYTES.get(kv_dtype)
@@ -255,6 +268,13 @@ def kv_bytes_per_token(a: Architecture, *, tp: int, pp: int, kv_dtype: str) -> i
 
 def _arg(args, flag: str) -> str | None:
     return next((x.value for x in args if x.flag == flag and not x.raw), None)
+
+
+def decode_context_parallel(args) -> int:
+    """The role's --decode-context-parallel-size (1 when unset or not a whole number; vLLM's
+    argument parser refuses those before any memory is counted)."""
+    text = _arg(args, "--decode-context-parallel-size")
+    return int(text) if text is not None and text.strip().isdigit() and int(text) > 0 else 1
 
 
 _LEN = {"": 1, "k": 1000, "m": 1000**2, "K": 1024, "M": 1024**2}
@@ -340,9 +360,11 @@ def plan_fit(a: Architecture | None, lay: Layout, args, memory: int | None, *, n
         and attention_backend != "FLASHINFER_MLA_SPARSE_DSV4"
     if ds_mla:
         kv_dtype = "fp8_ds_mla"
-    kv = kv_cache(a, tp=lay.tp, pp=lay.pp, kv_dtype=kv_dtype, max_len=max_len, ds_mla=ds_mla)
+    dcp = decode_context_parallel(args)
+    kv = kv_cache(a, tp=lay.tp, pp=lay.pp, kv_dtype=kv_dtype, max_len=max_len, ds_mla=ds_mla, dcp=dcp)
     experts = "" if not a.is_moe else (f" ep={group}" if lay.ep else f" experts split {group} ways")
-    layout = f"tp={lay.tp} pp={lay.pp}" + (f" dp={lay.dp}" if lay.dp > 1 else "") + (experts or " ep=off")
+    layout = f"tp={lay.tp} pp={lay.pp}" + (f" dp={lay.dp}" if lay.dp > 1 else "") + (experts or " ep=off") \
+        + (f" dcp={dcp}" if dcp > 1 else "")
     common = dict(source=a.source, gpu_memory=memory, memory_source=memory_source, utilization=util,
                   headroom=overhead, overhead_parts=tuple(t.as_tuple() for t in terms), weights=weights,
                   weight_parts=parts, kv_dtype=kv_dtype, kv_budget=budget, max_model_len=max_len, layout=layout)
