@@ -242,8 +242,8 @@ def test_hand_arithmetic_deepseek_v3_on_gb200_with_ep():
     at TP1: 3.5 GiB embedding and LM head, 14.2 GiB attention and dense layers, 609.1 GiB routed
     experts. A GB200 shows CUDA 184.31 GiB, x 0.92 = 169.6 GiB usable. With EP over 4 ranks
     (tp=1 dp=4) the experts are 152.3 GiB a GPU: 170.0 GiB in all, just over, so 4 GPUs with TP1
-    EP4 miss; over 8 ranks they are 76.1 GiB: 93.8 GiB, leaving 169.6 - 93.8 - 7.7 (what vLLM keeps
-    back: activations of the 16,384-token profiling run, buffers, NCCL, CUDA graphs) = 68.0 GiB of
+    EP4 miss; over 8 ranks they are 76.1 GiB: 93.8 GiB, leaving 169.6 - 93.8 - 7.5 (what vLLM keeps
+    back: activations of the 16,384-token profiling run, buffers, NCCL, CUDA graphs) = 68.3 GiB of
     KV at 61 x (512 + 64) x 2 = 70,272 bytes a token: about 1.04 million tokens a rank."""
     from manifesto.cluster import load_cluster
 
@@ -257,8 +257,8 @@ def test_hand_arithmetic_deepseek_v3_on_gb200_with_ep():
     ep8 = next(o for o in on if (o.candidate.tp, o.candidate.pp, o.candidate.dp, o.candidate.ep) == (1, 1, 8, True))
     assert ep8.fit.kv_per_token == 61 * (512 + 64) * 2
     assert abs(ep8.fit.weights / GIB - 93.8) < 0.1
-    assert abs(ep8.fit.headroom / GIB - 7.72) < 0.01
-    assert abs(ep8.fit.kv_tokens - 68.03 * GIB / 70_272) / ep8.fit.kv_tokens < 0.002
+    assert abs(ep8.fit.headroom / GIB - 7.47) < 0.01
+    assert abs(ep8.fit.kv_tokens - 68.28 * GIB / 70_272) / ep8.fit.kv_tokens < 0.002
     assert ep8.budget.gpus == 8 and ep8.budget.nodes == 2  # four GPUs per compute tray
 
 

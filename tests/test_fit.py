@@ -496,17 +496,17 @@ def test_weights_that_do_not_fit_are_refused(tmp_path):
 
 def test_short_kv_cache_refuses_by_default_and_warns_on_request(tmp_path):
     # Qwen3-32B at TP2 needs 64 layers x 2 x 4 KV heads x 128 x 2 bytes = 131072 bytes per token;
-    # 0.28 of an H200's 139.8 GiB leaves 4.3 GiB after weights and what vLLM keeps back: 35565 tokens.
+    # 0.28 of an H200's 139.8 GiB leaves 4.6 GiB after weights and what vLLM keeps back: 37613 tokens.
     body = QWEN32.replace("tp: 1", "tp: 2").replace("gpu_memory_utilization: 0.3", "gpu_memory_utilization: 0.28")
     model = _spec(tmp_path, body)
     cluster = str(CLUSTERS / "example-h200.yaml")
     refusal = (
-        "error: <tmp>/m.yaml:6:12: roles[0].vllm.max_model_len: role 'decode': the KV cache holds 35565 tokens, "
+        "error: <tmp>/m.yaml:6:12: roles[0].vllm.max_model_len: role 'decode': the KV cache holds 37613 tokens, "
         "fewer than max_model_len 40960, so vLLM would refuse to start. Per GPU (tp=2 pp=1 ep=off): "
         "gpu_memory_utilization 0.28 x the h200's 139.8 GiB (CUDA-visible memory from the accelerator table; "
         "accelerators.profiles.h200.memory at clusters/example-h200.yaml:15:7 is the data-sheet size) = 39.1 "
-        "GiB, minus 30.5 GiB of weights and 4.3 GiB vLLM keeps back for activations, CUDA graphs and buffers, "
-        "leaves 4.3 GiB; max_model_len needs 5.0 GiB "
+        "GiB, minus 30.5 GiB of weights and 4.0 GiB vLLM keeps back for activations, CUDA graphs and buffers, "
+        "leaves 4.6 GiB; max_model_len needs 5.0 GiB "
         "(131072 bytes per token, kv_cache_dtype auto). To fix: lower max_model_len here, raise "
         "gpu_memory_utilization, use kv_cache_dtype fp8, spread the model over more GPUs or use a GPU with more "
         "memory (fit.short_kv_cache: warn only warns)\n")
@@ -517,7 +517,7 @@ def test_short_kv_cache_refuses_by_default_and_warns_on_request(tmp_path):
     warning = _spec(tmp_path, body + "    fit: {short_kv_cache: warn}\n", "w.yaml")
     out = cli_in_process("explain", str(warning), "--cluster", cluster, "-n", "ns")
     assert out.returncode == 0, out.stderr
-    assert ("warning         the KV cache holds 35565 tokens, fewer than max_model_len 40960: vLLM will refuse to "
+    assert ("warning         the KV cache holds 37613 tokens, fewer than max_model_len 40960: vLLM will refuse to "
             "start.") in out.stdout
     off = _spec(tmp_path, QWEN32 + "    fit: {check: false}\n", "off.yaml")
     out = cli_in_process("explain", str(off), "--cluster", cluster, "-n", "ns")
@@ -732,7 +732,7 @@ def test_an_accelerator_outside_the_table_without_memory_is_not_checked(tmp_path
 
 def test_a_kv_cache_short_of_max_model_len_fails_every_command(tmp_path):
     # The issue's example: qwen/h200-aggregated on an H200 profile with memory: 20G. vLLM may use
-    # 0.9 x 18.6 GiB = 16.8 GiB, the weights take 16.4 GiB and vLLM keeps back 2.3 GiB: no KV cache.
+    # 0.9 x 18.6 GiB = 16.8 GiB, the weights take 16.4 GiB and vLLM keeps back 2.1 GiB: no KV cache.
     cluster = _h200_profile(tmp_path, "memory: 20G")
     model = REPO / "models/qwen/h200-aggregated.yaml"
     for command in (("render", "manifest"), ("render", "file"), ("config", "validate"), ("explain",), ("deploy",)):
@@ -742,7 +742,7 @@ def test_a_kv_cache_short_of_max_model_len_fails_every_command(tmp_path):
             "error: models/qwen/h200-aggregated.yaml:27:7: roles[0].vllm.max_model_len: role 'decode': the KV "
             "cache holds 0 tokens, fewer than max_model_len 32768, so vLLM would refuse to start. Per GPU (tp=1 "
             "pp=1 dp=4 ep=4): gpu_memory_utilization 0.9 x the h200's 18.6 GiB (accelerators.profiles.h200.memory "
-            "at <tmp>/h200.yaml:15:7) = 16.8 GiB, minus 16.4 GiB of weights and 2.3 GiB vLLM keeps back for "
+            "at <tmp>/h200.yaml:15:7) = 16.8 GiB, minus 16.4 GiB of weights and 2.1 GiB vLLM keeps back for "
             "activations, CUDA graphs and buffers, leaves 0.0 GiB; "
             "max_model_len needs 1.5 GiB (49152 bytes per token, kv_cache_dtype fp8)."), (command, out.stderr)
         assert "Traceback" not in out.stderr
@@ -755,7 +755,7 @@ def test_a_default_max_model_len_is_blamed_on_the_role(tmp_path):
                          str(CLUSTERS / "example-h200.yaml"), "-n", "ns")
     assert out.returncode == 1
     assert kit.scrub(out.stderr, tmp_path).startswith("error: <tmp>/m.yaml:4:5: roles[0]: role 'decode': the KV cache "
-                                                      "holds 35565 tokens, fewer than max_model_len 40960")
+                                                      "holds 37613 tokens, fewer than max_model_len 40960")
     assert "To fix: set vllm.max_model_len (it defaults to the model's 40960)" in out.stderr
     spec_level = _spec(tmp_path, "vllm: {max_model_len: 40960}\n" + textwrap.dedent(body), "s.yaml")
     out = cli_in_process("config", "validate", str(spec_level), "--cluster", str(CLUSTERS / "example-h200.yaml"),

@@ -63,6 +63,30 @@ QWEN3_CODER_480B_FP8 = {
 # gpt-oss-20b's shapes with 36 layers and 128 experts.
 GPT_OSS_120B = dict(GPT_OSS_20B, num_hidden_layers=36, num_local_experts=128,
                     layer_types=["sliding_attention", "full_attention"] * 18)
+# meta-llama/Llama-3.1-8B-Instruct config.json
+# (https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/config.json).
+LLAMA31_8B = {
+    "model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "intermediate_size": 14336,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 128256,
+    "tie_word_embeddings": False, "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
+}
+# RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic config.json
+# (https://huggingface.co/RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic/blob/main/config.json): Llama
+# 3.3 70B's shapes, compressed-tensors float-quantized FP8 with the LM head left out.
+LLAMA33_70B_FP8_DYNAMIC = {
+    "model_type": "llama", "num_hidden_layers": 80, "hidden_size": 8192, "intermediate_size": 28672,
+    "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 128256,
+    "tie_word_embeddings": False, "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
+    "quantization_config": {
+        "quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"],
+        "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float"},
+                                      "input_activations": {"num_bits": 8, "type": "float", "dynamic": True}}}},
+}
+# llm-d-benchmark's table of vLLM start-ups on one H100 (79.18 GiB) with --block-size 128 and
+# prefix caching; its runs name vLLM 0.11.0.
+_LLM_D = ("https://github.com/llm-d/llm-d-benchmark/blob/4f4d44943c39b76b28e30dfa1fb0dfaf1ee894b5/config_explorer/"
+          "empirical-vllm-memory-results.md")
+_H100_LLM_D = ("", 79.18, "h100")
 # recipes#12's GPU: an H20 of the 141 GB kind; the two logs fix its CUDA-visible memory at
 # (55.65 - 48.66) GiB / (0.95 - 0.90) = 139.8 GiB.
 _RECIPES_12 = ("https://github.com/vllm-project/recipes/pull/12 (v0.10.1.dev101+gbda9d0535, "
@@ -90,6 +114,20 @@ ROWS = [
         "A100-SXM4-40GB: Model loading took 15.27 GiB; the log asks to raise --gpu-memory-utilization from 0.9000, "
         "so 0.9 was that release's default; its CUDA-graph estimate of 2.35 GiB was not yet subtracted)",
         id="qwen3-8b-a100-40gb"),
+    pytest.param("openai/gpt-oss-20b", GPT_OSS_20B, _H100_LLM_D, 1, 0.90, 16000, {}, "0.11.0", 50.28,
+                 _LLM_D + " (gpt-oss-20b: Model loading took 13.47 GiB)", id="gpt-oss-20b-h100"),
+    pytest.param("meta-llama/Llama-3.1-8B-Instruct", LLAMA31_8B, _H100_LLM_D, 1, 0.90, 16000, {}, "0.11.0", 51.38,
+                 _LLM_D + " (Llama-3.1-8B: 14.99 GiB)", id="llama-3.1-8b-h100"),
+    pytest.param("RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic", LLAMA33_70B_FP8_DYNAMIC, _H100_LLM_D, 2, 0.90, 16000,
+                 {}, "0.11.0", 32.0, _LLM_D + " (Llama-3.3-70B-FP8 TP=2: 33.88 GiB a GPU)", id="llama-3.3-70b-fp8-tp2-h100"),
+    pytest.param("Qwen/Qwen3-0.6B", None, _H100_LLM_D, 1, 0.90, 16000, {}, "0.11.0", 64.45,
+                 _LLM_D + " (Qwen3-0.6B at max-model-len 16000: 1.12 GiB)", id="qwen3-0.6b-16k-h100"),
+    pytest.param("Qwen/Qwen3-0.6B", None, _H100_LLM_D, 1, 0.90, 32000, {}, "0.11.0", 64.45,
+                 _LLM_D + " (Qwen3-0.6B at max-model-len 32000: the same 64.45 GiB)", id="qwen3-0.6b-32k-h100"),
+    pytest.param("Qwen/Qwen3-32B", None, _H100_LLM_D, 1, 0.90, 16000, {}, "0.11.0", 4.45,
+                 _LLM_D + " (Qwen3-32B TP=1 at 16000: 61.03 GiB)", id="qwen3-32b-h100"),
+    pytest.param("Qwen/Qwen3-32B", None, _H100_LLM_D, 2, 0.90, 16000, {}, "0.11.0", 34.49,
+                 _LLM_D + " (Qwen3-32B TP=2: 30.59 GiB a GPU)", id="qwen3-32b-tp2-h100"),
 ]
 
 # (model, config, GPU, tp, dp, ep, utilization, max_model_len, extra, version, published GiB, page)
@@ -104,20 +142,29 @@ LAYOUT_ROWS = [
 ]
 
 # Start-ups vLLM refused: (model, config, GPU, utilization, max_model_len, extra, version,
-#  published GiB, page). Both ran gpt-oss-120b's experts on Marlin (the first log says so; H100 had
-#  no OpenAI Triton kernels in those releases), so --moe-backend marlin reads them.
+#  published GiB or None, page). The gpt-oss-120b ones ran its experts on Marlin (the first log
+#  says so), so --moe-backend marlin reads them.
 REFUSALS = [
     pytest.param(
-        "openai/gpt-oss-120b", GPT_OSS_120B, "H100-SXM5-80GB", 0.90, 131072, {"moe-backend": "marlin"}, "0.10.1",
+        "openai/gpt-oss-120b", GPT_OSS_120B, ("H100-SXM5-80GB", None), 0.90, 131072, {"moe-backend": "marlin"},
+        "0.10.1",
         -2.14, "https://github.com/vllm-project/vllm/issues/23278 (Model loading took 65.9651 GiB; Marlin "
         "weight-only FP4; Available KV cache memory: -2.14 GiB, EngineCore failed to start)",
         id="gpt-oss-120b-h100-0.90"),
     pytest.param(
-        "openai/gpt-oss-120b", GPT_OSS_120B, "H100-SXM5-80GB", 0.95, 131072,
+        "openai/gpt-oss-120b", GPT_OSS_120B, ("H100-SXM5-80GB", None), 0.95, 131072,
         {"moe-backend": "marlin", "max-num-batched-tokens": 1024}, "0.11.0", 1.71,
         "https://github.com/vllm-project/vllm/issues/27508 (vllm serve openai/gpt-oss-120b "
         "--gpu-memory-utilization 0.95 --max-num-batched-tokens 1024: Available KV cache memory: 1.71 GiB, "
         "then the error asking to decrease the context)", id="gpt-oss-120b-h100-0.95-mnbt1024"),
+    pytest.param(
+        "RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic", LLAMA33_70B_FP8_DYNAMIC, _H100_LLM_D, 0.90, 16000, {},
+        "0.11.0", -1.44, _LLM_D + " (Llama-3.3-70B-FP8 TP=1: 67.72 GiB of weights, Available KV cache memory "
+        "-1.44 GiB, \"No available memory for the cache blocks\")", id="llama-3.3-70b-fp8-tp1-h100"),
+    pytest.param(
+        "Qwen/Qwen3-32B", None, _H100_LLM_D, 0.90, 32000, {}, "0.11.0", None,
+        _LLM_D + " (Qwen3-32B TP=1 at max-model-len 32000: FAILED, the engine did not start)",
+        id="qwen3-32b-32k-h100"),
 ]
 
 
@@ -180,10 +227,10 @@ def test_parallel_layouts_are_within_ten_percent_and_refused_as_vllm_refused(
     assert not starts and fit.status == "kv-short"
 
 
-@pytest.mark.parametrize(("model", "config", "part", "util", "max_len", "extra", "version", "published",
+@pytest.mark.parametrize(("model", "config", "gpu", "util", "max_len", "extra", "version", "published",
                           "source"), REFUSALS)
-def test_start_ups_vllm_refused_are_refused(model, config, part, util, max_len, extra, version, published, source):
-    arch, args, memory, family, fit = _fit(model, config, (part, None), 1, util, max_len, extra)
+def test_start_ups_vllm_refused_are_refused(model, config, gpu, util, max_len, extra, version, published, source):
+    arch, args, memory, family, fit = _fit(model, config, gpu, 1, util, max_len, extra)
     budget, starts = _as_published(version, arch, args, memory, family, fit)
     # Read with the row's release (module docstring); vLLM 0.33.0's smaller sampler peak may
     # leave room where that release had none, so the 0.33.0 status is not compared.
@@ -231,7 +278,7 @@ def test_every_row_names_its_page_and_version():
     for row in ROWS + LAYOUT_ROWS + REFUSALS:
         *_, util, max_len, extra, version, published, source = row.values
         assert source.startswith("https://") and version and 0 < util <= 1 and max_len > 0
-    assert len(ROWS) + len(LAYOUT_ROWS) + len(REFUSALS) >= 6
+    assert len(ROWS) + len(LAYOUT_ROWS) >= 10  # figures within 10 %, besides the refusals
 
 
 def test_deepseek_v4_pro_at_800k_on_8_h200_is_refused_as_vllm_refuses_it():

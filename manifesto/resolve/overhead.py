@@ -37,30 +37,37 @@ MiB = 1024**2
 #: the sampler's float32 copy (4; temperature divides it in place), the float32 probabilities
 #: (4) and the exponential noise of random_sample (4; the division by it is in place). Top-k and
 #: top-p run as Triton kernels (topk_topp_triton.py, vLLM PR #33538) that mask in place; the
-#: PyTorch sort they replaced held 18 bytes more a logit (float32 values, int64 indices, the
-#: sorted probabilities and two masks). Derived from the tensors the run creates.
+#: PyTorch sort they replaced held more (SORTED_SAMPLER_EXTRA_BYTES). Derived from the tensors
+#: the run creates.
 SAMPLER_BYTES_PER_LOGIT = 14
 #: What the PyTorch sort-based top-k/top-p path of vLLM releases before PR #33538 (merged
-#: 2026-02-02) held on top, per logit; for reading start-up logs of those releases.
-SORTED_SAMPLER_EXTRA_BYTES = 18
+#: 2026-02-02) held on top, per logit, for reading start-up logs of those releases: the sort's
+#: values, int64 indices and masks (18 bytes) and the sort's own scratch space, which PyTorch
+#: sizes. Calibrated: vLLM 0.11's profiler logged activation peaks of 4.76, 7.38, 5.56 and
+#: 5.64 GiB for 1024 rows of Llama-3.1-8B's, gpt-oss's, Qwen3-0.6B's and Qwen3-32B's
+#: vocabularies on an H100, 38.4-38.9 bytes a logit
+#: (https://github.com/llm-d/llm-d-benchmark/blob/4f4d44943c39b76b28e30dfa1fb0dfaf1ee894b5/config_explorer/empirical-vllm-memory-results.md);
+#: 14 + 25 = 39 covers all four.
+SORTED_SAMPLER_EXTRA_BYTES = 25
 #: Memory outside PyTorch's allocator that one vLLM worker holds after its profiling run on a
 #: single GPU (cuBLAS/cuBLASLt workspaces, the attention backend's workspace, persistent input
 #: buffers). Calibrated on published start-up logs: "non_torch_memory takes 0.10GiB" (Llama-3-8B
 #: on an A100 40GB, https://github.com/vllm-project/vllm/issues/12330), "non_torch_memory takes
-#: 0.20GiB" (https://github.com/vllm-project/vllm/pull/14447), and gpt-oss-20b on an A100 80GB
+#: 0.20GiB" (https://github.com/vllm-project/vllm/pull/14447), 0.13-0.14 GiB on H100s with vLLM
+#: 0.11 (llm-d-benchmark, below), and gpt-oss-20b on an A100 80GB
 #: keeping back 1.17 GiB besides its logged weights, of which the sampler takes 0.67
 #: (tests/test_fit_published.py).
 NON_TORCH_BYTES = GiB // 4
 #: NCCL communicators and the custom all-reduce buffers of a worker in a group of more than one
 #: GPU (TP, PP, or the DP group a MoE model's experts span). NCCL sizes its buffers itself (channels,
 #: NVLink SHARP on NVSwitch systems), so the term cannot be derived from vLLM's source; it is
-#: calibrated. No V1 log splits it out; V0 logs put a whole worker's memory outside PyTorch at
-#: 0.34-0.43 GiB at TP4 on A100 40GB (https://github.com/vllm-project/vllm/issues/16570) and
-#: 0.25 GiB at TP2 on two RTX 4090s (https://github.com/vllm-project/vllm/issues/13061), under
-#: 0.25 GiB more than a single GPU; 0.75 GiB leaves room for NVSwitch systems and keeps the
-#: published DP8+EP start-ups of tests/test_fit_published.py (an H20 node) within 9 %, erring
-#: towards refusing.
-COLLECTIVE_BYTES = 3 * GiB // 4
+#: calibrated. vLLM 0.11 workers on H100s held 0.54-0.55 GiB outside PyTorch at TP2 against
+#: 0.13-0.14 GiB at TP1, 0.41 GiB more
+#: (https://github.com/llm-d/llm-d-benchmark/blob/4f4d44943c39b76b28e30dfa1fb0dfaf1ee894b5/config_explorer/empirical-vllm-memory-results.md);
+#: V0 logs put it under 0.25 GiB at TP2-TP4 over PCIe and NVLink
+#: (https://github.com/vllm-project/vllm/issues/16570, https://github.com/vllm-project/vllm/issues/13061).
+#: 0.5 GiB covers them, erring towards refusing.
+COLLECTIVE_BYTES = GiB // 2
 #: CUDA-graph memory per captured graph and model layer, beyond the first (largest) capture of
 #: each mode, which holds that batch's activations. Calibrated: vLLM logs "Estimated CUDA graph
 #: memory: 0.52 GiB total" for PIECEWISE=51, FULL=35 graphs of Qwen3-8B's 36 layers
@@ -196,9 +203,9 @@ def _terms(a: Architecture, layout: tuple[int, int, int, bool], batch: tuple[int
     world = tp * pp * (dp if a.is_moe else 1)
     if world > 1:
         terms.append(Term("NCCL buffers", COLLECTIVE_BYTES, "calibrated",
-                          f"communicators of a {world}-GPU group (distributed/parallel_state.py); calibrated: V0 logs "
-                          "show under 0.25 GiB at TP2-TP4 over PCIe and NVLink (vLLM issues 13061, 16570), "
-                          "0.75 GiB leaves room for NVSwitch and keeps a published DP8+EP start-up within 9 %"))
+                          f"communicators of a {world}-GPU group (distributed/parallel_state.py); calibrated: TP2 "
+                          "workers on H100s held 0.41 GiB more outside PyTorch than TP1 ones (vLLM 0.11, "
+                          "llm-d-benchmark), V0 logs under 0.25 GiB at TP2-TP4 (vLLM issues 13061, 16570)"))
     if not eager:
         piecewise, full = capture_sizes(tokens, seqs, family)
         layers = math.ceil(a.layers / pp)
