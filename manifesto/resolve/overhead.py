@@ -74,6 +74,10 @@ COLLECTIVE_BYTES = GiB // 2
 #: (https://github.com/LMCache/LMCache/issues/3430): 0.15 MiB per layer and graph; 0.73 GiB for
 #: the same 86 graphs in https://github.com/vllm-project/vllm/pull/39559; hybrid (GDN) models
 #: run higher, ~24 MiB a FULL graph of 64 layers (https://github.com/vllm-project/vllm/issues/50780).
+#: The cost differs by GPU and attention backend: vLLM 0.19.1 estimated 2.35 GiB (2.44 GiB
+#: captured) for the same 86 graphs of Qwen3-8B on an A100 40GB with FlashAttention 2
+#: (https://github.com/dariustanrd/tokenkaki/blob/02862f7eed9088742d6e24cc413c3bcb9e97ba58/blogposts/content/1_vllm/yy-mm-dd-behind-the-api-1-vllm-draft.md),
+#: so on such GPUs the fit may leave up to ~2 GiB more KV cache than vLLM 0.33.0 does.
 GRAPH_BYTES_PER_LAYER = MiB * 3 // 16
 
 _BLACKWELL = ("b200", "gb200", "b300", "gb300")
