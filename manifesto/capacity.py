@@ -14,7 +14,9 @@ The search space, per cluster and accelerator (``layouts``):
 * pp: 1, 2, 4, 8 (no more stages than layers);
 * dp (MoE models only; a dense model scales with replicas instead), with or without ep;
 * decode context parallelism over all tp ranks, besides none, for MLA models with only
-  full-attention caches (``dcp_offered``): it divides the KV cache a token takes on a GPU by tp;
+  full-attention caches (``dcp_offered``) and one pipeline stage: it divides the KV cache a token
+  takes on a GPU by tp (with PP the search already splits the cache by stage; leaving those out
+  keeps the search within its time budget, benchmarks/README.md);
 * one engine uses at most ``MAX_ENGINE_GPUS`` GPUs; lws.size is the nodes it needs;
 * replicas: the fewest that hold ``concurrency`` sequences of max_model_len at once.
 
@@ -273,7 +275,7 @@ def layouts(arch, cluster, accel) -> list[Candidate]:
                 nodes = 1 if total <= per_node else total // per_node
                 for ep in ((False, True) if moe and tp * dp > 1 else (False,)):
                     out.append(Candidate(tp, pp, dp, ep, nodes))
-                    if dcp_offered(arch, tp):
+                    if pp == 1 and dcp_offered(arch, tp):
                         out.append(Candidate(tp, pp, dp, ep, nodes, dcp=tp))
     return out
 
