@@ -241,3 +241,4 @@ def test_decode_context_parallelism_divides_the_kv_cache_a_token_takes(tmp_path)
         "release: dsv3", "release: q").replace("65536", "32768").replace(", ep: true", ""))
     out = cli_in_process("render", "manifest", str(qwen), "--cluster", cluster, "-n", "ns")
     assert out.returncode == 1 and "dcp=8: decode context parallelism for GQA/MQA needs tp (8)" in out.stderr
+    assert kit.scrub(out.stderr, tmp_path).startswith("error: <tmp>/q.yaml:6:34: roles[0].vllm.decode_context_parallel_size:")
