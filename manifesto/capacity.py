@@ -13,6 +13,10 @@ The search space, per cluster and accelerator (``layouts``):
   ``compute_domain``);
 * pp: 1, 2, 4, 8 (no more stages than layers);
 * dp (MoE models only; a dense model scales with replicas instead), with or without ep;
+* decode context parallelism over all tp ranks, besides none, for MLA models with only
+  full-attention caches (``dcp_offered``) and one pipeline stage: it divides the KV cache a token
+  takes on a GPU by tp (with PP the search already splits the cache by stage; leaving those out
+  keeps the search within its time budget, benchmarks/README.md);
 * one engine uses at most ``MAX_ENGINE_GPUS`` GPUs; lws.size is the nodes it needs;
 * replicas: the fewest that hold ``concurrency`` sequences of max_model_len at once.
 
@@ -29,7 +33,7 @@ from typing import Callable
 
 __all__ = ["Demand", "Candidate", "LayoutOutcome", "SearchReport", "Start", "start_from", "layouts", "plan_model",
            "spec_text", "candidate_spec", "resolve_layout", "NVLINK_DOMAIN_ARCHS", "MAX_ENGINE_GPUS",
-           "NO_PERFORMANCE", "Measured"]
+           "NO_PERFORMANCE", "Measured", "dcp_offered"]
 
 #: gpu_arch values whose nodes (compute trays) share one NVLink domain (GB200/GB300 NVL72 racks):
 #: tensor parallelism may span nodes there. Elsewhere TP stays within a node.
@@ -63,23 +67,26 @@ class Demand:
 
 class Candidate:
     """One layout of every role: tp x pp x dp (ep) per engine, ``nodes`` pods (lws.size) per
-    replica, ``replicas`` of the serving role."""
+    replica, ``replicas`` of the serving role; ``dcp`` decode-context-parallel ranks (sharing
+    the TP ranks, so no GPUs of their own)."""
 
-    __slots__ = ("tp", "pp", "dp", "ep", "nodes", "replicas")
+    __slots__ = ("tp", "pp", "dp", "ep", "nodes", "replicas", "dcp")
 
-    def __init__(self, tp: int, pp: int, dp: int, ep: bool, nodes: int, replicas: int = 1) -> None:
+    def __init__(self, tp: int, pp: int, dp: int, ep: bool, nodes: int, replicas: int = 1, dcp: int = 1) -> None:
         self.tp, self.pp, self.dp, self.ep, self.nodes, self.replicas = tp, pp, dp, ep, nodes, replicas
+        self.dcp = dcp
 
     @property
     def engine_gpus(self) -> int:
         return self.tp * self.pp * self.dp
 
     def text(self) -> str:
-        return f"tp={self.tp} pp={self.pp} dp={self.dp} ep={'on' if self.ep else 'off'}"
+        return f"tp={self.tp} pp={self.pp} dp={self.dp} ep={'on' if self.ep else 'off'}" + (
+            f" dcp={self.dcp}" if self.dcp > 1 else "")
 
     def to_dict(self) -> dict:
         return {"tp": self.tp, "pp": self.pp, "dp": self.dp, "ep": self.ep, "nodes_per_replica": self.nodes,
-                "replicas": self.replicas}
+                "replicas": self.replicas} | ({"dcp": self.dcp} if self.dcp > 1 else {})
 
 
 class LayoutOutcome:
@@ -268,7 +275,19 @@ def layouts(arch, cluster, accel) -> list[Candidate]:
                 nodes = 1 if total <= per_node else total // per_node
                 for ep in ((False, True) if moe and tp * dp > 1 else (False,)):
                     out.append(Candidate(tp, pp, dp, ep, nodes))
+                    if pp == 1 and dcp_offered(arch, tp):
+                        out.append(Candidate(tp, pp, dp, ep, nodes, dcp=tp))
     return out
+
+
+def dcp_offered(arch, tp: int) -> bool:
+    """Whether plan proposes decode context parallelism over all ``tp`` ranks: for MLA models,
+    whose one latent KV head every TP rank otherwise stores whole (DCP then keeps each token on
+    one rank of tp, vLLM 0.33.0 v1/core/kv_cache_utils.py: resolve_dcp_kv_block_size), with only
+    full-attention caches (v1/core/kv_cache_coordinator.py); the rules vLLM checks are
+    resolve/partition.py's, so a refused one is never proposed."""
+    return tp > 1 and arch.attention == "mla" and bool(arch.kv_lora_rank) and not arch.sliding_layers \
+        and not arch.compress_ratios
 
 
 def _copy(value):
@@ -282,6 +301,8 @@ def _copy(value):
 
 def _candidate_data(start: Start, accel: str, cand: Candidate, work: Demand) -> dict:
     """The spec a layout is: the start with the accelerator pinned and every role laid out."""
+    from manifesto.resolve.args import flag_name
+
     data = _copy(start.data)
     data.pop("accelerator", None)
     data = {k: data.pop(k) for k in ("release", "topology") if k in data} | {"accelerator": accel} | data
@@ -307,7 +328,9 @@ def _candidate_data(start: Start, accel: str, cand: Candidate, work: Demand) -> 
         role.pop("resources", None)
         if resources:
             role["resources"] = resources
-        vllm = dict(role.get("vllm") or {})
+        vllm = {k: v for k, v in (role.get("vllm") or {}).items() if flag_name(k) != "decode-context-parallel-size"}
+        if cand.dcp > 1:
+            vllm["decode_context_parallel_size"] = cand.dcp
         if work.max_model_len is not None:
             vllm["max_model_len"] = work.max_model_len
         if work.kv_cache_dtype is not None:
@@ -398,7 +421,7 @@ def plan_model(start: Start, clusters: list, work: Demand, options, *, search=No
     made: dict[tuple, tuple] = {}
 
     def candidate(name: str, cand: Candidate) -> tuple:
-        key = (name, cand.tp, cand.pp, cand.dp, cand.ep, cand.nodes, cand.replicas)
+        key = (name, cand.tp, cand.pp, cand.dp, cand.ep, cand.nodes, cand.replicas, cand.dcp)
         if key not in made:
             data = _candidate_data(start, name, cand, work)
             try:

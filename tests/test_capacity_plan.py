@@ -112,10 +112,10 @@ def test_every_proposal_renders_and_every_refusal_is_render_s_own(model, point, 
     clusters = _clusters()
     by_name = {c.name: c for c in clusters}
     report = _plan(model, clusters, max_model_len=max_len, concurrency=conc)
-    space = {(c.name, a, x.tp, x.pp, x.dp, x.ep) for c in clusters for a in c.profile.accelerators.profiles
+    space = {(c.name, a, x.tp, x.pp, x.dp, x.ep, x.dcp) for c in clusters for a in c.profile.accelerators.profiles
              for x in capacity.layouts(arch, c, project_accelerator(c.profile, a))}
-    seen = [(o.cluster, o.accelerator, o.candidate.tp, o.candidate.pp, o.candidate.dp, o.candidate.ep)
-            for o in report.proposed + report.refused]
+    seen = [(o.cluster, o.accelerator, o.candidate.tp, o.candidate.pp, o.candidate.dp, o.candidate.ep,
+             o.candidate.dcp) for o in report.proposed + report.refused]
     assert sorted(seen) == sorted(space)
     renderer = _Renderer(tmp_path)
     for o in report.proposed:
@@ -179,11 +179,11 @@ def test_hand_arithmetic_qwen3_32b_bf16_on_one_h200():
     plus the final norm (5,120); embedding and LM head 2 x 151,936 x 5,120 = 1,555,824,640. At 2
     bytes: 65,524,213,760 bytes = 61.0 GiB on one GPU. An H200 shows CUDA 139.81 GiB; x 0.92 =
     128.6 GiB. vLLM keeps back, with its H200 defaults (8192 batched tokens, 1024 sequences): the
-    sampler's 1024 x 151,936 logits x 22 bytes = 3,422,814,208; 0.25 GiB outside PyTorch; CUDA
-    graphs: 51 PIECEWISE and 51 FULL sizes up to 512, the two largest holding 512 tokens x
-    174,080 bytes of activations, the other 100 graphs 0.1875 MiB x 64 layers = 1,436,549,120.
-    That leaves 62.8 GiB for the KV cache, at 2 x 64 x 8 x 128 x 2 = 262,144 bytes a token:
-    257,332 tokens, 7 sequences of 32,768. One GPU is the smallest layout; 8 sequences need a
+    sampler's 1024 x 151,936 logits x 14 bytes = 2,178,154,496 (above the forward pass's 8192 x
+    174,080); 0.25 GiB outside PyTorch; CUDA graphs: 51 PIECEWISE and 51 FULL sizes up to 512, the
+    two largest holding 512 tokens x 174,080 bytes of activations, the other 100 graphs 0.1875 MiB
+    x 64 layers = 1,436,549,120. That leaves 64.0 GiB for the KV cache, at 2 x 64 x 8 x 128 x 2 =
+    262,144 bytes a token: 262,080 tokens, 7 sequences of 32,768. One GPU is the smallest layout; 8 sequences need a
     second."""
     from manifesto.cluster import load_cluster
 
@@ -192,9 +192,9 @@ def test_hand_arithmetic_qwen3_32b_bf16_on_one_h200():
     assert (one.budget.gpus, one.candidate.tp, one.candidate.pp) == (1, 1, 1)
     assert one.fit.weights == 65_524_213_760
     usable = int(139.81 * GIB) * 0.92
-    kept = 1024 * 151_936 * 22 + GIB // 4 + 2 * 512 * 174_080 + 100 * 64 * (3 * 2**20 // 16)
-    assert one.fit.headroom == kept == 5_127_798_784
-    assert one.fit.kv_tokens == int((int(usable) - 65_524_213_760 - kept) // 262_144) == 257_332
+    kept = 1024 * 151_936 * 14 + GIB // 4 + 2 * 512 * 174_080 + 100 * 64 * (3 * 2**20 // 16)
+    assert one.fit.headroom == kept == 3_883_139_072
+    assert one.fit.kv_tokens == int((int(usable) - 65_524_213_760 - kept) // 262_144) == 262_080
     assert one.concurrency == 7
     eight = _plan("Qwen/Qwen3-32B", h200, max_model_len=32768, concurrency=8).proposed
     assert min(o.budget.gpus for o in eight) == 2
@@ -206,12 +206,12 @@ def test_hand_arithmetic_70b_dense_fp8_on_h200(tmp_path):
     2 x 8192 x 64 x 128 + 2 x 8192 x 8 x 128 = 150,994,944 attention and 3 x 8192 x 28,672 =
     704,643,072 MLP weights plus 16,384 norm weights, at 1 byte (FP8) plus a 4-byte scale per
     128 x 128 block (1 + 1/4096 bytes a weight): 68.5 GB (63.8 GiB) in all.
-    On one H200: 128.6 GiB usable - 67.6 GiB - 4.6 GiB vLLM keeps back (resolve/overhead.py: the
-    sampler's 1024 x 128,256 logits x 22 bytes, 0.25 GiB outside PyTorch, 1.7 GiB of CUDA graphs
-    for 80 layers) = 56.4 GiB of KV at 2 x 80 x 8 x 128 x 2 = 327,680 bytes a token: 184,000-odd
+    On one H200: 128.6 GiB usable - 67.6 GiB - 3.6 GiB vLLM keeps back (resolve/overhead.py: the
+    sampler's 1024 x 128,256 logits x 14 bytes, 0.25 GiB outside PyTorch, 1.7 GiB of CUDA graphs
+    for 80 layers) = 57.4 GiB of KV at 2 x 80 x 8 x 128 x 2 = 327,680 bytes a token: 188,000-odd
     tokens, 5 sequences of 32,768. So one GPU is the smallest layout; for 8 sequences TP2 (each GPU
     half the weights and half the KV heads) or PP2 beats two TP1 replicas: 2 x 5 = 10 sequences
-    against 17 (TP2) or 18 (PP2: each stage captures CUDA graphs for half the layers)."""
+    against 18 (TP2 or PP2)."""
     from manifesto.cluster import load_cluster
 
     (tmp_path / "config.json").write_text(json.dumps(LLAMA_70B_FP8))
@@ -227,12 +227,12 @@ def test_hand_arithmetic_70b_dense_fp8_on_h200(tmp_path):
     assert (one.budget.gpus, one.candidate.tp) == (1, 1)
     assert one.fit.weights == weights
     assert one.fit.headroom == sum(b for _, b, _, _ in one.fit.overhead_parts)
-    assert one.fit.overhead_parts[0][:2] == ("activation peak", 1024 * 128_256 * 22)
+    assert one.fit.overhead_parts[0][:2] == ("activation peak", 1024 * 128_256 * 14)
     tokens = (int(int(139.81 * GIB) * 0.92) - weights - one.fit.headroom) // 327_680
-    assert one.fit.kv_tokens == tokens and 175_000 < tokens < 185_000 and one.concurrency == 5
+    assert one.fit.kv_tokens == tokens and 185_000 < tokens < 190_000 and one.concurrency == 5
     eight = _plan(str(spec), h200, max_model_len=32768, concurrency=8).proposed
     top = {(o.candidate.tp, o.candidate.pp, o.candidate.replicas, o.budget.gpus, o.concurrency) for o in eight[:2]}
-    assert top == {(2, 1, 1, 2, 17), (1, 2, 1, 2, 18)}  # PP2 splits layers as TP2 splits heads: the same
+    assert top == {(2, 1, 1, 2, 18), (1, 2, 1, 2, 18)}  # PP2 splits layers as TP2 splits heads: the same
     replicas = next(i for i, o in enumerate(eight) if o.candidate.replicas == 2)
     assert (eight[replicas].budget.gpus, eight[replicas].concurrency) == (2, 10) and replicas > 1
 
@@ -242,8 +242,8 @@ def test_hand_arithmetic_deepseek_v3_on_gb200_with_ep():
     at TP1: 3.5 GiB embedding and LM head, 14.2 GiB attention and dense layers, 609.1 GiB routed
     experts. A GB200 shows CUDA 184.31 GiB, x 0.92 = 169.6 GiB usable. With EP over 4 ranks
     (tp=1 dp=4) the experts are 152.3 GiB a GPU: 170.0 GiB in all, just over, so 4 GPUs with TP1
-    EP4 miss; over 8 ranks they are 76.1 GiB: 93.8 GiB, leaving 169.6 - 93.8 - 7.7 (what vLLM keeps
-    back: activations of the 16,384-token profiling run, buffers, NCCL, CUDA graphs) = 68.0 GiB of
+    EP4 miss; over 8 ranks they are 76.1 GiB: 93.8 GiB, leaving 169.6 - 93.8 - 7.5 (what vLLM keeps
+    back: activations of the 16,384-token profiling run, buffers, NCCL, CUDA graphs) = 68.3 GiB of
     KV at 61 x (512 + 64) x 2 = 70,272 bytes a token: about 1.04 million tokens a rank."""
     from manifesto.cluster import load_cluster
 
@@ -257,8 +257,8 @@ def test_hand_arithmetic_deepseek_v3_on_gb200_with_ep():
     ep8 = next(o for o in on if (o.candidate.tp, o.candidate.pp, o.candidate.dp, o.candidate.ep) == (1, 1, 8, True))
     assert ep8.fit.kv_per_token == 61 * (512 + 64) * 2
     assert abs(ep8.fit.weights / GIB - 93.8) < 0.1
-    assert abs(ep8.fit.headroom / GIB - 7.72) < 0.01
-    assert abs(ep8.fit.kv_tokens - 68.03 * GIB / 70_272) / ep8.fit.kv_tokens < 0.002
+    assert abs(ep8.fit.headroom / GIB - 7.47) < 0.01
+    assert abs(ep8.fit.kv_tokens - 68.28 * GIB / 70_272) / ep8.fit.kv_tokens < 0.002
     assert ep8.budget.gpus == 8 and ep8.budget.nodes == 2  # four GPUs per compute tray
 
 
@@ -293,7 +293,7 @@ def test_json_and_markdown_shapes(workspace):
     assert rc == 0, err
     assert md.startswith("### Plan for `Qwen/Qwen3-30B-A3B`")
     header = next(line for line in md.splitlines() if line.startswith("| #"))
-    assert header.count("|") == 16 and "| `example-h200` | `h200` |" in md
+    assert header.count("|") == 17 and "| `example-h200` | `h200` |" in md
     assert "No throughput or latency figures" in md
 
 

@@ -444,17 +444,17 @@ def test_explain_shows_the_arithmetic_in_text_and_json():
             "the B200-180GB (cuda): PyTorch's \"GPU 0 has a total capacity of 178.36 GiB\" (torch total_memory) on "
             "8x B200 nodes; a CUDA device query prints 178.35, https://github.com/pytorch/ao/pull/4002") in lines
     assert "weights         1.1 GiB = 0.3 GiB embedding and LM head + 0.8 GiB attention and dense layers" in lines
-    assert "KV cache        164.1 GiB - 1.1 GiB - 4.3 GiB = 158.7 GiB" in lines
-    assert ("kept back       4.3 GiB besides weights and KV cache, as vLLM 0.33.0's profiler counts it "
+    assert "KV cache        164.1 GiB - 1.1 GiB - 3.2 GiB = 159.8 GiB" in lines
+    assert ("kept back       3.2 GiB besides weights and KV cache, as vLLM 0.33.0's profiler counts it "
             "(v1/worker/gpu_worker.py: determine_available_memory)") in lines
-    assert any(line.startswith("activation peak:  3.19 GiB (derived): the profiling run's sampler on max_num_seqs "
-                               "1024 rows of 151936 logits x 22 bytes") for line in lines)
+    assert any(line.startswith("activation peak:  2.03 GiB (derived): the profiling run's sampler on max_num_seqs "
+                               "1024 rows of 151936 logits x 14 bytes") for line in lines)
     assert any(line.startswith("CUDA graphs:      0.88 GiB (calibrated)") for line in lines)
-    assert "KV per token    114688 bytes (kv_cache_dtype auto) -> 1485415 tokens, 181.3x max_model_len 8192" in lines
+    assert "KV per token    114688 bytes (kv_cache_dtype auto) -> 1496267 tokens, 182.6x max_model_len 8192" in lines
     assert "assumes       28 attention layer(s): K and V of 8 KV head(s) of 128 per token" in lines
     data = json.loads(cli_in_process("explain", str(model), "--cluster", str(cluster), "-n", "ns", "-o", "json").stdout)
     fit = data["roles"][0]["fit"]
-    assert (fit["status"], fit["kv_per_token"], fit["kv_tokens"], fit["max_model_len"]) == ("ok", 114688, 1485415, 8192)
+    assert (fit["status"], fit["kv_per_token"], fit["kv_tokens"], fit["max_model_len"]) == ("ok", 114688, 1496267, 8192)
     assert [p[0] for p in fit["overhead_parts"]] == ["activation peak", "outside PyTorch", "CUDA graphs"]
     assert fit["headroom"] == sum(p[1] for p in fit["overhead_parts"])
     assert fit["weights"] == sum(b for _, b in fit["weight_parts"])
@@ -496,17 +496,17 @@ def test_weights_that_do_not_fit_are_refused(tmp_path):
 
 def test_short_kv_cache_refuses_by_default_and_warns_on_request(tmp_path):
     # Qwen3-32B at TP2 needs 64 layers x 2 x 4 KV heads x 128 x 2 bytes = 131072 bytes per token;
-    # 0.28 of an H200's 139.8 GiB leaves 3.2 GiB after weights and what vLLM keeps back: 26069 tokens.
+    # 0.28 of an H200's 139.8 GiB leaves 4.6 GiB after weights and what vLLM keeps back: 37613 tokens.
     body = QWEN32.replace("tp: 1", "tp: 2").replace("gpu_memory_utilization: 0.3", "gpu_memory_utilization: 0.28")
     model = _spec(tmp_path, body)
     cluster = str(CLUSTERS / "example-h200.yaml")
     refusal = (
-        "error: <tmp>/m.yaml:6:12: roles[0].vllm.max_model_len: role 'decode': the KV cache holds 26069 tokens, "
+        "error: <tmp>/m.yaml:6:12: roles[0].vllm.max_model_len: role 'decode': the KV cache holds 37613 tokens, "
         "fewer than max_model_len 40960, so vLLM would refuse to start. Per GPU (tp=2 pp=1 ep=off): "
         "gpu_memory_utilization 0.28 x the h200's 139.8 GiB (CUDA-visible memory from the accelerator table; "
         "accelerators.profiles.h200.memory at clusters/example-h200.yaml:15:7 is the data-sheet size) = 39.1 "
-        "GiB, minus 30.5 GiB of weights and 5.5 GiB vLLM keeps back for activations, CUDA graphs and buffers, "
-        "leaves 3.2 GiB; max_model_len needs 5.0 GiB "
+        "GiB, minus 30.5 GiB of weights and 4.0 GiB vLLM keeps back for activations, CUDA graphs and buffers, "
+        "leaves 4.6 GiB; max_model_len needs 5.0 GiB "
         "(131072 bytes per token, kv_cache_dtype auto). To fix: lower max_model_len here, raise "
         "gpu_memory_utilization, use kv_cache_dtype fp8, spread the model over more GPUs or use a GPU with more "
         "memory (fit.short_kv_cache: warn only warns)\n")
@@ -517,7 +517,7 @@ def test_short_kv_cache_refuses_by_default_and_warns_on_request(tmp_path):
     warning = _spec(tmp_path, body + "    fit: {short_kv_cache: warn}\n", "w.yaml")
     out = cli_in_process("explain", str(warning), "--cluster", cluster, "-n", "ns")
     assert out.returncode == 0, out.stderr
-    assert ("warning         the KV cache holds 26069 tokens, fewer than max_model_len 40960: vLLM will refuse to "
+    assert ("warning         the KV cache holds 37613 tokens, fewer than max_model_len 40960: vLLM will refuse to "
             "start.") in out.stdout
     off = _spec(tmp_path, QWEN32 + "    fit: {check: false}\n", "off.yaml")
     out = cli_in_process("explain", str(off), "--cluster", cluster, "-n", "ns")
@@ -732,7 +732,7 @@ def test_an_accelerator_outside_the_table_without_memory_is_not_checked(tmp_path
 
 def test_a_kv_cache_short_of_max_model_len_fails_every_command(tmp_path):
     # The issue's example: qwen/h200-aggregated on an H200 profile with memory: 20G. vLLM may use
-    # 0.9 x 18.6 GiB = 16.8 GiB, the weights take 16.4 GiB and vLLM keeps back 2.6 GiB: no KV cache.
+    # 0.9 x 18.6 GiB = 16.8 GiB, the weights take 16.4 GiB and vLLM keeps back 2.1 GiB: no KV cache.
     cluster = _h200_profile(tmp_path, "memory: 20G")
     model = REPO / "models/qwen/h200-aggregated.yaml"
     for command in (("render", "manifest"), ("render", "file"), ("config", "validate"), ("explain",), ("deploy",)):
@@ -742,7 +742,7 @@ def test_a_kv_cache_short_of_max_model_len_fails_every_command(tmp_path):
             "error: models/qwen/h200-aggregated.yaml:27:7: roles[0].vllm.max_model_len: role 'decode': the KV "
             "cache holds 0 tokens, fewer than max_model_len 32768, so vLLM would refuse to start. Per GPU (tp=1 "
             "pp=1 dp=4 ep=4): gpu_memory_utilization 0.9 x the h200's 18.6 GiB (accelerators.profiles.h200.memory "
-            "at <tmp>/h200.yaml:15:7) = 16.8 GiB, minus 16.4 GiB of weights and 2.6 GiB vLLM keeps back for "
+            "at <tmp>/h200.yaml:15:7) = 16.8 GiB, minus 16.4 GiB of weights and 2.1 GiB vLLM keeps back for "
             "activations, CUDA graphs and buffers, leaves 0.0 GiB; "
             "max_model_len needs 1.5 GiB (49152 bytes per token, kv_cache_dtype fp8)."), (command, out.stderr)
         assert "Traceback" not in out.stderr
@@ -755,7 +755,7 @@ def test_a_default_max_model_len_is_blamed_on_the_role(tmp_path):
                          str(CLUSTERS / "example-h200.yaml"), "-n", "ns")
     assert out.returncode == 1
     assert kit.scrub(out.stderr, tmp_path).startswith("error: <tmp>/m.yaml:4:5: roles[0]: role 'decode': the KV cache "
-                                                      "holds 26069 tokens, fewer than max_model_len 40960")
+                                                      "holds 37613 tokens, fewer than max_model_len 40960")
     assert "To fix: set vllm.max_model_len (it defaults to the model's 40960)" in out.stderr
     spec_level = _spec(tmp_path, "vllm: {max_model_len: 40960}\n" + textwrap.dedent(body), "s.yaml")
     out = cli_in_process("config", "validate", str(spec_level), "--cluster", str(CLUSTERS / "example-h200.yaml"),
@@ -814,3 +814,60 @@ def test_build_fails_an_explicit_pair_that_does_not_fit_and_skips_it_in_a_patter
     assert explicit.returncode != 0
     assert "the KV cache holds 0 tokens, fewer than max_model_len 32768" in explicit.stdout + explicit.stderr
     assert not (tmp_path / "out/small/qwen.yaml").exists()
+
+
+# Hand arithmetic of the KV cache per token and the state each sequence holds whatever its
+# length, at tp 1 and max_model_len 32768, for every bundled architecture, from the sizes of its
+# published config.json (catalog/architectures/*/*.json names each source):
+HAND_KV = {
+    # GQA: layers x 2 (K and V) x KV heads x head_dim x 2 bytes (bf16).
+    "Qwen/Qwen3-0.6B": (28 * 2 * 8 * 128 * 2, 0),
+    "Qwen/Qwen3-30B-A3B": (48 * 2 * 4 * 128 * 2, 0),
+    "Qwen/Qwen3-30B-A3B-Instruct-2507": (48 * 2 * 4 * 128 * 2, 0),
+    "Qwen/Qwen3-32B": (64 * 2 * 8 * 128 * 2, 0),
+    # MLA: layers x (kv_lora_rank 512 + qk_rope_head_dim 64) x 2 bytes.
+    "deepseek-ai/DeepSeek-V3": (61 * (512 + 64) * 2, 0),
+    # fp8_ds_mla: 584-byte entries, every 128th token in 31 layers, every 4th with a 132-byte
+    # indexer key in 30; each of the 61 layers keeps its last 128 tokens whole.
+    "deepseek-ai/DeepSeek-V4-Pro": (31 * 584 / 128 + 30 * (584 + 132) / 4, 61 * 128 * 584),
+    # 24 MLA layers per token; the KDA layers' float32 recurrent state (96 heads x 128 x 128) and
+    # bf16 conv state (3 tokens x 3 x 96 x 128), the 69 layers padded to 72 by vLLM's hybrid cache
+    # manager (issue 39): the fit counts 69, 4.2 % under the padded figure.
+    "moonshotai/Kimi-K3": (24 * 576 * 2, 72 * (96 * 128 * 128 * 4 + 3 * 3 * 96 * 128 * 2)),
+    "mgoin/Kimi-K3-pruned75": (24 * 576 * 2, 72 * (96 * 128 * 128 * 4 + 3 * 3 * 96 * 128 * 2)),
+}
+
+
+def test_every_bundled_architecture_is_within_five_percent_of_hand_arithmetic():
+    from manifesto.resolve.fit import kv_cache
+
+    bundled = {str(p.relative_to(REPO / "catalog/architectures").with_suffix("")).replace("\\", "/")
+               for p in (REPO / "catalog/architectures").glob("*/*.json")}
+    assert bundled == set(HAND_KV), "a new architecture needs its hand arithmetic here"
+    for model, (per_token, per_sequence) in HAND_KV.items():
+        arch = _catalog(model)
+        kv = kv_cache(arch, tp=1, pp=1, kv_dtype="auto", max_len=32768, ds_mla=bool(arch.compress_ratios))
+        assert abs(kv.per_token - per_token) <= 0.05 * per_token, (model, kv.per_token, per_token)
+        assert abs(kv.per_sequence - per_sequence) <= 0.05 * per_sequence, (model, kv.per_sequence, per_sequence)
+
+
+def test_laguna_gets_a_fit_from_the_users_config_json_without_an_architecture_record(tmp_path, monkeypatch):
+    """Laguna S 2.1 has no public config.json, so the bundled spec's fit stays unknown; a user who
+    has the model in the Hugging Face cache gets a fit from that config.json. The config here is a
+    stand-in of the right form (its sizes are not Laguna's)."""
+    stand_in = {**LLAMA31_8B, "max_position_embeddings": 32768,
+                "quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4"}}
+    model = REPO / "models/poolside/laguna-S-2.1-NVFP4.yaml"
+    cluster = CLUSTERS / "example-stateless-b200.yaml"
+    assert plan_of(model, cluster)[0].roles[0].fit.status == "unknown"
+    snap = tmp_path / "hf/hub/models--poolside--Laguna-S-2.1-NVFP4/snapshots/c0ffee"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text(json.dumps(stand_in))
+    (tmp_path / "hf/hub/models--poolside--Laguna-S-2.1-NVFP4/refs").mkdir()
+    (tmp_path / "hf/hub/models--poolside--Laguna-S-2.1-NVFP4/refs/main").write_text("c0ffee\n")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    out = cli_in_process("explain", str(model), "--cluster", str(cluster), "-n", "ns", "-o", "json")
+    assert out.returncode == 0, out.stderr
+    fit = json.loads(out.stdout)["roles"][0]["fit"]
+    assert fit["status"] == "ok" and fit["source"] == f"{snap}/config.json (Hugging Face cache)"
+    assert fit["kv_per_token"] == 32 * 2 * 8 * 128 * 2 // 2  # TP2 halves the 8 KV heads

@@ -129,10 +129,13 @@ def test_render_refuses_a_layout_vllm_cannot_load(tmp_path):
     assert "Traceback" not in out.stderr
 
 
-def _independent_problem(arch, tp: int, dp: int, ep: bool) -> str | None:
+def _independent_problem(arch, tp: int, dp: int, ep: bool, dcp: int = 1) -> str | None:
     """The same rules, recomputed from the config sizes without the module under test."""
     if arch.attention_heads % tp:
         return "heads"
+    if dcp > 1 and (tp % dcp or arch.sliding_layers or arch.compress_ratios or (
+            not arch.kv_lora_rank and (tp <= arch.kv_heads or dcp > tp // arch.kv_heads))):
+        return "dcp"
     if arch.o_groups and arch.o_groups < tp:
         return "o_groups"
     if not arch.weight_block or arch.weight_format != "fp8" or tp == 1:
@@ -168,10 +171,74 @@ def test_plan_sweep_proposes_no_layout_vllm_refuses(model):
         assert report.proposed, model
         for o in report.proposed:
             c = o.candidate
-            assert _independent_problem(arch, c.tp, c.dp, c.ep) is None, (model, c.text(), o.cluster)
+            assert _independent_problem(arch, c.tp, c.dp, c.ep, c.dcp) is None, (model, c.text(), o.cluster)
         for o in report.refused:  # the space holds such layouts; resolve refuses them with the rule
             c = o.candidate
-            if _independent_problem(arch, c.tp, c.dp, c.ep):
+            if _independent_problem(arch, c.tp, c.dp, c.ep, c.dcp):
                 assert "cannot split" in o.error or "weights need" in o.error, (model, c.text(), o.error[:200])
         if model.startswith("deepseek-ai/"):  # TP32 on GB200 NVL domains, or DP without EP: refused
             assert any("vLLM 0.33.0 cannot split" in o.error for o in report.refused), model
+        # Decode context parallelism is offered for MLA models with full-attention caches only.
+        assert any(o.candidate.dcp > 1 for o in report.proposed) == (model == "deepseek-ai/DeepSeek-V3"), model
+
+
+def test_decode_context_parallelism_follows_vllms_rules():
+    """vLLM 0.33.0: DCP reuses the TP ranks (config/parallel.py: "tp_size=T must be divisible by
+    dcp_size=D"); for GQA it needs tp above the KV heads and at most tp // kv_heads DCP ranks
+    (config/model.py: verify_with_parallel_config); only full-attention and Mamba-style cache
+    groups take it (v1/core/kv_cache_coordinator.py)."""
+    from manifesto.resolve.architecture import from_config
+    from manifesto.resolve.partition import layout_problems
+
+    v3, qwen = _arch("deepseek-ai/DeepSeek-V3"), _arch("Qwen/Qwen3-32B")  # MLA; GQA with 8 KV heads
+    assert layout_problems(v3, tp=8, dp=1, ep=True, dcp=8) == []
+    assert layout_problems(v3, tp=8, dp=1, ep=True, dcp=3) == [
+        "decode_context_parallel_size 3 does not divide tp 8 (vLLM 0.33.0 config/parallel.py: ParallelConfig, DCP "
+        "reuses the TP ranks)"]
+    assert layout_problems(qwen, tp=8, dp=1, ep=False, dcp=2) == [
+        "decode context parallelism for GQA/MQA needs tp (8) above the model's 8 KV heads (vLLM 0.33.0 "
+        "config/model.py: verify_with_parallel_config)"]
+    assert layout_problems(qwen, tp=16, dp=1, ep=False, dcp=2) == []
+    assert layout_problems(qwen, tp=16, dp=1, ep=False, dcp=4) == [
+        "decode_context_parallel_size 4 exceeds tp // KV heads = 2 (vLLM 0.33.0 config/model.py: "
+        "verify_with_parallel_config)"]
+    sliding = from_config({"model_type": "gpt_oss", "num_hidden_layers": 2, "hidden_size": 64,
+                           "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 100,
+                           "sliding_window": 128, "layer_types": ["sliding_attention", "full_attention"]},
+                          source="test")
+    assert layout_problems(sliding, tp=8, dp=1, ep=False, dcp=2)[0].startswith(
+        "decode context parallelism takes only full-attention and Mamba-style KV cache groups")
+    v4 = _arch("deepseek-ai/DeepSeek-V4-Pro")
+    assert any("compressed and sliding-window caches" in p for p in layout_problems(v4, tp=8, dp=1, ep=True, dcp=8))
+
+
+def test_decode_context_parallelism_divides_the_kv_cache_a_token_takes(tmp_path):
+    """An MLA latent is stored whole on every TP rank; with DCP each of the tp ranks keeps every
+    tp-th token (v1/core/kv_cache_utils.py: resolve_dcp_kv_block_size): DeepSeek-V3's 61 layers x
+    (512 + 64) x 2 bytes = 70272 bytes a token become 8784 at DCP 8. explain says so, render
+    emits the flag, and a GQA model refuses DCP at tp 8."""
+    from manifesto.resolve.fit import kv_cache
+
+    v3 = _arch("deepseek-ai/DeepSeek-V3")
+    assert kv_cache(v3, tp=8, pp=1, kv_dtype="auto").per_token == 61 * 576 * 2 == 70272
+    assert kv_cache(v3, tp=8, pp=1, kv_dtype="auto", dcp=8).per_token == 8784
+    spec = tmp_path / "m.yaml"
+    spec.write_text(textwrap.dedent("""\
+        release: dsv3
+        model: {id: deepseek-ai/DeepSeek-V3, image_ref: vllm.standard}
+        roles:
+          - name: decode
+            parallelism: {tp: 8, ep: true}
+            vllm: {max_model_len: 65536, decode_context_parallel_size: 8}
+        """))
+    cluster = str(CLUSTERS / "example-h200.yaml")
+    out = cli_in_process("explain", str(spec), "--cluster", cluster, "-n", "ns")
+    assert out.returncode == 0, out.stderr
+    assert "KV per token    8784 bytes (kv_cache_dtype auto)" in out.stdout
+    assert "--decode-context-parallel-size 8" in out.stdout
+    qwen = tmp_path / "q.yaml"
+    qwen.write_text(spec.read_text().replace("deepseek-ai/DeepSeek-V3", "Qwen/Qwen3-32B").replace(
+        "release: dsv3", "release: q").replace("65536", "32768").replace(", ep: true", ""))
+    out = cli_in_process("render", "manifest", str(qwen), "--cluster", cluster, "-n", "ns")
+    assert out.returncode == 1 and "dcp=8: decode context parallelism for GQA/MQA needs tp (8)" in out.stderr
+    assert kit.scrub(out.stderr, tmp_path).startswith("error: <tmp>/q.yaml:6:34: roles[0].vllm.decode_context_parallel_size:")

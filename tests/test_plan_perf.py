@@ -82,7 +82,8 @@ def _plan_json(model: str, clusters: list[str], *extra: str) -> dict:
 
 def _row(report: dict, cluster: str, tp: int, pp: int, dp: int, ep: bool) -> dict:
     rows = [p for p in report["proposed"] if p["cluster"] == cluster and
-            (p["layout"]["tp"], p["layout"]["pp"], p["layout"]["dp"], p["layout"]["ep"]) == (tp, pp, dp, ep)]
+            (p["layout"]["tp"], p["layout"]["pp"], p["layout"]["dp"], p["layout"]["ep"]) == (tp, pp, dp, ep)
+            and p["layout"].get("dcp", 1) == 1]  # the layout without decode context parallelism
     assert len(rows) == 1, f"{cluster} tp={tp} pp={pp} dp={dp} ep={ep} is not proposed once"
     return rows[0]
 

@@ -249,7 +249,8 @@ def _plot(args, report) -> None:
         raise InputError(f"--plot {shown} {problem}")
     points = [(o.performance.user_tokens_s, o.performance.gpu_tokens_s,
                f"#{i} {o.cluster}/{o.accelerator} tp{o.candidate.tp} pp{o.candidate.pp} dp{o.candidate.dp}"
-               + (" ep" if o.candidate.ep else "")) for i, o in enumerate(report.proposed, 1)]
+               + (" ep" if o.candidate.ep else "") + (f" dcp{o.candidate.dcp}" if o.candidate.dcp > 1 else ""))
+              for i, o in enumerate(report.proposed, 1)]
     w = report.workload
     title = f"{report.model}: {len(points)} layout(s), concurrency {w.concurrency}"
     try:
@@ -275,7 +276,7 @@ def _json(report, perf=None) -> dict:
     }
 
 
-_COLUMNS = ("#", "cluster", "accelerator", "tp", "pp", "dp", "ep", "GPUs", "nodes", "pods", "KV tokens/GPU",
+_COLUMNS = ("#", "cluster", "accelerator", "tp", "pp", "dp", "ep", "dcp", "GPUs", "nodes", "pods", "KV tokens/GPU",
             "KV tokens total", "max concurrency", "headroom", "cost/hour")
 
 
@@ -285,7 +286,7 @@ def _rows(report, perf=None) -> list[tuple]:
         d, lay = o.to_dict(), o.candidate
         cost = "-" if d["hourly_cost"] is None else f"{d['hourly_cost']:g}"
         row = (str(i), o.cluster, o.accelerator, str(lay.tp), str(lay.pp), str(lay.dp),
-               "on" if lay.ep else "off", str(d["gpus"]), str(d["nodes"]), str(d["pods"]),
+               "on" if lay.ep else "off", str(lay.dcp) if lay.dcp > 1 else "-", str(d["gpus"]), str(d["nodes"]), str(d["pods"]),
                str(d["kv_tokens_per_gpu"]), str(d["kv_tokens_total"]), str(d["max_concurrency"]),
                f"{o.headroom:.1f}x", cost)
         if perf is not None:

@@ -30,7 +30,7 @@ from manifesto.resolve.lws_limits import check_lws_names
 from manifesto.resolve.pd_set import check_tp_ratios, plan_pd_set
 from manifesto.resolve.budget import plan_budget
 from manifesto.resolve.context import Context, Pair
-from manifesto.resolve.fit import check_fit, plan_fit
+from manifesto.resolve.fit import check_fit, decode_context_parallel, plan_fit
 from manifesto.resolve.plan import (
     Accelerator, Claim, ConnectionPoolPlan, EnvVar, IdlePlan, MemoryFit, Mount, Options, Placement, Plan, PodResources,
     RolePlan, RoutingSizingPlan, Size, SlurmPlan, Volume,
@@ -230,8 +230,8 @@ def default_resources(gpus: int) -> tuple[str, str]:
     return str(6 + 2 * gpus), f"{max(64 * gpus, 128)}Gi"
 
 
-def _max_len_path(spec, index: int) -> tuple | None:
-    """The spec field that sets role ``index``'s --max-model-len (the layer that wins), or None."""
+def _arg_path(spec, index: int, flag: str) -> tuple | None:
+    """The spec field that sets role ``index``'s ``--flag`` (the layer that wins), or None."""
     from manifesto.resolve.args import flag_name
 
     own = spec.roles[index]
@@ -241,9 +241,14 @@ def _max_len_path(spec, index: int) -> tuple | None:
     found = None
     for base, mapping in layers:
         for key in mapping or {}:
-            if flag_name(key) == "max-model-len":
+            if flag_name(key) == flag:
                 found = base + (key,)
     return found
+
+
+def _max_len_path(spec, index: int) -> tuple | None:
+    """The spec field that sets role ``index``'s --max-model-len (the layer that wins), or None."""
+    return _arg_path(spec, index, "max-model-len")
 
 
 def _with_fit(pair: Pair, role: RolePlan, index: int) -> RolePlan:
@@ -251,11 +256,17 @@ def _with_fit(pair: Pair, role: RolePlan, index: int) -> RolePlan:
     if not spec.fit.check:
         return msgspec.structs.replace(role, fit=MemoryFit(status="unknown", note="the spec turns the check off (fit.check: false)"))
     arch, lay = pair.ctx.architecture, role.layout
+    dcp = decode_context_parallel(role.args)
     problems = layout_problems(arch, tp=lay.tp, dp=lay.dp, ep=lay.ep) if arch is not None else []
+    path = ("roles", index, "parallelism")
+    if not problems and dcp > 1 and arch is not None:  # the layout loads; decode context parallelism may not
+        problems = layout_problems(arch, tp=lay.tp, dp=lay.dp, ep=lay.ep, dcp=dcp)
+        path = _arg_path(spec, index, "decode-context-parallel-size") or path
     if problems:  # vLLM would stop loading the weights: the layout cannot run this model
         raise _fail(f"role '{role.name}': vLLM 0.33.0 cannot split {spec.model.id} as tp={lay.tp}"
-                    + (f" dp={lay.dp}" if lay.dp > 1 else "") + f" ep={'on' if lay.ep else 'off'}: "
-                    + "; ".join(problems) + f". Facts from {arch.source}", pair.where, ("roles", index, "parallelism"),
+                    + (f" dp={lay.dp}" if lay.dp > 1 else "") + f" ep={'on' if lay.ep else 'off'}"
+                    + (f" dcp={dcp}" if dcp > 1 else "") + ": "
+                    + "; ".join(problems) + f". Facts from {arch.source}", pair.where, path,
                     IncompatiblePairError)
     fit = plan_fit(pair.ctx.architecture, role.layout, role.args, accel.memory, note=pair.ctx.architecture_note,
                    memory_source=accel.memory_source, family=accel.gpu_arch or accel.name)

@@ -25,7 +25,7 @@ from manifesto.resolve.overhead import overhead_terms
 from manifesto.resolve.plan import Layout, MemoryFit
 
 __all__ = ["DEFAULT_UTILIZATION", "Params", "count_params", "weights_per_gpu", "kv_bytes_per_token",
-           "plan_fit", "gib"]
+           "plan_fit", "gib", "decode_context_parallel", "mxfp4_backend"]
 
 #: vLLM's default --gpu-memory-utilization (CacheConfig.gpu_memory_utilization in vLLM 0.33.0).
 DEFAULT_UTILIZATION = 0.92
@@ -79,14 +79,60 @@ def count_params(a: Architecture) -> Params | None:
     return Params(embedding, a.layers * _attention_params(a) + dense_mlp + shared + router + norms, experts)
 
 
-def weights_per_gpu(a: Architecture, p: Params, *, tp: int, pp: int, expert_group: int) -> tuple[tuple[str, int], ...]:
-    """(part, bytes) on the busiest GPU of the layout."""
+#: vLLM 0.33.0's MXFP4 MoE backend for gpt-oss by GPU family, the first of
+#: _get_priority_backends_for_gpt_oss (fused_moe/oracle/mxfp4.py) the GPU supports: FlashInfer
+#: TRT-LLM on data-center Blackwell (SM100), OpenAI's Triton kernels on Hopper (SM90), Marlin
+#: below SM90 and on SM120 (where Marlin is ordered before Triton); ROCm takes the ROCm branch.
+_GPT_OSS_MXFP4_BACKEND = {"b200": "flashinfer_trtllm", "gb200": "flashinfer_trtllm", "b300": "flashinfer_trtllm",
+                          "gb300": "flashinfer_trtllm", "h100": "triton", "h200": "triton", "h20": "triton"}
+#: (intermediate, hidden) alignment of mxfp4_round_up_hidden_size_and_intermediate_size (same
+#: file) per backend --moe-backend names; 0: that size is not rounded.
+_MXFP4_ALIGN = {"flashinfer_trtllm": (128, 256), "marlin": (128, 256), "triton": (64, 0),
+                "flashinfer_cutlass": (128, 128), "cutlass": (128, 128), "deep_gemm": (128, 128),
+                "emulation": (32, 32), "rocm": (256, 256)}
+
+
+def mxfp4_backend(family: str, requested: str = "") -> str:
+    """The MXFP4 MoE backend vLLM 0.33.0 runs gpt-oss with: ``--moe-backend`` when it names
+    one of _MXFP4_ALIGN, else the family's default (_GPT_OSS_MXFP4_BACKEND; Marlin otherwise)."""
+    if requested in _MXFP4_ALIGN:
+        return requested
+    family = family.lower()
+    if family.startswith("mi"):
+        return "rocm"
+    return _GPT_OSS_MXFP4_BACKEND.get(family, "marlin")
+
+
+def _round_up(value: int, align: int) -> int:
+    return -(-value // align) * align if align else value
+
+
+def _mxfp4_experts(a: Architecture, *, pp: int, expert_group: int, ep: bool, backend: str) -> int:
+    """Routed-expert bytes on one GPU of a gpt-oss MXFP4 checkpoint as vLLM 0.33.0 allocates
+    them (quantization/mxfp4.py: GptOssMxfp4MoEMethod.maybe_roundup_sizes): the hidden size and
+    the intermediate size per partition rounded up to the backend's alignment, then w13
+    (2 x intermediate) and w2, 4 bits a value plus one scale byte per 32 values."""
+    inter_align, hidden_align = _MXFP4_ALIGN[backend]
+    local = a.experts // expert_group if ep else a.experts
+    inter = _round_up(a.moe_intermediate_size // (1 if ep else expert_group), inter_align)
+    hidden = _round_up(a.expert_hidden_size or a.hidden_size, hidden_align)
+    layers = math.ceil((a.layers - a.dense_layers) / pp)
+    return round(layers * local * 3 * inter * hidden * WEIGHT_BYTES["mxfp4"])
+
+
+def weights_per_gpu(a: Architecture, p: Params, *, tp: int, pp: int, expert_group: int, ep: bool = False,
+                    family: str = "", moe_backend: str = "") -> tuple[tuple[str, int], ...]:
+    """(part, bytes) on the busiest GPU of the layout. ``ep``: the expert group holds whole
+    experts; ``family`` and ``moe_backend`` pick gpt-oss's MXFP4 padding."""
     stage = math.ceil(a.layers / pp) / a.layers
     matrices = 1 if pp > 1 or a.tie_word_embeddings else 2
     emb = a.vocab_size * a.hidden_size * matrices * WEIGHT_BYTES[a.dtype] / tp
     dense = p.layers * WEIGHT_BYTES[a.weight_format] * stage / tp
     parts = [("embedding and LM head", round(emb)), ("attention and dense layers", round(dense))]
-    if p.experts:
+    if p.experts and a.model_type == "gpt_oss" and a.expert_format == "mxfp4":
+        parts.append(("routed experts", _mxfp4_experts(a, pp=pp, expert_group=expert_group, ep=ep,
+                                                       backend=mxfp4_backend(family, moe_backend))))
+    elif p.experts:
         parts.append(("routed experts", round(p.experts * WEIGHT_BYTES[a.expert_format] * stage / expert_group)))
     return tuple(parts)
 
@@ -136,10 +182,23 @@ def _ds_mla_cache(a: Architecture, pp: int, max_len: int) -> KvCache:
     return KvCache(math.ceil(per_token), per_seq, tuple(notes))
 
 
-def kv_cache(a: Architecture, *, tp: int, pp: int, kv_dtype: str, max_len: int = 0, ds_mla: bool = False) -> KvCache:
+def kv_cache(a: Architecture, *, tp: int, pp: int, kv_dtype: str, max_len: int = 0, ds_mla: bool = False,
+             dcp: int = 1) -> KvCache:
     """The KV cache of ``a`` on one GPU of a tp x pp layout (per_token 0: the attention kind is
     not modelled). ``max_len`` bounds a sliding window shorter than the sequence; ``ds_mla``:
-    the attention backend stores DeepSeek-V4's cache in the fp8_ds_mla layout."""
+    the attention backend stores DeepSeek-V4's cache in the fp8_ds_mla layout; ``dcp``: decode
+    context parallelism spreads each sequence's full-attention tokens over that many ranks."""
+    kv = _kv_cache(a, tp=tp, pp=pp, kv_dtype=kv_dtype, max_len=max_len, ds_mla=ds_mla)
+    if dcp <= 1 or not kv.per_token:
+        return kv
+    # vLLM 0.33.0 v1/core/kv_cache_utils.py: resolve_dcp_kv_block_size multiplies a DCP-sharded
+    # spec's block size by the DCP size: a page of the same bytes holds dcp times the tokens.
+    note = (f"decode context parallelism {dcp}: each of the {dcp} ranks sharing a KV head keeps every "
+            f"{dcp}th token (v1/core/kv_cache_utils.py: resolve_dcp_kv_block_size)")
+    return KvCache(math.ceil(kv.per_token / dcp), kv.per_sequence, kv.notes + (note,))
+
+
+def _kv_cache(a: Architecture, *, tp: int, pp: int, kv_dtype: str, max_len: int, ds_mla: bool) -> KvCache:
     if a.compress_ratios and ds_mla:
         return _ds_mla_cache(a, pp, max_len)
     named = _KV_BYTES.get(kv_dtype)
@@ -211,6 +270,13 @@ def _arg(args, flag: str) -> str | None:
     return next((x.value for x in args if x.flag == flag and not x.raw), None)
 
 
+def decode_context_parallel(args) -> int:
+    """The role's --decode-context-parallel-size (1 when unset or not a whole number; vLLM's
+    argument parser refuses those before any memory is counted)."""
+    text = _arg(args, "--decode-context-parallel-size")
+    return int(text) if text is not None and text.strip().isdigit() and int(text) > 0 else 1
+
+
 _LEN = {"": 1, "k": 1000, "m": 1000**2, "K": 1024, "M": 1024**2}
 
 
@@ -275,7 +341,9 @@ def plan_fit(a: Architecture | None, lay: Layout, args, memory: int | None, *, n
     # on (fused_moe/config.py: FusedMoEParallelConfig.make, flatten_tp_across_dp_and_pcp): with EP
     # each GPU holds whole experts, without it a tp x dp slice of every expert.
     group = lay.tp * lay.dp
-    parts = weights_per_gpu(a, p, tp=lay.tp, pp=lay.pp, expert_group=group)
+    backend = _arg(args, "--moe-backend") or ""
+    parts = weights_per_gpu(a, p, tp=lay.tp, pp=lay.pp, expert_group=group, ep=lay.ep, family=family,
+                            moe_backend=backend.lower().replace("-", "_"))
     weights = sum(b for _, b in parts)
     usable = int(memory * util)
     terms = overhead_terms(a, tp=lay.tp, pp=lay.pp, dp=lay.dp, ep=lay.ep, args=args, memory=memory, family=family)
@@ -287,13 +355,16 @@ def plan_fit(a: Architecture | None, lay: Layout, args, memory: int | None, *, n
         budget = max(usable - weights - overhead, 0)
     # DeepSeek-V4 gets FlashMLA (FlashInfer on SM120) unless another backend is asked for, and
     # both store fp8_ds_mla (models/deepseek_v4/nvidia/model.py picks the class; ROCm differs).
-    backend = _arg(args, "--attention-backend") or ""
-    ds_mla = bool(a.compress_ratios) and not family.lower().startswith("mi") and backend != "FLASHINFER_MLA_SPARSE_DSV4"
+    attention_backend = _arg(args, "--attention-backend") or ""
+    ds_mla = bool(a.compress_ratios) and not family.lower().startswith("mi") \
+        and attention_backend != "FLASHINFER_MLA_SPARSE_DSV4"
     if ds_mla:
         kv_dtype = "fp8_ds_mla"
-    kv = kv_cache(a, tp=lay.tp, pp=lay.pp, kv_dtype=kv_dtype, max_len=max_len, ds_mla=ds_mla)
+    dcp = decode_context_parallel(args)
+    kv = kv_cache(a, tp=lay.tp, pp=lay.pp, kv_dtype=kv_dtype, max_len=max_len, ds_mla=ds_mla, dcp=dcp)
     experts = "" if not a.is_moe else (f" ep={group}" if lay.ep else f" experts split {group} ways")
-    layout = f"tp={lay.tp} pp={lay.pp}" + (f" dp={lay.dp}" if lay.dp > 1 else "") + (experts or " ep=off")
+    layout = f"tp={lay.tp} pp={lay.pp}" + (f" dp={lay.dp}" if lay.dp > 1 else "") + (experts or " ep=off") \
+        + (f" dcp={dcp}" if dcp > 1 else "")
     common = dict(source=a.source, gpu_memory=memory, memory_source=memory_source, utilization=util,
                   headroom=overhead, overhead_parts=tuple(t.as_tuple() for t in terms), weights=weights,
                   weight_parts=parts, kv_dtype=kv_dtype, kv_budget=budget, max_model_len=max_len, layout=layout)

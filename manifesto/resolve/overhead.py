@@ -27,34 +27,57 @@ import math
 from manifesto.resolve.architecture import Architecture
 
 __all__ = ["Term", "batch_limits", "capture_sizes", "overhead_terms", "SAMPLER_BYTES_PER_LOGIT",
-           "NON_TORCH_BYTES", "COLLECTIVE_BYTES", "GRAPH_BYTES_PER_LAYER"]
+           "SORTED_SAMPLER_EXTRA_BYTES", "NON_TORCH_BYTES", "COLLECTIVE_BYTES", "GRAPH_BYTES_PER_LAYER"]
 
 GiB = 1024**3
 MiB = 1024**2
 
 #: Bytes per logit of the dummy sampler run (v1/worker/gpu_model_runner.py: _dummy_sampler_run,
-#: v1/sample/sampler.py): the bf16 logits gathered over the whole vocabulary (2), their float32
-#: copy (4, ``logits.to(torch.float32)``), the top-k/top-p sort's float32 values and int64
-#: indices (12) and the float32 probabilities (4). Derived from the tensors the run creates.
-SAMPLER_BYTES_PER_LOGIT = 22
+#: v1/sample/sampler.py, v1/sample/ops/topk_topp_sampler.py): the bf16 logits the run holds (2),
+#: the sampler's float32 copy (4; temperature divides it in place), the float32 probabilities
+#: (4) and the exponential noise of random_sample (4; the division by it is in place). Top-k and
+#: top-p run as Triton kernels (topk_topp_triton.py, vLLM PR #33538) that mask in place; the
+#: PyTorch sort they replaced held more (SORTED_SAMPLER_EXTRA_BYTES). Derived from the tensors
+#: the run creates.
+SAMPLER_BYTES_PER_LOGIT = 14
+#: What the PyTorch sort-based top-k/top-p path of vLLM releases before PR #33538 (merged
+#: 2026-02-02) held on top, per logit, for reading start-up logs of those releases: the sort's
+#: values, int64 indices and masks (18 bytes) and the sort's own scratch space, which PyTorch
+#: sizes. Calibrated: vLLM 0.11's profiler logged activation peaks of 4.76, 7.38, 5.56 and
+#: 5.64 GiB for 1024 rows of Llama-3.1-8B's, gpt-oss's, Qwen3-0.6B's and Qwen3-32B's
+#: vocabularies on an H100, 38.4-38.9 bytes a logit
+#: (https://github.com/llm-d/llm-d-benchmark/blob/4f4d44943c39b76b28e30dfa1fb0dfaf1ee894b5/config_explorer/empirical-vllm-memory-results.md);
+#: 14 + 25 = 39 covers all four.
+SORTED_SAMPLER_EXTRA_BYTES = 25
 #: Memory outside PyTorch's allocator that one vLLM worker holds after its profiling run on a
 #: single GPU (cuBLAS/cuBLASLt workspaces, the attention backend's workspace, persistent input
 #: buffers). Calibrated on published start-up logs: "non_torch_memory takes 0.10GiB" (Llama-3-8B
 #: on an A100 40GB, https://github.com/vllm-project/vllm/issues/12330), "non_torch_memory takes
-#: 0.20GiB" (https://github.com/vllm-project/vllm/pull/14447), and gpt-oss-20b on an A100 80GB
-#: keeping back 1.17 GiB of which the sampler takes 1.05 (tests/test_fit_published.py).
+#: 0.20GiB" (https://github.com/vllm-project/vllm/pull/14447), 0.13-0.14 GiB on H100s with vLLM
+#: 0.11 (llm-d-benchmark, below), and gpt-oss-20b on an A100 80GB
+#: keeping back 1.17 GiB besides its logged weights, of which the sampler takes 0.67
+#: (tests/test_fit_published.py).
 NON_TORCH_BYTES = GiB // 4
 #: NCCL communicators and the custom all-reduce buffers of a worker in a group of more than one
-#: GPU (TP, PP, or the DP group a MoE model's experts span). Calibrated: no published log splits
-#: them out; 0.75 GiB keeps the TP>1 figures the tests hold (tests/test_fit_published.py) within
-#: their bounds and errs towards refusing.
-COLLECTIVE_BYTES = 3 * GiB // 4
+#: GPU (TP, PP, or the DP group a MoE model's experts span). NCCL sizes its buffers itself (channels,
+#: NVLink SHARP on NVSwitch systems), so the term cannot be derived from vLLM's source; it is
+#: calibrated. vLLM 0.11 workers on H100s held 0.54-0.55 GiB outside PyTorch at TP2 against
+#: 0.13-0.14 GiB at TP1, 0.41 GiB more
+#: (https://github.com/llm-d/llm-d-benchmark/blob/4f4d44943c39b76b28e30dfa1fb0dfaf1ee894b5/config_explorer/empirical-vllm-memory-results.md);
+#: V0 logs put it under 0.25 GiB at TP2-TP4 over PCIe and NVLink
+#: (https://github.com/vllm-project/vllm/issues/16570, https://github.com/vllm-project/vllm/issues/13061).
+#: 0.5 GiB covers them, erring towards refusing.
+COLLECTIVE_BYTES = GiB // 2
 #: CUDA-graph memory per captured graph and model layer, beyond the first (largest) capture of
 #: each mode, which holds that batch's activations. Calibrated: vLLM logs "Estimated CUDA graph
 #: memory: 0.52 GiB total" for PIECEWISE=51, FULL=35 graphs of Qwen3-8B's 36 layers
 #: (https://github.com/LMCache/LMCache/issues/3430): 0.15 MiB per layer and graph; 0.73 GiB for
 #: the same 86 graphs in https://github.com/vllm-project/vllm/pull/39559; hybrid (GDN) models
 #: run higher, ~24 MiB a FULL graph of 64 layers (https://github.com/vllm-project/vllm/issues/50780).
+#: The cost differs by GPU and attention backend: vLLM 0.19.1 estimated 2.35 GiB (2.44 GiB
+#: captured) for the same 86 graphs of Qwen3-8B on an A100 40GB with FlashAttention 2
+#: (https://github.com/dariustanrd/tokenkaki/blob/02862f7eed9088742d6e24cc413c3bcb9e97ba58/blogposts/content/1_vllm/yy-mm-dd-behind-the-api-1-vllm-draft.md),
+#: so on such GPUs the fit may leave up to ~2 GiB more KV cache than vLLM 0.33.0 does.
 GRAPH_BYTES_PER_LAYER = MiB * 3 // 16
 
 _BLACKWELL = ("b200", "gb200", "b300", "gb300")
@@ -184,8 +207,9 @@ def _terms(a: Architecture, layout: tuple[int, int, int, bool], batch: tuple[int
     world = tp * pp * (dp if a.is_moe else 1)
     if world > 1:
         terms.append(Term("NCCL buffers", COLLECTIVE_BYTES, "calibrated",
-                          f"communicators of a {world}-GPU group (distributed/parallel_state.py); calibrated on "
-                          "published TP>1 start-up logs"))
+                          f"communicators of a {world}-GPU group (distributed/parallel_state.py); calibrated: TP2 "
+                          "workers on H100s held 0.41 GiB more outside PyTorch than TP1 ones (vLLM 0.11, "
+                          "llm-d-benchmark), V0 logs under 0.25 GiB at TP2-TP4 (vLLM issues 13061, 16570)"))
     if not eager:
         piecewise, full = capture_sizes(tokens, seqs, family)
         layers = math.ceil(a.layers / pp)

@@ -16,7 +16,14 @@ Each rule names the vLLM source that enforces it:
   ``validate_fp8_block_shape_moe``; experts without EP are split over tp x dp GPUs
   (``fused_moe/config.py: FusedMoEParallelConfig.make``, ``flatten_tp_across_dp_and_pcp``);
 * DeepSeek-V4's grouped output projection: ``models/deepseek_v4/attention.py`` sets
-  ``n_local_groups = o_groups // tp_size``, which must not be zero.
+  ``n_local_groups = o_groups // tp_size``, which must not be zero;
+* decode context parallelism (``--decode-context-parallel-size``, DCP): without prefill context
+  parallelism DCP reuses the TP ranks, so tp must divide by it (``config/parallel.py:
+  ParallelConfig``, "tp_size=T must be divisible by dcp_size=D"); for GQA/MQA it needs more TP
+  ranks than KV heads and at most tp // kv_heads DCP ranks (``config/model.py:
+  verify_with_parallel_config``); the KV cache manager takes it only with full-attention (and
+  Mamba-style) cache groups (``v1/core/kv_cache_coordinator.py``), so sliding-window layers and
+  DeepSeek-V4's compressed caches refuse it.
 """
 
 from __future__ import annotations
@@ -52,10 +59,33 @@ def _column_rows(a: Architecture) -> list[tuple[str, int, int]]:
     return rows
 
 
-def layout_problems(a: Architecture, *, tp: int, dp: int, ep: bool) -> list[str]:
+def _dcp_problems(a: Architecture, tp: int, dcp: int) -> list[str]:
+    if dcp <= 1:
+        return []
+    if tp % dcp:
+        return [f"decode_context_parallel_size {dcp} does not divide tp {tp} (vLLM 0.33.0 config/parallel.py: "
+                "ParallelConfig, DCP reuses the TP ranks)"]
+    problems = []
+    if a.attention in ("mha", "gqa") or (not a.kv_lora_rank and a.kv_heads):
+        if tp <= a.kv_heads:
+            problems.append(f"decode context parallelism for GQA/MQA needs tp ({tp}) above the model's "
+                            f"{a.kv_heads} KV heads (vLLM 0.33.0 config/model.py: verify_with_parallel_config)")
+        elif dcp > tp // a.kv_heads:
+            problems.append(f"decode_context_parallel_size {dcp} exceeds tp // KV heads = {tp // a.kv_heads} "
+                            "(vLLM 0.33.0 config/model.py: verify_with_parallel_config)")
+    if a.sliding_layers or a.compress_ratios:
+        problems.append("decode context parallelism takes only full-attention and Mamba-style KV cache groups, "
+                        "and this model has " + ("sliding-window layers" if a.sliding_layers else
+                                                 "compressed and sliding-window caches")
+                        + " (vLLM 0.33.0 v1/core/kv_cache_coordinator.py)")
+    return problems
+
+
+def layout_problems(a: Architecture, *, tp: int, dp: int, ep: bool, dcp: int = 1) -> list[str]:
     """What vLLM 0.33.0 would refuse in splitting ``a`` over tp (and, for the routed experts
-    without EP, tp x dp) GPUs: one sentence per problem, naming the layer and the vLLM source."""
-    problems: list[str] = []
+    without EP, tp x dp) GPUs, with ``dcp`` decode-context-parallel ranks: one sentence per
+    problem, naming the layer and the vLLM source."""
+    problems: list[str] = _dcp_problems(a, tp, dcp)
     if a.attention_heads % tp:
         problems.append(f"its {a.attention_heads} attention heads do not divide by tp {tp} (vLLM 0.33.0 "
                         "config/model.py: verify_with_parallel_config)")
