@@ -168,7 +168,8 @@ def _plan(args) -> int:
     if perf is not None:
         from manifesto.perf import disagg
 
-        pd = disagg.search(perf, report, start, clusters, options)
+        pd = disagg.search(perf, report, start, clusters,
+                           lambda data, cluster: capacity.resolve_layout(data, start.path, cluster, options))
         _progress_done(args)
     picked = None
     if args.pick_pd is not None and (args.write or args.explain):

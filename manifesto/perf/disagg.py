@@ -162,8 +162,6 @@ def _estimate(raw: dict, source: str, decode: Role, gpus: int, hourly_cost: floa
 def _layouts(outcomes) -> list:
     """The role layouts of one cluster and accelerator: (candidate, sequences per engine) of each
     aggregated proposal without PP, at most SPAN times the smallest one's GPUs, fewest GPUs first."""
-    from manifesto.capacity import Candidate
-
     seen: dict[tuple, tuple] = {}
     for o in outcomes:
         c = o.candidate
@@ -171,7 +169,9 @@ def _layouts(outcomes) -> list:
             continue
         key = (c.tp, c.dp, c.ep)
         if key not in seen:
-            seen[key] = (Candidate(c.tp, 1, c.dp, c.ep, c.nodes), o.concurrency // c.replicas)
+            one = copy.copy(c)  # a capacity.Candidate (perf sits below capacity: no import of it)
+            one.replicas = 1
+            seen[key] = (one, o.concurrency // c.replicas)
     if not seen:
         return []
     smallest = min(c.engine_gpus for c, _ in seen.values())
@@ -184,10 +184,11 @@ def _tp_ok(a, b) -> bool:
     return large % small == 0
 
 
-def search(planner, report, start, clusters: list, options, search_path=None) -> PDReport:
+def search(planner, report, start, clusters: list, resolve) -> PDReport:
     """xPyD sets for every cluster and accelerator of ``report`` (``plan_model``'s, with
-    performance) that AIConfigurator's tables cover; see the module's docstring."""
-    from manifesto.capacity import _memo
+    performance) that AIConfigurator's tables cover; see the module's docstring. ``resolve(data,
+    cluster)``: the spec ``data`` resolved on ``cluster`` as ``render`` resolves it
+    (``capacity.resolve_layout``), or a ``ManifestoError``."""
     from manifesto.resolve.accelerator import project_accelerator
     from manifesto.perf.engine import part_of, system_for
 
@@ -204,7 +205,6 @@ def search(planner, report, start, clusters: list, options, search_path=None) ->
     for o in report.proposed:
         groups.setdefault((o.cluster, o.accelerator), []).append(o)
     by_name = {c.name: c for c in clusters}
-    memo = _memo()
     for (cluster_name, accel_name), outcomes in groups.items():
         where = f"{cluster_name}/{accel_name}"
         cluster = by_name[cluster_name]
@@ -226,7 +226,7 @@ def search(planner, report, start, clusters: list, options, search_path=None) ->
         kept = 0
         for pd in found:
             pd.cluster, pd.accelerator = cluster_name, accel_name
-            problem = _resolve(pd, start, cluster, accel_name, report, options, memo)
+            problem = _resolve(pd, start, cluster, accel_name, report, resolve)
             if problem:
                 out.refused.append((f"{where} {pd.text()}", problem))
                 continue
@@ -323,15 +323,14 @@ def _proxy(ttft: float, tpot: float, tokens_s: float, gpus: int, price: float | 
     return (0, 1.0, 0.0, gpus / tokens_s)
 
 
-def _resolve(pd: PDOutcome, start, cluster, accel_name: str, report, options, memo) -> str:
+def _resolve(pd: PDOutcome, start, cluster, accel_name: str, report, resolve) -> str:
     """Resolve ``pd`` as a P/D spec on ``cluster`` (``render``'s resolution and memory fit):
     sets ``pd.data`` and ``pd.plan``, or returns why not."""
-    from manifesto.capacity import candidate_spec, resolve_layout
     from manifesto.errors import ManifestoError
 
     pd.data = spec_data(start, accel_name, pd, report.workload, cluster.platform)
     try:
-        plan = resolve_layout(pd.data, start.path, cluster, options, candidate_spec(pd.data, start.path), memo)
+        plan = resolve(pd.data, cluster)
     except ManifestoError as exc:
         return exc.message
     for role in plan.roles:

@@ -517,12 +517,17 @@ class Planner:
     def __init__(self, engine: Engine, work: PerfWorkload, model_id: str) -> None:
         self.engine, self.work, self.model_id = engine, work, model_id
         self.fallbacks: dict[str, str] = {}  # cluster/accelerator -> why the roofline stood in
+        self._where = ""
 
     def assess(self, cluster, accel_name: str, accel, outcome, arch, nvlink_domain: bool) -> Estimate:
         from manifesto.errors import ManifestoError
 
         part = part_of(cluster, accel_name, accel.gpu_arch)
         cand, budget = outcome.candidate, outcome.plan.budget
+        where = f"{cluster.name}/{accel_name}"
+        if where != self._where:
+            self._where = where
+            self.engine.progress(f"estimating the layouts on {where}")
         try:
             est = self.engine.estimate(model_id=self.model_id, arch=arch, part=part, cand=cand, fit=outcome.fit,
                                        gpus_per_node=accel.gpus_per_node,
