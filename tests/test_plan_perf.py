@@ -415,6 +415,11 @@ def test_prefill_decode_is_proposed_only_where_it_beats_the_aggregated_layouts(p
                 assert row["beats_aggregated"]
             elif ours["meets_targets"] == theirs["meets_targets"] and ours["meets_targets"]:
                 assert row["beats_aggregated"] == (ours["tokens_per_s_per_gpu"] > theirs["tokens_per_s_per_gpu"])
+    # Qwen3-32B on H100 at TTFT 500 ms and ITL 30 ms: the best set (1P1D, prefill tp1, decode tp2)
+    # gives about 750 output tokens/s per GPU against the aggregated tp4's 763: none is proposed.
+    qwen = pd_plans[0]["disaggregated"]
+    assert qwen["proposed"] == [] and qwen["estimated"][0]["ratio"] == "1P1D"
+    assert qwen["estimated"][0]["best_aggregated"]["layout"]["tp"] == 4
     dsv3 = pd_plans[2]["disaggregated"]
     assert dsv3["proposed"] == []
     assert all(r["performance"]["tokens_per_s_per_gpu"] < r["best_aggregated"]["performance"]["tokens_per_s_per_gpu"]
@@ -477,6 +482,11 @@ def test_a_prefill_decode_set_written_builds_validates_and_renders_what_plan_pri
     assert "#   source: aiconfigurator 0.12.0 gb200 vllm" in text
     b = cli_in_process("build", "//models/qwen:qwen3-32b-pd")
     assert b.returncode == 0, b.stdout + b.stderr
+    e = cli_in_process("explain", target, "--cluster", "example-gb200-lws")
+    assert e.returncode == 0, e.stderr
+    recorded = e.stdout.partition("\nrecorded by plan (")[2]
+    assert f"  Prefill/decode {p1['xPyD']}: " in recorded and "  targets: TTFT 300 ms met, ITL 20 ms met;" in recorded
+    assert "topology        pd as one DisaggregatedSet" in e.stdout
     want = {"prefill": prefill, "decode": decode}
     for cluster, kind in (("example-gb200-lws", "DisaggregatedSet"), ("example-gb200", "LeaderWorkerSet")):
         rendered = (root / "out" / cluster / "qwen" / "qwen3-32b-pd.yaml").read_text()
@@ -563,3 +573,27 @@ def test_progress_line_on_a_terminal_only(quiet):
         text = err.getvalue()
         assert "\r\x1b[Kmanifesto: estimating prefill/decode layouts on example-h200/h200..." in text
         assert text.endswith("\r\x1b[K")
+
+
+def test_explain_shows_a_recorded_estimate_as_the_file_says_it(tmp_path):
+    """`manifesto explain` of a spec plan wrote: the estimate of its leading comment, marked as
+    the file's word, each line escaped and cut; a spec without plan's header shows none."""
+    spec = (REPO_ROOT / "models" / "qwen" / "qwen3-0.6b.yaml").read_text()
+    head = ["# Written by `manifesto plan Qwen/Qwen3-0.6B --isl 10 --osl 10 --write x.yaml`.",
+            "# Estimated at 10 input and 10 output tokens per request, 1 in flight:",
+            "#   TTFT 5 ms, ITL 1.0 ms \u202egnp.exe " + "x" * 1000,
+            "#   source: aiconfigurator-core 0.12.0 h200_sxm vllm 0.24.0 agg.",
+            "# after the source: not shown"]
+    path = tmp_path / "planned.yaml"
+    path.write_text("\n".join(head) + "\n" + spec)
+    r = cli_in_process("explain", str(path), "--cluster", B200, "--user", "u")
+    assert r.returncode == 0, r.stderr
+    recorded = r.stdout.partition("\nrecorded by plan (")[2]
+    assert "  Estimated at 10 input and 10 output tokens per request, 1 in flight:" in recorded
+    assert "\u202e" not in r.stdout  # a bidi override is escaped (YAML refuses C0 controls already)
+    assert max(len(line) for line in recorded.splitlines()) <= 242 and "xxx..." in recorded
+    assert "after the source" not in recorded
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("# Estimated at 10 input: not written by plan\n" + spec)
+    r = cli_in_process("explain", str(plain), "--cluster", B200, "--user", "u")
+    assert r.returncode == 0 and "recorded by plan" not in r.stdout, r.stderr
