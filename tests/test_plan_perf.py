@@ -507,6 +507,26 @@ def test_a_prefill_decode_set_written_builds_validates_and_renders_what_plan_pri
             assert re.findall(r"--tensor-parallel-size[ =](\d+)", args_text) == [str(tp)], (cluster, name)
 
 
+def test_a_set_whose_accelerator_a_slurm_target_offers_names_no_workload_and_builds(tmp_path, monkeypatch):
+    """The same workload at TTFT 200 ms and ITL 15 ms: P2 is the set on GB200 trays' B200 profile,
+    an accelerator the workspace's Slurm cluster target offers too. Slurm has no LeaderWorkerSets,
+    so the roles name no workload (the comment says why) and the build renders it everywhere."""
+    _need_extra()
+    root = _workspace(tmp_path, monkeypatch)
+    args = ["plan", "Qwen/Qwen3-32B", "-c", "example-gb200-lws", "--isl", "2048", "--osl", "512", "--concurrency",
+            "64", "--ttft", "200", "--itl", "15"]
+    target = "models/qwen/b200-pd.yaml"
+    w = cli_in_process(*args, "--pick-pd", "2", "--write", target)
+    assert w.returncode == 0, w.stderr
+    assert "prefill/decode set 2: example-gb200-lws/b200 " in w.stderr
+    text = (root / target).read_text()
+    assert "# The roles name no workload: Slurm cluster target example-slurm offers b200 too" in text
+    assert "workload:" not in text.split("\nroles:", 1)[1]
+    b = cli_in_process("build", "//models/qwen:b200-pd")
+    assert b.returncode == 0 and " 0 failed" in b.stdout, b.stdout + b.stderr
+    assert (root / "out" / "example-slurm" / "qwen" / "b200-pd.sbatch").is_file()
+
+
 def test_pick_pd_errors(h100_cluster):
     r = cli_in_process("plan", "Qwen/Qwen3-32B", "--cluster", H200, "--pick-pd", "1", "--explain")
     assert r.returncode != 0 and "--pick-pd picks a prefill/decode set" in r.stderr, r.stderr

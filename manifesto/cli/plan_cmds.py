@@ -536,6 +536,7 @@ def _write(args, report, picked, options, perf=None) -> None:
         raise InputError(f"--write {shown} {problem}")
     if os.path.lexists(path) and not args.force:
         raise InputError(f"--write {shown} exists; pass --force to replace it")
+    notes = _neutral_roles(args, report, picked, root, options) if args.pick_pd is not None else []
     _check_other_clusters(args, report, picked, root, options)
     import shlex
 
@@ -543,7 +544,7 @@ def _write(args, report, picked, options, perf=None) -> None:
     if args.pick_pd is not None:
         from manifesto.perf import disagg
 
-        text = disagg.spec_text(report, picked, perf.work, command)
+        text = disagg.spec_text(report, picked, perf.work, command, notes)
         what = f"prefill/decode set {args.pick_pd}: {picked.cluster}/{picked.accelerator} {picked.text()}"
     else:
         text = capacity.spec_text(report, picked, command)
@@ -558,6 +559,36 @@ def _write(args, report, picked, options, perf=None) -> None:
 
     info(args, f"manifesto: wrote {shown} ({what})")
     _say_address(args, path, root, shown)
+
+
+def _neutral_roles(args, report, picked, root: str, options) -> list[str]:
+    """A prefill/decode set's roles are LeaderWorkerSets on Kubernetes (``workload:
+    leaderworkerset``), which a Slurm cluster refuses. Where a Slurm cluster target of the
+    workspace offers the set's accelerator (its build renders the spec there too), the roles name
+    no workload instead; returns the comment lines that say so (none otherwise)."""
+    import os
+
+    from manifesto import capacity
+    from manifesto.build_graph import api
+    from manifesto.cluster import load_cluster
+
+    slurm = []
+    for target in api.list_targets(["//::"], root=root):
+        if target.kind != "cluster":
+            continue
+        cluster = load_cluster(os.path.join(root, target.path), search=args.search)
+        if cluster.platform == "slurm" and picked.accelerator in cluster.profile.accelerators.profiles:
+            slurm.append(cluster.name)
+    if not slurm or not any("workload" in r for r in picked.data["roles"]):
+        return []
+    for role in picked.data["roles"]:
+        role.pop("workload", None)
+    here = next(c for c in _clusters(args) if c.name == picked.cluster)
+    picked.plan = capacity.resolve_layout(picked.data, report.path, here, options)
+    return [f"The roles name no workload: Slurm cluster target {', '.join(sorted(slurm))} offers "
+            f"{picked.accelerator} too, and Slurm has no LeaderWorkerSets.",
+            "  On Kubernetes each role is then a Deployment or a LeaderWorkerSet by its node count (one",
+            "  DisaggregatedSet on LeaderWorkerSet 0.10 only when both roles are LeaderWorkerSets)."]
 
 
 def _check_other_clusters(args, report, picked, root: str, options) -> None:

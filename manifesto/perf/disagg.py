@@ -65,9 +65,12 @@ class Role:
     def gpus(self) -> int:
         return self.layout.engine_gpus * self.workers
 
-    def text(self) -> str:
+    def layout_text(self) -> str:
         lay = self.layout
-        return f"tp{lay.tp} dp{lay.dp} ep {'on' if lay.ep else 'off'} x{self.workers}"
+        return f"tp{lay.tp} dp{lay.dp} ep {'on' if lay.ep else 'off'}"
+
+    def text(self) -> str:
+        return f"{self.layout_text()} x{self.workers}"
 
     def to_dict(self) -> dict:
         lay = self.layout
@@ -402,8 +405,8 @@ def pd_lines(pd: PDOutcome) -> list[str]:
     """What an xPyD set is, for comments and explain."""
     b = pd.budget
     cost = "" if b.hourly_cost is None else f", {b.hourly_cost:g} per hour"
-    lines = [f"Prefill/decode {pd.ratio}: {pd.prefill.workers} prefill worker(s) of {pd.prefill.text()[:-3]} "
-             f"(batch {pd.prefill.batch} per rank), {pd.decode.workers} decode worker(s) of {pd.decode.text()[:-3]} "
+    lines = [f"Prefill/decode {pd.ratio}: {pd.prefill.workers} prefill worker(s) of {pd.prefill.layout_text()} "
+             f"(batch {pd.prefill.batch} per rank), {pd.decode.workers} decode worker(s) of {pd.decode.layout_text()} "
              f"(batch {pd.decode.batch} per rank);",
              f"  {b.gpus} GPU(s) on {b.nodes} node(s) in {b.pods} pod(s){cost}."]
     if pd.against is not None:
@@ -415,14 +418,16 @@ def pd_lines(pd: PDOutcome) -> list[str]:
     return lines
 
 
-def spec_text(report, pd: PDOutcome, work, command: str) -> str:
-    """The xPyD set as a commented spec file (``plan --pick-pd N --write``)."""
+def spec_text(report, pd: PDOutcome, work, command: str, notes: list[str] | None = None) -> str:
+    """The xPyD set as a commented spec file (``plan --pick-pd N --write``); ``notes``: more
+    comment lines (about the roles' workloads)."""
     from manifesto.edge.escape import terminal
     from manifesto.util.yamlemit import dump_yaml
 
     lines = [f"Written by `{command}`.",
              f"Planned from {report.start} for cluster {pd.cluster}, accelerator {pd.accelerator}.",
              *pd_lines(pd), *estimate_lines(pd.performance, work),
+             *(notes or []),
              "The memory fit and the layout of each role are what `manifesto explain` shows for this file."]
     # One line each: a path or name holding a line break must not end the comment.
     return "\n".join("# " + terminal(line) for line in lines) + "\n" + dump_yaml(pd.data)
