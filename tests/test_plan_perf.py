@@ -257,6 +257,10 @@ def test_a_gpu_without_tables_falls_back_to_the_roofline_and_says_so(tmp_path):
     assert perf["source"].startswith("roofline (AMD Instinct MI300X data sheet")
     assert perf["fallback_reason"] == "AIConfigurator has no tables for MI300X-192GB"
     assert report["performance"]["fallbacks"]
+    # No roofline stands in for prefill/decode: plan says where and why none was estimated.
+    assert report["disaggregated"]["not_estimated"] == [
+        {"where": "test-mi300x/h100", "reason": "AIConfigurator has no tables for MI300X-192GB (no roofline for P/D)"}]
+    assert report["disaggregated"]["estimated"] == []
 
 
 def test_text_markdown_and_plot(h100_cluster, tmp_path):
