@@ -621,3 +621,13 @@ def test_explain_shows_a_recorded_estimate_as_the_file_says_it(tmp_path):
     plain.write_text("# Estimated at 10 input: not written by plan\n" + spec)
     r = cli_in_process("explain", str(plain), "--cluster", B200, "--user", "u")
     assert r.returncode == 0 and "recorded by plan" not in r.stdout, r.stderr
+
+
+def test_a_spec_start_gets_no_prefill_decode_sets_and_is_told_why():
+    """plan keeps a spec's roles, so from a spec no xPyD set is searched; the text says why."""
+    _need_extra()
+    r = cli_in_process("plan", str(REPO_ROOT / "models" / "qwen" / "h200-aggregated.yaml"), "--cluster", H200,
+                       "--isl", "1024", "--osl", "128")
+    assert r.returncode == 0, r.stderr
+    assert "prefill/decode: no xPyD set was estimated.\n  no prefill/decode estimate on every cluster: plan keeps a " \
+           "spec's roles; start from the model id" in r.stdout

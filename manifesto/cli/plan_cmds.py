@@ -390,9 +390,11 @@ def _pd_lines(pd) -> list[str]:
         lines.append("prefill/decode: each set is one replica of x prefill and y decode workers (tpN dpN ep, xN "
                      "workers), estimated by AIConfigurator's disaggregated model; shown where it beats the best "
                      "aggregated layout of its cluster and accelerator by the ranking above.")
-    else:
+    elif pd.estimated:
         lines.append(f"prefill/decode: no xPyD set beats the aggregated layouts at these targets "
                      f"({len(pd.estimated)} estimated; -o json lists them).")
+    else:
+        lines.append("prefill/decode: no xPyD set was estimated.")
     for where, why in sorted(pd.skipped.items())[:_SHOWN]:
         lines.append(f"  no prefill/decode estimate on {where}: {why}")
     if pd.refused:

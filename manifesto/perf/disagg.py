@@ -198,11 +198,11 @@ def search(planner, report, start, clusters: list, resolve) -> PDReport:
     out = PDReport()
     engine, work, model_id = planner.engine, planner.work, planner.model_id
     if start.from_spec:
-        out.skipped["*"] = ("plan keeps a spec's roles; start from the model id to be proposed prefill/decode "
+        out.skipped["every cluster"] = ("plan keeps a spec's roles; start from the model id to be proposed prefill/decode "
                             "layouts")
         return out
     if report.workload.topology not in (None, "aggregated"):
-        out.skipped["*"] = "--topology pd lays both roles out alike; leave it out to be proposed xPyD layouts"
+        out.skipped["every cluster"] = "--topology pd lays both roles out alike; leave it out to be proposed xPyD layouts"
         return out
     groups: dict[tuple[str, str], list] = {}
     for o in report.proposed:
