@@ -140,7 +140,8 @@ class PDReport:
                 "refused": [{"set": k, "reason": v} for k, v in self.refused],
                 "search": {"decode_workers": list(DECODE_WORKERS), "max_prefill_workers": MAX_WORKERS,
                            "prefill_batch": 1, "role_layouts": "the aggregated proposals without pipeline "
-                           f"parallelism, up to {SPAN} times the GPUs of the smallest"}}
+                           f"parallelism, up to {SPAN} times the GPUs of the smallest, without expert parallelism "
+                           "wider than one of AIConfigurator's nodes"}}
 
 
 def rank_head(p) -> tuple:
