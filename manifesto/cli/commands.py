@@ -109,6 +109,7 @@ def _explain(args) -> int:
         # The Hugging Face cache it may read a config.json from is part of what was asked.
         hf_home = _hf_home()
         sys.stdout.write(cached_command(args, f"explain --hf-home {hf_home}", "explain", hf_home)[0])
+        sys.stdout.write(_recorded_estimate(args))
         return 0
     from manifesto.util.outputs import emit
     from manifesto.resolve.plan import to_builtins
@@ -124,6 +125,42 @@ def _explain(args) -> int:
     emit(args.output, to_builtins(plan) if args.output in ("json", "yaml") else None, text=text,
          names=lambda: [plan.instance])
     return 0
+
+
+#: The most lines and characters a line of a spec's recorded estimate ``explain`` shows.
+_RECORDED_LINES, _RECORDED_WIDTH = 24, 240
+
+
+def _recorded_estimate(args) -> str:
+    """The estimate ``manifesto plan --write`` recorded in the spec's leading comment (the lines
+    from "# Prefill/decode" or "# Estimated at" through "#   source:"), shown as the file says
+    it: a comment, so nothing checks it against this render. Empty when there is none."""
+    from manifesto.load.catalog import find
+
+    try:
+        with open(find("models", args.spec, search=search_of(args)), encoding="utf-8", errors="replace") as f:
+            head = []
+            for line in f:
+                if not line.startswith("#") or len(head) > 64:
+                    break
+                head.append(line.rstrip("\n"))
+    except OSError:
+        return ""
+    if not head or not head[0].startswith("# Written by `manifesto plan "):
+        return ""
+    start = next((i for i, line in enumerate(head) if line.startswith(("# Prefill/decode ", "# Estimated at "))), None)
+    if start is None:
+        return ""
+    lines = []
+    for line in head[start:]:
+        lines.append(line[1:].strip())
+        if line.startswith("#   source:"):
+            break
+    from manifesto.edge.escape import terminal
+
+    shown = [terminal(line, _RECORDED_WIDTH) for line in lines[:_RECORDED_LINES]]
+    return ("\nrecorded by plan (the spec's leading comment, as `manifesto plan --write` wrote it; not checked "
+            "against this render)\n" + "".join(f"  {line}\n" for line in shown))
 
 
 def _render_manifest(args) -> int:

@@ -48,6 +48,9 @@ def register(sub, add) -> None:
                    "tokens/s per user) as an SVG file").complete = FILES
     p.add_argument("--pick", type=_positive("--pick", 1 << 20), default=1, metavar="N",
                    help="the ranked layout --write and --explain use (default: 1)")
+    p.add_argument("--pick-pd", type=_positive("--pick-pd", 1 << 20), metavar="N",
+                   help="with performance: the ranked prefill/decode (xPyD) set --write and --explain use instead "
+                   "(P1 is 1)")
     p.add_argument("--explain", action="store_true", help="print the picked layout's resolution and memory-fit "
                    "arithmetic, as `manifesto explain` prints it")
     p.add_argument("--write", metavar="PATH", type=file_arg, help="write the picked layout as a commented spec inside the "
@@ -134,6 +137,8 @@ def _command(args) -> str:
             words += [flag, str(value)]
     if args.pick != 1:
         words += ["--pick", str(args.pick)]
+    if args.pick_pd is not None:
+        words += ["--pick-pd", str(args.pick_pd)]
     return shlex.join(words)
 
 
@@ -154,12 +159,26 @@ def _plan(args) -> int:
     start = capacity.start_from(args.model, search=args.search)
     clusters = _clusters(args)
     options = Options(user="plan")
+    if args.pick_pd is not None and planner_work is None:
+        raise InputError("--pick-pd picks a prefill/decode set, which plan proposes with performance: give --isl and "
+                         "--osl")
     perf = _planner(args, planner_work, start.model_id) if planner_work is not None else None
     report = capacity.plan_model(start, clusters, work, options, search=args.search, performance=perf)
+    pd = None
     if perf is not None:
+        from manifesto.perf import disagg
+
+        pd = disagg.search(perf, report, start, clusters,
+                           lambda data, cluster: capacity.resolve_layout(data, start.path, cluster, options))
         _progress_done(args)
     picked = None
-    if args.write or args.explain:
+    if args.pick_pd is not None and (args.write or args.explain):
+        if args.pick_pd > len(pd.proposed):
+            raise InputError(f"--pick-pd {args.pick_pd}: the plan proposes {len(pd.proposed)} prefill/decode set(s) "
+                             "that beat the aggregated layouts" + ("" if pd.proposed else
+                                                                    " (the text output says why none)"))
+        picked = pd.proposed[args.pick_pd - 1]
+    elif args.write or args.explain:
         if not report.proposed:
             raise InputError(f"no layout of {report.model} fits on {', '.join(report.clusters)}, so there is none "
                              "to " + ("write" if args.write else "explain"))
@@ -167,21 +186,19 @@ def _plan(args) -> int:
             raise InputError(f"--pick {args.pick}: the plan proposes {len(report.proposed)} layout(s)")
         picked = report.proposed[args.pick - 1]
     if args.write:  # before any output: a refused write leaves nothing half-done behind
-        _write(args, report, picked, options)
+        _write(args, report, picked, options, perf)
     if args.plot:
-        _plot(args, report)
+        _plot(args, report, pd)
     from manifesto.util.outputs import emit
 
     if args.explain:
-        from manifesto.resolve.explain import explain_text
-
-        emit("text", None, text=lambda: sys.stdout.write(explain_text(picked.plan)))
+        emit("text", None, text=lambda: sys.stdout.write(_explain(picked, perf)))
     elif args.output == "json":
-        emit("json", _json(report, perf))
+        emit("json", _json(report, perf, pd))
     elif args.output == "markdown":
-        sys.stdout.write(_markdown(report, perf))
+        sys.stdout.write(_markdown(report, perf, pd))
     else:
-        emit("text", None, text=lambda: sys.stdout.write(_text(report, perf)))
+        emit("text", None, text=lambda: sys.stdout.write(_text(report, perf, pd)))
     if not report.proposed:
         print(f"error: no layout of {report.model} fits on {', '.join(report.clusters)} (the nearest misses above "
               "say why)", file=sys.stderr)
@@ -235,7 +252,23 @@ def _progress_done(args) -> None:
         sys.stderr.flush()
 
 
-def _plot(args, report) -> None:
+def _explain(picked, perf) -> str:
+    """``--explain``: the picked layout's resolution and memory fit, as ``manifesto explain``
+    prints them, then (with performance) its estimate."""
+    from manifesto.resolve.explain import explain_text
+
+    text = explain_text(picked.plan)
+    if perf is None:
+        return text
+    from manifesto.edge.escape import terminal
+    from manifesto.perf import disagg
+
+    lines = disagg.pd_lines(picked) if isinstance(picked, disagg.PDOutcome) else []
+    lines += disagg.estimate_lines(picked.performance, perf.work)
+    return text.rstrip("\n") + "\n\nperformance\n" + "\n".join("  " + terminal(line) for line in lines) + "\n"
+
+
+def _plot(args, report, pd=None) -> None:
     """--plot PATH: the proposed layouts' Pareto frontier as an SVG file."""
     from manifesto.cli.common import info
     from manifesto.edge.escape import terminal
@@ -251,6 +284,8 @@ def _plot(args, report) -> None:
                f"#{i} {o.cluster}/{o.accelerator} tp{o.candidate.tp} pp{o.candidate.pp} dp{o.candidate.dp}"
                + (" ep" if o.candidate.ep else "") + (f" dcp{o.candidate.dcp}" if o.candidate.dcp > 1 else ""))
               for i, o in enumerate(report.proposed, 1)]
+    points += [(o.performance.user_tokens_s, o.performance.gpu_tokens_s, f"P{i} {o.cluster}/{o.accelerator} {o.ratio}")
+               for i, o in enumerate(pd.proposed if pd is not None else (), 1)]
     w = report.workload
     title = f"{report.model}: {len(points)} layout(s), concurrency {w.concurrency}"
     try:
@@ -260,7 +295,7 @@ def _plot(args, report) -> None:
     info(args, f"manifesto: wrote {shown} (Pareto frontier of {len(points)} layout(s))")
 
 
-def _json(report, perf=None) -> dict:
+def _json(report, perf=None, pd=None) -> dict:
     from manifesto.capacity import NO_PERFORMANCE
 
     w = report.workload
@@ -273,6 +308,7 @@ def _json(report, perf=None) -> dict:
         "refused": [o.to_dict() for o in report.refused],
         "roles": {"names": report.roles, "replicated": report.serving, "note": report.roles_note()},
         "performance": perf.describe() if perf is not None else NO_PERFORMANCE,
+        "disaggregated": pd.to_dict() if pd is not None else None,
     }
 
 
@@ -321,8 +357,9 @@ def _perf_lines(report, perf) -> list[str]:
              "ranked: layouts meeting the targets by cost per million output tokens (GPUs per output token/s "
              "where unpriced), then misses by their margin; every layout fits in memory first."]
     if len(report.roles) > 1:
-        lines.append(f"roles {', '.join(report.roles)}: the figures are aggregated serving of the layout; plan does "
-                     "not estimate disaggregated prefill/decode (xPyD) yet.")
+        lines.append(f"roles {', '.join(report.roles)}: the figures are aggregated serving of the layout (one layout "
+                     "for every role); prefill/decode sets of their own layouts are proposed from a model id without "
+                     "--topology pd.")
     grouped: dict[tuple[str, str], int] = {}
     for layout, why in perf.fallbacks.items():  # "cluster/accelerator tp=.. pp=..": why
         key = (layout.split(" ", 1)[0], why)
@@ -331,6 +368,38 @@ def _perf_lines(report, perf) -> list[str]:
         lines.append(f"  roofline for {n} layout(s) on {where}: {why}")
     if len(grouped) > _SHOWN:
         lines.append(f"  ({len(grouped) - _SHOWN} more: -o json lists every fallback)")
+    return lines
+
+
+_PD_COLUMNS = ("#", "cluster", "accelerator", "xPyD", "prefill", "decode", "GPUs", "nodes", "cost/hour")
+
+
+def _pd_rows(pd) -> list[tuple]:
+    rows = []
+    for i, o in enumerate(pd.proposed[:_SHOWN], 1):
+        b = o.budget
+        rows.append((f"P{i}", o.cluster, o.accelerator, o.ratio, o.prefill.text(), o.decode.text(), str(b.gpus),
+                     str(b.nodes), "-" if b.hourly_cost is None else f"{b.hourly_cost:g}")
+                    + _perf_cells(o.performance))
+    return rows
+
+
+def _pd_lines(pd) -> list[str]:
+    """Under the P/D table: what it is, and where no set was estimated or why one was refused."""
+    lines = []
+    if pd.proposed:
+        lines.append("prefill/decode: each set is one replica of x prefill and y decode workers (tpN dpN ep, xN "
+                     "workers), estimated by AIConfigurator's disaggregated model; shown where it beats the best "
+                     "aggregated layout of its cluster and accelerator by the ranking above.")
+    elif pd.estimated:
+        lines.append(f"prefill/decode: no xPyD set beats the aggregated layouts at these targets "
+                     f"({len(pd.estimated)} estimated; -o json lists them).")
+    else:
+        lines.append("prefill/decode: no xPyD set was estimated.")
+    for where, why in sorted(pd.skipped.items())[:_SHOWN]:
+        lines.append(f"  no prefill/decode estimate on {where}: {why}")
+    if pd.refused:
+        lines.append(f"  {len(pd.refused)} set(s) refused by the resolver or the memory fit (-o json says why)")
     return lines
 
 
@@ -349,7 +418,7 @@ def _workload_line(report) -> str:
     return f"max_model_len {max_len}, concurrency {w.concurrency}, kv_cache_dtype {dtype}, topology {topology}"
 
 
-def _text(report, perf=None) -> str:
+def _text(report, perf=None, pd=None) -> str:
     from manifesto.capacity import NO_PERFORMANCE
 
     out = [f"plan for {report.model} from {report.start}",
@@ -384,12 +453,24 @@ def _text(report, perf=None) -> str:
         out += [""] + [terminal(line) for line in _perf_lines(report, perf)]
     else:
         out += ["", NO_PERFORMANCE]
+    if pd is not None:
+        from manifesto.edge.escape import terminal
+
+        rows = _pd_rows(pd)
+        out.append("")
+        if rows:
+            columns = _PD_COLUMNS + _PERF_COLUMNS
+            widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(columns)]
+            out.append("  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip())
+            out += ["  ".join(terminal(v).ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
+        out += [terminal(line) for line in _pd_lines(pd)]
     if report.proposed:
-        out.append("next: --explain shows the arithmetic of a layout, --pick N --write models/NAME.yaml writes it")
+        out.append("next: --explain shows the arithmetic of a layout, --pick N --write models/NAME.yaml writes it"
+                   + (" (--pick-pd N a prefill/decode set)" if pd is not None and pd.proposed else ""))
     return "\n".join(out) + "\n"
 
 
-def _markdown(report, perf=None) -> str:
+def _markdown(report, perf=None, pd=None) -> str:
     from manifesto.capacity import NO_PERFORMANCE
     from manifesto.edge.escape import md_code
 
@@ -421,10 +502,21 @@ def _markdown(report, perf=None) -> str:
                        for line in _perf_lines(report, perf)]
     else:
         out += ["", NO_PERFORMANCE]
+    if pd is not None:
+        rows = _pd_rows(pd)
+        out.append("")
+        if rows:
+            columns = _PD_COLUMNS + _PERF_COLUMNS
+            out.append("| " + " | ".join(columns) + " |")
+            out.append("|" + "|".join("---" for _ in columns) + "|")
+            for r in rows:
+                out.append("| " + " | ".join([r[0], md_code(r[1]), md_code(r[2]), *r[3:]]) + " |")
+            out.append("")
+        out += ["- " + md_code(line.strip()) if line.startswith("  ") else line + "  " for line in _pd_lines(pd)]
     return "\n".join(out) + "\n"
 
 
-def _write(args, report, picked, options) -> None:
+def _write(args, report, picked, options, perf=None) -> None:
     """The picked layout as a spec at --write, inside the workspace, through a confined write."""
     import os
 
@@ -447,10 +539,19 @@ def _write(args, report, picked, options) -> None:
         raise InputError(f"--write {shown} {problem}")
     if os.path.lexists(path) and not args.force:
         raise InputError(f"--write {shown} exists; pass --force to replace it")
+    notes = _neutral_roles(args, report, picked, root, options) if args.pick_pd is not None else []
     _check_other_clusters(args, report, picked, root, options)
     import shlex
 
-    text = capacity.spec_text(report, picked, _command(args) + " --write " + shlex.quote(args.write))
+    command = _command(args) + " --write " + shlex.quote(args.write)
+    if args.pick_pd is not None:
+        from manifesto.perf import disagg
+
+        text = disagg.spec_text(report, picked, perf.work, command, notes)
+        what = f"prefill/decode set {args.pick_pd}: {picked.cluster}/{picked.accelerator} {picked.text()}"
+    else:
+        text = capacity.spec_text(report, picked, command)
+        what = f"layout {args.pick}: {picked.cluster}/{picked.accelerator} {picked.candidate.text()}"
     try:
         write_atomic(path, text, root=root)
     except UnsafePath as exc:
@@ -459,9 +560,38 @@ def _write(args, report, picked, options) -> None:
         raise InputError(f"--write {shown}: {exc.strerror or exc}") from None
     from manifesto.cli.common import info
 
-    info(args, f"manifesto: wrote {shown} (layout {args.pick}: {picked.cluster}/{picked.accelerator} "
-         f"{picked.candidate.text()})")
+    info(args, f"manifesto: wrote {shown} ({what})")
     _say_address(args, path, root, shown)
+
+
+def _neutral_roles(args, report, picked, root: str, options) -> list[str]:
+    """A prefill/decode set's roles are LeaderWorkerSets on Kubernetes (``workload:
+    leaderworkerset``), which a Slurm cluster refuses. Where a Slurm cluster target of the
+    workspace offers the set's accelerator (its build renders the spec there too), the roles name
+    no workload instead; returns the comment lines that say so (none otherwise)."""
+    import os
+
+    from manifesto import capacity
+    from manifesto.build_graph import api
+    from manifesto.cluster import load_cluster
+
+    slurm = []
+    for target in api.list_targets(["//::"], root=root):
+        if target.kind != "cluster":
+            continue
+        cluster = load_cluster(os.path.join(root, target.path), search=args.search)
+        if cluster.platform == "slurm" and picked.accelerator in cluster.profile.accelerators.profiles:
+            slurm.append(cluster.name)
+    if not slurm or not any("workload" in r for r in picked.data["roles"]):
+        return []
+    for role in picked.data["roles"]:
+        role.pop("workload", None)
+    here = next(c for c in _clusters(args) if c.name == picked.cluster)
+    picked.plan = capacity.resolve_layout(picked.data, report.path, here, options)
+    return [f"The roles name no workload: Slurm cluster target {', '.join(sorted(slurm))} offers "
+            f"{picked.accelerator} too, and Slurm has no LeaderWorkerSets.",
+            "  On Kubernetes each role is then a Deployment or a LeaderWorkerSet by its node count (one",
+            "  DisaggregatedSet on LeaderWorkerSet 0.10 only when both roles are LeaderWorkerSets)."]
 
 
 def _check_other_clusters(args, report, picked, root: str, options) -> None:

@@ -33,6 +33,7 @@ Two sources, and every figure says which it came from:
 
 from __future__ import annotations
 
+import copy
 import math
 
 __all__ = ["AIC_VERSION", "BACKEND", "PerfWorkload", "Estimate", "Engine", "system_for", "roofline", "HARDWARE",
@@ -266,6 +267,101 @@ class Engine:
                     self._cache[key] = None, f"AIConfigurator cannot estimate this layout ({first})"
         return self._cache[key]
 
+    def disagg(self, model_id: str, system: str, prefill, decode, kv_dtype: str, work: PerfWorkload) -> tuple:
+        """(AIConfigurator's disaggregated estimate as its result row, the database version) of
+        ``prefill`` and ``decode`` (``manifesto.perf.disagg.Role``: a layout, its workers and
+        batch), or (None, why not): ``_aic_disagg``, the steps of ``aiconfigurator cli estimate
+        --estimate-mode disagg``."""
+        db, version = self.database(system)
+        if db is None:
+            return None, version
+        key = ("disagg", model_id, system, prefill.key, decode.key, kv_mode(kv_dtype), work.isl, work.osl)
+        if key not in self._cache:
+            try:
+                import aiconfigurator.sdk.inference_session  # noqa: F401
+            except ImportError:
+                self._cache[key] = None, ("prefill/decode estimates need aiconfigurator " + AIC_VERSION +
+                                          " (pip install 'llm-manifesto[perf]')")
+                return self._cache[key]
+            try:
+                self._cache[key] = _aic_disagg(self, db, model_id, system, prefill, decode, kv_dtype, work), version
+            except Exception as exc:  # noqa: BLE001 - any refusal of the estimator means: no P/D figure
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+                self._cache[key] = None, f"AIConfigurator cannot estimate this prefill/decode layout ({first})"
+        return self._cache[key]
+
+    def role_config(self, db, model_id: str, system: str, layout, kv_dtype: str, phase: str):
+        """One role's model config as ``cli estimate --estimate-mode disagg`` resolves it
+        (aiconfigurator 0.12.0, cli/api.py ``_run_disagg_estimate``), made once per layout and
+        phase (resolving a cross-node expert layout reads the tables' MoE coverage: slow)."""
+        key = ("role", model_id, system, layout.tp, layout.pp, layout.dp, layout.ep, kv_mode(kv_dtype), phase)
+        if key not in self._cache:
+            from aiconfigurator.sdk.moe_comm_resolver import resolve_model_config_moe_comm
+            from aiconfigurator_core.sdk.config_builders import apply_nextn, build_model_config
+            from aiconfigurator_core.sdk.models import (check_is_moe, resolve_context_fmha_by_data,
+                                                        resolve_dsv4_moe_arch, resolve_nvfp4_for_system)
+
+            moe = check_is_moe(model_id)
+            moe_tp, moe_ep = moe_layout(layout) if moe else (None, None)
+            config = build_model_config(layout.tp, layout.pp, layout.dp, moe_tp, moe_ep, None, kv_mode(kv_dtype))
+            apply_nextn(config, 0)
+            if moe:
+                resolve_model_config_moe_comm(config, model_path=model_id, backend_name=BACKEND, database=db,
+                                              required_phases=(phase,), fmha_quant_mode_explicit=False,
+                                              kvcache_quant_mode_explicit=True)
+            if phase == "context" and config.moe_comm_backend is None:
+                resolve_context_fmha_by_data(config, model_id, db, BACKEND, is_context_role=True)
+            resolve_dsv4_moe_arch(config, model_id, system_name=system, backend_name=BACKEND)
+            resolve_nvfp4_for_system(config, system, model_id, backend_name=BACKEND)
+            self._cache[key] = config
+        return copy.deepcopy(self._cache[key])
+
+    def cli_corrections(self) -> tuple[float, float]:
+        """The prefill and decode latency corrections ``cli estimate --estimate-mode disagg``
+        applies (aiconfigurator's cli/api.py ``DEFAULT_PREFILL_LATENCY_CORRECTION_SCALE`` and
+        ``DEFAULT_DECODE_LATENCY_CORRECTION_SCALE``), read from that file's text: importing it
+        loads the command line's plotting and report modules, a second or more."""
+        if "corrections" not in self._cache:
+            import ast
+            from importlib.util import find_spec
+
+            spec = find_spec("aiconfigurator")
+            folder = spec.submodule_search_locations[0] if spec and spec.submodule_search_locations else None
+            found: dict[str, float] = {}
+            names = ("DEFAULT_PREFILL_LATENCY_CORRECTION_SCALE", "DEFAULT_DECODE_LATENCY_CORRECTION_SCALE")
+            if folder:
+                import os
+
+                with open(os.path.join(folder, "cli", "api.py"), encoding="utf-8") as f:
+                    tree = ast.parse(f.read())
+                for node in tree.body:
+                    if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                            isinstance(node.targets[0], ast.Name) and node.targets[0].id in names and \
+                            isinstance(node.value, ast.Constant) and isinstance(node.value.value, (int, float)):
+                        found[node.targets[0].id] = float(node.value.value)
+            if len(found) != 2:
+                raise ValueError("aiconfigurator's cli/api.py does not set its disaggregated latency corrections as "
+                                 f"aiconfigurator {AIC_VERSION} does")
+            self._cache["corrections"] = (found[names[0]], found[names[1]])
+        return self._cache["corrections"]
+
+    def front_version(self) -> str:
+        """The installed aiconfigurator's version (its disaggregated session's package)."""
+        from importlib.metadata import version
+
+        return version("aiconfigurator")
+
+    def gpus_per_node(self, system: str) -> int | None:
+        """GPUs per node of AIConfigurator's system (its systems/*.yaml), None when unknown."""
+        db, _ = self.database(system)
+        spec = getattr(db, "system_spec", None) or {}
+        return int((spec.get("node") or {}).get("num_gpus_per_node") or 0) or None
+
+    def is_moe(self, model_id: str) -> bool:
+        from aiconfigurator_core.sdk.models import check_is_moe
+
+        return bool(check_is_moe(model_id))
+
     def estimate(self, *, model_id: str, arch, part: str | None, cand, fit, gpus_per_node: int,
                  nvlink_domain: bool, work: PerfWorkload) -> Estimate:
         """The layout's figures per replica of ``cand`` (``Estimate.scale`` makes the totals)."""
@@ -313,6 +409,38 @@ def _aic_agg(db, model_id: str, system: str, cand, kv_dtype: str, work: PerfWork
     runtime = RuntimeConfig(isl=work.isl, osl=work.osl, batch_size=batch, prefix=0)
     model = get_model(model_id, config, BACKEND)
     summary = get_backend(BACKEND).run_agg(model, db, runtime, ctx_tokens=work.isl)
+    result = summary.get_result_dict()
+    if result is None:
+        raise ValueError("the estimate produced no result")
+    return result
+
+
+def _aic_disagg(engine: Engine, db, model_id: str, system: str, prefill, decode, kv_dtype: str,
+                work: PerfWorkload) -> dict:
+    """AIConfigurator's disaggregated estimate of ``prefill`` and ``decode`` workers on one
+    system: the steps of its ``cli estimate --estimate-mode disagg`` (aiconfigurator 0.12.0,
+    cli/api.py ``_run_disagg_estimate``: a ``DisaggInferenceSession`` with the command line's
+    latency corrections, ``run_disagg``, refused when out of memory), on the engine's loaded
+    tables and role configs. tests/test_plan_perf.py compares the two."""
+    from aiconfigurator.sdk.inference_session import DisaggInferenceSession
+    from aiconfigurator.sdk.speculative import SpeculativeDecodingProfile
+    from aiconfigurator_core.sdk.backends.factory import get_backend
+    from aiconfigurator_core.sdk.config import RuntimeConfig
+
+    runtime = RuntimeConfig(isl=work.isl, osl=work.osl, image_height=0, image_width=0, num_images_per_request=1,
+                            prefix=0, engine_step_backend=None)
+    session = DisaggInferenceSession(prefill_database=db, prefill_backend=get_backend(BACKEND), decode_database=db,
+                                     decode_backend=get_backend(BACKEND))
+    session.set_latency_correction_scales(*engine.cli_corrections())
+    summary = session.run_disagg(
+        model_path=model_id, runtime_config=runtime,
+        prefill_model_config=engine.role_config(db, model_id, system, prefill.layout, kv_dtype, "context"),
+        prefill_batch_size=prefill.batch, prefill_num_worker=prefill.workers,
+        decode_model_config=engine.role_config(db, model_id, system, decode.layout, kv_dtype, "generation"),
+        decode_batch_size=decode.batch, decode_num_worker=decode.workers,
+        speculative_profile=SpeculativeDecodingProfile.from_inputs(0, None))
+    if summary.check_oom():
+        raise ValueError(f"OOM: AIConfigurator's memory model does not fit {model_id} on {system} with this layout")
     result = summary.get_result_dict()
     if result is None:
         raise ValueError("the estimate produced no result")
@@ -389,12 +517,17 @@ class Planner:
     def __init__(self, engine: Engine, work: PerfWorkload, model_id: str) -> None:
         self.engine, self.work, self.model_id = engine, work, model_id
         self.fallbacks: dict[str, str] = {}  # cluster/accelerator -> why the roofline stood in
+        self._where = ""
 
     def assess(self, cluster, accel_name: str, accel, outcome, arch, nvlink_domain: bool) -> Estimate:
         from manifesto.errors import ManifestoError
 
         part = part_of(cluster, accel_name, accel.gpu_arch)
         cand, budget = outcome.candidate, outcome.plan.budget
+        where = f"{cluster.name}/{accel_name}"
+        if where != self._where:
+            self._where = where
+            self.engine.progress(f"estimating the layouts on {where}")
         try:
             est = self.engine.estimate(model_id=self.model_id, arch=arch, part=part, cand=cand, fit=outcome.fit,
                                        gpus_per_node=accel.gpus_per_node,
