@@ -85,7 +85,7 @@ def test_deploy_ready_status_and_back_to_the_pair(fake, tmp_path):
     assert f"its role moves into DisaggregatedSet {INSTANCE}" in err
     assert fake.objects("LeaderWorkerSet") == [] and fake.objects("DisaggregatedSet") == [INSTANCE]
 
-    rc, _, err = fake.run("stop", "-n", "ns", "--instance", INSTANCE)
+    rc, _, err = fake.run("stop", "-n", "ns", "--instance", INSTANCE, "--user", "u")
     assert rc == 0, err
     assert fake.objects("DisaggregatedSet") == [] and _pods(fake) == []
     assert not [o for o in fake.state["objects"] if o["kind"] == "Pod"]
