@@ -345,7 +345,7 @@ def test_file_diff_and_apply(fake, tmp_path):
     _no_token_leaks(fake, out, err)
     assert "manifesto: hf-secret created in namespace ns\n" in err, err  # it did not exist before
     rc, out, err = fake.run("file", "apply", "-f", str(target))
-    assert "manifesto: hf-secret updated in namespace ns\n" in err, err
+    assert "manifesto: hf-secret up to date in namespace ns\n" in err, err  # kubectl: unchanged
     rc, _, err = fake.run("file", "diff", "--filename", str(target))
     assert (rc, err) == (0, f"manifesto: no differences between {target} and the cluster\n")
     script = tmp_path / "job.sbatch"

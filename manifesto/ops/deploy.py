@@ -420,6 +420,8 @@ def file_diff(kube: Kube, path: str, shown: str | None = None) -> int:
     a user without the ``bind`` verb (the API server checks a new binding against the live
     Role's rules, and the Role does not exist yet): it is left out of the dry run and shown
     as new."""
+    import tempfile
+
     from manifesto.edge.raw import read_lenient
 
     path = manifest_file(path)
@@ -432,10 +434,9 @@ def file_diff(kube: Kube, path: str, shown: str | None = None) -> int:
     held = _bindings_before_roles(objs, live)
     extra = [f"# RoleBinding {printable(b)}: new, not in the dry run above: its Role {printable(r)} is new too, "
              "and the API server checks a new binding against the live Role" for b, r in held]
-    diffed, rc = path, 0
-    if held:
-        diffed = _without(objs, {b for b, _ in held})
-    try:
+    with tempfile.TemporaryDirectory(prefix="manifesto-diff-") as folder:
+        diffed = _without(objs, {b for b, _ in held}, folder) if held else path
+        rc = 0
         if diffed is not None:
             result = run(kube.read("diff", "-f", diffed, check=False, retries=0))  # changes nothing
             sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
@@ -443,11 +444,6 @@ def file_diff(kube: Kube, path: str, shown: str | None = None) -> int:
                 last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else f"exit {result.returncode}"
                 raise OpsError(f"kubectl diff -f {shown} failed: {last}")
             rc = result.returncode
-    finally:
-        if diffed not in (path, None):
-            import shutil
-
-            shutil.rmtree(os.path.dirname(diffed), ignore_errors=True)
     extra += _foreign_drift(objs, live)
     if extra:
         print("\n".join(extra))
@@ -491,18 +487,15 @@ def _bindings_before_roles(objs: list[dict], live: dict) -> list[tuple[str, str]
     return out
 
 
-def _without(objs: list[dict], bindings: set[str]) -> str | None:
-    """A temporary copy of the objects without those RoleBindings (None: nothing is left);
-    the caller removes its folder."""
-    import tempfile
-
+def _without(objs: list[dict], bindings: set[str], folder: str) -> str | None:
+    """A copy of the objects without those RoleBindings, written in ``folder`` (None:
+    nothing is left)."""
     from manifesto.util.fsutil import write_atomic
     from manifesto.util.yamlemit import dump_all
 
     kept = [o for o in objs if not (o["kind"] == "RoleBinding" and _metadata(o)["name"] in bindings)]
     if not kept:
         return None
-    folder = tempfile.mkdtemp(prefix="manifesto-diff-")
     path = os.path.join(folder, "manifest.yaml")
     write_atomic(path, dump_all(kept), root=folder)
     return path
