@@ -526,6 +526,15 @@ def test_stop_output_json_lists_what_it_deleted(fake):
     assert (rc, json.loads(out)["deleted"]) == (0, [])
 
 
+@pytest.mark.integration
+def test_stop_now_lists_what_kubectl_force_deleted(fake):
+    # kubectl --force says `deployment.apps "x" force deleted from ns namespace` (v1.37)
+    assert _deploy(fake, QWEN)[0] == 0
+    rc, out, err = fake.run("stop", QWEN, "--cluster", GB200, "--user", "u", "--namespace", "ns", "--now", "-o", "json")
+    assert rc == 0, err
+    assert "deployment.apps/qwen3-0-6b-decode" in json.loads(out)["deleted"], out
+
+
 class _Terminal:
     def isatty(self) -> bool:
         return True

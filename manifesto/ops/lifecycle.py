@@ -132,12 +132,13 @@ def stop(kube: Kube, instance: str, *, owner: str, take_over: bool = False, now:
 
 
 def _deleted(stdout: str, output: str) -> list[str]:
-    """``kind/name`` of each ``TYPE "NAME" deleted`` line; in text mode the lines are passed on."""
+    """``kind/name`` of each ``TYPE "NAME" [force ]deleted`` line; in text mode the lines are passed on."""
     import re
 
     if output == "text" and not quiet():  # kubectl's lines carry names from the cluster: escaped
         sys.stdout.write(printable(stdout, keep="\n"))
-    return [f"{m.group(1)}/{m.group(2)}" for m in re.finditer(r'^(\S+) "([^"]+)" deleted', stdout, re.M)]
+    # `pod "x" deleted from ns namespace`; with --force (stop --now): `pod "x" force deleted ...`
+    return [f"{m.group(1)}/{m.group(2)}" for m in re.finditer(r'^(\S+) "([^"]+)" (?:force )?deleted', stdout, re.M)]
 
 
 def pick(instances: list[str], *, fzf: str | None, ask=None) -> str | None:

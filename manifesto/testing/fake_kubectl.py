@@ -975,7 +975,8 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
         for o in targets:
             objs.remove(o)
             where = f" from {ns_of(o)} namespace" if BY_KIND.get(o["kind"], ("", "", True))[2] else ""
-            print(f"{resource_name(o['kind'])} \"{o['metadata']['name']}\" deleted{where}")
+            force = "force " if "force" in flags else ""
+            print(f"{resource_name(o['kind'])} \"{o['metadata']['name']}\" {force}deleted{where}")
             if o["kind"] in WORKLOADS:  # the garbage collector's part
                 key = _owner(o)
                 for pod in [p for p in objs if p["kind"] == "Pod" and _owned_by(p, key)]:

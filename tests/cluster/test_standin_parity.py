@@ -50,6 +50,18 @@ spec:
 """
 
 
+JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: j, namespace: {ns}}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{{name: c, image: "example.invalid/probe:1"}}]
+"""
+
+
 class Backend:
     """kubectl and manifesto against one backend: the stand-in or the real API."""
 
@@ -132,11 +144,23 @@ def test_the_stand_in_and_the_real_api_agree(backend, tmp_path):
     assert diff.returncode == 1 and any("example.invalid/app:2" in line for line in changes), diff.stdout
     assert not any("added" in line for line in changes), diff.stdout  # the live label is kept
 
-    # create of what exists; delete's lines; api-versions
+    # a Job created runs to completion (what `test e2e` waits for)
+    job = tmp_path / "job.yaml"
+    job.write_text(JOB.format(ns=NS))
+    assert _ok(k("create", "-f", str(job))).stdout == "job.batch/j created\n"
+    done = _ok(k("-n", NS, "wait", "--for=condition=Complete", "jobs.batch/j", "--timeout=120s"))
+    assert done.stdout == "job.batch/j condition met\n"
+
+    # create of what exists; delete's lines (by name, by label); api-versions
     again = k("create", "-f", str(manifest))
     assert again.returncode == 1
     assert again.stderr.splitlines()[0] == (f'Error from server (AlreadyExists): error when creating "{manifest}": '
                                             'configmaps "a" already exists')
+    # by label, forced (stop --now): kubectl says "force deleted"
+    pods = json.loads(_ok(k("-n", NS, "get", "pods", "-l", "app=d", "-o", "json")).stdout)["items"]
+    gone = _ok(k("-n", NS, "delete", "pods", "-l", "app=d", "--ignore-not-found", "--grace-period=0", "--force"))
+    assert pods and sorted(gone.stdout.splitlines()) == sorted(
+        f'pod "{p["metadata"]["name"]}" force deleted from {NS} namespace' for p in pods), gone.stdout
     deleted = _ok(k("-n", NS, "delete", "--ignore-not-found", "deployments.apps/d", "configmaps/a"))
     assert deleted.stdout.splitlines() == [f'deployment.apps "d" deleted from {NS} namespace',
                                            f'configmap "a" deleted from {NS} namespace']
