@@ -194,11 +194,11 @@ def test_the_shipped_idle_controller_shuts_an_instance_down_with_its_own_rights(
         cluster.kubectl("delete", "namespace", namespace, "--wait=false")
 
 
-def _shut_down_and_back(cluster: Cluster, case: str, namespace: str, tmp_path: Path, monkeypatch) -> None:
-    from manifesto.ops.discovery import resource_of
-    from manifesto.ops.kubectl import Kube
-    from manifesto.ops.targets import instance_of, live_objects, object_report, summarize
-    from manifesto.render.gitops import ignore_differences
+def _run_controller(cluster: Cluster, case: str, namespace: str, tmp_path: Path, until: str,
+                    edit_role=None) -> tuple[Path, list[dict], object, str]:
+    """Render and apply the case's artifact, stand in for the pods, run the shipped script
+    until its log says ``until``; (artifact, its objects, the controller's config, its log).
+    ``edit_role``: changes the artifact's Role (as a dict) before it is applied."""
     from manifesto.render.k8s.idle_controller import load_config
 
     artifact, docs = _render(cluster, tmp_path, case, namespace)
@@ -206,6 +206,12 @@ def _shut_down_and_back(cluster: Cluster, case: str, namespace: str, tmp_path: P
     env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
     env["NAMESPACE"] = namespace  # the fieldRef metadata.namespace
     config = load_config(env)
+    account = deployment["spec"]["template"]["spec"]["serviceAccountName"]
+    if edit_role is not None:
+        for d in docs:
+            if d["kind"] == "Role" and d["metadata"]["name"] == account:
+                edit_role(d)
+        artifact.write_text(yaml.safe_dump_all(docs))
 
     # Applied as `manifesto deploy` applies (client-side kubectl apply: manager kubectl-client-side-apply).
     cluster.kubectl("apply", "-f", str(artifact))
@@ -222,7 +228,6 @@ def _shut_down_and_back(cluster: Cluster, case: str, namespace: str, tmp_path: P
             (scripts / name).write_text(text)
         command = [sys.executable if c == "python" else str(scripts / Path(c).name) if c.startswith("/opt/manifesto/")
                    else c for c in container["command"]]
-        account = deployment["spec"]["template"]["spec"]["serviceAccountName"]
         token = cluster.kubectl("-n", namespace, "create", "token", account, "--duration=10m").stdout.strip()
         (tmp_path / "token").write_text(token)
         kubeconfig = yaml.safe_load(Path(cluster.kubeconfig).read_text())
@@ -236,9 +241,9 @@ def _shut_down_and_back(cluster: Cluster, case: str, namespace: str, tmp_path: P
             proc = subprocess.Popen(command, env=run_env, stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path)
             try:
                 deadline = time.monotonic() + 90
-                while "stopped: scaled" not in log.read_text():
+                while until not in log.read_text():
                     assert proc.poll() is None, f"the controller exited {proc.returncode}:\n{log.read_text()}"
-                    assert time.monotonic() < deadline, f"no shutdown within 90 s:\n{log.read_text()}"
+                    assert time.monotonic() < deadline, f"no '{until}' within 90 s:\n{log.read_text()}"
                     time.sleep(0.5)
             finally:
                 proc.terminate()
@@ -247,7 +252,16 @@ def _shut_down_and_back(cluster: Cluster, case: str, namespace: str, tmp_path: P
         for server in servers:
             server.shutdown()
             server.server_close()
-    text = log.read_text()
+    return artifact, docs, config, log.read_text()
+
+
+def _shut_down_and_back(cluster: Cluster, case: str, namespace: str, tmp_path: Path, monkeypatch) -> None:
+    from manifesto.ops.discovery import resource_of
+    from manifesto.ops.kubectl import Kube
+    from manifesto.ops.targets import instance_of, live_objects, object_report, summarize
+    from manifesto.render.gitops import ignore_differences
+
+    artifact, docs, config, text = _run_controller(cluster, case, namespace, tmp_path, "stopped: scaled")
     assert "shutdown-failed" not in text and "HTTP 403" not in text and "error" not in text, text
 
     # Everything it scales is at zero, the Gateway is gone, the pool is stamped.
@@ -300,3 +314,27 @@ def _shut_down_and_back(cluster: Cluster, case: str, namespace: str, tmp_path: P
     if config.pool is not None:
         pool = json.loads(cluster.kubectl("get", "--raw", config.pool.path).stdout)
         assert pool["metadata"]["annotations"][config.pool_annotation] == ""
+
+
+def test_a_permission_the_role_lacks_fails_the_shutdown(real_cluster, tmp_path):
+    """The check above fails when the Role lacks what the script does: here the Role without
+    its rule on InferencePools. The script is refused (HTTP 403) when it stamps the pool, puts
+    back what it scaled, and keeps watching; nothing stays at zero."""
+    namespace = "idle-no-pool-rights"
+    cluster = real_cluster
+    cluster.kubectl("delete", "namespace", namespace, "--ignore-not-found", "--wait=true")
+    cluster.ensure_namespace(namespace)
+
+    def without_pool(role: dict) -> None:
+        role["rules"] = [r for r in role["rules"] if "inferencepools" not in r.get("resources", [])]
+
+    try:
+        _, docs, config, text = _run_controller(cluster, "deployment", namespace, tmp_path, "restored: shutdown aborted",
+                                                edit_role=without_pool)
+        assert "HTTP 403" in text and "shutdown-failed" in text, text
+        want = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+        for workload in config.workloads:
+            obj = json.loads(cluster.kubectl("get", "--raw", workload.path).stdout)
+            assert obj["spec"]["replicas"] == want[(obj["kind"], obj["metadata"]["name"])]["spec"].get("replicas", 1)
+    finally:
+        cluster.kubectl("delete", "namespace", namespace, "--wait=false")
