@@ -88,7 +88,7 @@ def test_deploy_ready_status_and_back_to_the_pair(fake, tmp_path):
     assert fake.objects("DisaggregatedSet") == [INSTANCE]
     assert all(n.startswith(f"{INSTANCE}-0-") for n in fake.objects("LeaderWorkerSet"))
 
-    rc, _, err = fake.run("stop", "-n", "ns", "--instance", INSTANCE)
+    rc, _, err = fake.run("stop", "-n", "ns", "--instance", INSTANCE, "--user", "u")
     assert rc == 0, err
     assert fake.objects("DisaggregatedSet") == [] and _pods(fake) == [] and fake.objects("LeaderWorkerSet") == []
     assert not [o for o in fake.state["objects"] if o["kind"] == "Pod"]

@@ -312,6 +312,17 @@ def test_deploy_routing_and_bootstrap(fake, tmp_path):
 # -- file diff / apply ------------------------------------------------------------------
 
 @pytest.mark.integration
+def test_file_diff_puts_no_kind_or_name_of_the_file_on_a_get_command_line_unchecked(fake, tmp_path):
+    hostile = tmp_path / "m.yaml"
+    hostile.write_text("apiVersion: v1\nkind: --kubeconfig=/etc/passwd\nmetadata: {name: a}\n---\n"
+                       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: --context=prod}\n---\n"
+                       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok, namespace: --all-namespaces}\n")
+    fake.run("file", "diff", str(hostile))
+    reads = [a for a in fake.argvs() if "get" in a]
+    assert reads == [["get", "configmaps", "ok", "--ignore-not-found", "--show-managed-fields", "-o", "json"]], reads
+
+
+@pytest.mark.integration
 def test_file_diff_and_apply(fake, tmp_path):
     from manifesto.render.k8s import objects
     from manifesto.util.yamlemit import dump_all
@@ -321,7 +332,12 @@ def test_file_diff_and_apply(fake, tmp_path):
     target.write_text(dump_all(objects(plan)))
     rc, out, _ = fake.run("file", "diff", str(target))
     assert rc == 1 and "diff -u" in out
-    assert fake.argvs() == [["diff", "-f", str(target)]]
+    # The live objects are read (with their managedFields) per kind, then kubectl diff runs on
+    # the file without the RoleBinding whose Role is new too, which is shown as new instead.
+    *reads, last = fake.argvs()
+    assert reads and all(a[:3] == ["-n", "ns", "get"] and "--show-managed-fields" in a for a in reads), reads
+    assert last[:2] == ["diff", "-f"] and last[2] != str(target) and not Path(last[2]).exists()
+    assert "# RoleBinding qwen3-0-6b-idle-shutdown: new, not in the dry run above" in out
     fake.reset_log()
     rc, out, err = fake.run("file", "apply", "-f", str(target))
     assert rc == 0, err
@@ -329,7 +345,7 @@ def test_file_diff_and_apply(fake, tmp_path):
     _no_token_leaks(fake, out, err)
     assert "manifesto: hf-secret created in namespace ns\n" in err, err  # it did not exist before
     rc, out, err = fake.run("file", "apply", "-f", str(target))
-    assert "manifesto: hf-secret updated in namespace ns\n" in err, err
+    assert "manifesto: hf-secret up to date in namespace ns\n" in err, err  # kubectl: unchanged
     rc, _, err = fake.run("file", "diff", "--filename", str(target))
     assert (rc, err) == (0, f"manifesto: no differences between {target} and the cluster\n")
     script = tmp_path / "job.sbatch"
@@ -424,7 +440,7 @@ def test_stop_deletes_in_order(fake):
     fake.seed({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "qwen3-30b-decode-abc", "namespace": "ns",
                "labels": {"app.kubernetes.io/managed-by": "manifesto", "app.kubernetes.io/instance": "qwen3-30b"}}})
     fake.reset_log()
-    rc, _, err = fake.run("stop", "--instance", "qwen3-30b", "-n", "ns")
+    rc, _, err = fake.run("stop", "--instance", "qwen3-30b", "-n", "ns", "--user", "u")
     assert rc == 0, err
     deletes = [a for a in fake.argvs() if "delete" in a]
     head = ["-n", "ns", "delete", "--ignore-not-found"]
@@ -456,7 +472,7 @@ def test_stop_deletes_the_gateway_frontend_with_its_destination_rules(fake, tmp_
     assert [(r["resource"], r["name"]) for r in data["resources"] if r["kind"] == "DestinationRule"] == [
         ("destinationrules.networking.istio.io", n) for n in rules]
     fake.reset_log()
-    rc, _, err = fake.run("stop", "--instance", "qwen3-30b", "-n", "ns")
+    rc, _, err = fake.run("stop", "--instance", "qwen3-30b", "-n", "ns", "--user", "u")
     assert rc == 0, err
     routing = [a for a in fake.argvs() if "delete" in a][0]  # the first phase: routing
     assert routing[4:8] == [f"gateways.gateway.networking.k8s.io/{names.gateway('qwen3-30b')}",
@@ -464,6 +480,22 @@ def test_stop_deletes_the_gateway_frontend_with_its_destination_rules(fake, tmp_
                             *(f"destinationrules.networking.istio.io/{r}" for r in rules)]
     assert f"configmaps/{names.gateway_options('qwen3-30b')}" in routing
     assert fake.objects("DestinationRule") == [] and fake.objects("Gateway") == []
+
+
+@pytest.mark.integration
+def test_stop_refuses_another_users_instance_unless_taken_over(fake):
+    assert _deploy(fake, QWEN)[0] == 0  # as user u
+    fake.reset_log()
+    for how in (("--instance", "qwen3-0-6b"), (QWEN, "--cluster", GB200)):
+        rc, _, err = fake.run("stop", *how, "--namespace", "ns", "--user", "bob")
+        assert (rc, err) == (1, "error: instance qwen3-0-6b in namespace ns belongs to u, not bob; pass --take-over "
+                                "to stop it anyway\n")
+    assert not [a for a in fake.argvs() if "delete" in a]
+    assert "qwen3-0-6b-decode" in fake.objects("Deployment")
+    rc, _, err = fake.run("stop", "--instance", "qwen3-0-6b", "-n", "ns", "--user", "bob", "--take-over")
+    assert rc == 0, err
+    assert "stopping qwen3-0-6b of u (--take-over)" in err
+    assert fake.objects("Deployment") == []
 
 
 @pytest.mark.integration
@@ -475,7 +507,7 @@ def test_stop_spec_now_and_unknown(fake):
     deletes = [a for a in fake.argvs() if "delete" in a]
     assert all(a[2:6] == ["delete", "--ignore-not-found", "--grace-period=0", "--force"] for a in deletes[:-1])
     assert deletes[-1][-2:] == ["--grace-period=0", "--force"]
-    rc, out, err = fake.run("stop", "--instance", "qwen3-0-6b", "-n", "ns")
+    rc, out, err = fake.run("stop", "--instance", "qwen3-0-6b", "-n", "ns", "--user", "u")
     # stop is idempotent: nothing live is said, and is no failure
     assert (rc, out, err) == (0, "", "manifesto: nothing to stop: no live objects of instance qwen3-0-6b in "
                                      "namespace ns\n")
@@ -490,8 +522,17 @@ def test_stop_output_json_lists_what_it_deleted(fake):
     assert (data["instance"], data["namespace"]) == ("qwen3-0-6b", "ns")
     assert data["deleted"] and all("/" in ref for ref in data["deleted"]), data
     assert any(ref.startswith("deployment") for ref in data["deleted"]), data
-    rc, out, _ = fake.run("stop", "--instance", "qwen3-0-6b", "-n", "ns", "-o", "json")
+    rc, out, _ = fake.run("stop", "--instance", "qwen3-0-6b", "-n", "ns", "--user", "u", "-o", "json")
     assert (rc, json.loads(out)["deleted"]) == (0, [])
+
+
+@pytest.mark.integration
+def test_stop_now_lists_what_kubectl_force_deleted(fake):
+    # kubectl --force says `deployment.apps "x" force deleted from ns namespace` (v1.37)
+    assert _deploy(fake, QWEN)[0] == 0
+    rc, out, err = fake.run("stop", QWEN, "--cluster", GB200, "--user", "u", "--namespace", "ns", "--now", "-o", "json")
+    assert rc == 0, err
+    assert "deployment.apps/qwen3-0-6b-decode" in json.loads(out)["deleted"], out
 
 
 class _Terminal:
@@ -505,13 +546,13 @@ def test_stop_numbered_picker(fake, monkeypatch):
     assert _deploy(fake, QWEN)[0] == 0
     monkeypatch.setattr("sys.stdin", _Terminal())
     monkeypatch.setattr("builtins.input", lambda prompt="": "2")
-    rc, _, err = fake.run("stop", "-n", "ns")
+    rc, _, err = fake.run("stop", "-n", "ns", "--user", "u")
     assert rc == 0, err
     assert "  1) qwen3-0-6b" in err and "  2) qwen3-30b" in err
     assert fake.objects("InferencePool") == []
     assert "qwen3-0-6b-decode" in fake.objects("Deployment")
     monkeypatch.setattr("builtins.input", lambda prompt="": "")
-    rc, _, err = fake.run("stop", "-n", "ns")
+    rc, _, err = fake.run("stop", "-n", "ns", "--user", "u")
     assert (rc, err) == (1, "  1) qwen3-0-6b\nmanifesto: nothing selected\n")
 
 

@@ -61,7 +61,7 @@ def test_file_delete(fake, tmp_path):
     rc, out, err = fake.run("file", "delete", str(target))
     assert rc == 0, err
     assert fake.argvs() == [["delete", "-f", str(target), "--ignore-not-found"]]
-    assert 'deployment "qwen3-0-6b-decode" deleted' in out
+    assert 'deployment.apps "qwen3-0-6b-decode" deleted from ns namespace' in out
     assert fake.objects("Deployment") == [] and fake.objects("Secret") == ["hf-secret"]  # the secret stays
     fake.reset_log()
     rc, out, err = fake.run("file", "delete", str(target), "--now")
@@ -329,7 +329,7 @@ def test_the_fakes_create_wait_and_logs(tmp_path):
     assert [p["metadata"]["name"] for p in pods] == ["m-0", "m-1"]
     assert [p["status"]["conditions"][0]["status"] for p in pods] == ["False", "False"]
     done = kubectl("-n", "ns", "wait", "--for=condition=Ready", "pods", "-l", "app=m", "--timeout=60s")
-    assert (done.returncode, done.stdout) == (0, "pods/m-0 condition met\npods/m-1 condition met\n")
+    assert (done.returncode, done.stdout) == (0, "pod/m-0 condition met\npod/m-1 condition met\n")
     done = kubectl("-n", "ns", "wait", "--for=condition=Available", "deployments.apps/m")
     assert done.returncode == 0, done.stderr
     assert kubectl("-n", "ns", "wait", "--for=condition=Ready", "pods", "-l", "app=none").stderr == \
@@ -338,9 +338,9 @@ def test_the_fakes_create_wait_and_logs(tmp_path):
     job = json.dumps({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
                       "spec": {"template": {"spec": {"restartPolicy": "Never",
                                                      "containers": [{"name": "c", "image": "i:1"}]}}}})
-    assert kubectl("-n", "ns", "create", "-f", "-", stdin=job).stdout == "job/j created\n"
+    assert kubectl("-n", "ns", "create", "-f", "-", stdin=job).stdout == "job.batch/j created\n"
     again = kubectl("-n", "ns", "create", "-f", "-", stdin=job)
-    assert (again.returncode, again.stderr) == (1, 'Error from server (AlreadyExists): jobs.batch "j" already exists\n')
+    assert (again.returncode, again.stderr) == (1, 'Error from server (AlreadyExists): error when creating "STDIN": jobs.batch "j" already exists\n')
     assert kubectl("-n", "ns", "wait", "--for=condition=complete", "jobs.batch/j").returncode == 0
     assert kubectl("-n", "ns", "logs", "job/j", "--all-containers").stdout == \
         "fake kubectl: job/j ran no container: there is no cluster\n"

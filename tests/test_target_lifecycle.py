@@ -319,11 +319,15 @@ def test_diff_is_clean_after_deploy(fake, ws):
     rc, _, err = fake.run("diff", "//:qwen-demo")
     assert rc == 0 and "no differences" in err
     # diff reads the workloads the idle-shutdown controller scales (none is idle here), changes nothing
+    # and the live objects by name with their managedFields (drift kubectl diff cannot see)
     selector = "app.kubernetes.io/managed-by=manifesto,app.kubernetes.io/instance=qwen3-0-6b"
-    assert fake.argvs() == [["config", "current-context"],
-                            ["--context", "lab-admin", "-n", "demo", "get", "deployments.apps", "-l", selector,
-                             "-o", "json"],
-                            ["--context", "lab-admin", "-n", "demo", "diff", "-f", str(ws / "out/deploy/qwen-demo.yaml")]]
+    first, idle, *by_name, last = fake.argvs()
+    assert [first, idle, last] == [["config", "current-context"],
+                                   ["--context", "lab-admin", "-n", "demo", "get", "deployments.apps", "-l", selector,
+                                    "-o", "json"],
+                                   ["--context", "lab-admin", "-n", "demo", "diff", "-f",
+                                    str(ws / "out/deploy/qwen-demo.yaml")]]
+    assert by_name and all(a[4] == "get" and a[-3:] == ["--show-managed-fields", "-o", "json"] for a in by_name)
 
 
 def test_the_wrong_context_is_refused_before_any_change(fake, ws):

@@ -70,8 +70,10 @@ def register(sub, add) -> None:
                    "instance to stop").complete = MODELS
     p.add_argument("--instance", help="live instance ID (see `manifesto servers`)").complete = INSTANCES
     p.add_argument("--now", action="store_true", help="force-delete: --grace-period=0 --force")
+    p.add_argument("--take-over", action="store_true", help="stop an instance whose objects another user owns "
+                   "(default: refuse, naming the owner)")
     p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name")
-    p.add_argument("--user", help="user for the instance identity (default: $USER)")
+    p.add_argument("--user", help="user for the instance identity and the owner check (default: $USER)")
     p.add_argument("--accelerator", help=argparse.SUPPRESS)
     kube_args(p)
     add_output(p)
@@ -243,8 +245,14 @@ def _stop(args) -> int:
     import shutil
     import sys
 
+    import manifesto.cli.settings as cli_settings
     from manifesto.errors import OpsError
     from manifesto.ops.lifecycle import pick, stop
+    from manifesto.resolve.identity import instance_labels
+    from manifesto.resolve.names import OWNER_LABEL
+
+    def owner_label(user: str) -> str:  # the label deploy puts on the instance's objects
+        return instance_labels("", user)[OWNER_LABEL]
 
     env = settings(args)
     if args.spec and args.instance:
@@ -254,11 +262,13 @@ def _stop(args) -> int:
         return done
     if args.spec:
         plan, _, _ = plan_for_args(args, env, "stop")
-        return stop(kube(args, env, plan.namespace, args.context), plan.instance, now=args.now, output=args.output)
+        return stop(kube(args, env, plan.namespace, args.context), plan.instance, owner=owner_label(plan.user),
+                    take_over=args.take_over, now=args.now, output=args.output)
     refuse_slurm_if_named(args, env, "stop")
     client = kube(args, env, pick_namespace(args, env), args.context)
+    owner = owner_label(cli_settings.current_user(args.user, env))
     if args.instance:
-        return stop(client, args.instance, now=args.now, output=args.output)
+        return stop(client, args.instance, owner=owner, take_over=args.take_over, now=args.now, output=args.output)
     from manifesto.ops.discovery import discover, group_by_instance
 
     if not sys.stdin.isatty():
@@ -272,7 +282,7 @@ def _stop(args) -> int:
     if choice is None:
         info(args, "manifesto: nothing selected")
         return 1
-    return stop(client, choice, now=args.now, output=args.output)
+    return stop(client, choice, owner=owner, take_over=args.take_over, now=args.now, output=args.output)
 
 
 def _ready(args) -> int:

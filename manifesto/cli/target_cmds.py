@@ -249,9 +249,14 @@ def stop(args) -> int:
     art = _target(args, allow_stale=True)  # the bytes in out/ name what was deployed
     if art.platform == "slurm":
         return _slurm_stop(art, args)
+    from manifesto.resolve.names import OWNER_LABEL
+
     _, client = _kube_for(art, args)
-    _, instance = _objects(art)
-    return stop_instance(client, instance, now=args.now, output=getattr(args, "output", "text"))
+    objs, instance = _objects(art)
+    owner = next((o["metadata"]["labels"][OWNER_LABEL] for o in objs
+                  if OWNER_LABEL in (o["metadata"].get("labels") or {})), "unknown")
+    return stop_instance(client, instance, owner=owner, take_over=getattr(args, "take_over", False), now=args.now,
+                         output=getattr(args, "output", "text"))
 
 
 def ready(args) -> int:

@@ -7,6 +7,8 @@ order through the one kubectl runner.
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 from dataclasses import dataclass
 
@@ -268,9 +270,10 @@ def foreign_objects(objs: list[dict], live: list[dict]) -> dict[str, list[str]]:
     return out
 
 
-def live_by_name(kube: Kube, objs: list[dict]) -> list[dict]:
+def live_by_name(kube: Kube, objs: list[dict], *, managed_fields: bool = False) -> list[dict]:
     """The live objects that have the names of ``objs`` (whatever their labels), one
-    concurrent get per kind; a kind the cluster does not serve has none."""
+    concurrent get per kind; a kind the cluster does not serve has none. ``managed_fields``:
+    with metadata.managedFields (kubectl leaves them out unless asked)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from manifesto.ops.discovery import resource_of
@@ -279,7 +282,8 @@ def live_by_name(kube: Kube, objs: list[dict]) -> list[dict]:
     names: dict[str, list[str]] = {}
     for o in objs:
         names.setdefault(o["kind"], []).append(o["metadata"]["name"])
-    calls = [kube.read("get", resource_of(kind), *group, "--ignore-not-found", "-o", "json", check=False)
+    shown = ("--show-managed-fields",) if managed_fields else ()
+    calls = [kube.read("get", resource_of(kind), *group, "--ignore-not-found", *shown, "-o", "json", check=False)
              for kind, group in names.items()]
     if not calls:
         return []
@@ -417,16 +421,116 @@ def manifest_file(path: str) -> str:
 
 def file_diff(kube: Kube, path: str, shown: str | None = None) -> int:
     """kubectl diff's exit code: 0 no differences, 1 differences; anything else is an error.
-    ``shown``: how messages name the file (a copy of an artifact is named as the artifact)."""
-    result = run(kube.read("diff", "-f", manifest_file(path), check=False, retries=0))  # changes nothing
-    sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
+    ``shown``: how messages name the file (a copy of an artifact is named as the artifact).
+
+    Two things kubectl diff alone gets wrong are settled here. A field another writer added
+    live (a label, an env var) is drift kubectl diff does not show: it is read from the live
+    objects' managedFields (:func:`manifesto.ops.targets.foreign_fields`) and shown after
+    kubectl's diff. And a RoleBinding whose Role is new in the same file cannot be dry-run by
+    a user without the ``bind`` verb (the API server checks a new binding against the live
+    Role's rules, and the Role does not exist yet): it is left out of the dry run and shown
+    as new."""
+    import tempfile
+
+    from manifesto.edge.raw import read_lenient
+
+    path = manifest_file(path)
     shown = shown or path
-    if result.returncode in (0, 1):
-        if result.returncode == 0:
-            _say(f"no differences between {shown} and the cluster")
-        return result.returncode
-    last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else f"exit {result.returncode}"
-    raise OpsError(f"kubectl diff -f {shown} failed: {last}")
+    text = read_lenient(path)
+    objs, problem = file_objects(text, shown) if text is not None else ([], "unreadable")
+    # Only what kubectl could name goes on its command line: the file is not trusted.
+    objs = [o for o in objs if _SAFE_KIND.fullmatch(str(o.get("kind"))) and _SAFE_NAME.fullmatch(str(_metadata(o).get("name")))]
+    live = _live_in(kube, objs) if problem is None and objs else {}
+    held = _bindings_before_roles(objs, live)
+    extra = [f"# RoleBinding {printable(b)}: new, not in the dry run above: its Role {printable(r)} is new too, "
+             "and the API server checks a new binding against the live Role" for b, r in held]
+    with tempfile.TemporaryDirectory(prefix="manifesto-diff-") as folder:
+        diffed = _without(objs, {b for b, _ in held}, folder) if held else path
+        rc = 0
+        if diffed is not None:
+            result = run(kube.read("diff", "-f", diffed, check=False, retries=0))  # changes nothing
+            sys.stdout.write(printable(result.stdout, keep="\n\t"))  # the cluster's text, escaped
+            if result.returncode not in (0, 1):
+                last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else f"exit {result.returncode}"
+                raise OpsError(f"kubectl diff -f {shown} failed: {last}")
+            rc = result.returncode
+    extra += _foreign_drift(objs, live)
+    if extra:
+        print("\n".join(extra))
+        rc = 1
+    if rc == 0:
+        _say(f"no differences between {shown} and the cluster")
+    return rc
+
+
+_SAFE_KIND = re.compile(r"[A-Z][A-Za-z0-9]{0,62}")
+_SAFE_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
+
+
+def _live_in(kube: Kube, objs: list[dict]) -> dict[tuple[str, str], dict]:
+    """(kind, name) -> the live object, managedFields included, of each object of ``objs``:
+    read in the namespace the object names, else in kube's (one namespace per object name)."""
+    from dataclasses import replace
+
+    spaces: dict[str | None, list[dict]] = {}
+    for o in objs:
+        where = _metadata(o).get("namespace")
+        spaces.setdefault(where if isinstance(where, str) and _SAFE_NAME.fullmatch(where) else kube.namespace,
+                          []).append(o)
+    found = {}
+    for where, group in spaces.items():
+        for item in live_by_name(replace(kube, namespace=where), group, managed_fields=True):
+            found[(item.get("kind"), dig(item, "metadata", "name"))] = item
+    return found
+
+
+def _bindings_before_roles(objs: list[dict], live: dict) -> list[tuple[str, str]]:
+    """(binding, role) of the file's RoleBindings whose Role is in the file but not live."""
+    roles = {_metadata(o)["name"] for o in objs if o["kind"] == "Role"}
+    out = []
+    for o in objs:
+        ref = o.get("roleRef") if isinstance(o.get("roleRef"), dict) else {}
+        name = ref.get("name")
+        if o["kind"] == "RoleBinding" and ref.get("kind") == "Role" and name in roles and ("Role", name) not in live \
+                and ("RoleBinding", _metadata(o)["name"]) not in live:
+            out.append((_metadata(o)["name"], name))
+    return out
+
+
+def _without(objs: list[dict], bindings: set[str], folder: str) -> str | None:
+    """A copy of the objects without those RoleBindings, written in ``folder`` (None:
+    nothing is left)."""
+    from manifesto.util.fsutil import write_atomic
+    from manifesto.util.yamlemit import dump_all
+
+    kept = [o for o in objs if not (o["kind"] == "RoleBinding" and _metadata(o)["name"] in bindings)]
+    if not kept:
+        return None
+    path = os.path.join(folder, "manifest.yaml")
+    write_atomic(path, dump_all(kept), root=folder)
+    return path
+
+
+def _foreign_drift(objs: list[dict], live: dict) -> list[str]:
+    """One line per live field another writer added that the file lacks (the rule in
+    :mod:`manifesto.ops.targets`)."""
+    from manifesto.ops.targets import foreign_fields, idle_scaled
+
+    try:
+        skip = idle_scaled(objs)
+    except OpsError:
+        skip = {}
+    lines = []
+    for obj in objs:
+        key = (obj["kind"], _metadata(obj)["name"])
+        have = live.get(key)
+        if have is None:
+            continue
+        for field, value, manager in foreign_fields(obj, have, skip.get(key, ())):
+            lines.append(f"# {printable(key[0])} {printable(key[1])}: {printable(field)} = "
+                         f"{printable(json.dumps(value, sort_keys=True))}, set live by {printable(manager)}, "
+                         "is not in the file")
+    return lines
 
 
 def file_objects(text: str, name: str = "the manifest") -> tuple[list[dict], str | None]:

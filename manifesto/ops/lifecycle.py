@@ -8,7 +8,7 @@ from manifesto.errors import OpsError, note, printable, quiet
 from manifesto.ops.discovery import COMPONENT, OWNER, Live, discover, selector
 from manifesto.ops.kubectl import Kube, conditions, dig, items, run
 
-__all__ = ["servers_rows", "servers_json", "print_servers", "teardown_phases", "stop", "pick", "ready_report", "awaited",
+__all__ = ["servers_rows", "servers_json", "print_servers", "teardown_phases", "foreign_owners", "stop", "pick", "ready_report", "awaited",
            "wait_ready"]
 
 ROUTING_COMPONENTS = ("endpoint-picker", "gateway")
@@ -92,13 +92,26 @@ def teardown_phases(objs: list[Live]) -> list[tuple[str, list[Live]]]:
             (("routing", routing), ("model workloads", workloads), ("supporting objects", support)) if group]
 
 
-def stop(kube: Kube, instance: str, *, now: bool = False, output: str = "text") -> int:
+def foreign_owners(objs: list[Live], owner: str) -> list[str]:
+    """The owners (llm-d.ai/owner) other than ``owner`` of the live objects (pure)."""
+    return sorted({o.label(OWNER) for o in objs if o.label(OWNER) and o.label(OWNER) != owner})
+
+
+def stop(kube: Kube, instance: str, *, owner: str, take_over: bool = False, now: bool = False,
+         output: str = "text") -> int:
     """Delete the instance's live objects, routing first. Nothing live is no error: stop is
-    idempotent, as ``kubectl delete --ignore-not-found`` is. ``output`` other than text: the
-    deleted objects as data, instead of kubectl's lines."""
+    idempotent, as ``kubectl delete --ignore-not-found`` is. An instance whose objects carry
+    another ``owner`` is refused, naming the owner, unless ``take_over``, as deploy refuses.
+    ``output`` other than text: the deleted objects as data, instead of kubectl's lines."""
     from manifesto.util.outputs import emit
 
     objs = discover(kube, instance)
+    others = foreign_owners(objs, owner)
+    if others and not take_over:
+        raise OpsError(f"instance {printable(instance)} in namespace {kube.namespace} belongs to "
+                       f"{printable(', '.join(others))}, not {printable(owner)}; pass --take-over to stop it anyway")
+    if others:
+        note(f"manifesto: stopping {printable(instance)} of {printable(', '.join(others))} (--take-over)")
     deleted: list[str] = []
     if not objs:
         note(f"manifesto: nothing to stop: no live objects of instance {printable(instance)} in namespace "
@@ -119,12 +132,13 @@ def stop(kube: Kube, instance: str, *, now: bool = False, output: str = "text") 
 
 
 def _deleted(stdout: str, output: str) -> list[str]:
-    """``kind/name`` of each ``TYPE "NAME" deleted`` line; in text mode the lines are passed on."""
+    """``kind/name`` of each ``TYPE "NAME" [force ]deleted`` line; in text mode the lines are passed on."""
     import re
 
     if output == "text" and not quiet():  # kubectl's lines carry names from the cluster: escaped
         sys.stdout.write(printable(stdout, keep="\n"))
-    return [f"{m.group(1)}/{m.group(2)}" for m in re.finditer(r'^(\S+) "([^"]+)" deleted', stdout, re.M)]
+    # `pod "x" deleted from ns namespace`; with --force (stop --now): `pod "x" force deleted ...`
+    return [f"{m.group(1)}/{m.group(2)}" for m in re.finditer(r'^(\S+) "([^"]+)" (?:force )?deleted', stdout, re.M)]
 
 
 def pick(instances: list[str], *, fzf: str | None, ask=None) -> str | None:

@@ -184,6 +184,8 @@ SERVER_DEFAULTS: dict[str, dict] = {
                         "spec.rolloutStrategy.type": "RollingUpdate",
                         "spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable": 1,
                         "spec.rolloutStrategy.rollingUpdateConfiguration.maxSurge": 0,
+                        "spec.rolloutStrategy.rollingUpdateConfiguration.partition": 0,
+                        "spec.leaderWorkerTemplate.subGroupPolicy.subGroupPolicyType": "LeaderWorker",
                         "spec.leaderWorkerTemplate.size": 1,
                         "spec.leaderWorkerTemplate.restartPolicy": "RecreateGroupOnPodRestart",
                         "spec.networkConfig.subdomainPolicy": "Shared",
@@ -191,21 +193,40 @@ SERVER_DEFAULTS: dict[str, dict] = {
                         "spec.leaderWorkerTemplate.workerTemplate.metadata.creationTimestamp": None},
     # The CRD's defaults of disaggregatedset.x-k8s.io/v1 (LeaderWorkerSet v0.10.0); no webhook
     # defaults a role's LeaderWorkerSet spec, so only these appear live.
-    "DisaggregatedSet": {"spec.slices": 1, **_prefixed("spec.roles.*.spec", {
+    "DisaggregatedSet": {"spec.slices": 1, "spec.placementPolicy.type": "None", "spec.roles.*.scaling.mode": "Static",
+                         **_prefixed("spec.roles.*.spec", {
         "replicas": 1, "startupPolicy": "LeaderCreated", "rolloutStrategy.type": "RollingUpdate",
         "rolloutStrategy.rollingUpdateConfiguration.maxUnavailable": 1,
         "rolloutStrategy.rollingUpdateConfiguration.maxSurge": 0,
         "rolloutStrategy.rollingUpdateConfiguration.partition": 0,
         "leaderWorkerTemplate.size": 1, "leaderWorkerTemplate.restartPolicy": "RecreateGroupOnPodRestart",
+        "leaderWorkerTemplate.subGroupPolicy.subGroupPolicyType": "LeaderWorker",
         "leaderWorkerTemplate.leaderTemplate.metadata.creationTimestamp": None,
         "leaderWorkerTemplate.workerTemplate.metadata.creationTimestamp": None})},
+    # The defaults of the Gateway API and InferencePool CRDs the schema kit pins (checked
+    # against them by tests/test_server_defaults_crds.py).
     "HTTPRoute": {"spec.parentRefs.*.group": "gateway.networking.k8s.io", "spec.parentRefs.*.kind": "Gateway",
+                  "spec.rules": [{"matches": [{"path": {"type": "PathPrefix", "value": "/"}}]}],
                   "spec.rules.*.matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
                   "spec.rules.*.matches.*.path.type": "PathPrefix", "spec.rules.*.matches.*.path.value": "/",
+                  "spec.rules.*.matches.*.headers.*.type": "Exact", "spec.rules.*.matches.*.queryParams.*.type": "Exact",
                   "spec.rules.*.backendRefs.*.weight": 1, "spec.rules.*.backendRefs.*.group": "",
-                  "spec.rules.*.backendRefs.*.kind": "Service"},
-    "Gateway": {"spec.listeners.*.allowedRoutes.namespaces.from": "Same"},
-    "InferencePool": {"spec.endpointPickerRef.kind": "Service", "spec.endpointPickerRef.failureMode": "FailClose"},
+                  "spec.rules.*.backendRefs.*.kind": "Service",
+                  **{f"{where}.filters.*.{k}": v for where in ("spec.rules.*", "spec.rules.*.backendRefs.*")
+                     for k, v in {"cors.maxAge": 5, "requestMirror.backendRef.group": "",
+                                  "requestMirror.backendRef.kind": "Service",
+                                  "requestMirror.fraction.denominator": 100,
+                                  "requestRedirect.statusCode": 302}.items()}},
+    "Gateway": {"spec.listeners.*.allowedRoutes.namespaces.from": "Same",
+                "spec.listeners.*.allowedRoutes.kinds.*.group": "gateway.networking.k8s.io",
+                "spec.listeners.*.tls.mode": "Terminate", "spec.listeners.*.tls.certificateRefs.*.group": "",
+                "spec.listeners.*.tls.certificateRefs.*.kind": "Secret", "spec.addresses.*.type": "IPAddress",
+                "spec.allowedListeners.namespaces.from": "None",
+                "spec.tls.backend.clientCertificateRef.group": "", "spec.tls.backend.clientCertificateRef.kind": "Secret",
+                "spec.tls.frontend.default.validation.mode": "AllowValidOnly",
+                "spec.tls.frontend.perPort.*.tls.validation.mode": "AllowValidOnly"},
+    "InferencePool": {"spec.endpointPickerRef.kind": "Service", "spec.endpointPickerRef.failureMode": "FailClose",
+                      "spec.endpointPickerRef.group": "", "spec.appProtocol": "http"},
     "ResourceClaimTemplate": {"spec.spec.devices.requests.*.exactly.allocationMode": "ExactCount",
                               "spec.spec.devices.requests.*.exactly.count": 1},
     "RoleBinding": {"subjects.*.apiGroup": ""},
@@ -446,3 +467,79 @@ def summarize(rows: list[tuple[str, str, str, str]]) -> str:
     if states == {"missing"}:
         return "missing"
     return "drifted"
+
+
+# -- drift kubectl diff cannot see: fields another writer added ---------------------------
+# kubectl diff shows what `kubectl apply` of the file would change. A field that is in
+# neither the file nor kubectl's last-applied annotation is kept by that merge, so a label
+# `kubectl label` added, or an env var `kubectl edit` added, never shows. The API server
+# records who set each field (metadata.managedFields). The rule: a live field the file lacks
+# is drift when a writer other than ours set it (our `kubectl apply` is the manager
+# kubectl-client-side-apply), outside a subresource (status, scale) and outside the fields
+# controllers are known to write (CONTROLLER_ANNOTATIONS, the idle-shutdown controller's
+# fields). A value the server filled in by default is not drift: it belongs to the writer
+# whose request it was defaulted in (ours), or, for server-side apply, to no one.
+
+#: The field managers of Manifesto's own writes (`kubectl apply`, client-side).
+OUR_MANAGERS = ("kubectl-client-side-apply",)
+
+_NO = object()
+
+
+def _fields_step(node, key: str):
+    """The child of ``node`` that a managedFields key names (``f:`` a field, ``k:`` a list
+    item by its key fields, ``v:`` a list item by value, ``i:`` by position), or _NO; with
+    the step as :func:`_show` shows it."""
+    import json
+
+    kind, _, rest = key.partition(":")
+    if kind == "f":
+        return (node.get(rest, _NO) if isinstance(node, dict) else _NO), rest
+    try:
+        value = json.loads(rest) if kind in ("k", "v") else int(rest)
+    except ValueError:
+        return _NO, key
+    if not isinstance(node, list):
+        node = []
+    if kind == "i":
+        return (node[value] if 0 <= value < len(node) else _NO), value
+    if kind == "v":
+        return next((item for item in node if _same(item, value)), _NO), f"={_value(value)}"
+    if not isinstance(value, dict):
+        return _NO, key
+    step = "=" + ",".join(f"{k}={v}" for k, v in value.items())
+    hit = next((item for item in node if isinstance(item, dict)
+                and all(_same(item.get(k), v) for k, v in value.items())), _NO)
+    return hit, step
+
+
+def foreign_fields(want: dict, live: dict, skip: tuple[str, ...] = ()) -> list[tuple[str, object, str]]:
+    """(field path, live value, manager) of every live field that ``want`` (an object of the
+    file) lacks and that a writer other than :data:`OUR_MANAGERS` set (the rule above).
+    ``skip``: field paths (list positions as ``*``) that a known controller writes."""
+    skipped = {*skip, *(f"metadata.annotations.{a}" for a in CONTROLLER_ANNOTATIONS)}
+    found: dict[str, tuple[str, object, str]] = {}
+    for entry in (live.get("metadata") or {}).get("managedFields") or []:
+        if not isinstance(entry, dict) or entry.get("manager") in OUR_MANAGERS or entry.get("subresource"):
+            continue
+        fields = entry.get("fieldsV1")
+        if isinstance(fields, dict):
+            _foreign(fields, want, live, (), str(entry.get("manager") or "(unnamed)"), skipped, found)
+    return list(found.values())
+
+
+def _foreign(fields: dict, want, live, path: tuple, manager: str, skipped: set, found: dict) -> None:
+    for key, sub in fields.items():
+        if key == ".":
+            continue
+        mine, step = _fields_step(want, key)
+        have, _ = _fields_step(live, key)
+        here = (*path, step)
+        shown = _show(here)
+        if shown.split(".")[0] == "status" or _any_item(shown) in skipped or have is _NO:
+            continue
+        inner = isinstance(sub, dict) and any(k != "." for k in sub)
+        if mine is _NO and (not inner or not key.startswith("f:")):
+            found.setdefault(shown, (shown, have, manager))  # a leaf, or a whole list item
+        elif inner:  # a map the file lacks is looked into: its fields are named one by one
+            _foreign(sub, {} if mine is _NO else mine, have, here, manager, skipped, found)

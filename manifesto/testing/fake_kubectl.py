@@ -34,8 +34,12 @@ config:
 Supports: api-versions, config current-context|use-context NAME, get (a NAME column, -o json,
 -o name; a grouped resource by its full name only), apply -f FILE|-,
 create -f FILE|- (AlreadyExists for an existing object), delete REF.../-l/-f FILE,
-delete namespace NAME (with everything in it), diff -f FILE|- (the defaulted object against the
-live one, server fields aside), wait --for=condition=C REF|TYPE -l SEL, logs.
+delete namespace NAME (with everything in it), diff -f FILE|- (the live object against what
+apply would make of it: kubectl's three-way merge, so a field only another writer set is kept
+and shows no difference, as with the real kubectl), label REF KEY=VALUE|KEY- (owned by the
+manager kubectl-label in managedFields, which `get` shows only with --show-managed-fields),
+wait --for=condition=C REF|TYPE -l SEL, logs. Its lines are kubectl v1.37's: ``deployment.apps/NAME
+created|configured|unchanged``, ``deployment.apps "NAME" deleted from NS namespace``.
 
 A stand-in for controllers: applying a Deployment or LeaderWorkerSet creates its pods
 (replicas x size, labelled as the template says), and a DisaggregatedSet the pods of each
@@ -90,6 +94,12 @@ VERSIONS = ["v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1", "leader
             "disaggregatedset.x-k8s.io/v1",
             "inference.networking.k8s.io/v1", "gateway.networking.k8s.io/v1", "resource.k8s.io/v1",
             "kueue.x-k8s.io/v1beta1", "networking.istio.io/v1"]
+
+
+def resource_name(kind: str) -> str:
+    """How kubectl names a kind in its lines: ``deployment.apps``, ``configmap``."""
+    group = BY_KIND.get(kind, ("", "", True))[1]
+    return kind.lower() + (f".{group}" if group else "")
 
 
 def load() -> dict:
@@ -437,7 +447,7 @@ def stored(doc: dict, old: dict | None, text: str, serial: int) -> dict:
     meta.update({"annotations": annotations, "uid": uid, "resourceVersion": str(1000 + serial),
                  "generation": generation,
                  "creationTimestamp": old_meta.get("creationTimestamp") or "2026-01-01T00:00:00Z",
-                 "managedFields": [{"manager": "kubectl-client-side-apply", "operation": "Update",
+                 "managedFields": [{"manager": OURS, "operation": "Update",
                                     "apiVersion": obj.get("apiVersion"), "fieldsType": "FieldsV1"}]})
     if obj.get("kind") in _STATUS:
         obj["status"] = _STATUS[obj["kind"]](obj)
@@ -465,6 +475,102 @@ def _comparable(obj: dict) -> dict:
     if not annotations:
         meta.pop("annotations", None)
     return out
+
+
+#: kubectl apply's field manager (client-side apply).
+OURS = "kubectl-client-side-apply"
+
+
+def _without_managed_fields(obj: dict) -> dict:
+    meta = obj.get("metadata") or {}
+    if "managedFields" not in meta:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+
+
+def _last_applied(obj: dict):
+    text = ((obj.get("metadata") or {}).get("annotations") or {}).get("kubectl.kubernetes.io/last-applied-configuration")
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return None
+
+
+def _named_list(items) -> bool:
+    return isinstance(items, list) and all(isinstance(i, dict) and isinstance(i.get("name"), str) for i in items)
+
+
+def _merge(new, live, last):
+    """kubectl apply's three-way merge, as far as Manifesto's objects need it: a field of the
+    new configuration wins; one the last applied configuration had and the new one lacks is
+    removed; one only the live object has (another writer's, or the server's) stays. Maps
+    merge field by field, lists of items with a name merge item by item (the strategic
+    merge key of containers, env, volumes, ports), other lists are replaced."""
+    if isinstance(new, dict) and isinstance(live, dict):
+        last = last if isinstance(last, dict) else {}
+        out = {k: v for k, v in live.items() if k in new or k not in last}
+        for key, value in new.items():
+            out[key] = _merge(value, live.get(key), last.get(key)) if key in live else value
+        return out
+    if _named_list(new) and _named_list(live):
+        before = {i["name"]: i for i in last} if _named_list(last) else {}
+        wanted = {i["name"] for i in new}
+        live_items = {i["name"]: i for i in live}
+        out = [_merge(i, live_items[i["name"]], before.get(i["name"])) if i["name"] in live_items else i for i in new]
+        out += [i for i in live if i["name"] not in wanted and i["name"] not in before]
+        return out
+    return new
+
+
+def _merged(doc: dict, live: dict) -> dict:
+    """What ``kubectl apply`` of ``doc`` leaves of ``live``: the three-way merge, server
+    metadata and status aside (the store sets those)."""
+    base = {k: v for k, v in live.items() if k != "status"}
+    base["metadata"] = {k: v for k, v in (live.get("metadata") or {}).items()
+                        if k not in _SERVER_META and k != "namespace"}
+    annotations = dict(base["metadata"].get("annotations") or {})
+    for key in _SERVER_ANNOTATIONS:
+        annotations.pop(key, None)
+    if annotations:
+        base["metadata"]["annotations"] = annotations
+    else:
+        base["metadata"].pop("annotations", None)
+    merged = _merge(doc, base, _last_applied(live))
+    merged["metadata"]["namespace"] = doc["metadata"].get("namespace") or ns_of(live)
+    return merged
+
+
+def _label(pos, flags, objs, ns, missing) -> int:
+    """``kubectl label TYPE/NAME KEY=VALUE|KEY-`` (or TYPE NAME ...): the labels set or
+    removed, owned in managedFields by the manager kubectl-label, as the API server records."""
+    refs, changes = [], []
+    for arg in pos[1:]:
+        (changes if "=" in arg or arg.endswith("-") else refs).append(arg)
+    if len(refs) == 2 and "/" not in refs[0]:
+        refs = [f"{refs[0]}/{refs[1]}"]
+    for ref in refs:
+        res, _, name = ref.partition("/")
+        kind, _, namespaced = resolve(res, missing)
+        hit = [o for o in objs if same(o, kind, ns, name, namespaced)]
+        if not hit:
+            die(f'Error from server (NotFound): {res} "{name}" not found')
+        meta = hit[0]["metadata"]
+        labels = meta.setdefault("labels", {})
+        owned = {}
+        for change in changes:
+            if change.endswith("-"):
+                labels.pop(change[:-1], None)
+            else:
+                key, _, value = change.partition("=")
+                labels[key] = value
+                owned[f"f:{key}"] = {}
+        entries = [m for m in meta.get("managedFields") or [] if m.get("manager") != "kubectl-label"]
+        if owned:
+            entries.append({"manager": "kubectl-label", "operation": "Update", "apiVersion": hit[0].get("apiVersion"),
+                            "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": owned}}})
+        meta["managedFields"] = entries
+        print(f"{resource_name(kind)}/{name} labeled")
+    return 0
 
 
 def hang():
@@ -792,6 +898,8 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
         kind, group, namespaced = resolve(pos[1], missing)
         found = [o for o in objs if o["kind"] == kind and (not namespaced or ns_of(o) == ns)
                  and matches(o, flags.get("l"))]
+        if "show-managed-fields" not in flags:  # as kubectl: left out of -o json unless asked
+            found = [_without_managed_fields(o) for o in found]
         if flags.get("o") == "name":  # as kubectl: TYPE[.GROUP]/NAME a line, nothing when none exist
             names = pos[2:]
             for name in names:
@@ -841,12 +949,19 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
                 objs.remove(o)
             state["serial"] = state.get("serial", 0) + 1
             last_applied = json.dumps(d, sort_keys=True, separators=(",", ":"))
-            new = stored(d, old[0] if old else None, last_applied, state["serial"])
+            new = stored(_merged(d, old[0]) if old else d, old[0] if old else None, last_applied, state["serial"])
+            if old and _comparable(old[0]) == _comparable(new) and _last_applied(old[0]) == d:
+                objs.append(old[0])  # as the API server: nothing to write
+                print(f"{resource_name(d['kind'])}/{d['metadata']['name']} unchanged")
+                continue
+            if old:
+                fields = [m for m in (old[0]["metadata"].get("managedFields") or []) if m.get("manager") != OURS]
+                new["metadata"]["managedFields"] = [*new["metadata"]["managedFields"], *fields]
             objs.append(new)
             if new["kind"] in WORKLOADS:
                 start_pods(state, new)
             _programmed(state, new)
-            print(f"{d['kind'].lower()}/{d['metadata']['name']} {'configured' if old else 'created'}")
+            print(f"{resource_name(d['kind'])}/{d['metadata']['name']} {'configured' if old else 'created'}")
         return 0
     if verb == "create":
         for d in docs(flags, stdin):
@@ -855,8 +970,9 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
             if namespaced:
                 d["metadata"]["namespace"] = d["metadata"].get("namespace") or ns
             if any(same(o, d["kind"], ns_of(d), d["metadata"]["name"], namespaced) for o in objs):
-                die(f'Error from server (AlreadyExists): {BY_KIND.get(d["kind"], (d["kind"].lower() + "s",))[0]} '
-                    f'"{d["metadata"]["name"]}" already exists')
+                source = "STDIN" if flags.get("f") == "-" else flags.get("f")
+                die(f'Error from server (AlreadyExists): error when creating "{source}": '
+                    f'{BY_KIND.get(d["kind"], (d["kind"].lower() + "s",))[0]} "{d["metadata"]["name"]}" already exists')
             state["serial"] = state.get("serial", 0) + 1
             new = stored(d, None, "", state["serial"])
             new["metadata"]["annotations"].pop("kubectl.kubernetes.io/last-applied-configuration", None)
@@ -872,7 +988,7 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
             if new["kind"] in WORKLOADS:
                 start_pods(state, new)
             objs.append(new)
-            print(f"{d['kind'].lower()}/{d['metadata']['name']} created")
+            print(f"{resource_name(d['kind'])}/{d['metadata']['name']} created")
         return 0
     if verb == "wait":
         cond = str(flags.get("for", "")).removeprefix("condition=")
@@ -895,7 +1011,7 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
                 die(f'Error from server (NotFound): {res} "{name}" not found')
             if not _condition(hit[0], cond):
                 die(f"error: timed out waiting for the condition on {res.split('.')[0]}/{name}")
-            print(f"{res.split('.')[0]}/{name} condition met")
+            print(f"{resource_name(kind)}/{name} condition met")
         return 0
     if verb == "logs":
         ref = pos[1] if len(pos) > 1 else ""
@@ -942,12 +1058,16 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
                 print(f"{o['kind'].lower()} \"{o['metadata']['name']}\" deleted")
                 continue
             objs.remove(o)
-            print(f"{o['kind'].lower()} \"{o['metadata']['name']}\" deleted")
+            where = f" from {ns_of(o)} namespace" if BY_KIND.get(o["kind"], ("", "", True))[2] else ""
+            force = "force " if "force" in flags else ""
+            print(f"{resource_name(o['kind'])} \"{o['metadata']['name']}\" {force}deleted{where}")
             if o["kind"] in WORKLOADS:  # the garbage collector's part
                 key = _owner(o)
                 for pod in [p for p in objs if p["kind"] in ("Pod", "LeaderWorkerSet") and _owned_by(p, key)]:
                     objs.remove(pod)
         return 0
+    if verb == "label":
+        return _label(pos, flags, objs, ns, missing)
     if verb == "diff":
         import difflib
 
@@ -957,7 +1077,7 @@ def run(verb, pos, flags, stdin, state, missing) -> int:
             d["metadata"]["namespace"] = d["metadata"].get("namespace") or ns
             old = [o for o in objs if same(o, d["kind"], ns_of(d), d["metadata"]["name"], namespaced)]
             live = _comparable(old[0]) if old else None
-            merged = _comparable(stored(d, old[0] if old else None, "", 0))
+            merged = _comparable(stored(_merged(d, old[0]) if old else d, old[0] if old else None, "", 0))
             if live != merged:
                 # As kubectl's: the header, then the hunks of the live object against the merged one
                 # (here as indented JSON, one field a line, where kubectl shows YAML).

@@ -6,6 +6,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,3 +92,75 @@ def documents(path: Path) -> list[dict]:
 def namespaces(docs: list[dict]) -> set[str]:
     return {d.get("metadata", {}).get("namespace") or "default" for d in docs
             if d["kind"] != "Namespace"}
+
+
+#: Where a namespace's pods find the shared model cache: clusters/example-gb200.yaml's storage.shared_volume.
+CACHE_CLAIM = "demo-model-cache"
+HF_TOKEN = "hf_real_cluster_token_1"
+CRD_GROUPS = ["leaderworkerset.x-k8s.io", "disaggregatedset.x-k8s.io", "inference.networking.k8s.io",
+              "inference.networking.x-k8s.io", "gateway.networking.k8s.io", "networking.istio.io",
+              "monitoring.coreos.com", "kueue.x-k8s.io", "llm-d.ai"]
+
+
+def grant(cluster: Cluster, namespace: str, *users: str) -> None:
+    """What a cluster administrator gives a team: the built-in ``admin`` role in its
+    namespace (which aggregates the rights on the CRDs the artifacts use), and the shared
+    model cache the cluster profile names, bound to a volume (its claim is "managed
+    elsewhere", so the pods can be scheduled)."""
+    cluster.ensure_namespace(namespace)
+    crds = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "testcluster-crds-admin",
+                         "labels": {"rbac.authorization.k8s.io/aggregate-to-admin": "true"}},
+            "rules": [{"apiGroups": CRD_GROUPS, "resources": ["*"], "verbs": ["*"]}]}
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+               "metadata": {"name": "team-admin", "namespace": namespace},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": u} for u in users]}
+    volume = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"{namespace}-model-cache"},
+              "spec": {"capacity": {"storage": "1Ti"}, "accessModes": ["ReadWriteMany"], "storageClassName": "",
+                       "hostPath": {"path": "/nonexistent"},
+                       "claimRef": {"namespace": namespace, "name": CACHE_CLAIM}}}
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+             "metadata": {"name": CACHE_CLAIM, "namespace": namespace},
+             "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": "", "volumeName": f"{namespace}-model-cache",
+                      "resources": {"requests": {"storage": "1Ti"}}}}
+    # A volume left Released by an earlier claim would never bind again; one still bound is
+    # kept (deleting it would wait for its claim to go).
+    found = cluster.kubectl("get", "pv", volume["metadata"]["name"], "--ignore-not-found", "-o", "json").stdout
+    if found.strip() and json.loads(found).get("status", {}).get("phase") not in ("Bound", "Available", "Pending"):
+        cluster.kubectl("delete", "pv", volume["metadata"]["name"], "--ignore-not-found", "--wait=true")
+    cluster.kubectl("apply", "--server-side", "-f", "-",
+                    input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [crds, binding, volume, claim]}))
+
+
+class Manifesto:
+    """``manifesto`` in a subprocess whose PATH has the real kubectl and whose kubeconfig
+    reaches the test cluster."""
+
+    def __init__(self, cluster: Cluster, tmp: Path) -> None:
+        bin_dir = tmp / "bin"
+        bin_dir.mkdir()
+        (bin_dir / "kubectl").symlink_to(cluster.kubectl_path)
+        self.env = {
+            "PATH": f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin",
+            "HOME": str(tmp), "KUBECONFIG": cluster.kubeconfig, "HF_TOKEN": HF_TOKEN,
+            "MANIFESTO_CONFIG_HOME": str(tmp / "config"), "XDG_CACHE_HOME": str(tmp / "cache"),
+            "XDG_CONFIG_HOME": str(tmp / "xdg"), "MANIFESTO_SOURCE_COMMIT": "off",
+            "MANIFESTO_KUBECTL_RETRIES": "0",
+        }
+
+    def __call__(self, *args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "manifesto", *args], cwd=cwd, env=self.env,
+                              capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    assert proc.returncode == 0, f"{proc.args}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
+    return proc
+
+
+def fail(proc: subprocess.CompletedProcess, code: int = 1) -> subprocess.CompletedProcess:
+    assert proc.returncode == code, f"{proc.args}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
+    return proc
+
+

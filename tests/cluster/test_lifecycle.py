@@ -7,79 +7,16 @@ server's defaults are not drift) -> a live edit is drift -> ``servers`` -> ``sto
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from realkube import MARKS, Cluster
+from realkube import MARKS, Cluster, Manifesto, fail as _fail, grant, ok as _ok
 
 pytestmark = MARKS
 
 NS = "lifecycle"
-HF_TOKEN = "hf_real_cluster_token_1"
 TARGET = "//:qwen3-0-6b-example-gb200"
 INSTANCE = "qwen3-0-6b"
-CACHE_CLAIM = "demo-model-cache"  # clusters/example-gb200.yaml: storage.shared_volume
-CRD_GROUPS = ["leaderworkerset.x-k8s.io", "disaggregatedset.x-k8s.io", "inference.networking.k8s.io",
-              "inference.networking.x-k8s.io", "gateway.networking.k8s.io", "networking.istio.io",
-              "monitoring.coreos.com", "kueue.x-k8s.io", "llm-d.ai"]
-
-
-def grant(cluster: Cluster, namespace: str, *users: str) -> None:
-    """What a cluster administrator gives a team: the built-in ``admin`` role in its
-    namespace (which aggregates the rights on the CRDs the artifacts use), and the shared
-    model cache the cluster profile names, bound to a volume (its claim is "managed
-    elsewhere", so the pods can be scheduled)."""
-    cluster.ensure_namespace(namespace)
-    crds = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-            "metadata": {"name": "testcluster-crds-admin",
-                         "labels": {"rbac.authorization.k8s.io/aggregate-to-admin": "true"}},
-            "rules": [{"apiGroups": CRD_GROUPS, "resources": ["*"], "verbs": ["*"]}]}
-    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-               "metadata": {"name": "team-admin", "namespace": namespace},
-               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
-               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": u} for u in users]}
-    volume = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"{namespace}-model-cache"},
-              "spec": {"capacity": {"storage": "1Ti"}, "accessModes": ["ReadWriteMany"], "storageClassName": "",
-                       "hostPath": {"path": "/nonexistent"},
-                       "claimRef": {"namespace": namespace, "name": CACHE_CLAIM}}}
-    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-             "metadata": {"name": CACHE_CLAIM, "namespace": namespace},
-             "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": "", "volumeName": f"{namespace}-model-cache",
-                      "resources": {"requests": {"storage": "1Ti"}}}}
-    # A volume left Released by an earlier session's claim would never bind again.
-    cluster.kubectl("delete", "pv", volume["metadata"]["name"], "--ignore-not-found", "--wait=true")
-    cluster.kubectl("apply", "--server-side", "-f", "-",
-                    input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [crds, binding, volume, claim]}))
-
-
-class Manifesto:
-    """``manifesto`` in a subprocess whose PATH has the real kubectl and whose kubeconfig
-    reaches the test cluster."""
-
-    def __init__(self, cluster: Cluster, tmp: Path) -> None:
-        bin_dir = tmp / "bin"
-        bin_dir.mkdir()
-        (bin_dir / "kubectl").symlink_to(cluster.kubectl_path)
-        self.env = {
-            "PATH": f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin",
-            "HOME": str(tmp), "KUBECONFIG": cluster.kubeconfig, "HF_TOKEN": HF_TOKEN,
-            "MANIFESTO_CONFIG_HOME": str(tmp / "config"), "XDG_CACHE_HOME": str(tmp / "cache"),
-            "XDG_CONFIG_HOME": str(tmp / "xdg"), "MANIFESTO_SOURCE_COMMIT": "off",
-            "MANIFESTO_KUBECTL_RETRIES": "0",
-        }
-
-    def __call__(self, *args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "manifesto", *args], cwd=cwd, env=self.env,
-                              capture_output=True, text=True, timeout=timeout, check=False)
-
-
-def _ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
-    assert proc.returncode == 0, f"{proc.args}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
-    return proc
 
 
 def _objects(cluster: Cluster, namespace: str) -> set[tuple[str, str]]:
@@ -101,11 +38,6 @@ def workspace(real_cluster, tmp_path_factory):
     ws = tmp / "ws"
     _ok(run("build", cwd=ws))
     return run, ws
-
-
-def _fail(proc: subprocess.CompletedProcess, code: int = 1) -> subprocess.CompletedProcess:
-    assert proc.returncode == code, f"{proc.args}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
-    return proc
 
 
 def test_lifecycle_of_a_deployment_target(real_cluster, workspace):
@@ -138,6 +70,26 @@ def test_lifecycle_of_a_deployment_target(real_cluster, workspace):
     _ok(run("deploy", TARGET, "--context", "alice", cwd=ws))  # puts it back
     _ok(run("diff", TARGET, "--context", "alice", cwd=ws))
 
+    # A field added live, which `kubectl apply` keeps (it is in neither the artifact nor the
+    # last-applied annotation), is drift for diff as for status: read from managedFields.
+    decode = f"deployment/{INSTANCE}-decode"
+    real_cluster.kubectl("-n", NS, "label", decode, "added-live=1")
+    real_cluster.kubectl("-n", NS, "set", "env", decode, "-c", "vllm", "ADDED_LIVE=1")
+    diff = _fail(run("diff", TARGET, "--context", "alice", cwd=ws))
+    assert f"# Deployment {INSTANCE}-decode: metadata.labels.added-live = \"1\", set live by kubectl-label" \
+        in diff.stdout, diff.stdout
+    assert f"# Deployment {INSTANCE}-decode: spec.template.spec.containers[name=vllm].env[name=ADDED_LIVE] = " \
+        '{"name": "ADDED_LIVE", "value": "1"}, set live by kubectl-set' in diff.stdout, diff.stdout
+    assert diff.stdout.count("set live by") == 2, diff.stdout
+    report = json.loads(_fail(run("status", TARGET, "--context", "alice", "-o", "json", cwd=ws)).stdout)
+    drifted = {o["name"]: sorted(d["path"] for d in o["differences"]) for o in report["objects"]
+               if o["status"] != "in-sync"}
+    assert drifted == {f"{INSTANCE}-decode": ["metadata.labels.added-live",
+                                              "spec.template.spec.containers[0].env[name=ADDED_LIVE]"]}, drifted
+    real_cluster.kubectl("-n", NS, "label", decode, "added-live-")
+    real_cluster.kubectl("-n", NS, "set", "env", decode, "-c", "vllm", "ADDED_LIVE-")
+    _ok(run("diff", TARGET, "--context", "alice", cwd=ws))
+
     servers = json.loads(_ok(run("servers", "-n", NS, "--context", "alice", "-o", "json", cwd=ws)).stdout)
     assert [(s["instance"], s["owner"]) for s in servers] == [(INSTANCE, "alice")], servers
 
@@ -145,7 +97,8 @@ def test_lifecycle_of_a_deployment_target(real_cluster, workspace):
     gone = real_cluster.get("pods", "-n", NS, "-l", f"app.kubernetes.io/instance={INSTANCE}")["items"]
     after = _objects(real_cluster, NS)
     # hf-secret stays: it is the namespace's, shared by every instance in it.
-    assert after - {("Secret", "hf-secret")} == before, (before, after)
+    # (an earlier session on a kept cluster may have left it before this one began)
+    assert after - {("Secret", "hf-secret")} == before - {("Secret", "hf-secret")}, (before, after)
     assert not [p for p in gone if not p["metadata"].get("deletionTimestamp")]
 
 
@@ -159,10 +112,22 @@ def test_owner_guard_between_two_users(real_cluster, workspace, tmp_path):
     assert "alice" in refused.stderr and "Traceback" not in refused.stderr, refused.stderr
     live = real_cluster.get("deployment", f"{INSTANCE}-decode", "-n", NS)
     assert live["metadata"]["labels"]["llm-d.ai/owner"] == "alice"
+    # Nor may bob stop alice's instance, by its ID or by the spec, without --take-over.
+    for how in (("--instance", INSTANCE, "-n", NS), (spec, "--cluster", "example-gb200", "--namespace", NS)):
+        refused = _fail(run("stop", *how, "--user", "bob", "--context", "bob", cwd=tmp_path))
+        assert refused.stderr == (f"error: instance {INSTANCE} in namespace {NS} belongs to alice, not bob; pass "
+                                  "--take-over to stop it anyway\n"), refused.stderr
+    assert real_cluster.get("deployment", f"{INSTANCE}-decode", "-n", NS)["metadata"]["labels"]["llm-d.ai/owner"] \
+        == "alice"
     _ok(run("deploy", spec, *args, "--take-over", cwd=tmp_path))
     live = real_cluster.get("deployment", f"{INSTANCE}-decode", "-n", NS)
     assert live["metadata"]["labels"]["llm-d.ai/owner"] == "bob"
-    _ok(run("stop", "--instance", INSTANCE, "-n", NS, "--context", "bob", cwd=tmp_path))
+    _ok(run("stop", "--instance", INSTANCE, "-n", NS, "--user", "bob", "--context", "bob", cwd=tmp_path))
+    # and --take-over stops another's: alice's again, stopped by bob
+    _ok(run("deploy", TARGET, "--context", "alice", cwd=ws))
+    _ok(run("stop", "--instance", INSTANCE, "-n", NS, "--user", "bob", "--context", "bob", "--take-over",
+            cwd=tmp_path))
+    assert not real_cluster.get("deployments", "-n", NS, "-l", f"app.kubernetes.io/instance={INSTANCE}")["items"]
 
 
 def test_file_workflow(real_cluster, workspace, tmp_path):
@@ -170,6 +135,11 @@ def test_file_workflow(real_cluster, workspace, tmp_path):
     target = tmp_path / "render.yaml"
     _ok(run("render", "file", "qwen/qwen3-0.6b", "--cluster", "example-gb200", "--namespace", NS,
             "--user", "alice", "-o", str(target), cwd=tmp_path))
+    # Before the first apply, as alice (no `bind` verb): the RoleBinding whose Role is new too
+    # cannot be dry-run (the API server checks it against the live Role); it is shown as new.
+    first = _fail(run("file", "diff", str(target), "--context", "alice", cwd=tmp_path))
+    assert f"# RoleBinding {INSTANCE}-idle-shutdown: new, not in the dry run above" in first.stdout, first.stdout
+    assert f"Deployment.{NS}.{INSTANCE}-decode" in first.stdout and not first.stderr.startswith("error"), first.stderr
     _ok(run("file", "apply", str(target), "--context", "alice", cwd=tmp_path))
     _ok(run("file", "diff", str(target), "--context", "alice", cwd=tmp_path))
     real_cluster.kubectl("-n", NS, "scale", f"deployment/{INSTANCE}-decode", "--replicas=3")

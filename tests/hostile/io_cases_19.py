@@ -210,7 +210,11 @@ CASES: list[Case] = [
          env={"MANIFESTO_KUBECTL_RETRIES": "0"},
          kube={"config": {"fail": {"get deployments.apps": {"times": 9, "stderr": "denied\x1b[31m\u202e", "rc": 1}}}}),
 
-    Case("o-stop-kubectl-output-escape", ("stop", "--instance", "x", "-n", "ns"), None, rc=0,
+    # stop refuses another owner's instance, naming the owner from the cluster: escaped
+    Case("o-stop-foreign-owner-escape", ("stop", "--instance", "x", "-n", "ns", "--user", "u"),
+         "error: instance x in namespace ns belongs to v\\x1b]0;pwned\\x07\\x1b[2J, not u; pass --take-over to stop "
+         "it anyway", rc=1, kube={"objects": [_pod("x", owner=f"v{ESC}")], "config": {}}),
+    Case("o-stop-kubectl-output-escape", ("stop", "--instance", "x", "-n", "ns", "--user", "u"), None, rc=0,
          kube={"objects": [_pod("x")], "config": {"stdout": {"delete": f"deleted {ESC}\n"}}},
          stdout="deleted \\x1b]0;pwned\\x07\\x1b[2J\n" * 2),
     Case("o-complete-instance-newline", ("__complete", "zsh", "--", "stop", "-n", "ns", "--instance", ""), None,
