@@ -334,11 +334,11 @@ def resolve_layout(data: dict, path: str, cluster, options, spec=None, memo=None
     pair's RESOLVE task (``manifesto.tasks.runner.run``) on the loaded spec. ``spec``:
     ``candidate_spec(data, path)`` when the caller has it already; ``memo`` (a
     ``tasks.memo.Tasks``) is shared by one search, so each input file is digested once."""
-    from manifesto.tasks.core import LoadedPairRequest, Task
+    from manifesto.tasks.core import PairRequest, Task
     from manifesto.tasks.runner import run
 
     spec = spec if spec is not None else candidate_spec(data, path)
-    return run(Task.RESOLVE, LoadedPairRequest(spec, cluster, options), memo or _memo()).ok().plan
+    return run(Task.RESOLVE, PairRequest(spec, cluster, options, catalogs=True), memo or _memo()).ok().plan
 
 
 def _memo():

@@ -462,8 +462,8 @@ class Session:
         options = renderers.load(self.renderer).RenderOptions(**options)
         cluster_path = os.path.join(root, self.graph.clusters[cluster].path)
         mon = self.graph.monitors.get(model)
-        if mon is not None:  # (shown name, path) of every model whose instances it monitors
-            specs = tuple((m, os.path.join(root, m)) for m in mon.models)
+        if mon is not None:  # the path of every model whose instances it monitors
+            specs = tuple(os.path.join(root, m) for m in mon.models)
             task, request = Task.MONITORING, MonitoringRequest(specs, cluster_path, options, (root,))
         elif model in self.graph.gitops:
             task, request = Task.GITOPS, self._gitops_request(self.graph.gitops[model])

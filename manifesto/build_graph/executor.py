@@ -260,7 +260,7 @@ def _named_files(job: Job) -> list[str]:
             routing = dep.options.routing_profile
             named += [dep.spec, dep.cluster, *([routing] if routing else [])]
         return named
-    specs = [path for _, path in request.specs] if job.task == Task.MONITORING else [request.spec]
+    specs = list(request.specs) if job.task == Task.MONITORING else [request.spec]
     routing = request.options.routing_profile
     return [*specs, request.cluster, *([routing] if routing else [])]
 

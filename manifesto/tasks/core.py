@@ -21,10 +21,13 @@ from manifesto.resolve.options import Options
 from manifesto.util.status import Status
 
 if TYPE_CHECKING:
+    from manifesto.cluster import Cluster
+    from manifesto.load.catalog import SearchPath
+    from manifesto.load.inputs import LoadedSpec
     from manifesto.resolve.plan import Plan
 
-__all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "ParsedFile", "PairRequest", "LoadedPairRequest",
-           "MonitoringRequest", "LoadedMonitoringRequest", "GitopsDeployment", "GitopsMonitoring", "GitopsRequest",
+__all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "ParsedFile", "PairRequest", "MonitoringRequest",
+           "GitopsDeployment", "GitopsMonitoring", "GitopsRequest",
            "Outcome"]
 
 
@@ -83,62 +86,45 @@ class ParsedFile(msgspec.Struct, frozen=True):
 
 
 class PairRequest(msgspec.Struct, frozen=True):
-    """One spec on one cluster, with the render options.
+    """One spec on one cluster, with the render options: the one request of the RESOLVE,
+    RENDER, ARTIFACT and EXPLAIN tasks.
 
-    ``spec`` and ``cluster`` are paths (or, with ``catalogs``, names the user's catalogs
-    resolve, as the single commands take them). ``roots``: a build's workspace; every
-    file read must resolve below one of them or the bundled catalog, and no catalog name
-    is looked up. ``hf_home``: a Hugging Face cache ``explain`` may read a config.json
-    from (renders and builds never pass one, so they stay hermetic). ``layer``: what the
-    ARTIFACT task makes, "manifest" (the whole instance) or "routing" (its routing layer)."""
+    ``spec`` and ``cluster`` each refer to an input either by path (or, with ``catalogs``, a
+    name the user's catalogs resolve, as the single commands take them) or as the caller
+    already loaded it: a ``manifesto.load.inputs.LoadedSpec`` (such as the public
+    ``manifesto.spec.Spec``, or ``manifesto plan``'s candidate layout, a spec that is data,
+    not a file) and a ``manifesto.cluster.Cluster``, used as they are, not read again.
+    ``roots``: a build's workspace; every file read must resolve below one of them or the
+    bundled catalog, and no catalog name is looked up. ``search`` (a
+    ``load.catalog.SearchPath``) is where names resolve when the caller knows it; None: from
+    ``roots`` and ``catalogs``. ``hf_home``: a Hugging Face cache ``explain`` may read a
+    config.json from (renders and builds never pass one, so they stay hermetic). ``layer``:
+    what the ARTIFACT task makes, "manifest" (the whole instance) or "routing" (its routing
+    layer)."""
 
-    spec: str
-    cluster: str
+    spec: str | LoadedSpec
+    cluster: str | Cluster
     options: Options
     roots: tuple[str, ...] = ()
     catalogs: bool = False
-    hf_home: str | None = None
-    layer: str = "manifest"
-
-
-class LoadedPairRequest(msgspec.Struct, frozen=True):
-    """One spec on one cluster that the caller has loaded already: the public API's request
-    (``Spec.resolve``, ``manifesto.render.render``), the commands that load a pair themselves
-    and ``manifesto plan``'s candidate layouts (a spec that is data, not a file).
-
-    ``spec`` is a loaded spec (``manifesto.load.inputs.LoadedSpec``, such as the public
-    ``manifesto.spec.Spec``) and ``cluster`` a ``manifesto.cluster.Cluster``: they are used as
-    they are, not read again. ``search`` (a ``load.catalog.SearchPath``; None: the user's
-    and the bundled catalogs) is where a routing profile name resolves, and what bounds the
-    model's config.json; ``hf_home`` and ``layer`` as in :class:`PairRequest`."""
-
-    spec: object
-    cluster: object
-    options: Options
-    search: object = None
+    search: SearchPath | None = None
     hf_home: str | None = None
     layer: str = "manifest"
 
 
 class MonitoringRequest(msgspec.Struct, frozen=True):
-    """The monitoring of the instances of ``specs`` ((shown name, path) each) on ``cluster``."""
+    """The monitoring of the instances of ``specs`` on ``cluster`` (each a path or a loaded
+    input, as in :class:`PairRequest`; ``roots``, ``catalogs`` and ``search`` too). ``explicit``: the caller
+    named each spec (``render monitoring``), so one the cluster cannot run is the outcome's
+    error; a build's monitoring target leaves such a spec out."""
 
-    specs: tuple[tuple[str, str], ...]
-    cluster: str
+    specs: tuple[str | LoadedSpec, ...]
+    cluster: str | Cluster
     options: Options
     roots: tuple[str, ...] = ()
-
-
-class LoadedMonitoringRequest(msgspec.Struct, frozen=True):
-    """The monitoring of loaded ``specs`` on a loaded ``cluster`` (``render monitoring``),
-    ``search`` as in :class:`LoadedPairRequest`. The caller named each spec, so one the
-    cluster cannot run is the outcome's error (a build's :class:`MonitoringRequest` leaves it
-    out)."""
-
-    specs: tuple
-    cluster: object
-    options: Options
-    search: object = None
+    catalogs: bool = False
+    search: SearchPath | None = None
+    explicit: bool = False
 
 
 class GitopsDeployment(msgspec.Struct, frozen=True):

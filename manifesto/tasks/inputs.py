@@ -1,7 +1,7 @@
 """The loading around resolution: the image catalog, a model's architecture, routing
 profiles, and ``resolution``, the resolve step of a pair's tasks (``manifesto.tasks.pair``)
 on loaded inputs. A caller that needs the Plan of inputs it loaded runs the RESOLVE task on
-a ``LoadedPairRequest`` (``manifesto.tasks.runner.run``), as ``Spec.resolve`` does."""
+a ``PairRequest`` of them (``manifesto.tasks.runner.run``), as ``Spec.resolve`` does."""
 
 from __future__ import annotations
 

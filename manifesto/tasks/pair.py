@@ -107,6 +107,22 @@ def _search(tasks, roots: tuple[str, ...], catalogs: bool):
     return tasks.once(("search", roots), lambda: SearchPath(within=confinement([*roots, bundled_dir()])))
 
 
+def _request_search(tasks, request):
+    """Where ``request``'s names resolve: its own ``search`` when the caller gave one, else
+    from its ``roots`` and ``catalogs`` (:func:`_search`)."""
+    if request.search is not None:
+        return request.search
+    return _search(tasks, request.roots, request.catalogs)
+
+
+def _named(ref, tasks) -> list[str]:
+    """The files a reference to an input names before it is loaded: its path (a file that
+    cannot be loaded is still an input of the failure), or what a loaded input read."""
+    if isinstance(ref, str):
+        return [tasks.realpath(ref)]
+    return list(ref.loaded.files)
+
+
 def _failed(exc, read, products=()):
     """The outcome of a ManifestoError ``exc`` after reading the files ``read``."""
     from manifesto.errors import IncompatiblePairError
@@ -118,32 +134,26 @@ def _failed(exc, read, products=()):
 
 
 def pair(task, request, tasks):
-    """The RESOLVE, RENDER or EXPLAIN task of ``request`` (a ``PairRequest``, or a
-    ``LoadedPairRequest`` whose spec and cluster are used as loaded) through the memo
-    ``tasks``: an ``Outcome``. With ``roots`` every file read must resolve below one of them
-    or the bundled catalog: a symlink or an ``extends`` that leads elsewhere is an error
-    naming the file, not a silent read of, say, a home directory."""
+    """The RESOLVE, RENDER, ARTIFACT or EXPLAIN task of ``request`` (a ``PairRequest``: its
+    spec and cluster by path, or as the caller loaded them) through the memo ``tasks``: an
+    ``Outcome``. With ``roots`` every file read must resolve below one of them or the bundled
+    catalog: a symlink or an ``extends`` that leads elsewhere is an error naming the file,
+    not a silent read of, say, a home directory."""
     from manifesto.load.catalog import images_file
     from manifesto.errors import ManifestoError
     from manifesto.resolve.plan import to_builtins
     from manifesto.util.status import Status
-    from manifesto.tasks.core import LoadedPairRequest, Outcome, Task
+    from manifesto.tasks.core import Outcome, Task
 
     ro = request.options
-    loaded = isinstance(request, LoadedPairRequest)
-    search = request.search if loaded else _search(tasks, request.roots, request.catalogs)
-    roots = () if loaded else request.roots
-    if loaded:  # the caller's spec and cluster, as they are
-        c, s = request.cluster, request.spec
-        read = [*c.loaded.files, *s.files, tasks.realpath(images_file())]
-    else:
-        read = [tasks.realpath(request.spec), tasks.realpath(request.cluster), tasks.realpath(images_file())]
+    search = _request_search(tasks, request)
+    roots = request.roots
+    read = [*_named(request.spec, tasks), *_named(request.cluster, tasks), tasks.realpath(images_file())]
     try:
-        if not loaded:
-            c = _cluster(request.cluster, tasks, search)
-            read += c.loaded.files
-            s = _spec(request.spec, tasks, search)
-            read += s.files
+        c = _cluster(request.cluster, tasks, search)
+        read += c.loaded.files
+        s = _spec(request.spec, tasks, search)
+        read += s.files
         routing = _routing(ro, tasks, search)
         resolved, rkey, error, files = _resolve(tasks, s, c, ro, search, routing, roots, request.hf_home)
     except ManifestoError as exc:
@@ -235,7 +245,12 @@ def _resolve(tasks, s, c, ro, search, routing, roots, hf_home=None):
     return resolved, key, error, files
 
 
-def _cluster(path: str, tasks, search):
+def _cluster(ref, tasks, search):
+    """The cluster ``ref`` refers to: loaded (and validated once per build) from its path,
+    or the ``Cluster`` the caller loaded, as it is."""
+    if not isinstance(ref, str):
+        return ref
+    path = ref
     from manifesto.load.catalog import find, within
     from manifesto.cluster import Cluster
     from manifesto.load.inputs import load_cluster_file
@@ -248,7 +263,12 @@ def _cluster(path: str, tasks, search):
     return _product(tasks, "cluster", path, make, lambda c: c.loaded.files)
 
 
-def _spec(path: str, tasks, search):
+def _spec(ref, tasks, search):
+    """The spec ``ref`` refers to: loaded (and validated once per build) from its path, or the
+    ``LoadedSpec`` the caller loaded, as it is."""
+    if not isinstance(ref, str):
+        return ref
+    path = ref
     from manifesto.load.catalog import find, within
     from manifesto.load.inputs import LoadedSpec, load_model
 
@@ -285,38 +305,33 @@ def _parser(tasks):
 
 
 def monitoring(request, tasks):
-    """The MONITORING task: the monitoring of the instances of ``request.specs`` on its cluster;
-    in a build (a ``MonitoringRequest``) specs the cluster cannot run (another accelerator)
-    are left out, and for a ``LoadedMonitoringRequest`` (``render monitoring``) they fail it.
-    Every file is parsed and validated through the memo, once per build like the pairs' own
-    renders, and each
-    spec resolved once, through the store, where the pair's own render left its plan (so an
-    edit to one spec resolves that spec again, not every one)."""
+    """The MONITORING task: the monitoring of the instances of ``request.specs`` on its cluster
+    (a Slurm cluster is refused first: monitoring objects are Kubernetes-only). A spec the
+    cluster cannot run (another accelerator) is left out of a build's monitoring target and
+    fails an ``explicit`` request (``render monitoring`` named it). Every file is parsed and
+    validated through the memo, once per build like the pairs' own renders, and each spec
+    resolved once, through the store, where the pair's own render left its plan (so an edit
+    to one spec resolves that spec again, not every one)."""
     from manifesto.load.catalog import images_file
     from manifesto.errors import ManifestoError
     from manifesto.util.status import Status
-    from manifesto.tasks.core import LoadedMonitoringRequest, Outcome
+    from manifesto.tasks.core import Outcome
     from manifesto.tasks.inputs import monitoring_text, refuse_slurm
 
     ro = request.options
-    loaded = isinstance(request, LoadedMonitoringRequest)
-    search = request.search if loaded else _search(tasks, request.roots, False)
-    roots = () if loaded else request.roots
-    read = [*(request.cluster.loaded.files if loaded else [tasks.realpath(request.cluster)]),
-            tasks.realpath(images_file())]
+    search = _request_search(tasks, request)
+    read = [*_named(request.cluster, tasks), tasks.realpath(images_file())]
     try:
-        c = request.cluster if loaded else _cluster(request.cluster, tasks, search)
-        if loaded:
-            refuse_slurm(c)  # before resolving, as the command always did
-        else:
-            read += c.loaded.files
+        c = _cluster(request.cluster, tasks, search)
+        read += c.loaded.files
+        refuse_slurm(c)  # before resolving anything
         routing = _routing(ro, tasks, search)
         specs, plans = [], []
-        for given in request.specs:
-            s = given if loaded else _spec(given[1], tasks, search)
+        for ref in request.specs:
+            s = _spec(ref, tasks, search)
             read += s.files  # the spec and its extends chain, even when the cluster cannot run it
-            resolved, _key, error, files = _resolve(tasks, s, c, ro, search, routing, roots)
-            if resolved.status == Status.SKIPPED and not loaded:  # the build's: not for this cluster
+            resolved, _key, error, files = _resolve(tasks, s, c, ro, search, routing, request.roots)
+            if resolved.status == Status.SKIPPED and not request.explicit:  # not for this cluster
                 continue
             if resolved.status != Status.OK:
                 return Outcome(Status.FAILED, reason=resolved.reason, inputs=tuple(sorted(set(read))), error=error)
