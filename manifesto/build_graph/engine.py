@@ -115,7 +115,7 @@ class Session:
         self.started_ns = time.time_ns()
         self.state_sig = signature(ws.state_path)
         self.state = load_state(ws.state_path, ui.warn)
-        self.stat = StatCache(ws.root, self.state["stat"])
+        self.stat = StatCache(ws.root, self.state.stat)
         self.graph_changed = False  # targets or options may differ from the manifest's
         self.refreshed = False  # cached listings were re-read (worth saving after a no-op)
         self.graph = self._graph()
@@ -134,11 +134,11 @@ class Session:
     def code(self) -> str:
         """The code fingerprint (computed on first use: ``list`` never needs it)."""
         if self._code is None:
-            cached = self.state.get("code")
+            cached = self.state.code
             self._code = code_digest(self.state, self.stat, self.renderer)
             # New directory signatures (a __pycache__ or an editor's backup appeared) give the
             # same fingerprint; unsaved, every later no-op would import the renderer again.
-            self.refreshed = self.refreshed or self.state.get("code") is not cached
+            self.refreshed = self.refreshed or self.state.code is not cached
         return self._code
 
     # -- graph -------------------------------------------------------------
@@ -149,7 +149,7 @@ class Session:
             from manifesto.errors import BuildError
 
             raise BuildError(f"{self.ws.display_buildfile}: file not found")
-        cached = self.state["buildfile"]
+        cached = self.state.buildfile
         config = _cached_config(cached.config) if cached and cached.digest == value else None
         if config is not None:
             locations = cached.locations
@@ -157,14 +157,14 @@ class Session:
             from manifesto.build_graph.buildfile import parse_buildfile
 
             config, locations = parse_buildfile(self.ws.buildfile, self.ws.display_buildfile)
-            self.state["buildfile"] = BuildfileEntry(value, {**config, "generators": to_rows(config["generators"])},
+            self.state.buildfile = BuildfileEntry(value, {**config, "generators": to_rows(config["generators"])},
                                                      locations)
             self.graph_changed = True
         files = self._listing(config, value)
         return build_graph(config, files, locations, self.ws.display_buildfile, self.ws.root)
 
     def _listing(self, config: dict, config_digest: str) -> dict:
-        cached = self.state["listing"]
+        cached = self.state.listing
         if (cached and _listing_ok(cached) and cached.config_digest == config_digest
                 and _dirs_unchanged(self.ws.root, cached.dirs)):
             return cached.files
@@ -190,7 +190,7 @@ class Session:
                                      "must print as itself)")
         if not cached or cached.config_digest != config_digest or cached.files != files:
             self.graph_changed = True
-        self.state["listing"] = ListingEntry(config_digest, dirs, files)
+        self.state.listing = ListingEntry(config_digest, dirs, files)
         self.refreshed = True
         return files
 
@@ -201,14 +201,14 @@ class Session:
         from manifesto.build_graph.select import select_pairs
 
         changed = self._changed_keys(request.changed_since) if request.changed_since else None
-        code_keys = self.state["code"].keys if self.code and self.state.get("code") else ()
+        code_keys = self.state.code.keys if self.code and self.state.code else ()
         pairs, explicit = select_pairs(self.graph, self.state, request.addresses,
                                        request.clusters, changed, code_keys)
         if request.shard is not None:
             from manifesto.build_graph.shard import likely_renderable, pick
 
             pairs = pick(pairs, request.shard, likely_renderable(self.graph))
-        records, options, code = self.state["pairs"], self.graph.model_options, self.code
+        records, options, code = self.state.pairs, self.graph.model_options, self.code
         items = [Item(p, p in explicit, (code, options[p[0]]), records.get(p)) for p in pairs]
         current = self._current_digests(items)
         for item in items:
@@ -328,7 +328,7 @@ class Session:
 
         settings = request.remote
         if settings is None or not settings.url:  # BUILD.yaml's URL, with the flags' and env's settings
-            declared = (self.state["buildfile"].config or {}).get("remote_cache") if self.state.get("buildfile") else None
+            declared = (self.state.buildfile.config or {}).get("remote_cache") if self.state.buildfile else None
             if not declared:
                 return None
             settings = (settings or RemoteSettings("")).at(declared["url"], declared["read_only"])
@@ -348,7 +348,7 @@ class Session:
             raise BuildError(f"{ENV_LIMIT}: {exc}") from None
         if value is not None:
             return value
-        config = self.state["buildfile"].config if self.state.get("buildfile") else None
+        config = self.state.buildfile.config if self.state.buildfile else None
         declared = (config or {}).get("store_limit")
         return declared if type(declared) is int and declared >= 0 else DEFAULT_LIMIT
 
@@ -359,18 +359,18 @@ class Session:
         the bound, never an entry a pair's record names (nor its products and texts)."""
         from manifesto.store import KEEP_FACTOR
 
-        pairs = self.state["pairs"]
-        count = self.state.get("tasks", 0)
+        pairs = self.state.pairs
+        count = self.state.tasks
         count = (count if type(count) is int else 0) + 3 * renders  # a render stores its result, Plan and artifact
-        size, per_render = _store_estimate(self.state.get("store"))
+        size, per_render = _store_estimate(self.state.store)
         size += renders * per_render
         most = KEEP_FACTOR * max(len(pairs), 64)
         if count > most or size > limit:
             pruned = self.prune_store({rec.key for rec in pairs.values()}, limit, most // 2)
             count, size = pruned.entries, pruned.bytes
             per_render = max(1024, pruned.live // max(1, len(pairs)))
-        self.state["tasks"] = count
-        self.state["store"] = (size, per_render)
+        self.state.tasks = count
+        self.state.store = (size, per_render)
 
     def prune_store(self, keep: set, limit: int, most: int | None = None):
         """Prune the store to LOW_WATER of ``limit`` bytes (and ``most`` entries), keeping
@@ -441,10 +441,10 @@ class Session:
         return item.old.written if item.old is not None else ""
 
     def _record(self, item: Item, rec: PairRecord) -> None:
-        old = self.state["pairs"].get(item.pair)
+        old = self.state.pairs.get(item.pair)
         if old is None or old.inputs != rec.inputs or old.status != rec.status or old.suffix != rec.suffix:
             self.references_changed = True  # a file or an artifact the manifest named may be named no more
-        self.state["pairs"][item.pair] = rec
+        self.state.pairs[item.pair] = rec
 
     def _job(self, item: Item):
         """The job of ``item``: the RENDER task of its spec on its cluster, a monitoring
@@ -575,7 +575,7 @@ class Session:
     def _expected(self) -> set:
         """The artifacts the records say out/ holds (each one's pair renders it): ``_unwanted``
         passes them, and a set lookup is all 6,000 of them cost at 10,000 pairs."""
-        records, base, ok = self.state["pairs"], self.graph.out_base, Status.OK
+        records, base, ok = self.state.pairs, self.graph.out_base, Status.OK
         expected = set()
         for pair in self.graph.pairs():
             rec = records.get(pair)
@@ -588,7 +588,7 @@ class Session:
         pair = owners.get(base)
         if pair is None:
             return "not produced by any target (a stale artifact of a removed target)"
-        rec = self.state["pairs"].get(pair)
+        rec = self.state.pairs.get(pair)
         if rec is None:
             return None
         if rec.status == Status.FAILED:
@@ -608,15 +608,15 @@ class Session:
         re-renders a few pairs of 10,000 does not go over every record for nothing."""
         if self.graph_changed or self.refreshed or self.references_changed:
             pairs = set(self.graph.pairs())
-            self.state["pairs"] = {p: r for p, r in self.state["pairs"].items() if p in pairs}
+            self.state.pairs = {p: r for p, r in self.state.pairs.items() if p in pairs}
             self.stat.keep_only(self._referenced())
         save_state(self.ws.state_path, self.state)
 
     def _referenced(self) -> set:
         keys = {BUILD_FILE}
-        if self.state.get("code"):
-            keys.update(self.state["code"].keys)
-        for pair, rec in self.state["pairs"].items():
+        if self.state.code:
+            keys.update(self.state.code.keys)
+        for pair, rec in self.state.pairs.items():
             keys.update(rec.inputs)
             if rec.status == Status.OK:
                 keys.add(self.artifact_key(pair, rec.suffix))

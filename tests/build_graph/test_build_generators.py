@@ -126,12 +126,12 @@ def test_a_damaged_cached_buildfile_is_parsed_again(tmp_path):
     first = build().counts()
     path = str(tmp_path / "out" / ".cache" / "state")
     state = load_state(path, print)
-    digest, config, locations = state["buildfile"]
+    digest, config, locations = state.buildfile
     assert from_rows(config["generators"]) is not None  # what a build saves reads back
     rows = list(config["generators"])
     rows[0] = rows[0][:3]  # a row cut short
-    state["buildfile"] = (digest, {**config, "generators": tuple(rows)}, locations)
+    state.buildfile = (digest, {**config, "generators": tuple(rows)}, locations)
     save_state(path, state)
     again = build().counts()
     assert again["failed"] == 0 and again["rendered"] + again["up to date"] == first["rendered"]
-    assert from_rows(load_state(path, print)["buildfile"].config["generators"]) is not None  # saved afresh
+    assert from_rows(load_state(path, print).buildfile.config["generators"]) is not None  # saved afresh

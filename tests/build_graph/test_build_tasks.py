@@ -60,7 +60,7 @@ def _monitors(root: Path) -> set[str]:
 def _records(root: Path) -> dict:
     from manifesto.build_graph.state import load_state
 
-    return load_state(str(root / "out" / ".cache" / "state"), print)["pairs"]
+    return load_state(str(root / "out" / ".cache" / "state"), print).pairs
 
 
 def test_the_stored_plan_of_each_pair_renders_its_artifact(tmp_path, monkeypatch):
