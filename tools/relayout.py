@@ -100,6 +100,18 @@ SYMBOLS: dict[str, str] = {
     "manifesto.schema.checks.field_names": "manifesto.schema.validation.field_names",
     # issue 26: diff --base is review, not the build graph's business
     "manifesto.build_graph.api.semantic_diff": "manifesto.review.base.semantic_diff",
+    # issue 37: tasks/inputs.py split by input kind (what stayed is in tasks/inputs/plan.py)
+    "manifesto.tasks.inputs._images": "manifesto.tasks.inputs.images._images",
+    "manifesto.tasks.inputs.load_images": "manifesto.tasks.inputs.images.load_images",
+    "manifesto.tasks.inputs._catalog_architecture": "manifesto.tasks.inputs.architecture._catalog_architecture",
+    "manifesto.tasks.inputs.catalog_record": "manifesto.tasks.inputs.architecture.catalog_record",
+    "manifesto.tasks.inputs.load_architecture": "manifesto.tasks.inputs.architecture.load_architecture",
+    "manifesto.tasks.inputs._read_config_json": "manifesto.tasks.inputs.config_json.read_config_json",
+    "manifesto.tasks.inputs._config_json_path": "manifesto.tasks.inputs.config_json.config_json_path",
+    "manifesto.tasks.inputs._hf_cache_config": "manifesto.tasks.inputs.hf_cache.hf_cache_config",
+    "manifesto.tasks.inputs.load_routing_profile": "manifesto.tasks.inputs.routing.load_routing_profile",
+    "manifesto.tasks.inputs.refuse_slurm": "manifesto.tasks.inputs.monitoring.refuse_slurm",
+    "manifesto.tasks.inputs.monitoring_text": "manifesto.tasks.inputs.monitoring.monitoring_text",
 }
 
 #: docstrings of the packages the moves create (written when a package has no __init__.py yet)

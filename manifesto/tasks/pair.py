@@ -281,7 +281,7 @@ def _spec(ref, tasks, search):
 
 
 def _routing(ro, tasks, search):
-    """The routing profile the options name, loaded (``inputs.load_routing_profile``), or None."""
+    """The routing profile the options name, loaded (``tasks.inputs.routing.load_routing_profile``), or None."""
     if not ro.routing_profile:
         return None
     from manifesto.tasks.inputs import load_routing_profile
@@ -436,11 +436,12 @@ def prepare() -> None:
     from manifesto.render.k8s import idle  # noqa: F401
     from manifesto.resolve import core, router_check, vllm_check  # noqa: F401
     from manifesto.schema import quick, runtime  # noqa: F401
-    from manifesto.tasks import core as _core, entries, inputs, memo  # noqa: F401
+    from manifesto.tasks import core as _core, entries, memo  # noqa: F401
+    from manifesto.tasks.inputs import architecture, images, monitoring as _monitoring, plan, routing  # noqa: F401
 
     for model in ("ClusterProfile", "ModelSpec", "EndpointPickerConfig"):
         quick.checker(model)
-    inputs.load_images()
+    images.load_images()
 
 
 def code_fingerprint_paths() -> list[str]:
