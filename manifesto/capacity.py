@@ -210,7 +210,7 @@ def start_from(model: str, search=None) -> Start:
     """A catalog model id with an architecture record (``Qwen/Qwen3-32B``), else a spec (a path,
     catalog name or build address) whose model, vLLM settings and roles are the start."""
     from manifesto.errors import CatalogError, InputError
-    from manifesto.tasks.inputs import catalog_record
+    from manifesto.tasks.inputs.architecture import catalog_record
 
     path, arch = catalog_record(model)
     if arch is not None:
@@ -368,7 +368,7 @@ def _architecture(start: Start, search):
     from manifesto.load.catalog import within
     from manifesto.load.inputs import Loaded, validate
     from manifesto.schema.compiled import ModelSpec
-    from manifesto.tasks.inputs import load_architecture
+    from manifesto.tasks.inputs.architecture import load_architecture
     from manifesto.spec import Spec
     from manifesto.load.yamlio import Locations
 

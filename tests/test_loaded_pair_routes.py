@@ -124,12 +124,12 @@ def test_only_the_pair_task_resolves():
     for path in sorted((REPO / "manifesto").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module in ("manifesto.tasks.inputs", "manifesto.resolve.core"):
+            if isinstance(node, ast.ImportFrom) and node.module in ("manifesto.tasks.inputs.plan", "manifesto.resolve.core"):
                 names = {a.name for a in node.names} & {"resolution", "resolve", "plan_for"}
                 if names:
                     users.append((path.relative_to(REPO).as_posix(), node.module, *sorted(names)))
-    assert users == [("manifesto/tasks/inputs.py", "manifesto.resolve.core", "resolve"),
-                     ("manifesto/tasks/pair.py", "manifesto.tasks.inputs", "resolution")]
+    assert users == [("manifesto/tasks/inputs/plan.py", "manifesto.resolve.core", "resolve"),
+                     ("manifesto/tasks/pair.py", "manifesto.tasks.inputs.plan", "resolution")]
 
 
 def test_one_request_type_per_product_and_no_branch_on_how_an_input_came():

@@ -2,7 +2,7 @@
 
 Mechanism only; the renderer is injected (``renderer.py``). Modules, bottom up:
 
-    fsio, statcache    stat signatures, digests, atomic writes, the stat cache
+    statcache          the stat cache (signatures and digests: manifesto.edge.signatures)
     state              the build manifest in out/.cache/state (stdlib marshal)
     (manifesto.store)  render outcomes in out/.cache/tasks, the one store (msgspec)
     buildfile, globs   BUILD.yaml and its source globs

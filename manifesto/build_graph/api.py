@@ -202,7 +202,7 @@ def artifact_for(address_or_path: str, cluster: str, *, root=None, renderer=None
 def clean(*, artifacts: bool = False, root=None) -> list[str]:
     """Remove ``out/.cache`` (and with ``artifacts``, every artifact); returns what went."""
     import manifesto.build_graph.outdir as outdir
-    from manifesto.util.fsutil import remove_tree
+    from manifesto.edge.fs import remove_tree
 
     ws = find_workspace(root)
     removed = []

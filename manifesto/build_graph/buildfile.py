@@ -323,14 +323,14 @@ class _Checker:
         return MonitoringGenerator(name, tuple(models), raw["cluster"], tuple(resolved[k] for k in OPTION_FIELDS))
 
     def gitops(self, raw: dict, i: int) -> GitopsGenerator:
-        from manifesto.util import gitops_rules as rules
+        import manifesto.build_graph.gitops_rules as rules
 
         path = ("targets", i)
         self.mapping(raw, path, _GITOPS_KEYS)
         for key in ("name", "repo_url", "revision"):
             if key not in raw:
                 self.fail(path, f"a gitops target needs '{key}'")
-        # The grammar `manifesto init --gitops-*` checks too (manifesto.util.gitops_rules).
+        # The grammar `manifesto init --gitops-*` checks too (manifesto.build_graph.gitops_rules).
         for key, problem in (("repo_url", rules.repo_url_problem), ("revision", rules.revision_problem),
                              ("project", rules.project_problem), ("path", rules.path_problem)):
             if key in raw and problem(raw[key]):

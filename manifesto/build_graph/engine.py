@@ -18,13 +18,13 @@ import time
 
 import manifesto.build_graph.outdir as outdir
 from manifesto.build_graph.fingerprint import code_digest
-from manifesto.build_graph.fsio import dir_signature, signature
+from manifesto.edge.signatures import dir_signature, signature
 from manifesto.build_graph.generators import from_rows, to_rows
 from manifesto.build_graph.graph import DECLARED, build_graph
 from manifesto.build_graph.state import BuildfileEntry, ListingEntry, PairRecord, load_state, save_state
 from manifesto.build_graph.statcache import StatCache
 from manifesto.build_graph.workspace import BUILD_FILE
-from manifesto.util.status import Need, Source, Status
+from manifesto.tasks.status import Need, Source, Status
 
 __all__ = ["Item", "BuildRequest", "Session", "run"]
 
@@ -406,7 +406,7 @@ class Session:
         return pair_key(self.renderer, item.pair, item.context, rec.inputs, digests)
 
     def _apply_entry(self, item: Item, entry) -> None:
-        from manifesto.build_graph.fsio import digest
+        from manifesto.load.digest import digest
 
         art_digest = digest(entry.text.encode()) if entry.status == Status.OK else ""
         self._record(item, PairRecord(item.context, entry.inputs, entry.digests, entry.key,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from manifesto.build_graph.fsio import dir_signature
+from manifesto.edge.signatures import dir_signature
 from manifesto.build_graph.state import BuildState, CodeEntry
 from manifesto.load.digest import code_names, fingerprint
 

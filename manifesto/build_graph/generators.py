@@ -162,7 +162,7 @@ def _gitops_settings_ok(settings: dict) -> bool:
     """A gitops row's settings as ``buildfile`` makes them: its keys, and the URLs, revision,
     project and destination of the grammar BUILD.yaml's are checked with (a planted manifest
     cannot put a URL with credentials or a revision YAML would retype into out/gitops/)."""
-    from manifesto.util import gitops_rules as rules
+    import manifesto.build_graph.gitops_rules as rules
 
     if set(settings) != _GITOPS_SETTINGS or type(settings["automated"]) is not bool:
         return False

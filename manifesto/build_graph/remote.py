@@ -299,7 +299,7 @@ class SharedCache:
         from manifesto.load.catalog import bundled_dir
         from manifesto.load.digest import digest
         from manifesto.edge.entries import BadEntry, decode_remote_index, decode_remote_record
-        from manifesto.util.status import Source, Status
+        from manifesto.tasks.status import Source, Status
         from manifesto.tasks.entries import ResultEntry
 
         s = self.session

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from manifesto.util.status import Reported, Source, Status
+from manifesto.tasks.status import Reported, Source, Status
 
 __all__ = ["Report", "ConsoleUI"]
 

@@ -21,9 +21,9 @@ import sys
 import zlib
 from collections import namedtuple
 
-from manifesto.build_graph.fsio import atomic_write
+from manifesto.edge.fs import TMP_MARK, write_atomic
 from manifesto.build_graph.outdir import SUFFIXES
-from manifesto.util.status import Status
+from manifesto.tasks.status import Status
 
 __all__ = ["FORMAT", "BuildState", "PairRecord", "BuildfileEntry", "ListingEntry", "CodeEntry", "load_state",
            "new_state", "save_state"]
@@ -141,7 +141,7 @@ class PairRecord(namedtuple("_PairRecord", ("context", "inputs", "digests", "key
 
     ``context`` is (code digest, options); ``inputs`` the files it read and
     ``digests`` their digests then (None when one changed during the build, which
-    forces a re-render); ``status`` is a :class:`manifesto.util.status.Status` (FAILED: an error that
+    forces a re-render); ``status`` is a :class:`manifesto.tasks.status.Status` (FAILED: an error that
     listed the files it read, so it is as reproducible as an artifact). ``art_digest`` is
     the digest of the artifact the inputs render to now; ``written`` the digest of the
     artifact a build last wrote to out/ ("" when none), which ``build --check`` leaves
@@ -209,7 +209,8 @@ def save_state(path: str, state: BuildState) -> None:
         pairs[_share(k, shared)] = _compact(rec, shared)
     payload = marshal.dumps(state.plain(pairs))
     header = header_for(payload)
-    atomic_write(path, header + payload)
+    # never through a symlink: build paths are real paths, so a link on the way was planted
+    write_atomic(path, header + payload, suffix=TMP_MARK, durable=False, root=os.sep)
     state.saved = _Saved(dict(state.pairs), pairs, shared)
 
 

@@ -201,7 +201,7 @@ def regenerate(header, name: str) -> str:
 
     from manifesto.load.catalog import SearchPath, bundled_dir
     from manifesto.errors import ManifestoError, OpsError, Run
-    from manifesto.util.fsutil import make_dir, write_atomic
+    from manifesto.edge.fs import make_dir, write_atomic
     from manifesto.load.yamlio import confinement
 
     docs = header.heredocs

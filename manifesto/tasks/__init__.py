@@ -8,7 +8,8 @@
                the parse, resolve and render products kept in the store)
     entries    the store entries those products are kept as (msgspec Structs)
     pair       a pair's load, resolve, render and explain; monitoring; gitops; Products
-    inputs     the loading around resolution: images, architectures, routing profiles
+    inputs     the loading around resolution, one module per input kind (a package)
+    status     a task's outcome words (Status), kept in the build manifest too
     commands   the single commands' index entries: a hit prints without loading anything
 
 ``run(task, request, store)`` is the one way to a pair's outcome, for the single commands,

@@ -158,7 +158,7 @@ def _remember(store: Store, key: str, command: str, code: str, options, outcome,
     the request ``key``, against the digests of the files it read."""
     import msgspec
 
-    from manifesto.util.status import Status
+    from manifesto.tasks.status import Status
     from manifesto.tasks.entries import RequestEntry, ResultEntry, install
 
     install()

@@ -18,7 +18,7 @@ import msgspec
 
 from manifesto.errors import ManifestoError
 from manifesto.resolve.options import Options
-from manifesto.util.status import Status
+from manifesto.tasks.status import Status
 
 if TYPE_CHECKING:
     from manifesto.cluster import Cluster
@@ -57,8 +57,8 @@ class FileRequest(msgspec.Struct, frozen=True):
 
 class FileDigest(msgspec.Struct, frozen=True):
     """The digest task's product: what one read of ``path`` saw. ``signature`` is
-    ``build_graph.fsio.signature``'s ``(mtime_ns, size, inode, ctime_ns)`` and ``trusted``
-    says whether a later run may trust it (``fsio.hash_file``); both are None/False, and
+    ``edge.signatures.signature``'s ``(mtime_ns, size, inode, ctime_ns)`` and ``trusted``
+    says whether a later run may trust it (``edge.signatures.hash_file``); both are None/False, and
     ``digest`` is None, when the file cannot be read."""
 
     path: str

@@ -126,7 +126,7 @@ def _named(ref, tasks) -> list[str]:
 def _failed(exc, read, products=()):
     """The outcome of a ManifestoError ``exc`` after reading the files ``read``."""
     from manifesto.errors import IncompatiblePairError
-    from manifesto.util.status import Status
+    from manifesto.tasks.status import Status
     from manifesto.tasks.core import Outcome
 
     status = Status.SKIPPED if isinstance(exc, IncompatiblePairError) else Status.FAILED
@@ -142,7 +142,7 @@ def pair(task, request, tasks):
     from manifesto.load.catalog import images_file
     from manifesto.errors import ManifestoError
     from manifesto.resolve.plan import to_builtins
-    from manifesto.util.status import Status
+    from manifesto.tasks.status import Status
     from manifesto.tasks.core import Outcome, Task
 
     ro = request.options
@@ -199,9 +199,9 @@ def _artifact(layer, resolved, s, c, read, keys, inputs):
     refusal placed at the input field behind it), with the files the pair read."""
     from manifesto.render import Refused, artifact, place
     from manifesto.resolve.plan import to_builtins
-    from manifesto.util.status import Status
+    from manifesto.tasks.status import Status
     from manifesto.tasks.core import Outcome
-    from manifesto.tasks.inputs import plan_warnings
+    from manifesto.tasks.inputs.plan import plan_warnings
 
     plan, header = resolved.plan, resolved.header
     budget = to_builtins(plan.budget) if plan.budget is not None else None
@@ -228,7 +228,7 @@ def _resolve(tasks, s, c, ro, search, routing, roots, hf_home=None):
     this process raised one, the files it read)``. The monitoring render asks it for the
     plans of the pairs it watches, which their own renders have stored by then."""
     from manifesto.render import header_inputs
-    from manifesto.tasks.inputs import resolution
+    from manifesto.tasks.inputs.plan import resolution
 
     files, resolve = resolution(s, c, ro, search, routing, hf_home, tasks.realpath)
     paths = sorted(set(files))
@@ -284,7 +284,7 @@ def _routing(ro, tasks, search):
     """The routing profile the options name, loaded (``tasks.inputs.routing.load_routing_profile``), or None."""
     if not ro.routing_profile:
         return None
-    from manifesto.tasks.inputs import load_routing_profile
+    from manifesto.tasks.inputs.routing import load_routing_profile
 
     ref = ro.routing_profile
     return _product(tasks, "routing", ref, lambda: load_routing_profile(ref, search), lambda r: [r[2]])
@@ -314,9 +314,9 @@ def monitoring(request, tasks):
     to one spec resolves that spec again, not every one)."""
     from manifesto.load.catalog import images_file
     from manifesto.errors import ManifestoError
-    from manifesto.util.status import Status
+    from manifesto.tasks.status import Status
     from manifesto.tasks.core import Outcome
-    from manifesto.tasks.inputs import monitoring_text, refuse_slurm
+    from manifesto.tasks.inputs.monitoring import monitoring_text, refuse_slurm
 
     ro = request.options
     search = _request_search(tasks, request)
@@ -351,7 +351,7 @@ def gitops(request, tasks):
     from manifesto.errors import BuildError, ManifestoError
     from manifesto.render import Refused, artifact, place
     from manifesto.render.gitops import render_gitops
-    from manifesto.util.status import Status
+    from manifesto.tasks.status import Status
     from manifesto.tasks.core import Outcome
 
     search = _search(tasks, request.roots, False)

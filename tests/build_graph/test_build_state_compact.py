@@ -6,7 +6,7 @@ from __future__ import annotations
 import marshal
 
 from manifesto.build_graph.state import _HEADER, PairRecord, header_for, load_state, new_state, save_state
-from manifesto.util.status import Status
+from manifesto.tasks.status import Status
 
 
 def _budget(gpus: int) -> dict:

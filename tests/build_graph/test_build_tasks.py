@@ -65,7 +65,7 @@ def _records(root: Path) -> dict:
 
 def test_the_stored_plan_of_each_pair_renders_its_artifact(tmp_path, monkeypatch):
     from manifesto.render import render_plan
-    from manifesto.util.status import Status
+    from manifesto.tasks.status import Status
     from manifesto.store import Store
     from manifesto.tasks.entries import Resolved
     from manifesto.tasks.memo import plan_of
@@ -94,7 +94,7 @@ def test_the_stored_plan_of_each_pair_renders_its_artifact(tmp_path, monkeypatch
 
 
 def test_a_comment_reresolves_but_reuses_the_render_product(tmp_path, monkeypatch):
-    from manifesto.util.status import Status
+    from manifesto.tasks.status import Status
 
     root = _tree(tmp_path / "tree")
     _build(root, monkeypatch)

@@ -18,7 +18,7 @@ import manifesto.build_graph.outdir as outdir
 import manifesto.build_graph.state as state_mod
 from manifesto.build_graph import api
 from manifesto.build_graph.state import PairRecord, load_state, new_state, save_state
-from manifesto.util.status import Status
+from manifesto.tasks.status import Status
 
 MANY = {f"models/many/spec{i:02d}.yaml": f"release: r{i}\n" for i in range(12)}
 
