@@ -112,6 +112,10 @@ SYMBOLS: dict[str, str] = {
     "manifesto.tasks.inputs.load_routing_profile": "manifesto.tasks.inputs.routing.load_routing_profile",
     "manifesto.tasks.inputs.refuse_slurm": "manifesto.tasks.inputs.monitoring.refuse_slurm",
     "manifesto.tasks.inputs.monitoring_text": "manifesto.tasks.inputs.monitoring.monitoring_text",
+    # issue 37: build_graph/fsio.py's names that now live elsewhere (its read_bytes and
+    # atomic_write are gone on purpose: use edge.signatures.holds, edge.fs.write_atomic)
+    "manifesto.build_graph.fsio.TMP_MARK": "manifesto.edge.fs.TMP_MARK",
+    "manifesto.build_graph.fsio.digest": "manifesto.load.digest.digest",
 }
 
 #: docstrings of the packages the moves create (written when a package has no __init__.py yet)
