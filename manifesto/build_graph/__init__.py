@@ -5,6 +5,7 @@ Mechanism only; the renderer is injected (``renderer.py``). Modules, bottom up:
     statcache          the stat cache (signatures and digests: manifesto.edge.signatures)
     state              the build manifest in out/.cache/state (stdlib marshal)
     (manifesto.store)  render outcomes in out/.cache/tasks, the one store (msgspec)
+    store_bound        the store's bound and keeping it (MANIFESTO_STORE_LIMIT, store_limit)
     buildfile, globs   BUILD.yaml and its source globs
     graph, addresses   targets, pairs and the addresses that name them
     select, changes    which pairs a request names; ``--changed-since``

@@ -241,10 +241,10 @@ def collect_garbage(*, root=None, ui=None) -> dict:
             raise BuildError(f"{ws.show(path)} {problem}; remove it")
     with outdir.BuildLock(ws.lock_path, ui.wait):
         session = Session(ws, renderer, ui)  # the records of the last build, BUILD.yaml's bound
-        limit = session.store_limit(_store_limit())
+        limit = session.bound.limit(_store_limit())
         entries.install()  # the codecs of the build's entries
         session.tasks = Store(ws.tasks_dir, ui.warn, root=ws.root)
-        pruned = session.prune_store({rec.key for rec in session.state.pairs.values()}, limit)
+        pruned = session.bound.prune(session.tasks, {rec.key for rec in session.state.pairs.values()}, limit)
     return {"removed": pruned.removed, "freed_bytes": pruned.freed, "entries": pruned.entries,
             "bytes": pruned.bytes, "live_bytes": pruned.live, "limit_bytes": limit}
 

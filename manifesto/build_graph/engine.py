@@ -21,6 +21,7 @@ from manifesto.build_graph.fingerprint import code_digest
 from manifesto.edge.signatures import dir_signature, signature
 from manifesto.build_graph.generators import from_rows, to_rows
 from manifesto.build_graph.graph import DECLARED, build_graph
+from manifesto.build_graph.store_bound import StoreBound
 from manifesto.build_graph.state import BuildfileEntry, ListingEntry, PairRecord, load_state, save_state
 from manifesto.build_graph.statcache import StatCache
 from manifesto.build_graph.workspace import BUILD_FILE
@@ -108,7 +109,11 @@ def _run(request: BuildRequest, ws, renderer: str, ui, render=None):
 
 
 class Session:
-    """One look at the workspace: manifest, stat cache, graph and code fingerprint."""
+    """One look at the workspace: the manifest (``state``), the stat cache (``stat``), the
+    graph and the code fingerprint, and what a build does with them. The store's bound is
+    ``bound`` (``store_bound.StoreBound``), the remote cache ``shared``
+    (``remote.SharedCache``, made by ``remote.shared_cache``) and the report of what happened
+    ``report.Report`` over this session."""
 
     def __init__(self, ws, renderer: str, ui) -> None:
         self.ws, self.renderer, self.ui = ws, renderer, ui
@@ -116,6 +121,7 @@ class Session:
         self.state_sig = signature(ws.state_path)
         self.state = load_state(ws.state_path, ui.warn)
         self.stat = StatCache(ws.root, self.state.stat)
+        self.bound = StoreBound(ws, self.state, ui)
         self.graph_changed = False  # targets or options may differ from the manifest's
         self.refreshed = False  # cached listings were re-read (worth saving after a no-op)
         self.graph = self._graph()
@@ -301,88 +307,27 @@ class Session:
 
     def execute(self, items: list[Item], request: BuildRequest, render=None) -> None:
         """Evaluate every stale pair, then prune (write) or inspect (check) ``out/``."""
+        from manifesto.build_graph.remote import shared_cache
         from manifesto.store import Store
         from manifesto.tasks import entries
 
         entries.install()  # the codecs of the entries it reads and writes
 
-        limit = self.store_limit(request.store_limit)  # a bad MANIFESTO_STORE_LIMIT stops the build before it renders
+        limit = self.bound.limit(request.store_limit)  # a bad MANIFESTO_STORE_LIMIT stops the build before it renders
         self.tasks = Store(self.ws.tasks_dir, self.ui.warn, root=self.ws.root)
         self.write = request.mode == "write"
         pending = [i for i in items if i.kind in (Need.STALE, Need.RESTORE) and not self._from_cache(i)]
         jobs, by_pair = [], {i.pair: i for i in pending}  # a job's result finds its item
-        self.shared = self._shared_cache(request) if pending else None
+        self.shared = shared_cache(self, request.remote) if pending else None
         for item in pending:
             if self.shared is None or not self.shared.fetch(item):
                 jobs.append(self._job(item))
         if jobs:
             self._render(jobs, by_pair, request.jobs, render)
         if pending:
-            self._bound_store(len(pending), limit)
+            self.bound.keep(self.tasks, len(pending), limit)
         if request.mode != "plan":
             self.sweep()
-
-    def _shared_cache(self, request: BuildRequest):
-        """The remote cache of the flag or environment, else of BUILD.yaml; None without one."""
-        from manifesto.build_graph.remote import RemoteSettings, SharedCache
-
-        settings = request.remote
-        if settings is None or not settings.url:  # BUILD.yaml's URL, with the flags' and env's settings
-            declared = (self.state.buildfile.config or {}).get("remote_cache") if self.state.buildfile else None
-            if not declared:
-                return None
-            settings = (settings or RemoteSettings("")).at(declared["url"], declared["read_only"])
-        return SharedCache(self, settings)
-
-    def store_limit(self, setting: str | None = None) -> int:
-        """The store's bound in bytes: ``setting`` (``MANIFESTO_STORE_LIMIT``'s text, handed down
-        from the entry point's settings), else BUILD.yaml's ``store_limit``, else
-        ``store.DEFAULT_LIMIT``. Raises BuildError naming a bad variable."""
-        from manifesto.store import DEFAULT_LIMIT, ENV_LIMIT, env_limit
-
-        try:
-            value = env_limit({ENV_LIMIT: setting} if setting else {})
-        except ValueError as exc:
-            from manifesto.errors import BuildError
-
-            raise BuildError(f"{ENV_LIMIT}: {exc}") from None
-        if value is not None:
-            return value
-        config = self.state.buildfile.config if self.state.buildfile else None
-        declared = (config or {}).get("store_limit")
-        return declared if type(declared) is int and declared >= 0 else DEFAULT_LIMIT
-
-    def _bound_store(self, renders: int, limit: int) -> None:
-        """Keep the store within ``limit`` bytes and KEEP_FACTOR x the pairs' entries. Both are
-        estimated from the last measure and what the renders since may have added; past either,
-        the store is measured and its least recently used entries go, down to LOW_WATER of
-        the bound, never an entry a pair's record names (nor its products and texts)."""
-        from manifesto.store import KEEP_FACTOR
-
-        pairs = self.state.pairs
-        count = self.state.tasks
-        count = (count if type(count) is int else 0) + 3 * renders  # a render stores its result, Plan and artifact
-        size, per_render = _store_estimate(self.state.store)
-        size += renders * per_render
-        most = KEEP_FACTOR * max(len(pairs), 64)
-        if count > most or size > limit:
-            pruned = self.prune_store({rec.key for rec in pairs.values()}, limit, most // 2)
-            count, size = pruned.entries, pruned.bytes
-            per_render = max(1024, pruned.live // max(1, len(pairs)))
-        self.state.tasks = count
-        self.state.store = (size, per_render)
-
-    def prune_store(self, keep: set, limit: int, most: int | None = None):
-        """Prune the store to LOW_WATER of ``limit`` bytes (and ``most`` entries), keeping
-        ``keep`` and what it holds; says so when the kept entries alone are over the bound."""
-        from manifesto.store import LOW_WATER, ENV_LIMIT
-
-        pruned = self.tasks.prune(keep, max_bytes=int(limit * LOW_WATER), max_entries=most)
-        if pruned.live > limit:
-            self.ui.warn(f"{self.ws.show(self.ws.tasks_dir)}: the entries of the last build take {_mib(pruned.live)}, "
-                         f"over the store's bound of {_mib(limit)}; they are kept (raise store_limit in "
-                         f"BUILD.yaml or {ENV_LIMIT})")
-        return pruned
 
     def _from_cache(self, item: Item) -> bool:
         key = item.old.key if item.kind == Need.RESTORE else self._current_key(item)
@@ -391,7 +336,7 @@ class Session:
             return False
         if entry.status == Status.OK and not entry.suffix:  # a command's result, not an artifact
             return False
-        self._apply_entry(item, entry)
+        self.apply_entry(item, entry)
         return True
 
     def _current_key(self, item: Item) -> str | None:
@@ -405,7 +350,9 @@ class Session:
             return None
         return pair_key(self.renderer, item.pair, item.context, rec.inputs, digests)
 
-    def _apply_entry(self, item: Item, entry) -> None:
+    def apply_entry(self, item: Item, entry) -> None:
+        """Settle ``item`` from a stored result ``entry`` (this store's, or the remote cache's
+        made local): its record, and its artifact written to out/ when the build writes."""
         from manifesto.load.digest import digest
 
         art_digest = digest(entry.text.encode()) if entry.status == Status.OK else ""
@@ -656,22 +603,6 @@ def _why_inputs(rec, current: dict) -> str:
     changed = [key + (" removed" if current[key] is None else " changed")
                for key, was in zip(rec.inputs, rec.digests) if current[key] != was]
     return ", ".join(changed)
-
-
-def _store_estimate(value) -> tuple[int, int]:
-    """``(bytes, bytes per render)`` the manifest remembers of the store (a committed or
-    planted manifest may hold anything: then nothing is known)."""
-    if type(value) is tuple and len(value) == 2 and all(type(v) is int and v >= 0 for v in value):
-        return value
-    return 0, _PER_RENDER
-
-
-#: What one render is assumed to add to the store before the store was ever measured.
-_PER_RENDER = 32 * 1024
-
-
-def _mib(size: int) -> str:
-    return f"{size / (1 << 20):.1f} MiB"
 
 
 class _no_gc:
