@@ -116,6 +116,11 @@ SYMBOLS: dict[str, str] = {
     # atomic_write are gone on purpose: use edge.signatures.holds, edge.fs.write_atomic)
     "manifesto.build_graph.fsio.TMP_MARK": "manifesto.edge.fs.TMP_MARK",
     "manifesto.build_graph.fsio.digest": "manifesto.load.digest.digest",
+    # issue 37: engine.Session split by concern (the graph's loading, the store's bound)
+    "manifesto.build_graph.engine._cached_config": "manifesto.build_graph.sources._cached_config",
+    "manifesto.build_graph.engine._listing_ok": "manifesto.build_graph.sources._listing_ok",
+    "manifesto.build_graph.engine._dirs_unchanged": "manifesto.build_graph.sources._dirs_unchanged",
+    "manifesto.build_graph.engine._store_estimate": "manifesto.build_graph.store_bound._estimate",
 }
 
 #: docstrings of the packages the moves create (written when a package has no __init__.py yet)

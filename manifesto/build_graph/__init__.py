@@ -7,6 +7,7 @@ Mechanism only; the renderer is injected (``renderer.py``). Modules, bottom up:
     (manifesto.store)  render outcomes in out/.cache/tasks, the one store (msgspec)
     store_bound        the store's bound and keeping it (MANIFESTO_STORE_LIMIT, store_limit)
     buildfile, globs   BUILD.yaml and its source globs
+    sources            the graph of one look at the workspace (BUILD.yaml, listing, as cached)
     graph, addresses   targets, pairs and the addresses that name them
     select, changes    which pairs a request names; ``--changed-since``
     executor           renders in-process or in worker processes

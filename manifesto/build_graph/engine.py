@@ -18,11 +18,10 @@ import time
 
 import manifesto.build_graph.outdir as outdir
 from manifesto.build_graph.fingerprint import code_digest
-from manifesto.edge.signatures import dir_signature, signature
-from manifesto.build_graph.generators import from_rows, to_rows
-from manifesto.build_graph.graph import DECLARED, build_graph
+from manifesto.edge.signatures import signature
+from manifesto.build_graph.sources import load_graph
 from manifesto.build_graph.store_bound import StoreBound
-from manifesto.build_graph.state import BuildfileEntry, ListingEntry, PairRecord, load_state, save_state
+from manifesto.build_graph.state import PairRecord, load_state, save_state
 from manifesto.build_graph.statcache import StatCache
 from manifesto.build_graph.workspace import BUILD_FILE
 from manifesto.tasks.status import Need, Source, Status
@@ -122,9 +121,10 @@ class Session:
         self.state = load_state(ws.state_path, ui.warn)
         self.stat = StatCache(ws.root, self.state.stat)
         self.bound = StoreBound(ws, self.state, ui)
-        self.graph_changed = False  # targets or options may differ from the manifest's
-        self.refreshed = False  # cached listings were re-read (worth saving after a no-op)
-        self.graph = self._graph()
+        loaded = load_graph(ws, self.state, self.stat)
+        self.graph = loaded.graph
+        self.graph_changed = loaded.changed  # targets or options may differ from the manifest's
+        self.refreshed = loaded.refreshed  # cached listings were re-read (worth saving after a no-op)
         self._code = None
         self.problems: list[tuple[str, str]] = []
         self.pruned: list[str] = []
@@ -146,59 +146,6 @@ class Session:
             # same fingerprint; unsaved, every later no-op would import the renderer again.
             self.refreshed = self.refreshed or self.state.code is not cached
         return self._code
-
-    # -- graph -------------------------------------------------------------
-
-    def _graph(self):
-        value = self.stat.digest(BUILD_FILE)
-        if value is None:
-            from manifesto.errors import BuildError
-
-            raise BuildError(f"{self.ws.display_buildfile}: file not found")
-        cached = self.state.buildfile
-        config = _cached_config(cached.config) if cached and cached.digest == value else None
-        if config is not None:
-            locations = cached.locations
-        else:
-            from manifesto.build_graph.buildfile import parse_buildfile
-
-            config, locations = parse_buildfile(self.ws.buildfile, self.ws.display_buildfile)
-            self.state.buildfile = BuildfileEntry(value, {**config, "generators": to_rows(config["generators"])},
-                                                     locations)
-            self.graph_changed = True
-        files = self._listing(config, value)
-        return build_graph(config, files, locations, self.ws.display_buildfile, self.ws.root)
-
-    def _listing(self, config: dict, config_digest: str) -> dict:
-        cached = self.state.listing
-        if (cached and _listing_ok(cached) and cached.config_digest == config_digest
-                and _dirs_unchanged(self.ws.root, cached.dirs)):
-            return cached.files
-        from manifesto.build_graph.globs import select, walk
-
-        dirs, files, walked = {}, {}, {}
-        for i, gen in enumerate(config["generators"]):
-            if gen.kind in DECLARED:  # declared in BUILD.yaml, not found in a directory
-                continue
-            base = gen.path
-            if base not in walked:
-                found = os.path.isdir(os.path.join(self.ws.root, base))
-                walked[base] = walk(self.ws.root, base, dirs) if found else None
-                dirs.setdefault(base, None)
-            files[i] = None if walked[base] is None else tuple(select(walked[base], gen.includes, gen.excludes))
-            for name in files[i] or ():
-                if not name.isprintable():  # it would reach terminals, reports and out/ as it is
-                    from manifesto.errors import BuildError, printable
-
-                    bad = next(c for c in name if not c.isprintable())
-                    raise BuildError(f"{printable(os.path.join(base, name))}: a source file's name holds the control "
-                                     f"or invisible character U+{ord(bad):04X}; rename the file (a target's name "
-                                     "must print as itself)")
-        if not cached or cached.config_digest != config_digest or cached.files != files:
-            self.graph_changed = True
-        self.state.listing = ListingEntry(config_digest, dirs, files)
-        self.refreshed = True
-        return files
 
     # -- planning ----------------------------------------------------------
 
@@ -616,40 +563,3 @@ class _no_gc:
     def __exit__(self, *exc) -> None:
         if self.was_enabled:
             gc.enable()
-
-
-def _cached_config(config) -> dict | None:
-    """The manifest's BUILD.yaml config with its target generators as records again; None when
-    it is not a config a build saved (BUILD.yaml is then parsed again)."""
-    if type(config) is not dict:
-        return None
-    generators = from_rows(config.get("generators"))
-    return None if generators is None else {**config, "generators": generators}
-
-
-def _listing_ok(cached) -> bool:
-    """Whether the manifest's source listing is ``(digest, {folder: signature}, {generator:
-    names})`` with folders and file names in the grammar a fresh walk gives (relative, normal,
-    printable): names become targets and paths in out/, so a verified manifest is still checked."""
-    from manifesto.build_graph.generators import folder_ok
-
-    if not isinstance(cached, ListingEntry):
-        return False
-    dirs, files = cached.dirs, cached.files
-    if type(dirs) is not dict or type(files) is not dict:
-        return False
-    if not all(folder_ok(d) and (s is None or (type(s) is tuple and len(s) == 3)) for d, s in dirs.items()):
-        return False
-    return all(type(i) is int and (names is None or (type(names) is tuple and all(map(folder_ok, names))))
-               for i, names in files.items())
-
-
-def _dirs_unchanged(root: str, dirs: dict) -> bool:
-    for rel, sig in dirs.items():
-        now = dir_signature(os.path.join(root, rel), 0)
-        if sig is None or now is None:
-            if sig != now:
-                return False
-        elif not sig[2] or now[:2] != sig[:2]:
-            return False
-    return True

@@ -93,8 +93,8 @@ class BuildState:
         plain = {"format": FORMAT, **{name: getattr(self, name) for name in _PARTS}}
         if pairs is not None:
             plain["pairs"] = pairs
-        for name in _ENTRIES:  # marshal writes plain tuples only
-            if plain[name] is not None:
+        for name in _ENTRIES:  # marshal writes plain tuples only, not the entries' named ones
+            if isinstance(plain[name], tuple):
                 plain[name] = tuple(plain[name])
         return plain
 

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import manifesto.build_graph.state as build_state
-from manifesto.build_graph import engine
+from manifesto.build_graph import sources
 from manifesto.build_graph.generators import folder_ok, from_rows
 from manifesto.build_graph.statcache import StatCache
 
@@ -48,12 +48,12 @@ def _use(tmp_path, state) -> None:
     name or folder it yields leaves the workspace."""
     cached = state.buildfile
     if isinstance(cached, tuple) and len(cached) == 3 and isinstance(cached[1], dict):
-        config = engine._cached_config(cached[1])
+        config = sources._cached_config(cached[1])
         if config is not None:
             for gen in config["generators"]:
                 assert folder_ok(gen.path) if hasattr(gen, "path") else gen.name.isprintable()
     listing = state.listing
-    if listing and engine._listing_ok(listing):
+    if listing and sources._listing_ok(listing):
         for names in listing[2].values():
             for name in names or ():
                 assert not name.startswith("/") and ".." not in name.split("/")
