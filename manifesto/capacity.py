@@ -338,7 +338,9 @@ def resolve_layout(data: dict, path: str, cluster, options, spec=None, memo=None
     from manifesto.tasks.runner import run
 
     spec = spec if spec is not None else candidate_spec(data, path)
-    return run(Task.RESOLVE, PairRequest(spec, cluster, options, catalogs=True), memo or _memo()).ok().plan
+    from manifesto.errors import say_warnings
+
+    return say_warnings(run(Task.RESOLVE, PairRequest(spec, cluster, options, catalogs=True), memo or _memo())).ok().plan
 
 
 def _memo():

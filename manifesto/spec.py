@@ -73,7 +73,10 @@ class Spec(LoadedSpec):
         from manifesto.tasks.runner import run
 
         # No store: a library call keeps nothing on disk (and so needs no code fingerprint).
-        return run(Task(task), PairRequest(self, cluster, options, catalogs=True), Tasks(Store(None), "")).ok()
+        from manifesto.errors import say_warnings
+
+        return say_warnings(run(Task(task), PairRequest(self, cluster, options, catalogs=True),
+                                Tasks(Store(None), ""))).ok()
 
 
 def load_spec(ref: str | Path, cluster=None, *, search=None) -> Spec:

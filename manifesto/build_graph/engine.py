@@ -423,6 +423,10 @@ class Session:
             self.save_every_ns = max(_SAVE_EVERY_NS, _SAVE_SHARE * (self.saved_ns - start))
 
     def _apply_result(self, item: Item, result) -> None:
+        if result.warnings:  # found by the task (in a worker, maybe), said here once in the run
+            from manifesto.errors import say_warnings
+
+            say_warnings(result)
         for key, sig, value, trusted in result.stats:
             self.stat.record(key, sig, value, trusted)
         if result.status == Status.FAILED and not result.key:  # not cacheable: the old record stays

@@ -73,7 +73,7 @@ class JobResult(_Slots):
     """
 
     __slots__ = ("pair", "status", "suffix", "art_digest", "message", "key",
-                 "inputs", "digests", "stats", "out", "budget", "products")
+                 "inputs", "digests", "stats", "out", "budget", "products", "warnings")
 
     def __init__(self, pair, status, message="") -> None:
         self.pair, self.status, self.message = pair, status, message
@@ -81,6 +81,7 @@ class JobResult(_Slots):
         self.inputs, self.digests, self.stats, self.out = (), None, (), None
         self.budget = None  # the artifact's GPU budget (plain data), when the renderer gives one
         self.products = ()  # store keys of the pair's task products (manifesto.tasks.memo)
+        self.warnings = ()  # the task's warnings (data): the build says each once, in its own process
 
     @classmethod
     def of(cls, pair, outcome, art_digest: str, key: str, read: tuple, out) -> JobResult:
@@ -92,6 +93,7 @@ class JobResult(_Slots):
         result.suffix, result.art_digest, result.key = outcome.suffix, art_digest, key
         result.inputs, result.digests, result.stats = read
         result.out, result.budget, result.products = out, outcome.budget, tuple(outcome.products)
+        result.warnings = tuple(getattr(outcome, "warnings", ()))
         return result
 
 

@@ -176,7 +176,10 @@ class Outcome(msgspec.Struct, frozen=True):
     when it was loaded; ``budget`` the Plan's GPU budget as plain data; ``text_digest`` the
     digest of ``text``, when known (the build stores and records it without hashing it again);
     ``artifact`` the ARTIFACT task's :class:`~manifesto.render.products.Artifact` (None when
-    the plan has no such layer: the routing layer of a plan without routing, or of a Slurm plan)."""
+    the plan has no such layer: the routing layer of a plan without routing, or of a Slurm plan).
+    ``warnings``: the checks the resolution could not make, and why
+    (``tasks.inputs.plan.plan_warnings``), as data: the caller says them (the CLI once in its
+    run, the library on stderr, a build once however many workers found them)."""
 
     status: Status
     text: str = ""
@@ -190,6 +193,7 @@ class Outcome(msgspec.Struct, frozen=True):
     error: ManifestoError | None = None
     text_digest: str = ""  # the digest of ``text`` (load.digest.digest) when the render product has it
     artifact: object = None
+    warnings: tuple[str, ...] = ()
 
     def ok(self) -> Outcome:
         """This outcome when its status is OK; else its error, raised (a failure read back

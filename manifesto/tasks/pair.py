@@ -123,14 +123,16 @@ def _named(ref, tasks) -> list[str]:
     return list(ref.loaded.files)
 
 
-def _failed(exc, read, products=()):
-    """The outcome of a ManifestoError ``exc`` after reading the files ``read``."""
+def _failed(exc, read, products=(), warnings=()):
+    """The outcome of a ManifestoError ``exc`` after reading the files ``read`` (``warnings``:
+    the Plan's, when it was resolved before the error)."""
     from manifesto.errors import IncompatiblePairError
     from manifesto.tasks.status import Status
     from manifesto.tasks.core import Outcome
 
     status = Status.SKIPPED if isinstance(exc, IncompatiblePairError) else Status.FAILED
-    return Outcome(status, reason=str(exc), inputs=tuple(sorted(set(read))), products=products, error=exc)
+    return Outcome(status, reason=str(exc), inputs=tuple(sorted(set(read))), products=products, error=exc,
+                   warnings=warnings)
 
 
 def pair(task, request, tasks):
@@ -162,26 +164,31 @@ def pair(task, request, tasks):
     if resolved.status != Status.OK:
         return Outcome(resolved.status, reason=resolved.reason, inputs=tuple(sorted(set(read))), products=keys,
                        cluster_name=c.name, error=error)
+    from manifesto.tasks.inputs.plan import plan_warnings
+
     plan = resolved.plan
     inputs = tuple(sorted(set(files)))
     budget = to_builtins(plan.budget) if plan.budget is not None else None
+    warnings = plan_warnings(plan, c.profile)  # data on the outcome: the caller says them
     if task is Task.RESOLVE:
-        return Outcome(Status.OK, inputs=inputs, products=keys, budget=budget, cluster_name=c.name, plan=plan)
+        return Outcome(Status.OK, inputs=inputs, products=keys, budget=budget, cluster_name=c.name, plan=plan,
+                       warnings=warnings)
     if task is Task.EXPLAIN:
         from manifesto.resolve.explain import explain_text
 
-        return Outcome(Status.OK, explain_text(plan), inputs=inputs, products=keys, cluster_name=c.name, plan=plan)
+        return Outcome(Status.OK, explain_text(plan), inputs=inputs, products=keys, cluster_name=c.name, plan=plan,
+                       warnings=warnings)
     if task is Task.ARTIFACT:
-        return _artifact(request.layer, resolved, s, c, read, keys, inputs)
+        return _artifact(request.layer, resolved, s, c, read, keys, inputs, warnings)
     from manifesto.render import place
 
     rendered, dkey = tasks.render(f"{_name(s.path, roots)} @ {_name(c.path, roots)}", plan,
                                   resolved.header, resolved.plan_digest, _render_text)
     keys += (dkey,) if dkey else ()
     if rendered.refusal is not None:  # the render's own refusal, placed at the input field behind it
-        return _failed(place(rendered.refusal, s, c), read, keys)
+        return _failed(place(rendered.refusal, s, c), read, keys, warnings)
     return Outcome(Status.OK, rendered.text, rendered.suffix, inputs=inputs, products=keys, budget=budget,
-                   cluster_name=c.name, plan=plan, text_digest=rendered.text_digest)
+                   cluster_name=c.name, plan=plan, text_digest=rendered.text_digest, warnings=warnings)
 
 
 def _render_text(plan, header):
@@ -194,26 +201,26 @@ def _render_text(plan, header):
         return None, exc.refusal
 
 
-def _artifact(layer, resolved, s, c, read, keys, inputs):
+def _artifact(layer, resolved, s, c, read, keys, inputs, warnings):
     """The ARTIFACT task's outcome: ``render.artifact`` of the ``resolved`` pair's Plan (its
-    refusal placed at the input field behind it), with the files the pair read."""
+    refusal placed at the input field behind it), with the files the pair read and the Plan's
+    ``warnings``."""
     from manifesto.render import Refused, artifact, place
     from manifesto.resolve.plan import to_builtins
     from manifesto.tasks.status import Status
     from manifesto.tasks.core import Outcome
-    from manifesto.tasks.inputs.plan import plan_warnings
 
     plan, header = resolved.plan, resolved.header
     budget = to_builtins(plan.budget) if plan.budget is not None else None
     made = None
     if layer == "manifest" or (plan.platform != "slurm" and plan.routing is not None):
         try:
-            made = artifact(plan, header, layer).read_from(inputs, plan_warnings(plan, c.profile))
+            made = artifact(plan, header, layer).read_from(inputs, warnings)
         except Refused as exc:
-            return _failed(place(exc.refusal, s, c), read, keys)
+            return _failed(place(exc.refusal, s, c), read, keys, warnings)
     text, suffix = (made.text, made.suffix) if made is not None else ("", "")
     return Outcome(Status.OK, text, suffix, inputs=inputs, products=keys, budget=budget, cluster_name=c.name,
-                   plan=plan, artifact=made)
+                   plan=plan, artifact=made, warnings=warnings)
 
 
 def _name(path: str, roots: tuple[str, ...]) -> str:
@@ -317,8 +324,10 @@ def monitoring(request, tasks):
     from manifesto.tasks.status import Status
     from manifesto.tasks.core import Outcome
     from manifesto.tasks.inputs.monitoring import monitoring_text, refuse_slurm
+    from manifesto.tasks.inputs.plan import plan_warnings
 
     ro = request.options
+    warnings: tuple[str, ...] = ()
     search = _request_search(tasks, request)
     read = [*_named(request.cluster, tasks), tasks.realpath(images_file())]
     try:
@@ -337,10 +346,12 @@ def monitoring(request, tasks):
                 return Outcome(Status.FAILED, reason=resolved.reason, inputs=tuple(sorted(set(read))), error=error)
             plans.append((resolved.plan, files))
             specs.append(s)
+            warnings += plan_warnings(resolved.plan, c.profile)
         text, inputs = monitoring_text(specs, c, ro, plans)
     except ManifestoError as exc:
-        return _failed(exc, read)
-    return Outcome(Status.OK, text, ".yaml", inputs=tuple(sorted(set(read + inputs))), cluster_name=c.name)
+        return _failed(exc, read, warnings=_once(warnings))
+    return Outcome(Status.OK, text, ".yaml", inputs=tuple(sorted(set(read + inputs))), cluster_name=c.name,
+                   warnings=_once(warnings))
 
 
 def gitops(request, tasks):
@@ -354,9 +365,12 @@ def gitops(request, tasks):
     from manifesto.tasks.status import Status
     from manifesto.tasks.core import Outcome
 
+    from manifesto.tasks.inputs.plan import plan_warnings
+
     search = _search(tasks, request.roots, False)
     read = [os.path.realpath(request.buildfile)]
     deployments = []
+    warnings: tuple[str, ...] = ()
     try:
         for dep in request.deployments:
             c = _cluster(dep.cluster, tasks, search)
@@ -373,6 +387,7 @@ def gitops(request, tasks):
             read += files
             if resolved.status != Status.OK:
                 return Outcome(Status.FAILED, reason=resolved.reason, inputs=tuple(sorted(set(read))), error=error)
+            warnings += plan_warnings(resolved.plan, c.profile)
             destination = request.settings["destination"] or {"name": dep.context or c.name}
             try:  # the deployment's artifact, as its own render makes it
                 objs = artifact(resolved.plan, resolved.header).objects
@@ -391,8 +406,13 @@ def gitops(request, tasks):
         checks = [(group, kind, _package_text(path)) for group, kind, path in health_checks()]
         text = render_gitops(request.name, request.settings, deployments, checks, monitoring)
     except ManifestoError as exc:
-        return _failed(exc, read)
-    return Outcome(Status.OK, text, ".yaml", inputs=tuple(sorted(set(read))))
+        return _failed(exc, read, warnings=_once(warnings))
+    return Outcome(Status.OK, text, ".yaml", inputs=tuple(sorted(set(read))), warnings=_once(warnings))
+
+
+def _once(lines: tuple[str, ...]) -> tuple[str, ...]:
+    """``lines`` with each said once, in the order first found."""
+    return tuple(dict.fromkeys(lines))
 
 
 #: Argo CD health checks shipped with the package, laid out as Argo CD's resource_customizations.

@@ -40,20 +40,15 @@ def resolution(spec, cluster, options, search=None, routing=None, hf_home: str |
         ctx = Context(options=options, images=load_images(), where=spec.where, cluster_where=cluster.where,
                       epp_config=epp, architecture=arch, architecture_note=arch_note, tables=tables,
                       **({"epp_where": epp_where} if epp_where else {}))
-        plan = resolve(spec.validated, cluster.profile, ctx)
-        from manifesto.errors import warn_once
-
-        for line in plan_warnings(plan, cluster.profile, tables):
-            warn_once(line)  # said once in the run; the Artifact holds them as data
-        return plan
+        return resolve(spec.validated, cluster.profile, ctx)
 
     return files, run
 
 
 def plan_warnings(plan, profile, tables=None) -> tuple[str, ...]:
     """The warnings of ``plan`` on the cluster ``profile``: which checks its resolution could not
-    make, and why (a function of these values; the resolution says each once in the run, and
-    the pair's Artifact carries them)."""
+    make, and why (a function of these values: the pair's outcome and its Artifact carry them
+    as data, and the caller says them; nothing here writes to stderr)."""
     if tables is None:
         from manifesto.load.catalog import runtime_tables
 
