@@ -15,7 +15,7 @@ from kit import cli_in_process
 
 pytest.importorskip("msgspec")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SPEC = REPO / "models" / "qwen" / "qwen3-0.6b.yaml"
 GB200 = REPO / "clusters" / "example-gb200.yaml"
 H200_SPEC = REPO / "models" / "qwen" / "h200-aggregated.yaml"

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("msgspec")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SPEC = str(REPO / "models" / "qwen" / "qwen3-0.6b.yaml")
 GB200 = str(REPO / "clusters" / "example-gb200.yaml")
 
