@@ -356,8 +356,9 @@ class _Checker:
         automated = raw.get("automated", True)
         if not isinstance(automated, bool):
             self.fail(path + ("automated",), f"expected true or false, got {_kind(automated)}")
-        settings = {"repo_url": raw["repo_url"], "revision": raw["revision"], "path": folder,
-                    "namespace": namespace, "project": project, "destination": destination, "automated": automated}
+        from manifesto.render.gitops import GitopsSettings
+
+        settings = GitopsSettings(raw["repo_url"], raw["revision"], folder, namespace, project, destination, automated)
         return GitopsGenerator(name, None if refs is None else tuple(refs), settings)
 
     def base_path(self, value, path: tuple) -> str:

@@ -391,7 +391,7 @@ class Session:
         monitoring = tuple(GitopsMonitoring(mon.name, os.path.join(root, graph.clusters[mon.cluster].path),
                                             graph.options(key)["namespace"], contexts[mon.cluster])
                            for key, mon in sorted(graph.monitors.items()) if mon.cluster in contexts)
-        return GitopsRequest(gitops.name, dict(gitops.settings), gitops.explicit, self.ws.buildfile,
+        return GitopsRequest(gitops.name, gitops.settings, gitops.explicit, self.ws.buildfile,
                              tuple(deployments), (root,), monitoring)
 
     def _render(self, jobs: list, by_pair: dict, n_jobs, render) -> None:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from manifesto.cluster import Cluster
     from manifesto.load.catalog import SearchPath
     from manifesto.load.inputs import LoadedSpec
+    from manifesto.render.gitops import GitopsSettings
     from manifesto.resolve.plan import Plan
 
 __all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "ParsedFile", "PairRequest", "MonitoringRequest",
@@ -150,13 +151,13 @@ class GitopsMonitoring(msgspec.Struct, frozen=True):
 
 
 class GitopsRequest(msgspec.Struct, frozen=True):
-    """The Argo CD objects of gitops target ``name``: its declaration's ``settings`` (as
-    BUILD.yaml's loader checked them), whether it named its ``deployments`` (``explicit``) or
+    """The Argo CD objects of gitops target ``name``: its declaration's ``settings`` (a
+    ``render.gitops.GitopsSettings``, as BUILD.yaml's loader checked them), whether it named its ``deployments`` (``explicit``) or
     covers every one, ``buildfile``, where the declaration lives (an input), and the
     ``monitoring`` targets on the clusters of its deployments."""
 
     name: str
-    settings: dict
+    settings: GitopsSettings
     explicit: bool
     buildfile: str
     deployments: tuple[GitopsDeployment, ...]

@@ -388,7 +388,7 @@ def gitops(request, tasks):
             if resolved.status != Status.OK:
                 return Outcome(Status.FAILED, reason=resolved.reason, inputs=tuple(sorted(set(read))), error=error)
             warnings += plan_warnings(resolved.plan, c.profile)
-            destination = request.settings["destination"] or {"name": dep.context or c.name}
+            destination = request.settings.destination or {"name": dep.context or c.name}
             try:  # the deployment's artifact, as its own render makes it
                 objs = artifact(resolved.plan, resolved.header).objects
             except Refused as exc:
@@ -401,7 +401,7 @@ def gitops(request, tasks):
             read += c.loaded.files
             if c.platform != "slurm":
                 monitoring.append({"name": mon.name, "namespace": mon.namespace, "file": f"{mon.name}.yaml",
-                                   "destination": request.settings["destination"] or {"name": mon.context or c.name}})
+                                   "destination": request.settings.destination or {"name": mon.context or c.name}})
         # Package files like the code: their bytes are in the code fingerprint, not the inputs.
         checks = [(group, kind, _package_text(path)) for group, kind, path in health_checks()]
         text = render_gitops(request.name, request.settings, deployments, checks, monitoring)

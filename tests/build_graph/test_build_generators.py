@@ -69,7 +69,7 @@ def test_each_kind_parses_to_its_own_record(tmp_path):
     assert type(monitoring) is MonitoringGenerator
     assert (monitoring.name, monitoring.models, monitoring.cluster) == ("watch", ("//models/qwen::",), "gpu")
     assert type(gitops) is GitopsGenerator and (gitops.name, gitops.deployments) == ("argocd", ("//:demo",))
-    assert gitops.settings["repo_url"] == "https://example.com/serving.git" and gitops.settings["automated"] is True
+    assert gitops.settings.repo_url == "https://example.com/serving.git" and gitops.settings.automated is True
 
 
 def test_a_record_is_read_by_name_not_by_position(tmp_path):
