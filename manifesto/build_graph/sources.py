@@ -14,10 +14,10 @@ from manifesto.build_graph.state import BuildfileEntry, ListingEntry
 from manifesto.build_graph.workspace import BUILD_FILE
 from manifesto.edge.signatures import dir_signature
 
-__all__ = ["Loaded", "load_graph"]
+__all__ = ["LoadedGraph", "load_graph"]
 
 
-class Loaded:
+class LoadedGraph:
     """What :func:`load_graph` found: the ``graph``, whether it may differ from the one the
     manifest's records were made with (``changed``: BUILD.yaml or the listing changed) and
     whether the manifest's cached listing was re-read (``refreshed``: worth saving)."""
@@ -28,7 +28,7 @@ class Loaded:
         self.graph, self.changed, self.refreshed = graph, changed, refreshed
 
 
-def load_graph(ws, state, stat) -> Loaded:
+def load_graph(ws, state, stat) -> LoadedGraph:
     """The graph of workspace ``ws``, from the manifest ``state`` (a ``state.BuildState``,
     whose ``buildfile`` and ``listing`` entries it renews when stale) and the stat cache
     ``stat``."""
@@ -50,7 +50,7 @@ def load_graph(ws, state, stat) -> Loaded:
         changed = True
     files, listing_changed, refreshed = _listing(ws, state, config, value)
     graph = build_graph(config, files, locations, ws.display_buildfile, ws.root)
-    return Loaded(graph, changed or listing_changed, refreshed)
+    return LoadedGraph(graph, changed or listing_changed, refreshed)
 
 
 def _listing(ws, state, config: dict, config_digest: str) -> tuple[dict, bool, bool]:
