@@ -21,7 +21,7 @@ from manifesto.build_graph.fingerprint import code_digest
 from manifesto.edge.signatures import signature
 from manifesto.build_graph.sources import load_graph
 from manifesto.build_graph.store_bound import StoreBound
-from manifesto.build_graph.state import PairRecord, load_state, save_state
+from manifesto.build_graph.state import PairContext, PairRecord, load_state, save_state
 from manifesto.build_graph.statcache import StatCache
 from manifesto.build_graph.workspace import BUILD_FILE
 from manifesto.tasks.status import Need, Source, Status
@@ -53,7 +53,7 @@ class Item:
     __slots__ = ("pair", "explicit", "context", "old", "kind", "status", "message",
                  "suffix", "art_digest", "how", "wrote", "why")
 
-    def __init__(self, pair, explicit: bool, context: tuple, old) -> None:
+    def __init__(self, pair, explicit: bool, context: PairContext, old) -> None:
         self.pair, self.explicit, self.context, self.old = pair, explicit, context, old
         self.kind: Need = Need.STALE  # what the build must do for it (decided by Session.plan)
         self.status: Status | str = ""  # its outcome once settled ("" until then)
@@ -162,7 +162,7 @@ class Session:
 
             pairs = pick(pairs, request.shard, likely_renderable(self.graph))
         records, options, code = self.state.pairs, self.graph.model_options, self.code
-        items = [Item(p, p in explicit, (code, options[p[0]]), records.get(p)) for p in pairs]
+        items = [Item(p, p in explicit, PairContext(code, options[p[0]]), records.get(p)) for p in pairs]
         current = self._current_digests(items)
         for item in items:
             self._classify(item, request.mode, current)
@@ -201,19 +201,21 @@ class Session:
             item.why = f"out/{self.artifact_rel(item.pair, rec.suffix)} was missing or not what the build wrote"
 
     @staticmethod
-    def _why_context(rec, context: tuple) -> str:
+    def _why_context(rec, context: PairContext) -> str:
         """Why a pair without a usable record, or with another code or options, is evaluated."""
         if rec is None:
             return "not built before"
         if rec.digests is None:
             return "an input changed while the last build read it"
+        if type(rec.context) is not PairContext:  # a planted or damaged record
+            return "its last record is not one a build wrote"
         reasons = []
-        if rec.context[0] != context[0]:
+        if rec.context.code != context.code:
             reasons.append("the code changed")
-        if rec.context[1] != context[1]:
+        if rec.context.options != context.options:
             from manifesto.build_graph.renderer import OPTION_FIELDS
 
-            changed = [n for n, a, b in zip(OPTION_FIELDS, rec.context[1], context[1]) if a != b]
+            changed = [n for n, a, b in zip(OPTION_FIELDS, rec.context.options, context.options) if a != b]
             reasons.append("options changed: " + ", ".join(changed) if changed else "its options changed")
         return "; ".join(reasons)
 

@@ -294,7 +294,7 @@ class SharedCache:
 
         s = self.session
         return task_key(f"inputs of {item.pair[0]} @ {item.pair[1]}", (), (),
-                        options_bytes(s.renderer, item.context[1]), item.context[0])
+                        options_bytes(s.renderer, item.context.options), item.context.code)
 
     def fetch(self, item) -> bool:
         """Settle ``item`` from the remote cache; False (render it) on any miss.

@@ -25,7 +25,7 @@ from manifesto.edge.fs import TMP_MARK, write_atomic
 from manifesto.build_graph.outdir import SUFFIXES
 from manifesto.tasks.status import Status
 
-__all__ = ["FORMAT", "BuildState", "PairRecord", "BuildfileEntry", "ListingEntry", "CodeEntry", "load_state",
+__all__ = ["FORMAT", "BuildState", "PairContext", "PairRecord", "BuildfileEntry", "ListingEntry", "CodeEntry", "load_state",
            "new_state", "save_state"]
 
 # 6: what a build last wrote; every BUILD.yaml-settable render option (manifesto.resolve.options)
@@ -135,11 +135,20 @@ class CodeEntry(namedtuple("_CodeEntry", ("renderer", "keys", "names", "dirs", "
 _ENTRIES = {"buildfile": BuildfileEntry, "listing": ListingEntry, "code": CodeEntry}
 
 
+class PairContext(namedtuple("_PairContext", ("code", "options"))):
+    """What a pair is rendered in besides its files: the ``code`` fingerprint and the render
+    ``options`` (their values in ``renderer.OPTION_FIELDS`` order). A plain tuple on disk; a
+    record read back whose context is not two values keeps it as read (the pair is rendered
+    again: it cannot equal a current context)."""
+
+    __slots__ = ()
+
+
 class PairRecord(namedtuple("_PairRecord", ("context", "inputs", "digests", "key", "status", "suffix",
                                              "art_digest", "reason", "written", "budget"))):
     """What one pair's last render read and produced (a plain tuple on disk).
 
-    ``context`` is (code digest, options); ``inputs`` the files it read and
+    ``context`` is a :class:`PairContext` (code digest, options); ``inputs`` the files it read and
     ``digests`` their digests then (None when one changed during the build, which
     forces a re-render); ``status`` is a :class:`manifesto.tasks.status.Status` (FAILED: an error that
     listed the files it read, so it is as reproducible as an artifact). ``art_digest`` is
@@ -157,7 +166,7 @@ class PairRecord(namedtuple("_PairRecord", ("context", "inputs", "digests", "key
 
     __slots__ = ()
 
-    context: tuple  # (code fingerprint, option values)
+    context: PairContext
     inputs: tuple  # tuple[str, ...]: root-relative paths
     digests: tuple | None  # tuple[str, ...]
     key: str
@@ -264,7 +273,8 @@ def _compact(rec, shared: dict) -> tuple:
         if hit is None or hit[0] is not budget:
             hit = seen[id(budget)] = (budget, shared.setdefault((_BUDGET, marshal.dumps(budget)), budget))
         budget = hit[1]
-    return (_share(rec[0], shared), inputs, digests, rec[3], rec[4].value, rec[5], art, rec[7], written, budget)
+    context = tuple(rec[0]) if type(rec[0]) is PairContext else rec[0]  # marshal writes plain tuples only
+    return (_share(context, shared), inputs, digests, rec[3], rec[4].value, rec[5], art, rec[7], written, budget)
 
 
 def header_for(payload: bytes) -> bytes:
@@ -346,7 +356,8 @@ def _records(plain: dict) -> dict | None:
     loop checks and converts each record, str.join over the inputs: a no-op build reads every
     record, and at 10,000 pairs a second pass over them cost about a tenth of it.)"""
     width, statuses, suffixes, join = len(PairRecord._fields), _STATUS, _SUFFIXES, "".join
-    make = PairRecord._make
+    make, context_of = PairRecord._make, PairContext._make
+    contexts: dict = {}  # id of a context as read -> its PairContext (records share a few contexts)
     pairs = {}
     try:
         for k, v in plain.items():
@@ -356,7 +367,13 @@ def _records(plain: dict) -> dict | None:
                     and (v[9] is None or type(v[9]) is dict) and type(k) is tuple and len(k) == 2):
                 return None
             join(v[1])  # every input a path in text: anything else raises TypeError
-            pairs[k] = make((v[0], v[1], v[2], v[3], statuses[v[4]], v[5], v[6], v[7], v[8], v[9]))
+            context = v[0]
+            if type(context) is tuple and len(context) == 2:
+                named = contexts.get(id(context))
+                if named is None:
+                    named = contexts[id(context)] = context_of(context)
+                context = named
+            pairs[k] = make((context, v[1], v[2], v[3], statuses[v[4]], v[5], v[6], v[7], v[8], v[9]))
     except TypeError:
         return None
     return pairs

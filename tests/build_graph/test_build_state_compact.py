@@ -99,8 +99,9 @@ def test_the_single_entries_read_back_named_and_are_plain_tuples_on_disk(tmp_pat
 
 
 def test_no_module_reads_the_manifest_entries_by_position():
-    """``state.buildfile[1]``, ``state["buildfile"]``, ``cached[2]`` and the like: the manifest's
-    parts are attributes of a ``BuildState`` and the entries' fields are named."""
+    """``state.buildfile[1]``, ``state["buildfile"]``, ``cached[2]``, ``rec.context[0]`` and the
+    like: the manifest's parts are attributes of a ``BuildState`` and the entries' fields (a
+    record's context too: ``PairContext``) are named."""
     import ast
     import re
     from pathlib import Path
@@ -114,7 +115,7 @@ def test_no_module_reads_the_manifest_entries_by_position():
                     isinstance(node.slice, ast.Slice)
                     or (isinstance(node.slice, ast.Constant) and type(node.slice.value) is int)):
                 base = ast.unparse(node.value)
-                if entry.search(base) or base == "cached":
+                if entry.search(base) or base == "cached" or base.endswith("context"):
                     found.append(f"{path.relative_to(package.parent)}:{node.lineno}: {ast.unparse(node)}")
     assert not found
 
@@ -143,3 +144,15 @@ def test_the_manifest_is_a_typed_state_and_no_module_indexes_it_by_name():
             if base is not None and (base == "state" or base.endswith(".state")):
                 found.append(f"{path.relative_to(package.parent)}:{node.lineno}: {ast.unparse(node)}")
     assert not found
+
+
+def test_a_records_context_reads_back_named_and_shared(tmp_path):
+    from manifesto.build_graph.state import PairContext
+
+    path = str(tmp_path / "state")
+    save_state(path, _state(5))
+    plain = marshal.loads(open(path, "rb").read()[_HEADER:])
+    assert all(type(rec[0]) is tuple for rec in plain["pairs"].values())  # plain on disk
+    recs = list(load_state(path, warn=lambda m: None).pairs.values())
+    assert all(type(r.context) is PairContext and r.context is recs[0].context for r in recs)
+    assert recs[0].context.code == "code" and recs[0].context.options == ("user", None)
