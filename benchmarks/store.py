@@ -149,7 +149,7 @@ def _live(root: Path) -> tuple[int, int]:
     sizes = {f.key: f.size for f in store.scan()}
     found: set = set()
     count = 0
-    for rec in state["pairs"].values():
+    for rec in state.pairs.values():
         result = store.get(rec.key)
         for key in [rec.key, *getattr(result, "products", ())]:
             entry = store.get(key)

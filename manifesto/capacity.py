@@ -217,7 +217,7 @@ def start_from(model: str, search=None) -> Start:
     """A catalog model id with an architecture record (``Qwen/Qwen3-32B``), else a spec (a path,
     catalog name or build address) whose model, vLLM settings and roles are the start."""
     from manifesto.errors import CatalogError, InputError
-    from manifesto.tasks.inputs import catalog_record
+    from manifesto.tasks.inputs.architecture import catalog_record
 
     path, arch = catalog_record(model)
     if arch is not None:
@@ -357,11 +357,13 @@ def resolve_layout(data: dict, path: str, cluster, options, spec=None, memo=None
     pair's RESOLVE task (``manifesto.tasks.runner.run``) on the loaded spec. ``spec``:
     ``candidate_spec(data, path)`` when the caller has it already; ``memo`` (a
     ``tasks.memo.Tasks``) is shared by one search, so each input file is digested once."""
-    from manifesto.tasks.core import LoadedPairRequest, Task
+    from manifesto.tasks.core import PairRequest, Task
     from manifesto.tasks.runner import run
 
     spec = spec if spec is not None else candidate_spec(data, path)
-    return run(Task.RESOLVE, LoadedPairRequest(spec, cluster, options), memo or _memo()).ok().plan
+    from manifesto.errors import say_warnings
+
+    return say_warnings(run(Task.RESOLVE, PairRequest(spec, cluster, options, catalogs=True), memo or _memo())).ok().plan
 
 
 def _memo():
@@ -391,7 +393,7 @@ def _architecture(start: Start, search):
     from manifesto.load.catalog import within
     from manifesto.load.inputs import Loaded, validate
     from manifesto.schema.compiled import ModelSpec
-    from manifesto.tasks.inputs import load_architecture
+    from manifesto.tasks.inputs.architecture import load_architecture
     from manifesto.spec import Spec
     from manifesto.load.yamlio import Locations
 

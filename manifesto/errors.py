@@ -242,7 +242,8 @@ class Run:
     already said, so that each is said once however often the code that finds it runs.
 
     The CLI makes one per command (``manifesto.cli.main``) and hands it to the handler as
-    ``args.run``; the layers below it (loading, resolution) find it with :func:`warn_once`
+    ``args.run``; loading, below it, finds it with :func:`warn_once`, and the entry points that
+    run a task say the task's warnings (data on its outcome) with :func:`say_warnings`,
     while it is :meth:`active`. Nothing outlives the run: the next command starts with none
     said. Lines go to ``sys.stderr`` as it is when they are written (tests capture it)."""
 
@@ -311,6 +312,15 @@ def warn_once(line: str) -> None:
         print(line, file=sys.stderr)
     else:
         run.once(line)
+
+
+def say_warnings(outcome):
+    """Say an outcome's warnings (``tasks.core.Outcome.warnings``: data the tasks found, never
+    written by them) once each in the active run; returns ``outcome``. The entry points that
+    run a task call this: what a task finds is its product, what is said is the caller's."""
+    for line in getattr(outcome, "warnings", ()):
+        warn_once(line)
+    return outcome
 
 
 def quiet() -> bool:

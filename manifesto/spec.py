@@ -63,17 +63,20 @@ class Spec(LoadedSpec):
 
     def _outcome(self, task: str, cluster, options):
         """The OK outcome of the pair's ``task`` ("resolve" or "render": a ``tasks.core.Task``
-        value) on this spec as loaded (``manifesto.tasks.runner.run`` on a LoadedPairRequest,
+        value) on this spec as loaded (``manifesto.tasks.runner.run`` on a PairRequest of it,
         the way every command resolves and renders a pair); its error is raised. The public
         API's one way to the tasks: ``manifesto.render``'s functions, in the pure renderer
         package below the tasks, reach them through the spec they are given."""
         from manifesto.store import Store
-        from manifesto.tasks.core import LoadedPairRequest, Task
+        from manifesto.tasks.core import PairRequest, Task
         from manifesto.tasks.memo import Tasks
         from manifesto.tasks.runner import run
 
         # No store: a library call keeps nothing on disk (and so needs no code fingerprint).
-        return run(Task(task), LoadedPairRequest(self, cluster, options), Tasks(Store(None), "")).ok()
+        from manifesto.errors import say_warnings
+
+        return say_warnings(run(Task(task), PairRequest(self, cluster, options, catalogs=True),
+                                Tasks(Store(None), ""))).ok()
 
 
 def load_spec(ref: str | Path, cluster=None, *, search=None) -> Spec:

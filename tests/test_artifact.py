@@ -199,7 +199,10 @@ def test_gitops_gets_each_deployment_from_its_artifact(monkeypatch, rendered):
     seen = []
     monkeypatch.setattr(gitops, "render_gitops", lambda name, settings, deployments, checks, monitoring=():
                         seen.extend(deployments) or "kind: x\n")
-    request = GitopsRequest("argocd", {"destination": None}, False, str(ROOT / "BUILD.yaml"),
+    from manifesto.render.gitops import GitopsSettings
+
+    settings = GitopsSettings("https://example.com/r.git", "main", ".", "argocd", "default", None, True)
+    request = GitopsRequest("argocd", settings, False, str(ROOT / "BUILD.yaml"),
                             (GitopsDeployment("qwen", QWEN, GB200, Options(user="u", namespace="ns")),))
     run(Task.GITOPS, request, Tasks(Store(None), "")).ok()
     ((dep, objs),) = seen

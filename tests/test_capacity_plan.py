@@ -104,7 +104,7 @@ def test_every_proposal_renders_and_every_refusal_is_render_s_own(model, point, 
     from manifesto import capacity
     from manifesto.errors import ManifestoError
     from manifesto.resolve.accelerator import project_accelerator
-    from manifesto.tasks.inputs import catalog_record
+    from manifesto.tasks.inputs.architecture import catalog_record
 
     arch = catalog_record(model)[1]
     max_len, conc = GRID[point]

@@ -22,7 +22,7 @@ CLUSTERS = REPO / "clusters"
 
 
 def _catalog(model_id: str):
-    from manifesto.tasks.inputs import catalog_record
+    from manifesto.tasks.inputs.architecture import catalog_record
 
     return catalog_record(model_id)[1]
 
@@ -536,7 +536,7 @@ UNKNOWN = """\
 
 
 def test_catalog_lookup_takes_only_plain_model_ids():
-    from manifesto.tasks.inputs import catalog_record
+    from manifesto.tasks.inputs.architecture import catalog_record
 
     assert catalog_record("../../etc/passwd") == (None, None)
     assert catalog_record("org/..") == (None, None)
@@ -576,7 +576,7 @@ def test_bad_config_json_is_one_clear_error(tmp_path):
 
 
 def test_hugging_face_cache_is_read_only_when_the_edge_passes_it(tmp_path):
-    from manifesto.tasks.inputs import load_architecture
+    from manifesto.tasks.inputs.architecture import load_architecture
 
     snap = tmp_path / "hf/hub/models--org--private-model/snapshots/abc123"
     snap.mkdir(parents=True)

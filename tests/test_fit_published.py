@@ -173,7 +173,7 @@ def _fit(model, config, gpu, tp, util, max_len, extra, dp=1, ep=False):
     from manifesto.resolve.fit import plan_fit
     from manifesto.resolve.layout import LayoutInput, plan_layout
     from manifesto.resolve.plan import Arg
-    from manifesto.tasks.inputs import catalog_record
+    from manifesto.tasks.inputs.architecture import catalog_record
 
     arch = from_config(config, source=model) if config else catalog_record(model)[1]
     part, gib, *named = gpu
@@ -292,7 +292,7 @@ def test_deepseek_v4_pro_at_800k_on_8_h200_is_refused_as_vllm_refuses_it():
     from manifesto.resolve.fit import plan_fit
     from manifesto.resolve.layout import LayoutInput, plan_layout
     from manifesto.resolve.plan import Arg
-    from manifesto.tasks.inputs import catalog_record
+    from manifesto.tasks.inputs.architecture import catalog_record
 
     arch = catalog_record("deepseek-ai/DeepSeek-V4-Pro")[1]
     lay = plan_layout(LayoutInput(tp=1, pp=1, dp=8, ep=True, nodes=1, replicas=1, gpus_per_node=8, routed=False,

@@ -322,7 +322,7 @@ def test_init_with_gitops_writes_a_gitops_target_that_builds(fake, tmp_path, mon
     (("--gitops-repo", "https://h/r.git", "--gitops-revision", "a..b"),
      "error: --gitops-revision: 'a..b' is not a branch, tag or commit (git check-ref-format: no leading '-' or "
      "'/', no '..', '@{', '//', part starting with '.' or ending in '.lock', no trailing '/' or '.')\n"),
-    # Issue 35: init checks the build's grammar (manifesto.util.gitops_rules), and never repeats credentials.
+    # Issue 35: init checks the build's grammar (manifesto.build_graph.gitops_rules), and never repeats credentials.
     (("--gitops-repo", "https://bob:hunter2@git.example.com/r.git"),
      "error: --gitops-repo: a repository URL with credentials (https://***@git.example.com/...) is refused: "
      "BUILD.yaml (and out/gitops/) is committed; give Argo CD the credentials instead (a repository or cluster "

@@ -56,7 +56,7 @@ BITES = [
      "renderers consume the Plan, never the input schemas"),
     ("manifesto/render/slurm/script.py", "import manifesto.render.k8s.model",
      "the Kubernetes and Slurm renderers share code only through neutral modules"),
-    ("manifesto/tasks/inputs.py", "import shelve", "one store: no module keeps a cache of its own"),
+    ("manifesto/tasks/inputs/plan.py", "import shelve", "one store: no module keeps a cache of its own"),
     ("manifesto/build_graph/report.py", "import marshal", "one store: no module keeps a cache of its own"),
     ("manifesto/cli/commands.py", "import manifesto.tasks.entries", "one store: no module keeps a cache of its own"),
     ("manifesto/util/rules.py", "import manifesto.resolve.plan", "Layers import downwards only"),

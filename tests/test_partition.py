@@ -15,7 +15,7 @@ CLUSTERS = REPO / "clusters"
 
 
 def _arch(model: str):
-    from manifesto.tasks.inputs import catalog_record
+    from manifesto.tasks.inputs.architecture import catalog_record
 
     return catalog_record(model)[1]
 

@@ -56,6 +56,15 @@ PYTHON = [
     ('PATH = "manifesto/load.py", "manifesto/build_graph/cli.py", "manifesto/load/catalog.py"\n',
      'PATH = "manifesto/load/inputs.py", "manifesto/cli/build_cmds.py", "manifesto/load/catalog.py"\n'),
     ("x = manifesto.render.k8s.objects\n", "x = manifesto.render.k8s.objects\n"),
+    # issue 37: a module that became a package of its parts, and modules moved to their owners
+    ("from manifesto.tasks.inputs import load_images, resolution, _hf_cache_config as hf\n",
+     "from manifesto.tasks.inputs.images import load_images\nfrom manifesto.tasks.inputs.plan import resolution\n"
+     "from manifesto.tasks.inputs.hf_cache import hf_cache_config as hf\n"),
+    ("from manifesto.tasks.inputs.plan import resolution\n", "from manifesto.tasks.inputs.plan import resolution\n"),
+    ("import manifesto.tasks.inputs\n", "import manifesto.tasks.inputs\n"),
+    ("from manifesto.util.fsutil import write_atomic\nfrom manifesto.util import status\n",
+     "from manifesto.edge.fs import write_atomic\nfrom manifesto.tasks import status\n"),
+    ('mock.patch("manifesto.build_graph.fsio.signature")\n', 'mock.patch("manifesto.edge.signatures.signature")\n'),
 ]
 
 
@@ -67,7 +76,7 @@ def test_python_references_move_once(relayout, before, after):
 
 TEXT = [
     ("See `manifesto.yamlio.load_yaml` and manifesto/fsutil.py.\n",
-     "See `manifesto.load.yamlio.load_yaml` and manifesto/util/fsutil.py.\n"),
+     "See `manifesto.load.yamlio.load_yaml` and manifesto/edge/fs.py.\n"),
     ('manifesto-fake-kubectl = "manifesto.fake_kubectl:main"\n',
      'manifesto-fake-kubectl = "manifesto.testing.fake_kubectl:main"\n'),
     ("    from manifesto import options\n", "    from manifesto.resolve import options\n"),

@@ -64,3 +64,41 @@ def test_the_cli_leaves_argparse_as_it_found_it():
     assert argparse._ is gettext.gettext and argparse.ngettext is gettext.ngettext
     assert cli_in_process("--help").returncode == 0
     assert argparse._ is gettext.gettext and argparse.ngettext is gettext.ngettext
+
+
+def test_a_tasks_warnings_are_data_on_its_outcome_and_no_task_writes_them(tmp_path, capsys):
+    """Issue 37: the checks a resolution could not make are the outcome's ``warnings`` (and its
+    Artifact's); the task writes nothing to stderr, and no module of the tasks reports through
+    the run's context variable. The entry point says them (``errors.say_warnings``)."""
+    import ast
+    from pathlib import Path
+
+    from manifesto.errors import say_warnings
+    from manifesto.resolve.options import Options
+    from manifesto.store import Store
+    from manifesto.tasks.core import PairRequest, Task
+    from manifesto.tasks.memo import Tasks
+    from manifesto.tasks.runner import run
+
+    root = Path(__file__).resolve().parents[1]
+    spec = tmp_path / "m.yaml"
+    spec.write_text("release: demo\nmodel: {id: org/model, image: my/vllm:dev}\nroles:\n  - name: decode\n")
+    cluster = str(root / "clusters" / "example-stateless-b200.yaml")
+    said = ("manifesto: warning: the image my/vllm:dev names no vLLM release; vLLM arguments and VLLM_* "
+            "variables are not checked",)
+    for task in (Task.RESOLVE, Task.RENDER, Task.ARTIFACT):
+        outcome = run(task, PairRequest(str(spec), cluster, Options(user="u", namespace="n")), Tasks(Store(None), ""))
+        assert outcome.ok().warnings == said
+    assert outcome.artifact.warnings == said
+    assert capsys.readouterr().err == ""
+    with Run().active():
+        say_warnings(outcome)
+        say_warnings(outcome)
+    assert capsys.readouterr().err == said[0] + "\n"
+    reporters = []
+    for path in sorted((root / "manifesto" / "tasks").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] in ("warn_once", "say_warnings"):
+                reporters.append(f"{path.relative_to(root)}:{node.lineno}")
+    # only the single commands' route (it answers the CLI) says what its task found
+    assert [r.split(":")[0] for r in reporters] == ["manifesto/tasks/commands.py"], reporters

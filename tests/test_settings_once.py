@@ -71,13 +71,14 @@ def test_the_engine_the_renderer_and_the_commands_store_take_their_settings():
     """What used to be read deep inside is a parameter now."""
     import inspect
 
-    from manifesto.build_graph.engine import BuildRequest, Session
+    from manifesto.build_graph.engine import BuildRequest
+    from manifesto.build_graph.store_bound import StoreBound
     from manifesto.build_graph.renderer import renderer_name
     from manifesto.tasks.commands import bound, cached
 
     assert renderer_name({"MANIFESTO_BUILD_RENDERER": "x"}) == "x"
     assert "store_limit" in inspect.signature(BuildRequest).parameters
-    assert "setting" in inspect.signature(Session.store_limit).parameters
+    assert "setting" in inspect.signature(StoreBound.limit).parameters
     assert "setting" in inspect.signature(bound).parameters and "store_limit" in inspect.signature(cached).parameters
 
 

@@ -57,13 +57,13 @@ MOVES = {
     "manifesto.legacy": "manifesto.load.spellings",
     "manifesto.digest": "manifesto.load.digest",
     # util/: small modules any layer may use
-    "manifesto.fsutil": "manifesto.util.fsutil",
+    "manifesto.fsutil": "manifesto.edge.fs",
     "manifesto.hashing": "manifesto.util.hashing",
     "manifesto.numbers": "manifesto.util.numbers",
     "manifesto.quantity": "manifesto.util.quantity",
-    "manifesto.expr": "manifesto.util.expr",
+    "manifesto.expr": "manifesto.resolve.expr",
     "manifesto.rules": "manifesto.util.rules",
-    "manifesto.status": "manifesto.util.status",
+    "manifesto.status": "manifesto.tasks.status",
     "manifesto.yamlemit": "manifesto.util.yamlemit",
     "manifesto.outputs": "manifesto.util.outputs",
     # the Plan's neighbours
@@ -77,6 +77,17 @@ MOVES = {
     "manifesto.scaffold": "manifesto.build_graph.scaffold",
     # stand-ins for trying the product without a cluster
     "manifesto.fake_kubectl": "manifesto.testing.fake_kubectl",
+    # issue 37: one home per concept. File-system access lives in edge/ (the confined
+    # opener and atomic writes; the build's stat signatures and file digests); util/ keeps
+    # only what several layers share, each other module goes to the package that owns it;
+    # tasks/inputs.py becomes a package of one module per input kind (``plan`` keeps the
+    # resolve step; what moved out of it is in SYMBOLS).
+    "manifesto.util.fsutil": "manifesto.edge.fs",
+    "manifesto.build_graph.fsio": "manifesto.edge.signatures",
+    "manifesto.util.expr": "manifesto.resolve.expr",
+    "manifesto.util.gitops_rules": "manifesto.build_graph.gitops_rules",
+    "manifesto.util.status": "manifesto.tasks.status",
+    "manifesto.tasks.inputs": "manifesto.tasks.inputs.plan",
 }
 
 #: old dotted name of a function or class -> its new dotted name (moved by hand).
@@ -89,6 +100,27 @@ SYMBOLS: dict[str, str] = {
     "manifesto.schema.checks.field_names": "manifesto.schema.validation.field_names",
     # issue 26: diff --base is review, not the build graph's business
     "manifesto.build_graph.api.semantic_diff": "manifesto.review.base.semantic_diff",
+    # issue 37: tasks/inputs.py split by input kind (what stayed is in tasks/inputs/plan.py)
+    "manifesto.tasks.inputs._images": "manifesto.tasks.inputs.images._images",
+    "manifesto.tasks.inputs.load_images": "manifesto.tasks.inputs.images.load_images",
+    "manifesto.tasks.inputs._catalog_architecture": "manifesto.tasks.inputs.architecture._catalog_architecture",
+    "manifesto.tasks.inputs.catalog_record": "manifesto.tasks.inputs.architecture.catalog_record",
+    "manifesto.tasks.inputs.load_architecture": "manifesto.tasks.inputs.architecture.load_architecture",
+    "manifesto.tasks.inputs._read_config_json": "manifesto.tasks.inputs.config_json.read_config_json",
+    "manifesto.tasks.inputs._config_json_path": "manifesto.tasks.inputs.config_json.config_json_path",
+    "manifesto.tasks.inputs._hf_cache_config": "manifesto.tasks.inputs.hf_cache.hf_cache_config",
+    "manifesto.tasks.inputs.load_routing_profile": "manifesto.tasks.inputs.routing.load_routing_profile",
+    "manifesto.tasks.inputs.refuse_slurm": "manifesto.tasks.inputs.monitoring.refuse_slurm",
+    "manifesto.tasks.inputs.monitoring_text": "manifesto.tasks.inputs.monitoring.monitoring_text",
+    # issue 37: build_graph/fsio.py's names that now live elsewhere (its read_bytes and
+    # atomic_write are gone on purpose: use edge.signatures.holds, edge.fs.write_atomic)
+    "manifesto.build_graph.fsio.TMP_MARK": "manifesto.edge.fs.TMP_MARK",
+    "manifesto.build_graph.fsio.digest": "manifesto.load.digest.digest",
+    # issue 37: engine.Session split by concern (the graph's loading, the store's bound)
+    "manifesto.build_graph.engine._cached_config": "manifesto.build_graph.sources._cached_config",
+    "manifesto.build_graph.engine._listing_ok": "manifesto.build_graph.sources._listing_ok",
+    "manifesto.build_graph.engine._dirs_unchanged": "manifesto.build_graph.sources._dirs_unchanged",
+    "manifesto.build_graph.engine._store_estimate": "manifesto.build_graph.store_bound._estimate",
 }
 
 #: docstrings of the packages the moves create (written when a package has no __init__.py yet)
@@ -104,6 +136,13 @@ PACKAGES = {
     "manifesto/review": "Reviewing a change to ``out/``: the semantic diff of rendered artifacts (``semdiff``)\n"
                         "and ``diff --base REV`` (``base``).\n",
     "manifesto/testing": "Stand-ins for trying manifesto without a cluster (``manifesto-fake-kubectl``).\n",
+    "manifesto/tasks/inputs": "The loading around resolution, one module per input kind: the image catalog\n"
+                              "(``images``), a model's architecture (``architecture``: the bundled records;\n"
+                              "``config_json``: a spec's config.json; ``hf_cache``: the Hugging Face cache),\n"
+                              "routing profiles (``routing``), the resolve step of a pair's tasks on loaded\n"
+                              "inputs and the Plan's warnings (``plan``), and the monitoring artifact's text\n"
+                              "with its Slurm refusal (``monitoring``).\n\n"
+                              "Importing the package is cheap: it imports none of its modules.\n",
 }
 
 ROOTS = ("manifesto", "tests", "benchmarks", "tools", "docs")

@@ -2,10 +2,12 @@
 
 Mechanism only; the renderer is injected (``renderer.py``). Modules, bottom up:
 
-    fsio, statcache    stat signatures, digests, atomic writes, the stat cache
+    statcache          the stat cache (signatures and digests: manifesto.edge.signatures)
     state              the build manifest in out/.cache/state (stdlib marshal)
     (manifesto.store)  render outcomes in out/.cache/tasks, the one store (msgspec)
+    store_bound        the store's bound and keeping it (MANIFESTO_STORE_LIMIT, store_limit)
     buildfile, globs   BUILD.yaml and its source globs
+    sources            the graph of one look at the workspace (BUILD.yaml, listing, as cached)
     graph, addresses   targets, pairs and the addresses that name them
     select, changes    which pairs a request names; ``--changed-since``
     executor           renders in-process or in worker processes

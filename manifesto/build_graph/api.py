@@ -144,7 +144,7 @@ def deps(address: str, *, clusters=(), jobs=None, root=None, renderer=None, ui=N
     report, session = _plan([address], clusters, None, jobs, root, renderer, ui)
     out = {}
     for item in report.items:
-        rec = session.state["pairs"].get(item.pair)
+        rec = session.state.pairs.get(item.pair)
         if rec is not None and item.status != "failed":
             out[(session.graph.address(item.pair[0]), item.pair[1])] = sorted(rec.inputs)
     _raise_failures(report)
@@ -155,11 +155,11 @@ def dependents(path: str, *, jobs=None, root=None, renderer=None, ui=None) -> li
     """The artifacts ``path`` feeds: ``[{"model", "cluster", "artifact"}]``, sorted."""
     report, session = _plan(["//::"], (), None, jobs, root, renderer, ui)
     key = session.stat.key(os.path.realpath(path))
-    code = session.state["code"].keys if session.state.get("code") else ()
+    code = session.state.code.keys if session.state.code else ()
     everything = key == "BUILD.yaml" or key in code
     rows = []
     for item, row in zip(report.items, report.rows):
-        rec = session.state["pairs"].get(item.pair)
+        rec = session.state.pairs.get(item.pair)
         if item.status == "ok" and rec is not None and (everything or key in rec.inputs):
             rows.append({"model": row["model"], "cluster": row["cluster"], "artifact": row["artifact"]})
     return sorted(rows, key=lambda r: r["artifact"])
@@ -202,7 +202,7 @@ def artifact_for(address_or_path: str, cluster: str, *, root=None, renderer=None
 def clean(*, artifacts: bool = False, root=None) -> list[str]:
     """Remove ``out/.cache`` (and with ``artifacts``, every artifact); returns what went."""
     import manifesto.build_graph.outdir as outdir
-    from manifesto.util.fsutil import remove_tree
+    from manifesto.edge.fs import remove_tree
 
     ws = find_workspace(root)
     removed = []
@@ -241,10 +241,10 @@ def collect_garbage(*, root=None, ui=None) -> dict:
             raise BuildError(f"{ws.show(path)} {problem}; remove it")
     with outdir.BuildLock(ws.lock_path, ui.wait):
         session = Session(ws, renderer, ui)  # the records of the last build, BUILD.yaml's bound
-        limit = session.store_limit(_store_limit())
+        limit = session.bound.limit(_store_limit())
         entries.install()  # the codecs of the build's entries
         session.tasks = Store(ws.tasks_dir, ui.warn, root=ws.root)
-        pruned = session.prune_store({rec.key for rec in session.state["pairs"].values()}, limit)
+        pruned = session.bound.prune(session.tasks, {rec.key for rec in session.state.pairs.values()}, limit)
     return {"removed": pruned.removed, "freed_bytes": pruned.freed, "entries": pruned.entries,
             "bytes": pruned.bytes, "live_bytes": pruned.live, "limit_bytes": limit}
 

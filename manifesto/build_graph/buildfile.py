@@ -323,14 +323,14 @@ class _Checker:
         return MonitoringGenerator(name, tuple(models), raw["cluster"], tuple(resolved[k] for k in OPTION_FIELDS))
 
     def gitops(self, raw: dict, i: int) -> GitopsGenerator:
-        from manifesto.util import gitops_rules as rules
+        import manifesto.build_graph.gitops_rules as rules
 
         path = ("targets", i)
         self.mapping(raw, path, _GITOPS_KEYS)
         for key in ("name", "repo_url", "revision"):
             if key not in raw:
                 self.fail(path, f"a gitops target needs '{key}'")
-        # The grammar `manifesto init --gitops-*` checks too (manifesto.util.gitops_rules).
+        # The grammar `manifesto init --gitops-*` checks too (manifesto.build_graph.gitops_rules).
         for key, problem in (("repo_url", rules.repo_url_problem), ("revision", rules.revision_problem),
                              ("project", rules.project_problem), ("path", rules.path_problem)):
             if key in raw and problem(raw[key]):
@@ -356,8 +356,9 @@ class _Checker:
         automated = raw.get("automated", True)
         if not isinstance(automated, bool):
             self.fail(path + ("automated",), f"expected true or false, got {_kind(automated)}")
-        settings = {"repo_url": raw["repo_url"], "revision": raw["revision"], "path": folder,
-                    "namespace": namespace, "project": project, "destination": destination, "automated": automated}
+        from manifesto.render.gitops import GitopsSettings
+
+        settings = GitopsSettings(raw["repo_url"], raw["revision"], folder, namespace, project, destination, automated)
         return GitopsGenerator(name, None if refs is None else tuple(refs), settings)
 
     def base_path(self, value, path: tuple) -> str:

@@ -104,7 +104,7 @@ def _read_artifact(root: str, rel: str, address: str) -> bytes | None:
     """The bytes of ``root/rel``, None when missing; never through a symlink, never a FIFO
     (out/ is committed: a pull request can plant either)."""
     from manifesto.edge.raw import TooLarge, read_regular
-    from manifesto.util.fsutil import UnsafePath
+    from manifesto.edge.fs import UnsafePath
 
     try:
         return read_regular(os.path.join(root, rel), root=root)
@@ -136,7 +136,7 @@ def load_target(ref: str, *, build: bool = False, allow_stale: bool = False, ui=
     if problems and not (allow_stale and data is not None):
         raise OpsError(f"{rel}: {problems[0]}; run `manifesto build {address}` first (or pass --build to build "
                        "it now)")
-    from manifesto.build_graph.fsio import digest
+    from manifesto.load.digest import digest
 
     if not problems and digest(data) != item.art_digest:
         raise OpsError(f"{rel} changed while it was checked; run the command again")

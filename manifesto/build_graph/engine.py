@@ -18,13 +18,13 @@ import time
 
 import manifesto.build_graph.outdir as outdir
 from manifesto.build_graph.fingerprint import code_digest
-from manifesto.build_graph.fsio import dir_signature, signature
-from manifesto.build_graph.generators import from_rows, to_rows
-from manifesto.build_graph.graph import DECLARED, build_graph
-from manifesto.build_graph.state import BuildfileEntry, ListingEntry, PairRecord, load_state, save_state
+from manifesto.edge.signatures import signature
+from manifesto.build_graph.sources import load_graph
+from manifesto.build_graph.store_bound import StoreBound
+from manifesto.build_graph.state import PairContext, PairRecord, load_state, save_state
 from manifesto.build_graph.statcache import StatCache
 from manifesto.build_graph.workspace import BUILD_FILE
-from manifesto.util.status import Need, Source, Status
+from manifesto.tasks.status import Need, Source, Status
 
 __all__ = ["Item", "BuildRequest", "Session", "run"]
 
@@ -53,7 +53,7 @@ class Item:
     __slots__ = ("pair", "explicit", "context", "old", "kind", "status", "message",
                  "suffix", "art_digest", "how", "wrote", "why")
 
-    def __init__(self, pair, explicit: bool, context: tuple, old) -> None:
+    def __init__(self, pair, explicit: bool, context: PairContext, old) -> None:
         self.pair, self.explicit, self.context, self.old = pair, explicit, context, old
         self.kind: Need = Need.STALE  # what the build must do for it (decided by Session.plan)
         self.status: Status | str = ""  # its outcome once settled ("" until then)
@@ -108,17 +108,23 @@ def _run(request: BuildRequest, ws, renderer: str, ui, render=None):
 
 
 class Session:
-    """One look at the workspace: manifest, stat cache, graph and code fingerprint."""
+    """One look at the workspace: the manifest (``state``), the stat cache (``stat``), the
+    graph and the code fingerprint, and what a build does with them. The store's bound is
+    ``bound`` (``store_bound.StoreBound``), the remote cache ``shared``
+    (``remote.SharedCache``, made by ``remote.shared_cache``) and the report of what happened
+    ``report.Report`` over this session."""
 
     def __init__(self, ws, renderer: str, ui) -> None:
         self.ws, self.renderer, self.ui = ws, renderer, ui
         self.started_ns = time.time_ns()
         self.state_sig = signature(ws.state_path)
         self.state = load_state(ws.state_path, ui.warn)
-        self.stat = StatCache(ws.root, self.state["stat"])
-        self.graph_changed = False  # targets or options may differ from the manifest's
-        self.refreshed = False  # cached listings were re-read (worth saving after a no-op)
-        self.graph = self._graph()
+        self.stat = StatCache(ws.root, self.state.stat)
+        self.bound = StoreBound(ws, self.state, ui)
+        loaded = load_graph(ws, self.state, self.stat)
+        self.graph = loaded.graph
+        self.graph_changed = loaded.changed  # targets or options may differ from the manifest's
+        self.refreshed = loaded.refreshed  # cached listings were re-read (worth saving after a no-op)
         self._code = None
         self.problems: list[tuple[str, str]] = []
         self.pruned: list[str] = []
@@ -134,65 +140,12 @@ class Session:
     def code(self) -> str:
         """The code fingerprint (computed on first use: ``list`` never needs it)."""
         if self._code is None:
-            cached = self.state.get("code")
+            cached = self.state.code
             self._code = code_digest(self.state, self.stat, self.renderer)
             # New directory signatures (a __pycache__ or an editor's backup appeared) give the
             # same fingerprint; unsaved, every later no-op would import the renderer again.
-            self.refreshed = self.refreshed or self.state.get("code") is not cached
+            self.refreshed = self.refreshed or self.state.code is not cached
         return self._code
-
-    # -- graph -------------------------------------------------------------
-
-    def _graph(self):
-        value = self.stat.digest(BUILD_FILE)
-        if value is None:
-            from manifesto.errors import BuildError
-
-            raise BuildError(f"{self.ws.display_buildfile}: file not found")
-        cached = self.state["buildfile"]
-        config = _cached_config(cached.config) if cached and cached.digest == value else None
-        if config is not None:
-            locations = cached.locations
-        else:
-            from manifesto.build_graph.buildfile import parse_buildfile
-
-            config, locations = parse_buildfile(self.ws.buildfile, self.ws.display_buildfile)
-            self.state["buildfile"] = BuildfileEntry(value, {**config, "generators": to_rows(config["generators"])},
-                                                     locations)
-            self.graph_changed = True
-        files = self._listing(config, value)
-        return build_graph(config, files, locations, self.ws.display_buildfile, self.ws.root)
-
-    def _listing(self, config: dict, config_digest: str) -> dict:
-        cached = self.state["listing"]
-        if (cached and _listing_ok(cached) and cached.config_digest == config_digest
-                and _dirs_unchanged(self.ws.root, cached.dirs)):
-            return cached.files
-        from manifesto.build_graph.globs import select, walk
-
-        dirs, files, walked = {}, {}, {}
-        for i, gen in enumerate(config["generators"]):
-            if gen.kind in DECLARED:  # declared in BUILD.yaml, not found in a directory
-                continue
-            base = gen.path
-            if base not in walked:
-                found = os.path.isdir(os.path.join(self.ws.root, base))
-                walked[base] = walk(self.ws.root, base, dirs) if found else None
-                dirs.setdefault(base, None)
-            files[i] = None if walked[base] is None else tuple(select(walked[base], gen.includes, gen.excludes))
-            for name in files[i] or ():
-                if not name.isprintable():  # it would reach terminals, reports and out/ as it is
-                    from manifesto.errors import BuildError, printable
-
-                    bad = next(c for c in name if not c.isprintable())
-                    raise BuildError(f"{printable(os.path.join(base, name))}: a source file's name holds the control "
-                                     f"or invisible character U+{ord(bad):04X}; rename the file (a target's name "
-                                     "must print as itself)")
-        if not cached or cached.config_digest != config_digest or cached.files != files:
-            self.graph_changed = True
-        self.state["listing"] = ListingEntry(config_digest, dirs, files)
-        self.refreshed = True
-        return files
 
     # -- planning ----------------------------------------------------------
 
@@ -201,15 +154,15 @@ class Session:
         from manifesto.build_graph.select import select_pairs
 
         changed = self._changed_keys(request.changed_since) if request.changed_since else None
-        code_keys = self.state["code"].keys if self.code and self.state.get("code") else ()
+        code_keys = self.state.code.keys if self.code and self.state.code else ()
         pairs, explicit = select_pairs(self.graph, self.state, request.addresses,
                                        request.clusters, changed, code_keys)
         if request.shard is not None:
             from manifesto.build_graph.shard import likely_renderable, pick
 
             pairs = pick(pairs, request.shard, likely_renderable(self.graph))
-        records, options, code = self.state["pairs"], self.graph.model_options, self.code
-        items = [Item(p, p in explicit, (code, options[p[0]]), records.get(p)) for p in pairs]
+        records, options, code = self.state.pairs, self.graph.model_options, self.code
+        items = [Item(p, p in explicit, PairContext(code, options[p[0]]), records.get(p)) for p in pairs]
         current = self._current_digests(items)
         for item in items:
             self._classify(item, request.mode, current)
@@ -248,19 +201,21 @@ class Session:
             item.why = f"out/{self.artifact_rel(item.pair, rec.suffix)} was missing or not what the build wrote"
 
     @staticmethod
-    def _why_context(rec, context: tuple) -> str:
+    def _why_context(rec, context: PairContext) -> str:
         """Why a pair without a usable record, or with another code or options, is evaluated."""
         if rec is None:
             return "not built before"
         if rec.digests is None:
             return "an input changed while the last build read it"
+        if type(rec.context) is not PairContext:  # a planted or damaged record
+            return "its last record is not one a build wrote"
         reasons = []
-        if rec.context[0] != context[0]:
+        if rec.context.code != context.code:
             reasons.append("the code changed")
-        if rec.context[1] != context[1]:
+        if rec.context.options != context.options:
             from manifesto.build_graph.renderer import OPTION_FIELDS
 
-            changed = [n for n, a, b in zip(OPTION_FIELDS, rec.context[1], context[1]) if a != b]
+            changed = [n for n, a, b in zip(OPTION_FIELDS, rec.context.options, context.options) if a != b]
             reasons.append("options changed: " + ", ".join(changed) if changed else "its options changed")
         return "; ".join(reasons)
 
@@ -301,88 +256,27 @@ class Session:
 
     def execute(self, items: list[Item], request: BuildRequest, render=None) -> None:
         """Evaluate every stale pair, then prune (write) or inspect (check) ``out/``."""
+        from manifesto.build_graph.remote import shared_cache
         from manifesto.store import Store
         from manifesto.tasks import entries
 
         entries.install()  # the codecs of the entries it reads and writes
 
-        limit = self.store_limit(request.store_limit)  # a bad MANIFESTO_STORE_LIMIT stops the build before it renders
+        limit = self.bound.limit(request.store_limit)  # a bad MANIFESTO_STORE_LIMIT stops the build before it renders
         self.tasks = Store(self.ws.tasks_dir, self.ui.warn, root=self.ws.root)
         self.write = request.mode == "write"
         pending = [i for i in items if i.kind in (Need.STALE, Need.RESTORE) and not self._from_cache(i)]
         jobs, by_pair = [], {i.pair: i for i in pending}  # a job's result finds its item
-        self.shared = self._shared_cache(request) if pending else None
+        self.shared = shared_cache(self, request.remote) if pending else None
         for item in pending:
             if self.shared is None or not self.shared.fetch(item):
                 jobs.append(self._job(item))
         if jobs:
             self._render(jobs, by_pair, request.jobs, render)
         if pending:
-            self._bound_store(len(pending), limit)
+            self.bound.keep(self.tasks, len(pending), limit)
         if request.mode != "plan":
             self.sweep()
-
-    def _shared_cache(self, request: BuildRequest):
-        """The remote cache of the flag or environment, else of BUILD.yaml; None without one."""
-        from manifesto.build_graph.remote import RemoteSettings, SharedCache
-
-        settings = request.remote
-        if settings is None or not settings.url:  # BUILD.yaml's URL, with the flags' and env's settings
-            declared = (self.state["buildfile"].config or {}).get("remote_cache") if self.state.get("buildfile") else None
-            if not declared:
-                return None
-            settings = (settings or RemoteSettings("")).at(declared["url"], declared["read_only"])
-        return SharedCache(self, settings)
-
-    def store_limit(self, setting: str | None = None) -> int:
-        """The store's bound in bytes: ``setting`` (``MANIFESTO_STORE_LIMIT``'s text, handed down
-        from the entry point's settings), else BUILD.yaml's ``store_limit``, else
-        ``store.DEFAULT_LIMIT``. Raises BuildError naming a bad variable."""
-        from manifesto.store import DEFAULT_LIMIT, ENV_LIMIT, env_limit
-
-        try:
-            value = env_limit({ENV_LIMIT: setting} if setting else {})
-        except ValueError as exc:
-            from manifesto.errors import BuildError
-
-            raise BuildError(f"{ENV_LIMIT}: {exc}") from None
-        if value is not None:
-            return value
-        config = self.state["buildfile"].config if self.state.get("buildfile") else None
-        declared = (config or {}).get("store_limit")
-        return declared if type(declared) is int and declared >= 0 else DEFAULT_LIMIT
-
-    def _bound_store(self, renders: int, limit: int) -> None:
-        """Keep the store within ``limit`` bytes and KEEP_FACTOR x the pairs' entries. Both are
-        estimated from the last measure and what the renders since may have added; past either,
-        the store is measured and its least recently used entries go, down to LOW_WATER of
-        the bound, never an entry a pair's record names (nor its products and texts)."""
-        from manifesto.store import KEEP_FACTOR
-
-        pairs = self.state["pairs"]
-        count = self.state.get("tasks", 0)
-        count = (count if type(count) is int else 0) + 3 * renders  # a render stores its result, Plan and artifact
-        size, per_render = _store_estimate(self.state.get("store"))
-        size += renders * per_render
-        most = KEEP_FACTOR * max(len(pairs), 64)
-        if count > most or size > limit:
-            pruned = self.prune_store({rec.key for rec in pairs.values()}, limit, most // 2)
-            count, size = pruned.entries, pruned.bytes
-            per_render = max(1024, pruned.live // max(1, len(pairs)))
-        self.state["tasks"] = count
-        self.state["store"] = (size, per_render)
-
-    def prune_store(self, keep: set, limit: int, most: int | None = None):
-        """Prune the store to LOW_WATER of ``limit`` bytes (and ``most`` entries), keeping
-        ``keep`` and what it holds; says so when the kept entries alone are over the bound."""
-        from manifesto.store import LOW_WATER, ENV_LIMIT
-
-        pruned = self.tasks.prune(keep, max_bytes=int(limit * LOW_WATER), max_entries=most)
-        if pruned.live > limit:
-            self.ui.warn(f"{self.ws.show(self.ws.tasks_dir)}: the entries of the last build take {_mib(pruned.live)}, "
-                         f"over the store's bound of {_mib(limit)}; they are kept (raise store_limit in "
-                         f"BUILD.yaml or {ENV_LIMIT})")
-        return pruned
 
     def _from_cache(self, item: Item) -> bool:
         key = item.old.key if item.kind == Need.RESTORE else self._current_key(item)
@@ -391,7 +285,7 @@ class Session:
             return False
         if entry.status == Status.OK and not entry.suffix:  # a command's result, not an artifact
             return False
-        self._apply_entry(item, entry)
+        self.apply_entry(item, entry)
         return True
 
     def _current_key(self, item: Item) -> str | None:
@@ -405,8 +299,10 @@ class Session:
             return None
         return pair_key(self.renderer, item.pair, item.context, rec.inputs, digests)
 
-    def _apply_entry(self, item: Item, entry) -> None:
-        from manifesto.build_graph.fsio import digest
+    def apply_entry(self, item: Item, entry) -> None:
+        """Settle ``item`` from a stored result ``entry`` (this store's, or the remote cache's
+        made local): its record, and its artifact written to out/ when the build writes."""
+        from manifesto.load.digest import digest
 
         art_digest = digest(entry.text.encode()) if entry.status == Status.OK else ""
         self._record(item, PairRecord(item.context, entry.inputs, entry.digests, entry.key,
@@ -441,10 +337,10 @@ class Session:
         return item.old.written if item.old is not None else ""
 
     def _record(self, item: Item, rec: PairRecord) -> None:
-        old = self.state["pairs"].get(item.pair)
+        old = self.state.pairs.get(item.pair)
         if old is None or old.inputs != rec.inputs or old.status != rec.status or old.suffix != rec.suffix:
             self.references_changed = True  # a file or an artifact the manifest named may be named no more
-        self.state["pairs"][item.pair] = rec
+        self.state.pairs[item.pair] = rec
 
     def _job(self, item: Item):
         """The job of ``item``: the RENDER task of its spec on its cluster, a monitoring
@@ -462,8 +358,8 @@ class Session:
         options = renderers.load(self.renderer).RenderOptions(**options)
         cluster_path = os.path.join(root, self.graph.clusters[cluster].path)
         mon = self.graph.monitors.get(model)
-        if mon is not None:  # (shown name, path) of every model whose instances it monitors
-            specs = tuple((m, os.path.join(root, m)) for m in mon.models)
+        if mon is not None:  # the path of every model whose instances it monitors
+            specs = tuple(os.path.join(root, m) for m in mon.models)
             task, request = Task.MONITORING, MonitoringRequest(specs, cluster_path, options, (root,))
         elif model in self.graph.gitops:
             task, request = Task.GITOPS, self._gitops_request(self.graph.gitops[model])
@@ -497,7 +393,7 @@ class Session:
         monitoring = tuple(GitopsMonitoring(mon.name, os.path.join(root, graph.clusters[mon.cluster].path),
                                             graph.options(key)["namespace"], contexts[mon.cluster])
                            for key, mon in sorted(graph.monitors.items()) if mon.cluster in contexts)
-        return GitopsRequest(gitops.name, dict(gitops.settings), gitops.explicit, self.ws.buildfile,
+        return GitopsRequest(gitops.name, gitops.settings, gitops.explicit, self.ws.buildfile,
                              tuple(deployments), (root,), monitoring)
 
     def _render(self, jobs: list, by_pair: dict, n_jobs, render) -> None:
@@ -529,6 +425,10 @@ class Session:
             self.save_every_ns = max(_SAVE_EVERY_NS, _SAVE_SHARE * (self.saved_ns - start))
 
     def _apply_result(self, item: Item, result) -> None:
+        if result.warnings:  # found by the task (in a worker, maybe), said here once in the run
+            from manifesto.errors import say_warnings
+
+            say_warnings(result)
         for key, sig, value, trusted in result.stats:
             self.stat.record(key, sig, value, trusted)
         if result.status == Status.FAILED and not result.key:  # not cacheable: the old record stays
@@ -575,7 +475,7 @@ class Session:
     def _expected(self) -> set:
         """The artifacts the records say out/ holds (each one's pair renders it): ``_unwanted``
         passes them, and a set lookup is all 6,000 of them cost at 10,000 pairs."""
-        records, base, ok = self.state["pairs"], self.graph.out_base, Status.OK
+        records, base, ok = self.state.pairs, self.graph.out_base, Status.OK
         expected = set()
         for pair in self.graph.pairs():
             rec = records.get(pair)
@@ -588,7 +488,7 @@ class Session:
         pair = owners.get(base)
         if pair is None:
             return "not produced by any target (a stale artifact of a removed target)"
-        rec = self.state["pairs"].get(pair)
+        rec = self.state.pairs.get(pair)
         if rec is None:
             return None
         if rec.status == Status.FAILED:
@@ -608,15 +508,15 @@ class Session:
         re-renders a few pairs of 10,000 does not go over every record for nothing."""
         if self.graph_changed or self.refreshed or self.references_changed:
             pairs = set(self.graph.pairs())
-            self.state["pairs"] = {p: r for p, r in self.state["pairs"].items() if p in pairs}
+            self.state.pairs = {p: r for p, r in self.state.pairs.items() if p in pairs}
             self.stat.keep_only(self._referenced())
         save_state(self.ws.state_path, self.state)
 
     def _referenced(self) -> set:
         keys = {BUILD_FILE}
-        if self.state.get("code"):
-            keys.update(self.state["code"].keys)
-        for pair, rec in self.state["pairs"].items():
+        if self.state.code:
+            keys.update(self.state.code.keys)
+        for pair, rec in self.state.pairs.items():
             keys.update(rec.inputs)
             if rec.status == Status.OK:
                 keys.add(self.artifact_key(pair, rec.suffix))
@@ -658,22 +558,6 @@ def _why_inputs(rec, current: dict) -> str:
     return ", ".join(changed)
 
 
-def _store_estimate(value) -> tuple[int, int]:
-    """``(bytes, bytes per render)`` the manifest remembers of the store (a committed or
-    planted manifest may hold anything: then nothing is known)."""
-    if type(value) is tuple and len(value) == 2 and all(type(v) is int and v >= 0 for v in value):
-        return value
-    return 0, _PER_RENDER
-
-
-#: What one render is assumed to add to the store before the store was ever measured.
-_PER_RENDER = 32 * 1024
-
-
-def _mib(size: int) -> str:
-    return f"{size / (1 << 20):.1f} MiB"
-
-
 class _no_gc:
     """Pause the cyclic garbage collector: loading the manifest would trigger it
     dozens of times for nothing (its tuples hold no cycles)."""
@@ -685,40 +569,3 @@ class _no_gc:
     def __exit__(self, *exc) -> None:
         if self.was_enabled:
             gc.enable()
-
-
-def _cached_config(config) -> dict | None:
-    """The manifest's BUILD.yaml config with its target generators as records again; None when
-    it is not a config a build saved (BUILD.yaml is then parsed again)."""
-    if type(config) is not dict:
-        return None
-    generators = from_rows(config.get("generators"))
-    return None if generators is None else {**config, "generators": generators}
-
-
-def _listing_ok(cached) -> bool:
-    """Whether the manifest's source listing is ``(digest, {folder: signature}, {generator:
-    names})`` with folders and file names in the grammar a fresh walk gives (relative, normal,
-    printable): names become targets and paths in out/, so a verified manifest is still checked."""
-    from manifesto.build_graph.generators import folder_ok
-
-    if not isinstance(cached, ListingEntry):
-        return False
-    dirs, files = cached.dirs, cached.files
-    if type(dirs) is not dict or type(files) is not dict:
-        return False
-    if not all(folder_ok(d) and (s is None or (type(s) is tuple and len(s) == 3)) for d, s in dirs.items()):
-        return False
-    return all(type(i) is int and (names is None or (type(names) is tuple and all(map(folder_ok, names))))
-               for i, names in files.items())
-
-
-def _dirs_unchanged(root: str, dirs: dict) -> bool:
-    for rel, sig in dirs.items():
-        now = dir_signature(os.path.join(root, rel), 0)
-        if sig is None or now is None:
-            if sig != now:
-                return False
-        elif not sig[2] or now[:2] != sig[:2]:
-            return False
-    return True

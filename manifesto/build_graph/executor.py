@@ -15,8 +15,10 @@ import time
 import traceback
 
 import manifesto.build_graph.renderer as renderers
-from manifesto.util.status import Status
-from manifesto.build_graph.fsio import TMP_MARK, digest, hash_file, is_racy, read_bytes, signature
+from manifesto.tasks.status import Status
+from manifesto.edge.fs import TMP_MARK
+from manifesto.edge.signatures import hash_file, holds, is_racy, signature
+from manifesto.load.digest import digest
 
 __all__ = ["Job", "JobResult", "JobSettings", "run_jobs", "write_artifact"]
 
@@ -71,7 +73,7 @@ class JobResult(_Slots):
     """
 
     __slots__ = ("pair", "status", "suffix", "art_digest", "message", "key",
-                 "inputs", "digests", "stats", "out", "budget", "products")
+                 "inputs", "digests", "stats", "out", "budget", "products", "warnings")
 
     def __init__(self, pair, status, message="") -> None:
         self.pair, self.status, self.message = pair, status, message
@@ -79,6 +81,7 @@ class JobResult(_Slots):
         self.inputs, self.digests, self.stats, self.out = (), None, (), None
         self.budget = None  # the artifact's GPU budget (plain data), when the renderer gives one
         self.products = ()  # store keys of the pair's task products (manifesto.tasks.memo)
+        self.warnings = ()  # the task's warnings (data): the build says each once, in its own process
 
     @classmethod
     def of(cls, pair, outcome, art_digest: str, key: str, read: tuple, out) -> JobResult:
@@ -90,6 +93,7 @@ class JobResult(_Slots):
         result.suffix, result.art_digest, result.key = outcome.suffix, art_digest, key
         result.inputs, result.digests, result.stats = read
         result.out, result.budget, result.products = out, outcome.budget, tuple(outcome.products)
+        result.warnings = tuple(getattr(outcome, "warnings", ()))
         return result
 
 
@@ -260,7 +264,7 @@ def _named_files(job: Job) -> list[str]:
             routing = dep.options.routing_profile
             named += [dep.spec, dep.cluster, *([routing] if routing else [])]
         return named
-    specs = [path for _, path in request.specs] if job.task == Task.MONITORING else [request.spec]
+    specs = list(request.specs) if job.task == Task.MONITORING else [request.spec]
     routing = request.options.routing_profile
     return [*specs, request.cluster, *([routing] if routing else [])]
 
@@ -323,7 +327,7 @@ def _store_error(settings: JobSettings, rel: str, exc: OSError) -> str:
             problem = wrong_type(os.path.join(base, *parts[:i]), is_dir)
             if problem:
                 return f"cannot store the result: {'/'.join(parts[:i])} {problem}; remove it"
-    from manifesto.util.fsutil import UnsafePath
+    from manifesto.edge.fs import UnsafePath
 
     if isinstance(exc, UnsafePath) and exc.filename:  # deeper in the store: a shard planted as a link
         from manifesto.edge.escape import terminal
@@ -349,7 +353,7 @@ def write_artifact(out_dir: str, rel: str, data: bytes):
 class Outs:
     """The artifact writer of one run of jobs (a build's, or a worker's batch): each out/
     folder they write into is walked to once, every component opened without following a
-    symlink (``fsio.atomic_write``'s confinement), and kept open until :meth:`close` (a build
+    symlink (``edge.fs.write_atomic``'s confinement), and kept open until :meth:`close` (a build
     writes thousands of artifacts into a few folders; the walk from ``/`` is an open and a
     close per path component). The artifact file itself is checked on every write."""
 
@@ -360,11 +364,11 @@ class Outs:
     def write(self, rel: str, data: bytes):
         """``write_artifact``: ``out_dir/rel`` made to hold ``data``, written only when the bytes
         differ; ``(rel, signature, trusted, wrote)`` for the stat cache."""
-        from manifesto.util.fsutil import write_in
+        from manifesto.edge.fs import write_in
 
         path = os.path.join(self.out_dir, rel)
         read_ns = time.time_ns()
-        if read_bytes(path) == data:
+        if holds(path, data):
             sig = signature(path)
             return rel, sig, not is_racy(sig[0], read_ns), False
         folder, name = os.path.split(path)
@@ -377,7 +381,7 @@ class Outs:
         return rel, signature(path), True, True
 
     def _folder(self, folder: str) -> int:
-        from manifesto.util.fsutil import open_dir_below
+        from manifesto.edge.fs import open_dir_below
 
         fd = self._dirs.get(folder)
         if fd is None:

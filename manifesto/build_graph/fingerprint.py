@@ -11,23 +11,23 @@ from __future__ import annotations
 import os
 import time
 
-from manifesto.build_graph.fsio import dir_signature
-from manifesto.build_graph.state import CodeEntry
+from manifesto.edge.signatures import dir_signature
+from manifesto.build_graph.state import BuildState, CodeEntry
 from manifesto.load.digest import code_names, fingerprint
 
 __all__ = ["code_digest"]
 
 
-def code_digest(state: dict, stat, renderer: str) -> str:
-    """The current code fingerprint; refreshes ``state["code"]`` (a ``state.CodeEntry``) when needed."""
-    cached = state.get("code")
+def code_digest(state: BuildState, stat, renderer: str) -> str:
+    """The current code fingerprint; refreshes ``state.code`` (a ``state.CodeEntry``) when needed."""
+    cached = state.code
     if cached and cached.renderer == renderer and _dirs_unchanged(cached.dirs):
         digests = tuple(stat.digest(k) for k in cached.keys)
         if digests == cached.digests:
             return cached.fingerprint
         if None not in digests:
             value = fingerprint(cached.names, digests, renderer)
-            state["code"] = cached._replace(digests=digests, fingerprint=value)
+            state.code = cached._replace(digests=digests, fingerprint=value)
             return value
     return _refresh(state, stat, renderer)
 
@@ -40,7 +40,7 @@ def _dirs_unchanged(dirs: dict) -> bool:
     return True
 
 
-def _refresh(state: dict, stat, renderer: str) -> str:
+def _refresh(state: BuildState, stat, renderer: str) -> str:
     import manifesto.build_graph.renderer as renderers
 
     paths = sorted({os.path.abspath(p) for p in renderers.load(renderer).code_fingerprint_paths()})
@@ -50,5 +50,5 @@ def _refresh(state: dict, stat, renderer: str) -> str:
     keys = tuple(stat.key(p) for p in paths)
     digests = tuple(stat.digest(k) or "-" for k in keys)
     value = fingerprint(names, digests, renderer)
-    state["code"] = CodeEntry(renderer, keys, names, {d: s for d, s in dirs.items() if s}, digests, value)
+    state.code = CodeEntry(renderer, keys, names, {d: s for d, s in dirs.items() if s}, digests, value)
     return value

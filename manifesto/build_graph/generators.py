@@ -4,7 +4,8 @@
 ``graph.build_graph`` turns them into targets and pairs. The manifest (``state.py``) is
 written with ``marshal``, which keeps no class instances, so it holds each record as a
 plain row, ``(kind, field, ...)``: :func:`to_rows` and :func:`from_rows` convert. This module
-imports nothing: the no-op build reads its records back on every run.
+imports nothing at the top (a gitops row's settings become ``render.gitops.GitopsSettings``, a
+module of plain Python): the no-op build reads its records back on every run.
 """
 
 from __future__ import annotations
@@ -75,14 +76,14 @@ class MonitoringGenerator(_Generator):
 
 class GitopsGenerator(_Generator):
     """``kind: gitops``: target ``//:name``, Argo CD delivery of the deployment targets
-    ``deployments`` names (addresses; None: every one without a Slurm host). ``settings``:
-    repo_url, revision, path, namespace, project, destination (None, or ``{"name"|"server":
-    value}``) and automated."""
+    ``deployments`` names (addresses; None: every one without a Slurm host). ``settings``: a
+    ``render.gitops.GitopsSettings`` (repo_url, revision, path, namespace, project,
+    destination and automated); its row holds them as a plain dict."""
 
     __slots__ = ("name", "deployments", "settings")
     kind = "gitops"
 
-    def __init__(self, name: str, deployments, settings: dict) -> None:
+    def __init__(self, name: str, deployments, settings) -> None:
         self.name, self.deployments, self.settings = name, deployments, settings
 
 
@@ -91,7 +92,15 @@ _DECLARED = {cls.kind: cls for cls in (DeploymentGenerator, MonitoringGenerator,
 
 def to_rows(generators) -> tuple:
     """The manifest's form of ``generators``: a ``(kind, field, ...)`` tuple each."""
-    return tuple(g._values() if type(g) is SourceGenerator else (g.kind, *g._values()) for g in generators)
+    return tuple(_row(g) for g in generators)
+
+
+def _row(g) -> tuple:
+    if type(g) is SourceGenerator:
+        return g._values()
+    if type(g) is GitopsGenerator:  # marshal keeps no instances: the settings as a plain dict
+        return (g.kind, g.name, g.deployments, g.settings.plain())
+    return (g.kind, *g._values())
 
 
 def from_rows(rows) -> list | None:
@@ -103,7 +112,14 @@ def from_rows(rows) -> list | None:
     for row in rows:
         if type(row) is not tuple or not row or not _well_formed(row):
             return None
-        out.append(SourceGenerator(*row) if row[0] in SOURCE_KINDS else _DECLARED[row[0]](*row[1:]))
+        if row[0] in SOURCE_KINDS:
+            out.append(SourceGenerator(*row))
+        elif row[0] == "gitops":
+            from manifesto.render.gitops import GitopsSettings
+
+            out.append(GitopsGenerator(row[1], row[2], GitopsSettings(**row[3])))
+        else:
+            out.append(_DECLARED[row[0]](*row[1:]))
     return out
 
 
@@ -162,7 +178,7 @@ def _gitops_settings_ok(settings: dict) -> bool:
     """A gitops row's settings as ``buildfile`` makes them: its keys, and the URLs, revision,
     project and destination of the grammar BUILD.yaml's are checked with (a planted manifest
     cannot put a URL with credentials or a revision YAML would retype into out/gitops/)."""
-    from manifesto.util import gitops_rules as rules
+    import manifesto.build_graph.gitops_rules as rules
 
     if set(settings) != _GITOPS_SETTINGS or type(settings["automated"]) is not bool:
         return False

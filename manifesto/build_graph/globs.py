@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 
-from manifesto.build_graph.fsio import dir_signature
+from manifesto.edge.signatures import dir_signature
 
 __all__ = ["GlobError", "compile_glob", "select", "walk"]
 

@@ -31,7 +31,7 @@ class GitOps:
 
     __slots__ = ("name", "deployments", "explicit", "settings")
 
-    def __init__(self, name: str, deployments: tuple, explicit: bool, settings: dict) -> None:
+    def __init__(self, name: str, deployments: tuple, explicit: bool, settings) -> None:
         self.name, self.deployments, self.explicit, self.settings = name, deployments, explicit, settings
 
 

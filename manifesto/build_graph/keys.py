@@ -4,7 +4,7 @@ render read and was told.
 The task names the pair; the inputs are the root-relative path and digest of every file
 the render read (so two checkouts of one commit share keys); the options are the
 renderer's ``RenderOptions`` as msgpack (workspace-relative paths, as BUILD.yaml gives
-them); the code is the build's code fingerprint (``context[0]``).
+them); the code is the build's code fingerprint (``context.code``).
 """
 
 from __future__ import annotations
@@ -26,5 +26,7 @@ def options_bytes(renderer: str, options: tuple) -> bytes:
 
 
 def pair_key(renderer: str, pair: tuple[str, str], context: tuple, inputs, digests) -> str:
-    """The key of rendering ``pair`` in ``context`` (code, options) from ``inputs`` with ``digests``."""
-    return task_key(f"render {pair[0]} @ {pair[1]}", inputs, digests, options_bytes(renderer, context[1]), context[0])
+    """The key of rendering ``pair`` in ``context`` (a ``state.PairContext``) from ``inputs`` with
+    ``digests``."""
+    return task_key(f"render {pair[0]} @ {pair[1]}", inputs, digests, options_bytes(renderer, context.options),
+                    context.code)

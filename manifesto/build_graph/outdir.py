@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from manifesto.build_graph.fsio import TMP_MARK
+from manifesto.edge.fs import TMP_MARK
 
 __all__ = ["SUFFIXES", "BuildLock", "has_leftovers", "names_in", "remove", "remove_cache_leftovers", "scan",
            "split_artifact", "unfinished"]
@@ -34,7 +34,7 @@ class BuildLock:
     def acquire(self, blocking: bool = True) -> bool:
         import fcntl
 
-        from manifesto.util.fsutil import open_regular
+        from manifesto.edge.fs import open_regular
 
         # never through a planted symlink (out/ or out/.lock), never a FIFO (no hang)
         self.fd = open_regular(self.path, os.O_RDWR | os.O_CREAT, 0o644, root=os.sep)
@@ -96,7 +96,7 @@ def scan(out_dir: str) -> tuple[list[str], list[str]]:
     artifacts, leftovers = [], []
     try:
         if stat.S_ISLNK(os.lstat(out_dir).st_mode):  # os.walk would follow it out of the workspace
-            from manifesto.util.fsutil import UnsafePath, safe_problem
+            from manifesto.edge.fs import UnsafePath, safe_problem
 
             raise UnsafePath(0, safe_problem(out_dir, stat.S_IFLNK, True, os.readlink(out_dir)), out_dir)
     except FileNotFoundError:
@@ -118,7 +118,7 @@ def remove(out_dir: str, rel: str) -> None:
     """Delete ``out_dir/rel`` and the directories it leaves empty (not ``out_dir``), walking
     from ``out_dir`` without following a link (a folder swapped for a link since the scan
     stops it with ``UnsafePath``; the file itself, if a link, goes as a link)."""
-    from manifesto.util.fsutil import remove_below
+    from manifesto.edge.fs import remove_below
 
     remove_below(out_dir, os.path.join(out_dir, rel), prune_to=out_dir)
 
@@ -141,7 +141,7 @@ def remove_cache_leftovers(cache_dir: str, tasks_dir: str, shards: bool = True) 
     build lock; returns how many went. Every folder is opened from ``out/`` without following
     a link (a shard linked to a folder elsewhere is passed over), and only the files its
     listing found go, by name in that folder."""
-    from manifesto.util.fsutil import UnsafePath, open_dir_below, open_dir_in
+    from manifesto.edge.fs import UnsafePath, open_dir_below, open_dir_in
 
     out_dir = os.path.dirname(cache_dir)
     try:
@@ -168,7 +168,7 @@ def remove_cache_leftovers(cache_dir: str, tasks_dir: str, shards: bool = True) 
 
 
 def _remove_leftovers(dir_fd: int) -> int:
-    from manifesto.util.fsutil import unlink_in
+    from manifesto.edge.fs import unlink_in
 
     removed = 0
     for name in os.listdir(dir_fd):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from manifesto.util.hashing import sha256_hex
 
-__all__ = ["RemoteCache", "RemoteSettings", "SharedCache", "url_problem", "redact", "settings_from_env"]
+__all__ = ["RemoteCache", "RemoteSettings", "SharedCache", "shared_cache", "url_problem", "redact", "settings_from_env"]
 
 ENV_URL = "MANIFESTO_REMOTE_CACHE"
 ENV_READ_ONLY = "MANIFESTO_REMOTE_CACHE_READ_ONLY"
@@ -241,6 +241,19 @@ class RemoteCache:
             self._give_up(f"PUT {path.split('/', 1)[0]}/... answered HTTP {reply.status}{_reason(reply)}")
 
 
+def shared_cache(session, settings):
+    """The remote cache of a build: ``settings`` (a RemoteSettings of the flags and the
+    environment), else BUILD.yaml's ``remote_cache`` (with the flags' and environment's other
+    settings); None without one."""
+    if settings is None or not settings.url:
+        state = session.state
+        declared = (state.buildfile.config or {}).get("remote_cache") if state.buildfile else None
+        if not declared:
+            return None
+        settings = (settings or RemoteSettings("")).at(declared["url"], declared["read_only"])
+    return SharedCache(session, settings)
+
+
 def _reason(reply) -> str:
     """`` (reason)`` when the server said one (already terminal-safe), else nothing."""
     return f" ({reply.reason})" if reply.reason else ""
@@ -281,7 +294,7 @@ class SharedCache:
 
         s = self.session
         return task_key(f"inputs of {item.pair[0]} @ {item.pair[1]}", (), (),
-                        options_bytes(s.renderer, item.context[1]), item.context[0])
+                        options_bytes(s.renderer, item.context.options), item.context.code)
 
     def fetch(self, item) -> bool:
         """Settle ``item`` from the remote cache; False (render it) on any miss.
@@ -299,7 +312,7 @@ class SharedCache:
         from manifesto.load.catalog import bundled_dir
         from manifesto.load.digest import digest
         from manifesto.edge.entries import BadEntry, decode_remote_index, decode_remote_record
-        from manifesto.util.status import Source, Status
+        from manifesto.tasks.status import Source, Status
         from manifesto.tasks.entries import ResultEntry
 
         s = self.session
@@ -335,7 +348,7 @@ class SharedCache:
         entry = ResultEntry(key, f"render {item.pair[0]} @ {item.pair[1]}", Status.OK, suffix, text,
                             digest(text.encode()), "", tuple(inputs), tuple(digests), record.budget)
         s.tasks.put(entry)
-        s._apply_entry(item, entry)
+        s.apply_entry(item, entry)
         item.how = Source.REMOTE
         return True
 

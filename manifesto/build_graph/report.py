@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from manifesto.util.status import Reported, Source, Status
+from manifesto.tasks.status import Reported, Source, Status
 
 __all__ = ["Report", "ConsoleUI"]
 
@@ -149,7 +149,7 @@ class Report:
     # stored with the render that made the artifact, so a no-op build reports it too.
     def budget_rows(self) -> list[dict]:
         """``rows``, each built pair with its ``budget`` (GPUs, nodes, pods, roles, cost)."""
-        records = self.session.state["pairs"]
+        records = self.session.state.pairs
         out = []
         for item, row in zip(self.items, self.rows):
             rec = records.get(item.pair)
@@ -164,7 +164,7 @@ class Report:
         targets (each one runs), not again as its matrix artifact for that cluster, which
         renders the same model for review."""
         totals: dict[str, dict] = {}
-        records = self.session.state["pairs"]
+        records = self.session.state.pairs
         graph = self.session.graph
         built = [item for item in self.items if item.status == Status.OK]
         deployed = {(graph.source(item.pair[0]), item.pair[1]) for item in built if item.pair[0] in graph.deployments}

@@ -182,7 +182,7 @@ def _gitops_yaml(gitops: tuple[str, str] | None) -> str:
     """The gitops target of a new workspace (an empty string without one)."""
     if gitops is None:
         return ""
-    from manifesto.util.gitops_rules import yaml_string
+    from manifesto.build_graph.gitops_rules import yaml_string
 
     repo_url, revision = gitops
     return f"""
@@ -260,7 +260,7 @@ def workspace_files(model: tuple[str, str], cluster: tuple[str, str], *, user: s
     if slurm_host is not None and not re.fullmatch(r"[A-Za-z0-9]([-A-Za-z0-9_.@]*[A-Za-z0-9])?", slurm_host):
         raise InputError(f"--slurm-host '{slurm_host}': not a host name")
     if gitops is not None:  # the grammar the build checks BUILD.yaml's gitops target with
-        from manifesto.util.gitops_rules import repo_url_problem, revision_problem
+        from manifesto.build_graph.gitops_rules import repo_url_problem, revision_problem
 
         for flag, value, problem in (("--gitops-repo", gitops[0], repo_url_problem),
                                      ("--gitops-revision", gitops[1], revision_problem)):
@@ -283,7 +283,7 @@ def write_workspace(root: str | Path, files: dict[str, str]) -> list[str]:
     import os
 
     from manifesto.errors import InputError
-    from manifesto.util.fsutil import UnsafePath, make_dirs, write_atomic
+    from manifesto.edge.fs import UnsafePath, make_dirs, write_atomic
 
     root = Path(root)
     problem = _in_the_way(root, files)
@@ -307,7 +307,7 @@ def _in_the_way(root: Path, files: dict[str, str]) -> str | None:
     import os
     import stat
 
-    from manifesto.util.fsutil import kind_of
+    from manifesto.edge.fs import kind_of
 
     checks = [(root, True)] + sorted({(root.joinpath(*Path(rel).parts[:i]), False)
                                       for rel in files for i in range(1, len(Path(rel).parts))})

@@ -10,11 +10,12 @@ pair is an error, not a skip.
 from __future__ import annotations
 
 from manifesto.build_graph.addresses import match, parse_address
+from manifesto.build_graph.state import BuildState
 
 __all__ = ["select_pairs"]
 
 
-def select_pairs(graph, state: dict, addresses, clusters=(), changed=None, code_keys=()):
+def select_pairs(graph, state: BuildState, addresses, clusters=(), changed=None, code_keys=()):
     """``(pairs, explicit)``: sorted pairs and the set of explicit ones.
 
     ``changed`` is a set of stat-cache keys (``--changed-since``) or None.
@@ -55,14 +56,14 @@ def _pairs_of(target, graph) -> set:
     return {(m, target.name) for m, cs in graph.model_clusters.items() if target.name in cs}
 
 
-def _readers(routing: list, graph, state: dict, chosen: set) -> set:
+def _readers(routing: list, graph, state: BuildState, chosen: set) -> set:
     """Pairs (not yet chosen) whose last render read one of the ``routing`` targets."""
     paths = [t.path for t in routing]
     return {p for p in graph.pairs() if p not in chosen and any(_may_read(state, p, x, graph) for x in paths)}
 
 
-def _may_read(state: dict, pair, path: str, graph) -> bool:
-    rec = state["pairs"].get(pair)
+def _may_read(state: BuildState, pair, path: str, graph) -> bool:
+    rec = state.pairs.get(pair)
     if rec is None:
         return True
     return path in rec.inputs or graph.options(pair[0])["routing_profile"] == path
@@ -99,12 +100,12 @@ def _check_declared(models: set, clusters: set, graph) -> None:
             )
 
 
-def _changed(pairs: set, graph, state: dict, changed: set, code_keys) -> set:
+def _changed(pairs: set, graph, state: BuildState, changed: set, code_keys) -> set:
     if "BUILD.yaml" in changed or changed.intersection(code_keys):
         return pairs
     keep = set()
     for pair in pairs:
-        rec = state["pairs"].get(pair)
+        rec = state.pairs.get(pair)
         own = {graph.source(pair[0]), graph.clusters[pair[1]].path}
         if rec is None or rec.digests is None or not changed.isdisjoint(own.union(rec.inputs)):
             keep.add(pair)

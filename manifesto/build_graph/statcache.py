@@ -4,7 +4,7 @@ A file whose signature matches its entry is not read again; any other file is
 hashed, and the entry refreshed. The signature packs (mtime_ns, size, inode, ctime_ns) into
 one int (one object to load, one comparison to make), with the ctime as git keeps it, so
 an edit that restores the old mtime at the same size is still seen; an entry that may not reveal
-a later change (``fsio.is_racy``) stores 0 and is re-hashed next time. Paths inside
+a later change (``edge.signatures.is_racy``) stores 0 and is re-hashed next time. Paths inside
 the build root are stored relative to it, so the cache does not care where a
 checkout lives.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from manifesto.build_graph.fsio import hash_file
+from manifesto.edge.signatures import hash_file
 
 __all__ = ["StatCache", "pack"]
 

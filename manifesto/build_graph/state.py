@@ -21,12 +21,12 @@ import sys
 import zlib
 from collections import namedtuple
 
-from manifesto.build_graph.fsio import atomic_write
+from manifesto.edge.fs import TMP_MARK, write_atomic
 from manifesto.build_graph.outdir import SUFFIXES
-from manifesto.util.status import Status
+from manifesto.tasks.status import Status
 
-__all__ = ["FORMAT", "PairRecord", "BuildfileEntry", "ListingEntry", "CodeEntry", "load_state", "new_state",
-           "save_state"]
+__all__ = ["FORMAT", "BuildState", "PairContext", "PairRecord", "BuildfileEntry", "ListingEntry", "CodeEntry", "load_state",
+           "new_state", "save_state"]
 
 # 6: what a build last wrote; every BUILD.yaml-settable render option (manifesto.resolve.options)
 # 7: the GPU budget of each pair's artifact
@@ -39,7 +39,6 @@ _STATUS = {s.value: s for s in Status}
 #: The largest manifest read (about 1 KiB a pair: 10,000 pairs take some 10 MiB).
 MAX_STATE = 256 * 1024 * 1024
 _SUFFIXES = frozenset(("", *SUFFIXES))  # an artifact's suffixes, and "" for no artifact
-_SAVED = "_saved"  # the state's key for what its records were when last read or written (never written)
 
 
 class _Tag:
@@ -54,18 +53,59 @@ class _Tag:
 _BUDGET, _BUDGETS_BY_ID = _Tag("budget"), _Tag("budgets by id")
 
 
-def new_state() -> dict:
+class BuildState:
+    """The build manifest in memory: one attribute per part, each of its own type.
+
+    ``buildfile`` (a :class:`BuildfileEntry`), ``listing`` (a :class:`ListingEntry`) and
+    ``code`` (a :class:`CodeEntry`) are None until a build makes them; ``stat`` is the stat
+    cache's table (path -> (packed signature or 0, digest): ``statcache.StatCache``);
+    ``pairs`` maps (model path, cluster) to a :class:`PairRecord`; ``tasks`` is about how many
+    entries the task store holds and ``store`` (bytes it holds, bytes one render adds) or
+    None. ``saved`` is what the records were when last read or written (never written itself).
+
+    On disk it is a plain dict of these names and ``format`` (marshal keeps no instances of
+    classes of ours); :func:`load_state` checks every part before it becomes one of these."""
+
+    __slots__ = ("buildfile", "listing", "code", "stat", "pairs", "tasks", "store", "saved")
+
+    def __init__(self, buildfile=None, listing=None, code=None, stat=None, pairs=None, tasks: int = 0,
+                 store=None) -> None:
+        self.buildfile, self.listing, self.code = buildfile, listing, code
+        self.stat = {} if stat is None else stat
+        self.pairs = {} if pairs is None else pairs
+        self.tasks, self.store = tasks, store
+        self.saved = None
+
+    def _parts(self) -> tuple:
+        return tuple(getattr(self, name) for name in _PARTS)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is BuildState and self._parts() == other._parts()
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"BuildState({len(self.pairs)} pairs, {len(self.stat)} stat entries)"
+
+    def plain(self, pairs: dict | None = None) -> dict:
+        """The manifest as marshal writes it: a dict of plain values (``pairs``: the records as
+        plain tuples, when the caller made them so)."""
+        plain = {"format": FORMAT, **{name: getattr(self, name) for name in _PARTS}}
+        if pairs is not None:
+            plain["pairs"] = pairs
+        for name in _ENTRIES:  # marshal writes plain tuples only, not the entries' named ones
+            if isinstance(plain[name], tuple):
+                plain[name] = tuple(plain[name])
+        return plain
+
+
+#: The parts of a manifest, in the order it is written.
+_PARTS = ("buildfile", "listing", "code", "stat", "pairs", "tasks", "store")
+
+
+def new_state() -> BuildState:
     """An empty manifest."""
-    return {
-        "format": FORMAT,
-        "buildfile": None,  # a BuildfileEntry
-        "listing": None,  # a ListingEntry
-        "code": None,  # a CodeEntry
-        "stat": {},  # path -> (packed signature or 0, digest): see statcache
-        "pairs": {},  # (model path, cluster) -> PairRecord tuple
-        "tasks": 0,  # about how many entries the task cache holds
-        "store": None,  # (about how many bytes it holds, about how many one render adds)
-    }
+    return BuildState()
 
 
 class BuildfileEntry(namedtuple("_BuildfileEntry", ("digest", "config", "locations"))):
@@ -95,13 +135,22 @@ class CodeEntry(namedtuple("_CodeEntry", ("renderer", "keys", "names", "dirs", "
 _ENTRIES = {"buildfile": BuildfileEntry, "listing": ListingEntry, "code": CodeEntry}
 
 
+class PairContext(namedtuple("_PairContext", ("code", "options"))):
+    """What a pair is rendered in besides its files: the ``code`` fingerprint and the render
+    ``options`` (their values in ``renderer.OPTION_FIELDS`` order). A plain tuple on disk; a
+    record read back whose context is not two values keeps it as read (the pair is rendered
+    again: it cannot equal a current context)."""
+
+    __slots__ = ()
+
+
 class PairRecord(namedtuple("_PairRecord", ("context", "inputs", "digests", "key", "status", "suffix",
                                              "art_digest", "reason", "written", "budget"))):
     """What one pair's last render read and produced (a plain tuple on disk).
 
-    ``context`` is (code digest, options); ``inputs`` the files it read and
+    ``context`` is a :class:`PairContext` (code digest, options); ``inputs`` the files it read and
     ``digests`` their digests then (None when one changed during the build, which
-    forces a re-render); ``status`` is a :class:`manifesto.util.status.Status` (FAILED: an error that
+    forces a re-render); ``status`` is a :class:`manifesto.tasks.status.Status` (FAILED: an error that
     listed the files it read, so it is as reproducible as an artifact). ``art_digest`` is
     the digest of the artifact the inputs render to now; ``written`` the digest of the
     artifact a build last wrote to out/ ("" when none), which ``build --check`` leaves
@@ -117,7 +166,7 @@ class PairRecord(namedtuple("_PairRecord", ("context", "inputs", "digests", "key
 
     __slots__ = ()
 
-    context: tuple  # (code fingerprint, option values)
+    context: PairContext
     inputs: tuple  # tuple[str, ...]: root-relative paths
     digests: tuple | None  # tuple[str, ...]
     key: str
@@ -129,7 +178,7 @@ class PairRecord(namedtuple("_PairRecord", ("context", "inputs", "digests", "key
     budget: dict | None
 
 
-def load_state(path: str, warn) -> dict:
+def load_state(path: str, warn) -> BuildState:
     """The manifest at ``path``; a fresh one (with a warning if corrupt) otherwise."""
     from manifesto.edge.raw import TooLarge, read_regular
 
@@ -148,18 +197,18 @@ def load_state(path: str, warn) -> dict:
     return state
 
 
-def save_state(path: str, state: dict) -> None:
+def save_state(path: str, state: BuildState) -> None:
     """Write the manifest atomically (under the build lock).
 
     Only the records the build changed are made plain again: the others keep the plain tuple
     the last load or save of this state gave them (at 10,000 pairs making every record plain
     cost a build that re-rendered three pairs some 30 ms, more than writing the file)."""
-    saved = state.get(_SAVED)
+    saved = state.saved
     if type(saved) is not _Saved:
         saved = _Saved({}, {}, {})
     records, before, shared = saved.records, saved.plain, saved.shared
     pairs = {}
-    for k, rec in state["pairs"].items():
+    for k, rec in state.pairs.items():
         if records.get(k) is rec:
             pairs[k] = before[k]
             continue
@@ -167,22 +216,18 @@ def save_state(path: str, state: dict) -> None:
         if old is not None:
             _seed(old, shared)
         pairs[_share(k, shared)] = _compact(rec, shared)
-    plain = {k: v for k, v in state.items() if k != _SAVED}
-    plain["pairs"] = pairs
-    for name in _ENTRIES:  # marshal writes plain tuples only
-        if plain.get(name) is not None:
-            plain[name] = tuple(plain[name])
-    payload = marshal.dumps(plain)
+    payload = marshal.dumps(state.plain(pairs))
     header = header_for(payload)
-    atomic_write(path, header + payload)
-    state[_SAVED] = _Saved(dict(state["pairs"]), pairs, shared)
+    # never through a symlink: build paths are real paths, so a link on the way was planted
+    write_atomic(path, header + payload, suffix=TMP_MARK, durable=False, root=os.sep)
+    state.saved = _Saved(dict(state.pairs), pairs, shared)
 
 
 class _Saved:
     """What a state's records were when it was last loaded or saved, so that the next save
     makes plain only the records changed since: ``records`` maps each pair to its PairRecord
     then, ``plain`` to that record's plain tuple, and ``shared`` holds the one object of each
-    value those tuples share (see ``_compact``). Kept in the state under ``_SAVED``, never
+    value those tuples share (see ``_compact``). Kept in the state as ``saved``, never
     written."""
 
     __slots__ = ("records", "plain", "shared")
@@ -228,7 +273,8 @@ def _compact(rec, shared: dict) -> tuple:
         if hit is None or hit[0] is not budget:
             hit = seen[id(budget)] = (budget, shared.setdefault((_BUDGET, marshal.dumps(budget)), budget))
         budget = hit[1]
-    return (_share(rec[0], shared), inputs, digests, rec[3], rec[4].value, rec[5], art, rec[7], written, budget)
+    context = tuple(rec[0]) if type(rec[0]) is PairContext else rec[0]  # marshal writes plain tuples only
+    return (_share(context, shared), inputs, digests, rec[3], rec[4].value, rec[5], art, rec[7], written, budget)
 
 
 def header_for(payload: bytes) -> bytes:
@@ -243,8 +289,8 @@ def _version_tag() -> bytes:
 
 
 def _decode(blob: bytes):
-    """The manifest, None when corrupt, False when written by another version or under
-    another key (a clone's or another user's: not damaged, only not ours)."""
+    """The manifest (a :class:`BuildState`), None when corrupt, False when written by another
+    version or under another key (a clone's or another user's: not damaged, only not ours)."""
     if len(blob) < _HEADER or not blob.startswith(_MAGIC):
         return None
     if blob[len(_MAGIC):len(_MAGIC) + 4] != _version_tag():
@@ -257,28 +303,35 @@ def _decode(blob: bytes):
     if not verify(payload, blob[_HEADER - _MAC:_HEADER]):
         return False
     try:
-        state = marshal.loads(payload)
+        plain = marshal.loads(payload)
     except (EOFError, ValueError, TypeError, MemoryError, RecursionError):
         return None
-    if not _well_formed(state):
+    if not _well_formed(plain):
         return None
+    entries = {}
     for name, cls in _ENTRIES.items():  # an entry not of its width is absent: made afresh
-        value = state.get(name)
-        state[name] = cls._make(value) if type(value) is tuple and len(value) == len(cls._fields) else None
-    pairs = _records(state["pairs"])
+        value = plain.get(name)
+        entries[name] = cls._make(value) if type(value) is tuple and len(value) == len(cls._fields) else None
+    pairs = _records(plain["pairs"])
     if pairs is None:
         return None
-    state[_SAVED] = _Saved(dict(pairs), state["pairs"], {})
-    state["pairs"] = pairs
-    return state
+    built = BuildState(stat=plain["stat"], pairs=pairs, tasks=_count(plain.get("tasks")), store=plain.get("store"),
+                       **entries)
+    built.saved = _Saved(dict(pairs), plain["pairs"], {})
+    return built
 
 
-def _well_formed(state) -> bool:
+def _count(value) -> int:
+    """The store's entry count a manifest remembers (anything but a count: none known)."""
+    return value if type(value) is int and value >= 0 else 0
+
+
+def _well_formed(plain) -> bool:
     """The manifest's tables of the types a build acts on: a stat entry is ``(int, str)``, the
     code entry ``(renderer, keys, names, dirs, digests, fingerprint)`` with paths in text."""
-    if type(state) is not dict or state.get("format") != FORMAT:
+    if type(plain) is not dict or plain.get("format") != FORMAT:
         return False
-    stat, pairs, code = state.get("stat"), state.get("pairs"), state.get("code")
+    stat, pairs, code = plain.get("stat"), plain.get("pairs"), plain.get("code")
     if type(stat) is not dict or type(pairs) is not dict:
         return False
     tuple_, int_, str_ = tuple, int, str
@@ -303,7 +356,8 @@ def _records(plain: dict) -> dict | None:
     loop checks and converts each record, str.join over the inputs: a no-op build reads every
     record, and at 10,000 pairs a second pass over them cost about a tenth of it.)"""
     width, statuses, suffixes, join = len(PairRecord._fields), _STATUS, _SUFFIXES, "".join
-    make = PairRecord._make
+    make, context_of = PairRecord._make, PairContext._make
+    contexts: dict = {}  # id of a context as read -> its PairContext (records share a few contexts)
     pairs = {}
     try:
         for k, v in plain.items():
@@ -313,7 +367,13 @@ def _records(plain: dict) -> dict | None:
                     and (v[9] is None or type(v[9]) is dict) and type(k) is tuple and len(k) == 2):
                 return None
             join(v[1])  # every input a path in text: anything else raises TypeError
-            pairs[k] = make((v[0], v[1], v[2], v[3], statuses[v[4]], v[5], v[6], v[7], v[8], v[9]))
+            context = v[0]
+            if type(context) is tuple and len(context) == 2:
+                named = contexts.get(id(context))
+                if named is None:
+                    named = contexts[id(context)] = context_of(context)
+                context = named
+            pairs[k] = make((context, v[1], v[2], v[3], statuses[v[4]], v[5], v[6], v[7], v[8], v[9]))
     except TypeError:
         return None
     return pairs

@@ -57,7 +57,7 @@ def wrong_type(path: str, is_dir: bool) -> str | None:
     ``out/deploy -> ../../victim``)."""
     import stat
 
-    from manifesto.util.fsutil import kind_of
+    from manifesto.edge.fs import kind_of
 
     try:
         st = os.lstat(path)
@@ -79,7 +79,7 @@ def os_error(ws: Workspace, exc: OSError):
     file and the system's reason."""
     from manifesto.errors import BuildError
 
-    from manifesto.util.fsutil import UnsafePath
+    from manifesto.edge.fs import UnsafePath
 
     problem = ws.layout_problem()
     if problem is None and isinstance(exc, UnsafePath):

@@ -49,7 +49,7 @@ def _validate(kind: str, path):
 def _refuse_overwrite(path, force: bool, what: str) -> None:
     """Only a regular file is ever replaced, and only with ``--force``. A symlink is refused
     even then: replacing it would silently drop the link, following it could write anywhere."""
-    from manifesto.util.fsutil import target_problem
+    from manifesto.edge.fs import target_problem
 
     problem = target_problem(path)
     if problem:
@@ -59,7 +59,7 @@ def _refuse_overwrite(path, force: bool, what: str) -> None:
 
 
 def _write(path, data, what: str) -> None:
-    from manifesto.util.fsutil import write_atomic
+    from manifesto.edge.fs import write_atomic
 
     try:
         write_atomic(path, data)

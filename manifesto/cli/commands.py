@@ -229,7 +229,7 @@ def _check_output_file(value: str | None) -> None:
 
 def _write_rendered(args, text: str, target: str, flag: str) -> None:
     from manifesto.errors import InputError
-    from manifesto.util.fsutil import target_problem, write_atomic
+    from manifesto.edge.fs import target_problem, write_atomic
 
     problem = target_problem(target)
     if problem:

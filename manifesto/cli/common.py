@@ -171,31 +171,33 @@ def plan_for_args(args, env, command: str, cluster=None):
 
 def resolve_loaded(spec, cluster, options, search, hf_home: str | None = None):
     """The Plan of the loaded ``spec`` on the loaded ``cluster``: the pair's RESOLVE task
-    (``manifesto.tasks.runner.run`` on a LoadedPairRequest, nothing kept on disk), its error
-    raised. ``search``: where a routing profile name resolves; ``hf_home``: a Hugging Face
+    (``manifesto.tasks.runner.run`` on a PairRequest of the loaded inputs, nothing kept on
+    disk), its error raised. ``search``: where a routing profile name resolves; ``hf_home``: a Hugging Face
     cache a config.json may come from (``explain`` only)."""
+    from manifesto.errors import say_warnings
     from manifesto.store import Store
-    from manifesto.tasks.core import LoadedPairRequest, Task
+    from manifesto.tasks.core import PairRequest, Task
     from manifesto.tasks.memo import Tasks
     from manifesto.tasks.runner import run
 
-    request = LoadedPairRequest(spec, cluster, options, search, hf_home)
-    return run(Task.RESOLVE, request, Tasks(Store(None), "")).ok().plan
+    request = PairRequest(spec, cluster, options, catalogs=True, search=search, hf_home=hf_home)
+    return say_warnings(run(Task.RESOLVE, request, Tasks(Store(None), ""))).ok().plan
 
 
 def artifact_loaded(spec, cluster, options, search, layer: str = "manifest"):
     """(Plan, Artifact) of the loaded ``spec`` on the loaded ``cluster``: the pair's ARTIFACT
-    task (``manifesto.tasks.runner.run`` on a LoadedPairRequest, nothing kept on disk), its
-    error raised. The Artifact (``manifesto.render.products.Artifact``: objects with the
+    task (``manifesto.tasks.runner.run`` on a PairRequest of the loaded inputs, nothing kept on
+    disk), its error raised. The Artifact (``manifesto.render.products.Artifact``: objects with the
     artifact-digest annotation, names and sizes checked) is None when the plan has no such
     ``layer`` (the routing layer of a plan without routing)."""
+    from manifesto.errors import say_warnings
     from manifesto.store import Store
-    from manifesto.tasks.core import LoadedPairRequest, Task
+    from manifesto.tasks.core import PairRequest, Task
     from manifesto.tasks.memo import Tasks
     from manifesto.tasks.runner import run
 
-    request = LoadedPairRequest(spec, cluster, options, search, layer=layer)
-    outcome = run(Task.ARTIFACT, request, Tasks(Store(None), "")).ok()
+    request = PairRequest(spec, cluster, options, catalogs=True, search=search, layer=layer)
+    outcome = say_warnings(run(Task.ARTIFACT, request, Tasks(Store(None), ""))).ok()
     return outcome.plan, outcome.artifact
 
 

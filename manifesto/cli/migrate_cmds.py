@@ -72,7 +72,7 @@ def _migrate(args) -> int:
 
 def _write(args, text: str) -> None:
     from manifesto.errors import InputError
-    from manifesto.util.fsutil import target_problem, write_atomic
+    from manifesto.edge.fs import target_problem, write_atomic
 
     if not args.output:
         sys.stdout.write(text)

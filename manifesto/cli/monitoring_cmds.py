@@ -35,12 +35,14 @@ def monitoring_text(specs, cluster, options, search, routing_search=None) -> str
     """The monitoring of ``specs`` (paths or names ``search`` finds) on the loaded ``cluster``:
     the MONITORING task on the loaded specs, as a build's monitoring target runs it;
     ``routing_search``: where a routing profile name resolves (None: the user's catalogs)."""
+    from manifesto.errors import say_warnings
     from manifesto.spec import load_spec
     from manifesto.store import Store
-    from manifesto.tasks.core import LoadedMonitoringRequest, Task
+    from manifesto.tasks.core import MonitoringRequest, Task
     from manifesto.tasks.memo import Tasks
     from manifesto.tasks.runner import run
 
     loaded = [load_spec(s, cluster, search=search) for s in specs]
-    request = LoadedMonitoringRequest(tuple(loaded), cluster, options, routing_search)
-    return run(Task.MONITORING, request, Tasks(Store(None), "")).ok().text
+    request = MonitoringRequest(tuple(loaded), cluster, options, catalogs=True, search=routing_search,
+                                explicit=True)
+    return say_warnings(run(Task.MONITORING, request, Tasks(Store(None), ""))).ok().text

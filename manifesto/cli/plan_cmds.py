@@ -274,7 +274,7 @@ def _plot(args, report, pd=None) -> None:
     from manifesto.edge.escape import terminal
     from manifesto.errors import InputError
     from manifesto.perf.plot import pareto_svg
-    from manifesto.util.fsutil import target_problem, write_atomic
+    from manifesto.edge.fs import target_problem, write_atomic
 
     shown = terminal(args.plot)
     problem = target_problem(args.plot)
@@ -525,7 +525,7 @@ def _write(args, report, picked, options, perf=None) -> None:
     from manifesto.edge.escape import terminal
     from manifesto.edge.files import confinement, outside_problem
     from manifesto.errors import BuildError, InputError
-    from manifesto.util.fsutil import UnsafePath, write_atomic
+    from manifesto.edge.fs import UnsafePath, write_atomic
 
     try:
         root = find_workspace().root

@@ -201,7 +201,7 @@ def regenerate(header, name: str) -> str:
 
     from manifesto.load.catalog import SearchPath, bundled_dir
     from manifesto.errors import ManifestoError, OpsError, Run
-    from manifesto.util.fsutil import make_dir, write_atomic
+    from manifesto.edge.fs import make_dir, write_atomic
     from manifesto.load.yamlio import confinement
 
     docs = header.heredocs
@@ -219,8 +219,9 @@ def regenerate(header, name: str) -> str:
             shown[path] = f"<heredoc {doc.tag}>"
         args = checked_command(header, name, paths)
         search = SearchPath((bundled_dir(),), within=confinement([root, bundled_dir()]))
-        # a run of its own, per thread (a context variable), whose warnings are kept, not shown:
-        # they are about the render, not the comparison
+        # a run of its own, per thread (a context variable), whose warnings (the loading's) are
+        # kept, not shown: they are about the render, not the comparison; the task's own
+        # warnings are data on its outcome, which regen does not say
         try:
             with Run(quiet=True, silent=True).active():
                 return _render(args, search)

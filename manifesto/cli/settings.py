@@ -74,7 +74,7 @@ def _refuse_special(path: str) -> None:
         return
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         from manifesto.errors import InputError
-        from manifesto.util.fsutil import kind_of
+        from manifesto.edge.fs import kind_of
 
         raise InputError(f"is {kind_of(mode)}, expected a settings file of NAME=value lines; remove it",
                          path=path)

@@ -156,7 +156,7 @@ def _idle_aware_diff(client, art) -> int:
         return file_diff(client, art.path)
     with tempfile.TemporaryDirectory(prefix="manifesto-diff-") as folder:
         path = os.path.join(folder, os.path.basename(art.rel))
-        from manifesto.util.fsutil import write_atomic
+        from manifesto.edge.fs import write_atomic
 
         write_atomic(path, dump_all(idle), root=folder)
         return file_diff(client, path, shown=art.rel)

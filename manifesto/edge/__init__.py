@@ -16,6 +16,9 @@ Modules (each imported only by the commands that need it, so start-up stays smal
 - ``limits``: the bounds, and a non-recursive pre-check of YAML and JSON texts (depth,
   nodes, aliases, integer size) that runs before any recursive parser;
 - ``files``: confined, bounded, strictly decoded file reads;
+- ``raw``: the bounded read of a regular file the others build on;
+- ``fs``: the confined, non-following open, atomic writes (``write_atomic``) and removal;
+- ``signatures``: stat signatures and a file's digest read now (the build's stat cache);
 - ``jsonio``: JSON with the same limits;
 - ``entries``: store and remote-cache entries decoded into typed Structs, and the store's
   envelope (a checked header, a bounded inflate);
@@ -23,6 +26,6 @@ Modules (each imported only by the commands that need it, so start-up stays smal
 - ``git``: blobs and revisions for ``diff --base``;
 - ``header``: an artifact header parsed into the manifesto command it records.
 
-A test (``tests/edge/test_bypass.py``) fails on any ``open(``, ``urllib``,
+A test (``tests/edge/test_edge_bypass.py``) fails on any ``open(``, ``urllib``,
 ``http.client`` or ``subprocess`` use outside the edge and the kubectl/Slurm runners.
 """

@@ -8,7 +8,7 @@ BUILD.yaml, a ``config.json``). It refuses, with one line naming the file:
   into something else between the check and the read;
 - with ``roots`` (a build's workspace, ``confinement(...)``): a file whose real path is
   outside every root, and any symlink below the root on the way to it: every directory is
-  opened without following links (``fsutil.open_below``), so a link planted in a pull
+  opened without following links (``edge.fs.open_below``), so a link planted in a pull
   request, or swapped in while the build runs, is never followed;
 - more than ``limit`` bytes (:data:`manifesto.edge.limits.MAX_TEXT_BYTES` by default);
 - bytes that are not UTF-8 (no replacement characters, no guessing); a UTF-8 byte-order
@@ -70,7 +70,7 @@ def file_problem(path, what: str = "YAML file") -> str | None:
     if stat.S_ISDIR(st.st_mode):
         return f"is a directory, expected a {what}"
     if not stat.S_ISREG(st.st_mode):
-        from manifesto.util.fsutil import kind_of
+        from manifesto.edge.fs import kind_of
 
         return f"is {kind_of(st.st_mode)}, expected a regular {what}"
     return None
@@ -135,13 +135,13 @@ def _open(path, roots: tuple[str, ...]) -> int:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            from manifesto.util.fsutil import UnsafePath, kind_of
+            from manifesto.edge.fs import UnsafePath, kind_of
 
             os.close(fd)
             raise UnsafePath(errno.ENOTDIR, f"is {kind_of(st.st_mode)}", os.fspath(path))
         os.set_blocking(fd, True)
         return fd
-    from manifesto.util.fsutil import open_below
+    from manifesto.edge.fs import open_below
 
     root, parts = _below(path, roots)
     dir_fd = open_below(root, parts[:-1], create=False)
@@ -149,7 +149,7 @@ def _open(path, roots: tuple[str, ...]) -> int:
         fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
-            from manifesto.util.fsutil import UnsafePath, kind_of
+            from manifesto.edge.fs import UnsafePath, kind_of
 
             st = os.stat(parts[-1], dir_fd=dir_fd, follow_symlinks=False)
             link = os.readlink(parts[-1], dir_fd=dir_fd) if stat.S_ISLNK(st.st_mode) else None
@@ -161,7 +161,7 @@ def _open(path, roots: tuple[str, ...]) -> int:
         os.close(dir_fd)
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
-        from manifesto.util.fsutil import UnsafePath, kind_of
+        from manifesto.edge.fs import UnsafePath, kind_of
 
         os.close(fd)
         raise UnsafePath(errno.ENOTDIR, f"is {kind_of(st.st_mode)}", os.path.join(root, *parts))
@@ -183,7 +183,7 @@ def _below(path, roots: tuple[str, ...]) -> tuple[str, list[str]]:
 
 
 def _open_problem(exc: OSError, path, roots: tuple[str, ...], what: str) -> str:
-    from manifesto.util.fsutil import UnsafePath
+    from manifesto.edge.fs import UnsafePath
 
     if isinstance(exc, UnsafePath):
         shown = exc.filename

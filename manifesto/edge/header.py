@@ -139,7 +139,7 @@ def read_artifact(path: str, limit: int = MAX_ARTIFACT_BYTES) -> tuple[bytes, st
     """The bytes of the rendered file ``path`` and their text: a regular file opened without
     following a symlink (never a FIFO, device or directory), at most ``limit`` bytes, UTF-8."""
     from manifesto.edge.raw import TooLarge, read_regular
-    from manifesto.util.fsutil import UnsafePath
+    from manifesto.edge.fs import UnsafePath
 
     try:
         data = read_regular(path, limit=limit)

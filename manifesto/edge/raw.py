@@ -1,6 +1,6 @@
 """Bounded reads of regular files for callers on the fast paths (a no-op build reads its
 manifest, the store its entries, the build its digests): the descriptor checks of
-``fsutil.open_regular`` and a size bound, and nothing else imported. ``manifesto.edge.files``
+``edge.fs.open_regular`` and a size bound, and nothing else imported. ``manifesto.edge.files``
 re-exports them beside its decoding readers."""
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ class TooLarge(InputError):
 def read_regular(path, *, root=None, follow: bool = False, limit: int = LENIENT_LIMIT,
                  stats: list | None = None) -> bytes:
     """The bytes of a regular file for callers that word their own errors (the build's cache,
-    artifacts and digests): ``fsutil.open_regular`` semantics (never a FIFO, device or
+    artifacts and digests): ``edge.fs.open_regular`` semantics (never a FIFO, device or
     directory; no symlink unless ``follow``; with ``root``, none below it), its OSError
     subclasses raised as they are, and at most ``limit`` bytes (else :class:`TooLarge`).
     ``stats``, when given, receives the descriptor's stat before and after the read."""
-    from manifesto.util.fsutil import open_regular
+    from manifesto.edge.fs import open_regular
 
     fd = open_regular(path, root=root, follow=follow)
     with os.fdopen(fd, "rb") as fh:

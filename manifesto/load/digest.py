@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import os
 
-from manifesto.util.hashing import blake2b_hex
+from manifesto.util.hashing import digest
 
 __all__ = ["digest", "file_digest", "combine", "code_files", "code_names", "fingerprint", "code_fingerprint"]
 
 #: The product's renderer module (``manifesto.build_graph.renderer.DEFAULT``).
 RENDERER = "manifesto.tasks"
-
-
-def digest(data: bytes) -> str:
-    """BLAKE2b-128 of ``data``, in hex."""
-    return blake2b_hex(data, 16)
 
 
 def file_digest(path: str) -> str | None:

@@ -53,7 +53,7 @@ def run(call: SlurmCall, timeout: float = 120, trace: bool = False) -> subproces
         finally:
             print(f"trace: {shlex.join(call.command())} ({time.monotonic() - started:.2f}s)", file=sys.stderr)
     if call.ssh_host is None:
-        from manifesto.util.fsutil import make_dirs
+        from manifesto.edge.fs import make_dirs
 
         for directory in call.mkdirs:
             try:

@@ -26,8 +26,36 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["APP_VERSION", "FINALIZER", "GITOPS_OPTIONS", "OPEN_LIBS", "ROOT_OPTIONS", "application",
+__all__ = ["APP_VERSION", "FINALIZER", "GITOPS_OPTIONS", "GitopsSettings", "OPEN_LIBS", "ROOT_OPTIONS", "application",
            "argocd_cm_patch", "ignore_differences", "needs_open_libs", "render_gitops", "root_application"]
+
+
+class GitopsSettings:
+    """What a ``kind: gitops`` target declares, as BUILD.yaml's loader checked it
+    (``build_graph.buildfile``): ``repo_url``, ``revision`` and ``path`` of the repository Argo
+    CD syncs, the Applications' ``namespace`` and ``project``, the ``destination`` (None, or
+    ``{"name" | "server": value}``) and whether sync is ``automated``. The build manifest keeps
+    it as a plain dict (:meth:`plain`); the GITOPS task and :func:`render_gitops` read it."""
+
+    __slots__ = ("repo_url", "revision", "path", "namespace", "project", "destination", "automated")
+
+    def __init__(self, repo_url: str, revision: str, path: str, namespace: str, project: str,
+                 destination: dict | None, automated: bool) -> None:
+        self.repo_url, self.revision, self.path = repo_url, revision, path
+        self.namespace, self.project, self.destination, self.automated = namespace, project, destination, automated
+
+    def plain(self) -> dict:
+        """The settings as a dict of plain values (the manifest's row)."""
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __eq__(self, other) -> bool:
+        return type(other) is GitopsSettings and other.plain() == self.plain()
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"GitopsSettings({self.plain()!r})"
+
 
 APP_VERSION = "argoproj.io/v1alpha1"
 #: ``syncOptions`` of every deployment's and monitoring target's Application: server-side
@@ -95,33 +123,33 @@ def ignore_differences(objs: list[dict]) -> list[dict]:
              "jsonPointers": [_pointer(p) for p in o.paths]} for o in owned]
 
 
-def _sync(settings: dict, options: tuple[str, ...]) -> dict:
+def _sync(settings: GitopsSettings, options: tuple[str, ...]) -> dict:
     sync: dict = {}
-    if settings["automated"]:
+    if settings.automated:
         sync["automated"] = {"prune": True, "selfHeal": True}
     sync["syncOptions"] = list(options)
     return sync
 
 
-def _app(name: str, part_of: str, settings: dict, folder: str, include: str, destination: dict,
+def _app(name: str, part_of: str, settings: GitopsSettings, folder: str, include: str, destination: dict,
          sync: dict, finalizer: bool = True) -> dict:
     import posixpath
 
-    meta: dict = {"name": name, "namespace": settings["namespace"],
+    meta: dict = {"name": name, "namespace": settings.namespace,
                   "labels": {"app.kubernetes.io/managed-by": "manifesto", PART_OF_LABEL: part_of}}
     if finalizer:
         meta["finalizers"] = [FINALIZER]
     return {"apiVersion": APP_VERSION, "kind": "Application",
             "metadata": meta,
-            "spec": {"project": settings["project"],
-                     "source": {"repoURL": settings["repo_url"], "targetRevision": settings["revision"],
-                                "path": posixpath.normpath(posixpath.join(settings["path"], "out", folder)),
+            "spec": {"project": settings.project,
+                     "source": {"repoURL": settings.repo_url, "targetRevision": settings.revision,
+                                "path": posixpath.normpath(posixpath.join(settings.path, "out", folder)),
                                 "directory": {"include": include}},
                      "destination": destination,
                      "syncPolicy": sync}}
 
 
-def application(name: str, settings: dict, deployment: dict, objs: list[dict], folder: str = "deploy") -> dict:
+def application(name: str, settings: GitopsSettings, deployment: dict, objs: list[dict], folder: str = "deploy") -> dict:
     """The Application of one deployment target (or, with ``folder="monitoring"``, of a
     monitoring target). ``deployment``: name, namespace, file, destination ({"server": ...} or
     {"name": ...}); ``settings``: the gitops target's declaration."""
@@ -133,7 +161,7 @@ def application(name: str, settings: dict, deployment: dict, objs: list[dict], f
     return app
 
 
-def root_application(name: str, settings: dict) -> dict:
+def root_application(name: str, settings: GitopsSettings) -> dict:
     """The root Application: the artifact ``out/gitops/<name>.yaml`` itself, on Argo CD's own
     cluster. It owns the Applications (and itself, and the argocd-cm patch): pruning removes
     the Application of a target BUILD.yaml no longer has. No resources finalizer: it is one
@@ -141,30 +169,30 @@ def root_application(name: str, settings: dict) -> dict:
     of them has a deletion timestamp (controller/appcontroller.go finalizeApplicationDeletion),
     its own included, so a cascading delete of the root would never finish."""
     return _app(name, name, settings, "gitops", f"{name}.yaml",
-                {"server": IN_CLUSTER, "namespace": settings["namespace"]}, _sync(settings, ROOT_OPTIONS),
+                {"server": IN_CLUSTER, "namespace": settings.namespace}, _sync(settings, ROOT_OPTIONS),
                 finalizer=False)
 
 
-def header(name: str, settings: dict) -> str:
+def header(name: str, settings: GitopsSettings) -> str:
     lines = [
         f"# Argo CD delivery of BUILD.yaml's gitops target //:{name}: an argocd-cm patch with the health",
         "# checks of the kinds Argo CD does not know, the root Application of this file, and an",
         "# Application per deployment and monitoring target.",
         f"# Built by `manifesto build //:{name}`; an edit is overwritten by the next build.",
-        f"# Install once: kubectl apply --server-side -n {settings['namespace']} -f out/gitops/{name}.yaml",
+        f"# Install once: kubectl apply --server-side -n {settings.namespace} -f out/gitops/{name}.yaml",
         f"# (then the root Application //:{name} syncs this file from the repository).",
     ]
     return "\n".join(lines) + "\n"
 
 
-def render_gitops(name: str, settings: dict, deployments: list[tuple[dict, list[dict]]],
+def render_gitops(name: str, settings: GitopsSettings, deployments: list[tuple[dict, list[dict]]],
                   checks: list[tuple[str, str, str]], monitoring: list[dict] = ()) -> str:
     """The artifact text: the argocd-cm patch, the root Application, the deployments'
     Applications in the order given, then the monitoring targets' ones."""
     from manifesto.errors import BuildError
     from manifesto.util.yamlemit import dump_all
 
-    objs = [argocd_cm_patch(settings["namespace"], checks), root_application(name, settings)]
+    objs = [argocd_cm_patch(settings.namespace, checks), root_application(name, settings)]
     objs += [application(name, settings, dep, dep_objs) for dep, dep_objs in deployments]
     objs += [application(name, settings, mon, [], "monitoring") for mon in monitoring]
     seen: set[str] = set()

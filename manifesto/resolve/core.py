@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from manifesto.errors import IncompatiblePairError, ResolveError, did_you_mean, format_path
-from manifesto.util.expr import evaluate
+from manifesto.resolve.expr import evaluate
 from manifesto.resolve import features as feats
 from manifesto.resolve.accelerator import project_accelerator
 from manifesto.resolve.args import DEFAULT_QUIET_ENDPOINTS, to_args

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import os
 
+from manifesto.edge.fs import TMP_MARK  # temporary files of an atomic write end with it
 from manifesto.util.hashing import blake2b_hex
 
 __all__ = ["KEEP_FACTOR", "DEFAULT_LIMIT", "ENV_LIMIT", "LOW_WATER", "Codec", "Store", "Stored", "Pruned",
@@ -71,9 +72,6 @@ DEFAULT_LIMIT = 1 << 30
 ENV_LIMIT = "MANIFESTO_STORE_LIMIT"
 #: A pruning store keeps this share of its bound (the rest is room for the next builds).
 LOW_WATER = 0.8
-
-#: Temporary files of an atomic write end with this (``build_graph.fsio.TMP_MARK`` too).
-TMP_MARK = ".tmp~"
 
 #: Shard folders a store keeps open for writing (a store has 256).
 _OPEN_SHARDS = 256
@@ -238,7 +236,7 @@ class Store:
         fd = self._shards.get(shard)
         if fd is not None:
             return fd
-        from manifesto.util.fsutil import UnsafePath, make_dirs, open_dir_below
+        from manifesto.edge.fs import UnsafePath, make_dirs, open_dir_below
 
         if create and self.root == self.directory:  # a store of its own (the commands'): made on first write
             make_dirs(self.directory)
@@ -276,7 +274,7 @@ class Store:
             return None
         from manifesto.edge.entries import MAX_ENTRY
         from manifesto.edge.raw import read_fd
-        from manifesto.util.fsutil import open_in
+        from manifesto.edge.fs import open_in
 
         try:  # a regular file only: a FIFO planted in the store must not hang a build
             raw = read_fd(self._in_shard(key, lambda fd: open_in(fd, key)), MAX_ENTRY)
@@ -406,7 +404,7 @@ class Store:
         return raw is not None and sealed_here(raw)
 
     def _write(self, key: str, data: bytes) -> None:
-        from manifesto.util.fsutil import write_in
+        from manifesto.edge.fs import write_in
 
         # Confined: the walk from root to the shard, one O_NOFOLLOW open per component, is
         # made once per shard and store (a cold build writes tens of thousands of entries
@@ -416,7 +414,7 @@ class Store:
 
     def _touch(self, key: str) -> None:
         """Mark entry ``key`` used now (its mtime), for :meth:`prune`'s least-recently-used order."""
-        from manifesto.util.fsutil import touch_in
+        from manifesto.edge.fs import touch_in
 
         try:
             self._in_shard(key, lambda fd: touch_in(fd, key))
@@ -425,7 +423,7 @@ class Store:
 
     def _remove(self, key: str) -> None:
         """Delete file ``key`` from its own shard (never a folder, never through a link)."""
-        from manifesto.util.fsutil import unlink_in
+        from manifesto.edge.fs import unlink_in
 
         if not _name_ok(key):
             return
@@ -443,7 +441,7 @@ class Store:
         import stat
 
         from manifesto.edge.entries import MAX_HEADER, BadEntry, read_header
-        from manifesto.util.fsutil import UnsafePath, open_dir_below, open_in
+        from manifesto.edge.fs import UnsafePath, open_dir_below, open_in
 
         found = []
         if self.directory is None:

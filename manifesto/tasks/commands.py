@@ -133,8 +133,10 @@ def cached(directory: str | None, query: Query, store_limit: str | None = None,
     # The store keeps this command's index and result below; the pair's own products are
     # made afresh (Store(None)), as the index already answers for unchanged inputs.
     roots = tuple(roots)
-    outcome = run(Task(task), PairRequest(spec_ref, cluster_ref, opts, roots=roots, catalogs=not roots, hf_home=hf_home),
-                  Tasks(Store(None), code)).ok()
+    from manifesto.errors import say_warnings
+
+    outcome = say_warnings(run(Task(task), PairRequest(spec_ref, cluster_ref, opts, roots=roots, catalogs=not roots,
+                                                       hf_home=hf_home), Tasks(Store(None), code))).ok()
     text, suffix, inputs, label = outcome.text, outcome.suffix, outcome.inputs, outcome.cluster_name
     # A file edited while we ran must not be remembered with the old text.
     if directory is not None and all(os.stat(p).st_mtime < started for p in inputs):
@@ -158,7 +160,7 @@ def _remember(store: Store, key: str, command: str, code: str, options, outcome,
     the request ``key``, against the digests of the files it read."""
     import msgspec
 
-    from manifesto.util.status import Status
+    from manifesto.tasks.status import Status
     from manifesto.tasks.entries import RequestEntry, ResultEntry, install
 
     install()

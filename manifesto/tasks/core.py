@@ -18,13 +18,17 @@ import msgspec
 
 from manifesto.errors import ManifestoError
 from manifesto.resolve.options import Options
-from manifesto.util.status import Status
+from manifesto.tasks.status import Status
 
 if TYPE_CHECKING:
+    from manifesto.cluster import Cluster
+    from manifesto.load.catalog import SearchPath
+    from manifesto.load.inputs import LoadedSpec
+    from manifesto.render.gitops import GitopsSettings
     from manifesto.resolve.plan import Plan
 
-__all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "ParsedFile", "PairRequest", "LoadedPairRequest",
-           "MonitoringRequest", "LoadedMonitoringRequest", "GitopsDeployment", "GitopsMonitoring", "GitopsRequest",
+__all__ = ["Task", "FileRequest", "FileDigest", "ParseRequest", "ParsedFile", "PairRequest", "MonitoringRequest",
+           "GitopsDeployment", "GitopsMonitoring", "GitopsRequest",
            "Outcome"]
 
 
@@ -54,8 +58,8 @@ class FileRequest(msgspec.Struct, frozen=True):
 
 class FileDigest(msgspec.Struct, frozen=True):
     """The digest task's product: what one read of ``path`` saw. ``signature`` is
-    ``build_graph.fsio.signature``'s ``(mtime_ns, size, inode, ctime_ns)`` and ``trusted``
-    says whether a later run may trust it (``fsio.hash_file``); both are None/False, and
+    ``edge.signatures.signature``'s ``(mtime_ns, size, inode, ctime_ns)`` and ``trusted``
+    says whether a later run may trust it (``edge.signatures.hash_file``); both are None/False, and
     ``digest`` is None, when the file cannot be read."""
 
     path: str
@@ -83,62 +87,45 @@ class ParsedFile(msgspec.Struct, frozen=True):
 
 
 class PairRequest(msgspec.Struct, frozen=True):
-    """One spec on one cluster, with the render options.
+    """One spec on one cluster, with the render options: the one request of the RESOLVE,
+    RENDER, ARTIFACT and EXPLAIN tasks.
 
-    ``spec`` and ``cluster`` are paths (or, with ``catalogs``, names the user's catalogs
-    resolve, as the single commands take them). ``roots``: a build's workspace; every
-    file read must resolve below one of them or the bundled catalog, and no catalog name
-    is looked up. ``hf_home``: a Hugging Face cache ``explain`` may read a config.json
-    from (renders and builds never pass one, so they stay hermetic). ``layer``: what the
-    ARTIFACT task makes, "manifest" (the whole instance) or "routing" (its routing layer)."""
+    ``spec`` and ``cluster`` each refer to an input either by path (or, with ``catalogs``, a
+    name the user's catalogs resolve, as the single commands take them) or as the caller
+    already loaded it: a ``manifesto.load.inputs.LoadedSpec`` (such as the public
+    ``manifesto.spec.Spec``, or ``manifesto plan``'s candidate layout, a spec that is data,
+    not a file) and a ``manifesto.cluster.Cluster``, used as they are, not read again.
+    ``roots``: a build's workspace; every file read must resolve below one of them or the
+    bundled catalog, and no catalog name is looked up. ``search`` (a
+    ``load.catalog.SearchPath``) is where names resolve when the caller knows it; None: from
+    ``roots`` and ``catalogs``. ``hf_home``: a Hugging Face cache ``explain`` may read a
+    config.json from (renders and builds never pass one, so they stay hermetic). ``layer``:
+    what the ARTIFACT task makes, "manifest" (the whole instance) or "routing" (its routing
+    layer)."""
 
-    spec: str
-    cluster: str
+    spec: str | LoadedSpec
+    cluster: str | Cluster
     options: Options
     roots: tuple[str, ...] = ()
     catalogs: bool = False
-    hf_home: str | None = None
-    layer: str = "manifest"
-
-
-class LoadedPairRequest(msgspec.Struct, frozen=True):
-    """One spec on one cluster that the caller has loaded already: the public API's request
-    (``Spec.resolve``, ``manifesto.render.render``), the commands that load a pair themselves
-    and ``manifesto plan``'s candidate layouts (a spec that is data, not a file).
-
-    ``spec`` is a loaded spec (``manifesto.load.inputs.LoadedSpec``, such as the public
-    ``manifesto.spec.Spec``) and ``cluster`` a ``manifesto.cluster.Cluster``: they are used as
-    they are, not read again. ``search`` (a ``load.catalog.SearchPath``; None: the user's
-    and the bundled catalogs) is where a routing profile name resolves, and what bounds the
-    model's config.json; ``hf_home`` and ``layer`` as in :class:`PairRequest`."""
-
-    spec: object
-    cluster: object
-    options: Options
-    search: object = None
+    search: SearchPath | None = None
     hf_home: str | None = None
     layer: str = "manifest"
 
 
 class MonitoringRequest(msgspec.Struct, frozen=True):
-    """The monitoring of the instances of ``specs`` ((shown name, path) each) on ``cluster``."""
+    """The monitoring of the instances of ``specs`` on ``cluster`` (each a path or a loaded
+    input, as in :class:`PairRequest`; ``roots``, ``catalogs`` and ``search`` too). ``explicit``: the caller
+    named each spec (``render monitoring``), so one the cluster cannot run is the outcome's
+    error; a build's monitoring target leaves such a spec out."""
 
-    specs: tuple[tuple[str, str], ...]
-    cluster: str
+    specs: tuple[str | LoadedSpec, ...]
+    cluster: str | Cluster
     options: Options
     roots: tuple[str, ...] = ()
-
-
-class LoadedMonitoringRequest(msgspec.Struct, frozen=True):
-    """The monitoring of loaded ``specs`` on a loaded ``cluster`` (``render monitoring``),
-    ``search`` as in :class:`LoadedPairRequest`. The caller named each spec, so one the
-    cluster cannot run is the outcome's error (a build's :class:`MonitoringRequest` leaves it
-    out)."""
-
-    specs: tuple
-    cluster: object
-    options: Options
-    search: object = None
+    catalogs: bool = False
+    search: SearchPath | None = None
+    explicit: bool = False
 
 
 class GitopsDeployment(msgspec.Struct, frozen=True):
@@ -164,13 +151,13 @@ class GitopsMonitoring(msgspec.Struct, frozen=True):
 
 
 class GitopsRequest(msgspec.Struct, frozen=True):
-    """The Argo CD objects of gitops target ``name``: its declaration's ``settings`` (as
-    BUILD.yaml's loader checked them), whether it named its ``deployments`` (``explicit``) or
+    """The Argo CD objects of gitops target ``name``: its declaration's ``settings`` (a
+    ``render.gitops.GitopsSettings``, as BUILD.yaml's loader checked them), whether it named its ``deployments`` (``explicit``) or
     covers every one, ``buildfile``, where the declaration lives (an input), and the
     ``monitoring`` targets on the clusters of its deployments."""
 
     name: str
-    settings: dict
+    settings: GitopsSettings
     explicit: bool
     buildfile: str
     deployments: tuple[GitopsDeployment, ...]
@@ -190,7 +177,10 @@ class Outcome(msgspec.Struct, frozen=True):
     when it was loaded; ``budget`` the Plan's GPU budget as plain data; ``text_digest`` the
     digest of ``text``, when known (the build stores and records it without hashing it again);
     ``artifact`` the ARTIFACT task's :class:`~manifesto.render.products.Artifact` (None when
-    the plan has no such layer: the routing layer of a plan without routing, or of a Slurm plan)."""
+    the plan has no such layer: the routing layer of a plan without routing, or of a Slurm plan).
+    ``warnings``: the checks the resolution could not make, and why
+    (``tasks.inputs.plan.plan_warnings``), as data: the caller says them (the CLI once in its
+    run, the library on stderr, a build once however many workers found them)."""
 
     status: Status
     text: str = ""
@@ -204,6 +194,7 @@ class Outcome(msgspec.Struct, frozen=True):
     error: ManifestoError | None = None
     text_digest: str = ""  # the digest of ``text`` (load.digest.digest) when the render product has it
     artifact: object = None
+    warnings: tuple[str, ...] = ()
 
     def ok(self) -> Outcome:
         """This outcome when its status is OK; else its error, raised (a failure read back

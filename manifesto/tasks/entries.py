@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from manifesto.load.digest import digest
-from manifesto.util.status import Status
+from manifesto.tasks.status import Status
 from manifesto.store import register
 
 from manifesto.render.products import HeaderInputs, Refusal

@@ -47,7 +47,7 @@ class Tasks:
     settled, the process's parse products (``products``, a ``manifesto.tasks.pair.Products``;
     None: the loaders read and parse every file themselves, as a single command does), and
     every file it read and digested, so each input is read and hashed once. ``hash_file``
-    reads one file for the digest task (``build_graph.fsio.hash_file``: ``(signature,
+    reads one file for the digest task (``edge.signatures.hash_file``: ``(signature,
     digest, trusted)`` or None); by default only the digest is taken."""
 
     def __init__(self, store: Store, code: str, settled_ns: int | None = None, products=None,
@@ -165,7 +165,7 @@ class Tasks:
         ``run`` becomes a SKIPPED (incompatible pair) or FAILED product with its text, and is
         handed back as ``error``; a failure read back from the store has no ``error``."""
         from manifesto.errors import IncompatiblePairError, ManifestoError
-        from manifesto.util.status import Status
+        from manifesto.tasks.status import Status
         from manifesto.tasks.entries import Resolved
 
         key = task_key("resolve", names, digests, options, self.code)
@@ -193,7 +193,7 @@ class Tasks:
         """``(Rendered, key)`` of rendering ``plan``: the stored product, else ``run(plan,
         header)``'s (then stored): ``((text, suffix), None)``, or ``(None, refusal)`` for a
         refusal (a :class:`~manifesto.render.products.Refusal`), kept as a FAILED product."""
-        from manifesto.util.status import Status
+        from manifesto.tasks.status import Status
         from manifesto.tasks.entries import Rendered
 
         key = task_key("render", (), (), pd.encode(), self.code)

@@ -107,43 +107,55 @@ def _search(tasks, roots: tuple[str, ...], catalogs: bool):
     return tasks.once(("search", roots), lambda: SearchPath(within=confinement([*roots, bundled_dir()])))
 
 
-def _failed(exc, read, products=()):
-    """The outcome of a ManifestoError ``exc`` after reading the files ``read``."""
+def _request_search(tasks, request):
+    """Where ``request``'s names resolve: its own ``search`` when the caller gave one, else
+    from its ``roots`` and ``catalogs`` (:func:`_search`)."""
+    if request.search is not None:
+        return request.search
+    return _search(tasks, request.roots, request.catalogs)
+
+
+def _named(ref, tasks) -> list[str]:
+    """The files a reference to an input names before it is loaded: its path (a file that
+    cannot be loaded is still an input of the failure), or what a loaded input read."""
+    if isinstance(ref, str):
+        return [tasks.realpath(ref)]
+    return list(ref.loaded.files)
+
+
+def _failed(exc, read, products=(), warnings=()):
+    """The outcome of a ManifestoError ``exc`` after reading the files ``read`` (``warnings``:
+    the Plan's, when it was resolved before the error)."""
     from manifesto.errors import IncompatiblePairError
-    from manifesto.util.status import Status
+    from manifesto.tasks.status import Status
     from manifesto.tasks.core import Outcome
 
     status = Status.SKIPPED if isinstance(exc, IncompatiblePairError) else Status.FAILED
-    return Outcome(status, reason=str(exc), inputs=tuple(sorted(set(read))), products=products, error=exc)
+    return Outcome(status, reason=str(exc), inputs=tuple(sorted(set(read))), products=products, error=exc,
+                   warnings=warnings)
 
 
 def pair(task, request, tasks):
-    """The RESOLVE, RENDER or EXPLAIN task of ``request`` (a ``PairRequest``, or a
-    ``LoadedPairRequest`` whose spec and cluster are used as loaded) through the memo
-    ``tasks``: an ``Outcome``. With ``roots`` every file read must resolve below one of them
-    or the bundled catalog: a symlink or an ``extends`` that leads elsewhere is an error
-    naming the file, not a silent read of, say, a home directory."""
+    """The RESOLVE, RENDER, ARTIFACT or EXPLAIN task of ``request`` (a ``PairRequest``: its
+    spec and cluster by path, or as the caller loaded them) through the memo ``tasks``: an
+    ``Outcome``. With ``roots`` every file read must resolve below one of them or the bundled
+    catalog: a symlink or an ``extends`` that leads elsewhere is an error naming the file,
+    not a silent read of, say, a home directory."""
     from manifesto.load.catalog import images_file
     from manifesto.errors import ManifestoError
     from manifesto.resolve.plan import to_builtins
-    from manifesto.util.status import Status
-    from manifesto.tasks.core import LoadedPairRequest, Outcome, Task
+    from manifesto.tasks.status import Status
+    from manifesto.tasks.core import Outcome, Task
 
     ro = request.options
-    loaded = isinstance(request, LoadedPairRequest)
-    search = request.search if loaded else _search(tasks, request.roots, request.catalogs)
-    roots = () if loaded else request.roots
-    if loaded:  # the caller's spec and cluster, as they are
-        c, s = request.cluster, request.spec
-        read = [*c.loaded.files, *s.files, tasks.realpath(images_file())]
-    else:
-        read = [tasks.realpath(request.spec), tasks.realpath(request.cluster), tasks.realpath(images_file())]
+    search = _request_search(tasks, request)
+    roots = request.roots
+    read = [*_named(request.spec, tasks), *_named(request.cluster, tasks), tasks.realpath(images_file())]
     try:
-        if not loaded:
-            c = _cluster(request.cluster, tasks, search)
-            read += c.loaded.files
-            s = _spec(request.spec, tasks, search)
-            read += s.files
+        c = _cluster(request.cluster, tasks, search)
+        read += c.loaded.files
+        s = _spec(request.spec, tasks, search)
+        read += s.files
         routing = _routing(ro, tasks, search)
         resolved, rkey, error, files = _resolve(tasks, s, c, ro, search, routing, roots, request.hf_home)
     except ManifestoError as exc:
@@ -152,26 +164,31 @@ def pair(task, request, tasks):
     if resolved.status != Status.OK:
         return Outcome(resolved.status, reason=resolved.reason, inputs=tuple(sorted(set(read))), products=keys,
                        cluster_name=c.name, error=error)
+    from manifesto.tasks.inputs.plan import plan_warnings
+
     plan = resolved.plan
     inputs = tuple(sorted(set(files)))
     budget = to_builtins(plan.budget) if plan.budget is not None else None
+    warnings = plan_warnings(plan, c.profile)  # data on the outcome: the caller says them
     if task is Task.RESOLVE:
-        return Outcome(Status.OK, inputs=inputs, products=keys, budget=budget, cluster_name=c.name, plan=plan)
+        return Outcome(Status.OK, inputs=inputs, products=keys, budget=budget, cluster_name=c.name, plan=plan,
+                       warnings=warnings)
     if task is Task.EXPLAIN:
         from manifesto.resolve.explain import explain_text
 
-        return Outcome(Status.OK, explain_text(plan), inputs=inputs, products=keys, cluster_name=c.name, plan=plan)
+        return Outcome(Status.OK, explain_text(plan), inputs=inputs, products=keys, cluster_name=c.name, plan=plan,
+                       warnings=warnings)
     if task is Task.ARTIFACT:
-        return _artifact(request.layer, resolved, s, c, read, keys, inputs)
+        return _artifact(request.layer, resolved, s, c, read, keys, inputs, warnings)
     from manifesto.render import place
 
     rendered, dkey = tasks.render(f"{_name(s.path, roots)} @ {_name(c.path, roots)}", plan,
                                   resolved.header, resolved.plan_digest, _render_text)
     keys += (dkey,) if dkey else ()
     if rendered.refusal is not None:  # the render's own refusal, placed at the input field behind it
-        return _failed(place(rendered.refusal, s, c), read, keys)
+        return _failed(place(rendered.refusal, s, c), read, keys, warnings)
     return Outcome(Status.OK, rendered.text, rendered.suffix, inputs=inputs, products=keys, budget=budget,
-                   cluster_name=c.name, plan=plan, text_digest=rendered.text_digest)
+                   cluster_name=c.name, plan=plan, text_digest=rendered.text_digest, warnings=warnings)
 
 
 def _render_text(plan, header):
@@ -184,26 +201,26 @@ def _render_text(plan, header):
         return None, exc.refusal
 
 
-def _artifact(layer, resolved, s, c, read, keys, inputs):
+def _artifact(layer, resolved, s, c, read, keys, inputs, warnings):
     """The ARTIFACT task's outcome: ``render.artifact`` of the ``resolved`` pair's Plan (its
-    refusal placed at the input field behind it), with the files the pair read."""
+    refusal placed at the input field behind it), with the files the pair read and the Plan's
+    ``warnings``."""
     from manifesto.render import Refused, artifact, place
     from manifesto.resolve.plan import to_builtins
-    from manifesto.util.status import Status
+    from manifesto.tasks.status import Status
     from manifesto.tasks.core import Outcome
-    from manifesto.tasks.inputs import plan_warnings
 
     plan, header = resolved.plan, resolved.header
     budget = to_builtins(plan.budget) if plan.budget is not None else None
     made = None
     if layer == "manifest" or (plan.platform != "slurm" and plan.routing is not None):
         try:
-            made = artifact(plan, header, layer).read_from(inputs, plan_warnings(plan, c.profile))
+            made = artifact(plan, header, layer).read_from(inputs, warnings)
         except Refused as exc:
-            return _failed(place(exc.refusal, s, c), read, keys)
+            return _failed(place(exc.refusal, s, c), read, keys, warnings)
     text, suffix = (made.text, made.suffix) if made is not None else ("", "")
     return Outcome(Status.OK, text, suffix, inputs=inputs, products=keys, budget=budget, cluster_name=c.name,
-                   plan=plan, artifact=made)
+                   plan=plan, artifact=made, warnings=warnings)
 
 
 def _name(path: str, roots: tuple[str, ...]) -> str:
@@ -218,7 +235,7 @@ def _resolve(tasks, s, c, ro, search, routing, roots, hf_home=None):
     this process raised one, the files it read)``. The monitoring render asks it for the
     plans of the pairs it watches, which their own renders have stored by then."""
     from manifesto.render import header_inputs
-    from manifesto.tasks.inputs import resolution
+    from manifesto.tasks.inputs.plan import resolution
 
     files, resolve = resolution(s, c, ro, search, routing, hf_home, tasks.realpath)
     paths = sorted(set(files))
@@ -235,7 +252,12 @@ def _resolve(tasks, s, c, ro, search, routing, roots, hf_home=None):
     return resolved, key, error, files
 
 
-def _cluster(path: str, tasks, search):
+def _cluster(ref, tasks, search):
+    """The cluster ``ref`` refers to: loaded (and validated once per build) from its path,
+    or the ``Cluster`` the caller loaded, as it is."""
+    if not isinstance(ref, str):
+        return ref
+    path = ref
     from manifesto.load.catalog import find, within
     from manifesto.cluster import Cluster
     from manifesto.load.inputs import load_cluster_file
@@ -248,7 +270,12 @@ def _cluster(path: str, tasks, search):
     return _product(tasks, "cluster", path, make, lambda c: c.loaded.files)
 
 
-def _spec(path: str, tasks, search):
+def _spec(ref, tasks, search):
+    """The spec ``ref`` refers to: loaded (and validated once per build) from its path, or the
+    ``LoadedSpec`` the caller loaded, as it is."""
+    if not isinstance(ref, str):
+        return ref
+    path = ref
     from manifesto.load.catalog import find, within
     from manifesto.load.inputs import LoadedSpec, load_model
 
@@ -261,10 +288,10 @@ def _spec(path: str, tasks, search):
 
 
 def _routing(ro, tasks, search):
-    """The routing profile the options name, loaded (``inputs.load_routing_profile``), or None."""
+    """The routing profile the options name, loaded (``tasks.inputs.routing.load_routing_profile``), or None."""
     if not ro.routing_profile:
         return None
-    from manifesto.tasks.inputs import load_routing_profile
+    from manifesto.tasks.inputs.routing import load_routing_profile
 
     ref = ro.routing_profile
     return _product(tasks, "routing", ref, lambda: load_routing_profile(ref, search), lambda r: [r[2]])
@@ -285,47 +312,46 @@ def _parser(tasks):
 
 
 def monitoring(request, tasks):
-    """The MONITORING task: the monitoring of the instances of ``request.specs`` on its cluster;
-    in a build (a ``MonitoringRequest``) specs the cluster cannot run (another accelerator)
-    are left out, and for a ``LoadedMonitoringRequest`` (``render monitoring``) they fail it.
-    Every file is parsed and validated through the memo, once per build like the pairs' own
-    renders, and each
-    spec resolved once, through the store, where the pair's own render left its plan (so an
-    edit to one spec resolves that spec again, not every one)."""
+    """The MONITORING task: the monitoring of the instances of ``request.specs`` on its cluster
+    (a Slurm cluster is refused first: monitoring objects are Kubernetes-only). A spec the
+    cluster cannot run (another accelerator) is left out of a build's monitoring target and
+    fails an ``explicit`` request (``render monitoring`` named it). Every file is parsed and
+    validated through the memo, once per build like the pairs' own renders, and each spec
+    resolved once, through the store, where the pair's own render left its plan (so an edit
+    to one spec resolves that spec again, not every one)."""
     from manifesto.load.catalog import images_file
     from manifesto.errors import ManifestoError
-    from manifesto.util.status import Status
-    from manifesto.tasks.core import LoadedMonitoringRequest, Outcome
-    from manifesto.tasks.inputs import monitoring_text, refuse_slurm
+    from manifesto.tasks.status import Status
+    from manifesto.tasks.core import Outcome
+    from manifesto.tasks.inputs.monitoring import monitoring_text, refuse_slurm
+    from manifesto.tasks.inputs.plan import plan_warnings
 
     ro = request.options
-    loaded = isinstance(request, LoadedMonitoringRequest)
-    search = request.search if loaded else _search(tasks, request.roots, False)
-    roots = () if loaded else request.roots
-    read = [*(request.cluster.loaded.files if loaded else [tasks.realpath(request.cluster)]),
-            tasks.realpath(images_file())]
+    warnings: tuple[str, ...] = ()
+    search = _request_search(tasks, request)
+    read = [*_named(request.cluster, tasks), tasks.realpath(images_file())]
     try:
-        c = request.cluster if loaded else _cluster(request.cluster, tasks, search)
-        if loaded:
-            refuse_slurm(c)  # before resolving, as the command always did
-        else:
-            read += c.loaded.files
+        c = _cluster(request.cluster, tasks, search)
+        read += c.loaded.files
+        refuse_slurm(c)  # before resolving anything
         routing = _routing(ro, tasks, search)
         specs, plans = [], []
-        for given in request.specs:
-            s = given if loaded else _spec(given[1], tasks, search)
+        for ref in request.specs:
+            s = _spec(ref, tasks, search)
             read += s.files  # the spec and its extends chain, even when the cluster cannot run it
-            resolved, _key, error, files = _resolve(tasks, s, c, ro, search, routing, roots)
-            if resolved.status == Status.SKIPPED and not loaded:  # the build's: not for this cluster
+            resolved, _key, error, files = _resolve(tasks, s, c, ro, search, routing, request.roots)
+            if resolved.status == Status.SKIPPED and not request.explicit:  # not for this cluster
                 continue
             if resolved.status != Status.OK:
                 return Outcome(Status.FAILED, reason=resolved.reason, inputs=tuple(sorted(set(read))), error=error)
             plans.append((resolved.plan, files))
             specs.append(s)
+            warnings += plan_warnings(resolved.plan, c.profile)
         text, inputs = monitoring_text(specs, c, ro, plans)
     except ManifestoError as exc:
-        return _failed(exc, read)
-    return Outcome(Status.OK, text, ".yaml", inputs=tuple(sorted(set(read + inputs))), cluster_name=c.name)
+        return _failed(exc, read, warnings=_once(warnings))
+    return Outcome(Status.OK, text, ".yaml", inputs=tuple(sorted(set(read + inputs))), cluster_name=c.name,
+                   warnings=_once(warnings))
 
 
 def gitops(request, tasks):
@@ -336,12 +362,15 @@ def gitops(request, tasks):
     from manifesto.errors import BuildError, ManifestoError
     from manifesto.render import Refused, artifact, place
     from manifesto.render.gitops import render_gitops
-    from manifesto.util.status import Status
+    from manifesto.tasks.status import Status
     from manifesto.tasks.core import Outcome
+
+    from manifesto.tasks.inputs.plan import plan_warnings
 
     search = _search(tasks, request.roots, False)
     read = [os.path.realpath(request.buildfile)]
     deployments = []
+    warnings: tuple[str, ...] = ()
     try:
         for dep in request.deployments:
             c = _cluster(dep.cluster, tasks, search)
@@ -358,7 +387,8 @@ def gitops(request, tasks):
             read += files
             if resolved.status != Status.OK:
                 return Outcome(Status.FAILED, reason=resolved.reason, inputs=tuple(sorted(set(read))), error=error)
-            destination = request.settings["destination"] or {"name": dep.context or c.name}
+            warnings += plan_warnings(resolved.plan, c.profile)
+            destination = request.settings.destination or {"name": dep.context or c.name}
             try:  # the deployment's artifact, as its own render makes it
                 objs = artifact(resolved.plan, resolved.header).objects
             except Refused as exc:
@@ -371,13 +401,18 @@ def gitops(request, tasks):
             read += c.loaded.files
             if c.platform != "slurm":
                 monitoring.append({"name": mon.name, "namespace": mon.namespace, "file": f"{mon.name}.yaml",
-                                   "destination": request.settings["destination"] or {"name": mon.context or c.name}})
+                                   "destination": request.settings.destination or {"name": mon.context or c.name}})
         # Package files like the code: their bytes are in the code fingerprint, not the inputs.
         checks = [(group, kind, _package_text(path)) for group, kind, path in health_checks()]
         text = render_gitops(request.name, request.settings, deployments, checks, monitoring)
     except ManifestoError as exc:
-        return _failed(exc, read)
-    return Outcome(Status.OK, text, ".yaml", inputs=tuple(sorted(set(read))))
+        return _failed(exc, read, warnings=_once(warnings))
+    return Outcome(Status.OK, text, ".yaml", inputs=tuple(sorted(set(read))), warnings=_once(warnings))
+
+
+def _once(lines: tuple[str, ...]) -> tuple[str, ...]:
+    """``lines`` with each said once, in the order first found."""
+    return tuple(dict.fromkeys(lines))
 
 
 #: Argo CD health checks shipped with the package, laid out as Argo CD's resource_customizations.
@@ -421,11 +456,12 @@ def prepare() -> None:
     from manifesto.render.k8s import idle  # noqa: F401
     from manifesto.resolve import core, router_check, vllm_check  # noqa: F401
     from manifesto.schema import quick, runtime  # noqa: F401
-    from manifesto.tasks import core as _core, entries, inputs, memo  # noqa: F401
+    from manifesto.tasks import core as _core, entries, memo  # noqa: F401
+    from manifesto.tasks.inputs import architecture, images, monitoring as _monitoring, plan, routing  # noqa: F401
 
     for model in ("ClusterProfile", "ModelSpec", "EndpointPickerConfig"):
         quick.checker(model)
-    inputs.load_images()
+    images.load_images()
 
 
 def code_fingerprint_paths() -> list[str]:

@@ -15,8 +15,8 @@ def run(task: Task, request, store):
     DIGEST (a :class:`FileRequest`) gives a :class:`FileDigest`; PARSE (a
     :class:`ParseRequest`) gives a :class:`ParsedFile` (a file that does not parse raises its
     YamlSyntaxError: it has no outcome to carry it); RESOLVE, RENDER and EXPLAIN (a
-    :class:`PairRequest`, or a :class:`LoadedPairRequest` of inputs the caller loaded),
-    MONITORING (a :class:`MonitoringRequest` or :class:`LoadedMonitoringRequest`) and GITOPS
+    :class:`PairRequest`, its spec and cluster by path or as the caller loaded them),
+    MONITORING (a :class:`MonitoringRequest`) and GITOPS
     (a :class:`GitopsRequest`) give an :class:`Outcome`. A ManifestoError of the inputs is in
     the outcome, never raised."""
     if task is Task.DIGEST:

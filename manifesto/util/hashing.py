@@ -7,7 +7,7 @@ digests without it. hashlib stays the fallback for interpreters without them.
 
 from __future__ import annotations
 
-__all__ = ["blake2b_hex", "sha256_hex", "for_many"]
+__all__ = ["blake2b_hex", "digest", "sha256_hex", "for_many"]
 
 _blake2b = None
 _sha256 = None
@@ -23,6 +23,13 @@ def blake2b_hex(data: bytes, size: int) -> str:
             from hashlib import blake2b
         _blake2b = blake2b
     return _blake2b(data, digest_size=size).hexdigest()
+
+
+def digest(data: bytes) -> str:
+    """THE content digest (of an input, an artifact, a store entry's text): BLAKE2b-128 of
+    ``data``, in hex. ``manifesto.load.digest`` builds the code fingerprint on it, and the
+    edge's file signatures (``manifesto.edge.signatures``) hash files with it."""
+    return blake2b_hex(data, 16)
 
 
 def sha256_hex(data: bytes) -> str:

@@ -83,7 +83,7 @@ def outcome_of(model: str, cluster: str, options):
 
 
 def _outcome(status: str, **fields):
-    from manifesto.util.status import Status
+    from manifesto.tasks.status import Status
     from manifesto.tasks import Outcome
 
     return Outcome(Status(status), **fields)

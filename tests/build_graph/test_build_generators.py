@@ -69,7 +69,7 @@ def test_each_kind_parses_to_its_own_record(tmp_path):
     assert type(monitoring) is MonitoringGenerator
     assert (monitoring.name, monitoring.models, monitoring.cluster) == ("watch", ("//models/qwen::",), "gpu")
     assert type(gitops) is GitopsGenerator and (gitops.name, gitops.deployments) == ("argocd", ("//:demo",))
-    assert gitops.settings["repo_url"] == "https://example.com/serving.git" and gitops.settings["automated"] is True
+    assert gitops.settings.repo_url == "https://example.com/serving.git" and gitops.settings.automated is True
 
 
 def test_a_record_is_read_by_name_not_by_position(tmp_path):
@@ -126,12 +126,12 @@ def test_a_damaged_cached_buildfile_is_parsed_again(tmp_path):
     first = build().counts()
     path = str(tmp_path / "out" / ".cache" / "state")
     state = load_state(path, print)
-    digest, config, locations = state["buildfile"]
+    digest, config, locations = state.buildfile
     assert from_rows(config["generators"]) is not None  # what a build saves reads back
     rows = list(config["generators"])
     rows[0] = rows[0][:3]  # a row cut short
-    state["buildfile"] = (digest, {**config, "generators": tuple(rows)}, locations)
+    state.buildfile = (digest, {**config, "generators": tuple(rows)}, locations)
     save_state(path, state)
     again = build().counts()
     assert again["failed"] == 0 and again["rendered"] + again["up to date"] == first["rendered"]
-    assert from_rows(load_state(path, print)["buildfile"].config["generators"]) is not None  # saved afresh
+    assert from_rows(load_state(path, print).buildfile.config["generators"]) is not None  # saved afresh

@@ -60,12 +60,12 @@ def _monitors(root: Path) -> set[str]:
 def _records(root: Path) -> dict:
     from manifesto.build_graph.state import load_state
 
-    return load_state(str(root / "out" / ".cache" / "state"), print)["pairs"]
+    return load_state(str(root / "out" / ".cache" / "state"), print).pairs
 
 
 def test_the_stored_plan_of_each_pair_renders_its_artifact(tmp_path, monkeypatch):
     from manifesto.render import render_plan
-    from manifesto.util.status import Status
+    from manifesto.tasks.status import Status
     from manifesto.store import Store
     from manifesto.tasks.entries import Resolved
     from manifesto.tasks.memo import plan_of
@@ -94,7 +94,7 @@ def test_the_stored_plan_of_each_pair_renders_its_artifact(tmp_path, monkeypatch
 
 
 def test_a_comment_reresolves_but_reuses_the_render_product(tmp_path, monkeypatch):
-    from manifesto.util.status import Status
+    from manifesto.tasks.status import Status
 
     root = _tree(tmp_path / "tree")
     _build(root, monkeypatch)

@@ -18,7 +18,7 @@ import manifesto.build_graph.outdir as outdir
 import manifesto.build_graph.state as state_mod
 from manifesto.build_graph import api
 from manifesto.build_graph.state import PairRecord, load_state, new_state, save_state
-from manifesto.util.status import Status
+from manifesto.tasks.status import Status
 
 MANY = {f"models/many/spec{i:02d}.yaml": f"release: r{i}\n" for i in range(12)}
 
@@ -160,13 +160,13 @@ def test_an_edit_keeping_the_inputs_does_not_go_over_every_record(tree, monkeypa
 def test_an_edit_that_drops_an_input_forgets_it(tree, monkeypatch):
     _build(tree)
     key = "models/wide/wide-base.yaml"
-    assert key in load_state(str(tree / "out/.cache/state"), print)["stat"]
+    assert key in load_state(str(tree / "out/.cache/state"), print).stat
     calls = _count_referenced(monkeypatch)
     for spec in ("1p1d", "2p1d"):  # no spec extends the base any more
         _edit(tree, f"models/wide/{spec}.yaml", f"accelerator: gb200\nimage: v1\nrelease: {spec}\n")
     _build(tree)
     assert calls == [1]
-    assert key not in load_state(str(tree / "out/.cache/state"), print)["stat"]
+    assert key not in load_state(str(tree / "out/.cache/state"), print).stat
 
 
 def test_an_edit_build_still_prunes_an_artifact_no_target_produces(tree):
@@ -186,11 +186,11 @@ def _budget(gpus: int) -> dict:
     return {"gpus": gpus, "nodes": 1, "accelerator": "gb200", "hourly_cost": None}
 
 
-def _state(n: int) -> dict:
+def _state(n: int):
     state = new_state()
     for i in range(n):
         art = f"{i + 7:032x}"
-        state["pairs"][(f"models/m{i}.yaml", "c")] = PairRecord(
+        state.pairs[(f"models/m{i}.yaml", "c")] = PairRecord(
             ("code", ("user", None)), ("clusters/c.yaml", f"models/m{i}.yaml"), ("d" * 32, f"{i:032x}"),
             f"{i:031x}k", Status.OK, ".yaml", art, "", art, _budget(8 if i % 2 else 4))
     return state
@@ -215,18 +215,18 @@ def test_a_save_makes_plain_only_the_changed_records(tmp_path, monkeypatch):
     calls = _count_compacts(monkeypatch)
     pair = ("models/m5.yaml", "c")
     fresh = "".join  # equal values in new objects, as a render gives them
-    state["pairs"][pair] = state["pairs"][pair]._replace(
+    state.pairs[pair] = state.pairs[pair]._replace(
         context=(fresh(["co", "de"]), (fresh(["us", "er"]), None)),
         inputs=(fresh(["clusters/", "c.yaml"]), "models/m5.yaml"),
         digests=(fresh(["d"] * 32), "e" * 32), key="new", budget=dict(_budget(8)))
-    del state["pairs"][("models/m6.yaml", "c")]
+    del state.pairs[("models/m6.yaml", "c")]
     save_state(path, state)
-    assert calls == [state["pairs"][pair]]
+    assert calls == [state.pairs[pair]]
     back = load_state(path, print)
-    assert back["pairs"] == state["pairs"] and "_saved" not in back["pairs"]
+    assert back.pairs == state.pairs and "_saved" not in back.pairs
     # the changed record still shares its unchanged parts with the others
-    other = back["pairs"][("models/m7.yaml", "c")]
-    new = back["pairs"][pair]
+    other = back.pairs[("models/m7.yaml", "c")]
+    new = back.pairs[pair]
     assert new.digests[0] is other.digests[0] and new.context is other.context and new.budget is other.budget
     assert new.inputs[0] is other.inputs[0]
 
@@ -239,13 +239,13 @@ def test_saves_during_a_build_make_plain_what_came_since_the_last(tmp_path, monk
     assert len(calls) == 20
     calls.clear()
     extra = _state(23)
-    for k in list(extra["pairs"])[20:]:
-        state["pairs"][k] = extra["pairs"][k]
+    for k in list(extra.pairs)[20:]:
+        state.pairs[k] = extra.pairs[k]
     save_state(path, state)
     assert len(calls) == 3
     back = load_state(path, print)
-    assert back["pairs"] == state["pairs"]
-    recs = list(back["pairs"].values())
+    assert back.pairs == state.pairs
+    recs = list(back.pairs.values())
     assert all(r.digests[0] is recs[0].digests[0] and r.context is recs[0].context for r in recs)
 
 
@@ -263,10 +263,10 @@ def test_a_planted_record_with_unhashable_parts_is_saved_again(tmp_path):
     payload = marshal.dumps(plain)
     path.write_bytes(state_mod.header_for(payload) + payload)
     state = load_state(str(path), print)
-    assert state["pairs"][key].context == ["code", ["user"]]
-    state["pairs"][key] = state["pairs"][key]._replace(context=("code", ("user", None)))
+    assert state.pairs[key].context == ["code", ["user"]]
+    state.pairs[key] = state.pairs[key]._replace(context=("code", ("user", None)))
     save_state(str(path), state)
-    assert load_state(str(path), print)["pairs"] == state["pairs"]
+    assert load_state(str(path), print).pairs == state.pairs
 
 
 @pytest.mark.parametrize("context", [("budgets by id",), ("budget", b"x")])
@@ -283,10 +283,10 @@ def test_a_planted_record_cannot_pose_as_the_sharing_tables_own_keys(tmp_path, c
     path.write_bytes(state_mod.header_for(payload) + payload)
     state = load_state(str(path), print)
     for pair in (first, second):  # both rendered again: the planted one's parts seed the table
-        state["pairs"][pair] = state["pairs"][pair]._replace(key="again", budget=dict(_budget(2)))
+        state.pairs[pair] = state.pairs[pair]._replace(key="again", budget=dict(_budget(2)))
     save_state(str(path), state)
-    back = load_state(str(path), print)["pairs"]
-    assert back == state["pairs"] and back[second].budget == _budget(2)
+    back = load_state(str(path), print).pairs
+    assert back == state.pairs and back[second].budget == _budget(2)
 
 
 def test_saves_during_a_long_build_are_spaced_by_what_they_cost(monkeypatch):

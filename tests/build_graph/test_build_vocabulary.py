@@ -1,4 +1,4 @@
-"""Issue 15: the build's words come from the enums of ``manifesto.util.status`` (Status, Need,
+"""Issue 15: the build's words come from the enums of ``manifesto.tasks.status`` (Status, Need,
 Source, Reported), one meaning each, not from string literals scattered in the engine."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def test_item_and_record_words_are_enum_members(module):
 
 
 def test_each_enum_word_has_one_meaning():
-    from manifesto.util.status import Need, Reported, Source, Status
+    from manifesto.tasks.status import Need, Reported, Source, Status
 
     for enum in (Status, Need, Source, Reported):
         values = [m.value for m in enum]

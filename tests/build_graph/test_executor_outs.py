@@ -7,7 +7,7 @@ import os
 import pytest
 
 from manifesto.build_graph import executor
-from manifesto.util import fsutil
+from manifesto.edge import fs as fsutil
 
 
 def test_one_walk_per_folder_and_the_same_results_as_write_artifact(tmp_path, monkeypatch):

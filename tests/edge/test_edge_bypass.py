@@ -17,8 +17,6 @@ PACKAGE = Path(__file__).resolve().parents[2] / "manifesto"
 
 #: Module (relative to the package) -> what it may do, and why.
 ALLOWED: dict[str, tuple[set[str], str]] = {
-    "util/fsutil.py": ({"os.open", "open", "mutate"}, "the confined, non-following open, atomic-write and removal "
-                                                  "primitives the edge builds on"),
     "render/k8s/idle.py": ({"open"}, "reads the idle controller's source from its own package folder, once"),
     "ops/kubectl.py": ({"subprocess"}, "the kubectl runner: a fixed argv, a deadline, escaped output"),
     "ops/slurm.py": ({"subprocess"}, "the Slurm runner (sbatch, squeue, scancel, ssh)"),
@@ -135,3 +133,17 @@ def test_the_scan_sees_every_kind_of_bypass(tmp_path):
                      "subprocess", "open", "eval", "eval", "marshal", "mutate", "mutate", "mutate", "mutate", "mutate",
                      "mutate", "mutate", "mutate"]
     assert all(rel.endswith(".py") and (PACKAGE / rel).is_file() or rel == "ops/programs.py" for rel in ALLOWED)
+
+
+def test_one_home_for_each_file_primitive():
+    """Issue 37: file-system access lives in ``manifesto/edge`` only, and each primitive once:
+    one ``read_bytes`` (``edge/files.py``) and one atomic write (``edge/fs.py``,
+    ``write_atomic``), where ``util/fsutil.py`` and ``build_graph/fsio.py`` had one each."""
+    defined: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), rel)):
+            if isinstance(node, ast.FunctionDef) and node.name in ("read_bytes", "atomic_write", "write_atomic"):
+                defined.setdefault(node.name, []).append(rel)
+    assert defined == {"read_bytes": ["edge/files.py"], "write_atomic": ["edge/fs.py"]}
+    assert not (PACKAGE / "util" / "fsutil.py").exists() and not (PACKAGE / "build_graph" / "fsio.py").exists()

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from manifesto.util import fsutil
+from manifesto.edge import fs as fsutil
 
 
 # -- temporary names ------------------------------------------------------------------------

@@ -228,7 +228,7 @@ def ws(tmp_path):
     ("inner.json", "inner.json is a symlink"),
 ])
 def test_config_json_in_a_build_stays_in_the_workspace(ws, tmp_path, value, message):
-    from manifesto.tasks.inputs import load_architecture
+    from manifesto.tasks.inputs.architecture import load_architecture
 
     (ws / "models" / "link.json").symlink_to(tmp_path / "outside.json")
     (ws / "models" / "dirlink").symlink_to(tmp_path)
@@ -242,7 +242,7 @@ def test_config_json_in_a_build_stays_in_the_workspace(ws, tmp_path, value, mess
 
 
 def test_config_json_values_never_reach_an_error(ws):
-    from manifesto.tasks.inputs import load_architecture
+    from manifesto.tasks.inputs.architecture import load_architecture
 
     secret = "SECRETvalue123"
     for body in (f'{{"hidden_size": "{secret}"}}', f'{{"torch_dtype": "{secret}", "hidden_size": 1}}',

@@ -1,6 +1,6 @@
 """Properties of the third round's edge (issue 35, items 4 to 7), over generated input:
 
-- the gitops grammar (``manifesto.util.gitops_rules``): what it accepts, written as init
+- the gitops grammar (``manifesto.build_graph.gitops_rules``): what it accepts, written as init
   writes it, reads back as the same string; a URL with credentials is always refused and the
   refusal never repeats them;
 - the bearer token never survives ``edge.escape.terminal(..., secrets=...)``, whatever the
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from manifesto.edge.escape import terminal
 from manifesto.errors import InputError
 from manifesto.load.yamlio import parse_yaml
-from manifesto.util import gitops_rules as rules
+from manifesto.build_graph import gitops_rules as rules
 from manifesto.util import quantity
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -75,7 +75,7 @@ def test_the_checks_accept_what_a_build_writes(tmp_path):
     run = Runner(root, tmp_path / "renders.log")
     assert run("build").returncode == 0
     decoded = build_state._decode((root / "out/.cache/state").read_bytes())
-    assert isinstance(decoded, dict) and len(decoded["pairs"]) == len(PAIRS)
+    assert isinstance(decoded, build_state.BuildState) and len(decoded.pairs) == len(PAIRS)
 
 
 @pytest.mark.parametrize(("name", "shown"), [("evil\x1b[2Jred.yaml", "evil\\x1b[2Jred.yaml"),

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import manifesto.build_graph.state as build_state
-from manifesto.build_graph import engine
+from manifesto.build_graph import sources
 from manifesto.build_graph.generators import folder_ok, from_rows
 from manifesto.build_graph.statcache import StatCache
 
@@ -29,38 +29,38 @@ values = st.recursive(leaves, lambda children: st.tuples(children, children) | s
                       | st.dictionaries(st.text(max_size=6) | st.integers(0, 9), children, max_size=3), max_leaves=25)
 
 
-def _sealed(state: dict) -> bytes:
-    payload = marshal.dumps(state)
+def _sealed(state) -> bytes:
+    payload = marshal.dumps(state.plain())
     return build_state.header_for(payload) + payload
 
 
-def _load(tmp_path, blob: bytes) -> dict:
+def _load(tmp_path, blob: bytes):
     path = tmp_path / "state"
     path.write_bytes(blob)
     warned = []
     state = build_state.load_state(str(path), warned.append)
-    assert isinstance(state, dict) and isinstance(state["pairs"], dict) and isinstance(state["stat"], dict)
+    assert isinstance(state, build_state.BuildState) and isinstance(state.pairs, dict) and isinstance(state.stat, dict)
     return state
 
 
-def _use(tmp_path, state: dict) -> None:
+def _use(tmp_path, state) -> None:
     """What a build does with each part of a manifest it accepted: none of it raises, and no
     name or folder it yields leaves the workspace."""
-    cached = state.get("buildfile")
+    cached = state.buildfile
     if isinstance(cached, tuple) and len(cached) == 3 and isinstance(cached[1], dict):
-        config = engine._cached_config(cached[1])
+        config = sources._cached_config(cached[1])
         if config is not None:
             for gen in config["generators"]:
                 assert folder_ok(gen.path) if hasattr(gen, "path") else gen.name.isprintable()
-    listing = state.get("listing")
-    if listing and engine._listing_ok(listing):
+    listing = state.listing
+    if listing and sources._listing_ok(listing):
         for names in listing[2].values():
             for name in names or ():
                 assert not name.startswith("/") and ".." not in name.split("/")
-    cache = StatCache(str(tmp_path), state["stat"])
-    for key in list(state["stat"])[:5]:
+    cache = StatCache(str(tmp_path), state.stat)
+    for key in list(state.stat)[:5]:
         cache.digest(key)
-    for rec in state["pairs"].values():
+    for rec in state.pairs.values():
         assert rec.suffix in ("", ".yaml", ".sbatch") and all(isinstance(p, str) for p in rec.inputs)
 
 
@@ -68,7 +68,7 @@ def _use(tmp_path, state: dict) -> None:
 @given(st.binary(max_size=300))
 def test_random_bytes_are_a_miss(tmp_path, blob):
     state = _load(tmp_path, blob)
-    assert state["pairs"] == {} or blob.startswith(build_state._MAGIC)
+    assert state.pairs == {} or blob.startswith(build_state._MAGIC)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -86,7 +86,7 @@ def test_bytes_under_a_foreign_mac_are_a_miss(tmp_path, payload):
 @given(part=st.sampled_from(["pairs", "stat", "buildfile", "listing", "code", "tasks", "store"]), value=values)
 def test_a_sealed_manifest_of_any_shape_is_checked_before_use(tmp_path, part, value):
     state = build_state.new_state()
-    state[part] = value
+    setattr(state, part, value)
     _use(tmp_path, _load(tmp_path, _sealed(state)))
 
 
@@ -99,7 +99,7 @@ def test_a_sealed_manifest_of_any_shape_is_checked_before_use(tmp_path, part, va
 def test_a_sealed_record_of_any_shape_is_a_record_or_a_miss(tmp_path, key, record):
     state = build_state.new_state()
     try:
-        state["pairs"] = {key: record}
+        state.pairs = {key: record}
     except TypeError:  # an unhashable key cannot be in a marshalled dict either
         return
     _use(tmp_path, _load(tmp_path, _sealed(state)))

@@ -3,7 +3,7 @@
 Classes (the id's prefix):
 
 - ``g-``: GitOps values, through ``init --gitops-*`` and through BUILD.yaml's gitops target:
-  one grammar (``manifesto.util.gitops_rules``); credentials in a URL refused without being
+  one grammar (``manifesto.build_graph.gitops_rules``); credentials in a URL refused without being
   repeated (the corpus' SECRET must never be printed); values YAML would retype or cannot
   hold (``1.10``, ``~``, a trailing ``:``), ``file://``, invisible and bidi characters;
 - ``n-``: numbers from files and flags: a config.json's counts bounded above and below (a

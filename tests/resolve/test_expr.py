@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from manifesto.errors import ExpressionError, Origin
-from manifesto.util.expr import evaluate, is_expression
+from manifesto.resolve.expr import evaluate, is_expression
 
 VARS = {"max_concurrency": 256, "mtp_size": 2, "half": 0.5, "zero": 0}
 

@@ -11,7 +11,7 @@ import zlib
 import pytest
 
 from manifesto.load.digest import digest
-from manifesto.util.status import Status
+from manifesto.tasks.status import Status
 from manifesto.store import DEFAULT_LIMIT, Store, parse_limit, register, seal
 from manifesto.tasks.entries import Rendered, RequestEntry, ResultEntry, install
 

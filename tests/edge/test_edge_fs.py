@@ -1,4 +1,4 @@
-"""Confined writes and reads (``manifesto.util.fsutil``): never through a symlink, never into a FIFO."""
+"""Confined writes and reads (``manifesto.edge.fs``): never through a symlink, never into a FIFO."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from manifesto.util.fsutil import UnsafePath, open_regular, write_atomic
+from manifesto.edge.fs import UnsafePath, open_regular, write_atomic
 
 
 @pytest.fixture

@@ -1,4 +1,6 @@
-"""File-system primitives of the build: stat signatures, content digests, atomic writes.
+"""What the build knows of a file without trusting it: stat signatures (whether a file may
+have changed since it was digested), a file's digest read now, and whether a file already
+holds given bytes. Atomic writes are :mod:`manifesto.edge.fs`'s (``write_atomic``).
 
 Everything here is stdlib-only and cheap to import: a no-op build goes through it.
 """
@@ -8,21 +10,15 @@ from __future__ import annotations
 import os
 import time
 
-from manifesto.load.digest import digest
+from manifesto.util.hashing import digest
 
 __all__ = [
-    "atomic_write",
-    "digest",
     "dir_signature",
     "hash_file",
+    "holds",
     "is_racy",
-    "read_bytes",
     "signature",
-    "TMP_MARK",
 ]
-
-#: Temporary files of an atomic write end with this; a later build removes leftovers.
-TMP_MARK = ".tmp~"
 
 # A digest is trusted on a later run only if the file's mtime was older than the
 # moment we read it by at least one timestamp tick: otherwise a second write in the
@@ -67,16 +63,19 @@ def dir_signature(path: str, listed_ns: int):
 MAX_DIGESTED = 256 * 1024 * 1024
 
 
-def read_bytes(path: str) -> bytes | None:
-    """The bytes of ``path``, or None when it does not exist or is not a regular file (a
-    FIFO is never opened for reading, so it cannot hang the build)."""
-    from manifesto.edge.raw import read_regular
-    from manifesto.util.fsutil import UnsafePath
+def holds(path: str, data: bytes) -> bool:
+    """Whether ``path`` is a regular file of exactly ``data`` (False when it is missing, not a
+    regular file or over the bound: a FIFO is never opened for reading, so it cannot hang the
+    build)."""
+    from manifesto.edge.raw import TooLarge, read_regular
+    from manifesto.edge.fs import UnsafePath
 
+    if len(data) > MAX_DIGESTED:
+        return False
     try:
-        return read_regular(path, follow=True, limit=MAX_DIGESTED)
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, UnsafePath):
-        return None
+        return read_regular(path, follow=True, limit=MAX_DIGESTED) == data
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, UnsafePath, TooLarge):
+        return False
 
 
 def hash_file(path: str) -> tuple[tuple[int, int, int, int], str, bool] | None:
@@ -86,7 +85,7 @@ def hash_file(path: str) -> tuple[tuple[int, int, int, int], str, bool] | None:
     ``is_racy``) or when the file changed while it was read.
     """
     from manifesto.edge.raw import read_regular
-    from manifesto.util.fsutil import UnsafePath
+    from manifesto.edge.fs import UnsafePath
 
     read_ns = time.time_ns()
     stats: list = []
@@ -98,18 +97,3 @@ def hash_file(path: str) -> tuple[tuple[int, int, int, int], str, bool] | None:
     sig = (after.st_mtime_ns, after.st_size, after.st_ino, after.st_ctime_ns)
     steady = (before.st_mtime_ns, before.st_size, before.st_ctime_ns) == (sig[0], sig[1], sig[3])
     return sig, digest(data), steady and not is_racy(sig[0], read_ns)
-
-
-def atomic_write(path: str, data: bytes) -> tuple[int, int, int]:
-    """Write ``data`` to ``path`` atomically (readers, and a build killed half-way, see the
-    old or the new bytes, never a mix). Returns the signature of the new file; temporary
-    files carry ``TMP_MARK`` so out/ pruning can remove ones a killed build left.
-
-    The write never goes through a symlink (``fsutil.UnsafePath`` names it): build paths
-    are real paths (the workspace root is resolved when found), so any link on the way
-    was planted in the tree, e.g. by a committed ``out/deploy -> ../../victim``.
-    """
-    from manifesto.util.fsutil import write_atomic
-
-    write_atomic(path, data, suffix=TMP_MARK, durable=False, root=os.sep)
-    return signature(path)

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("msgspec")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SPEC = str(REPO / "models" / "qwen" / "qwen3-0.6b.yaml")
 GB200 = str(REPO / "clusters" / "example-gb200.yaml")
 
@@ -31,9 +31,9 @@ def test_render_gives_the_text_of_resolving_and_rendering_the_loaded_pair():
     from manifesto.cluster import load_cluster
     from manifesto.render import artifact_text
     from manifesto.spec import load_spec
-    from manifesto.util.status import Status
+    from manifesto.tasks.status import Status
     from manifesto.tasks import Outcome, PairRequest, Task, run
-    from manifesto.tasks.inputs import resolution
+    from manifesto.tasks.inputs.plan import resolution
 
     outcome = run(Task.RENDER, PairRequest(SPEC, GB200, _options()), _memo())
     assert isinstance(outcome, Outcome) and outcome.status == Status.OK and outcome.error is None
@@ -50,7 +50,7 @@ def test_render_gives_the_text_of_resolving_and_rendering_the_loaded_pair():
 
 def test_an_incompatible_pair_and_a_bad_spec_are_outcomes_with_their_error_and_inputs(tmp_path):
     from manifesto.errors import IncompatiblePairError, InputError
-    from manifesto.util.status import Status
+    from manifesto.tasks.status import Status
     from manifesto.tasks import PairRequest, Task, run
 
     h200 = str(REPO / "models" / "qwen" / "h200-aggregated.yaml")

@@ -15,7 +15,11 @@ import stat
 
 __all__ = ["NAME_MAX", "UnsafePath", "kind_of", "open_below", "open_dir_below", "open_dir_in", "open_in", "open_regular",
            "remove_below", "remove_tree", "rmdir_in", "safe_problem", "target_problem", "unlink_in",
-           "temp_name", "write_atomic", "write_in", "make_dir", "make_dirs", "touch_in"]
+           "temp_name", "write_atomic", "write_in", "make_dir", "make_dirs", "touch_in", "TMP_MARK"]
+
+#: Temporary files of the build's and the store's atomic writes end with this; a later build
+#: removes ones a killed process left.
+TMP_MARK = ".tmp~"
 
 
 class UnsafePath(OSError):
