@@ -500,7 +500,7 @@ def _bindings_before_roles(objs: list[dict], live: dict) -> list[tuple[str, str]
 def _without(objs: list[dict], bindings: set[str], folder: str) -> str | None:
     """A copy of the objects without those RoleBindings, written in ``folder`` (None:
     nothing is left)."""
-    from manifesto.util.fsutil import write_atomic
+    from manifesto.edge.fs import write_atomic
     from manifesto.util.yamlemit import dump_all
 
     kept = [o for o in objs if not (o["kind"] == "RoleBinding" and _metadata(o)["name"] in bindings)]
