@@ -135,17 +135,20 @@ def _recorded_estimate(args) -> str:
     """The estimate ``manifesto plan --write`` recorded in the spec's leading comment (the lines
     from "# Prefill/decode" or "# Estimated at" through "#   source:"), shown as the file says
     it: a comment, so nothing checks it against this render. Empty when there is none."""
+    from manifesto.edge.files import read_bytes
+    from manifesto.errors import ManifestoError
     from manifesto.load.catalog import find
 
     try:
-        with open(find("models", args.spec, search=search_of(args)), encoding="utf-8", errors="replace") as f:
-            head = []
-            for line in f:
-                if not line.startswith("#") or len(head) > 64:
-                    break
-                head.append(line.rstrip("\n"))
-    except OSError:
+        path = find("models", args.spec, search=search_of(args))
+        raw = read_bytes(path, str(path))
+    except (ManifestoError, OSError):
         return ""
+    head = []
+    for line in raw.decode("utf-8", errors="replace").splitlines():
+        if not line.startswith("#") or len(head) > 64:
+            break
+        head.append(line)
     if not head or not head[0].startswith("# Written by `manifesto plan "):
         return ""
     start = next((i for i, line in enumerate(head) if line.startswith(("# Prefill/decode ", "# Estimated at "))), None)

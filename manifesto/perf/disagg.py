@@ -32,7 +32,7 @@ import copy
 import math
 import re
 
-__all__ = ["Role", "PDOutcome", "PDReport", "search", "spec_data", "spec_text", "MAX_WORKERS", "DECODE_WORKERS"]
+__all__ = ["RoleWorkers", "PDOutcome", "PDReport", "search", "spec_data", "spec_text", "MAX_WORKERS", "DECODE_WORKERS"]
 
 #: The most prefill workers one xPyD set is given.
 MAX_WORKERS = 8
@@ -47,7 +47,7 @@ SPAN = 2
 KV_TRANSFER = {"kv_connector": "NixlConnector", "kv_role": "kv_both"}
 
 
-class Role:
+class RoleWorkers:
     """One side of an xPyD set: an engine layout (a ``capacity.Candidate``, pp 1), its worker
     count (the role's replicas) and the batch per DP rank the estimate assumes."""
 
@@ -84,7 +84,7 @@ class PDOutcome:
 
     __slots__ = ("cluster", "accelerator", "prefill", "decode", "performance", "data", "plan", "against", "beats")
 
-    def __init__(self, cluster: str, accelerator: str, prefill: Role, decode: Role, performance) -> None:
+    def __init__(self, cluster: str, accelerator: str, prefill: RoleWorkers, decode: RoleWorkers, performance) -> None:
         self.cluster, self.accelerator, self.prefill, self.decode = cluster, accelerator, prefill, decode
         self.performance = performance
         self.data: dict | None = None
@@ -155,7 +155,7 @@ def rank_head(p) -> tuple:
             1.0 / p.gpu_tokens_s if p.gpu_tokens_s > 0 else math.inf)
 
 
-def _estimate(raw: dict, source: str, decode: Role, gpus: int, hourly_cost: float | None, work):
+def _estimate(raw: dict, source: str, decode: RoleWorkers, gpus: int, hourly_cost: float | None, work):
     from manifesto.perf.engine import Estimate
 
     est = Estimate(float(raw["ttft"]), float(raw["tpot"]), float(raw["tokens/s"]), float(raw["seq/s"]),
@@ -266,7 +266,7 @@ def _search_one(engine, work, model_id: str, system: str, outcomes) -> tuple[lis
     prefill: list[tuple] = []
     why = ""
     for lay, _ in layouts:
-        raw, version = engine.disagg(model_id, system, Role(lay, 1, 1), Role(lay, 1, 1), kv, work)
+        raw, version = engine.disagg(model_id, system, RoleWorkers(lay, 1, 1), RoleWorkers(lay, 1, 1), kv, work)
         if raw is None:
             why = version
             continue
@@ -279,8 +279,8 @@ def _search_one(engine, work, model_id: str, system: str, outcomes) -> tuple[lis
         for y in DECODE_WORKERS:
             if y * lay.dp > conc or y * per_engine < conc:
                 continue  # a worker without a sequence, or KV caches that cannot hold the concurrency
-            role = Role(lay, y, math.ceil(conc / (y * lay.dp)))
-            raw, version = engine.disagg(model_id, system, Role(first, 1, 1), role, kv, work)
+            role = RoleWorkers(lay, y, math.ceil(conc / (y * lay.dp)))
+            raw, version = engine.disagg(model_id, system, RoleWorkers(first, 1, 1), role, kv, work)
             if raw is None:
                 why = version
                 continue
@@ -301,7 +301,7 @@ def _search_one(engine, work, model_id: str, system: str, outcomes) -> tuple[lis
     for _, p, x0, d in combos[:PROBES]:
         best = None
         for x in sorted({max(1, x0 - 1), x0, min(MAX_WORKERS, x0 + 1)}):
-            pre = Role(p, x, 1)
+            pre = RoleWorkers(p, x, 1)
             raw, version = engine.disagg(model_id, system, pre, d, kv, work)
             if raw is None:
                 continue

@@ -269,7 +269,7 @@ class Engine:
 
     def disagg(self, model_id: str, system: str, prefill, decode, kv_dtype: str, work: PerfWorkload) -> tuple:
         """(AIConfigurator's disaggregated estimate as its result row, the database version) of
-        ``prefill`` and ``decode`` (``manifesto.perf.disagg.Role``: a layout, its workers and
+        ``prefill`` and ``decode`` (``manifesto.perf.disagg.RoleWorkers``: a layout, its workers and
         batch), or (None, why not): ``_aic_disagg``, the steps of ``aiconfigurator cli estimate
         --estimate-mode disagg``."""
         db, version = self.database(system)
@@ -332,8 +332,10 @@ class Engine:
             if folder:
                 import os
 
-                with open(os.path.join(folder, "cli", "api.py"), encoding="utf-8") as f:
-                    tree = ast.parse(f.read())
+                from manifesto.edge.files import read_text
+
+                source = os.path.join(folder, "cli", "api.py")
+                tree = ast.parse(read_text(source, source, what="Python file"))
                 for node in tree.body:
                     if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
                             isinstance(node.targets[0], ast.Name) and node.targets[0].id in names and \

@@ -110,6 +110,9 @@ def kueue_cluster(tmp_path_factory):
         cluster = Cluster.from_env(state / "cluster" / "env")
         cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f",
                         str(Path(source) / "config/components/crd/bases"))
+        # Kueue sets up its indexes at start-up and exits if a kind it indexes (Workload) is
+        # not served yet: wait until the API server serves every CRD just applied.
+        cluster.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=120s")
         cluster.ensure_namespace("kueue-system")
         certs = state / "certs"
         _certificates(certs)
