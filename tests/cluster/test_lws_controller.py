@@ -271,3 +271,55 @@ def test_lws_controller_runs_the_artifact(lws_cluster, case, tmp_path):
         instances = {d["metadata"]["labels"]["app.kubernetes.io/instance"] for d in sets.values()}
         cluster.kubectl("wait", "--for=delete", "pods", "-n", NS, "-l",
                         f"app.kubernetes.io/instance in ({','.join(sorted(instances))})", "--timeout=120s", check=False)
+
+
+def test_the_longest_lws_name_the_renderer_allows_gets_its_pods(lws_cluster):
+    """The renderer's name budget for a LeaderWorkerSet (render/k8s/validity.py: its pods'
+    names, and the controller-revision-hash label of its workers' StatefulSet
+    ``<name>-<group>``) holds on the real controllers: at the longest name it allows, the LWS
+    controller and the StatefulSet controller create every pod. One character more is refused
+    at render time (whether the real controller would then fail depends on its hash's length)."""
+    from manifesto.render.k8s.validity import check_objects
+    from manifesto.errors import RenderCheckError
+
+    cluster, _ = lws_cluster
+    artifact = kit.REPO_ROOT / ARTIFACTS["pd-pair"][0]
+    (lws,) = [d for d in documents(artifact) if d["kind"] == "LeaderWorkerSet"
+              and d["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"]["labels"]["manifesto.llm-d.ai/role"] == "decode"]
+    assert lws["spec"]["leaderWorkerTemplate"]["size"] > 1  # a workers' StatefulSet per group
+
+    def named(length: int) -> dict:
+        obj = json.loads(json.dumps(lws))
+        obj["metadata"]["name"] = ("lws-limit-" + "x" * length)[:length]
+        return obj
+
+    longest = max(n for n in range(20, 64) if _renders(check_objects, RenderCheckError, named(n)))
+    assert not _renders(check_objects, RenderCheckError, named(longest + 1))
+    obj = named(longest)
+    name = obj["metadata"]["name"]
+    cluster.kubectl("apply", "--server-side", "-f", "-", input=json.dumps(obj))
+    try:
+        want = obj["spec"].get("replicas", 1) * obj["spec"]["leaderWorkerTemplate"]["size"]
+        deadline = time.monotonic() + 120
+        while True:
+            pods = cluster.get("pods", "-n", NS, "-l", f"leaderworkerset.sigs.k8s.io/name={name}")["items"]
+            if len(pods) == want:
+                break
+            failed = [e["message"] for e in cluster.get("events", "-n", NS, "--field-selector", "reason=FailedCreate")["items"]
+                      if e["involvedObject"]["name"].startswith(name)]
+            assert not failed, failed
+            assert time.monotonic() < deadline, f"{len(pods)}/{want} pods of {name} after 120 s"
+            time.sleep(0.5)
+    finally:
+        cluster.kubectl("delete", "leaderworkersets.leaderworkerset.x-k8s.io", "-n", NS, name, "--ignore-not-found",
+                        "--wait=true", check=False)
+        cluster.kubectl("wait", "--for=delete", "pods", "-n", NS, "-l", f"leaderworkerset.sigs.k8s.io/name={name}",
+                        "--timeout=120s", check=False)
+
+
+def _renders(check_objects, error, obj: dict) -> bool:
+    try:
+        check_objects([obj])
+    except error:
+        return False
+    return True
