@@ -323,3 +323,39 @@ def _renders(check_objects, error, obj: dict) -> bool:
     except error:
         return False
     return True
+
+
+def test_ready_waits_for_a_template_change_to_roll_out(lws_cluster, tmp_path):
+    """After a template change, `ready` returns only once every pod of the LeaderWorkerSet
+    comes from the new template (the real controller's rolling update, its status)."""
+    cluster, _ = lws_cluster
+    artifact, spec = (kit.REPO_ROOT / p for p in ARTIFACTS["aggregated-multinode"])
+    docs = documents(artifact)
+    (lws,) = [d for d in docs if d["kind"] == "LeaderWorkerSet"]
+    name = lws["metadata"]["name"]
+    run = Manifesto(cluster, tmp_path)
+    args = ("ready", str(spec), "--cluster", str(CLUSTER_PROFILE), "--namespace", NS, "--user", "example-user",
+            "--context", "admin", "--timeout", "180")
+    cluster.kubectl("apply", "--server-side", "-f", str(artifact))
+    try:
+        ok(run(*args, cwd=tmp_path, timeout=300))
+        before = {p["metadata"]["uid"] for p in cluster.get("pods", "-n", NS, "-l", f"leaderworkerset.sigs.k8s.io/name={name}")["items"]}
+        changed = json.loads(json.dumps(lws))
+        for template in ("leaderTemplate", "workerTemplate"):
+            meta = changed["spec"]["leaderWorkerTemplate"][template]["metadata"]
+            meta.setdefault("annotations", {})["manifesto-test/revision"] = "2"
+        cluster.kubectl("apply", "--server-side", "-f", "-", input=json.dumps(changed))
+        ready = run(*args, cwd=tmp_path, timeout=300)
+        pods = cluster.get("pods", "-n", NS, "-l", f"leaderworkerset.sigs.k8s.io/name={name}")["items"]
+        assert ready.returncode == 0, ready.stderr
+        assert len(pods) == lws["spec"]["leaderWorkerTemplate"]["size"]
+        stale = [p["metadata"]["name"] for p in pods
+                 if p["metadata"]["uid"] in before
+                 or (p["metadata"].get("annotations") or {}).get("manifesto-test/revision") != "2"
+                 or not _ready_pod(p)]
+        assert not stale, f"ready returned with pods of the old template: {stale}\n{ready.stderr}"
+    finally:
+        cluster.kubectl("delete", "-f", str(artifact), "--ignore-not-found", "--wait=true", "--timeout=120s",
+                        check=False)
+        cluster.kubectl("wait", "--for=delete", "pods", "-n", NS, "-l", f"leaderworkerset.sigs.k8s.io/name={name}",
+                        "--timeout=120s", check=False)
