@@ -189,6 +189,17 @@ def _lws_label_keys() -> dict[str, str]:
             "group_key": GROUP_KEY}
 
 
+def _lws_health(live: dict) -> dict:
+    """The Argo CD health check the project ships for LeaderWorkerSets, run on ``live``."""
+    import importlib.util
+
+    module = importlib.util.spec_from_file_location("lua_health", kit.REPO_ROOT / "tests" / "argocd" / "lua_health.py")
+    lua = importlib.util.module_from_spec(module)
+    module.loader.exec_module(lua)
+    script = kit.REPO_ROOT / "manifesto/data/argocd/resource_customizations/leaderworkerset.x-k8s.io/LeaderWorkerSet/health.lua"
+    return lua.run_health(script.read_text(encoding="utf-8"), live)
+
+
 def _ready_pod(pod: dict) -> bool:
     return any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions", []))
 
@@ -220,6 +231,8 @@ def test_lws_controller_runs_the_artifact(lws_cluster, case, tmp_path):
             live = cluster.get("leaderworkersets.leaderworkerset.x-k8s.io", "-n", NS, name)
             available = [c for c in live["status"].get("conditions", []) if c["type"] == "Available"]
             assert [c["status"] for c in available] == ["True"], (name, live["status"], waited)
+            # The Argo CD health check `status` runs, on the status v0.8.0 writes (no observedGeneration).
+            assert _lws_health(live)["status"] == "Healthy", (_lws_health(live), live["status"])
             replicas = lws["spec"].get("replicas", 1)
             size = lws["spec"]["leaderWorkerTemplate"].get("size", 1)
             pods = cluster.get("pods", "-n", NS, "-l", f"{keys['name']}={name}")["items"]
