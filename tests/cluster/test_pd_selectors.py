@@ -3,7 +3,8 @@ InferencePool exactly the model-server pods of every role, as the API server's o
 selection answers (not computed here). Pods are matched to their Deployment through the
 ownerReferences the controllers wrote.
 
-Only Deployment-based pairs: the LeaderWorkerSet controller is not in tools/testcluster.
+Only Deployment-based pairs here: the LeaderWorkerSet controller is not in the shared cluster;
+test_lws_controller.py runs it (v0.8.0) on a cluster of its own for an LWS pair.
 """
 
 from __future__ import annotations
