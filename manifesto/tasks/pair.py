@@ -124,9 +124,10 @@ def _named(ref, tasks) -> list[str]:
 
 
 def _loading(ref, loaded) -> tuple[str, ...]:
-    """The warnings of loading ``loaded`` (a spec or cluster) when this task loaded it from the
-    path ``ref``; none when the caller loaded it (the caller said them)."""
-    return loaded.loaded.warnings if isinstance(ref, str) else ()
+    """The warnings of loading ``loaded`` (a spec or cluster, as ``_spec``/``_cluster`` gave it
+    for ``ref``) when this task loaded it; none when the caller did (``_spec`` and ``_cluster``
+    hand a loaded input back as it is, and its caller said them)."""
+    return () if loaded is ref else loaded.loaded.warnings
 
 
 def _failed(exc, read, products=(), warnings=()):
