@@ -114,28 +114,23 @@ def load_model_data(path: str | Path, _chain: tuple[str, ...] = (), _via: Origin
             data = {k: v for k, v in data.items() if k != "extends"}
         if parent is None:
             return Loaded(_strip_deletes(data), locs, [real], said)
-        return _extended(path, real, data, locs, parent, _chain, within, parse, said)
-
-
-def _extended(path, real, data, locs, parent, _chain, within, parse, said) -> Loaded:
-    """``data`` (the spec at ``path``) merged onto the spec its ``extends:`` names."""
-    origin = locs.find(("extends",))
-    if not isinstance(parent, str) or not parent:
-        raise ExtendsError(f"expected the path of a YAML file (relative to this file, or absolute), got "
-                           f"{show_value(parent)}", origin, "extends")
-    parent_path = os.path.join(os.path.dirname(path), parent)
-    problem = file_problem(parent_path)
-    if problem:
-        shown = parent_path if parent_path.isprintable() else repr(parent_path)  # one line, no raw control bytes
-        raise ExtendsError(f"{problem}: {shown}", origin, "extends")
-    problem = outside_problem(parent_path, within)
-    if problem:
-        raise ExtendsError(f"{parent} {problem}", origin, "extends")
-    base = load_model_data(parent_path, _chain + (real,), origin, within, parse)
-    merged = merge(base, Loaded(data, locs, []))
-    merged.files = base.files + [real]
-    merged.warnings = said + base.warnings  # in the order they were found: this file's first
-    return merged
+        origin = locs.find(("extends",))
+        if not isinstance(parent, str) or not parent:
+            raise ExtendsError(f"expected the path of a YAML file (relative to this file, or absolute), got "
+                               f"{show_value(parent)}", origin, "extends")
+        parent_path = os.path.join(os.path.dirname(path), parent)
+        problem = file_problem(parent_path)
+        if problem:
+            shown = parent_path if parent_path.isprintable() else repr(parent_path)  # one line, no raw control bytes
+            raise ExtendsError(f"{problem}: {shown}", origin, "extends")
+        problem = outside_problem(parent_path, within)
+        if problem:
+            raise ExtendsError(f"{parent} {problem}", origin, "extends")
+        base = load_model_data(parent_path, _chain + (real,), origin, within, parse)
+        merged = merge(base, Loaded(data, locs, []))
+        merged.files = base.files + [real]
+        merged.warnings = said + base.warnings  # in the order they were found: this file's first
+        return merged
 
 
 def merge(base: Loaded, over: Loaded) -> Loaded:
