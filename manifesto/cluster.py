@@ -69,6 +69,12 @@ def load_cluster(ref: str | Path, *, search=None) -> Cluster:
     from manifesto.load.catalog import find, within
     from manifesto.load.inputs import load_cluster_file
 
+    from manifesto.errors import ManifestoError, say_warnings
+
     path = find("clusters", str(ref), search=search)
-    profile, loaded = load_cluster_file(path, within(search))
+    try:
+        profile, loaded = load_cluster_file(path, within(search))
+    except ManifestoError as exc:
+        raise say_warnings(exc)  # loading's warnings (data on what it returns or raises): said here
+    say_warnings(loaded)
     return Cluster(profile, loaded, str(path))

@@ -73,7 +73,10 @@ class Origin:
 
 
 class ManifestoError(Exception):
-    """Base of every user-facing error."""
+    """Base of every user-facing error. ``warnings``: the warning lines found before it (loading's
+    reference spellings), which its caller says before the error."""
+
+    warnings: tuple[str, ...] = ()
 
     def __init__(self, message: str, origin: Origin | None = None, path: str = "") -> None:
         self.message = message
@@ -242,9 +245,10 @@ class Run:
     already said, so that each is said once however often the code that finds it runs.
 
     The CLI makes one per command (``manifesto.cli.main``) and hands it to the handler as
-    ``args.run``; loading, below it, finds it with :func:`warn_once`, and the entry points that
-    run a task say the task's warnings (data on its outcome) with :func:`say_warnings`,
-    while it is :meth:`active`. Nothing outlives the run: the next command starts with none
+    ``args.run``. Below it nothing writes a warning: loading and the tasks return them as data
+    (``Loaded.warnings``, ``Outcome.warnings``, an error's ``warnings``), and the entry points say
+    them with :func:`say_warnings` while the run is :meth:`active`. :func:`note` and :func:`quiet`
+    read its -q: the terminal's verbosity, for ``cli/`` and the ``ops/`` workflows only. Nothing outlives the run: the next command starts with none
     said. Lines go to ``sys.stderr`` as it is when they are written (tests capture it)."""
 
     __slots__ = ("quiet", "verbose", "_said", "silent")
@@ -316,8 +320,9 @@ def warn_once(line: str) -> None:
 
 def say_warnings(outcome):
     """Say an outcome's warnings (``tasks.core.Outcome.warnings``: data the tasks found, never
-    written by them) once each in the active run; returns ``outcome``. The entry points that
-    run a task call this: what a task finds is its product, what is said is the caller's."""
+    written by them; or loading's, on ``load.inputs.Loaded`` or on the ManifestoError it raised)
+    once each in the active run; returns ``outcome``. The entry points that run a task or load
+    an input call this: what is found is data, what is said is the caller's."""
     for line in getattr(outcome, "warnings", ()):
         warn_once(line)
     return outcome

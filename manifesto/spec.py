@@ -85,6 +85,12 @@ def load_spec(ref: str | Path, cluster=None, *, search=None) -> Spec:
     from manifesto.load.catalog import find, within
     from manifesto.load.inputs import load_model
 
+    from manifesto.errors import ManifestoError, say_warnings
+
     path = find("models", str(ref), search=search)
-    model, loaded = load_model(path, within(search))
+    try:
+        model, loaded = load_model(path, within(search))
+    except ManifestoError as exc:
+        raise say_warnings(exc)  # loading's warnings (data on what it returns or raises): said here
+    say_warnings(loaded)
     return Spec(model, loaded, str(path), cluster)

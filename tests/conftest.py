@@ -20,6 +20,17 @@ import pytest
 
 import kit
 
+# Test files sit in folders that mirror manifesto/ (tests/render/, tests/ops/, ...). A few import
+# helpers from a test module in another folder (test_golden reads test_slurm_render's
+# check_script): every such folder is on sys.path, as tests/ is, so that works whichever file
+# pytest collects first. Test module names stay unique across folders (pytest's default import mode).
+_HERE = os.path.dirname(os.path.abspath(__file__))
+for _name in sorted(os.listdir(_HERE)):
+    _folder = os.path.join(_HERE, _name)
+    if os.path.isdir(_folder) and _folder not in sys.path and not os.path.exists(os.path.join(_folder, "__init__.py")) and any(
+            f.startswith("test_") and f.endswith(".py") for f in os.listdir(_folder)):
+        sys.path.append(_folder)
+
 SLURM_KIT = kit.shared_dir() / "slurm"
 # The kit's node names resolve (to 127.0.0.1) only with this option, and routed batch scripts
 # resolve them, as they do a site's hosts. It adds one /etc/hosts line; nothing restarts.

@@ -280,7 +280,7 @@ def test_json_and_markdown_shapes(workspace):
     data = json.loads(out)
     assert set(data) == {"model", "start", "clusters", "workload", "proposed", "nearest_misses", "refused",
                          "roles", "performance", "disaggregated"}
-    assert data["disaggregated"] is None  # prefill/decode sets come with performance (tests/test_plan_perf.py)
+    assert data["disaggregated"] is None  # prefill/decode sets come with performance (tests/perf/test_plan_perf.py)
     assert data["roles"] == {"names": ["decode"], "replicated": "decode", "note": None}
     assert data["clusters"] == ["example-gb200", "example-gb200-lws", "example-h200", "example-slurm",
                                 "example-stateless-b200"]

@@ -23,7 +23,7 @@ compiled schema would lose. Run it after changing a model, and commit the output
     uv run python tools/gen_compiled_schema.py          # writes manifesto/schema/compiled.py
     uv run python tools/gen_compiled_schema.py --check  # exit 1 when the file is stale
 
-``tests/test_compiled_schema.py`` runs ``--check`` and compares the two paths on every input.
+``tests/schema/test_compiled_schema.py`` runs ``--check`` and compares the two paths on every input.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 from its Go source, into ``tests/data/lws-<ref>-pod-labels.json``.
 
 Not run by CI (it needs a clone of github.com/kubernetes-sigs/lws). Run it when the LWS pin
-moves, and commit its output (tests/test_pd_set_labels.py reads it):
+moves, and commit its output (tests/render/test_pd_set_labels.py reads it):
 
     python3 tools/gen_lws_pod_labels.py GIT_DIR v0.10.0           # writes the table
     python3 tools/gen_lws_pod_labels.py GIT_DIR v0.10.0 --check   # exit 1 when it differs

@@ -448,56 +448,11 @@ class Session:
     # -- out/ --------------------------------------------------------------
 
     def sweep(self) -> None:
-        """Prune (write) or report (check) artifacts that no current pair produces."""
-        artifacts, leftovers = outdir.scan(self.ws.out_dir)
-        if self.write:
-            for rel in leftovers:
-                outdir.remove(self.ws.out_dir, rel)
-            # the store's 256 folders only after a killed build (or when out/.cache shows one)
-            outdir.remove_cache_leftovers(self.ws.cache_dir, self.ws.tasks_dir, shards=self.unfinished)
-            self.cleaned = True
-        expected, owners = self._expected(), None
-        for rel in artifacts:
-            if rel in expected:
-                continue
-            if owners is None:
-                owners = {self.graph.out_base(p): p for p in self.graph.pairs()}
-            why = self._unwanted(rel, owners)
-            if why is None:
-                continue
-            if self.write:
-                outdir.remove(self.ws.out_dir, rel)
-                self.stat.forget(self.ws.out_key(rel))
-                self.pruned.append(f"out/{rel}")
-            else:
-                self.problems.append((f"out/{rel}", why))
+        """Prune (write) or report (check) artifacts that no current pair produces
+        (``build_graph.sweep``)."""
+        from manifesto.build_graph.sweep import sweep
 
-    def _expected(self) -> set:
-        """The artifacts the records say out/ holds (each one's pair renders it): ``_unwanted``
-        passes them, and a set lookup is all 6,000 of them cost at 10,000 pairs."""
-        records, base, ok = self.state.pairs, self.graph.out_base, Status.OK
-        expected = set()
-        for pair in self.graph.pairs():
-            rec = records.get(pair)
-            if rec is not None and rec.status == ok:
-                expected.add(base(pair) + rec.suffix)
-        return expected
-
-    def _unwanted(self, rel: str, owners: dict) -> str | None:
-        base, suffix = outdir.split_artifact(rel)
-        pair = owners.get(base)
-        if pair is None:
-            return "not produced by any target (a stale artifact of a removed target)"
-        rec = self.state.pairs.get(pair)
-        if rec is None:
-            return None
-        if rec.status == Status.FAILED:
-            return None  # keep the last good artifact until the pair renders again
-        if rec.status == Status.SKIPPED:
-            return f"stale: the pair is now skipped ({rec.reason})"
-        if rec.suffix != suffix:
-            return f"stale: the pair now renders out/{base}{rec.suffix}"
-        return None
+        sweep(self)
 
     # -- manifest ----------------------------------------------------------
 

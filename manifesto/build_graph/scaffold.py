@@ -140,7 +140,10 @@ def cluster_text(path: str | Path) -> str:
 
     name = display_name(path)
     text = read_text(path, name)
-    load_cluster_file(path, parse=lambda _path, display, _within: parse_yaml(text, display or name))
+    from manifesto.errors import say_warnings
+
+    _profile, loaded = load_cluster_file(path, parse=lambda _path, display, _within: parse_yaml(text, display or name))
+    say_warnings(loaded)  # the reference spellings it maps (an error carries them to the CLI)
     return text
 
 

@@ -87,7 +87,7 @@ def likely_renderable(graph):
     import os
 
     from manifesto.load.catalog import bundled_dir
-    from manifesto.errors import ManifestoError
+    from manifesto.errors import ManifestoError, say_warnings
     from manifesto.load.inputs import load_model_data
     from manifesto.load.yamlio import confinement, load_yaml
 
@@ -98,9 +98,14 @@ def likely_renderable(graph):
     def spec_accelerator(model: str):
         if model not in specs:
             try:
-                data = load_model_data(os.path.join(graph.root, model), within=within).data
+                loaded = load_model_data(os.path.join(graph.root, model), within=within)
+                say_warnings(loaded)  # loading's warnings are data: said here, once in the run
+                data = loaded.data
                 specs[model] = data.get("accelerator") if isinstance(data, dict) else None
-            except (ManifestoError, OSError, RecursionError):
+            except ManifestoError as exc:
+                say_warnings(exc)  # the ones found before the error, as the render would say them
+                specs[model] = None
+            except (OSError, RecursionError):
                 specs[model] = None
         return specs[model]
 

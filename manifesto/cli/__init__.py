@@ -93,6 +93,8 @@ def _main(argv: list[str]) -> int:
         with args.run.active():
             return int(args.func(args) or 0)
     except ManifestoError as exc:
+        for line in exc.warnings:  # found before the error (loading's): said first, once in the run
+            args.run.once(line)
         # One error per line, each prefixed, so `grep -c ^error:` counts them.
         for line in exc.format().splitlines() or [""]:
             print(f"error: {line}", file=sys.stderr)

@@ -36,7 +36,9 @@ def _validate(kind: str, path):
     from manifesto.load.inputs import load_model, load_typed
 
     if kind == "models":
-        return load_model(path)[1].data
+        from manifesto.errors import say_warnings
+
+        return say_warnings(load_model(path)[1]).data
     if kind == "clusters":
         from manifesto.schema.compiled import ClusterProfile
 

@@ -21,7 +21,7 @@ def _module(name: str):
 
 #: The command modules registering commands under ``render``, under ``config`` and at the top,
 #: with the commands each registers: a run that builds only its own command imports only the
-#: module defining it (tests/test_cli_conventions.py checks the words against the modules).
+#: module defining it (tests/cli/test_cli_conventions.py checks the words against the modules).
 _RENDER_MODULES = (("workload_cmds", ("workload",)), ("monitoring_cmds", ("monitoring",)))
 _CONFIG_MODULES = (("catalog_cmds", ("export", "import", "edit")),)
 _TOP_MODULES = (

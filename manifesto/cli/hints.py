@@ -5,7 +5,7 @@ import it without importing the completion machinery.
 Command modules may set ``complete`` where they declare an argument; :func:`fill` gives every
 other argument that names something its kind by the argument's ``dest`` (``--cluster`` takes a
 cluster profile wherever it appears, ``--vllm-env`` a path, ...), so an argument added later
-gets a completer too. ``tests/test_completion.py`` walks the whole parser and fails on any
+gets a completer too. ``tests/cli/test_completion.py`` walks the whole parser and fails on any
 argument that takes a catalog name, an address or a path and still has none.
 """
 

@@ -40,6 +40,7 @@ def _init(args) -> int:
     from manifesto.cli.common import info
     from manifesto.load.catalog import find
     import manifesto.cli.settings as cli_settings
+    from manifesto.errors import say_warnings
     from manifesto.load.inputs import load_model_data
     from manifesto.build_graph.scaffold import DEFAULT_PACKAGE, cluster_text, workspace_files, write_workspace
     from manifesto.util.yamlemit import dump_yaml
@@ -53,7 +54,8 @@ def _init(args) -> int:
     slurm_host = _slurm_host(args, cluster_path)
     context = args.context or (None if slurm_host else cli_settings.kube_context(None, env)) or cluster_name
     model_name = Path(model_path).name.removesuffix(".yaml")
-    files = workspace_files((model_name, dump_yaml(load_model_data(model_path).data)), (cluster_name, cluster_yaml),
+    model = say_warnings(load_model_data(model_path))  # the reference spellings it maps: said here
+    files = workspace_files((model_name, dump_yaml(model.data)), (cluster_name, cluster_yaml),
                             user=user or "user", namespace=args.namespace, context=context,
                             package=args.package or env.get("MANIFESTO_PACKAGE") or DEFAULT_PACKAGE,
                             slurm_host=slurm_host, gitops=_gitops(args, slurm_host))

@@ -303,7 +303,7 @@ def path_text(path: str) -> str:
     """``path`` as ``str(pathlib.PurePosixPath(path))`` spells it: no empty or ``.`` part, no
     trailing slash, two leading slashes kept (POSIX leaves their meaning open), three or more
     read as one. Paths the catalog hands out are spelled so, as they were when it handed out
-    ``Path`` objects (tests/test_catalog_paths.py holds the two equal)."""
+    ``Path`` objects (tests/load/test_catalog_paths.py holds the two equal)."""
     stripped = path.lstrip("/")
     root = {0: "", 2: "//"}.get(len(path) - len(stripped), "/")
     return (root + "/".join(p for p in stripped.split("/") if p and p != ".")) or "."

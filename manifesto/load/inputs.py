@@ -29,12 +29,15 @@ T = TypeVar("T")
 class Loaded:
     """Merged plain data of one input, its positions, and every file that was read."""
 
-    __slots__ = ("data", "locs", "files", "_yaml")
+    __slots__ = ("data", "locs", "files", "warnings", "_yaml")
 
-    def __init__(self, data: Any, locs: Locations, files: list[str]) -> None:
+    def __init__(self, data: Any, locs: Locations, files: list[str], warnings: tuple[str, ...] = ()) -> None:
         self.data = data
         self.locs = locs
         self.files = files
+        # The reference spellings loading mapped or dropped, as the lines to say: data, said by the
+        # caller (``errors.say_warnings``), never written here.
+        self.warnings = warnings
         self._yaml = None  # (the data it was written from, its YAML)
 
     def yaml(self) -> str:
@@ -104,28 +107,30 @@ def load_model_data(path: str | Path, _chain: tuple[str, ...] = (), _via: Origin
     data, locs = (parse or load_yaml)(path, name, within)
     if not isinstance(data, dict):
         raise SchemaError([ManifestoError("expected a mapping at the top of a model spec", locs.find(()))])
-    data, locs = _legacy(data, locs, _spec_renames)  # a copy when a reference spelling is mapped
-    parent = data.get("extends")
-    if "extends" in data:
-        data = {k: v for k, v in data.items() if k != "extends"}
-    if parent is None:
-        return Loaded(_strip_deletes(data), locs, [real])
-    origin = locs.find(("extends",))
-    if not isinstance(parent, str) or not parent:
-        raise ExtendsError(f"expected the path of a YAML file (relative to this file, or absolute), got "
-                           f"{show_value(parent)}", origin, "extends")
-    parent_path = os.path.join(os.path.dirname(path), parent)
-    problem = file_problem(parent_path)
-    if problem:
-        shown = parent_path if parent_path.isprintable() else repr(parent_path)  # one line, no raw control bytes
-        raise ExtendsError(f"{problem}: {shown}", origin, "extends")
-    problem = outside_problem(parent_path, within)
-    if problem:
-        raise ExtendsError(f"{parent} {problem}", origin, "extends")
-    base = load_model_data(parent_path, _chain + (real,), origin, within, parse)
-    merged = merge(base, Loaded(data, locs, []))
-    merged.files = base.files + [real]
-    return merged
+    data, locs, said = _legacy(data, locs, _spec_renames)  # a copy when a reference spelling is mapped
+    with carrying(said):
+        parent = data.get("extends")
+        if "extends" in data:
+            data = {k: v for k, v in data.items() if k != "extends"}
+        if parent is None:
+            return Loaded(_strip_deletes(data), locs, [real], said)
+        origin = locs.find(("extends",))
+        if not isinstance(parent, str) or not parent:
+            raise ExtendsError(f"expected the path of a YAML file (relative to this file, or absolute), got "
+                               f"{show_value(parent)}", origin, "extends")
+        parent_path = os.path.join(os.path.dirname(path), parent)
+        problem = file_problem(parent_path)
+        if problem:
+            shown = parent_path if parent_path.isprintable() else repr(parent_path)  # one line, no raw control bytes
+            raise ExtendsError(f"{problem}: {shown}", origin, "extends")
+        problem = outside_problem(parent_path, within)
+        if problem:
+            raise ExtendsError(f"{parent} {problem}", origin, "extends")
+        base = load_model_data(parent_path, _chain + (real,), origin, within, parse)
+        merged = merge(base, Loaded(data, locs, []))
+        merged.files = base.files + [real]
+        merged.warnings = said + base.warnings  # in the order they were found: this file's first
+        return merged
 
 
 def merge(base: Loaded, over: Loaded) -> Loaded:
@@ -316,8 +321,12 @@ def load_model(path: str | Path, within: tuple[str, ...] = (), parse=None):
     from manifesto.schema.compiled import ModelSpec
 
     loaded = load_model_data(path, within=within, parse=parse)
-    loaded.data, loaded.locs = _legacy(loaded.data, loaded.locs, lambda data: migrate_spec(data, renames=False))
-    return validate(ModelSpec, loaded), loaded
+    with carrying(loaded.warnings):
+        loaded.data, loaded.locs, said = _legacy(loaded.data, loaded.locs,
+                                                 lambda data: migrate_spec(data, renames=False))
+    loaded.warnings += said
+    with carrying(loaded.warnings):
+        return validate(ModelSpec, loaded), loaded
 
 
 def load_cluster_file(path: str | Path, within: tuple[str, ...] = (), parse=None):
@@ -326,8 +335,9 @@ def load_cluster_file(path: str | Path, within: tuple[str, ...] = (), parse=None
 
     real = os.path.realpath(path)
     data, locs = (parse or load_yaml)(path, display_name(path), within)
-    data, locs = _legacy(data, locs, migrate_cluster)
-    return validate(ClusterProfile, Loaded(data, locs, [real])), Loaded(data, locs, [real])
+    data, locs, said = _legacy(data, locs, migrate_cluster)
+    with carrying(said):
+        return validate(ClusterProfile, Loaded(data, locs, [real])), Loaded(data, locs, [real], said)
 
 
 def _spec_renames(data):
@@ -360,23 +370,42 @@ def _copy(value, memo: dict):
     return copy.deepcopy(value)
 
 
-def _legacy(data, locs: Locations, rules) -> tuple[Any, Locations]:
+class carrying:
+    """``with carrying(warnings):`` a ManifestoError that leaves the block carries ``warnings``
+    (the ones found before it) ahead of its own, so a caller says them before the error."""
+
+    __slots__ = ("warnings",)
+
+    def __init__(self, warnings: tuple[str, ...]) -> None:
+        self.warnings = warnings
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if self.warnings and isinstance(exc, ManifestoError):
+            exc.warnings = self.warnings + exc.warnings
+        return False
+
+
+def _legacy(data, locs: Locations, rules) -> tuple[Any, Locations, tuple[str, ...]]:
     """Map the reference implementation's spellings onto ours (``manifesto.load.spellings``): a mapped
-    or dropped key is a warning with its position, a refused one an error with the reason.
-    ``data`` and ``locs`` are never changed (a build shares one parse between renders): when a
-    rule applies, the mapped copies are returned."""
-    from manifesto.load.spellings import warn
+    or dropped key is a warning with its position (returned: the lines to say), a refused one an
+    error with the reason. ``data`` and ``locs`` are never changed (a build shares one parse
+    between renders): when a rule applies, the mapped copies are returned."""
+    from manifesto.load.spellings import warning
 
     mapped = _copy(data, {})
     notes = rules(mapped)
     if not notes:
-        return data, locs
+        return data, locs, ()
     locs = Locations(locs.file, dict(locs.table))
     refused = [ManifestoError(n.message, locs.find(n.path), format_path(n.path))
                for n in notes if n.action == "refused"]
     if refused:
         raise SchemaError(refused)
     before = dict(locs.table)
+    said = []
     for note in notes:
         origin = locs.find(note.path)
         for old, new in note.moves:  # list entries that moved: their positions replace the new places'
@@ -389,8 +418,8 @@ def _legacy(data, locs: Locations, rules) -> tuple[Any, Locations]:
             for key, where in list(locs.table.items()):
                 if key[:n] == note.path:
                     locs.table.setdefault(note.new_path + key[n:], where)
-        warn(f"{origin}: {note.message}")
-    return mapped, locs
+        said.append(warning(f"{origin}: {note.message}"))
+    return mapped, locs, tuple(dict.fromkeys(said))
 
 
 # -- pydantic errors -> messages with positions -------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import msgspec
 
-__all__ = ["Note", "migrate_spec", "migrate_cluster", "warn"]
+__all__ = ["Note", "migrate_spec", "migrate_cluster", "warning"]
 
 
 class Note(msgspec.Struct, frozen=True):
@@ -32,11 +32,10 @@ class Note(msgspec.Struct, frozen=True):
         return _fmt(self.path)
 
 
-def warn(message: str) -> None:
-    """A warning on stderr, once in the run (``errors.warn_once``)."""
-    from manifesto.errors import warn_once
-
-    warn_once(f"manifesto: warning: {message}")
+def warning(message: str) -> str:
+    """The line that says ``message`` as a warning: loading returns it (``Loaded.warnings``),
+    its caller says it (``errors.say_warnings``)."""
+    return f"manifesto: warning: {message}"
 
 
 def _fmt(path: tuple) -> str:

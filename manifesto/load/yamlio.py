@@ -275,7 +275,7 @@ def _fast_parse(text: str, name: str, checked: bool = False) -> tuple[Any, Locat
     (a syntax error, a second document, a key that is not a string, a duplicate key): the
     round-trip loader then reads the text, and reports any error as before.
 
-    A spec or profile parses about five times faster this way; ``tests/test_yaml_fast_path.py``
+    A spec or profile parses about five times faster this way; ``tests/load/test_yaml_fast_path.py``
     holds both paths to the same data and positions."""
     if not checked and _slow_only(text):
         return None

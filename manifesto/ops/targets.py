@@ -204,7 +204,7 @@ SERVER_DEFAULTS: dict[str, dict] = {
         "leaderWorkerTemplate.leaderTemplate.metadata.creationTimestamp": None,
         "leaderWorkerTemplate.workerTemplate.metadata.creationTimestamp": None})},
     # The defaults of the Gateway API and InferencePool CRDs the schema kit pins (checked
-    # against them by tests/test_server_defaults_crds.py).
+    # against them by tests/ops/test_server_defaults_crds.py).
     "HTTPRoute": {"spec.parentRefs.*.group": "gateway.networking.k8s.io", "spec.parentRefs.*.kind": "Gateway",
                   "spec.rules": [{"matches": [{"path": {"type": "PathPrefix", "value": "/"}}]}],
                   "spec.rules.*.matches": [{"path": {"type": "PathPrefix", "value": "/"}}],

@@ -8,7 +8,7 @@ Two sources, and every figure says which it came from:
 * **AIConfigurator** (``aiconfigurator-core`` 0.12.0, NVIDIA, Apache-2.0; the ``perf`` extra):
   its measured kernel tables for vLLM and its aggregated (in-flight batching) estimator, called
   through its Python modules exactly as its own ``aiconfigurator cli estimate --estimate-mode agg``
-  calls them (``_aic_agg`` below; tests/test_plan_perf.py compares the two). Nothing of its
+  calls them (``_aic_agg`` below; tests/perf/test_plan_perf.py compares the two). Nothing of its
   model is repeated here.
 * **roofline** (``roofline``), where AIConfigurator's tables lack the GPU (``SYSTEMS``), the model
   (its bundled model configs) or the layout: a small model from data-sheet figures (``HARDWARE``)
@@ -27,7 +27,7 @@ Two sources, and every figure says which it came from:
   - prefill of ``isl`` tokens is compute bound on one DP rank's ``tp`` GPUs; time to first token
     is that prefill plus one decode step of waiting; a rank's batch stalls for each prefill.
 
-  tests/test_plan_perf.py measures the roofline against AIConfigurator on every case its
+  tests/perf/test_plan_perf.py measures the roofline against AIConfigurator on every case its
   tables cover; the README gives the median and worst error.
 """
 
@@ -423,7 +423,7 @@ def _aic_disagg(engine: Engine, db, model_id: str, system: str, prefill, decode,
     system: the steps of its ``cli estimate --estimate-mode disagg`` (aiconfigurator 0.12.0,
     cli/api.py ``_run_disagg_estimate``: a ``DisaggInferenceSession`` with the command line's
     latency corrections, ``run_disagg``, refused when out of memory), on the engine's loaded
-    tables and role configs. tests/test_plan_perf.py compares the two."""
+    tables and role configs. tests/perf/test_plan_perf.py compares the two."""
     from aiconfigurator.sdk.inference_session import DisaggInferenceSession
     from aiconfigurator.sdk.speculative import SpeculativeDecodingProfile
     from aiconfigurator_core.sdk.backends.factory import get_backend

@@ -56,7 +56,7 @@ SORTED_SAMPLER_EXTRA_BYTES = 25
 #: 0.20GiB" (https://github.com/vllm-project/vllm/pull/14447), 0.13-0.14 GiB on H100s with vLLM
 #: 0.11 (llm-d-benchmark, below), and gpt-oss-20b on an A100 80GB
 #: keeping back 1.17 GiB besides its logged weights, of which the sampler takes 0.67
-#: (tests/test_fit_published.py).
+#: (tests/resolve/test_fit_published.py).
 NON_TORCH_BYTES = GiB // 4
 #: NCCL communicators and the custom all-reduce buffers of a worker in a group of more than one
 #: GPU (TP, PP, or the DP group a MoE model's experts span). NCCL sizes its buffers itself (channels,

@@ -11,7 +11,7 @@ then validates the data as it always did: the same value, or the same errors.
 
 The one rule that keeps the two ways equal: a value a checker returns is the value
 pydantic-core returns for the same data, nested records, defaults, field order and the set of
-fields given included. ``tests/test_quick_check.py`` holds them to it on every bundled and
+fields given included. ``tests/schema/test_quick_check.py`` holds them to it on every bundled and
 upstream input and on hundreds of broken variants. A schema construct this module does not
 know makes the whole schema :class:`Unsupported` (its checker is None: pydantic-core does all
 the work), never a guess.

@@ -123,9 +123,16 @@ def _named(ref, tasks) -> list[str]:
     return list(ref.loaded.files)
 
 
+def _loading(ref, loaded) -> tuple[str, ...]:
+    """The warnings of loading ``loaded`` (a spec or cluster, as ``_spec``/``_cluster`` gave it
+    for ``ref``) when this task loaded it; none when the caller did (``_spec`` and ``_cluster``
+    hand a loaded input back as it is, and its caller said them)."""
+    return () if loaded is ref else loaded.loaded.warnings
+
+
 def _failed(exc, read, products=(), warnings=()):
     """The outcome of a ManifestoError ``exc`` after reading the files ``read`` (``warnings``:
-    the Plan's, when it was resolved before the error)."""
+    loading's and the Plan's, found before the error)."""
     from manifesto.errors import IncompatiblePairError
     from manifesto.tasks.status import Status
     from manifesto.tasks.core import Outcome
@@ -151,25 +158,28 @@ def pair(task, request, tasks):
     search = _request_search(tasks, request)
     roots = request.roots
     read = [*_named(request.spec, tasks), *_named(request.cluster, tasks), tasks.realpath(images_file())]
+    loading: tuple[str, ...] = ()  # the warnings of what this task loaded (the caller's loads say theirs)
     try:
         c = _cluster(request.cluster, tasks, search)
         read += c.loaded.files
+        loading += _loading(request.cluster, c)
         s = _spec(request.spec, tasks, search)
         read += s.files
+        loading += _loading(request.spec, s)
         routing = _routing(ro, tasks, search)
         resolved, rkey, error, files = _resolve(tasks, s, c, ro, search, routing, roots, request.hf_home)
     except ManifestoError as exc:
-        return _failed(exc, read)
+        return _failed(exc, read, warnings=_once(loading + exc.warnings))
     keys = (rkey,) if rkey else ()
     if resolved.status != Status.OK:
         return Outcome(resolved.status, reason=resolved.reason, inputs=tuple(sorted(set(read))), products=keys,
-                       cluster_name=c.name, error=error)
+                       cluster_name=c.name, error=error, warnings=loading)
     from manifesto.tasks.inputs.plan import plan_warnings
 
     plan = resolved.plan
     inputs = tuple(sorted(set(files)))
     budget = to_builtins(plan.budget) if plan.budget is not None else None
-    warnings = plan_warnings(plan, c.profile)  # data on the outcome: the caller says them
+    warnings = _once(loading + plan_warnings(plan, c.profile))  # data on the outcome: the caller says them
     if task is Task.RESOLVE:
         return Outcome(Status.OK, inputs=inputs, products=keys, budget=budget, cluster_name=c.name, plan=plan,
                        warnings=warnings)
@@ -333,23 +343,26 @@ def monitoring(request, tasks):
     try:
         c = _cluster(request.cluster, tasks, search)
         read += c.loaded.files
+        warnings += _loading(request.cluster, c)
         refuse_slurm(c)  # before resolving anything
         routing = _routing(ro, tasks, search)
         specs, plans = [], []
         for ref in request.specs:
             s = _spec(ref, tasks, search)
             read += s.files  # the spec and its extends chain, even when the cluster cannot run it
+            warnings += _loading(ref, s)
             resolved, _key, error, files = _resolve(tasks, s, c, ro, search, routing, request.roots)
             if resolved.status == Status.SKIPPED and not request.explicit:  # not for this cluster
                 continue
             if resolved.status != Status.OK:
-                return Outcome(Status.FAILED, reason=resolved.reason, inputs=tuple(sorted(set(read))), error=error)
+                return Outcome(Status.FAILED, reason=resolved.reason, inputs=tuple(sorted(set(read))), error=error,
+                               warnings=_once(warnings))
             plans.append((resolved.plan, files))
             specs.append(s)
             warnings += plan_warnings(resolved.plan, c.profile)
         text, inputs = monitoring_text(specs, c, ro, plans)
     except ManifestoError as exc:
-        return _failed(exc, read, warnings=_once(warnings))
+        return _failed(exc, read, warnings=_once(warnings + exc.warnings))
     return Outcome(Status.OK, text, ".yaml", inputs=tuple(sorted(set(read + inputs))), cluster_name=c.name,
                    warnings=_once(warnings))
 
@@ -375,6 +388,7 @@ def gitops(request, tasks):
         for dep in request.deployments:
             c = _cluster(dep.cluster, tasks, search)
             read += c.loaded.files
+            warnings += _loading(dep.cluster, c)
             if c.platform == "slurm":
                 fix = ("leave it out of the target's `deployments:`" if request.explicit
                        else "give it its `slurm_host`, or name the Kubernetes ones in `deployments:`")
@@ -382,11 +396,13 @@ def gitops(request, tasks):
                                  f"Slurm cluster '{c.name}', and Argo CD delivers to Kubernetes only; {fix}")
             s = _spec(dep.spec, tasks, search)
             read += s.files
+            warnings += _loading(dep.spec, s)
             routing = _routing(dep.options, tasks, search)
             resolved, _key, error, files = _resolve(tasks, s, c, dep.options, search, routing, request.roots)
             read += files
             if resolved.status != Status.OK:
-                return Outcome(Status.FAILED, reason=resolved.reason, inputs=tuple(sorted(set(read))), error=error)
+                return Outcome(Status.FAILED, reason=resolved.reason, inputs=tuple(sorted(set(read))), error=error,
+                               warnings=_once(warnings))
             warnings += plan_warnings(resolved.plan, c.profile)
             destination = request.settings.destination or {"name": dep.context or c.name}
             try:  # the deployment's artifact, as its own render makes it
@@ -399,6 +415,7 @@ def gitops(request, tasks):
         for mon in request.monitoring:
             c = _cluster(mon.cluster, tasks, search)
             read += c.loaded.files
+            warnings += _loading(mon.cluster, c)
             if c.platform != "slurm":
                 monitoring.append({"name": mon.name, "namespace": mon.namespace, "file": f"{mon.name}.yaml",
                                    "destination": request.settings.destination or {"name": mon.context or c.name}})
@@ -406,7 +423,7 @@ def gitops(request, tasks):
         checks = [(group, kind, _package_text(path)) for group, kind, path in health_checks()]
         text = render_gitops(request.name, request.settings, deployments, checks, monitoring)
     except ManifestoError as exc:
-        return _failed(exc, read, warnings=_once(warnings))
+        return _failed(exc, read, warnings=_once(warnings + exc.warnings))
     return Outcome(Status.OK, text, ".yaml", inputs=tuple(sorted(set(read))), warnings=_once(warnings))
 
 

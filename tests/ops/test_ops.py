@@ -16,7 +16,7 @@ from manifesto.cli import main
 from kit import plan_of
 from kubefake import FAKE, TOKEN, FakeCluster, install
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GB200 = str(ROOT / "clusters/example-gb200.yaml")
 QWEN = str(ROOT / "models/qwen/qwen3-0.6b.yaml")
 AGG = str(ROOT / "models/qwen/aggregated.yaml")
@@ -277,7 +277,7 @@ def test_deploy_needs_hf_token(fake, monkeypatch):
 
 
 def test_slurm_cluster_is_refused(fake):
-    # `deploy SPEC` submits on Slurm (tests/test_slurm_cli.py); the Kubernetes-only commands refuse.
+    # `deploy SPEC` submits on Slurm (tests/cli/test_slurm_cli.py); the Kubernetes-only commands refuse.
     rc, _, err = fake.run("deploy", "routing", AGG, "--cluster", str(ROOT / "clusters/example-slurm.yaml"),
                           "--user", "u", "--namespace", "ns")
     assert (rc, err) == (1, "error: cluster 'example-slurm' is a Slurm cluster; `manifesto deploy routing` is "

@@ -13,7 +13,7 @@ from manifesto.cli import main
 from manifesto.ops.kubectl import Kube
 from manifesto.ops.targets import live_objects, object_states, parse_objects
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 K3 = str(ROOT / "models" / "kimi-k3" / "1P-1D-DP4-TP4.yaml")
 LWS010 = str(ROOT / "clusters" / "example-gb200-lws.yaml")
 GB200 = str(ROOT / "clusters" / "example-gb200.yaml")

@@ -167,7 +167,7 @@ def _leaves(body, prefix=""):
 
 
 def _scale_to_zero(objs: list[dict], tmp_path) -> list[tuple]:
-    """Drive the shipped controller's shutdown against a fake Kubernetes API (tests/test_idle_controller)
+    """Drive the shipped controller's shutdown against a fake Kubernetes API (tests/ops/test_idle_controller)
     configured as the artifact configures it; the PATCH and DELETE requests it made."""
     from test_idle_controller import FakeKube, ic
 

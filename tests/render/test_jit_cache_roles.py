@@ -7,7 +7,7 @@ from pathlib import Path
 
 from kit import plan_of
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GB200 = str(ROOT / "clusters/example-gb200.yaml")
 DSV4 = str(ROOT / "models/deepseek-v4/1P-EP8-1D-EP8.yaml")
 KIMI_RANKS = str(ROOT / "models/kimi-k3/1P-1D-DP4-TP4.yaml")

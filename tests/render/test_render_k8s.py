@@ -148,7 +148,7 @@ fabric:
 """
 
 # A MoE model, so routed DP keeps vLLM's DP flags (a dense model's routed ranks are independent
-# servers: tests/test_dp_mode.py).
+# servers: tests/render/test_dp_mode.py).
 GEN_MODEL = """\
 release: gen
 topology: aggregated

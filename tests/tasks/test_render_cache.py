@@ -15,7 +15,7 @@ from store_kit import all_files, entry_files, read_entry, write_entry
 
 pytestmark = pytest.mark.integration  # each render is a fresh interpreter: that is the point
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 BASE = """\
 release: cache-demo
@@ -144,7 +144,7 @@ def test_a_user_profile_shadowing_a_bundled_one_is_a_miss(tree):
     first, _ = _render(tree, "--routing-profile", "kv-aware")
     home = tree / "home" / "routing"
     home.mkdir(parents=True)
-    bundled = (Path(__file__).resolve().parent.parent / "routing" / "kv-aware.yaml").read_text()
+    bundled = (Path(__file__).resolve().parents[2] / "routing" / "kv-aware.yaml").read_text()
     (home / "kv-aware.yaml").write_text("# a user's own copy\n" + bundled)
     second, heavy = _render(tree, "--routing-profile", "kv-aware", env_extra={"MANIFESTO_CONFIG_HOME": str(tree / "home")})
     assert "ruamel.yaml" in heavy and "# a user's own copy" in second and first != second

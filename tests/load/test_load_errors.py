@@ -21,7 +21,7 @@ import pytest
 
 from kit import cli_in_process, run_cli, scrub
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 BAD = DATA / "bad"
 
 # Clusters are named from the bundled catalog; the model files are all in the corpus.

@@ -20,7 +20,7 @@ from kubefake import FAKE, FakeCluster, install
 
 pytestmark = pytest.mark.integration  # the stand-ins run as processes
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUILD = """\
 options:
   default: {user: ci, namespace: ci}

@@ -22,7 +22,7 @@ from manifesto.render.header import regenerate_command
 
 pytestmark = pytest.mark.integration  # every test here starts processes
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # out/gitops/ holds Argo CD objects a gitops target of BUILD.yaml declares, not a render of a spec:
 # no command renders them but `manifesto build`, which `build --check` verifies.
 ARTIFACTS = sorted(

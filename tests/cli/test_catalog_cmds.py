@@ -68,7 +68,7 @@ def test_edit_copies_bundled_entry_with_its_parents(tmp_path):
     home = tmp_path / "home" / "models" / "deepseek-v4"
     assert (home / "3P-EP8-1D-EP16.yaml").is_file() and (home / "wide-ep-base.yaml").is_file()
     assert "replicas: 2" in (home / "3P-EP8-1D-EP16.yaml").read_text()
-    repo = Path(__file__).resolve().parent.parent
+    repo = Path(__file__).resolve().parents[2]
     assert "replicas: 3" in (repo / "models/deepseek-v4/3P-EP8-1D-EP16.yaml").read_text()
 
 

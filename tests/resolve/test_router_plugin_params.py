@@ -14,7 +14,7 @@ from kit import cli_in_process
 from manifesto.load.catalog import router_table
 from manifesto.resolve.router_check import epp_problems, experimental_plugins
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ROUTER = "v0.10.0"
 
 

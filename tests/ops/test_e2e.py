@@ -15,7 +15,7 @@ from manifesto.cli import main
 
 from kubefake import FAKE, TOKEN, FakeCluster, install
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GB200 = str(ROOT / "clusters/example-gb200.yaml")
 QWEN = str(ROOT / "models/qwen/qwen3-0.6b.yaml")
 AGG = str(ROOT / "models/qwen/aggregated.yaml")

@@ -408,7 +408,7 @@ def test_pool_service_name_follows_istio_truncation():
 
 # ---- 8. routed DP ranks wider than one pod ------------------------------------------------
 
-# A MoE model: vLLM runs a dense model's routed DP ranks as independent servers (tests/test_dp_mode.py).
+# A MoE model: vLLM runs a dense model's routed DP ranks as independent servers (tests/render/test_dp_mode.py).
 WIDE = """\
 release: wide
 model: {id: Qwen/Qwen3-30B-A3B, image: vllm/vllm-openai:v0.33.0}

@@ -14,7 +14,7 @@ from kubefake import FAKE, FakeCluster, install
 
 pytestmark = pytest.mark.integration  # every test here starts processes
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 QUEUE = "kueue.x-k8s.io/queue-name"
 
 

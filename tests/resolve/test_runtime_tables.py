@@ -22,7 +22,7 @@ from manifesto.load.catalog import router_table, table_versions, vllm_table
 from manifesto.resolve.router_check import check_flags, epp_problem
 from manifesto.resolve.vllm_check import check_flag_words, vllm_version
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 VLLM = "0.33.0"
 ROUTER = "v0.10.0"
 

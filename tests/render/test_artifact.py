@@ -16,7 +16,7 @@ from manifesto.cli import main
 from kit import cli_in_process
 from kubefake import FAKE, FakeCluster, install
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "manifesto"
 GB200 = str(ROOT / "clusters/example-gb200.yaml")
 QWEN = str(ROOT / "models/qwen/qwen3-0.6b.yaml")

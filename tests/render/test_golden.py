@@ -14,7 +14,7 @@ unified diff. The expected files are checked too: all the YAML in one validate-m
 every launch script embedded in it with shellcheck, every batch script with ``bash -n`` and
 shellcheck (and its embedded scripts).
 
-Refresh with ``uv run --extra test pytest tests/test_golden.py --update-golden``.
+Refresh with ``uv run --extra test pytest tests/render/test_golden.py --update-golden``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import pytest
 from kit import cli_in_process, extract_scripts, shellcheck, validate_manifests
 from test_slurm_render import check_script
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 DEFAULT = ("render", "manifest", "model.yaml", "--cluster", "cluster.yaml",
            "--user", "golden-user", "--namespace", "golden-ns")
 SUFFIXES = (".yaml", ".sbatch")

@@ -14,7 +14,7 @@ import pytest
 from manifesto.errors import OpsError
 from manifesto.ops import slurm
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPEC = os.path.join(REPO, "models", "qwen", "qwen3-0.6b.yaml")
 CLUSTER = """\
 name: kit

@@ -11,7 +11,7 @@ from kit import run_cli, validate_manifests
 
 pytestmark = pytest.mark.integration  # every test here starts a process
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _docs(text: str) -> list[dict]:
