@@ -80,6 +80,33 @@ class Cluster:
         self.kubectl("apply", "--server-side", "-f", "-", input=json.dumps(doc))
 
 
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 at the time of asking (for a controller's webhook or
+    health server)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def certificates(folder: Path, ca_name: str) -> None:
+    """A CA (``ca.crt``) and a serving certificate for 127.0.0.1 (``tls.crt``, ``tls.key``)
+    made with openssl in ``folder``, for a controller's webhooks registered by URL."""
+    folder.mkdir()
+
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True, timeout=60)
+
+    run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca.key",
+        "-out", "ca.crt", "-days", "2", "-subj", f"/CN={ca_name}")
+    run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "tls.key",
+        "-out", "tls.csr", "-subj", "/CN=127.0.0.1")
+    (folder / "ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    run("x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+        "-out", "tls.crt", "-days", "2", "-extfile", "ext")
+
+
 def documents(path: Path) -> list[dict]:
     """The Kubernetes objects in a YAML file (documents with apiVersion and kind)."""
     try:

@@ -31,7 +31,7 @@ import pytest
 import yaml
 
 import kit
-from realkube import MARKS, SCRIPT, Cluster, Manifesto, cache_dir, ok
+from realkube import MARKS, SCRIPT, Cluster, Manifesto, cache_dir, certificates, free_port, ok
 
 pytestmark = MARKS
 
@@ -41,30 +41,6 @@ QUEUE = "golden-gpu-queue"  # tests/golden/kueue-lws/cluster.yaml: kueue.local_q
 #: The webhooks of the integrations this test enables, and of Kueue's own kinds.
 HOOKS = ("batch-v1-job", "v1-pod", "apps-v1-deployment", "apps-v1-statefulset", "leaderworkerset",
          "kueue-x-k8s-io")
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _certificates(folder: Path) -> None:
-    """A CA and a serving certificate for 127.0.0.1 (openssl)."""
-    folder.mkdir()
-
-    def ssl(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True, timeout=60)
-
-    ssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca.key",
-        "-out", "ca.crt", "-days", "2", "-subj", "/CN=kueue-test-ca")
-    ssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "tls.key",
-        "-out", "tls.csr", "-subj", "/CN=127.0.0.1")
-    (folder / "ext").write_text("subjectAltName=IP:127.0.0.1\n")
-    ssl("x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-        "-out", "tls.crt", "-days", "2", "-extfile", "ext")
 
 
 def _webhooks(source: Path, port: int, ca: bytes) -> str:
@@ -115,8 +91,8 @@ def kueue_cluster(tmp_path_factory):
         cluster.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=120s")
         cluster.ensure_namespace("kueue-system")
         certs = state / "certs"
-        _certificates(certs)
-        webhook, health = _free_port(), _free_port()
+        certificates(certs, "kueue-test-ca")
+        webhook, health = free_port(), free_port()
         (state / "config.yaml").write_text(yaml.safe_dump({
             "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", "namespace": "kueue-system",
             "health": {"healthProbeBindAddress": f"127.0.0.1:{health}"}, "metrics": {"bindAddress": "0"},

@@ -33,7 +33,8 @@ import pytest
 import yaml
 
 import kit
-from realkube import MARKS, SCRIPT, Cluster, Manifesto, cache_dir, documents, grant, ok
+from realkube import (MARKS, SCRIPT, Cluster, Manifesto, cache_dir, certificates, documents, free_port, grant,
+                      ok)
 
 pytestmark = MARKS
 
@@ -48,30 +49,6 @@ ARTIFACTS = {
     "pd-pair": ("out/example-gb200/deepseek-v4/1P-EP8-1D-EP8.yaml", "models/deepseek-v4/1P-EP8-1D-EP8.yaml"),
 }
 SERVING = "llm-d.ai/inferenceServing"
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _certificates(folder: Path) -> None:
-    """A CA and a serving certificate for 127.0.0.1 (openssl)."""
-    folder.mkdir()
-
-    def run(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True, timeout=60)
-
-    run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca.key",
-        "-out", "ca.crt", "-days", "2", "-subj", "/CN=lws-test-ca")
-    run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "tls.key",
-        "-out", "tls.csr", "-subj", "/CN=127.0.0.1")
-    (folder / "ext").write_text("subjectAltName=IP:127.0.0.1\n")
-    run("x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-        "-out", "tls.crt", "-days", "2", "-extfile", "ext")
 
 
 def _webhooks(source: Path, port: int, ca: bytes) -> tuple[str, list[str]]:
@@ -137,8 +114,8 @@ def lws_cluster(tmp_path_factory):
         cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f",
                         str(Path(source) / "config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml"))
         certs = state / "certs"
-        _certificates(certs)
-        webhook, health = _free_port(), _free_port()
+        certificates(certs, "lws-test-ca")
+        webhook, health = free_port(), free_port()
         # Everything the manager would write or read from fixed paths is pointed at the test's
         # folder or turned off: certificates (no internal cert manager), metrics ("0": no
         # server, so no metrics certificate), leader election (its lease namespace).
