@@ -212,9 +212,7 @@ def _rollouts(plan, workloads: dict) -> list[str]:
 
     lws = [o for o in workloads.get("lws") or () if isinstance(o, dict)]
     if plan.pd_set is not None:
-        from manifesto.render.k8s.model import model_objects
-
-        (rendered,) = [o for o in model_objects(plan)["workload"] if o["kind"] == "DisaggregatedSet"]
+        rendered = workloads.get("applied") or _applied_set(plan)
         return set_waiting(rendered, workloads.get("set"), lws)
     out = []
     for role in plan.roles:
@@ -262,14 +260,23 @@ def _get_json(kube: Kube, *args: str, deadline: float | None = None) -> dict | N
     return result.json() if result.ok else None
 
 
-def _workloads(kube: Kube, plan, deadline: float) -> dict | None:
+def _applied_set(plan) -> dict:
+    """The DisaggregatedSet ``plan`` renders (what ``ready`` holds the live set's children to)."""
+    from manifesto.render.k8s.model import model_objects
+
+    (rendered,) = [o for o in model_objects(plan)["workload"] if o["kind"] == "DisaggregatedSet"]
+    return rendered
+
+
+def _workloads(kube: Kube, plan, deadline: float, applied: dict | None = None) -> dict | None:
     """The live LeaderWorkerSets of ``plan``'s instance (a DisaggregatedSet's included: they carry
-    its role's labels) and its DisaggregatedSet; None when it runs none."""
+    its role's labels) and its DisaggregatedSet; None when it runs none. ``applied``: the
+    rendered set, passed on so a wait renders it once, not on every poll."""
     if plan.pd_set is None and not any(r.workload_kind == "LeaderWorkerSet" for r in plan.roles):
         return None
     listed = run(kube.read("get", "leaderworkersets.leaderworkerset.x-k8s.io", "-l", selector(plan.instance),
                            "-o", "json", check=False, deadline=deadline))
-    found: dict = {"lws": items(listed) if listed.ok else [], "set": None}
+    found: dict = {"lws": items(listed) if listed.ok else [], "set": None, "applied": applied}
     if plan.pd_set is not None:
         found["set"] = _get_json(kube, "disaggregatedsets.disaggregatedset.x-k8s.io", plan.pd_set, deadline=deadline)
     return found
@@ -299,6 +306,7 @@ def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=No
     frontend_deadline: float | None = None
     note(f"manifesto: waiting up to {timeout:g}s for {printable(plan.instance)} in namespace {kube.namespace}: "
          f"{awaited(plan)}")
+    applied = _applied_set(plan) if plan.pd_set is not None else None
     waiting = ["no answer from the cluster yet"]
     shown: list[str] | None = None
     shown_at = started
@@ -309,7 +317,7 @@ def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=No
             listed = run(kube.read("get", "pods", "-l", selector(plan.instance), "-o", "json",
                                    check=False, deadline=calls_deadline))
             pods = items(listed) if listed.ok else []
-            workloads = _workloads(kube, plan, calls_deadline)
+            workloads = _workloads(kube, plan, calls_deadline, applied)
             epp = gw = None
             if plan.routing is not None:
                 epp = _get_json(kube, "deployments.apps", names.epp(plan.instance), deadline=calls_deadline)
