@@ -292,7 +292,7 @@ def _ready(args) -> int:
     if done is not None:
         return done
     env = settings(args)
-    plan, _, _ = plan_for_args(args, env, "ready")
+    plan, made, _ = artifact_for_args(args, env, "ready")
     wait_ready(kube(args, env, plan.namespace, args.context), plan, args.timeout, args.interval,
-               frontend_timeout=args.gateway_timeout)
+               objects=made.objects, frontend_timeout=args.gateway_timeout)
     return 0

@@ -270,7 +270,7 @@ def ready(args) -> int:
         raise OpsError(f"{art.address} is a Slurm target: `manifesto ready` waits for Kubernetes pods; "
                        f"`manifesto status {art.address}` shows whether its job runs")
     _, client = _kube_for(art, args)
-    wait_ready(client, target_plan(art), args.timeout, args.interval,
+    wait_ready(client, target_plan(art), args.timeout, args.interval, objects=_objects(art)[0],
                frontend_timeout=getattr(args, "gateway_timeout", None))
     return 0
 

@@ -308,7 +308,7 @@ def run_e2e(kube: Kube, plan, objs: list[dict], env: dict[str, str], *, image: s
     create_namespace(kube, plan)
     try:
         deploy(kube, plan, objs, env)
-        wait_ready(kube, plan, waits.ready, waits.interval, frontend_timeout=waits.gateway)
+        wait_ready(kube, plan, waits.ready, waits.interval, objects=objs, frontend_timeout=waits.gateway)
         job = e2e_job(plan, image, waits.job)
         name = job["metadata"]["name"]
         run(kube.write("create", "-f", "-", stdin=json.dumps(job)))

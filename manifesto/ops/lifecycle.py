@@ -212,7 +212,9 @@ def _rollouts(plan, workloads: dict) -> list[str]:
 
     lws = [o for o in workloads.get("lws") or () if isinstance(o, dict)]
     if plan.pd_set is not None:
-        rendered = workloads.get("applied") or _applied_set(plan)
+        rendered = workloads.get("applied")
+        if rendered is None:
+            raise ValueError("a DisaggregatedSet's readiness needs the applied set (workloads['applied'])")
         return set_waiting(rendered, workloads.get("set"), lws)
     out = []
     for role in plan.roles:
@@ -260,12 +262,18 @@ def _get_json(kube: Kube, *args: str, deadline: float | None = None) -> dict | N
     return result.json() if result.ok else None
 
 
-def _applied_set(plan) -> dict:
-    """The DisaggregatedSet ``plan`` renders (what ``ready`` holds the live set's children to)."""
-    from manifesto.render.k8s.model import model_objects
-
-    (rendered,) = [o for o in model_objects(plan)["workload"] if o["kind"] == "DisaggregatedSet"]
-    return rendered
+def _applied_set(plan, objects: list[dict] | None) -> dict | None:
+    """The DisaggregatedSet of ``plan`` among ``objects``, the artifact applied (what ``ready``
+    holds the live set's children to); None when ``plan`` runs none. ``ready`` reads the objects
+    it was handed (the artifact's, or the file's of a target): it never builds objects itself."""
+    if plan.pd_set is None:
+        return None
+    found = [o for o in objects or () if o.get("kind") == "DisaggregatedSet"
+             and (o.get("metadata") or {}).get("name") == plan.pd_set]
+    if len(found) != 1:
+        raise OpsError(f"the artifact holds {len(found)} DisaggregatedSets named '{printable(plan.pd_set)}', not one: "
+                       "`ready` waits for the set it applied; render it again")
+    return found[0]
 
 
 def _workloads(kube: Kube, plan, deadline: float, applied: dict | None = None) -> dict | None:
@@ -283,8 +291,11 @@ def _workloads(kube: Kube, plan, deadline: float, applied: dict | None = None) -
 
 
 def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=None, sleep=None, *,
-               frontend_timeout: float | None = None, report_every: float = REPORT_EVERY) -> None:
+               objects: list[dict] | None = None, frontend_timeout: float | None = None,
+               report_every: float = REPORT_EVERY) -> None:
     """Poll until every role's pods and the routing frontend are ready, or ``timeout`` passes.
+    ``objects``: the artifact applied (needed when ``plan`` runs a DisaggregatedSet, whose
+    rollout is held to the applied set).
 
     Progress goes to stderr: what it waits for at the start, then a line whenever what is
     still missing changes, and at least every ``report_every`` seconds. ``frontend_timeout``
@@ -306,7 +317,7 @@ def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=No
     frontend_deadline: float | None = None
     note(f"manifesto: waiting up to {timeout:g}s for {printable(plan.instance)} in namespace {kube.namespace}: "
          f"{awaited(plan)}")
-    applied = _applied_set(plan) if plan.pd_set is not None else None
+    applied = _applied_set(plan, objects)
     waiting = ["no answer from the cluster yet"]
     shown: list[str] | None = None
     shown_at = started

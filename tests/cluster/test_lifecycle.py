@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 from realkube import MARKS, Cluster, Manifesto, fail as _fail, grant, ok as _ok
 
@@ -17,6 +18,7 @@ pytestmark = MARKS
 NS = "lifecycle"
 TARGET = "//:qwen3-0-6b-example-gb200"
 INSTANCE = "qwen3-0-6b"
+DIGEST = "manifesto.llm-d.ai/artifact-digest"
 
 
 def _objects(cluster: Cluster, namespace: str) -> set[tuple[str, str]]:
@@ -122,6 +124,16 @@ def test_owner_guard_between_two_users(real_cluster, workspace, tmp_path):
     _ok(run("deploy", spec, *args, "--take-over", cwd=tmp_path))
     live = real_cluster.get("deployment", f"{INSTANCE}-decode", "-n", NS)
     assert live["metadata"]["labels"]["llm-d.ai/owner"] == "bob"
+    # `deploy SPEC` applies the artifact `render manifest` prints, digest annotation and all.
+    rendered = [d for d in yaml.safe_load_all(_ok(run("render", "manifest", spec, *args[:-2], cwd=tmp_path)).stdout)
+                if d]
+    (digest,) = {d["metadata"]["annotations"][DIGEST] for d in rendered}
+    kinds = ",".join(sorted({f"{d['kind'].lower()}s.{d['apiVersion'].rsplit('/', 1)[0]}" if "/" in d["apiVersion"]
+                             else f"{d['kind'].lower()}s" for d in rendered}))
+    applied = real_cluster.get(kinds, "-n", NS, "-l", f"app.kubernetes.io/instance={INSTANCE}")["items"]
+    assert {(o["kind"], o["metadata"]["name"]) for o in applied} >= {(d["kind"], d["metadata"]["name"])
+                                                                    for d in rendered}
+    assert {(o["metadata"].get("annotations") or {}).get(DIGEST) for o in applied} == {digest}
     _ok(run("stop", "--instance", INSTANCE, "-n", NS, "--user", "bob", "--context", "bob", cwd=tmp_path))
     # and --take-over stops another's: alice's again, stopped by bob
     _ok(run("deploy", TARGET, "--context", "alice", cwd=ws))

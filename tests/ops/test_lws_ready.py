@@ -165,7 +165,7 @@ def test_before_the_controller_sees_a_template_change_the_old_ready_pods_do_not_
              "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
             for r in plan.roles for _ in range(r.layout.replicas * r.layout.nodes)]
     assert ready_report(plan, pods, EPP, None) == []  # the old check
-    assert ready_report(plan, pods, EPP, None, {"lws": old, "set": live}) == [
+    assert ready_report(plan, pods, EPP, None, {"lws": old, "set": live, "applied": ds}) == [
         f"DisaggregatedSet {ds['metadata']['name']}: its controller has not made the LeaderWorkerSets of the "
         "applied templates yet"]
 

@@ -26,6 +26,47 @@ COMMON = ("--cluster", GB200, "--user", "u", "--namespace", "ns")
 
 #: The functions that turn a Plan into the instance's objects (or its routing layer's).
 BUILDERS = {"objects", "routing_only"}
+#: The parts they are made of: called from inside ``render/k8s`` only.
+PARTS = {"model_objects": "model", "routing_objects": "routing", "idle_objects": "idle"}
+
+
+def _part_calls(path: Path) -> list[tuple[str, int]]:
+    """(function, line) of every use in ``path`` of a part builder of ``manifesto.render.k8s``
+    (imported from its module or from the package, by name or as an attribute)."""
+    tree = ast.parse(path.read_text(), str(path))
+    names, modules = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("manifesto.render.k8s"):
+            names |= {a.asname or a.name for a in node.names if a.name in PARTS}
+            modules |= {a.asname or a.name for a in node.names if a.name in PARTS.values()}
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname or a.name for a in node.names if a.name.startswith("manifesto.render.k8s")}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in names:
+            found.append((node.id, node.lineno))
+        elif isinstance(node, ast.Attribute) and node.attr in PARTS:
+            base = ast.unparse(node.value)
+            if base in modules or base.startswith("manifesto.render.k8s"):
+                found.append((node.attr, node.lineno))
+    return found
+
+
+def test_the_parts_of_an_instance_are_built_inside_the_renderer_only():
+    """No command builds a part of the instance (its model workloads, say) beside the artifact:
+    ``ready`` once rendered the DisaggregatedSet itself instead of reading the applied one."""
+    outside = [p for p in sorted(PACKAGE.rglob("*.py")) if (PACKAGE / "render" / "k8s") not in p.parents]
+    found = {(str(p.relative_to(ROOT)), name, line) for p in outside for name, line in _part_calls(p)}
+    assert found == set()
+
+
+def test_the_parts_scan_sees_each_spelling(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("from manifesto.render.k8s.model import model_objects as m\n"
+                    "from manifesto.render.k8s import idle\nimport manifesto.render.k8s.routing as r\n"
+                    "m(p); idle.idle_objects(p); r.routing_objects(p); manifesto.render.k8s.model.model_objects(p)\n")
+    assert sorted(_part_calls(path)) == [("idle_objects", 4), ("m", 4), ("model_objects", 4),
+                                         ("routing_objects", 4)]
 
 
 def _builder_calls(path: Path) -> list[tuple[str, int]]:
