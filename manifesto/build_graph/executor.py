@@ -309,7 +309,7 @@ def _hash_inputs(job: Job, settings: JobSettings, memo, inputs):
             steady = False
             continue
         sig, value, trusted = hashed.signature, hashed.digest, hashed.trusted
-        steady = steady and sig[0] < settings.started_ns - _EDIT_WINDOW_NS
+        steady = steady and sig.mtime_ns < settings.started_ns - _EDIT_WINDOW_NS
         keys.append(key), digests.append(value), stats.append((key, sig, value, trusted))
     order = sorted(range(len(keys)), key=keys.__getitem__)
     return tuple(keys[i] for i in order), tuple(digests[i] for i in order), stats, steady
@@ -370,7 +370,7 @@ class Outs:
         read_ns = time.time_ns()
         if holds(path, data):
             sig = signature(path)
-            return rel, sig, not is_racy(sig[0], read_ns), False
+            return rel, sig, not is_racy(sig.mtime_ns, read_ns), False
         folder, name = os.path.split(path)
         fd = self._folder(folder)
         try:

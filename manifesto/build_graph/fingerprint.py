@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from manifesto.edge.signatures import dir_signature
+from manifesto.edge.signatures import dir_signature, dir_unchanged
 from manifesto.build_graph.state import BuildState, CodeEntry
 from manifesto.load.digest import code_names, fingerprint
 
@@ -33,11 +33,7 @@ def code_digest(state: BuildState, stat, renderer: str) -> str:
 
 
 def _dirs_unchanged(dirs: dict) -> bool:
-    for path, sig in dirs.items():
-        now = dir_signature(path, 0)
-        if not sig[2] or now is None or now[:2] != sig[:2]:
-            return False
-    return True
+    return all(sig is not None and dir_unchanged(path, sig) for path, sig in dirs.items())
 
 
 def _refresh(state: BuildState, stat, renderer: str) -> str:

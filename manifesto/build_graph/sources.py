@@ -12,7 +12,7 @@ from manifesto.build_graph.generators import from_rows, to_rows
 from manifesto.build_graph.graph import DECLARED, build_graph
 from manifesto.build_graph.state import BuildfileEntry, ListingEntry
 from manifesto.build_graph.workspace import BUILD_FILE
-from manifesto.edge.signatures import dir_signature
+from manifesto.edge.signatures import dir_unchanged
 
 __all__ = ["LoadedGraph", "load_graph"]
 
@@ -111,11 +111,4 @@ def _listing_ok(cached) -> bool:
 
 
 def _dirs_unchanged(root: str, dirs: dict) -> bool:
-    for rel, sig in dirs.items():
-        now = dir_signature(os.path.join(root, rel), 0)
-        if sig is None or now is None:
-            if sig != now:
-                return False
-        elif not sig[2] or now[:2] != sig[:2]:
-            return False
-    return True
+    return all(dir_unchanged(os.path.join(root, rel), sig) for rel, sig in dirs.items())

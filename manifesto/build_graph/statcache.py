@@ -1,4 +1,4 @@
-"""The stat cache: path -> (signature, digest).
+"""The stat cache: path -> signature and digest (a ``state.StatTable``).
 
 A file whose signature matches its entry is not read again; any other file is
 hashed, and the entry refreshed. The signature packs (mtime_ns, size, inode, ctime_ns) into
@@ -28,10 +28,11 @@ def pack(mtime_ns: int, size: int, inode: int, ctime_ns: int) -> int:
 class StatCache:
     """Digests of files for one build, backed by the manifest's ``stat`` table."""
 
-    def __init__(self, root: str, table: dict) -> None:
+    def __init__(self, root: str, table) -> None:
         self.root = root
         self.prefix = os.path.join(root, "")
-        self.table = table
+        self.table = table  # a state.StatTable
+        self.signatures, self.digests = table.signatures, table.digests
         self.memo: dict[str, str | None] = {}
         self.changed = False
 
@@ -55,40 +56,37 @@ class StatCache:
 
     def _lookup(self, key: str) -> str | None:
         path = self.abspath(key)
-        entry = self.table.get(key)
-        if entry is not None and entry[0]:
+        known = self.signatures.get(key)
+        if known:
             try:
                 st = os.stat(path)
             except OSError:
                 st = None
-            if st is not None and entry[0] == st.st_mtime_ns | st.st_size << 64 | st.st_ino << 128 | st.st_ctime_ns << 192:
-                return entry[1]
+            if st is not None and known == st.st_mtime_ns | st.st_size << 64 | st.st_ino << 128 | st.st_ctime_ns << 192:
+                return self.digests[key]
         hashed = hash_file(path)
         if hashed is None:
-            if entry is not None:
-                del self.table[key]
-                self.changed = True
+            self.forget(key)
             return None
-        self.record(key, *hashed)
-        return hashed[1]
+        sig, digest, trusted = hashed
+        self.record(key, sig, digest, trusted)
+        return digest
 
     def record(self, key: str, sig, digest: str, trusted: bool) -> None:
         """Remember that the file at ``key`` had ``sig`` (a signature tuple) and ``digest``."""
-        entry = (pack(*sig) if trusted else 0, digest)
-        if self.table.get(key) != entry:
-            self.table[key] = entry
+        if self.table.set(key, pack(*sig) if trusted else 0, digest):
             self.changed = True
         self.memo[key] = digest
 
     def forget(self, key: str) -> None:
         """Drop what is known about ``key`` (a file this build removed)."""
         self.memo.pop(key, None)
-        if self.table.pop(key, None) is not None:
+        if self.table.drop(key):
             self.changed = True
 
     def keep_only(self, keys) -> None:
         """Drop entries for files no longer referenced by the manifest."""
         keys = set(keys)
         for k in [k for k in self.table if k not in keys]:
-            del self.table[k]
+            self.table.drop(k)
             self.changed = True

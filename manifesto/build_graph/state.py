@@ -25,13 +25,14 @@ from manifesto.edge.fs import TMP_MARK, write_atomic
 from manifesto.build_graph.outdir import SUFFIXES
 from manifesto.tasks.status import Status
 
-__all__ = ["FORMAT", "BuildState", "PairContext", "PairRecord", "BuildfileEntry", "ListingEntry", "CodeEntry", "load_state",
-           "new_state", "save_state"]
+__all__ = ["FORMAT", "BuildState", "PairContext", "PairRecord", "BuildfileEntry", "ListingEntry", "CodeEntry", "StatTable",
+           "load_state", "new_state", "save_state"]
 
 # 6: what a build last wrote; every BUILD.yaml-settable render option (manifesto.resolve.options)
 # 7: the GPU budget of each pair's artifact
 # 8: a MAC under the user's cache key beside the CRC
-FORMAT = 8
+# 9: the stat table as two tables of plain values (signatures, digests), not a tuple per file
+FORMAT = 9
 _MAGIC = b"manifesto-build\0"
 _MAC = 16
 _HEADER = len(_MAGIC) + 4 + 4 + _MAC
@@ -53,12 +54,59 @@ class _Tag:
 _BUDGET, _BUDGETS_BY_ID = _Tag("budget"), _Tag("budgets by id")
 
 
+class StatTable:
+    """The stat cache's table (read and written by ``statcache.StatCache`` alone): for each
+    file key its ``signatures`` entry (the packed signature, or 0 when it may not reveal a
+    later change) and its ``digests`` entry, two tables with the same keys. Plain values in
+    plain dicts: marshal writes them as they are, and a load makes no object per file (a
+    10,000-pair workspace has a stat entry per artifact)."""
+
+    __slots__ = ("signatures", "digests")
+
+    def __init__(self, signatures: dict | None = None, digests: dict | None = None) -> None:
+        self.signatures: dict[str, int] = {} if signatures is None else signatures
+        self.digests: dict[str, str] = {} if digests is None else digests
+
+    def __len__(self) -> int:
+        return len(self.digests)
+
+    def __contains__(self, key) -> bool:
+        return key in self.digests
+
+    def __iter__(self):
+        return iter(self.digests)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is StatTable and (self.signatures, self.digests) == (other.signatures, other.digests)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"StatTable({len(self)} files)"
+
+    def set(self, key: str, signature: int, digest: str) -> bool:
+        """Record ``key``'s entry; whether it differs from the one it had."""
+        if self.signatures.get(key) == signature and self.digests.get(key) == digest:
+            return False
+        self.signatures[key], self.digests[key] = signature, digest
+        return True
+
+    def drop(self, key: str) -> bool:
+        """Forget ``key``; whether it had an entry."""
+        self.signatures.pop(key, None)
+        return self.digests.pop(key, None) is not None
+
+    def plain(self) -> dict:
+        """The table as the manifest holds it."""
+        return {"signatures": self.signatures, "digests": self.digests}
+
+
 class BuildState:
     """The build manifest in memory: one attribute per part, each of its own type.
 
     ``buildfile`` (a :class:`BuildfileEntry`), ``listing`` (a :class:`ListingEntry`) and
     ``code`` (a :class:`CodeEntry`) are None until a build makes them; ``stat`` is the stat
-    cache's table (path -> (packed signature or 0, digest): ``statcache.StatCache``);
+    cache's :class:`StatTable`;
     ``pairs`` maps (model path, cluster) to a :class:`PairRecord`; ``tasks`` is about how many
     entries the task store holds and ``store`` (bytes it holds, bytes one render adds) or
     None. ``saved`` is what the records were when last read or written (never written itself).
@@ -71,7 +119,7 @@ class BuildState:
     def __init__(self, buildfile=None, listing=None, code=None, stat=None, pairs=None, tasks: int = 0,
                  store=None) -> None:
         self.buildfile, self.listing, self.code = buildfile, listing, code
-        self.stat = {} if stat is None else stat
+        self.stat = StatTable() if stat is None else stat
         self.pairs = {} if pairs is None else pairs
         self.tasks, self.store = tasks, store
         self.saved = None
@@ -93,6 +141,8 @@ class BuildState:
         plain = {"format": FORMAT, **{name: getattr(self, name) for name in _PARTS}}
         if pairs is not None:
             plain["pairs"] = pairs
+        if type(self.stat) is StatTable:
+            plain["stat"] = self.stat.plain()
         for name in _ENTRIES:  # marshal writes plain tuples only, not the entries' named ones
             if isinstance(plain[name], tuple):
                 plain[name] = tuple(plain[name])
@@ -315,7 +365,8 @@ def _decode(blob: bytes):
     pairs = _records(plain["pairs"])
     if pairs is None:
         return None
-    built = BuildState(stat=plain["stat"], pairs=pairs, tasks=_count(plain.get("tasks")), store=plain.get("store"),
+    stat = plain["stat"]
+    built = BuildState(stat=StatTable(stat["signatures"], stat["digests"]), pairs=pairs, tasks=_count(plain.get("tasks")), store=plain.get("store"),
                        **entries)
     built.saved = _Saved(dict(pairs), plain["pairs"], {})
     return built
@@ -327,18 +378,21 @@ def _count(value) -> int:
 
 
 def _well_formed(plain) -> bool:
-    """The manifest's tables of the types a build acts on: a stat entry is ``(int, str)``, the
-    code entry ``(renderer, keys, names, dirs, digests, fingerprint)`` with paths in text."""
+    """The manifest's tables of the types a build acts on: the stat table's signatures ints
+    and digests text, for the same keys, all text; the code entry ``(renderer, keys, names,
+    dirs, digests, fingerprint)`` with paths in text."""
     if type(plain) is not dict or plain.get("format") != FORMAT:
         return False
     stat, pairs, code = plain.get("stat"), plain.get("pairs"), plain.get("code")
-    if type(stat) is not dict or type(pairs) is not dict:
+    if type(stat) is not dict or type(pairs) is not dict or stat.keys() != {"signatures", "digests"}:
         return False
-    tuple_, int_, str_ = tuple, int, str
-    for key, entry in stat.items():
-        if not (type(key) is str_ and type(entry) is tuple_ and len(entry) == 2 and type(entry[0]) is int_
-                and type(entry[1]) is str_):
-            return False
+    signatures, digests = stat["signatures"], stat["digests"]
+    if type(signatures) is not dict or type(digests) is not dict or signatures.keys() != digests.keys():
+        return False
+    # every key text, every signature an int (not a bool), every digest text: by type sets, in C
+    if not (set(map(type, digests)) <= {str} and set(map(type, signatures.values())) <= {int}
+            and set(map(type, digests.values())) <= {str}):
+        return False
     if code is not None and not (type(code) is tuple and len(code) == 6 and type(code[0]) is str
                                  and type(code[1]) is tuple and all(type(k) is str for k in code[1])
                                  and type(code[3]) is dict and all(type(d) is str and type(v) is tuple and len(v) == 3

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import os
 import time
+from collections import namedtuple
 
 from manifesto.util.hashing import digest
 
 __all__ = [
     "dir_signature",
+    "FileSignature",
     "hash_file",
     "holds",
     "is_racy",
+    "dir_unchanged",
     "signature",
 ]
 
@@ -28,8 +31,14 @@ __all__ = [
 _FINE_TICK_NS = 100_000_000
 _COARSE_TICK_NS = 2_000_000_000
 
-def signature(path: str) -> tuple[int, int, int, int] | None:
-    """``(mtime_ns, size, inode, ctime_ns)`` of ``path``, or None when it does not exist.
+class FileSignature(namedtuple("_FileSignature", ("mtime_ns", "size", "inode", "ctime_ns"))):
+    """What a file's ``stat`` says of its content: equal signatures, same bytes (unless racy)."""
+
+    __slots__ = ()
+
+
+def signature(path: str) -> FileSignature | None:
+    """The :class:`FileSignature` of ``path``, or None when it does not exist.
 
     ctime is in it as in git's index: an edit that keeps the size and puts the old mtime
     back (``touch -r``, ``os.utime``, some editors and sync tools) still moves the ctime.
@@ -39,7 +48,7 @@ def signature(path: str) -> tuple[int, int, int, int] | None:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+    return FileSignature(st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
 def is_racy(mtime_ns: int, read_ns: int) -> bool:
@@ -56,6 +65,17 @@ def dir_signature(path: str, listed_ns: int):
     except (FileNotFoundError, NotADirectoryError):
         return None
     return (st.st_mtime_ns, st.st_ino, not is_racy(st.st_mtime_ns, listed_ns))
+
+
+def dir_unchanged(path: str, recorded) -> bool:
+    """Whether the directory ``path`` still has the entries it had when ``recorded`` (a
+    :func:`dir_signature`, or None: it was gone) was taken: a signature taken while the
+    directory could still change unseen (not trusted) never vouches for it."""
+    now = dir_signature(path, 0)
+    if recorded is None or now is None:
+        return recorded is now
+    mtime_ns, inode, trusted = recorded
+    return bool(trusted) and (now[0], now[1]) == (mtime_ns, inode)
 
 
 #: The largest file the build reads to digest it (an input is at most 16 MiB of YAML, an
@@ -78,7 +98,7 @@ def holds(path: str, data: bytes) -> bool:
         return False
 
 
-def hash_file(path: str) -> tuple[tuple[int, int, int, int], str, bool] | None:
+def hash_file(path: str) -> tuple[FileSignature, str, bool] | None:
     """``(signature, digest, trusted)`` of ``path`` read now, or None when missing.
 
     ``trusted`` is False when the signature may not reveal a later change (see
@@ -94,6 +114,6 @@ def hash_file(path: str) -> tuple[tuple[int, int, int, int], str, bool] | None:
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError, UnsafePath):
         return None
     before, after = stats
-    sig = (after.st_mtime_ns, after.st_size, after.st_ino, after.st_ctime_ns)
-    steady = (before.st_mtime_ns, before.st_size, before.st_ctime_ns) == (sig[0], sig[1], sig[3])
-    return sig, digest(data), steady and not is_racy(sig[0], read_ns)
+    sig = FileSignature(after.st_mtime_ns, after.st_size, after.st_ino, after.st_ctime_ns)
+    steady = (before.st_mtime_ns, before.st_size, before.st_ctime_ns) == (sig.mtime_ns, sig.size, sig.ctime_ns)
+    return sig, digest(data), steady and not is_racy(sig.mtime_ns, read_ns)

@@ -128,10 +128,11 @@ def test_a_renderer_that_returns_no_outcome_fails_its_pair(tree):
 def test_state_round_trips_and_rejects_damage(tmp_path):
     path = str(tmp_path / "state")
     state = new_state()
-    state.stat["a"] = (1 | 2 << 64, "d")
+    state.stat.set("a", 1 | 2 << 64, "d")
     save_state(path, state)
     warnings = []
-    assert load_state(path, warnings.append).stat == {"a": (1 | 2 << 64, "d")}
+    back = load_state(path, warnings.append).stat
+    assert back.signatures == {"a": 1 | 2 << 64} and back.digests == {"a": "d"}
     blob = open(path, "rb").read()
     open(path, "wb").write(blob[:-1] + bytes([blob[-1] ^ 1]))
     assert load_state(path, warnings.append) == new_state()

@@ -39,7 +39,7 @@ def _load(tmp_path, blob: bytes):
     path.write_bytes(blob)
     warned = []
     state = build_state.load_state(str(path), warned.append)
-    assert isinstance(state, build_state.BuildState) and isinstance(state.pairs, dict) and isinstance(state.stat, dict)
+    assert isinstance(state, build_state.BuildState) and isinstance(state.pairs, dict) and isinstance(state.stat, build_state.StatTable)
     return state
 
 
