@@ -540,39 +540,6 @@ def _merged(doc: dict, live: dict) -> dict:
     return merged
 
 
-def _label(pos, flags, objs, ns, missing) -> int:
-    """``kubectl label TYPE/NAME KEY=VALUE|KEY-`` (or TYPE NAME ...): the labels set or
-    removed, owned in managedFields by the manager kubectl-label, as the API server records."""
-    refs, changes = [], []
-    for arg in pos[1:]:
-        (changes if "=" in arg or arg.endswith("-") else refs).append(arg)
-    if len(refs) == 2 and "/" not in refs[0]:
-        refs = [f"{refs[0]}/{refs[1]}"]
-    for ref in refs:
-        res, _, name = ref.partition("/")
-        kind, _, namespaced = resolve(res, missing)
-        hit = [o for o in objs if same(o, kind, ns, name, namespaced)]
-        if not hit:
-            die(f'Error from server (NotFound): {res} "{name}" not found')
-        meta = hit[0]["metadata"]
-        labels = meta.setdefault("labels", {})
-        owned = {}
-        for change in changes:
-            if change.endswith("-"):
-                labels.pop(change[:-1], None)
-            else:
-                key, _, value = change.partition("=")
-                labels[key] = value
-                owned[f"f:{key}"] = {}
-        entries = [m for m in meta.get("managedFields") or [] if m.get("manager") != "kubectl-label"]
-        if owned:
-            entries.append({"manager": "kubectl-label", "operation": "Update", "apiVersion": hit[0].get("apiVersion"),
-                            "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": owned}}})
-        meta["managedFields"] = entries
-        print(f"{resource_name(kind)}/{name} labeled")
-    return 0
-
-
 def hang():
     """A hung kubectl: a grandchild keeps our stdout open, and we never return."""
     import subprocess
@@ -813,6 +780,9 @@ def _condition(obj: dict, name: str) -> bool:
                for c in (obj.get("status") or {}).get("conditions") or ())
 
 
+
+# -- the call: scripted faults, then the verb's handler ------------------------------------
+
 def main():
     argv = sys.argv[1:]
     if argv[:1] in (["--help"], ["-h"]) and os.path.basename(sys.argv[0]) != "kubectl":
@@ -824,15 +794,33 @@ def main():
         sys.exit(install(argv[1]))
     os.makedirs(DIR, mode=0o700, exist_ok=True)
     stdin = None if sys.stdin.isatty() else sys.stdin.read()
+    _log_call(argv, stdin)
+    flags, pos = parse(argv)
+    verb = pos[0] if pos else ""
+    keys = (f"{verb} {pos[1]}" if len(pos) > 1 else verb, verb)
+    _scripted(keys, load().get("config", {}))
+    with open(os.path.join(DIR, "state.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        state = load()
+        _injected_failure(keys, state)
+        rc = run(verb, pos, flags, stdin, state, set(state.get("config", {}).get("missing_apis") or ()))
+        if verb == "get" and pos[1:2] == ["pods"]:
+            _settle(state, reads=1)  # after this answer: every pending pod is one read nearer Ready
+        save(state)
+    sys.exit(rc)
+
+
+def _log_call(argv: list[str], stdin: str | None) -> None:
     with open(os.path.join(DIR, "calls.jsonl"), "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         f.write(json.dumps({"argv": argv, "stdin": _logged(stdin), "kubeconfig": os.environ.get("KUBECONFIG")})
                 + "\n")
-    flags, pos = parse(argv)
-    verb = pos[0] if pos else ""
-    key = f"{verb} {pos[1]}" if len(pos) > 1 else verb
-    config = load().get("config", {})
-    for k in (key, verb):
+
+
+def _scripted(keys: tuple[str, str], config: dict) -> None:
+    """Answer as the config scripts it for ``keys`` ("verb resource", then "verb"): be killed,
+    hang, or print a set text; then sleep, if told to, before the real answer."""
+    for k in keys:
         if k in (config.get("signal") or {}):
             import signal
 
@@ -845,251 +833,404 @@ def main():
         if k in (config.get("stdout_hex") or {}):
             sys.stdout.buffer.write(bytes.fromhex(config["stdout_hex"][k]))
             sys.exit(0)
-    for k in (key, verb):
+    for k in keys:
         if k in (config.get("sleep") or {}):
             _track_overlap(+1)
             time.sleep(config["sleep"][k])
             _track_overlap(-1)
             break
-    with open(os.path.join(DIR, "state.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        state = load()
-        config = state.get("config", {})
-        for k in (key, verb):
-            fault = (config.get("fail") or {}).get(k)
-            if fault and fault.get("times", 0) != 0:
-                fault["times"] -= 1
-                save(state)
-                die(fault.get("stderr", "Unable to connect to the server: dial tcp 10.0.0.1:6443: i/o timeout"),
-                    fault.get("rc", 1))
-        rc = run(verb, pos, flags, stdin, state, set(config.get("missing_apis") or ()))
-        if verb == "get" and pos[1:2] == ["pods"]:
-            _settle(state, reads=1)  # after this answer: every pending pod is one read nearer Ready
-        save(state)
-    sys.exit(rc)
+
+
+def _injected_failure(keys: tuple[str, str], state: dict) -> None:
+    """Fail as ``config.fail`` says for ``keys``, counting the failure down in the state."""
+    for k in keys:
+        fault = (state.get("config", {}).get("fail") or {}).get(k)
+        if fault and fault.get("times", 0) != 0:
+            fault["times"] -= 1
+            save(state)
+            die(fault.get("stderr", "Unable to connect to the server: dial tcp 10.0.0.1:6443: i/o timeout"),
+                fault.get("rc", 1))
+
+
+class _Call:
+    """One kubectl call as a handler sees it: its positional words (the verb first), its
+    flags, its stdin, the state it reads and changes, and the API groups the cluster lacks."""
+
+    __slots__ = ("pos", "flags", "stdin", "state", "missing", "ns", "objs")
+
+    def __init__(self, pos: list, flags: dict, stdin: str | None, state: dict, missing: set) -> None:
+        self.pos = pos
+        self.flags = flags
+        self.stdin = stdin
+        self.state = state
+        self.missing = missing
+        self.ns = flags.get("namespace") or "default"
+        self.objs = state["objects"]
 
 
 def run(verb, pos, flags, stdin, state, missing) -> int:
-    ns = flags.get("namespace") or "default"
-    objs = state["objects"]
-    if verb == "config" and pos[1:2] == ["use-context"] and len(pos) == 3:
-        state.setdefault("config", {})["current_context"] = pos[2]
+    """Answer one call on ``state`` (changed in place) with the handler of ``verb`` in :data:`VERBS`;
+    its exit status."""
+    call = _Call(pos, flags, stdin, state, missing)
+    handler = VERBS.get(verb)
+    if handler is None:
+        _unsupported(call)
+    return handler(call)
+
+
+def _unsupported(call: _Call):
+    die(f"fake kubectl: unsupported command {' '.join(call.pos)}", 2)
+
+
+# -- what the handlers share ------------------------------------------------------------------
+
+def _namespaced(kind: str) -> bool:
+    return BY_KIND.get(kind, ("", "", True))[2]
+
+
+def _refs(call: _Call, words):
+    """Each ``TYPE/NAME`` of ``words`` as (resource, Kind, name, namespaced), resolved one at a
+    time as they are used (so a missing object is reported before a later unknown type)."""
+    for ref in words:
+        res, _, name = ref.partition("/")
+        kind, _, namespaced = resolve(res, call.missing)
+        yield res, kind, name, namespaced
+
+
+def _selected(call: _Call, kind: str, namespaced: bool) -> list:
+    """The objects of ``kind`` in the call's namespace (any, for a cluster-wide kind) that
+    match its ``-l`` selector (all, without one)."""
+    return [o for o in call.objs if o["kind"] == kind and (not namespaced or ns_of(o) == call.ns)
+            and matches(o, call.flags.get("l"))]
+
+
+def _place(doc: dict, ns: str) -> bool:
+    """Put ``doc`` in ``ns`` unless it names its namespace or its kind is cluster-wide, as
+    ``kubectl -n`` does; whether its kind is namespaced."""
+    namespaced = _namespaced(doc["kind"])
+    doc.setdefault("metadata", {})
+    if namespaced:
+        doc["metadata"]["namespace"] = doc["metadata"].get("namespace") or ns
+    return namespaced
+
+
+def _not_found(res: str, name: str):
+    die(f'Error from server (NotFound): {res} "{name}" not found')
+
+
+# -- config, api-versions, get --------------------------------------------------------------
+
+def _config(call: _Call) -> int:
+    pos, config = call.pos, call.state.get("config", {})
+    if pos[1:2] == ["use-context"] and len(pos) == 3:
+        call.state.setdefault("config", {})["current_context"] = pos[2]
         print(f'Switched to context "{pos[2]}".')
         return 0
-    if verb == "config" and pos[1:2] == ["view"] and "minify" in flags:
-        name = flags.get("context") or state.get("config", {}).get("current_context")
-        context = (state.get("config", {}).get("contexts") or {}).get(name)
+    if pos[1:2] == ["view"] and "minify" in call.flags:
+        name = call.flags.get("context") or config.get("current_context")
+        context = (config.get("contexts") or {}).get(name)
         if context is None:
             die(f"error: context was not found for specified context: {name}" if name
                 else "error: current-context must exist in order to minify")
-        field = str(flags.get("o", "")).removeprefix("jsonpath={.contexts[0].context.").removesuffix("}")
+        field = str(call.flags.get("o", "")).removeprefix("jsonpath={.contexts[0].context.").removesuffix("}")
         print(context.get(field, ""), end="")
         return 0
-    if verb == "config" and pos[1:2] == ["current-context"]:
-        current = state.get("config", {}).get("current_context")
-        if not current:
+    if pos[1:2] == ["current-context"]:
+        if not config.get("current_context"):
             die("error: current-context is not set")
-        print(current)
+        print(config["current_context"])
         return 0
-    if verb == "api-versions":
-        print("\n".join(v for v in VERSIONS if v.split("/")[0] not in missing))
-        return 0
-    if verb == "get":
-        kind, group, namespaced = resolve(pos[1], missing)
-        found = [o for o in objs if o["kind"] == kind and (not namespaced or ns_of(o) == ns)
-                 and matches(o, flags.get("l"))]
-        if "show-managed-fields" not in flags:  # as kubectl: left out of -o json unless asked
-            found = [_without_managed_fields(o) for o in found]
-        if flags.get("o") == "name":  # as kubectl: TYPE[.GROUP]/NAME a line, nothing when none exist
-            names = pos[2:]
-            for name in names:
-                if not any(o["metadata"]["name"] == name for o in found) and "ignore-not-found" not in flags:
-                    die(f'Error from server (NotFound): {pos[1]} "{name}" not found')
-            resource = kind.lower() + (f".{group}" if group else "")
-            for o in found:
-                if not names or o["metadata"]["name"] in names:
-                    print(f"{resource}/{o['metadata']['name']}")
-            return 0
-        if "o" not in flags:  # as typed by hand: kubectl's table (its NAME column), or its note when empty
-            names = [o["metadata"]["name"] for o in found if len(pos) < 3 or o["metadata"]["name"] in pos[2:]]
-            for name in pos[2:]:
-                if name not in names and "ignore-not-found" not in flags:
-                    die(f'Error from server (NotFound): {pos[1]} "{name}" not found')
-            if names:
-                print("NAME\n" + "\n".join(names))
-            elif len(pos) < 3:
-                print(f"No resources found in {ns} namespace." if namespaced else "No resources found", file=sys.stderr)
-            return 0
-        if len(pos) > 2:
-            named = []
-            for name in pos[2:]:
-                hit = [o for o in found if o["metadata"]["name"] == name]
-                if not hit and "ignore-not-found" not in flags:
-                    die(f'Error from server (NotFound): {pos[1]} "{name}" not found')
-                named += hit
-            if len(pos) == 3 and named:
-                print(json.dumps(named[0]))
-            elif named or "ignore-not-found" not in flags:
-                print(json.dumps({"apiVersion": "v1", "kind": "List", "items": named}))
-            return 0
+    _unsupported(call)
+
+
+def _api_versions(call: _Call) -> int:
+    print("\n".join(v for v in VERSIONS if v.split("/")[0] not in call.missing))
+    return 0
+
+
+def _get(call: _Call) -> int:
+    kind, group, namespaced = resolve(call.pos[1], call.missing)
+    found = _selected(call, kind, namespaced)
+    if "show-managed-fields" not in call.flags:  # as kubectl: left out of -o json unless asked
+        found = [_without_managed_fields(o) for o in found]
+    if call.flags.get("o") == "name":
+        return _get_names(call, found, kind.lower() + (f".{group}" if group else ""))
+    if "o" not in call.flags:
+        return _get_table(call, found, namespaced)
+    return _get_json(call, found)
+
+
+def _get_names(call: _Call, found: list, resource: str) -> int:
+    """``-o name``, as kubectl: TYPE[.GROUP]/NAME a line, nothing when none exist."""
+    names = call.pos[2:]
+    for name in names:
+        if not any(o["metadata"]["name"] == name for o in found) and "ignore-not-found" not in call.flags:
+            _not_found(call.pos[1], name)
+    for o in found:
+        if not names or o["metadata"]["name"] in names:
+            print(f"{resource}/{o['metadata']['name']}")
+    return 0
+
+
+def _get_table(call: _Call, found: list, namespaced: bool) -> int:
+    """No ``-o``, as typed by hand: kubectl's table (its NAME column), or its note when empty."""
+    pos = call.pos
+    names = [o["metadata"]["name"] for o in found if len(pos) < 3 or o["metadata"]["name"] in pos[2:]]
+    for name in pos[2:]:
+        if name not in names and "ignore-not-found" not in call.flags:
+            _not_found(pos[1], name)
+    if names:
+        print("NAME\n" + "\n".join(names))
+    elif len(pos) < 3:
+        print(f"No resources found in {call.ns} namespace." if namespaced else "No resources found", file=sys.stderr)
+    return 0
+
+
+def _get_json(call: _Call, found: list) -> int:
+    """``-o json``: one named object, or a List (of the named ones, or of all found)."""
+    pos = call.pos
+    if len(pos) <= 2:
         print(json.dumps({"apiVersion": "v1", "kind": "List", "items": found}))
         return 0
-    if verb == "apply":
-        for d in docs(flags, stdin):
-            group = d["apiVersion"].rpartition("/")[0]
-            if group in missing:
-                die(f'error: resource mapping not found for name: "{d["metadata"]["name"]}": '
-                    f'no matches for kind "{d["kind"]}" in version "{d["apiVersion"]}"')
-            namespaced = BY_KIND.get(d["kind"], ("", "", True))[2]
-            d.setdefault("metadata", {})
-            if namespaced:
-                d["metadata"]["namespace"] = d["metadata"].get("namespace") or ns
-            old = [o for o in objs if same(o, d["kind"], ns_of(d), d["metadata"]["name"], namespaced)]
-            for o in old:
-                objs.remove(o)
-            state["serial"] = state.get("serial", 0) + 1
-            last_applied = json.dumps(d, sort_keys=True, separators=(",", ":"))
-            new = stored(_merged(d, old[0]) if old else d, old[0] if old else None, last_applied, state["serial"])
-            if old and _comparable(old[0]) == _comparable(new) and _last_applied(old[0]) == d:
-                objs.append(old[0])  # as the API server: nothing to write
-                print(f"{resource_name(d['kind'])}/{d['metadata']['name']} unchanged")
-                continue
-            if old:
-                fields = [m for m in (old[0]["metadata"].get("managedFields") or []) if m.get("manager") != OURS]
-                new["metadata"]["managedFields"] = [*new["metadata"]["managedFields"], *fields]
-            objs.append(new)
-            if new["kind"] in WORKLOADS:
-                start_pods(state, new)
-            _programmed(state, new)
-            print(f"{resource_name(d['kind'])}/{d['metadata']['name']} {'configured' if old else 'created'}")
-        return 0
-    if verb == "create":
-        for d in docs(flags, stdin):
-            namespaced = BY_KIND.get(d["kind"], ("", "", True))[2]
-            d.setdefault("metadata", {})
-            if namespaced:
-                d["metadata"]["namespace"] = d["metadata"].get("namespace") or ns
-            if any(same(o, d["kind"], ns_of(d), d["metadata"]["name"], namespaced) for o in objs):
-                source = "STDIN" if flags.get("f") == "-" else flags.get("f")
-                die(f'Error from server (AlreadyExists): error when creating "{source}": '
-                    f'{BY_KIND.get(d["kind"], (d["kind"].lower() + "s",))[0]} "{d["metadata"]["name"]}" already exists')
-            state["serial"] = state.get("serial", 0) + 1
-            new = stored(d, None, "", state["serial"])
-            new["metadata"]["annotations"].pop("kubectl.kubernetes.io/last-applied-configuration", None)
-            if new["kind"] == "Job":
-                conf = state.get("config", {})
-                if conf.get("job_hangs"):
-                    new["status"] = {"active": 1}
-                elif conf.get("job_fails"):
-                    new["status"] = {"failed": 1, "conditions": [
-                        {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}
-                else:
-                    new["status"] = {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
-            if new["kind"] in WORKLOADS:
-                start_pods(state, new)
-            objs.append(new)
-            print(f"{resource_name(d['kind'])}/{d['metadata']['name']} created")
-        return 0
-    if verb == "wait":
-        cond = str(flags.get("for", "")).removeprefix("condition=")
-        if "l" in flags:
-            kind, _, namespaced = resolve(pos[1], missing)
-            refs = [(pos[1], kind, o["metadata"]["name"]) for o in objs if o["kind"] == kind
-                    and (not namespaced or ns_of(o) == ns) and matches(o, flags["l"])]
-            if not refs:
-                die("error: no matching resources found")
-        else:
-            refs = []
-            for ref in pos[1:]:
-                res, _, name = ref.partition("/")
-                refs.append((res, resolve(res, missing)[0], name))
-        _settle(state, reads=10 ** 9)  # waiting is as good as the time passing
-        for res, kind, name in refs:
-            hit = [o for o in objs if o["kind"] == kind and o["metadata"]["name"] == name
-                   and (not BY_KIND.get(kind, ("", "", True))[2] or ns_of(o) == ns)]
-            if not hit:
-                die(f'Error from server (NotFound): {res} "{name}" not found')
-            if not _condition(hit[0], cond):
-                die(f"error: timed out waiting for the condition on {res.split('.')[0]}/{name}")
-            print(f"{resource_name(kind)}/{name} condition met")
-        return 0
-    if verb == "logs":
-        ref = pos[1] if len(pos) > 1 else ""
-        res, _, name = ref.partition("/") if "/" in ref else ("pod", "", ref)
-        kind = {"job": "Job", "jobs": "Job", "pod": "Pod", "pods": "Pod"}.get(res) or resolve(res, missing)[0]
-        if not any(o["kind"] == kind and o["metadata"]["name"] == name and ns_of(o) == ns for o in objs):
-            die(f'Error from server (NotFound): {ref} not found')
-        print(state.get("config", {}).get("logs", f"fake kubectl: {ref} ran no container: there is no cluster"))
-        return 0
-    if verb == "delete" and pos[1:2] == ["namespace"] and len(pos) == 3:
-        gone = [o for o in objs if (o["kind"] == "Namespace" and o["metadata"]["name"] == pos[2])
-                or ns_of(o) == pos[2] and BY_KIND.get(o["kind"], ("", "", True))[2]]
-        if not any(o["kind"] == "Namespace" for o in gone) and "ignore-not-found" not in flags:
-            die(f'Error from server (NotFound): namespaces "{pos[2]}" not found')
-        for o in gone:
-            objs.remove(o)
-        if any(o["kind"] == "Namespace" for o in gone):
-            print(f'namespace "{pos[2]}" deleted')
-        return 0
-    if verb == "delete":
-        targets = []
-        if "f" in flags:
-            for d in docs(flags, stdin):
-                namespaced = BY_KIND.get(d["kind"], ("", "", True))[2]
-                where = (d.get("metadata") or {}).get("namespace") or ns
-                hit = [o for o in objs if same(o, d["kind"], where, d["metadata"]["name"], namespaced)]
-                if not hit and "ignore-not-found" not in flags:
-                    die(f'Error from server (NotFound): {d["kind"].lower()}s "{d["metadata"]["name"]}" not found')
-                targets += hit
-        elif "l" in flags:
-            kind, _, namespaced = resolve(pos[1], missing)
-            targets = [o for o in objs if o["kind"] == kind and (not namespaced or ns_of(o) == ns)
-                       and matches(o, flags["l"])]
-        else:
-            for ref in pos[1:]:
-                res, _, name = ref.partition("/")
-                kind, _, namespaced = resolve(res, missing)
-                hit = [o for o in objs if same(o, kind, ns, name, namespaced)]
-                if not hit and "ignore-not-found" not in flags:
-                    die(f'Error from server (NotFound): {res} "{name}" not found')
-                targets += hit
-        for o in targets:
-            if o not in objs:  # the garbage collector took it with its owner, deleted just before
-                print(f"{o['kind'].lower()} \"{o['metadata']['name']}\" deleted")
-                continue
-            objs.remove(o)
-            where = f" from {ns_of(o)} namespace" if BY_KIND.get(o["kind"], ("", "", True))[2] else ""
-            force = "force " if "force" in flags else ""
-            print(f"{resource_name(o['kind'])} \"{o['metadata']['name']}\" {force}deleted{where}")
-            if o["kind"] in WORKLOADS:  # the garbage collector's part
-                key = _owner(o)
-                for pod in [p for p in objs if p["kind"] in ("Pod", "LeaderWorkerSet") and _owned_by(p, key)]:
-                    objs.remove(pod)
-        return 0
-    if verb == "label":
-        return _label(pos, flags, objs, ns, missing)
-    if verb == "diff":
-        import difflib
+    named = []
+    for name in pos[2:]:
+        hit = [o for o in found if o["metadata"]["name"] == name]
+        if not hit and "ignore-not-found" not in call.flags:
+            _not_found(pos[1], name)
+        named += hit
+    if len(pos) == 3 and named:
+        print(json.dumps(named[0]))
+    elif named or "ignore-not-found" not in call.flags:
+        print(json.dumps({"apiVersion": "v1", "kind": "List", "items": named}))
+    return 0
 
-        rc = 0
-        for d in docs(flags, stdin):
-            namespaced = BY_KIND.get(d["kind"], ("", "", True))[2]
-            d["metadata"]["namespace"] = d["metadata"].get("namespace") or ns
-            old = [o for o in objs if same(o, d["kind"], ns_of(d), d["metadata"]["name"], namespaced)]
-            live = _comparable(old[0]) if old else None
-            merged = _comparable(stored(_merged(d, old[0]) if old else d, old[0] if old else None, "", 0))
-            if live != merged:
-                # As kubectl's: the header, then the hunks of the live object against the merged one
-                # (here as indented JSON, one field a line, where kubectl shows YAML).
-                ref = f"{d['kind']}.{d['metadata']['name']}"
-                print(f"diff -u -N live/{ref} merged/{ref}")
-                lines = [json.dumps(x, indent=2, sort_keys=True).splitlines(keepends=True) if x else []
-                         for x in (live, merged)]
-                sys.stdout.writelines(line if line.endswith("\n") else line + "\n" for line in
-                                      difflib.unified_diff(*lines, f"live/{ref}", f"merged/{ref}"))
-                rc = 1
-        return rc
-    die(f"fake kubectl: unsupported command {' '.join(pos)}", 2)
+
+# -- apply, create, diff ----------------------------------------------------------------------
+
+def _apply(call: _Call) -> int:
+    for d in docs(call.flags, call.stdin):
+        _apply_one(call, d)
+    return 0
+
+
+def _apply_one(call: _Call, d: dict) -> None:
+    """Store one applied object as the API server does (three-way merged with the live one)."""
+    objs, state = call.objs, call.state
+    if d["apiVersion"].rpartition("/")[0] in call.missing:
+        die(f'error: resource mapping not found for name: "{d["metadata"]["name"]}": '
+            f'no matches for kind "{d["kind"]}" in version "{d["apiVersion"]}"')
+    namespaced = _place(d, call.ns)
+    old = [o for o in objs if same(o, d["kind"], ns_of(d), d["metadata"]["name"], namespaced)]
+    for o in old:
+        objs.remove(o)
+    state["serial"] = state.get("serial", 0) + 1
+    last_applied = json.dumps(d, sort_keys=True, separators=(",", ":"))
+    new = stored(_merged(d, old[0]) if old else d, old[0] if old else None, last_applied, state["serial"])
+    if old and _comparable(old[0]) == _comparable(new) and _last_applied(old[0]) == d:
+        objs.append(old[0])  # as the API server: nothing to write
+        print(f"{resource_name(d['kind'])}/{d['metadata']['name']} unchanged")
+        return
+    if old:
+        fields = [m for m in (old[0]["metadata"].get("managedFields") or []) if m.get("manager") != OURS]
+        new["metadata"]["managedFields"] = [*new["metadata"]["managedFields"], *fields]
+    objs.append(new)
+    if new["kind"] in WORKLOADS:
+        start_pods(state, new)
+    _programmed(state, new)
+    print(f"{resource_name(d['kind'])}/{d['metadata']['name']} {'configured' if old else 'created'}")
+
+
+def _create(call: _Call) -> int:
+    for d in docs(call.flags, call.stdin):
+        namespaced = _place(d, call.ns)
+        if any(same(o, d["kind"], ns_of(d), d["metadata"]["name"], namespaced) for o in call.objs):
+            source = "STDIN" if call.flags.get("f") == "-" else call.flags.get("f")
+            die(f'Error from server (AlreadyExists): error when creating "{source}": '
+                f'{BY_KIND.get(d["kind"], (d["kind"].lower() + "s",))[0]} "{d["metadata"]["name"]}" already exists')
+        call.state["serial"] = call.state.get("serial", 0) + 1
+        new = stored(d, None, "", call.state["serial"])
+        new["metadata"]["annotations"].pop("kubectl.kubernetes.io/last-applied-configuration", None)
+        if new["kind"] == "Job":
+            new["status"] = _job_status(call.state.get("config", {}))
+        if new["kind"] in WORKLOADS:
+            start_pods(call.state, new)
+        call.objs.append(new)
+        print(f"{resource_name(d['kind'])}/{d['metadata']['name']} created")
+    return 0
+
+
+def _job_status(config: dict) -> dict:
+    """A created Job's status: running for ever, failed, or (by default) complete at once."""
+    if config.get("job_hangs"):
+        return {"active": 1}
+    if config.get("job_fails"):
+        return {"failed": 1, "conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}
+    return {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
+
+
+def _diff(call: _Call) -> int:
+    """The live object against what apply would make of it; 1 when any differs."""
+    rc = 0
+    for d in docs(call.flags, call.stdin):
+        namespaced = _namespaced(d["kind"])
+        d["metadata"]["namespace"] = d["metadata"].get("namespace") or call.ns
+        old = [o for o in call.objs if same(o, d["kind"], ns_of(d), d["metadata"]["name"], namespaced)]
+        live = _comparable(old[0]) if old else None
+        merged = _comparable(stored(_merged(d, old[0]) if old else d, old[0] if old else None, "", 0))
+        if live != merged:
+            _print_diff(f"{d['kind']}.{d['metadata']['name']}", live, merged)
+            rc = 1
+    return rc
+
+
+def _print_diff(ref: str, live: dict | None, merged: dict) -> None:
+    """As kubectl's: the header, then the hunks of the live object against the merged one
+    (here as indented JSON, one field a line, where kubectl shows YAML)."""
+    import difflib
+
+    print(f"diff -u -N live/{ref} merged/{ref}")
+    lines = [json.dumps(x, indent=2, sort_keys=True).splitlines(keepends=True) if x else [] for x in (live, merged)]
+    sys.stdout.writelines(line if line.endswith("\n") else line + "\n" for line in
+                          difflib.unified_diff(*lines, f"live/{ref}", f"merged/{ref}"))
+
+
+# -- delete, label, wait, logs ----------------------------------------------------------------
+
+def _delete(call: _Call) -> int:
+    if call.pos[1:2] == ["namespace"] and len(call.pos) == 3:
+        return _delete_namespace(call)
+    if "f" in call.flags:
+        targets = _delete_files(call)
+    elif "l" in call.flags:
+        kind, _, namespaced = resolve(call.pos[1], call.missing)
+        targets = _selected(call, kind, namespaced)
+    else:
+        targets = []
+        for res, kind, name, namespaced in _refs(call, call.pos[1:]):
+            hit = [o for o in call.objs if same(o, kind, call.ns, name, namespaced)]
+            if not hit and "ignore-not-found" not in call.flags:
+                _not_found(res, name)
+            targets += hit
+    for o in targets:
+        _remove(call, o)
+    return 0
+
+
+def _delete_files(call: _Call) -> list:
+    """The objects ``delete -f`` names, each in its own namespace or the call's."""
+    targets = []
+    for d in docs(call.flags, call.stdin):
+        namespaced = _namespaced(d["kind"])
+        where = (d.get("metadata") or {}).get("namespace") or call.ns
+        hit = [o for o in call.objs if same(o, d["kind"], where, d["metadata"]["name"], namespaced)]
+        if not hit and "ignore-not-found" not in call.flags:
+            die(f'Error from server (NotFound): {d["kind"].lower()}s "{d["metadata"]["name"]}" not found')
+        targets += hit
+    return targets
+
+
+def _remove(call: _Call, o: dict) -> None:
+    """Delete ``o`` and, as the garbage collector, what a workload owns."""
+    objs = call.objs
+    if o not in objs:  # the garbage collector took it with its owner, deleted just before
+        print(f"{o['kind'].lower()} \"{o['metadata']['name']}\" deleted")
+        return
+    objs.remove(o)
+    where = f" from {ns_of(o)} namespace" if _namespaced(o["kind"]) else ""
+    force = "force " if "force" in call.flags else ""
+    print(f"{resource_name(o['kind'])} \"{o['metadata']['name']}\" {force}deleted{where}")
+    if o["kind"] in WORKLOADS:
+        key = _owner(o)
+        for pod in [p for p in objs if p["kind"] in ("Pod", "LeaderWorkerSet") and _owned_by(p, key)]:
+            objs.remove(pod)
+
+
+def _delete_namespace(call: _Call) -> int:
+    """``delete namespace NAME``: the namespace and every namespaced object in it."""
+    name, objs = call.pos[2], call.objs
+    gone = [o for o in objs if (o["kind"] == "Namespace" and o["metadata"]["name"] == name)
+            or ns_of(o) == name and _namespaced(o["kind"])]
+    if not any(o["kind"] == "Namespace" for o in gone) and "ignore-not-found" not in call.flags:
+        die(f'Error from server (NotFound): namespaces "{name}" not found')
+    for o in gone:
+        objs.remove(o)
+    if any(o["kind"] == "Namespace" for o in gone):
+        print(f'namespace "{name}" deleted')
+    return 0
+
+
+def _label(call: _Call) -> int:
+    """``kubectl label TYPE/NAME KEY=VALUE|KEY-`` (or TYPE NAME ...): the labels set or
+    removed, owned in managedFields by the manager kubectl-label, as the API server records."""
+    refs, changes = [], []
+    for arg in call.pos[1:]:
+        (changes if "=" in arg or arg.endswith("-") else refs).append(arg)
+    if len(refs) == 2 and "/" not in refs[0]:
+        refs = [f"{refs[0]}/{refs[1]}"]
+    for res, kind, name, namespaced in _refs(call, refs):
+        hit = [o for o in call.objs if same(o, kind, call.ns, name, namespaced)]
+        if not hit:
+            _not_found(res, name)
+        _relabel(hit[0], changes)
+        print(f"{resource_name(kind)}/{name} labeled")
+    return 0
+
+
+def _relabel(obj: dict, changes: list[str]) -> None:
+    meta = obj["metadata"]
+    labels = meta.setdefault("labels", {})
+    owned = {}
+    for change in changes:
+        if change.endswith("-"):
+            labels.pop(change[:-1], None)
+        else:
+            key, _, value = change.partition("=")
+            labels[key] = value
+            owned[f"f:{key}"] = {}
+    entries = [m for m in meta.get("managedFields") or [] if m.get("manager") != "kubectl-label"]
+    if owned:
+        entries.append({"manager": "kubectl-label", "operation": "Update", "apiVersion": obj.get("apiVersion"),
+                        "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": owned}}})
+    meta["managedFields"] = entries
+
+
+def _wait(call: _Call) -> int:
+    """``wait --for=condition=C``: time passes (every pod turns Ready), then each object must
+    hold the condition."""
+    cond = str(call.flags.get("for", "")).removeprefix("condition=")
+    if "l" in call.flags:
+        kind, _, namespaced = resolve(call.pos[1], call.missing)
+        refs = [(call.pos[1], kind, o["metadata"]["name"], namespaced) for o in _selected(call, kind, namespaced)]
+        if not refs:
+            die("error: no matching resources found")
+    else:
+        refs = list(_refs(call, call.pos[1:]))
+    _settle(call.state, reads=10 ** 9)  # waiting is as good as the time passing
+    for res, kind, name, namespaced in refs:
+        hit = [o for o in call.objs if same(o, kind, call.ns, name, namespaced)]
+        if not hit:
+            _not_found(res, name)
+        if not _condition(hit[0], cond):
+            die(f"error: timed out waiting for the condition on {res.split('.')[0]}/{name}")
+        print(f"{resource_name(kind)}/{name} condition met")
+    return 0
+
+
+def _logs(call: _Call) -> int:
+    ref = call.pos[1] if len(call.pos) > 1 else ""
+    res, _, name = ref.partition("/") if "/" in ref else ("pod", "", ref)
+    kind = {"job": "Job", "jobs": "Job", "pod": "Pod", "pods": "Pod"}.get(res) or resolve(res, call.missing)[0]
+    if not any(o["kind"] == kind and o["metadata"]["name"] == name and ns_of(o) == call.ns for o in call.objs):
+        die(f'Error from server (NotFound): {ref} not found')
+    print(call.state.get("config", {}).get("logs", f"fake kubectl: {ref} ran no container: there is no cluster"))
+    return 0
+
+
+#: The handler of each verb the stand-in answers; any other is refused (exit 2).
+VERBS = {
+    "api-versions": _api_versions, "config": _config, "get": _get, "apply": _apply, "create": _create,
+    "diff": _diff, "delete": _delete, "label": _label, "wait": _wait, "logs": _logs,
+}
 
 
 if __name__ == "__main__":
