@@ -1,10 +1,10 @@
-"""The build engine: decide which pairs are stale, render them, then write or check ``out/``.
+"""The build engine: plan the selected pairs, take the lock, execute, report and save.
 
-A build first looks without the lock: when every selected pair's inputs, context
-and artifact match the manifest, it reports and returns, having imported neither
-msgspec nor the renderer nor a YAML parser. Otherwise it takes the lock, looks
-again (another build may just have finished), restores what the task cache holds,
-renders the rest, prunes ``out/`` and saves the manifest.
+A build first plans without the lock (``planning.plan``): when every selected pair's
+inputs, context and artifact match the manifest, it reports and returns, having imported
+neither msgspec nor the renderer nor a YAML parser. Otherwise it takes the lock, plans
+again (another build may just have finished), restores what the task cache holds, renders
+the rest, prunes ``out/`` and saves the manifest.
 
 Modes: "write" (``build``), "check" (``build --check``: compare, write no artifact)
 and "plan" (``matrix``/``deps``/``dependents``: just know every pair's outcome).
@@ -18,15 +18,16 @@ import time
 
 import manifesto.build_graph.outdir as outdir
 from manifesto.build_graph.fingerprint import code_digest
+from manifesto.build_graph.planning import Item, artifact_key, artifact_rel, needs_lock, plan
 from manifesto.edge.signatures import signature
 from manifesto.build_graph.sources import load_graph
 from manifesto.build_graph.store_bound import StoreBound
-from manifesto.build_graph.state import PairContext, PairRecord, load_state, save_state
+from manifesto.build_graph.state import PairRecord, load_state, save_state
 from manifesto.build_graph.statcache import StatCache
 from manifesto.build_graph.workspace import BUILD_FILE
 from manifesto.tasks.status import Need, Source, Status
 
-__all__ = ["Item", "BuildRequest", "Session", "run"]
+__all__ = ["BuildRequest", "Session", "run"]
 
 _SAVE_EVERY_NS = 2_000_000_000  # a long build saves its manifest this often, at least
 _SAVE_SHARE = 50  # ... and waits at least this many times what the last save took
@@ -47,27 +48,6 @@ class BuildRequest:
         self.store_limit = store_limit  # MANIFESTO_STORE_LIMIT's text, as the caller's settings give it
 
 
-class Item:
-    """One selected pair through the build: its old record and its fate."""
-
-    __slots__ = ("pair", "explicit", "context", "old", "kind", "status", "message",
-                 "suffix", "art_digest", "how", "wrote", "why")
-
-    def __init__(self, pair, explicit: bool, context: PairContext, old) -> None:
-        self.pair, self.explicit, self.context, self.old = pair, explicit, context, old
-        self.kind: Need = Need.STALE  # what the build must do for it (decided by Session.plan)
-        self.status: Status | str = ""  # its outcome once settled ("" until then)
-        self.message: str = ""
-        self.suffix: str = ""
-        self.art_digest: str = ""
-        self.how: Source = Source.RECORD  # where the outcome came from (set by settle)
-        self.wrote: bool = False
-        self.why: str = ""  # what changed since the last build, when the pair must be evaluated
-
-    def settle(self, status, suffix="", art_digest="", message="", how=Source.RECORD) -> None:
-        self.status, self.suffix, self.art_digest, self.message, self.how = status, suffix, art_digest, message, how
-
-
 def run(request: BuildRequest, ws, renderer: str, ui, render=None):
     """Carry out ``request`` in workspace ``ws``; returns ``(report, session)``.
 
@@ -83,21 +63,18 @@ def run(request: BuildRequest, ws, renderer: str, ui, render=None):
 
 
 def _run(request: BuildRequest, ws, renderer: str, ui, render=None):
+    """Plan, lock, execute, report, save."""
     from manifesto.build_graph.report import Report
 
-    with _no_gc():  # a plan allocates many small tuples and no cycles
-        session = Session(ws, renderer, ui)
-        items = session.plan(request)
-    if not session.needs_lock(items, request.mode):
+    session, items = _look(request, ws, renderer, ui)
+    if not needs_lock(items, request.mode, ws, session.graph, session.graph_changed):
         if request.mode == "check":
             session.sweep()
         session.save_opportunistically()
         return Report(session, items, request.mode, request.addresses), session
     with outdir.BuildLock(ws.lock_path, ui.wait) as lock:
         if signature(ws.state_path) != session.state_sig:  # another build finished meanwhile
-            with _no_gc():
-                session = Session(ws, renderer, ui)
-                items = session.plan(request)
+            session, items = _look(request, ws, renderer, ui)
         session.unfinished = lock.begin_writes()
         session.execute(items, request, render)
         report = Report(session, items, request.mode, request.addresses)
@@ -107,9 +84,17 @@ def _run(request: BuildRequest, ws, renderer: str, ui, render=None):
     return report, session
 
 
+def _look(request: BuildRequest, ws, renderer: str, ui):
+    """``(session, items)``: one look at the workspace and the plan of ``request`` over it."""
+    with _no_gc():  # a plan allocates many small tuples and no cycles
+        session = Session(ws, renderer, ui)
+        return session, plan(request, ws, session.graph, session.state, session.stat, lambda: session.code)
+
+
 class Session:
     """One look at the workspace: the manifest (``state``), the stat cache (``stat``), the
-    graph and the code fingerprint, and what a build does with them. The store's bound is
+    graph and the code fingerprint, and what a build does with them (planning is
+    ``planning``). The store's bound is
     ``bound`` (``store_bound.StoreBound``), the remote cache ``shared``
     (``remote.SharedCache``, made by ``remote.shared_cache``) and the report of what happened
     ``report.Report`` over this session."""
@@ -146,111 +131,6 @@ class Session:
             # same fingerprint; unsaved, every later no-op would import the renderer again.
             self.refreshed = self.refreshed or self.state.code is not cached
         return self._code
-
-    # -- planning ----------------------------------------------------------
-
-    def plan(self, request: BuildRequest) -> list[Item]:
-        """The selected pairs, each classified from the manifest alone."""
-        from manifesto.build_graph.select import select_pairs
-
-        changed = self._changed_keys(request.changed_since) if request.changed_since else None
-        code_keys = self.state.code.keys if self.code and self.state.code else ()
-        pairs, explicit = select_pairs(self.graph, self.state, request.addresses,
-                                       request.clusters, changed, code_keys)
-        if request.shard is not None:
-            from manifesto.build_graph.shard import likely_renderable, pick
-
-            pairs = pick(pairs, request.shard, likely_renderable(self.graph))
-        records, options, code = self.state.pairs, self.graph.model_options, self.code
-        items = [Item(p, p in explicit, PairContext(code, options[p[0]]), records.get(p)) for p in pairs]
-        current = self._current_digests(items)
-        for item in items:
-            self._classify(item, request.mode, current)
-        return items
-
-    def _current_digests(self, items: list[Item]) -> dict:
-        """The digest of every file the selected pairs last read (each file once)."""
-        digest = self.stat.digest
-        keys = {k for item in items if item.old is not None for k in item.old.inputs}
-        return {k: digest(k) for k in keys}
-
-    def _changed_keys(self, rev: str) -> set:
-        from manifesto.build_graph.changes import changed_files
-
-        return {self.stat.key(p) for p in changed_files(self.ws.root, rev)}
-
-    def _classify(self, item: Item, mode: str, current: dict) -> None:
-        """Settle ``item`` from its record when nothing it read has changed."""
-        rec = item.old
-        if rec is None or rec.digests is None or rec.context != item.context:
-            item.why = self._why_context(rec, item.context)
-            return
-        if tuple(map(current.__getitem__, rec.inputs)) != rec.digests:
-            item.why = _why_inputs(rec, current)
-            return
-        digest = self.stat.digest
-        if rec.status != Status.OK:  # skipped, or failed with known inputs
-            item.kind = Need.SETTLED
-            item.settle(rec.status, message=rec.reason)
-            return
-        item.settle(Status.OK, rec.suffix, rec.art_digest)
-        if mode == "plan" or digest(self.artifact_key(item.pair, rec.suffix)) == rec.art_digest:
-            item.kind = Need.FRESH
-        else:
-            item.kind = Need.MISMATCH if mode == "check" else Need.RESTORE
-            item.why = f"out/{self.artifact_rel(item.pair, rec.suffix)} was missing or not what the build wrote"
-
-    @staticmethod
-    def _why_context(rec, context: PairContext) -> str:
-        """Why a pair without a usable record, or with another code or options, is evaluated."""
-        if rec is None:
-            return "not built before"
-        if rec.digests is None:
-            return "an input changed while the last build read it"
-        if type(rec.context) is not PairContext:  # a planted or damaged record
-            return "its last record is not one a build wrote"
-        reasons = []
-        if rec.context.code != context.code:
-            reasons.append("the code changed")
-        if rec.context.options != context.options:
-            from manifesto.build_graph.renderer import OPTION_FIELDS
-
-            changed = [n for n, a, b in zip(OPTION_FIELDS, rec.context.options, context.options) if a != b]
-            reasons.append("options changed: " + ", ".join(changed) if changed else "its options changed")
-        return "; ".join(reasons)
-
-    def needs_lock(self, items: list[Item], mode: str) -> bool:
-        """Whether this request has anything to render, restore, prune or record."""
-        if any(i.kind in (Need.STALE, Need.RESTORE) for i in items):
-            return True
-        if mode != "write":
-            return False
-        return (self.graph_changed or self._skipped_leftovers(items) or outdir.has_leftovers(self.ws.cache_dir)
-                or outdir.unfinished(self.ws.lock_path))
-
-    def _skipped_leftovers(self, items: list[Item]) -> bool:
-        """Whether out/ holds an artifact of a pair the manifest says is skipped. Each out/
-        directory is listed once, not stat'ed twice per skipped pair; a name found there is
-        then checked as before (a dangling link is no artifact)."""
-        listings: dict = {}
-        out = os.path.join(self.ws.out_dir, "")
-        for item in items:
-            if item.kind != Need.SETTLED or item.status != Status.SKIPPED:
-                continue
-            folder, _, name = self.graph.out_base(item.pair).rpartition("/")
-            names = listings.get(folder)
-            if names is None:
-                names = listings[folder] = outdir.names_in(out + folder)
-            for suffix in outdir.SUFFIXES:
-                if (names is False or name + suffix in names) and os.path.exists(f"{out}{folder}/{name}{suffix}"):
-                    return True
-        return False
-
-    def artifact_rel(self, pair, suffix: str) -> str:
-        return self.graph.out_base(pair) + suffix
-
-    def artifact_key(self, pair, suffix: str) -> str:
-        return self.ws.out_key(self.artifact_rel(pair, suffix))
 
     # -- execution ---------------------------------------------------------
 
@@ -316,9 +196,9 @@ class Session:
     def _store_artifact(self, item: Item, data: bytes) -> None:
         from manifesto.build_graph.executor import write_artifact
 
-        if self.stat.digest(self.artifact_key(item.pair, item.suffix)) == item.art_digest:
+        if self.stat.digest(artifact_key(self.ws, self.graph, item.pair, item.suffix)) == item.art_digest:
             return
-        out = write_artifact(self.ws.out_dir, self.artifact_rel(item.pair, item.suffix), data)
+        out = write_artifact(self.ws.out_dir, artifact_rel(self.graph, item.pair, item.suffix), data)
         self._record_out(item, out)
 
     def _record_out(self, item: Item, out) -> None:
@@ -332,7 +212,7 @@ class Session:
         render leaves the last good one and ``--check`` writes nothing."""
         if self.write and status != Status.FAILED:
             return art_digest if status == Status.OK else ""
-        if status == Status.OK and self.stat.digest(self.artifact_key(item.pair, suffix)) == art_digest:
+        if status == Status.OK and self.stat.digest(artifact_key(self.ws, self.graph, item.pair, suffix)) == art_digest:
             return art_digest  # out/ holds just what the build produces, whoever wrote it
         return item.old.written if item.old is not None else ""
 
@@ -474,7 +354,7 @@ class Session:
         for pair, rec in self.state.pairs.items():
             keys.update(rec.inputs)
             if rec.status == Status.OK:
-                keys.add(self.artifact_key(pair, rec.suffix))
+                keys.add(artifact_key(self.ws, self.graph, pair, rec.suffix))
         return keys
 
     def save_opportunistically(self) -> None:
@@ -504,13 +384,6 @@ def _default_jobs(jobs: list) -> int:
     if len(jobs) < _POOL_FROM and all(job.task not in (Task.MONITORING, Task.GITOPS) for job in jobs):
         return 1
     return os.cpu_count() or 1
-
-
-def _why_inputs(rec, current: dict) -> str:
-    """The input files whose bytes differ from what the pair's last render read."""
-    changed = [key + (" removed" if current[key] is None else " changed")
-               for key, was in zip(rec.inputs, rec.digests) if current[key] != was]
-    return ", ".join(changed)
 
 
 class _no_gc:
