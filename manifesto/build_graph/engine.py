@@ -4,7 +4,7 @@ A build first plans without the lock (``planning.plan``): when every selected pa
 inputs, context and artifact match the manifest, it reports and returns, having imported
 neither msgspec nor the renderer nor a YAML parser. Otherwise it takes the lock, plans
 again (another build may just have finished), restores what the task cache holds, renders
-the rest, prunes ``out/`` and saves the manifest.
+the rest (each pair's job: ``jobs.job``), prunes ``out/`` and saves the manifest.
 
 Modes: "write" (``build``), "check" (``build --check``: compare, write no artifact)
 and "plan" (``matrix``/``deps``/``dependents``: just know every pair's outcome).
@@ -94,7 +94,7 @@ def _look(request: BuildRequest, ws, renderer: str, ui):
 class Session:
     """One look at the workspace: the manifest (``state``), the stat cache (``stat``), the
     graph and the code fingerprint, and what a build does with them (planning is
-    ``planning``). The store's bound is
+    ``planning``, each pair's job ``jobs``). The store's bound is
     ``bound`` (``store_bound.StoreBound``), the remote cache ``shared``
     (``remote.SharedCache``, made by ``remote.shared_cache``) and the report of what happened
     ``report.Report`` over this session."""
@@ -136,6 +136,7 @@ class Session:
 
     def execute(self, items: list[Item], request: BuildRequest, render=None) -> None:
         """Evaluate every stale pair, then prune (write) or inspect (check) ``out/``."""
+        from manifesto.build_graph.jobs import job
         from manifesto.build_graph.remote import shared_cache
         from manifesto.store import Store
         from manifesto.tasks import entries
@@ -150,7 +151,7 @@ class Session:
         self.shared = shared_cache(self, request.remote) if pending else None
         for item in pending:
             if self.shared is None or not self.shared.fetch(item):
-                jobs.append(self._job(item))
+                jobs.append(job(item, self.ws, self.graph, self.renderer))
         if jobs:
             self._render(jobs, by_pair, request.jobs, render)
         if pending:
@@ -221,60 +222,6 @@ class Session:
         if old is None or old.inputs != rec.inputs or old.status != rec.status or old.suffix != rec.suffix:
             self.references_changed = True  # a file or an artifact the manifest named may be named no more
         self.state.pairs[item.pair] = rec
-
-    def _job(self, item: Item):
-        """The job of ``item``: the RENDER task of its spec on its cluster, a monitoring
-        target's MONITORING task over every model whose instances it monitors, or a gitops
-        target's GITOPS task over the deployments it delivers."""
-        import manifesto.build_graph.renderer as renderers
-        from manifesto.build_graph.executor import Job
-        from manifesto.tasks import MonitoringRequest, PairRequest, Task
-
-        model, cluster = item.pair
-        root = self.ws.root
-        options = dict(self.graph.options(model))
-        if options.get("routing_profile"):
-            options["routing_profile"] = os.path.join(root, options["routing_profile"])
-        options = renderers.load(self.renderer).RenderOptions(**options)
-        cluster_path = os.path.join(root, self.graph.clusters[cluster].path)
-        mon = self.graph.monitors.get(model)
-        if mon is not None:  # the path of every model whose instances it monitors
-            specs = tuple(os.path.join(root, m) for m in mon.models)
-            task, request = Task.MONITORING, MonitoringRequest(specs, cluster_path, options, (root,))
-        elif model in self.graph.gitops:
-            task, request = Task.GITOPS, self._gitops_request(self.graph.gitops[model])
-        else:
-            task, request = Task.RENDER, PairRequest(os.path.join(root, self.graph.source(model)), cluster_path,
-                                                     options, (root,))
-        return Job(item.pair, task, request, item.context, self.graph.out_base(item.pair))
-
-    def _gitops_request(self, gitops):
-        """A gitops target's GITOPS request: the declaration, BUILD.yaml (its input: the
-        declaration lives there), each covered deployment's name, model and cluster files,
-        render options and kube context, and the monitoring targets on those clusters."""
-        import manifesto.build_graph.renderer as renderers
-        from manifesto.tasks import GitopsDeployment, GitopsMonitoring, GitopsRequest
-
-        root, graph = self.ws.root, self.graph
-        make = renderers.load(self.renderer).RenderOptions
-        deployments = []
-        for key in gitops.deployments:
-            dep = graph.deployments[key]
-            values = dict(graph.options(key))
-            if values.get("routing_profile"):
-                values["routing_profile"] = os.path.join(root, values["routing_profile"])
-            deployments.append(GitopsDeployment(dep.name, os.path.join(root, dep.model),
-                                                os.path.join(root, graph.clusters[dep.cluster].path),
-                                                make(**values), dep.context))
-        # The monitoring targets on the clusters it delivers deployments to get Applications too.
-        contexts: dict = {}
-        for key in gitops.deployments:
-            contexts.setdefault(graph.deployments[key].cluster, graph.deployments[key].context)
-        monitoring = tuple(GitopsMonitoring(mon.name, os.path.join(root, graph.clusters[mon.cluster].path),
-                                            graph.options(key)["namespace"], contexts[mon.cluster])
-                           for key, mon in sorted(graph.monitors.items()) if mon.cluster in contexts)
-        return GitopsRequest(gitops.name, gitops.settings, gitops.explicit, self.ws.buildfile,
-                             tuple(deployments), (root,), monitoring)
 
     def _render(self, jobs: list, by_pair: dict, n_jobs, render) -> None:
         from manifesto.build_graph.executor import JobSettings, run_jobs
