@@ -124,6 +124,8 @@ SYMBOLS: dict[str, str] = {
     # issue 37: the rest of engine.Session by concern (planning, a pair's job, saving the manifest)
     "manifesto.build_graph.engine.Item": "manifesto.build_graph.planning.Item",
     "manifesto.build_graph.engine._why_inputs": "manifesto.build_graph.planning._why_inputs",
+    "manifesto.build_graph.engine._SAVE_EVERY_NS": "manifesto.build_graph.saving._SAVE_EVERY_NS",
+    "manifesto.build_graph.engine._SAVE_SHARE": "manifesto.build_graph.saving._SAVE_SHARE",
 }
 
 #: docstrings of the packages the moves create (written when a package has no __init__.py yet)

@@ -4,7 +4,8 @@ A build first plans without the lock (``planning.plan``): when every selected pa
 inputs, context and artifact match the manifest, it reports and returns, having imported
 neither msgspec nor the renderer nor a YAML parser. Otherwise it takes the lock, plans
 again (another build may just have finished), restores what the task cache holds, renders
-the rest (each pair's job: ``jobs.job``), prunes ``out/`` and saves the manifest.
+the rest (each pair's job: ``jobs.job``), prunes ``out/`` and saves the manifest
+(``saving``).
 
 Modes: "write" (``build``), "check" (``build --check``: compare, write no artifact)
 and "plan" (``matrix``/``deps``/``dependents``: just know every pair's outcome).
@@ -17,20 +18,17 @@ import os
 import time
 
 import manifesto.build_graph.outdir as outdir
+import manifesto.build_graph.saving as saving
 from manifesto.build_graph.fingerprint import code_digest
 from manifesto.build_graph.planning import Item, artifact_key, artifact_rel, needs_lock, plan
 from manifesto.edge.signatures import signature
 from manifesto.build_graph.sources import load_graph
 from manifesto.build_graph.store_bound import StoreBound
-from manifesto.build_graph.state import PairRecord, load_state, save_state
+from manifesto.build_graph.state import PairRecord, load_state
 from manifesto.build_graph.statcache import StatCache
-from manifesto.build_graph.workspace import BUILD_FILE
 from manifesto.tasks.status import Need, Source, Status
 
 __all__ = ["BuildRequest", "Session", "run"]
-
-_SAVE_EVERY_NS = 2_000_000_000  # a long build saves its manifest this often, at least
-_SAVE_SHARE = 50  # ... and waits at least this many times what the last save took
 
 
 class BuildRequest:
@@ -70,7 +68,7 @@ def _run(request: BuildRequest, ws, renderer: str, ui, render=None):
     if not needs_lock(items, request.mode, ws, session.graph, session.graph_changed):
         if request.mode == "check":
             session.sweep()
-        session.save_opportunistically()
+        saving.save_opportunistically(ws, session.state, session.state_sig, session.stat.changed or session.refreshed)
         return Report(session, items, request.mode, request.addresses), session
     with outdir.BuildLock(ws.lock_path, ui.wait) as lock:
         if signature(ws.state_path) != session.state_sig:  # another build finished meanwhile
@@ -78,7 +76,7 @@ def _run(request: BuildRequest, ws, renderer: str, ui, render=None):
         session.unfinished = lock.begin_writes()
         session.execute(items, request, render)
         report = Report(session, items, request.mode, request.addresses)
-        session.save()
+        saving.save(ws, session.state, session.stat, session.graph, session.untidy)
         if session.cleaned or not session.unfinished:  # a check keeps a killed build's mark
             lock.end_writes()
     return report, session
@@ -93,9 +91,10 @@ def _look(request: BuildRequest, ws, renderer: str, ui):
 
 class Session:
     """One look at the workspace: the manifest (``state``), the stat cache (``stat``), the
-    graph and the code fingerprint, and what a build does with them (planning is
-    ``planning``, each pair's job ``jobs``). The store's bound is
-    ``bound`` (``store_bound.StoreBound``), the remote cache ``shared``
+    graph and the code fingerprint, and the execution of a plan over them: restoring from
+    the store or the remote cache, rendering, recording each result. Planning is
+    ``planning``, each pair's job ``jobs``, saving the manifest ``saving``. The store's bound
+    is ``bound`` (``store_bound.StoreBound``), the remote cache ``shared``
     (``remote.SharedCache``, made by ``remote.shared_cache``) and the report of what happened
     ``report.Report`` over this session."""
 
@@ -118,7 +117,6 @@ class Session:
         self.shared = None  # the remote cache, when one is configured and there is work
         self.unfinished = False  # the last build that wrote out/ was killed (see outdir.BuildLock)
         self.cleaned = False  # what a killed build may have left is gone
-        self.save_every_ns = _SAVE_EVERY_NS
         self.references_changed = False  # a record now names other files or artifacts than before
 
     @property
@@ -131,6 +129,13 @@ class Session:
             # same fingerprint; unsaved, every later no-op would import the renderer again.
             self.refreshed = self.refreshed or self.state.code is not cached
         return self._code
+
+    @property
+    def untidy(self) -> bool:
+        """Whether the manifest may hold records or stat entries nothing refers to: the
+        targets, their files or the code changed, or a record now names other inputs or
+        another artifact than before (``saving.save`` then drops them)."""
+        return self.graph_changed or self.refreshed or self.references_changed
 
     # -- execution ---------------------------------------------------------
 
@@ -229,27 +234,16 @@ class Session:
         settings = JobSettings(self.ws.root, self.renderer, self.ws.out_dir, self.ws.tasks_dir,
                             self.write, self.started_ns, self.code)
         total = len(jobs)
-        self.saved_ns = time.monotonic_ns()
+        autosave = saving.Autosave(self.ws.state_path, self.state)
 
         def on_result(result) -> None:
             self._apply_result(by_pair[result.pair], result)
             self.progress += 1
             self.ui.progress(self.progress, total, self.graph.address(result.pair[0]) + " @ " + result.pair[1])
-            self._save_now_and_then()
+            autosave.now_and_then()
 
         run_jobs(jobs, settings, n_jobs or _default_jobs(jobs), on_result, render)
         self.ui.progress_done()
-
-    def _save_now_and_then(self) -> None:
-        """A long build saves the manifest every few seconds: a killed one keeps its work. A
-        save costs about what the manifest holds (the records rendered since the last one are
-        made plain, the whole is written), so the interval grows with it: saves take at
-        most about 2% of the build (at 10,000 pairs a save takes some 15 ms, every 2 s)."""
-        if time.monotonic_ns() - self.saved_ns > self.save_every_ns:
-            start = time.monotonic_ns()
-            save_state(self.ws.state_path, self.state)
-            self.saved_ns = time.monotonic_ns()
-            self.save_every_ns = max(_SAVE_EVERY_NS, _SAVE_SHARE * (self.saved_ns - start))
 
     def _apply_result(self, item: Item, result) -> None:
         if result.warnings:  # found by the task (in a worker, maybe), said here once in the run
@@ -280,42 +274,6 @@ class Session:
         from manifesto.build_graph.sweep import sweep
 
         sweep(self)
-
-    # -- manifest ----------------------------------------------------------
-
-    def save(self) -> None:
-        """Save the manifest, dropping records and stat entries nothing refers to. Only a build
-        that may have left some looks for them (the targets, their files or the code's changed,
-        or a record names other inputs or another artifact than before): a build that
-        re-renders a few pairs of 10,000 does not go over every record for nothing."""
-        if self.graph_changed or self.refreshed or self.references_changed:
-            pairs = set(self.graph.pairs())
-            self.state.pairs = {p: r for p, r in self.state.pairs.items() if p in pairs}
-            self.stat.keep_only(self._referenced())
-        save_state(self.ws.state_path, self.state)
-
-    def _referenced(self) -> set:
-        keys = {BUILD_FILE}
-        if self.state.code:
-            keys.update(self.state.code.keys)
-        for pair, rec in self.state.pairs.items():
-            keys.update(rec.inputs)
-            if rec.status == Status.OK:
-                keys.add(artifact_key(self.ws, self.graph, pair, rec.suffix))
-        return keys
-
-    def save_opportunistically(self) -> None:
-        """After a no-op, keep refreshed cache entries if no other build interferes."""
-        if not (self.stat.changed or self.refreshed) or not os.path.isdir(self.ws.out_dir):
-            return
-        lock = outdir.BuildLock(self.ws.lock_path)
-        if not lock.acquire(blocking=False):
-            return
-        try:
-            if signature(self.ws.state_path) == self.state_sig:
-                save_state(self.ws.state_path, self.state)
-        finally:
-            lock.release()
 
 
 #: Without ``--jobs``, fewer pairs than this render in the build's own process: starting a pool
