@@ -121,6 +121,11 @@ SYMBOLS: dict[str, str] = {
     "manifesto.build_graph.engine._listing_ok": "manifesto.build_graph.sources._listing_ok",
     "manifesto.build_graph.engine._dirs_unchanged": "manifesto.build_graph.sources._dirs_unchanged",
     "manifesto.build_graph.engine._store_estimate": "manifesto.build_graph.store_bound._estimate",
+    # issue 37: the rest of engine.Session by concern (planning, a pair's job, saving the manifest)
+    "manifesto.build_graph.engine.Item": "manifesto.build_graph.planning.Item",
+    "manifesto.build_graph.engine._why_inputs": "manifesto.build_graph.planning._why_inputs",
+    "manifesto.build_graph.engine._SAVE_EVERY_NS": "manifesto.build_graph.saving._SAVE_EVERY_NS",
+    "manifesto.build_graph.engine._SAVE_SHARE": "manifesto.build_graph.saving._SAVE_SHARE",
 }
 
 #: docstrings of the packages the moves create (written when a package has no __init__.py yet)

@@ -10,8 +10,11 @@ Mechanism only; the renderer is injected (``renderer.py``). Modules, bottom up:
     sources            the graph of one look at the workspace (BUILD.yaml, listing, as cached)
     graph, addresses   targets, pairs and the addresses that name them
     select, changes    which pairs a request names; ``--changed-since``
+    planning           stale or fresh: each selected pair classified from the manifest
     executor           renders in-process or in worker processes
-    engine, report     stale or fresh, write or check, and what happened
+    jobs               the job (task and request) of a pair the build evaluates
+    saving             saving the manifest (at the end, now and then, after a no-op)
+    engine, report     plan, lock, execute, report, save; and what happened
     api                library entry points (their argparse commands: ``manifesto.cli.build_cmds``)
     scaffold           the files of a new workspace (``manifesto init``)
 

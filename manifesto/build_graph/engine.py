@@ -1,10 +1,11 @@
-"""The build engine: decide which pairs are stale, render them, then write or check ``out/``.
+"""The build engine: plan the selected pairs, take the lock, execute, report and save.
 
-A build first looks without the lock: when every selected pair's inputs, context
-and artifact match the manifest, it reports and returns, having imported neither
-msgspec nor the renderer nor a YAML parser. Otherwise it takes the lock, looks
-again (another build may just have finished), restores what the task cache holds,
-renders the rest, prunes ``out/`` and saves the manifest.
+A build first plans without the lock (``planning.plan``): when every selected pair's
+inputs, context and artifact match the manifest, it reports and returns, having imported
+neither msgspec nor the renderer nor a YAML parser. Otherwise it takes the lock, plans
+again (another build may just have finished), restores what the task cache holds, renders
+the rest (each pair's job: ``jobs.job``), prunes ``out/`` and saves the manifest
+(``saving``).
 
 Modes: "write" (``build``), "check" (``build --check``: compare, write no artifact)
 and "plan" (``matrix``/``deps``/``dependents``: just know every pair's outcome).
@@ -17,19 +18,17 @@ import os
 import time
 
 import manifesto.build_graph.outdir as outdir
+import manifesto.build_graph.saving as saving
 from manifesto.build_graph.fingerprint import code_digest
+from manifesto.build_graph.planning import Item, artifact_key, artifact_rel, needs_lock, plan
 from manifesto.edge.signatures import signature
 from manifesto.build_graph.sources import load_graph
 from manifesto.build_graph.store_bound import StoreBound
-from manifesto.build_graph.state import PairContext, PairRecord, load_state, save_state
+from manifesto.build_graph.state import PairRecord, load_state
 from manifesto.build_graph.statcache import StatCache
-from manifesto.build_graph.workspace import BUILD_FILE
 from manifesto.tasks.status import Need, Source, Status
 
-__all__ = ["Item", "BuildRequest", "Session", "run"]
-
-_SAVE_EVERY_NS = 2_000_000_000  # a long build saves its manifest this often, at least
-_SAVE_SHARE = 50  # ... and waits at least this many times what the last save took
+__all__ = ["BuildRequest", "Session", "run"]
 
 
 class BuildRequest:
@@ -47,27 +46,6 @@ class BuildRequest:
         self.store_limit = store_limit  # MANIFESTO_STORE_LIMIT's text, as the caller's settings give it
 
 
-class Item:
-    """One selected pair through the build: its old record and its fate."""
-
-    __slots__ = ("pair", "explicit", "context", "old", "kind", "status", "message",
-                 "suffix", "art_digest", "how", "wrote", "why")
-
-    def __init__(self, pair, explicit: bool, context: PairContext, old) -> None:
-        self.pair, self.explicit, self.context, self.old = pair, explicit, context, old
-        self.kind: Need = Need.STALE  # what the build must do for it (decided by Session.plan)
-        self.status: Status | str = ""  # its outcome once settled ("" until then)
-        self.message: str = ""
-        self.suffix: str = ""
-        self.art_digest: str = ""
-        self.how: Source = Source.RECORD  # where the outcome came from (set by settle)
-        self.wrote: bool = False
-        self.why: str = ""  # what changed since the last build, when the pair must be evaluated
-
-    def settle(self, status, suffix="", art_digest="", message="", how=Source.RECORD) -> None:
-        self.status, self.suffix, self.art_digest, self.message, self.how = status, suffix, art_digest, message, how
-
-
 def run(request: BuildRequest, ws, renderer: str, ui, render=None):
     """Carry out ``request`` in workspace ``ws``; returns ``(report, session)``.
 
@@ -83,34 +61,40 @@ def run(request: BuildRequest, ws, renderer: str, ui, render=None):
 
 
 def _run(request: BuildRequest, ws, renderer: str, ui, render=None):
+    """Plan, lock, execute, report, save."""
     from manifesto.build_graph.report import Report
 
-    with _no_gc():  # a plan allocates many small tuples and no cycles
-        session = Session(ws, renderer, ui)
-        items = session.plan(request)
-    if not session.needs_lock(items, request.mode):
+    session, items = _look(request, ws, renderer, ui)
+    if not needs_lock(items, request.mode, ws, session.graph, session.graph_changed):
         if request.mode == "check":
             session.sweep()
-        session.save_opportunistically()
+        saving.save_opportunistically(ws, session.state, session.state_sig, session.stat.changed or session.refreshed)
         return Report(session, items, request.mode, request.addresses), session
     with outdir.BuildLock(ws.lock_path, ui.wait) as lock:
         if signature(ws.state_path) != session.state_sig:  # another build finished meanwhile
-            with _no_gc():
-                session = Session(ws, renderer, ui)
-                items = session.plan(request)
+            session, items = _look(request, ws, renderer, ui)
         session.unfinished = lock.begin_writes()
         session.execute(items, request, render)
         report = Report(session, items, request.mode, request.addresses)
-        session.save()
+        saving.save(ws, session.state, session.stat, session.graph, session.untidy)
         if session.cleaned or not session.unfinished:  # a check keeps a killed build's mark
             lock.end_writes()
     return report, session
 
 
+def _look(request: BuildRequest, ws, renderer: str, ui):
+    """``(session, items)``: one look at the workspace and the plan of ``request`` over it."""
+    with _no_gc():  # a plan allocates many small tuples and no cycles
+        session = Session(ws, renderer, ui)
+        return session, plan(request, ws, session.graph, session.state, session.stat, lambda: session.code)
+
+
 class Session:
     """One look at the workspace: the manifest (``state``), the stat cache (``stat``), the
-    graph and the code fingerprint, and what a build does with them. The store's bound is
-    ``bound`` (``store_bound.StoreBound``), the remote cache ``shared``
+    graph and the code fingerprint, and the execution of a plan over them: restoring from
+    the store or the remote cache, rendering, recording each result. Planning is
+    ``planning``, each pair's job ``jobs``, saving the manifest ``saving``. The store's bound
+    is ``bound`` (``store_bound.StoreBound``), the remote cache ``shared``
     (``remote.SharedCache``, made by ``remote.shared_cache``) and the report of what happened
     ``report.Report`` over this session."""
 
@@ -133,7 +117,6 @@ class Session:
         self.shared = None  # the remote cache, when one is configured and there is work
         self.unfinished = False  # the last build that wrote out/ was killed (see outdir.BuildLock)
         self.cleaned = False  # what a killed build may have left is gone
-        self.save_every_ns = _SAVE_EVERY_NS
         self.references_changed = False  # a record now names other files or artifacts than before
 
     @property
@@ -147,115 +130,18 @@ class Session:
             self.refreshed = self.refreshed or self.state.code is not cached
         return self._code
 
-    # -- planning ----------------------------------------------------------
-
-    def plan(self, request: BuildRequest) -> list[Item]:
-        """The selected pairs, each classified from the manifest alone."""
-        from manifesto.build_graph.select import select_pairs
-
-        changed = self._changed_keys(request.changed_since) if request.changed_since else None
-        code_keys = self.state.code.keys if self.code and self.state.code else ()
-        pairs, explicit = select_pairs(self.graph, self.state, request.addresses,
-                                       request.clusters, changed, code_keys)
-        if request.shard is not None:
-            from manifesto.build_graph.shard import likely_renderable, pick
-
-            pairs = pick(pairs, request.shard, likely_renderable(self.graph))
-        records, options, code = self.state.pairs, self.graph.model_options, self.code
-        items = [Item(p, p in explicit, PairContext(code, options[p[0]]), records.get(p)) for p in pairs]
-        current = self._current_digests(items)
-        for item in items:
-            self._classify(item, request.mode, current)
-        return items
-
-    def _current_digests(self, items: list[Item]) -> dict:
-        """The digest of every file the selected pairs last read (each file once)."""
-        digest = self.stat.digest
-        keys = {k for item in items if item.old is not None for k in item.old.inputs}
-        return {k: digest(k) for k in keys}
-
-    def _changed_keys(self, rev: str) -> set:
-        from manifesto.build_graph.changes import changed_files
-
-        return {self.stat.key(p) for p in changed_files(self.ws.root, rev)}
-
-    def _classify(self, item: Item, mode: str, current: dict) -> None:
-        """Settle ``item`` from its record when nothing it read has changed."""
-        rec = item.old
-        if rec is None or rec.digests is None or rec.context != item.context:
-            item.why = self._why_context(rec, item.context)
-            return
-        if tuple(map(current.__getitem__, rec.inputs)) != rec.digests:
-            item.why = _why_inputs(rec, current)
-            return
-        digest = self.stat.digest
-        if rec.status != Status.OK:  # skipped, or failed with known inputs
-            item.kind = Need.SETTLED
-            item.settle(rec.status, message=rec.reason)
-            return
-        item.settle(Status.OK, rec.suffix, rec.art_digest)
-        if mode == "plan" or digest(self.artifact_key(item.pair, rec.suffix)) == rec.art_digest:
-            item.kind = Need.FRESH
-        else:
-            item.kind = Need.MISMATCH if mode == "check" else Need.RESTORE
-            item.why = f"out/{self.artifact_rel(item.pair, rec.suffix)} was missing or not what the build wrote"
-
-    @staticmethod
-    def _why_context(rec, context: PairContext) -> str:
-        """Why a pair without a usable record, or with another code or options, is evaluated."""
-        if rec is None:
-            return "not built before"
-        if rec.digests is None:
-            return "an input changed while the last build read it"
-        if type(rec.context) is not PairContext:  # a planted or damaged record
-            return "its last record is not one a build wrote"
-        reasons = []
-        if rec.context.code != context.code:
-            reasons.append("the code changed")
-        if rec.context.options != context.options:
-            from manifesto.build_graph.renderer import OPTION_FIELDS
-
-            changed = [n for n, a, b in zip(OPTION_FIELDS, rec.context.options, context.options) if a != b]
-            reasons.append("options changed: " + ", ".join(changed) if changed else "its options changed")
-        return "; ".join(reasons)
-
-    def needs_lock(self, items: list[Item], mode: str) -> bool:
-        """Whether this request has anything to render, restore, prune or record."""
-        if any(i.kind in (Need.STALE, Need.RESTORE) for i in items):
-            return True
-        if mode != "write":
-            return False
-        return (self.graph_changed or self._skipped_leftovers(items) or outdir.has_leftovers(self.ws.cache_dir)
-                or outdir.unfinished(self.ws.lock_path))
-
-    def _skipped_leftovers(self, items: list[Item]) -> bool:
-        """Whether out/ holds an artifact of a pair the manifest says is skipped. Each out/
-        directory is listed once, not stat'ed twice per skipped pair; a name found there is
-        then checked as before (a dangling link is no artifact)."""
-        listings: dict = {}
-        out = os.path.join(self.ws.out_dir, "")
-        for item in items:
-            if item.kind != Need.SETTLED or item.status != Status.SKIPPED:
-                continue
-            folder, _, name = self.graph.out_base(item.pair).rpartition("/")
-            names = listings.get(folder)
-            if names is None:
-                names = listings[folder] = outdir.names_in(out + folder)
-            for suffix in outdir.SUFFIXES:
-                if (names is False or name + suffix in names) and os.path.exists(f"{out}{folder}/{name}{suffix}"):
-                    return True
-        return False
-
-    def artifact_rel(self, pair, suffix: str) -> str:
-        return self.graph.out_base(pair) + suffix
-
-    def artifact_key(self, pair, suffix: str) -> str:
-        return self.ws.out_key(self.artifact_rel(pair, suffix))
+    @property
+    def untidy(self) -> bool:
+        """Whether the manifest may hold records or stat entries nothing refers to: the
+        targets, their files or the code changed, or a record now names other inputs or
+        another artifact than before (``saving.save`` then drops them)."""
+        return self.graph_changed or self.refreshed or self.references_changed
 
     # -- execution ---------------------------------------------------------
 
     def execute(self, items: list[Item], request: BuildRequest, render=None) -> None:
         """Evaluate every stale pair, then prune (write) or inspect (check) ``out/``."""
+        from manifesto.build_graph.jobs import job
         from manifesto.build_graph.remote import shared_cache
         from manifesto.store import Store
         from manifesto.tasks import entries
@@ -270,7 +156,7 @@ class Session:
         self.shared = shared_cache(self, request.remote) if pending else None
         for item in pending:
             if self.shared is None or not self.shared.fetch(item):
-                jobs.append(self._job(item))
+                jobs.append(job(item, self.ws, self.graph, self.renderer))
         if jobs:
             self._render(jobs, by_pair, request.jobs, render)
         if pending:
@@ -316,9 +202,9 @@ class Session:
     def _store_artifact(self, item: Item, data: bytes) -> None:
         from manifesto.build_graph.executor import write_artifact
 
-        if self.stat.digest(self.artifact_key(item.pair, item.suffix)) == item.art_digest:
+        if self.stat.digest(artifact_key(self.ws, self.graph, item.pair, item.suffix)) == item.art_digest:
             return
-        out = write_artifact(self.ws.out_dir, self.artifact_rel(item.pair, item.suffix), data)
+        out = write_artifact(self.ws.out_dir, artifact_rel(self.graph, item.pair, item.suffix), data)
         self._record_out(item, out)
 
     def _record_out(self, item: Item, out) -> None:
@@ -332,7 +218,7 @@ class Session:
         render leaves the last good one and ``--check`` writes nothing."""
         if self.write and status != Status.FAILED:
             return art_digest if status == Status.OK else ""
-        if status == Status.OK and self.stat.digest(self.artifact_key(item.pair, suffix)) == art_digest:
+        if status == Status.OK and self.stat.digest(artifact_key(self.ws, self.graph, item.pair, suffix)) == art_digest:
             return art_digest  # out/ holds just what the build produces, whoever wrote it
         return item.old.written if item.old is not None else ""
 
@@ -342,87 +228,22 @@ class Session:
             self.references_changed = True  # a file or an artifact the manifest named may be named no more
         self.state.pairs[item.pair] = rec
 
-    def _job(self, item: Item):
-        """The job of ``item``: the RENDER task of its spec on its cluster, a monitoring
-        target's MONITORING task over every model whose instances it monitors, or a gitops
-        target's GITOPS task over the deployments it delivers."""
-        import manifesto.build_graph.renderer as renderers
-        from manifesto.build_graph.executor import Job
-        from manifesto.tasks import MonitoringRequest, PairRequest, Task
-
-        model, cluster = item.pair
-        root = self.ws.root
-        options = dict(self.graph.options(model))
-        if options.get("routing_profile"):
-            options["routing_profile"] = os.path.join(root, options["routing_profile"])
-        options = renderers.load(self.renderer).RenderOptions(**options)
-        cluster_path = os.path.join(root, self.graph.clusters[cluster].path)
-        mon = self.graph.monitors.get(model)
-        if mon is not None:  # the path of every model whose instances it monitors
-            specs = tuple(os.path.join(root, m) for m in mon.models)
-            task, request = Task.MONITORING, MonitoringRequest(specs, cluster_path, options, (root,))
-        elif model in self.graph.gitops:
-            task, request = Task.GITOPS, self._gitops_request(self.graph.gitops[model])
-        else:
-            task, request = Task.RENDER, PairRequest(os.path.join(root, self.graph.source(model)), cluster_path,
-                                                     options, (root,))
-        return Job(item.pair, task, request, item.context, self.graph.out_base(item.pair))
-
-    def _gitops_request(self, gitops):
-        """A gitops target's GITOPS request: the declaration, BUILD.yaml (its input: the
-        declaration lives there), each covered deployment's name, model and cluster files,
-        render options and kube context, and the monitoring targets on those clusters."""
-        import manifesto.build_graph.renderer as renderers
-        from manifesto.tasks import GitopsDeployment, GitopsMonitoring, GitopsRequest
-
-        root, graph = self.ws.root, self.graph
-        make = renderers.load(self.renderer).RenderOptions
-        deployments = []
-        for key in gitops.deployments:
-            dep = graph.deployments[key]
-            values = dict(graph.options(key))
-            if values.get("routing_profile"):
-                values["routing_profile"] = os.path.join(root, values["routing_profile"])
-            deployments.append(GitopsDeployment(dep.name, os.path.join(root, dep.model),
-                                                os.path.join(root, graph.clusters[dep.cluster].path),
-                                                make(**values), dep.context))
-        # The monitoring targets on the clusters it delivers deployments to get Applications too.
-        contexts: dict = {}
-        for key in gitops.deployments:
-            contexts.setdefault(graph.deployments[key].cluster, graph.deployments[key].context)
-        monitoring = tuple(GitopsMonitoring(mon.name, os.path.join(root, graph.clusters[mon.cluster].path),
-                                            graph.options(key)["namespace"], contexts[mon.cluster])
-                           for key, mon in sorted(graph.monitors.items()) if mon.cluster in contexts)
-        return GitopsRequest(gitops.name, gitops.settings, gitops.explicit, self.ws.buildfile,
-                             tuple(deployments), (root,), monitoring)
-
     def _render(self, jobs: list, by_pair: dict, n_jobs, render) -> None:
         from manifesto.build_graph.executor import JobSettings, run_jobs
 
         settings = JobSettings(self.ws.root, self.renderer, self.ws.out_dir, self.ws.tasks_dir,
                             self.write, self.started_ns, self.code)
         total = len(jobs)
-        self.saved_ns = time.monotonic_ns()
+        autosave = saving.Autosave(self.ws.state_path, self.state)
 
         def on_result(result) -> None:
             self._apply_result(by_pair[result.pair], result)
             self.progress += 1
             self.ui.progress(self.progress, total, self.graph.address(result.pair[0]) + " @ " + result.pair[1])
-            self._save_now_and_then()
+            autosave.now_and_then()
 
         run_jobs(jobs, settings, n_jobs or _default_jobs(jobs), on_result, render)
         self.ui.progress_done()
-
-    def _save_now_and_then(self) -> None:
-        """A long build saves the manifest every few seconds: a killed one keeps its work. A
-        save costs about what the manifest holds (the records rendered since the last one are
-        made plain, the whole is written), so the interval grows with it: saves take at
-        most about 2% of the build (at 10,000 pairs a save takes some 15 ms, every 2 s)."""
-        if time.monotonic_ns() - self.saved_ns > self.save_every_ns:
-            start = time.monotonic_ns()
-            save_state(self.ws.state_path, self.state)
-            self.saved_ns = time.monotonic_ns()
-            self.save_every_ns = max(_SAVE_EVERY_NS, _SAVE_SHARE * (self.saved_ns - start))
 
     def _apply_result(self, item: Item, result) -> None:
         if result.warnings:  # found by the task (in a worker, maybe), said here once in the run
@@ -454,42 +275,6 @@ class Session:
 
         sweep(self)
 
-    # -- manifest ----------------------------------------------------------
-
-    def save(self) -> None:
-        """Save the manifest, dropping records and stat entries nothing refers to. Only a build
-        that may have left some looks for them (the targets, their files or the code's changed,
-        or a record names other inputs or another artifact than before): a build that
-        re-renders a few pairs of 10,000 does not go over every record for nothing."""
-        if self.graph_changed or self.refreshed or self.references_changed:
-            pairs = set(self.graph.pairs())
-            self.state.pairs = {p: r for p, r in self.state.pairs.items() if p in pairs}
-            self.stat.keep_only(self._referenced())
-        save_state(self.ws.state_path, self.state)
-
-    def _referenced(self) -> set:
-        keys = {BUILD_FILE}
-        if self.state.code:
-            keys.update(self.state.code.keys)
-        for pair, rec in self.state.pairs.items():
-            keys.update(rec.inputs)
-            if rec.status == Status.OK:
-                keys.add(self.artifact_key(pair, rec.suffix))
-        return keys
-
-    def save_opportunistically(self) -> None:
-        """After a no-op, keep refreshed cache entries if no other build interferes."""
-        if not (self.stat.changed or self.refreshed) or not os.path.isdir(self.ws.out_dir):
-            return
-        lock = outdir.BuildLock(self.ws.lock_path)
-        if not lock.acquire(blocking=False):
-            return
-        try:
-            if signature(self.ws.state_path) == self.state_sig:
-                save_state(self.ws.state_path, self.state)
-        finally:
-            lock.release()
-
 
 #: Without ``--jobs``, fewer pairs than this render in the build's own process: starting a pool
 #: costs about what a dozen renders do (an edited spec re-renders a few).
@@ -504,13 +289,6 @@ def _default_jobs(jobs: list) -> int:
     if len(jobs) < _POOL_FROM and all(job.task not in (Task.MONITORING, Task.GITOPS) for job in jobs):
         return 1
     return os.cpu_count() or 1
-
-
-def _why_inputs(rec, current: dict) -> str:
-    """The input files whose bytes differ from what the pair's last render read."""
-    changed = [key + (" removed" if current[key] is None else " changed")
-               for key, was in zip(rec.inputs, rec.digests) if current[key] != was]
-    return ", ".join(changed)
 
 
 class _no_gc:

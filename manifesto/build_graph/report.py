@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from manifesto.build_graph.planning import artifact_rel
 from manifesto.tasks.status import Reported, Source, Status
 
 __all__ = ["Report", "ConsoleUI"]
@@ -43,12 +44,12 @@ class Report:
         return self._rows
 
     def _row(self, item, status: str) -> dict:
-        session = self.session
+        graph = self.session.graph
         row = {
-            "model": session.graph.address(item.pair[0]),
+            "model": graph.address(item.pair[0]),
             "cluster": item.pair[1],
             "status": status,
-            "artifact": f"out/{session.artifact_rel(item.pair, item.suffix)}" if item.status == Status.OK else None,
+            "artifact": f"out/{artifact_rel(graph, item.pair, item.suffix)}" if item.status == Status.OK else None,
         }
         if item.message:
             row["message"] = item.message
@@ -64,7 +65,7 @@ class Report:
     def _problem(session, item):
         if item.status != Status.OK:
             return None
-        rel = session.artifact_rel(item.pair, item.suffix)
+        rel = artifact_rel(session.graph, item.pair, item.suffix)
         on_disk = session.stat.digest(session.ws.out_key(rel))
         if on_disk == item.art_digest:
             return None

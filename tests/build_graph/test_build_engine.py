@@ -282,3 +282,26 @@ def test_make_tree_helper_matches_the_fake_renderer_contract(tmp_path):
     with pytest.raises(IncompatiblePairError):
         fake_renderer.render_pair(str(root / "models/qwen/laguna"), str(root / "clusters/hopper.yaml"),
                                   fake_renderer.RenderOptions("u", "n"))
+
+
+def test_the_session_keeps_the_look_and_the_execution_only():
+    """Issue 37 item 4: planning, a pair's job and saving the manifest are modules of their own
+    (``planning``, ``jobs``, ``saving``) that never import the engine; the Session keeps the
+    look at the workspace and the execution, with no method of theirs left on it."""
+    import ast
+    from pathlib import Path
+
+    from manifesto.build_graph.engine import Session
+
+    moved = {"plan", "_classify", "_why_context", "_current_digests", "_changed_keys", "needs_lock",
+             "_skipped_leftovers", "artifact_rel", "artifact_key", "_job", "_gitops_request", "save", "_referenced",
+             "save_opportunistically", "_save_now_and_then"}
+    assert sorted(moved & set(vars(Session))) == []
+    package = Path(__file__).resolve().parents[2] / "manifesto" / "build_graph"
+    for name in ("planning", "jobs", "saving"):
+        tree = ast.parse((package / f"{name}.py").read_text())
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        assert "manifesto.build_graph.engine" not in imported, name
+        assert "engine" not in {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                                for alias in node.names}, name

@@ -7,14 +7,13 @@ from __future__ import annotations
 import os
 import signal
 import time
-import types
 
 import fake_renderer
 import pytest
 from buildkit import TREE, Runner, make_tree, write_files
 
-import manifesto.build_graph.engine as engine
 import manifesto.build_graph.outdir as outdir
+import manifesto.build_graph.saving as saving
 import manifesto.build_graph.state as state_mod
 from manifesto.build_graph import api
 from manifesto.build_graph.state import PairRecord, load_state, new_state, save_state
@@ -136,13 +135,13 @@ def test_a_killed_build_leaves_its_mark_and_the_next_one_cleans_up(tmp_path):
 
 def _count_referenced(monkeypatch) -> list:
     calls = []
-    real = engine.Session._referenced
+    real = saving._referenced
 
-    def referenced(self):
+    def referenced(ws, state, graph):
         calls.append(1)
-        return real(self)
+        return real(ws, state, graph)
 
-    monkeypatch.setattr(engine.Session, "_referenced", referenced)
+    monkeypatch.setattr(saving, "_referenced", referenced)
     return calls
 
 
@@ -296,13 +295,15 @@ def test_saves_during_a_long_build_are_spaced_by_what_they_cost(monkeypatch):
         saves.append(path)
         time.sleep(0.05)
 
-    monkeypatch.setattr(engine, "save_state", slow_save)
-    session = types.SimpleNamespace(ws=types.SimpleNamespace(state_path="x"), state={}, saved_ns=0,
-                                    save_every_ns=engine._SAVE_EVERY_NS)
-    engine.Session._save_now_and_then(session)
+    monkeypatch.setattr(saving, "save_state", slow_save)
+    autosave = saving.Autosave("x", {})
+    autosave.now_and_then()  # the interval has just begun: no save yet
+    assert saves == []
+    autosave.saved_ns -= saving._SAVE_EVERY_NS + 1  # as if made two seconds ago
+    autosave.now_and_then()
     assert saves == ["x"]
-    assert session.save_every_ns >= engine._SAVE_SHARE * 50_000_000 > engine._SAVE_EVERY_NS
-    engine.Session._save_now_and_then(session)  # within the new interval: no second save
+    assert autosave.every_ns >= saving._SAVE_SHARE * 50_000_000 > saving._SAVE_EVERY_NS
+    autosave.now_and_then()  # within the new interval: no second save
     assert saves == ["x"]
 
 

@@ -11,7 +11,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("module", ["manifesto/build_graph/engine.py", "manifesto/build_graph/report.py",
+@pytest.mark.parametrize("module", ["manifesto/build_graph/engine.py", "manifesto/build_graph/planning.py",
+                                    "manifesto/build_graph/saving.py", "manifesto/build_graph/report.py",
                                     "manifesto/build_graph/executor.py"])
 def test_item_and_record_words_are_enum_members(module):
     tree = ast.parse((REPO / module).read_text())
