@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from manifesto.cluster import Cluster
     from manifesto.load.catalog import SearchPath
     from manifesto.load.inputs import LoadedSpec
+    from manifesto.load.yamlio import Locations
+    from manifesto.render.products import Artifact
     from manifesto.render.gitops import GitopsSettings
     from manifesto.resolve.plan import Plan
 
@@ -82,8 +84,8 @@ class ParsedFile(msgspec.Struct, frozen=True):
     keys and list items (a ``yamlio.Locations``), named after the file as requested."""
 
     name: str
-    data: object
-    locations: object
+    data: dict | list | str | int | float | bool | None  # the file's YAML value, as plain data
+    locations: Locations
 
 
 class PairRequest(msgspec.Struct, frozen=True):
@@ -193,7 +195,7 @@ class Outcome(msgspec.Struct, frozen=True):
     plan: Plan | None = None
     error: ManifestoError | None = None
     text_digest: str = ""  # the digest of ``text`` (load.digest.digest) when the render product has it
-    artifact: object = None
+    artifact: Artifact | None = None
     warnings: tuple[str, ...] = ()
 
     def ok(self) -> Outcome:
