@@ -231,3 +231,20 @@ def test_odd_live_objects_read_as_not_ready_or_absent(dset, odd):
         f"DisaggregatedSet {ds['metadata']['name']}: its controller has not made the LeaderWorkerSets of the "
         "applied templates yet"]
     assert set_waiting(ds, {"metadata": [], "status": "x"}, [odd])[0].startswith("DisaggregatedSet")
+
+
+def test_ready_reads_the_set_it_waits_for_from_the_applied_objects(dset):
+    """``ready`` never renders the set itself: it takes it from the artifact that was applied
+    (the caller's), and an artifact without it is one clear error, not a traceback."""
+    from manifesto.errors import OpsError
+    from manifesto.ops.lifecycle import _applied_set
+
+    plan, ds, _ = dset
+    applied = [o for o in objects(plan) if o["kind"] != "DisaggregatedSet"]
+    assert _applied_set(plan, [*applied, ds]) is ds
+    assert _applied_set(plan_of(K3, GB200)[0], applied) is None  # the pair of LWS runs no set
+    for wrong in (applied, [*applied, ds, ds], None):
+        with pytest.raises(OpsError, match=f"DisaggregatedSets named '{ds['metadata']['name']}', not one"):
+            _applied_set(plan, wrong)
+    with pytest.raises(ValueError, match="needs the applied set"):
+        ready_report(plan, [], EPP, None, {"lws": [], "set": None})
