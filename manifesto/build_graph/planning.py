@@ -66,7 +66,9 @@ def plan(request, ws, graph, state, stat, code) -> list[Item]:
 
         pairs = pick(pairs, request.shard, likely_renderable(graph))
     records, options = state.pairs, graph.model_options
-    items = [Item(p, p in explicit, PairContext(fingerprint, options[p[0]]), records.get(p)) for p in pairs]
+    # one context per model (its pairs share it): not a named tuple made for each of 10,000 pairs
+    contexts = {model: PairContext(fingerprint, options[model]) for model in {p[0] for p in pairs}}
+    items = [Item(p, p in explicit, contexts[p[0]], records.get(p)) for p in pairs]
     current = _current_digests(stat, items)
     for item in items:
         _classify(item, request.mode, current, stat.digest, ws, graph)

@@ -291,14 +291,13 @@ def _workloads(kube: Kube, plan, deadline: float, applied: dict | None = None) -
 
 
 def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=None, sleep=None, *,
-               objects: list[dict] | None = None, frontend_timeout: float | None = None,
-               report_every: float = REPORT_EVERY) -> None:
+               objects: list[dict] | None = None, frontend_timeout: float | None = None) -> None:
     """Poll until every role's pods and the routing frontend are ready, or ``timeout`` passes.
     ``objects``: the artifact applied (needed when ``plan`` runs a DisaggregatedSet, whose
     rollout is held to the applied set).
 
     Progress goes to stderr: what it waits for at the start, then a line whenever what is
-    still missing changes, and at least every ``report_every`` seconds. ``frontend_timeout``
+    still missing changes, and at least every ``REPORT_EVERY`` seconds. ``frontend_timeout``
     (``--gateway-timeout``): once the model pods are ready, the routing frontend (EPP
     Deployment, Gateway) has this long to follow before the wait fails.
 
@@ -353,7 +352,7 @@ def wait_ready(kube: Kube, plan, timeout: float, interval: float = 5.0, clock=No
                                f"{frontend_timeout:g}s later (--gateway-timeout): {'; '.join(waiting)}")
         if now >= deadline:
             raise OpsError(f"{plan.instance} not ready after {timeout:g}s: {'; '.join(waiting)}")
-        if waiting != shown or now - shown_at >= report_every:
+        if waiting != shown or now - shown_at >= REPORT_EVERY:
             note(f"manifesto: waiting ({now - started:.0f}s of {timeout:g}s): {'; '.join(waiting)}")
             shown, shown_at = waiting, now
         until = deadline if frontend_deadline is None else min(deadline, frontend_deadline)
