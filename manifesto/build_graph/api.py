@@ -21,12 +21,14 @@ def _setup(root, renderer, ui):
     return find_workspace(root), renderer or renderer_name(os.environ), ui or ConsoleUI()
 
 
+#: ``store.ENV_LIMIT``, named here so that a no-op build does not import the store to read it.
+STORE_LIMIT_VARIABLE = "MANIFESTO_STORE_LIMIT"
+
+
 def _store_limit() -> str | None:
     """``MANIFESTO_STORE_LIMIT`` as the process environment sets it: read here, at the entry
     point, and handed down (the engine reads no environment)."""
-    from manifesto.store import ENV_LIMIT
-
-    return os.environ.get(ENV_LIMIT)
+    return os.environ.get(STORE_LIMIT_VARIABLE)
 
 
 def build(addresses, *, check=False, root=None, renderer=None, ui=None, render=None, **selection):

@@ -96,3 +96,12 @@ def test_a_planted_manifest_cannot_upset_the_bound(run):
     _edit_and_build(run, 1, MANIFESTO_STORE_LIMIT="0")
     assert _results(run) == len(PAIRS)  # measured, then pruned to what the pairs use
     assert load_state(path, print).store[0] > 0
+
+
+def test_the_build_entry_point_reads_the_stores_variable_without_importing_the_store():
+    """``build_graph.api`` names ``MANIFESTO_STORE_LIMIT`` itself (a no-op build must not import
+    the store for a name): the two names are one."""
+    from manifesto.build_graph.api import STORE_LIMIT_VARIABLE
+    from manifesto.store import ENV_LIMIT
+
+    assert STORE_LIMIT_VARIABLE == ENV_LIMIT
