@@ -6,6 +6,7 @@ from __future__ import annotations
 from manifesto.cli.common import run_of, search_of
 from manifesto.cli.flags import file_arg
 from manifesto.errors import CatalogError
+from manifesto.cli.summaries import SUMMARIES
 
 __all__ = ["register", "export_entry", "import_entry", "edit_entry"]
 
@@ -13,19 +14,19 @@ _KINDS = ("models", "clusters", "routing")
 
 
 def register(csub, add) -> None:
-    p = add(csub, "export", help="write a self-contained copy of an entry (model extends flattened)")
+    p = add(csub, "export", help=SUMMARIES["config export"])
     p.add_argument("kind", choices=_KINDS, help="the catalog: models, clusters or routing (profiles)")
     p.add_argument("name", help="the entry's catalog name, e.g. qwen/aggregated")
     p.add_argument("--output", "-o", required=True, metavar="FILE", type=file_arg, help="file to write").complete = "files"
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
     p.set_defaults(func=lambda a: export_entry(a.kind, a.name, a.output, a.force, search_of(a), run=run_of(a)))
-    p = add(csub, "import", help="validate a file and install it in the user catalog")
+    p = add(csub, "import", help=SUMMARIES["config import"])
     p.add_argument("kind", choices=_KINDS, help="the catalog: models, clusters or routing (profiles)")
     p.add_argument("file", help="the spec, cluster profile or routing profile to install").complete = "files"
     p.add_argument("--name", required=True, help="catalog name, e.g. experiments/model")
     p.add_argument("--force", action="store_true", help="overwrite an existing user entry")
     p.set_defaults(func=lambda a: import_entry(a.kind, a.file, a.name, a.force, run=run_of(a)))
-    p = add(csub, "edit", help="edit the user-catalog copy of an entry in $EDITOR (bundled entries are copied first)")
+    p = add(csub, "edit", help=SUMMARIES["config edit"])
     p.add_argument("kind", choices=_KINDS, help="the catalog: models, clusters or routing (profiles)")
     p.add_argument("name", help="the entry's catalog name; a bundled entry is copied to the user catalog first")
     p.set_defaults(func=lambda a: edit_entry(a.kind, a.name, search_of(a), run=run_of(a)))

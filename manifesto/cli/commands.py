@@ -8,6 +8,7 @@ from manifesto.cli.common import (add, artifact_loaded, cached_command, info, lo
                                   pick_namespace, render_cached, resolve_loaded, search_of, settings, spec_args, wants)
 from manifesto.cli.hints import FILES
 from manifesto.cli.flags import add_output, file_arg
+from manifesto.cli.summaries import SUMMARIES
 
 __all__ = ["register"]
 
@@ -61,9 +62,7 @@ def register(sub) -> None:
     p.add_argument("--context", help="kube context used to pick a cluster profile and namespace")
     p.add_argument("--namespace", "-n", help="namespace (default: MANIFESTO_NAMESPACE or the kube context's)")
     p.set_defaults(func=_render_bootstrap)
-    for name, words in _RENDER_MODULES:
-        if wants(render, *words):
-            _module(name).register(render, add)
+    _modules(render, _RENDER_MODULES, "render ")
 
     config = add(sub, "config", help="inspect and validate the user and bundled catalogs")
     csub = config.add_subparsers(dest="action", metavar="ACTION")
@@ -84,16 +83,25 @@ def register(sub) -> None:
     p.add_argument("name", help="a catalog name, e.g. qwen/aggregated or example-gb200")
     add_output(p)
     p.set_defaults(func=_config_resolve)
-    for name, words in _CONFIG_MODULES:
-        if wants(csub, *words):
-            _module(name).register(csub, add)
-    for name, words in _TOP_MODULES:
-        if wants(sub, *words):
-            _module(name).register(sub, add)
+    _modules(csub, _CONFIG_MODULES, "config ")
+    _modules(sub, _TOP_MODULES, "")
 
     from manifesto.cli.build_cmds import register as register_build
 
     register_build(sub)
+
+
+def _modules(sub, table, path: str) -> None:
+    """The commands the modules of ``table`` add under ``sub`` (``path``: the words before
+    them): a module is imported when this run needs one of its commands in full; otherwise
+    each is listed by its name and ``SUMMARIES`` line (or, for a run of one command, left
+    out), with no import."""
+    for name, words in table:
+        if wants(sub, *words):
+            _module(name).register(sub, add)
+        else:
+            for word in words:
+                sub.add_parser(word, help=SUMMARIES[path + word])
 
 
 def _hf_home() -> str:

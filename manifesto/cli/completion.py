@@ -11,6 +11,7 @@ by the shell itself, so quoting, ``~`` and directories behave as the user expect
 from __future__ import annotations
 
 from manifesto.cli.hints import ADDRESSES, CATALOG, FILES, INSTANCES  # noqa: F401
+from manifesto.cli.summaries import SUMMARIES
 
 __all__ = ["register", "script", "CATALOG", "INSTANCES", "ADDRESSES", "FILES"]
 
@@ -162,7 +163,7 @@ _HOOK = "_manifesto_values"
 
 
 def register(sub, add) -> None:
-    p = add(sub, "completion", help="print a shell completion script (bash, zsh or fish)",
+    p = add(sub, "completion", help=SUMMARIES["completion"],
             description="Print a completion script. Load it with `source <(manifesto completion bash)`, "
             "`source <(manifesto completion zsh)` (after compinit) or `manifesto completion fish | source`. "
             "The script runs `manifesto` from PATH: with `uv run`, install the command first "

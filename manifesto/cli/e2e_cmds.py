@@ -9,6 +9,7 @@ import argparse
 
 from manifesto.cli.common import (artifact_loaded, kube, load_cluster_for, refuse_slurm_cluster, resolve_loaded,
                                   search_of, settings, spec_args)
+from manifesto.cli.summaries import SUMMARIES
 
 __all__ = ["register"]
 
@@ -17,7 +18,7 @@ def register(sub, add) -> None:
     from manifesto.cli.hints import CATALOG
     from manifesto.cli.flags import positive_seconds_arg, seconds_arg
 
-    test = add(sub, "test", help="end-to-end tests against a cluster")
+    test = add(sub, "test", help=SUMMARIES["test"])
     tsub = test.add_subparsers(dest="action", metavar="ACTION")
     tsub.required = True
     p = add(tsub, "e2e", help="deploy a spec into a fresh namespace, send /v1/models and /v1/completions "

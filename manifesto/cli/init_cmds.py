@@ -1,6 +1,7 @@
 """``manifesto init [DIR]``: scaffold a workspace of one's own (see ``manifesto.build_graph.scaffold``)."""
 
 from __future__ import annotations
+from manifesto.cli.summaries import SUMMARIES
 
 __all__ = ["register"]
 
@@ -8,8 +9,7 @@ __all__ = ["register"]
 def register(sub, add) -> None:
     from manifesto.cli.hints import CATALOG
 
-    p = add(sub, "init", help="scaffold a workspace: BUILD.yaml with a deployment target, models/, clusters/, "
-            ".gitignore and a CI workflow")
+    p = add(sub, "init", help=SUMMARIES["init"])
     p.add_argument("directory", nargs="?", default=".", metavar="DIR", help="where to create it (default: .)")
     p.add_argument("--model", default="qwen/qwen3-0.6b", help="model spec to start from: a path or catalog name "
                    "(default: qwen/qwen3-0.6b)").complete = CATALOG["models"]

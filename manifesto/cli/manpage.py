@@ -6,6 +6,7 @@ of this version, so the page never changes with the day it is generated.
 """
 
 from __future__ import annotations
+from manifesto.cli.summaries import SUMMARIES
 
 __all__ = ["register", "manpage", "RELEASE_DATE"]
 
@@ -230,7 +231,7 @@ _SEE_ALSO = r"""
 
 
 def register(sub, add) -> None:
-    p = add(sub, "man", help="print the manual page (roff); view it with: manifesto man | man -l -")
+    p = add(sub, "man", help=SUMMARIES["man"])
     p.set_defaults(func=_man)
 
 

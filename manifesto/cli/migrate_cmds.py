@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from manifesto.cli.summaries import SUMMARIES
 
 __all__ = ["register"]
 
@@ -11,8 +12,7 @@ def register(sub, add) -> None:
     from manifesto.cli.flags import file_arg
     from manifesto.cli.hints import FILES
 
-    p = add(sub, "migrate", help="rewrite a reference-format model spec or cluster profile in this format "
-            "(comments kept), reporting what could not be mapped")
+    p = add(sub, "migrate", help=SUMMARIES["migrate"])
     p.add_argument("file", metavar="FILE", help="the spec or cluster profile to rewrite").complete = FILES
     p.add_argument("--kind", choices=("spec", "cluster"), help="what FILE is (default: a cluster profile when it "
                    "has accelerators:, else a spec)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from manifesto.cli.summaries import SUMMARIES
 
 __all__ = ["register"]
 
@@ -10,8 +11,7 @@ __all__ = ["register"]
 def register(render, add) -> None:
     from manifesto.cli.common import spec_args
 
-    p = add(render, "monitoring", help="render namespace-scoped monitoring (PodMonitors, Prometheus and "
-            "Grafana configuration and RBAC, dashboards) for the instances of SPECs")
+    p = add(render, "monitoring", help=SUMMARIES["render monitoring"])
     # The options of the renders being monitored: they shape the plans the monitoring is built from.
     spec_args(p, specs_help="model specs whose instances to monitor")
     p.set_defaults(func=_render_monitoring)

@@ -13,6 +13,7 @@ from manifesto.cli.common import (artifact_for_args, info, kube, kube_args, load
 from manifesto.cli.hints import DEPLOYMENTS, FILES, INSTANCES, MODELS
 from manifesto.cli.target_cmds import target_command
 from manifesto.cli.flags import add_output, file_arg
+from manifesto.cli.summaries import SUMMARIES
 
 __all__ = ["register"]
 
@@ -25,7 +26,7 @@ _DEPLOY_USAGE = ("manifesto deploy [manifest] SPEC [options]\n"
 def register(sub, add) -> None:
     from manifesto.cli.flags import seconds_arg
 
-    files = add(sub, "file", help="diff, apply or delete a rendered manifest file against the cluster")
+    files = add(sub, "file", help=SUMMARIES["file"])
     fsub = files.add_subparsers(dest="action", metavar="ACTION")
     fsub.required = True
     for name, func, what in (("diff", _file_diff, "kubectl diff a rendered file (exit 1 when it differs)"),
@@ -47,7 +48,7 @@ def register(sub, add) -> None:
         p.set_defaults(func=func)
 
     p = add(sub, "deploy", usage=_DEPLOY_USAGE,
-            help="render a spec and apply it (or: deploy routing SPEC, deploy bootstrap)")
+            help=SUMMARIES["deploy"])
     spec_args(p)
     p.add_argument("spec_rest", nargs="?", metavar="SPEC", help=argparse.SUPPRESS)
     target_args(p)
@@ -55,8 +56,7 @@ def register(sub, add) -> None:
                    "instance or user owns (default: refuse, naming the owner)")
     p.set_defaults(func=_deploy)
 
-    p = add(sub, "servers", help="list live Manifesto instances in the namespace (with ADDR: that deployment "
-            "target's status)")
+    p = add(sub, "servers", help=SUMMARIES["servers"])
     p.add_argument("spec", nargs="?", metavar="ADDR", help="a deployment target: report in-sync, drifted or missing"
                    ).complete = DEPLOYMENTS
     p.add_argument("--instance", help="only this live instance ID, with its objects").complete = INSTANCES
@@ -65,7 +65,7 @@ def register(sub, add) -> None:
     kube_args(p)
     p.set_defaults(func=_servers)
 
-    p = add(sub, "stop", help="delete the live objects of an instance (interactive picker without a target)")
+    p = add(sub, "stop", help=SUMMARIES["stop"])
     p.add_argument("spec", nargs="?", metavar="SPEC", help="model spec (or deployment target address) whose "
                    "instance to stop").complete = MODELS
     p.add_argument("--instance", help="live instance ID (see `manifesto servers`)").complete = INSTANCES
@@ -79,7 +79,7 @@ def register(sub, add) -> None:
     add_output(p)
     p.set_defaults(func=_stop)
 
-    p = add(sub, "ready", help="wait until a spec's model pods and routing frontend are ready")
+    p = add(sub, "ready", help=SUMMARIES["ready"])
     spec_args(p, render=False)
     p.add_argument("--timeout", type=seconds_arg, default=3600.0, metavar="SECONDS", help="give up after this long")
     p.add_argument("--gateway-timeout", type=seconds_arg, default=120.0, metavar="SECONDS",

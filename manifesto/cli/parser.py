@@ -103,6 +103,10 @@ class _Unused:
     def __getattr__(self, name: str):
         return lambda *args, **kwargs: self
 
+    def wants(self, *names: str) -> bool:
+        """No command under an unused one is needed (nor the module defining it)."""
+        return False
+
 
 class _OnlyOne:
     """Subparsers wrapper: full parsers for ``selected`` only; the others keep name and help,
@@ -127,8 +131,9 @@ class _OnlyOne:
         return self.found and (self.inner is None or self.inner.complete())
 
     def wants(self, *names: str) -> bool:
-        """Whether this run needs the parsers of the commands ``names``."""
-        return not self.alone or self.selected in names
+        """Whether this run needs the parsers of the commands ``names`` (a listing of the
+        commands needs only their names and one-line help: ``cli.summaries``)."""
+        return self.selected in names
 
     def add_parser(self, name: str, **kwargs):
         if name == self.selected:

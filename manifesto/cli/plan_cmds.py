@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from manifesto.cli.summaries import SUMMARIES
 
 __all__ = ["register"]
 
@@ -16,8 +17,7 @@ def register(sub, add) -> None:
     from manifesto.cli.hints import ADDRESSES, CATALOG, FILES
     from manifesto.cli.flags import add_output, file_arg
 
-    p = add(sub, "plan", help="propose every layout of a model that fits each cluster target's GPUs (weights and "
-            "KV cache, as render checks them), ranked by cost, then GPUs, then headroom; --write one as a spec")
+    p = add(sub, "plan", help=SUMMARIES["plan"])
     p.add_argument("model", metavar="MODEL", help="a catalog model id with an architecture record "
                    "(Qwen/Qwen3-32B), or a spec: a path, catalog name or build address").complete = CATALOG["models"]
     p.add_argument("targets", metavar="ADDR", nargs="*", help="cluster targets to plan for, e.g. //clusters:: "

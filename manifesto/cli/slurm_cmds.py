@@ -6,12 +6,13 @@ from manifesto.cli.common import info, slurm_cluster, slurm_submit, spec_args, t
 from manifesto.cli.hints import CATALOG, DEPLOYMENTS, SLURM_JOBS
 from manifesto.cli.target_cmds import target_command
 from manifesto.cli.flags import add_output
+from manifesto.cli.summaries import SUMMARIES
 
 __all__ = ["register"]
 
 
 def register(sub, add) -> None:
-    slurm = add(sub, "slurm", help="submit, list and cancel Slurm jobs (locally or over ssh)")
+    slurm = add(sub, "slurm", help=SUMMARIES["slurm"])
     ssub = slurm.add_subparsers(dest="slurm_action", metavar="ACTION")
     ssub.required = True
     p = add(ssub, "submit", help="render a spec for a Slurm cluster and submit it with sbatch")

@@ -13,6 +13,7 @@ from manifesto.cli.hints import DEPLOYMENTS
 from manifesto.cli.common import info, kube, settings, target_args, verbose
 from manifesto.cli.flags import add_output
 from manifesto.util.outputs import emit
+from manifesto.cli.summaries import SUMMARIES
 
 __all__ = ["register", "target_command", "deploy", "diff", "status", "stop", "ready", "servers", "submit"]
 
@@ -21,8 +22,7 @@ _ADDR = ("a deployment target address (//:NAME, `kind: deployment` in BUILD.yaml
 
 
 def register(sub, add) -> None:
-    p = add(sub, "diff", help="kubectl diff a deployment target's out/ artifact against the cluster (exit 1: "
-            "differs); with --base REV, a reviewer's diff of out/ at a git revision against the working tree")
+    p = add(sub, "diff", help=SUMMARIES["diff"])
     p.add_argument("spec", metavar="ADDR", nargs="*",
                    help=_ADDR + "; with --base, any build addresses (default: all)").complete = DEPLOYMENTS
     p.add_argument("--context", help="kube context (must be the target's)")
@@ -35,8 +35,7 @@ def register(sub, add) -> None:
     add_output(p, formats=("text", "json", "markdown"))
     target_args(p, dry_run=False)
     p.set_defaults(func=diff)
-    p = add(sub, "status", help="whether a deployment target's live objects are in-sync, idle, drifted or missing "
-            "(exit 1 unless in-sync or idle)")
+    p = add(sub, "status", help=SUMMARIES["status"])
     p.add_argument("spec", metavar="ADDR", help=_ADDR).complete = DEPLOYMENTS
     p.add_argument("--context", help="kube context (must be the target's)")
     add_output(p)

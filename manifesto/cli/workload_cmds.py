@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from manifesto.cli.summaries import SUMMARIES
 
 __all__ = ["register", "render_workload_text"]
 
@@ -10,8 +11,7 @@ __all__ = ["register", "render_workload_text"]
 def register(render_sub, add) -> None:
     from manifesto.cli.hints import CATALOG
 
-    p = add(render_sub, "workload", help="render a workload (Job, Deployment, LeaderWorkerSet) with a cluster's "
-            "accelerator, placement and Kueue settings")
+    p = add(render_sub, "workload", help=SUMMARIES["render workload"])
     p.add_argument("file", metavar="FILE", help="workload YAML (manifesto.schema.workload)")
     p.add_argument("--cluster", "-c", help="cluster profile: a path or catalog name "
                    "(default: MANIFESTO_CLUSTER or the kube context)").complete = CATALOG["clusters"]

@@ -216,6 +216,33 @@ def test_the_command_module_tables_name_what_each_module_registers():
             assert set(words) <= set(_commands(full, *path)), name
 
 
+def test_the_top_level_help_imports_no_command_module_and_reads_as_the_full_one():
+    """``manifesto --help`` (and a bare ``manifesto``) lists every command by its one-line help
+    from ``cli.summaries``, the text each module registers its command with: the listing is
+    the full parser's, and no module of ``_TOP_MODULES`` (nor ``render``'s or ``config``'s)
+    is imported for it."""
+    import subprocess
+    import sys
+
+    from manifesto.cli import commands
+    from manifesto.cli.parser import English, get_parser
+    from manifesto.cli.summaries import SUMMARIES
+
+    with English():
+        assert get_parser("", alone=False).format_help() == get_parser().format_help()
+    assert set(SUMMARIES) == {prefix + w for table, prefix in ((commands._TOP_MODULES, ""),
+                                                               (commands._RENDER_MODULES, "render "),
+                                                               (commands._CONFIG_MODULES, "config "))
+                              for _, words in table for w in words}
+    program = ("import sys\nfrom manifesto.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+               "print(' '.join(sorted(m for m in sys.modules if m.startswith('manifesto.cli.'))))")
+    listed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    loaded = set(listed.stdout.splitlines()[-1].split())
+    modules = {f"manifesto.cli.{name}" for table in (commands._TOP_MODULES, commands._RENDER_MODULES,
+                                                      commands._CONFIG_MODULES) for name, _ in table}
+    assert "manifesto.cli.commands" in loaded and not loaded & modules, loaded & modules
+
+
 def _leaf_parsers():
     import argparse
 
