@@ -236,3 +236,36 @@ def _writes_stay_in_the_tests_folders(request):
     if touched:
         pytest.fail(f"{request.node.nodeid} changed {', '.join(touched)}, outside its temporary folders "
                     "(give the command an --output or a folder under tmp_path)", pytrace=False)
+
+
+
+@pytest.fixture
+def bundled_workspace(tmp_path):
+    """A copy of the checkout's own workspace (``kit.copy_bundled_workspace``), for a test that
+    runs build-graph commands on the bundled examples: run at the checkout, they would write
+    its out/.cache under the test's cache key (a foreign manifest to the developer's next build
+    and completion)."""
+    return kit.copy_bundled_workspace(tmp_path / "bundled")
+
+
+_REPO_STATE = kit.REPO_ROOT / "out" / ".cache" / "state"
+
+
+@pytest.fixture(autouse=True)
+def _leaves_the_checkouts_manifest_alone(request):
+    """No test writes the checkout's own build manifest (run build-graph commands in
+    ``bundled_workspace``): a test that does fails here, with its name."""
+    before = _signature(_REPO_STATE)
+    yield
+    after = _signature(_REPO_STATE)
+    if after != before:
+        pytest.fail(f"{request.node.nodeid} wrote {_REPO_STATE}: run build-graph commands in the bundled_workspace "
+                    "fixture, not at the checkout")
+
+
+def _signature(path):
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)

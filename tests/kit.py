@@ -63,6 +63,25 @@ class Isolated(NamedTuple):
         return self.cache / "llm-manifesto" / "render"
 
 
+#: What the bundled workspace is made of (its out/ without the build's cache and lock).
+_WORKSPACE_PARTS = ("BUILD.yaml", "models", "clusters", "routing", "catalog", "out")
+
+
+def copy_bundled_workspace(dest: Path) -> Path:
+    """``dest``: a copy of the checkout's workspace (BUILD.yaml, its inputs and out/, not the
+    build's cache), where a test may run build-graph commands on the bundled examples."""
+    import shutil
+
+    dest.mkdir(parents=True)
+    for part in _WORKSPACE_PARTS:
+        if (REPO_ROOT / part).is_dir():
+            shutil.copytree(REPO_ROOT / part, dest / part, symlinks=True,
+                            ignore=shutil.ignore_patterns(".cache", ".lock"))
+        else:
+            shutil.copy2(REPO_ROOT / part, dest / part)
+    return dest
+
+
 def unavailable(reason: str) -> NoReturn:
     """Skip the current test, or fail it when ``CI=true``."""
     if os.environ.get("CI") == "true":

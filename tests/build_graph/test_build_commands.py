@@ -6,7 +6,7 @@ import json
 
 import pytest
 from buildkit import Runner, artifacts, make_tree
-from kit import REPO_ROOT, cli_in_process
+from kit import cli_in_process
 
 pytestmark = pytest.mark.integration  # every test here starts a process
 
@@ -236,10 +236,10 @@ def test_the_main_cli_mounts_the_build_commands(run):
     assert lst.stdout.splitlines() == ["//clusters:gpu", "//clusters:hopper", "//clusters:slurm"]
 
 
-def test_matrix_v_names_every_skipped_pair(monkeypatch):
+def test_matrix_v_names_every_skipped_pair(monkeypatch, bundled_workspace):
     """The bundled workspace: `//models/qwen:` has five incompatible pairs, counted on one
     line, each named with its reason under `-v` (manifesto's own command line)."""
-    monkeypatch.chdir(REPO_ROOT)
+    monkeypatch.chdir(bundled_workspace)
     quiet = cli_in_process("matrix", "//models/qwen:", "--format", "github")
     assert quiet.stderr.splitlines() == [
         "skipped: 5 pairs whose cluster cannot run the model as written, of 2 models "

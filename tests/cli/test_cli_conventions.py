@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 
-from kit import REPO_ROOT, run_cli
+from kit import REPO_ROOT, copy_bundled_workspace, run_cli
 
 pytestmark = pytest.mark.integration  # every test here runs the CLI as a process
 
@@ -29,8 +29,20 @@ DATA_COMMANDS = {
 }
 
 
+_WORKSPACE: list = []  # the module's copy of the bundled workspace, where _cli runs by default
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _workspace(tmp_path_factory):
+    """The build-graph commands here run on a copy of the bundled workspace, not the checkout."""
+    _WORKSPACE[:] = [copy_bundled_workspace(tmp_path_factory.mktemp("conventions") / "bundled")]
+    yield
+    _WORKSPACE.clear()
+
+
 def _cli(*args: str, **kw):
-    return run_cli(*args, env={"MANIFESTO_NO_CACHE": "1", **kw.pop("env", {})}, cwd=kw.pop("cwd", REPO_ROOT), **kw)
+    return run_cli(*args, env={"MANIFESTO_NO_CACHE": "1", **kw.pop("env", {})}, cwd=kw.pop("cwd", _WORKSPACE[0]),
+                   **kw)
 
 
 @pytest.mark.parametrize("fmt", ["json", "yaml"])

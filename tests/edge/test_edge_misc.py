@@ -186,10 +186,10 @@ CLUSTER_COMMANDS = [
 
 @pytest.mark.integration  # the commands try to start kubectl (and fail): that counts as starting a process
 @pytest.mark.parametrize("argv", CLUSTER_COMMANDS, ids=" ".join)
-def test_a_missing_kubectl_is_named_first_by_every_cluster_command(argv, tmp_path, monkeypatch):
-    from kit import REPO_ROOT, cli_in_process
+def test_a_missing_kubectl_is_named_first_by_every_cluster_command(argv, tmp_path, monkeypatch, bundled_workspace):
+    from kit import cli_in_process
 
-    monkeypatch.chdir(REPO_ROOT)  # for //:qwen-demo and out/deploy/
+    monkeypatch.chdir(bundled_workspace)  # for //:qwen-demo and out/deploy/
     monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
     monkeypatch.setenv("HF_TOKEN", "hf_test")
     res = cli_in_process(*argv)
@@ -268,13 +268,13 @@ def test_build_refuses_the_same_shards(text):
 
 
 @pytest.mark.integration  # the plan renders with a worker pool
-def test_every_shard_the_matrix_prints_is_one_the_build_takes(monkeypatch):
+def test_every_shard_the_matrix_prints_is_one_the_build_takes(monkeypatch, bundled_workspace):
     import json
 
-    from kit import REPO_ROOT, cli_in_process
+    from kit import cli_in_process
     from manifesto.build_graph.shard import parse_shard
 
-    monkeypatch.chdir(REPO_ROOT)
+    monkeypatch.chdir(bundled_workspace)
     every = json.loads(cli_in_process("matrix").stdout)
     renderable = sum(r["status"] == "ok" for r in every)
     assert renderable < len(every)  # the bundled pairs include skipped ones
