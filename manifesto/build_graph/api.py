@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 
-from manifesto.build_graph.engine import BuildRequest, Session, run
-from manifesto.build_graph.renderer import renderer_name
 from manifesto.build_graph.report import ConsoleUI
 from manifesto.build_graph.workspace import find_workspace, wrong_type
 
@@ -18,7 +16,16 @@ __all__ = ["artifact_for", "build", "deployment", "clean", "collect_garbage", "d
 
 
 def _setup(root, renderer, ui):
+    from manifesto.build_graph.renderer import renderer_name
+
     return find_workspace(root), renderer or renderer_name(os.environ), ui or ConsoleUI()
+
+
+def _graph(ws):
+    """The graph of workspace ``ws`` (looking at targets only: the engine is not imported)."""
+    from manifesto.build_graph.sources import workspace_graph
+
+    return workspace_graph(ws, ConsoleUI().warn)
 
 
 #: ``store.ENV_LIMIT``, named here so that a no-op build does not import the store to read it.
@@ -40,6 +47,8 @@ def build(addresses, *, check=False, root=None, renderer=None, ui=None, render=N
     ``renderer`` and ``ui``: the workspace, the renderer module and the progress display
     (defaults: found from the working directory, the product's renderer, the console);
     ``render``: a test's stand-in render function."""
+    from manifesto.build_graph.engine import BuildRequest, run
+
     ws, renderer, ui = _setup(root, renderer, ui)
     selection.setdefault("store_limit", _store_limit())
     request = BuildRequest(addresses, mode="check" if check else "write", **selection)
@@ -50,8 +59,7 @@ def list_targets(addresses, *, root=None) -> list:
     """The targets ``addresses`` name, sorted by address (no render, no renderer import)."""
     from manifesto.build_graph.addresses import match, parse_address
 
-    ws, renderer, ui = _setup(root, None, None)
-    graph = Session(ws, renderer, ui).graph
+    graph = _graph(find_workspace(root))
     found = {t.address: t for a in addresses for t in match(parse_address(a), graph)}
     return [found[a] for a in sorted(found)]
 
@@ -62,8 +70,8 @@ def deployment(address: str, *, root=None):
     from manifesto.build_graph.addresses import match, parse_address
     from manifesto.errors import BuildError
 
-    ws, renderer, ui = _setup(root, None, None)
-    graph = Session(ws, renderer, ui).graph
+    ws = find_workspace(root)
+    graph = _graph(ws)
     targets = match(parse_address(address), graph)
     if len(targets) != 1 or targets[0].kind != "deployment":
         names = ", ".join(sorted(graph.deployments)) or "none in BUILD.yaml"
@@ -95,6 +103,8 @@ def target_path(address: str, *, root=None):
 
 
 def _plan(addresses, clusters=(), changed_since=None, jobs=None, root=None, renderer=None, ui=None):
+    from manifesto.build_graph.engine import BuildRequest, run
+
     ws, renderer, ui = _setup(root, renderer, ui)
     request = BuildRequest(addresses, clusters, changed_since, "plan", jobs)
     return run(request, ws, renderer, ui)
@@ -231,6 +241,7 @@ def collect_garbage(*, root=None, ui=None) -> dict:
     else BUILD.yaml's ``store_limit``, else the default): its least recently used entries go,
     never one the last build's pairs use. Returns what it holds and what went (bytes and counts)."""
     import manifesto.build_graph.outdir as outdir
+    from manifesto.build_graph.engine import Session
     from manifesto.store import Store
     from manifesto.tasks import entries
 

@@ -53,6 +53,17 @@ def load_graph(ws, state, stat) -> LoadedGraph:
     return LoadedGraph(graph, changed or listing_changed, refreshed)
 
 
+def workspace_graph(ws, warn):
+    """The graph of workspace ``ws`` from its manifest (read, never saved: ``warn`` says why one
+    is ignored), for a command that only looks at the targets (``list``, a completion of
+    build addresses): no Session, no engine import."""
+    from manifesto.build_graph.state import load_state
+    from manifesto.build_graph.statcache import StatCache
+
+    state = load_state(ws.state_path, warn)
+    return load_graph(ws, state, StatCache(ws.root, state.stat)).graph
+
+
 def _listing(ws, state, config: dict, config_digest: str) -> tuple[dict, bool, bool]:
     """(the source files of each generator, whether they changed, whether they were re-read)."""
     cached = state.listing
