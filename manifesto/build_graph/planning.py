@@ -47,7 +47,7 @@ def artifact_rel(graph, pair, suffix: str) -> str:
 
 def artifact_key(ws, graph, pair, suffix: str) -> str:
     """The stat-cache key of ``pair``'s artifact with ``suffix``."""
-    return ws.out_key(graph.out_base(pair) + suffix)
+    return ws.out_key(artifact_rel(graph, pair, suffix))
 
 
 def plan(request, ws, graph, state, stat, code) -> list[Item]:

@@ -571,7 +571,7 @@ def test_the_live_lookup_timeout_is_bounded(monkeypatch):
         assert complete._live_timeout({"MANIFESTO_COMPLETE_TIMEOUT": bad}) == complete.LIVE_TIMEOUT, bad
 
 
-def test_completing_build_addresses_loads_the_graph_without_the_engine(tmp_path):
+def test_completing_build_addresses_loads_the_graph_without_the_engine(bundled_workspace):
     """A TAB on a build address reads the workspace's graph only: neither the engine nor the
     planning, saving or job modules of a build are imported for it (a few milliseconds of the
     completion's budget)."""
@@ -580,15 +580,9 @@ def test_completing_build_addresses_loads_the_graph_without_the_engine(tmp_path)
 
     program = ("import sys\nfrom manifesto.cli import main\nmain(['__complete', 'bash', '--', 'manifesto build //models/q'])\n"
                "print(' '.join(sorted(m for m in sys.modules if m.startswith('manifesto.build_graph.'))), file=sys.stderr)")
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=bundled(tmp_path))
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=bundled_workspace)
     assert "//models/qwen:" in done.stdout.split(), done.stdout
     loaded = set(done.stderr.split())
     assert "manifesto.build_graph.sources" in loaded
     assert not loaded & {"manifesto.build_graph.engine", "manifesto.build_graph.saving", "manifesto.build_graph.jobs",
                          "manifesto.build_graph.executor"}, loaded
-
-
-def bundled(tmp_path):
-    from kit import copy_bundled_workspace
-
-    return copy_bundled_workspace(tmp_path / "bundled")
